@@ -1,0 +1,22 @@
+// The table of lull's subcommands: one line each. Add a subcommand here and
+// in cli/CMakeLists.txt; nothing else needs to know about it.
+#include "cli/commands.h"
+
+namespace lull::cli {
+
+int run_compile(int argc, char** argv);
+int run_profiles_import(int argc, char** argv);
+int run_policy_show(int argc, char** argv);
+int run_policy_dump(int argc, char** argv);
+int run_bench_compile(int argc, char** argv);
+
+const Command kCommands[] = {
+    {"compile", "build a policy set from profiles, an SLO, workers and loads", run_compile},
+    {"profiles import", "convert a RAMSIS-artifact profile folder to lull's profile JSON", run_profiles_import},
+    {"policy show", "print a readable summary of a policy set", run_policy_show},
+    {"policy dump", "print every (n, j, model, batch) row of a policy set", run_policy_dump},
+    {"bench compile", "time the compiler's phases on a profile set", run_bench_compile},
+    {nullptr, nullptr, nullptr},
+};
+
+}  // namespace lull::cli

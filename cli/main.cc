@@ -1,0 +1,60 @@
+// lull: the command-line entry point. Finds the subcommand in the table and
+// turns any error into one line on stderr with exit code 2.
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "cli/commands.h"
+
+namespace {
+
+void print_usage(std::ostream& out) {
+  out << "lull: compile and serve accuracy-maximizing inference policies\n\n"
+         "usage: lull <command> [options]   (lull <command> --help for its options)\n\ncommands:\n";
+  for (const auto* c = lull::cli::kCommands; c->name; ++c)
+    out << "  " << c->name << std::string(c->name && std::strlen(c->name) < 18 ? 18 - std::strlen(c->name) : 1, ' ')
+        << c->summary << "\n";
+}
+
+const lull::cli::Command* find_command(int argc, char** argv, int* words) {
+  if (argc >= 3) {
+    const std::string two = std::string(argv[1]) + " " + argv[2];
+    for (const auto* c = lull::cli::kCommands; c->name; ++c)
+      if (two == c->name) { *words = 2; return c; }
+  }
+  for (const auto* c = lull::cli::kCommands; c->name; ++c)
+    if (std::string(argv[1]) == c->name) { *words = 1; return c; }
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    print_usage(argc < 2 ? std::cerr : std::cout);
+    return argc < 2 ? 2 : 0;
+  }
+  int words = 0;
+  const auto* cmd = find_command(argc, argv, &words);
+  if (!cmd) {
+    std::string group = argv[1];
+    bool is_group = false;
+    for (const auto* c = lull::cli::kCommands; c->name; ++c)
+      if (std::string(c->name).rfind(group + " ", 0) == 0) is_group = true;
+    if (is_group) {
+      std::cerr << "lull " << group << ": expected one of:";
+      for (const auto* c = lull::cli::kCommands; c->name; ++c)
+        if (std::string(c->name).rfind(group + " ", 0) == 0) std::cerr << " '" << c->name << "'";
+      std::cerr << "\n";
+    } else {
+      std::cerr << "lull: unknown command '" << argv[1] << "' (lull --help lists them)\n";
+    }
+    return 2;
+  }
+  try {
+    return cmd->run(argc - words, argv + words);
+  } catch (const std::exception& e) {
+    std::cerr << "lull " << cmd->name << ": " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,42 @@
+#pragma once
+// The one interface between the scheduling code and whatever runs batches:
+// the simulator, the TorchServe client and test fakes implement it, and the
+// dispatcher cannot tell them apart.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace lull::runtime {
+
+using QueryId = std::uint64_t;
+
+struct BatchRequest {
+  int worker = 0;
+  int model = 0;                  // index into the policy set's models
+  std::vector<QueryId> queries;   // earliest deadline first
+};
+
+struct BatchResult {
+  int worker = 0;
+  int model = 0;
+  std::vector<QueryId> queries;
+  bool ok = true;                 // false: the backend failed the batch
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Starts a batch; completion is reported through the callback given to
+  // set_completion_handler, possibly from another thread (real backends) or
+  // from the event loop (simulator).
+  virtual void start_batch(const BatchRequest& batch) = 0;
+  void set_completion_handler(std::function<void(const BatchResult&)> h) { on_done_ = std::move(h); }
+
+ protected:
+  void report(const BatchResult& r) { if (on_done_) on_done_(r); }
+
+ private:
+  std::function<void(const BatchResult&)> on_done_;
+};
+
+}  // namespace lull::runtime

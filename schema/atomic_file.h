@@ -1,0 +1,15 @@
+#pragma once
+// Writes a whole file or nothing: data goes to a temporary file beside the
+// target, is flushed, and is renamed over it. A crash or error never leaves a
+// half-written policy or report behind.
+#include <string>
+
+namespace lull {
+
+// Throws std::runtime_error("PATH: why") on failure; the target is untouched.
+void write_file_atomically(const std::string& path, const std::string& bytes);
+
+// Reads a whole file. Throws std::runtime_error("PATH: why") on failure.
+std::string read_whole_file(const std::string& path);
+
+}  // namespace lull
