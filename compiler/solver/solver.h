@@ -36,6 +36,7 @@ struct SolverOutput {
   double expected_violation_rate = 0;
   PhaseSeconds seconds;
   std::size_t table_bytes = 0;     // size of the transition structure
+  std::size_t device_bytes = 0;    // CUDA: peak drop in free device memory during the solve; 0 on the CPU
 };
 
 class Solver {

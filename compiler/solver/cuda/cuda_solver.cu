@@ -1,0 +1,45 @@
+// The CUDA solver: the pipeline of pipeline_tables.h / pipeline_solve.h run
+// with the device executor. All the math lives in the *_elements.h files,
+// shared with the host emulation that the tests compare with the CPU backend.
+#include "compiler/solver/cuda/cuda_solver.h"
+
+#include <cuda_runtime.h>
+
+#include "compiler/solver/cuda/device_exec.cuh"
+#include "compiler/solver/cuda/pipeline_solve.h"
+
+namespace lull::compiler {
+namespace {
+
+class CudaSolver final : public Solver {
+ public:
+  std::string name() const override { return "cuda"; }
+
+  SolverOutput solve(const MdpProblem& problem, const SolveOptions& options) override {
+    cuda::DeviceExec exec;
+    SolverOutput out = cuda::solve_factored(problem, options, exec);
+    out.device_bytes = exec.meter().peak_device_bytes();
+    return out;
+  }
+};
+
+}  // namespace
+
+bool cuda_solver_device_available(std::string* why_not) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    if (why_not) *why_not = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err);
+    cudaGetLastError();  // reset the runtime's last-error state
+    return false;
+  }
+  if (count == 0) {
+    if (why_not) *why_not = "cudaGetDeviceCount: no CUDA-capable device is detected";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Solver> make_cuda_solver() { return std::make_unique<CudaSolver>(); }
+
+}  // namespace lull::compiler

@@ -1,0 +1,200 @@
+#pragma once
+// One step p -> P_pi^T p of the stationary power iteration under a fixed
+// policy (the device twin of FactoredOperator::step_distribution), written as
+// gathers so every output element has one writer and a fixed summation order
+// (no atomics), plus the terms of the expectations (mdp-spec 6):
+//   TauMass         mass[k][q]     phase-weighted mass entering service time k
+//   GroupColumns    add_cols[j][c] clipped first buckets of the taus starting in bucket j
+//   GroupAlive      alive[j+1][z]  ... and the mass still waiting for its first arrival
+//   ForwardStep     alive[j+1][z] += mass carried through shared bucket j (j ascending)
+//   AssembleState   p_next[t] from all of the above and the partial actions
+// The index lists (taus per state set, taus per first bucket, sources per
+// target) are built on the host once per policy (pipeline_layout.h).
+#include <cstddef>
+
+#include "compiler/solver/cuda/device_math.h"
+
+namespace lull::compiler::cuda {
+
+struct TauMass {
+  Dims d;
+  const int* states_begin;   // [k]: states whose chosen action is whole-queue with tau k
+  const int* states;
+  const double* phase;
+  const double* p;
+  double* mass;              // [k][q]
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int k = static_cast<int>(i / d.K), q = static_cast<int>(i % d.K);
+    double m = 0;
+    for (int e = states_begin[k]; e < states_begin[k + 1]; ++e) {
+      const int s = states[e];
+      const double ps = p[s];
+      if (ps == 0.0) continue;
+      m += ps * phase[static_cast<std::size_t>(s) * d.K + q];
+    }
+    mass[i] = m;
+  }
+};
+
+struct GroupColumns {
+  Dims d;
+  const int* group_begin;    // [j]: taus whose first bucket is j
+  const int* group_taus;
+  const double* mass;
+  const double* tau_pass;    // [k][q][col]
+  double* add_cols;          // [j][col]
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int cols = d.cols(), j = static_cast<int>(i / cols), c = static_cast<int>(i % cols), K = d.K;
+    double x = 0;
+    for (int e = group_begin[j]; e < group_begin[j + 1]; ++e) {
+      const int k = group_taus[e];
+      const double* m = mass + static_cast<std::size_t>(k) * K;
+      const double* pass = tau_pass + static_cast<std::size_t>(k) * d.pass_size();
+      for (int q = 0; q < K; ++q) {
+        if (m[q] == 0.0) continue;
+        x += m[q] * pass[q * cols + c];
+      }
+    }
+    add_cols[i] = x;
+  }
+};
+
+// For first buckets j = 0..J-1 (no tau starts in bucket J); writes row j + 1.
+struct GroupAlive {
+  Dims d;
+  const int* group_begin;
+  const int* group_taus;
+  const double* mass;
+  const double* tau_kernel;  // [k][d]
+  double* alive;             // [j][z], j = 0..J; row 0 stays zero
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int K = d.K, j = static_cast<int>(i / K), z2 = static_cast<int>(i % K);
+    double x = 0;
+    for (int e = group_begin[j]; e < group_begin[j + 1]; ++e) {
+      const int k = group_taus[e];
+      const double* m = mass + static_cast<std::size_t>(k) * K;
+      const double* ker = tau_kernel + static_cast<std::size_t>(k) * K;
+      for (int q = 0; q <= z2; ++q) {
+        if (m[q] == 0.0) continue;
+        x += m[q] * ker[z2 - q];
+      }
+    }
+    alive[static_cast<std::size_t>(j + 1) * K + z2] = x;
+  }
+};
+
+// Step j carries bucket j's surviving mass into bucket j + 1.
+struct ForwardStep {
+  Dims d;
+  const double* kernel;      // shared buckets: [j][d]
+  double* alive;
+
+  LULL_HD void operator()(int j, int z2) const {
+    const int K = d.K;
+    const double* al = alive + static_cast<std::size_t>(j) * K;
+    const double* ker = kernel + static_cast<std::size_t>(j) * K;
+    double x = alive[static_cast<std::size_t>(j + 1) * K + z2];
+    for (int z = 0; z <= z2; ++z) {
+      const double a = al[z];
+      if (a == 0.0) continue;
+      x += a * ker[z2 - z];
+    }
+    alive[static_cast<std::size_t>(j + 1) * K + z2] = x;
+  }
+};
+
+struct AssembleState {
+  Dims d;
+  const int* in_begin;             // [t]: sources of partial-action and idle moves into t
+  const int* in_src;
+  const long long* in_prob;        // index into count_prob, -1: probability 1
+  const double* count_prob;
+  const double* p;
+  const double* add_cols;          // [j][col]
+  const double* pass;              // shared buckets: [j][z][col]
+  const double* alive;             // [j][z]
+  double* p_next;
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int t = static_cast<int>(i), K = d.K, J = d.J1 - 1, cols = d.cols();
+    double x = 0;
+    for (int e = in_begin[t]; e < in_begin[t + 1]; ++e) {
+      const double ps = p[in_src[e]];
+      if (ps == 0.0) continue;
+      if (in_prob[e] < 0)
+        x += ps;
+      else
+        x += ps * count_prob[in_prob[e]];  // one multiply-add, as on the CPU
+    }
+    const int n = d.n_of(t), j = d.j_of(t);
+    // Terms are added one by one, in the CPU backend's order.
+    auto add_bucket = [&](int b, int c) {
+      const double* al = alive + static_cast<std::size_t>(b) * K;
+      const double* pass_b = pass + static_cast<std::size_t>(b) * d.pass_size();
+      for (int z = 0; z < K; ++z) {
+        if (al[z] == 0.0) continue;
+        x += al[z] * pass_b[z * cols + c];
+      }
+    };
+    if (t == d.full()) {
+      for (int jl = 0; jl < d.J1; ++jl) x += add_cols[static_cast<std::size_t>(jl) * cols + d.N];
+      for (int b = 0; b < d.B; ++b) add_bucket(b, d.N);
+    } else if (n >= 1 && j < J) {
+      x += add_cols[static_cast<std::size_t>(j) * cols + (n - 1)];
+      add_bucket(j, n - 1);
+    }
+    if (t == d.idle())
+      for (int z = 0; z < K; ++z) x += alive[static_cast<std::size_t>(J) * K + z];
+    p_next[t] = x;
+  }
+};
+
+// Elementwise helpers of the power iteration: the terms summed by Exec::sum
+// and the normalization.
+struct Entry {
+  const double* v;
+  LULL_HD double operator()(std::size_t i) const { return v[i]; }
+};
+
+struct AbsDifference {
+  const double* a;
+  const double* b;
+  LULL_HD double operator()(std::size_t i) const { return fabs(a[i] - b[i]); }
+};
+
+struct Normalize {
+  const double* in;
+  double total;
+  double* out;
+  LULL_HD void operator()(std::size_t i) const { out[i] = in[i] / total; }
+};
+
+// Terms of the expectations: w(s) = p(s) b(s), split by whether the chosen
+// action meets the SLO. `part`: 0 all, 1 missed, 2 met, 3 met times accuracy.
+struct ExpectationTerm {
+  const int* choice;
+  const int* action_batch;
+  const char* action_meets;
+  const int* action_model;
+  const double* accuracy;
+  const double* p;
+  int part;
+
+  LULL_HD double operator()(std::size_t i) const {
+    const int a = choice[i];
+    if (a < 0) return 0.0;
+    const double w = p[i] * action_batch[a];
+    const bool met = action_meets[a] != 0;
+    switch (part) {
+      case 0: return w;
+      case 1: return met ? 0.0 : w;
+      case 2: return met ? w : 0.0;
+      default: return met ? w * accuracy[action_model[a]] : 0.0;
+    }
+  }
+};
+
+}  // namespace lull::compiler::cuda

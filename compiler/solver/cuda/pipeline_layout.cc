@@ -1,0 +1,118 @@
+#include "compiler/solver/cuda/pipeline_layout.h"
+
+#include <algorithm>
+
+namespace lull::compiler::cuda {
+
+Dims dims_of(const MdpProblem& p) {
+  Dims d;
+  d.K = p.K();
+  d.N = p.N();
+  d.J1 = p.J1();
+  d.S = p.num_states();
+  d.B = p.J1() - 1;
+  d.taus = static_cast<int>(p.taus_us.size());
+  d.slo_us = p.options.slo_us;
+  d.lambda_per_us = p.lambda_per_us;
+  return d;
+}
+
+ActionLayout layout_actions(const MdpProblem& p) {
+  ActionLayout L;
+  const std::size_t A = p.actions.size();
+  L.begin = p.action_begin;
+  L.state.resize(A);
+  L.count_begin.assign(A + 1, 0);
+  L.tau_whole.assign(p.taus_us.size(), 0);
+  L.tau_slot.assign(p.taus_us.size(), -1);
+  std::size_t total = 0;
+  for (int s = 0; s < p.num_states(); ++s)
+    for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a) {
+      const Action& act = p.actions[a];
+      L.state[a] = s;
+      L.count_begin[a] = total;
+      if (act.partial()) {
+        total += static_cast<std::size_t>(p.N() + 2 - (p.n_of(s) - act.batch));
+        if (L.tau_slot[act.tau] < 0) L.tau_slot[act.tau] = 0;  // numbered below, in tau order
+      } else {
+        L.tau_whole[act.tau] = 1;
+      }
+    }
+  L.count_begin[A] = total;
+  for (const Action& act : p.actions) {
+    L.batch.push_back(act.batch);
+    L.tau.push_back(act.tau);
+    L.next_j.push_back(act.next_j);
+    L.model.push_back(act.model);
+    L.reward.push_back(act.reward);
+    L.meets.push_back(act.meets_slo ? 1 : 0);
+  }
+  for (int k = 0; k < static_cast<int>(p.taus_us.size()); ++k) {
+    if (L.tau_slot[k] < 0) continue;
+    L.tau_slot[k] = static_cast<int>(L.slot_tau.size());
+    L.slot_tau.push_back(k);
+    L.count_stride = std::max(L.count_stride, poisson_support_end_hd(p.lambda_per_us * p.taus_us[k]) + p.K());
+  }
+  return L;
+}
+
+namespace {
+
+// Compressed rows from (row, value) pairs, keeping the pairs' order within a row.
+template <class T>
+void compress(int rows, const std::vector<int>& row_of, const std::vector<T>& values, std::vector<int>& begin,
+              std::vector<T>& out) {
+  begin.assign(static_cast<std::size_t>(rows) + 1, 0);
+  for (int r : row_of) ++begin[r + 1];
+  for (int r = 0; r < rows; ++r) begin[r + 1] += begin[r];
+  out.resize(values.size());
+  std::vector<int> fill(begin.begin(), begin.end() - 1);
+  for (std::size_t e = 0; e < values.size(); ++e) out[fill[row_of[e]]++] = values[e];
+}
+
+}  // namespace
+
+PolicyLayout layout_policy(const MdpProblem& p, const ActionLayout& L, const std::vector<int>& tau_bucket,
+                           const std::vector<int>& choice) {
+  PolicyLayout out;
+  const int S = p.num_states(), taus = static_cast<int>(p.taus_us.size()), N = p.N();
+  std::vector<int> tau_of, whole_states, target_of, src;
+  std::vector<long long> prob;
+  for (int s = 0; s < S; ++s) {  // ascending s: the CPU backend's summation order
+    const int a = choice[s];
+    if (a < 0) {
+      target_of.push_back(p.state(1, p.J1() - 1));
+      src.push_back(s);
+      prob.push_back(-1);
+      continue;
+    }
+    if (L.next_j[a] < 0) {
+      tau_of.push_back(L.tau[a]);
+      whole_states.push_back(s);
+      continue;
+    }
+    const int left = p.n_of(s) - L.batch[a];
+    const int len = static_cast<int>(L.count_begin[a + 1] - L.count_begin[a]);
+    for (int k = 0; k < len; ++k) {
+      target_of.push_back(left + k > N ? p.full_state() : p.state(left + k, L.next_j[a]));
+      src.push_back(s);
+      prob.push_back(static_cast<long long>(L.count_begin[a]) + k);
+    }
+  }
+  compress(taus, tau_of, whole_states, out.states_begin, out.states);
+  compress(S, target_of, src, out.in_begin, out.in_src);
+  std::vector<int> unused;
+  compress(S, target_of, prob, unused, out.in_prob);
+  std::vector<int> all_taus(taus);
+  for (int k = 0; k < taus; ++k) all_taus[k] = k;
+  compress(p.J1(), tau_bucket, all_taus, out.group_begin, out.group_taus);
+  return out;
+}
+
+std::size_t factored_table_bytes(const MdpProblem& p, const ActionLayout& L) {
+  const std::size_t K = p.K(), cols = p.N() + 1, taus = p.taus_us.size(), B = p.J1() - 1;
+  const std::size_t doubles = p.num_states() * K + (B + taus) * K * cols + (B + taus) * K + L.count_begin.back();
+  return sizeof(double) * doubles + sizeof(std::size_t) * L.count_begin.size() + sizeof(int) * taus;
+}
+
+}  // namespace lull::compiler::cuda

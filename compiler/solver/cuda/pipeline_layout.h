@@ -1,0 +1,45 @@
+#pragma once
+// Host-side index structures that the CUDA backend's kernels read: the
+// problem's actions as flat arrays, the slots of the variable-batching count
+// tables, and (once the policy is known) the lists that turn the power
+// iteration's scatters into gathers. Plain C++: the host emulation uses it too.
+#include <cstddef>
+#include <vector>
+
+#include "compiler/mdp/mdp_problem.h"
+#include "compiler/solver/cuda/device_math.h"
+
+namespace lull::compiler::cuda {
+
+Dims dims_of(const MdpProblem& p);
+
+struct ActionLayout {
+  std::vector<int> begin;                 // [s], S + 1 entries (MdpProblem::action_begin)
+  std::vector<int> state, batch, tau, next_j, model;
+  std::vector<double> reward;
+  std::vector<char> meets;
+  std::vector<std::size_t> count_begin;   // [a], one more entry; as TransitionTables::count_begin
+  std::vector<char> tau_whole;            // [tau]: some whole-queue action uses it
+  std::vector<int> slot_tau;              // [slot]: taus that partial actions use
+  std::vector<int> tau_slot;              // [tau]: its slot, -1 when none
+  int count_stride = 0;                   // px entries per slot
+  bool any_partial() const { return !slot_tau.empty(); }
+};
+
+ActionLayout layout_actions(const MdpProblem& p);
+
+// Lists for one power-iteration step under the policy `choice`.
+struct PolicyLayout {
+  std::vector<int> states_begin, states;   // per tau: states choosing a whole-queue action with it
+  std::vector<int> group_begin, group_taus;  // per first bucket j = 0..J: the taus starting there
+  std::vector<int> in_begin, in_src;       // per target state: partial-action and idle moves into it
+  std::vector<long long> in_prob;          // index into count_prob, -1 for probability 1
+};
+
+PolicyLayout layout_policy(const MdpProblem& p, const ActionLayout& actions, const std::vector<int>& tau_bucket,
+                           const std::vector<int>& choice);
+
+// Bytes of the transition structure, counted as TransitionTables::bytes does.
+std::size_t factored_table_bytes(const MdpProblem& p, const ActionLayout& actions);
+
+}  // namespace lull::compiler::cuda

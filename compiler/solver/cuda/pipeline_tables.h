@@ -1,0 +1,106 @@
+#pragma once
+// Step 1 of the CUDA backend's pipeline, generic over the executor (device or
+// host emulation): upload the problem's grid, service times and actions, and
+// build the factored transition structure of transition_tables.h from them
+// with the element functions of table_elements.h and count_elements.h.
+#include <cstddef>
+#include <vector>
+
+#include "compiler/mdp/mdp_problem.h"
+#include "compiler/solver/cuda/count_elements.h"
+#include "compiler/solver/cuda/pipeline_layout.h"
+#include "compiler/solver/cuda/table_elements.h"
+#include "compiler/solver/cuda/value_elements.h"
+
+namespace lull::compiler::cuda {
+
+template <class Exec, class T>
+using BufferOf = typename Exec::template Buffer<T>;
+
+// Everything the solve steps read, resident on the executor's side.
+template <class Exec>
+struct ExecTables {
+  Dims d;
+  ActionLayout layout;                   // host copy: the policy lists are built from it
+  BufferOf<Exec, double> grid, phase, pass, kernel, count_prob, accuracy;
+  BufferOf<Exec, int> tau_bucket;
+  BufferOf<Exec, int> a_begin, a_batch, a_tau, a_next_j, a_model;
+  BufferOf<Exec, double> a_reward;
+  BufferOf<Exec, char> a_meets;
+  BufferOf<Exec, std::size_t> a_count_begin;
+
+  // Shared buckets come first in pass/kernel, then one table per tau.
+  const double* tau_pass() const { return pass.data() + static_cast<std::size_t>(d.B) * d.pass_size(); }
+  const double* tau_kernel() const { return kernel.data() + static_cast<std::size_t>(d.B) * d.K; }
+  ActionArrays actions() const {
+    return {a_begin.data(), a_batch.data(), a_tau.data(), a_next_j.data(), a_reward.data(), a_count_begin.data()};
+  }
+};
+
+template <class Exec>
+ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
+  ExecTables<Exec> t;
+  const Dims d = dims_of(p);
+  t.d = d;
+  t.layout = layout_actions(p);
+  const ActionLayout& L = t.layout;
+  t.grid = ex.upload(p.grid_us);
+  t.accuracy = ex.upload(p.accuracy);
+  t.a_begin = ex.upload(L.begin);
+  t.a_batch = ex.upload(L.batch);
+  t.a_tau = ex.upload(L.tau);
+  t.a_next_j = ex.upload(L.next_j);
+  t.a_model = ex.upload(L.model);
+  t.a_reward = ex.upload(L.reward);
+  t.a_meets = ex.upload(L.meets);
+  t.a_count_begin = ex.upload(L.count_begin);
+  auto taus = ex.upload(p.taus_us);
+  auto tau_whole = ex.upload(L.tau_whole);
+
+  // Pass and kernel tables: B shared buckets, then the taus' first buckets.
+  const int tables = d.B + d.taus;
+  const std::size_t span = static_cast<std::size_t>(d.count_span());
+  auto width = ex.template zeros<double>(tables);
+  auto remaining = ex.template zeros<double>(tables);
+  auto active = ex.template zeros<char>(tables);
+  t.tau_bucket = ex.template zeros<int>(d.taus);
+  ex.for_each(tables, TableParams{d, t.grid.data(), taus.data(), tau_whole.data(), width.data(), remaining.data(),
+                                  active.data(), t.tau_bucket.data()});
+  {
+    auto px = ex.template zeros<double>(tables * span);
+    auto cdf = ex.template zeros<double>(tables * span);
+    auto sf = ex.template zeros<double>(tables * span);
+    auto xend = ex.template zeros<int>(tables);
+    auto ylen = ex.template zeros<int>(tables);
+    ex.for_each(tables, TablePmfs{d, width.data(), remaining.data(), active.data(), px.data(), cdf.data(), sf.data(),
+                                  xend.data(), ylen.data()});
+    t.pass = ex.template zeros<double>(tables * d.pass_size());
+    ex.for_each(tables * d.pass_size(),
+                PassElement{d, px.data(), cdf.data(), sf.data(), xend.data(), ylen.data(), t.pass.data()});
+  }
+  t.kernel = ex.template zeros<double>(static_cast<std::size_t>(tables) * d.K);
+  ex.for_each(static_cast<std::size_t>(tables) * d.K, KernelElement{d, width.data(), active.data(), t.kernel.data()});
+
+  t.phase = ex.template zeros<double>(static_cast<std::size_t>(d.S) * d.K);
+  ex.for_each(d.S, PhaseRow{d, t.grid.data(), t.phase.data()});
+
+  // Variable batching: count tables per slot, then each partial action's mixture.
+  t.count_prob = ex.template zeros<double>(L.count_begin.back());
+  if (L.any_partial()) {
+    const std::size_t slots = L.slot_tau.size(), width_k = static_cast<std::size_t>(d.N) + 2;
+    auto slot_tau = ex.upload(L.slot_tau);
+    auto tau_slot = ex.upload(L.tau_slot);
+    auto cpx = ex.template zeros<double>(slots * L.count_stride);
+    ex.for_each(slots * L.count_stride, CountPmf{d, taus.data(), slot_tau.data(), L.count_stride, cpx.data()});
+    auto table = ex.template zeros<double>(slots * d.K * width_k);
+    ex.for_each(slots * d.K * width_k,
+                CountTableElement{d, taus.data(), slot_tau.data(), L.count_stride, cpx.data(), table.data()});
+    auto a_state = ex.upload(L.state);
+    ex.for_each(L.state.size(), CountProbs{d, a_state.data(), t.a_batch.data(), t.a_tau.data(), t.a_next_j.data(),
+                                           t.a_count_begin.data(), tau_slot.data(), table.data(), t.phase.data(),
+                                           t.count_prob.data()});
+  }
+  return t;
+}
+
+}  // namespace lull::compiler::cuda

@@ -1,0 +1,177 @@
+#pragma once
+// One element of the factored transition structure per call: the kernels of
+// the CUDA backend call these once per thread, the host emulation once per
+// loop index. Each reproduces compiler/mdp/transition_tables.cc for its
+// element, summing in the same order, so that the tables agree with the CPU
+// backend's to the last bit wherever the math library does.
+//
+// "Tables" are the shared buckets j = 0..B-1 followed by one clipped first
+// bucket per service time tau (t = B + k); both kinds are pass/kernel tables
+// of the same shape, stored back to back (pass: [t][z][col], kernel: [t][d]).
+#include <cstddef>
+
+#include "compiler/solver/cuda/device_math.h"
+
+namespace lull::compiler::cuda {
+
+// Width and remaining time of every table; the first bucket of each tau.
+struct TableParams {
+  Dims d;
+  const double* grid_us;     // T_0..T_J
+  const double* taus_us;
+  const char* tau_whole;     // 1 when some whole-queue action uses tau
+  double* width_us;          // [t]
+  double* remaining_us;      // [t]
+  char* active;              // [t]: 0 for taus only partial actions use (their tables stay zero)
+  int* tau_bucket;           // [k]
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int t = static_cast<int>(i);
+    if (t < d.B) {
+      width_us[t] = grid_us[t + 1] - grid_us[t];
+      remaining_us[t] = d.slo_us - grid_us[t + 1];
+      active[t] = 1;
+      return;
+    }
+    const int k = t - d.B;
+    tau_bucket[k] = 0;
+    active[t] = tau_whole[k];
+    if (!tau_whole[k]) return;
+    const double tau = taus_us[k];
+    // First bucket with an end after time 0: T_{j+1} > S - tau (bucket 0 at least).
+    int jlo = 0;
+    while (jlo + 1 < d.J1 - 1 && grid_us[jlo + 1] <= d.slo_us - tau) ++jlo;
+    tau_bucket[k] = jlo;
+    width_us[t] = min_hd(tau, tau - d.slo_us + grid_us[jlo + 1]);  // clip: tau - S + S may exceed tau
+    remaining_us[t] = d.slo_us - grid_us[jlo + 1];
+  }
+};
+
+// Per table: pmf of the arrivals in the bucket (px), and the CDF and survival
+// function of the arrivals after it, as fill_pass_table builds them. Each row
+// of px/cdf/sf has d.count_span() entries. One sequential call per table:
+// the prefix sums fix the summation order.
+struct TablePmfs {
+  Dims d;
+  const double* width_us;
+  const double* remaining_us;
+  const char* active;
+  double* px;
+  double* cdf;
+  double* sf;
+  int* xend;                 // [t]: px has entries 0..xend-1
+  int* ylen;                 // [t]: sf has entries 0..ylen-1
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int t = static_cast<int>(i);
+    xend[t] = 0;
+    ylen[t] = 0;
+    if (!active[t]) return;
+    const std::size_t row = static_cast<std::size_t>(t) * d.count_span();
+    const double mu_x = d.lambda_per_us * max_hd(0.0, width_us[t]);
+    const double mu_y = d.lambda_per_us * max_hd(0.0, remaining_us[t]);
+    const int full = (d.N + 1) * d.K;
+    const int xe = poisson_support_end_hd(mu_x) < full + 1 ? poisson_support_end_hd(mu_x) : full + 1;
+    for (int x = 0; x < xe; ++x) px[row + x] = poisson_pmf_hd(x, mu_x);
+    const int yend = full + 1;
+    const int yl = poisson_support_end_hd(mu_y) < yend ? poisson_support_end_hd(mu_y) : yend;
+    double acc = 0;
+    for (int y = 0; y < yend; ++y) {
+      const double py = y < yl ? poisson_pmf_hd(y, mu_y) : 0.0;
+      acc += py;
+      cdf[row + y] = acc;
+      if (y < yl) sf[row + y] = py;
+    }
+    double tail = 0;  // sf[y] = P(Y >= y), summed from the tail
+    for (int y = yl - 1; y >= 0; --y) {
+      tail += sf[row + y];
+      sf[row + y] = tail;
+    }
+    xend[t] = xe;
+    ylen[t] = yl;
+  }
+};
+
+// pass[t][z][c]: first worker arrival in the table's bucket and c+1 arrivals
+// in all (c = N: the queue overflows to F), given z central arrivals so far.
+struct PassElement {
+  Dims d;
+  const double* px;
+  const double* cdf;
+  const double* sf;
+  const int* xend;
+  const int* ylen;
+  double* pass;              // [t][z][col]
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int cols = d.cols();
+    const int t = static_cast<int>(i / d.pass_size());
+    const int r = static_cast<int>(i % d.pass_size());
+    const int z = r / cols, c = r % cols;
+    const std::size_t row = static_cast<std::size_t>(t) * d.count_span();
+    const int K = d.K, N = d.N, full = (N + 1) * K, yend = full + 1, yl = ylen[t];
+    auto F = [&](int y) { return y < 0 ? 0.0 : (y >= yend ? 1.0 : cdf[row + y]); };
+    auto SF = [&](int y) { return y <= 0 ? 1.0 : (y > yl - 1 ? 0.0 : sf[row + y]); };
+    // Counts with u / K > c + 1 add nothing to column c < N: stop there.
+    int xe = xend[t];
+    if (c < N && (c + 2) * K - z < xe) xe = (c + 2) * K - z;
+    double acc = 0;
+    for (int x = K - z; x < xe; ++x) {
+      const double w = px[row + x];
+      if (w == 0.0) continue;
+      const int u = z + x;
+      // Written as the CPU code is (no ?: between the product and the sum),
+      // so that the compiler contracts the same multiply-adds into FMAs.
+      if (c == N) {
+        if (u >= full)
+          acc += w;
+        else
+          acc += w * SF(full - u);
+      } else if (u < full && c + 1 >= u / K) {
+        const int np = c + 1;
+        acc += w * (F(np * K + K - 1 - u) - F(np * K - 1 - u));
+      }
+    }
+    pass[i] = acc;
+  }
+};
+
+// kernel[t][d]: P(d central arrivals during the table's bucket).
+struct KernelElement {
+  Dims d;
+  const double* width_us;
+  const char* active;
+  double* kernel;            // [t][d]
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int t = static_cast<int>(i / d.K), k = static_cast<int>(i % d.K);
+    kernel[i] = active[t] ? poisson_pmf_hd(k, d.lambda_per_us * max_hd(0.0, width_us[t])) : 0.0;
+  }
+};
+
+// phase[s][q] (mdp-spec 4.1); rows of n = 0 states stay zero.
+struct PhaseRow {
+  Dims d;
+  const double* grid_us;
+  double* phase;             // [s][q]
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int s = static_cast<int>(i), n = d.n_of(s), K = d.K;
+    if (n == 0) return;
+    const double age = s == d.full() ? d.slo_us : d.slo_us - grid_us[d.j_of(s)];
+    const double mu = d.lambda_per_us * age;
+    double* out = phase + static_cast<std::size_t>(s) * K;
+    bool any_zero = false;
+    for (int q = 0; q < K; ++q) {
+      out[q] = poisson_pmf_hd((n - 1) * K + q, mu);
+      any_zero |= out[q] == 0.0;
+    }
+    if (any_zero)
+      for (int q = 0; q < K; ++q) out[q] += kDenormMin;
+    double sum = 0;
+    for (int q = 0; q < K; ++q) sum += out[q];
+    for (int q = 0; q < K; ++q) out[q] /= sum;
+  }
+};
+
+}  // namespace lull::compiler::cuda

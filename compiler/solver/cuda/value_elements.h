@@ -1,0 +1,138 @@
+#pragma once
+// One value-iteration step over the factored transitions (the device twin of
+// FactoredOperator::expected_next_values and the CPU solver's argmax), one
+// element per call, summing in the CPU backend's order:
+//   BucketValue     fv[j][z] = sum_c pass[j][z][c] V(col c of bucket j)
+//   BackwardStep    bk[j][z] = fv[j][z] + sum_z2 kernel[j][z2-z] bk[j+1][z2]  (j descending)
+//   TauValue        U[k][q]  for each service time, from its clipped first bucket
+//   BestAction      V'(s) = max_a R(s,a) + E[V(next)], ties to the first action
+#include <cstddef>
+
+#include "compiler/solver/cuda/device_math.h"
+
+namespace lull::compiler::cuda {
+
+LULL_HD inline double col_value(const Dims& d, const double* V, int j, int c) { return V[d.col_state(j, c)]; }
+
+struct BucketValue {
+  Dims d;
+  const double* pass;        // shared buckets first: [j][z][col]
+  const double* V;
+  double* fv;                // [j][z]
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int j = static_cast<int>(i / d.K), z = static_cast<int>(i % d.K), cols = d.cols();
+    const double* row = pass + static_cast<std::size_t>(j) * d.pass_size() + static_cast<std::size_t>(z) * cols;
+    double s = 0;
+    for (int c = 0; c < cols; ++c) s += row[c] * col_value(d, V, j, c);
+    fv[i] = s;
+  }
+};
+
+// Step 0 sets bk[J] = V(1, J) (no arrival during the whole service: idle);
+// step i > 0 computes bucket j = J - i from bucket j + 1.
+struct BackwardStep {
+  Dims d;
+  const double* kernel;      // [j][d]
+  const double* fv;
+  const double* V;
+  double* bk;                // [j][z], j = 0..J
+
+  LULL_HD void operator()(int step, int z) const {
+    const int J = d.J1 - 1, K = d.K;
+    if (step == 0) {
+      bk[static_cast<std::size_t>(J) * K + z] = V[d.idle()];
+      return;
+    }
+    const int j = J - step;
+    const double* ker = kernel + static_cast<std::size_t>(j) * K;
+    const double* next = bk + static_cast<std::size_t>(j + 1) * K;
+    double s = fv[static_cast<std::size_t>(j) * K + z];
+    for (int z2 = z; z2 < K; ++z2) s += ker[z2 - z] * next[z2];
+    bk[static_cast<std::size_t>(j) * K + z] = s;
+  }
+};
+
+struct TauValue {
+  Dims d;
+  const double* tau_pass;    // [k][q][col]
+  const double* tau_kernel;  // [k][d]
+  const int* tau_bucket;
+  const double* bk;
+  const double* V;
+  double* U;                 // [k][q]
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int k = static_cast<int>(i / d.K), q = static_cast<int>(i % d.K), K = d.K, cols = d.cols();
+    const int jlo = tau_bucket[k];
+    const double* pass = tau_pass + static_cast<std::size_t>(k) * d.pass_size() + static_cast<std::size_t>(q) * cols;
+    const double* ker = tau_kernel + static_cast<std::size_t>(k) * K;
+    const double* next = bk + static_cast<std::size_t>(jlo + 1) * K;
+    double s = 0;
+    for (int c = 0; c < cols; ++c) s += pass[c] * col_value(d, V, jlo, c);
+    for (int z2 = q; z2 < K; ++z2) s += ker[z2 - q] * next[z2];
+    U[i] = s;
+  }
+};
+
+// The actions of MdpProblem as flat arrays.
+struct ActionArrays {
+  const int* begin;          // [s], S + 1 entries
+  const int* batch;
+  const int* tau;
+  const int* next_j;         // -1: whole-queue action
+  const double* reward;
+  const std::size_t* count_begin;
+};
+
+LULL_HD inline double q_value(const Dims& d, const ActionArrays& A, const double* phase, const double* count_prob,
+                              const double* V, const double* U, int s, int a) {
+  double s_next = 0;
+  if (A.next_j[a] >= 0) {
+    const int left = d.n_of(s) - A.batch[a];
+    const double* prob = count_prob + A.count_begin[a];
+    const int len = static_cast<int>(A.count_begin[a + 1] - A.count_begin[a]);
+    for (int k = 0; k < len; ++k) {
+      const int n = left + k;
+      s_next += prob[k] * V[n > d.N ? d.full() : d.state(n, A.next_j[a])];
+    }
+  } else {
+    const double* ph = phase + static_cast<std::size_t>(s) * d.K;
+    const double* u = U + static_cast<std::size_t>(A.tau[a]) * d.K;
+    for (int q = 0; q < d.K; ++q) s_next += ph[q] * u[q];
+  }
+  return A.reward[a] + s_next;
+}
+
+struct BestAction {
+  Dims d;
+  ActionArrays A;
+  const double* phase;
+  const double* count_prob;
+  const double* V;
+  const double* U;
+  double* V_next;
+  int* choice;               // -1 for states without actions (n = 0)
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int s = static_cast<int>(i), a0 = A.begin[s], a1 = A.begin[s + 1];
+    if (a0 == a1) {  // n = 0: never reached, moves to (1, J)
+      V_next[s] = V[d.idle()];
+      choice[s] = -1;
+      return;
+    }
+    double best = q_value(d, A, phase, count_prob, V, U, s, a0);
+    int arg = a0;
+    for (int a = a0 + 1; a < a1; ++a) {
+      const double q = q_value(d, A, phase, count_prob, V, U, s, a);
+      if (q > best) {  // ties go to the first action
+        best = q;
+        arg = a;
+      }
+    }
+    V_next[s] = best;
+    choice[s] = arg;
+  }
+};
+
+}  // namespace lull::compiler::cuda
