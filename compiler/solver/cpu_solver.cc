@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "compiler/mdp/transition_tables.h"
+#include "compiler/solver/denormal_guard.h"
 #include "compiler/solver/factored_operator.h"
 #include "compiler/solver/solver.h"
 
@@ -23,6 +24,7 @@ class CpuSolver final : public Solver {
 
   SolverOutput solve(const MdpProblem& p, const SolveOptions& opt) override {
     SolverOutput out;
+    const DenormalGuard flush_subnormals;
     auto t0 = std::chrono::steady_clock::now();
     const TransitionTables tables = build_transition_tables(p);
     out.table_bytes = tables.bytes();
