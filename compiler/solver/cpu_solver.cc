@@ -21,6 +21,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 class CpuSolver final : public Solver {
  public:
   std::string name() const override { return "cpu"; }
+  bool concurrent_solves() const override { return true; }
 
   SolverOutput solve(const MdpProblem& p, const SolveOptions& opt) override {
     SolverOutput out;
@@ -38,7 +39,7 @@ class CpuSolver final : public Solver {
     out.choice.assign(S, -1);
     for (int t = 0; t < opt.horizon; ++t) {
       op.expected_next_values(V, U);
-#pragma omp parallel for schedule(dynamic, 32)
+#pragma omp parallel for schedule(dynamic, 32) if (op.parallel())
       for (int s = 0; s < S; ++s) {
         const int a0 = p.action_begin[s], a1 = p.action_begin[s + 1];
         if (a0 == a1) {  // n = 0: never reached, moves to (1, J)

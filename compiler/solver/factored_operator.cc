@@ -14,6 +14,8 @@ FactoredOperator::FactoredOperator(const MdpProblem& problem, const TransitionTa
   // targets only, so groups can run in parallel without atomics.
   jlo_groups_.assign(static_cast<std::size_t>(t_.J1), {});
   for (int k = 0; k < static_cast<int>(p_.taus_us.size()); ++k) jlo_groups_[t_.tau_bucket[k]].push_back(k);
+  const double work = static_cast<double>(t_.K) * (p_.taus_us.size() + t_.J1) * t_.cols();
+  parallel_ = work > 2e5;
 }
 
 double FactoredOperator::next_value(int n, int j, const std::vector<double>& V) const {
@@ -30,7 +32,7 @@ void FactoredOperator::expected_next_values(const std::vector<double>& V, std::v
     for (int c = 0; c < N; ++c) out[c] = V[p_.state(c + 1, j)];
     out[N] = vF;
   };
-#pragma omp parallel
+#pragma omp parallel if (parallel_)
   {
     std::vector<double> cv(static_cast<std::size_t>(cols));
 #pragma omp for schedule(static)
@@ -126,7 +128,7 @@ void FactoredOperator::step_distribution(const std::vector<int>& choice, const s
   }
 
   // Clipped first buckets, one group of taus per first bucket.
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (parallel_)
   for (int jlo = 0; jlo < t_.J1; ++jlo) {
     std::vector<double> add_cols(static_cast<std::size_t>(cols), 0.0);
     double* alive_next = &alive_[static_cast<std::size_t>(std::min(jlo + 1, J)) * K];
