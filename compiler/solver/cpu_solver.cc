@@ -2,6 +2,8 @@
 // factored transitions, parallel with OpenMP.
 #include <omp.h>
 
+#include <Eigen/Core>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -77,8 +79,8 @@ class CpuSolver final : public Solver {
     int steps = 0;
     for (; steps < opt.max_stationary_steps; ++steps) {
       op.step_distribution(out.choice, dist, next);
-      double change = 0;
-      for (int s = 0; s < S; ++s) change += std::fabs(next[s] - dist[s]);
+      const double change = (Eigen::Map<const Eigen::VectorXd>(next.data(), S) -
+                             Eigen::Map<const Eigen::VectorXd>(dist.data(), S)).lpNorm<1>();
       dist.swap(next);
       if (change < opt.stationary_tolerance) {
         ++steps;
