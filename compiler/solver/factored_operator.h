@@ -18,11 +18,17 @@ class FactoredOperator {
   // U (num_taus x K) from values V (num_states).
   void expected_next_values(const std::vector<double>& V, std::vector<double>& U);
 
+  // Whether the per-iteration loops are worth OpenMP threads: small problems
+  // lose more to waking threads (milliseconds on a busy machine) than they gain.
+  bool parallel() const { return parallel_; }
+
   // Q value of action a in state s.
   double q_value(int s, int a, const std::vector<double>& V, const std::vector<double>& U) const;
 
-  // p_next = P_pi^T p for the policy `choice`.
-  void step_distribution(const std::vector<int>& choice, const std::vector<double>& p, std::vector<double>& p_next);
+  // p_next = P_pi^T p for the policy `choice`. Rows are renormalized to sum 1
+  // (mdp-spec 4.3) unless `normalize` is false (tests check the raw mass).
+  void step_distribution(const std::vector<int>& choice, const std::vector<double>& p, std::vector<double>& p_next,
+                         bool normalize = true);
 
  private:
   double next_value(int n, int j, const std::vector<double>& V) const;  // n > N -> F
@@ -31,6 +37,7 @@ class FactoredOperator {
   const TransitionTables& t_;
   std::vector<double> fv_, bk_, alive_, mass_;
   std::vector<std::vector<int>> jlo_groups_;
+  bool parallel_ = false;
 };
 
 }  // namespace lull::compiler
