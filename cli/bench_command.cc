@@ -7,6 +7,7 @@
 #include <iostream>
 #include <string>
 
+#include "cli/bench_grid.h"
 #include "cli/commands.h"
 #include "cli/compile_options.h"
 #include "compiler/solver/solver_registry.h"
@@ -29,12 +30,16 @@ long peak_rss_kb() {
 int run_bench_compile(int argc, char** argv) {
   CompileArgs args;
   int repeat = 1;
+  std::string grid, grid_out;
   po::options_description desc("lull bench compile options");
-  desc.add_options()("help", "show this help")("repeat", po::value(&repeat)->default_value(1), "runs per sweep (best kept)");
+  desc.add_options()("help", "show this help")("repeat", po::value(&repeat)->default_value(1), "runs per sweep (best kept)")
+      ("grid", po::value(&grid), "instead of a sweep, the grid 'table2' (paper Table 2); --device cpu,cuda side by side")
+      ("grid-out", po::value(&grid_out), "also write the grid's markdown table to this file");
   add_compile_options(desc, args);
   if (!parse_command_line(argc, argv, desc,
                           "usage: lull bench compile --profiles P --slo-ms 150 --workers 60[,70,80] --load-qps 2000|200:4000:200"))
     return 0;
+  if (!grid.empty()) return run_bench_grid(args, grid, grid_out, repeat);
   const auto t_reduce = std::chrono::steady_clock::now();
   const auto requests = make_sweep_requests(args);
   const double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_reduce).count();

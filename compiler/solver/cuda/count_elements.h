@@ -74,8 +74,17 @@ struct CountProbs {
     const double* ph = phase + static_cast<std::size_t>(s) * K;
     const double* c = table + static_cast<std::size_t>(tau_slot[action_tau[a]]) * K * width;
     double* out = count_prob + count_begin[a];
+    // The CPU adds ph[q] c[q][k] into out[min(k, len-1)] for q outer, k
+    // inner; per output entry that is the order below, kept in a register.
+    for (int i = 0; i + 1 < len; ++i) {
+      double acc = 0;
+      for (int q = 0; q < K; ++q) acc += ph[q] * c[q * width + i];
+      out[i] = acc;
+    }
+    double rest = 0;  // k >= len - 1: the queue overflows
     for (int q = 0; q < K; ++q)
-      for (int k = 0; k < width; ++k) out[k < len - 1 ? k : len - 1] += ph[q] * c[q * width + k];
+      for (int k = len - 1; k < width; ++k) rest += ph[q] * c[q * width + k];
+    out[len - 1] = rest;
   }
 };
 

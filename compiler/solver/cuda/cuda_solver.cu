@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdio>
+
 #include "compiler/solver/cuda/device_exec.cuh"
 #include "compiler/solver/cuda/pipeline_solve.h"
 
@@ -29,7 +31,10 @@ bool cuda_solver_device_available(std::string* why_not) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    if (why_not) *why_not = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err);
+    if (why_not) {
+      *why_not = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err);
+      if (err == cudaErrorInsufficientDriver) *why_not += " (no NVIDIA driver, or one older than this CUDA runtime)";
+    }
     cudaGetLastError();  // reset the runtime's last-error state
     return false;
   }
@@ -38,6 +43,21 @@ bool cuda_solver_device_available(std::string* why_not) {
     return false;
   }
   return true;
+}
+
+std::string cuda_solver_device_description() {
+  std::string why;
+  if (!cuda_solver_device_available(&why)) return "no CUDA device: " + why;
+  int device = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    return "CUDA device (properties unavailable)";
+  }
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "%s, compute capability %d.%d, %.1f GiB", prop.name, prop.major, prop.minor,
+                prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+  return buf;
 }
 
 std::unique_ptr<Solver> make_cuda_solver() { return std::make_unique<CudaSolver>(); }

@@ -13,6 +13,10 @@ namespace lull::compiler {
 // (e.g. "cudaGetDeviceCount: no CUDA-capable device is detected"). Never throws.
 bool cuda_solver_device_available(std::string* why_not);
 
+// "NVIDIA H100 80GB HBM3, compute capability 9.0, 79.1 GiB" for device 0, or
+// the reason there is none. Never throws.
+std::string cuda_solver_device_description();
+
 // Builds the transitions, runs value iteration and the stationary
 // distribution on device 0 (CUDA_VISIBLE_DEVICES picks it). Its solve()
 // throws std::runtime_error naming the failing CUDA call.

@@ -18,9 +18,10 @@
 
 namespace lull::compiler::cuda {
 
-// The smallest positive double (std::numeric_limits<double>::denorm_min()),
-// added to every phase entry when one underflows (mdp-spec 4.1).
-constexpr double kDenormMin = 4.9406564584124654e-324;
+// The smallest normal double (std::numeric_limits<double>::min()): a phase
+// row whose sum falls below it after an underflow becomes uniform (the
+// reference's denorm_min lift, as compiler/mdp/transition_tables.cc spells it).
+constexpr double kDoubleMinNormal = 2.2250738585072014e-308;
 
 LULL_HD inline double poisson_pmf_hd(int k, double mu) {
   if (k < 0) return 0.0;
@@ -44,6 +45,7 @@ struct Dims {
   int taus = 0;       // distinct service times
   double slo_us = 0;
   double lambda_per_us = 0;
+  int span = 0;       // entries of one pass-table scratch row (pmf, CDF, survival)
 
   LULL_HD int cols() const { return N + 1; }         // n' = 1..N, then F
   LULL_HD int full() const { return (N + 1) * J1; }  // the state F
@@ -53,8 +55,6 @@ struct Dims {
   LULL_HD int idle() const { return state(1, J1 - 1); }  // (1, J): where n' = 0 goes
   // State of column c of bucket j: (c + 1, j), or F for the last column.
   LULL_HD int col_state(int j, int c) const { return c < N ? state(c + 1, j) : full(); }
-  // Length of one pass-table scratch row: counts 0..(N+1)K.
-  LULL_HD int count_span() const { return (N + 1) * K + 1; }
   LULL_HD std::size_t pass_size() const { return static_cast<std::size_t>(K) * cols(); }
 };
 

@@ -14,6 +14,12 @@ Dims dims_of(const MdpProblem& p) {
   d.taus = static_cast<int>(p.taus_us.size());
   d.slo_us = p.options.slo_us;
   d.lambda_per_us = p.lambda_per_us;
+  // Pass-table scratch rows hold counts up to the overflow (N+1)K and the
+  // Poisson support of the widest interval: a bucket (at most the SLO) or a
+  // clipped first bucket (at most its service time).
+  double widest_us = d.slo_us;
+  for (double tau : p.taus_us) widest_us = std::max(widest_us, tau);
+  d.span = std::max((d.N + 1) * d.K + 1, poisson_support_end_hd(d.lambda_per_us * widest_us)) + 1;
   return d;
 }
 

@@ -59,7 +59,7 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
 
   // Pass and kernel tables: B shared buckets, then the taus' first buckets.
   const int tables = d.B + d.taus;
-  const std::size_t span = static_cast<std::size_t>(d.count_span());
+  const std::size_t span = static_cast<std::size_t>(d.span);
   auto width = ex.template zeros<double>(tables);
   auto remaining = ex.template zeros<double>(tables);
   auto active = ex.template zeros<char>(tables);

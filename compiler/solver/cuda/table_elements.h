@@ -49,7 +49,7 @@ struct TableParams {
 
 // Per table: pmf of the arrivals in the bucket (px), and the CDF and survival
 // function of the arrivals after it, as fill_pass_table builds them. Each row
-// of px/cdf/sf has d.count_span() entries. One sequential call per table:
+// of px/cdf/sf has d.span entries. One sequential call per table:
 // the prefix sums fix the summation order.
 struct TablePmfs {
   Dims d;
@@ -67,20 +67,19 @@ struct TablePmfs {
     xend[t] = 0;
     ylen[t] = 0;
     if (!active[t]) return;
-    const std::size_t row = static_cast<std::size_t>(t) * d.count_span();
+    const std::size_t row = static_cast<std::size_t>(t) * d.span;
     const double mu_x = d.lambda_per_us * max_hd(0.0, width_us[t]);
     const double mu_y = d.lambda_per_us * max_hd(0.0, remaining_us[t]);
     const int full = (d.N + 1) * d.K;
-    const int xe = poisson_support_end_hd(mu_x) < full + 1 ? poisson_support_end_hd(mu_x) : full + 1;
+    const int xe = poisson_support_end_hd(mu_x);  // arrivals past `full` all count to F
     for (int x = 0; x < xe; ++x) px[row + x] = poisson_pmf_hd(x, mu_x);
     const int yend = full + 1;
-    const int yl = poisson_support_end_hd(mu_y) < yend ? poisson_support_end_hd(mu_y) : yend;
+    const int yl = poisson_support_end_hd(mu_y) > yend ? poisson_support_end_hd(mu_y) : yend;
+    for (int y = 0; y < yl; ++y) sf[row + y] = poisson_pmf_hd(y, mu_y);  // py, turned into sf below
     double acc = 0;
     for (int y = 0; y < yend; ++y) {
-      const double py = y < yl ? poisson_pmf_hd(y, mu_y) : 0.0;
-      acc += py;
+      acc += sf[row + y];
       cdf[row + y] = acc;
-      if (y < yl) sf[row + y] = py;
     }
     double tail = 0;  // sf[y] = P(Y >= y), summed from the tail
     for (int y = yl - 1; y >= 0; --y) {
@@ -108,7 +107,7 @@ struct PassElement {
     const int t = static_cast<int>(i / d.pass_size());
     const int r = static_cast<int>(i % d.pass_size());
     const int z = r / cols, c = r % cols;
-    const std::size_t row = static_cast<std::size_t>(t) * d.count_span();
+    const std::size_t row = static_cast<std::size_t>(t) * d.span;
     const int K = d.K, N = d.N, full = (N + 1) * K, yend = full + 1, yl = ylen[t];
     auto F = [&](int y) { return y < 0 ? 0.0 : (y >= yend ? 1.0 : cdf[row + y]); };
     auto SF = [&](int y) { return y <= 0 ? 1.0 : (y > yl - 1 ? 0.0 : sf[row + y]); };
@@ -166,10 +165,12 @@ struct PhaseRow {
       out[q] = poisson_pmf_hd((n - 1) * K + q, mu);
       any_zero |= out[q] == 0.0;
     }
-    if (any_zero)
-      for (int q = 0; q < K; ++q) out[q] += kDenormMin;
     double sum = 0;
     for (int q = 0; q < K; ++q) sum += out[q];
+    if (any_zero && !(sum >= kDoubleMinNormal)) {  // everything underflowed: uniform
+      for (int q = 0; q < K; ++q) out[q] = 1.0 / K;
+      return;
+    }
     for (int q = 0; q < K; ++q) out[q] /= sum;
   }
 };

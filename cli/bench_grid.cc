@@ -1,0 +1,56 @@
+#include "cli/bench_grid.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/number_lists.h"
+#include "compiler/bench/table2_grid.h"
+
+namespace lull::cli {
+
+int run_bench_grid(const CompileArgs& args, const std::string& grid, const std::string& markdown_path, int repeat) {
+  if (grid != "table2") throw UsageError("--grid: expected 'table2', got '" + grid + "'");
+  const auto requests = make_sweep_requests(args);  // validates and reduces the profiles
+  const auto& req = requests.front();
+  compiler::Table2Options o;
+  o.slo_ms = args.slo_ms;
+  o.workers = req.base.workers;
+  o.load_qps = req.loads_qps.front();
+  o.max_queue = args.max_queue;
+  o.horizon = args.horizon;
+  o.devices = split_commas(args.device);
+  o.repeat = repeat;
+  if (requests.size() > 1 || req.loads_qps.size() > 1)
+    std::cerr << "lull bench compile --grid: using the first worker count and load only\n";
+
+  std::ostringstream head;
+  head << "Table 2 grid: " << req.profiles.models.size() << " given models and the set interpolated from them at "
+       << o.interpolation_step << " accuracy steps; SLO " << o.slo_ms << " ms, " << o.workers << " workers, "
+       << o.load_qps << " QPS, N = " << o.max_queue << ", horizon " << o.horizon << ", best of " << repeat << "\n\n";
+  for (const auto& d : o.devices) head << "- " << d << ": " << compiler::table2_device_description(d) << "\n";
+  std::cout << head.str() << "\n" << std::flush;
+
+  const auto cells = compiler::run_table2_grid(req.profiles, o, &std::cerr);
+  const std::string table = compiler::table2_markdown(cells, o.devices);
+  std::cout << table;
+  if (!markdown_path.empty()) {
+    std::ofstream f(markdown_path);
+    if (!(f << head.str() << "\n" << table)) throw std::runtime_error(markdown_path + ": cannot write");
+  }
+  bool any_device_complete = false;
+  for (const auto& d : o.devices) {
+    bool complete = true, seen = false;
+    for (const auto& c : cells)
+      if (c.device == d || (d == "auto" && (c.device == "cpu" || c.device == "cuda"))) {
+        seen = true;
+        complete &= c.error.empty();
+      }
+    any_device_complete |= seen && complete;
+  }
+  return any_device_complete ? 0 : 2;
+}
+
+}  // namespace lull::cli
