@@ -36,6 +36,8 @@ def main():
         lines.append(f"| {b} | {avg:.2f} | {hi:.2f} | {n} | {PUBLISHED[b][0]:.2f} | {PUBLISHED[b][1]:.2f} |")
         print(f"constant load: lull vs {b}: average +{avg:.2f}, highest +{hi:.2f} points "
               f"(published {PUBLISHED[b][0]:.2f} / {PUBLISHED[b][1]:.2f})")
+    lines += ["", L.dominance_line(rows)]
+    print(lines[-1])
     L.write(f"{L.RESULTS}/constant_load.md", "\n".join(lines) + "\n")
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))

@@ -65,6 +65,21 @@ def increases(rows, baseline):
     return sum(gains) / len(gains), max(gains), len(gains)
 
 
+def dominance_line(rows, tolerance_points=0.1):
+    """Whether lull's accuracy is at least each baseline's (within the
+    tolerance) at every point where every method violates < 5%."""
+    bad = []
+    for i, r in enumerate(rows):
+        if not all(r[s]["violation_rate"] < VIOLATION_CUTOFF for s in SCHEDULERS):
+            continue
+        for b in ("jellyfish", "modelswitching"):
+            gap = 100 * (r[b]["accuracy_per_satisfied_query"] - r["lull"]["accuracy_per_satisfied_query"])
+            if gap > tolerance_points:
+                bad.append(f"point {i}: {b} ahead by {gap:.2f}")
+    return ("lull >= both baselines (0.1-point tolerance) at every point below the 5% cutoff: "
+            + ("yes" if not bad else "NO (" + "; ".join(bad) + ")"))
+
+
 def write(path, text):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
