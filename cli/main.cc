@@ -58,7 +58,12 @@ int main(int argc, char** argv) {
   try {
     return cmd->run(argc - words, argv + words);
   } catch (const std::exception& e) {
-    std::cerr << "lull " << cmd->name << ": " << e.what() << "\n";
+    // One line, always: some library messages carry their own line breaks.
+    std::string msg = e.what();
+    for (auto& c : msg)
+      if (c == '\n' || c == '\r') c = ' ';
+    while (!msg.empty() && msg.back() == ' ') msg.pop_back();
+    std::cerr << "lull " << cmd->name << ": " << msg << "\n";
     return 2;
   }
 }

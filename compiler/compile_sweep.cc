@@ -1,6 +1,9 @@
 #include "compiler/compile_sweep.h"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <exception>
 #include <sstream>
 #include <stdexcept>
 
@@ -31,26 +34,45 @@ SweepResult run_sweep(const SweepRequest& req, Solver& solver, const SweepProgre
   std::sort(loads.begin(), loads.end());
   loads.erase(std::unique(loads.begin(), loads.end()), loads.end());
   const double capacity = capacity_qps(req.profiles, req.base.workers, req.base.max_queue);
-  for (std::size_t i = 0; i < loads.size(); ++i) {
-    MdpOptions o = req.base;
-    o.load_qps = loads[i];
-    const MdpProblem problem = build_mdp_problem(req.profiles, o);
-    const SolverOutput out = solver.solve(problem, req.solve);
-    *result.set.add_policies() = make_policy(problem, out, req.context);
-    LoadReport r;
-    r.load_qps = loads[i];
-    r.expected_accuracy = out.expected_accuracy;
-    r.expected_violation_rate = out.expected_violation_rate;
-    r.states = problem.num_states();
-    r.actions = problem.actions.size();
-    r.seconds = out.seconds;
-    r.stationary_steps = out.stationary_steps;
-    r.residual = out.residual;
-    r.table_bytes = out.table_bytes;
-    r.beyond_capacity = loads[i] > capacity;
-    result.reports.push_back(r);
-    if (progress) progress(static_cast<int>(i) + 1, static_cast<int>(loads.size()), r);
+  const int count = static_cast<int>(loads.size());
+  std::vector<schema::Policy> policies(count);
+  result.reports.resize(count);
+  int done = 0;
+  std::exception_ptr failure;  // exceptions must not escape an OpenMP region
+  // Loads are independent: with a CPU solver each one runs on its own thread
+  // (coarse-grained parallelism survives a busy machine far better than the
+  // solver's inner loops, which then run serially as a nested region).
+#pragma omp parallel for schedule(dynamic) if (solver.concurrent_solves() && count > 1)
+  for (int i = 0; i < count; ++i) {
+    try {
+      MdpOptions o = req.base;
+      o.load_qps = loads[i];
+      const MdpProblem problem = build_mdp_problem(req.profiles, o);
+      const SolverOutput out = solver.solve(problem, req.solve);
+      policies[i] = make_policy(problem, out, req.context);
+      LoadReport& r = result.reports[i];
+      r.load_qps = loads[i];
+      r.expected_accuracy = out.expected_accuracy;
+      r.expected_violation_rate = out.expected_violation_rate;
+      r.states = problem.num_states();
+      r.actions = problem.actions.size();
+      r.seconds = out.seconds;
+      r.stationary_steps = out.stationary_steps;
+      r.residual = out.residual;
+      r.table_bytes = out.table_bytes;
+      r.beyond_capacity = loads[i] > capacity;
+#pragma omp critical(lull_sweep_progress)
+      {
+        ++done;
+        if (progress) progress(done, count, r);
+      }
+    } catch (...) {
+#pragma omp critical(lull_sweep_failure)
+      if (!failure) failure = std::current_exception();
+    }
   }
+  if (failure) std::rethrow_exception(failure);
+  for (auto& p : policies) *result.set.add_policies() = std::move(p);
   return result;
 }
 

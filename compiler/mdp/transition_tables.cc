@@ -21,11 +21,16 @@ void phase_distribution(int n, double age_us, double lambda_per_us, int K, doubl
     out[q] = poisson_pmf((n - 1) * K + q, mu);
     any_zero |= out[q] == 0.0;
   }
-  // As the reference does: lift underflowed entries so the row stays a distribution.
-  if (any_zero)
-    for (int q = 0; q < K; ++q) out[q] += std::numeric_limits<double>::denorm_min();
+  // The reference lifts every entry by the smallest subnormal when one has
+  // underflowed, then normalizes. When all have underflowed that makes the
+  // row uniform; otherwise the lift is below rounding for the live entries.
+  // Spelled out here, because the solver flushes subnormals to zero.
   double sum = 0;
   for (int q = 0; q < K; ++q) sum += out[q];
+  if (any_zero && !(sum >= std::numeric_limits<double>::min())) {
+    for (int q = 0; q < K; ++q) out[q] = 1.0 / K;
+    return;
+  }
   for (int q = 0; q < K; ++q) out[q] /= sum;
 }
 

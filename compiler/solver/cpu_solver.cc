@@ -2,11 +2,14 @@
 // factored transitions, parallel with OpenMP.
 #include <omp.h>
 
+#include <Eigen/Core>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include "compiler/mdp/transition_tables.h"
+#include "compiler/solver/denormal_guard.h"
 #include "compiler/solver/factored_operator.h"
 #include "compiler/solver/solver.h"
 
@@ -20,9 +23,11 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 class CpuSolver final : public Solver {
  public:
   std::string name() const override { return "cpu"; }
+  bool concurrent_solves() const override { return true; }
 
   SolverOutput solve(const MdpProblem& p, const SolveOptions& opt) override {
     SolverOutput out;
+    const DenormalGuard flush_subnormals;
     auto t0 = std::chrono::steady_clock::now();
     const TransitionTables tables = build_transition_tables(p);
     out.table_bytes = tables.bytes();
@@ -36,7 +41,7 @@ class CpuSolver final : public Solver {
     out.choice.assign(S, -1);
     for (int t = 0; t < opt.horizon; ++t) {
       op.expected_next_values(V, U);
-#pragma omp parallel for schedule(dynamic, 32)
+#pragma omp parallel for schedule(dynamic, 32) if (op.parallel())
       for (int s = 0; s < S; ++s) {
         const int a0 = p.action_begin[s], a1 = p.action_begin[s + 1];
         if (a0 == a1) {  // n = 0: never reached, moves to (1, J)
@@ -74,8 +79,8 @@ class CpuSolver final : public Solver {
     int steps = 0;
     for (; steps < opt.max_stationary_steps; ++steps) {
       op.step_distribution(out.choice, dist, next);
-      double change = 0;
-      for (int s = 0; s < S; ++s) change += std::fabs(next[s] - dist[s]);
+      const double change = (Eigen::Map<const Eigen::VectorXd>(next.data(), S) -
+                             Eigen::Map<const Eigen::VectorXd>(dist.data(), S)).lpNorm<1>();
       dist.swap(next);
       if (change < opt.stationary_tolerance) {
         ++steps;

@@ -1,8 +1,19 @@
 #include "compiler/solver/factored_operator.h"
 
+#include <Eigen/Core>
 #include <algorithm>
 
 namespace lull::compiler {
+namespace {
+// Eigen serves the forward (stationary) pass, where summation order does not
+// matter. The value-iteration sums are plain sequential loops on purpose: the
+// CUDA backend reproduces them in the same order, so near-ties between
+// actions break the same way on both.
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstRowMap = Eigen::Map<const RowMatrix>;
+using ConstVecMap = Eigen::Map<const Eigen::VectorXd>;
+using VecMap = Eigen::Map<Eigen::VectorXd>;
+}  // namespace
 
 FactoredOperator::FactoredOperator(const MdpProblem& problem, const TransitionTables& tables)
     : p_(problem), t_(tables) {
@@ -14,6 +25,8 @@ FactoredOperator::FactoredOperator(const MdpProblem& problem, const TransitionTa
   // targets only, so groups can run in parallel without atomics.
   jlo_groups_.assign(static_cast<std::size_t>(t_.J1), {});
   for (int k = 0; k < static_cast<int>(p_.taus_us.size()); ++k) jlo_groups_[t_.tau_bucket[k]].push_back(k);
+  const double work = static_cast<double>(t_.K) * (p_.taus_us.size() + t_.J1) * t_.cols();
+  parallel_ = work > 2e5;
 }
 
 double FactoredOperator::next_value(int n, int j, const std::vector<double>& V) const {
@@ -30,7 +43,7 @@ void FactoredOperator::expected_next_values(const std::vector<double>& V, std::v
     for (int c = 0; c < N; ++c) out[c] = V[p_.state(c + 1, j)];
     out[N] = vF;
   };
-#pragma omp parallel
+#pragma omp parallel if (parallel_)
   {
     std::vector<double> cv(static_cast<std::size_t>(cols));
 #pragma omp for schedule(static)
@@ -126,21 +139,21 @@ void FactoredOperator::step_distribution(const std::vector<int>& choice, const s
   }
 
   // Clipped first buckets, one group of taus per first bucket.
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (parallel_)
   for (int jlo = 0; jlo < t_.J1; ++jlo) {
-    std::vector<double> add_cols(static_cast<std::size_t>(cols), 0.0);
+    Eigen::VectorXd add_cols = Eigen::VectorXd::Zero(cols);
     double* alive_next = &alive_[static_cast<std::size_t>(std::min(jlo + 1, J)) * K];
     bool any = false;
     for (int k : jlo_groups_[jlo]) {
       const double* m = &mass_[static_cast<std::size_t>(k) * K];
       const double* pass = &t_.tau_pass[static_cast<std::size_t>(k) * K * cols];
       const double* ker = &t_.tau_kernel[static_cast<std::size_t>(k) * K];
-      for (int q = 0; q < K; ++q) {
-        if (m[q] == 0.0) continue;
-        any = true;
-        for (int c = 0; c < cols; ++c) add_cols[c] += m[q] * pass[q * cols + c];
-        for (int z2 = q; z2 < K; ++z2) alive_next[z2] += m[q] * ker[z2 - q];
-      }
+      const ConstVecMap mass(m, K);
+      if (mass.isZero(0.0)) continue;
+      any = true;
+      add_cols.noalias() += ConstRowMap(pass, K, cols).transpose() * mass;
+      for (int q = 0; q < K; ++q)
+        if (m[q] != 0.0) VecMap(alive_next + q, K - q) += m[q] * ConstVecMap(ker, K - q);
     }
     if (any)
       for (int c = 0; c < N; ++c) p_next[col_state(jlo, c)] += add_cols[c];
@@ -156,13 +169,13 @@ void FactoredOperator::step_distribution(const std::vector<int>& choice, const s
     const double* pass = &t_.pass[static_cast<std::size_t>(j) * K * cols];
     const double* ker = &t_.kernel[static_cast<std::size_t>(j) * K];
     double* nxt = &alive_[static_cast<std::size_t>(j + 1) * K];
-    for (int z = 0; z < K; ++z) {
-      const double a = al[z];
-      if (a == 0.0) continue;
-      for (int c = 0; c < N; ++c) p_next[p_.state(c + 1, j)] += a * pass[z * cols + c];
-      p_next[p_.full_state()] += a * pass[z * cols + N];
-      for (int z2 = z; z2 < K; ++z2) nxt[z2] += a * ker[z2 - z];
-    }
+    const ConstVecMap alive(al, K);
+    if (alive.isZero(0.0)) continue;
+    const Eigen::VectorXd passed = ConstRowMap(pass, K, cols).transpose() * alive;
+    for (int c = 0; c < N; ++c) p_next[p_.state(c + 1, j)] += passed[c];
+    p_next[p_.full_state()] += passed[N];
+    for (int z = 0; z < K; ++z)
+      if (al[z] != 0.0) VecMap(nxt + z, K - z) += al[z] * ConstVecMap(ker, K - z);
   }
   for (int z = 0; z < K; ++z) p_next[idle_state] += alive_[static_cast<std::size_t>(J) * K + z];
 

@@ -18,6 +18,10 @@ class FactoredOperator {
   // U (num_taus x K) from values V (num_states).
   void expected_next_values(const std::vector<double>& V, std::vector<double>& U);
 
+  // Whether the per-iteration loops are worth OpenMP threads: small problems
+  // lose more to waking threads (milliseconds on a busy machine) than they gain.
+  bool parallel() const { return parallel_; }
+
   // Q value of action a in state s.
   double q_value(int s, int a, const std::vector<double>& V, const std::vector<double>& U) const;
 
@@ -33,6 +37,7 @@ class FactoredOperator {
   const TransitionTables& t_;
   std::vector<double> fv_, bk_, alive_, mass_;
   std::vector<std::vector<int>> jlo_groups_;
+  bool parallel_ = false;
 };
 
 }  // namespace lull::compiler

@@ -43,6 +43,9 @@ class Solver {
   virtual ~Solver() = default;
   virtual std::string name() const = 0;
   virtual SolverOutput solve(const MdpProblem& problem, const SolveOptions& options) = 0;
+  // True when several solve() calls may run at once on CPU threads (a sweep
+  // then solves its loads in parallel, one thread each).
+  virtual bool concurrent_solves() const { return false; }
 };
 
 // Expectations of section 6 from a distribution over states and a policy.
