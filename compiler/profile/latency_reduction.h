@@ -1,0 +1,28 @@
+#pragma once
+// From raw latency samples to the table lat(m, b), b = 1..N+1, exactly as
+// mdp-spec section 1.1 says: percentile with linear interpolation, OLS fill of
+// missing batch sizes, a backward monotone pass, and batch N+1 (and any batch
+// beyond the profiled range) from a second OLS line over the completed table.
+#include <map>
+#include <vector>
+
+namespace lull::compiler {
+
+// numpy.percentile's default ("linear") method. `samples` must be non-empty.
+double percentile_linear(std::vector<double> samples, double pct);
+
+struct OlsLine {
+  double intercept = 0, slope = 0;
+  double at(double x) const { return intercept + slope * x; }
+};
+// Least squares y ~ x; needs at least two distinct x.
+OlsLine fit_ols(const std::vector<double>& x, const std::vector<double>& y);
+
+// `measured_s`: batch size -> reduced latency in seconds (at least one entry;
+// two distinct batch sizes when any of 1..profiled_batches is missing).
+// Returns latency in microseconds for b = 1..max_queue+1.
+// profiled_batches is Bp of the spec (32, or the largest measured batch if larger).
+std::vector<double> complete_latency_table_us(const std::map<int, double>& measured_s, int max_queue,
+                                              int profiled_batches = 32);
+
+}  // namespace lull::compiler

@@ -1,0 +1,117 @@
+#include "compiler/profile/profile_reduction.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "compiler/profile/latency_reduction.h"
+
+namespace lull::compiler {
+namespace {
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+void validate_profile_set(const schema::ProfileSet& set, const std::string& where) {
+  auto fail = [&](const std::string& field, const std::string& why) {
+    throw ProfileError(where + ": " + field + ": " + why);
+  };
+  if (set.models_size() == 0) fail("models", "the profile set has no models");
+  std::set<std::string> names;
+  for (int i = 0; i < set.models_size(); ++i) {
+    const auto& m = set.models(i);
+    const std::string at = "models[" + std::to_string(i) + "]" + (m.name().empty() ? "" : " (" + m.name() + ")");
+    if (m.name().empty()) fail(at + ".name", "is empty");
+    if (!names.insert(m.name()).second) fail(at + ".name", "duplicate model name");
+    if (!(m.accuracy() >= 0 && m.accuracy() <= 1))
+      fail(at + ".accuracy", "must be a fraction in [0, 1] (got " + fmt(m.accuracy()) + ")");
+    if (m.latencies_size() == 0) fail(at + ".latencies", "the model has no latencies");
+    std::set<unsigned> batches;
+    for (int k = 0; k < m.latencies_size(); ++k) {
+      const auto& l = m.latencies(k);
+      const std::string lat = at + ".latencies[" + std::to_string(k) + "]";
+      if (l.batch() < 1) fail(lat + ".batch", "must be >= 1");
+      if (!batches.insert(l.batch()).second) fail(lat + ".batch", "batch size " + std::to_string(l.batch()) + " appears twice");
+      if (l.samples_s_size() == 0) {
+        if (!(std::isfinite(l.latency_s()) && l.latency_s() > 0))
+          fail(lat + ".latency_s", "latency must be positive and finite (got " + fmt(l.latency_s()) + "; give samples_s or latency_s)");
+      }
+      for (int s = 0; s < l.samples_s_size(); ++s)
+        if (!(std::isfinite(l.samples_s(s)) && l.samples_s(s) > 0))
+          fail(lat + ".samples_s[" + std::to_string(s) + "]",
+               "latency must be positive and finite (got " + fmt(l.samples_s(s)) + ")");
+    }
+  }
+}
+
+std::vector<int> pareto_front(const std::vector<ModelTable>& models) {
+  std::vector<int> keep;
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    bool dominated = false;
+    for (std::size_t k = 0; k < models.size() && !dominated; ++k)
+      dominated = k != i && models[k].lat_us(1) < models[i].lat_us(1) && models[i].accuracy <= models[k].accuracy;
+    if (!dominated) keep.push_back(static_cast<int>(i));
+  }
+  return keep;
+}
+
+ReducedProfiles reduce_profiles(const schema::ProfileSet& set, const ReductionOptions& opts, const std::string& where) {
+  validate_profile_set(set, where);
+  ReducedProfiles out;
+  out.task = set.task().empty() ? "default" : set.task();
+  out.provenance = set.provenance();
+  out.synthetic = set.synthetic();
+
+  std::map<std::string, int> by_name;
+  for (int i = 0; i < set.models_size(); ++i) by_name[set.models(i).name()] = i;
+  std::vector<int> chosen;
+  if (!opts.models.empty()) {
+    for (const auto& name : opts.models) {
+      const auto it = by_name.find(name);
+      if (it == by_name.end()) throw ProfileError(where + ": models: no model named '" + name + "' (--models)");
+      chosen.push_back(it->second);
+    }
+  } else {
+    for (int i = 0; i < set.models_size(); ++i) chosen.push_back(i);
+  }
+
+  for (int i : chosen) {
+    const auto& m = set.models(i);
+    std::map<int, double> measured_s;
+    for (const auto& l : m.latencies()) {
+      const std::vector<double> samples(l.samples_s().begin(), l.samples_s().end());
+      measured_s[static_cast<int>(l.batch())] = samples.empty() ? l.latency_s() : percentile_linear(samples, opts.percentile);
+    }
+    ModelTable t;
+    t.name = m.name();
+    t.accuracy = m.accuracy();
+    try {
+      t.latency_us = complete_latency_table_us(measured_s, opts.max_queue);
+    } catch (const std::exception& e) {
+      throw ProfileError(where + ": models[" + std::to_string(i) + "] (" + m.name() + ").latencies: " + e.what());
+    }
+    for (std::size_t b = 0; b < t.latency_us.size(); ++b)
+      if (!(t.latency_us[b] > 0))
+        throw ProfileError(where + ": models[" + std::to_string(i) + "] (" + m.name() + ").latencies: the fitted latency for batch " +
+                           std::to_string(b + 1) + " is not positive; profile more batch sizes");
+    out.models.push_back(std::move(t));
+  }
+  // Fastest first: model 0 is the fallback (mdp-spec 1.1 step 5).
+  std::stable_sort(out.models.begin(), out.models.end(),
+                   [](const ModelTable& a, const ModelTable& b) { return a.lat_us(1) < b.lat_us(1); });
+  if (opts.models.empty() && !opts.keep_all_models) {
+    std::vector<ModelTable> front;
+    for (int i : pareto_front(out.models)) front.push_back(out.models[i]);
+    out.models = std::move(front);
+  }
+  return out;
+}
+
+}  // namespace lull::compiler

@@ -1,0 +1,36 @@
+#pragma once
+// Validates a profile set (naming the file and field of the first problem) and
+// reduces it to ReducedProfiles: one latency per batch size, models sorted by
+// batch-1 latency, optionally restricted to named models or pruned to the
+// accuracy/latency Pareto front.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "compiler/profile/model_table.h"
+#include "schema/profile.pb.h"
+
+namespace lull::compiler {
+
+struct ProfileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ReductionOptions {
+  double percentile = 95;
+  int max_queue = 32;                 // N
+  std::vector<std::string> models;    // keep exactly these (empty: all, then Pareto unless keep_all)
+  bool keep_all_models = false;       // skip Pareto pruning
+};
+
+// `where` names the source (file or folder) in error messages.
+void validate_profile_set(const schema::ProfileSet& set, const std::string& where);
+
+ReducedProfiles reduce_profiles(const schema::ProfileSet& set, const ReductionOptions& opts, const std::string& where);
+
+// Indices (into `models`) of the Pareto front: a model is dropped when some
+// other model is at least as fast at batch 1 and at least as accurate, and
+// strictly better in one of the two.
+std::vector<int> pareto_front(const std::vector<ModelTable>& models);
+
+}  // namespace lull::compiler

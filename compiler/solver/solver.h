@@ -1,0 +1,53 @@
+#pragma once
+// The solver interface: a backend takes an MDP problem and returns the policy
+// (values, chosen actions, residual) and its expectations (mdp-spec 5-6),
+// with the seconds spent in each phase. The CPU backend and the CUDA backend
+// implement it; the compiler does not know which one runs.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/mdp/mdp_problem.h"
+
+namespace lull::compiler {
+
+struct SolveOptions {
+  int horizon = 100;             // value-iteration steps (reference mode)
+  int max_stationary_steps = 1000;
+  // The power iteration for the stationary distribution stops early once an
+  // L1 step changes less than this (the reference always runs 1000 steps;
+  // the difference is below 1e-12 in the expectations).
+  double stationary_tolerance = 1e-15;
+};
+
+struct PhaseSeconds {
+  double build = 0;    // transition structure
+  double solve = 0;    // value iteration
+  double expect = 0;   // stationary distribution + expectations
+};
+
+struct SolverOutput {
+  std::vector<double> values;      // V_H per state
+  std::vector<int> choice;         // chosen action index per state, -1 for n = 0 states
+  double residual = 0;             // max |V_H - V_{H-1}|
+  std::vector<double> stationary;  // p after the power iteration
+  int stationary_steps = 0;
+  double expected_accuracy = 0;    // per satisfied query
+  double expected_violation_rate = 0;
+  PhaseSeconds seconds;
+  std::size_t table_bytes = 0;     // size of the transition structure
+};
+
+class Solver {
+ public:
+  virtual ~Solver() = default;
+  virtual std::string name() const = 0;
+  virtual SolverOutput solve(const MdpProblem& problem, const SolveOptions& options) = 0;
+};
+
+// Expectations of section 6 from a distribution over states and a policy.
+void fill_expectations(const MdpProblem& problem, SolverOutput& out);
+
+std::unique_ptr<Solver> make_cpu_solver();
+
+}  // namespace lull::compiler
