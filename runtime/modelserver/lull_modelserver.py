@@ -35,6 +35,7 @@ import models as zoo  # noqa: E402
 class ModelServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True  # a restarted server takes its old port back at once
+    request_queue_size = 128  # the default backlog of 5 refuses bursts of new connections
 
     def __init__(self, addr, models, delay_ms):
         super().__init__(addr, Handler)
