@@ -9,6 +9,7 @@ int run_profiles_import(int argc, char** argv);
 int run_policy_show(int argc, char** argv);
 int run_policy_dump(int argc, char** argv);
 int run_bench_compile(int argc, char** argv);
+int run_simulate(int argc, char** argv);
 
 const Command kCommands[] = {
     {"compile", "build a policy set from profiles, an SLO, workers and loads", run_compile},
@@ -16,6 +17,7 @@ const Command kCommands[] = {
     {"policy show", "print a readable summary of a policy set", run_policy_show},
     {"policy dump", "print every (n, j, model, batch) row of a policy set", run_policy_dump},
     {"bench compile", "time the compiler's phases on a profile set", run_bench_compile},
+    {"simulate", "run a policy set or a baseline in the discrete-event simulator", run_simulate},
     {nullptr, nullptr, nullptr},
 };
 
