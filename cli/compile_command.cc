@@ -1,1 +1,60 @@
+// lull compile: profiles in, a verified policy set out (written atomically),
+// with an optional JSON report and a progress line for sweeps over a second.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
 
+#include "cli/commands.h"
+#include "cli/compile_options.h"
+#include "cli/compile_report.h"
+#include "compiler/solver/solver_registry.h"
+#include "schema/atomic_file.h"
+#include "schema/policy_file.h"
+
+namespace po = boost::program_options;
+
+namespace lull::cli {
+
+int run_compile(int argc, char** argv) {
+  CompileArgs args;
+  std::string out_path, report_path;
+  po::options_description desc("lull compile options");
+  desc.add_options()("help", "show this help");
+  add_compile_options(desc, args);
+  desc.add_options()
+      ("out", po::value(&out_path)->required(), "policy set to write (binary protobuf)")
+      ("report", po::value(&report_path), "JSON report to write ('-' for stdout)");
+  if (!parse_command_line(argc, argv, desc,
+                          "usage: lull compile --profiles P --slo-ms 150 --workers 60 --load-qps 200:4000:200 --out SET.pb"))
+    return 0;
+  const auto requests = make_sweep_requests(args);
+  if (requests.size() != 1) throw UsageError("--workers: compile takes one worker count (a policy set is per worker count)");
+  const auto& req = requests.front();
+  auto solver = compiler::make_solver(args.device, &std::cerr);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  bool progress_shown = false;
+  const auto result = compiler::run_sweep(req, *solver, [&](int done, int total, const compiler::LoadReport& r) {
+    if (r.beyond_capacity || r.expected_violation_rate > 0.05)
+      std::fprintf(stderr, "lull compile: warning: at %g QPS the expected violation rate is high (%.3f)%s\n", r.load_qps,
+                   r.expected_violation_rate,
+                   r.beyond_capacity ? ": the load is beyond what the workers can serve with the fastest model" : "");
+    if (elapsed() > 1.0 || progress_shown) {
+      progress_shown = true;
+      std::fprintf(stderr, "lull compile: %d/%d loads, %.1f s; %g QPS -> accuracy %.4f, violation %.4f\n", done, total,
+                   elapsed(), r.load_qps, r.expected_accuracy, r.expected_violation_rate);
+    }
+  });
+  write_policy_set(result.set, out_path);
+  const std::string report = compile_report_json(result, solver->name(), elapsed());
+  if (report_path == "-")
+    std::cout << report;
+  else if (!report_path.empty())
+    write_file_atomically(report_path, report);
+  std::fprintf(stderr, "lull compile: wrote %d policies to %s in %.2f s (%s solver)\n", result.set.policies_size(),
+               out_path.c_str(), elapsed(), solver->name().c_str());
+  return 0;
+}
+
+}  // namespace lull::cli

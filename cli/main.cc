@@ -1,5 +1,6 @@
 // lull: the command-line entry point. Finds the subcommand in the table and
 // turns any error into one line on stderr with exit code 2.
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -30,6 +31,9 @@ const lull::cli::Command* find_command(int argc, char** argv, int* words) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The solver's parallel regions are short; spinning OpenMP threads would
+  // steal the CPU from each other whenever the machine is busy.
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     print_usage(argc < 2 ? std::cerr : std::cout);
     return argc < 2 ? 2 : 0;

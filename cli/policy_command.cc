@@ -1,1 +1,128 @@
+// lull policy show / dump: read a policy set (verified) and print it.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
 
+#include "cli/commands.h"
+#include "cli/compile_options.h"
+#include "schema/policy_file.h"
+
+namespace po = boost::program_options;
+
+namespace lull::cli {
+namespace {
+
+const char* name_of(schema::Discretization d) { return d == schema::MD ? "MD" : "FLD"; }
+const char* name_of(schema::Batching b) { return b == schema::VARIABLE ? "variable" : "maximal"; }
+
+// (n, j) of the i-th action-table row: (1,0),(1,1),...,(N,J), then F = (N+1, 0).
+std::pair<int, int> row_state(int i, int J1, int N) {
+  const int n = i / J1 + 1;
+  return n > N ? std::make_pair(N + 1, 0) : std::make_pair(n, i % J1);
+}
+
+}  // namespace
+
+int run_policy_show(int argc, char** argv) {
+  std::string path;
+  po::options_description desc("lull policy show options");
+  desc.add_options()("help", "show this help")("file", po::value(&path)->required(), "policy set file");
+  po::positional_options_description pos;
+  pos.add("file", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: lull policy show FILE\n\n" << desc << "\n";
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  const auto set = read_policy_set(path);
+  std::printf("policy set %s (format %u, checksum %016llx)\n", path.c_str(), set.format_version(),
+              static_cast<unsigned long long>(set.checksum()));
+  std::printf("task %s, SLO %g ms, %u workers, %d policies\n", set.task().c_str(), set.slo_ms(), set.workers(),
+              set.policies_size());
+  if (!set.provenance().empty()) std::printf("profiles: %s\n", set.provenance().c_str());
+  std::printf("\n  #  model                          accuracy  lat(b=1) ms  lat(b=8) ms\n");
+  for (int m = 0; m < set.models_size(); ++m) {
+    const auto& e = set.models(m);
+    const double l8 = e.latency_us_size() >= 8 ? e.latency_us(7) / 1000 : NAN;
+    std::printf("  %-2d %-30s %8.4f %12.2f %12.2f\n", m, e.name().c_str(), e.accuracy(), e.latency_us(0) / 1000, l8);
+  }
+  const auto& in0 = set.policies(0).inputs();
+  std::printf("\nMDP: %s%s, N = %u, %s batching, horizon %u, mode %s\n", name_of(in0.discretization()),
+              in0.discretization() == schema::FLD ? (" D = " + std::to_string(in0.intervals())).c_str() : "",
+              in0.max_queue(), name_of(in0.batching()), in0.horizon(), in0.solver_mode().c_str());
+  std::printf("\n  load QPS  exp. accuracy  exp. violation  states  most used models (share of table rows)\n");
+  for (const auto& p : set.policies()) {
+    std::map<unsigned, int> uses;
+    for (unsigned m : p.action_model()) ++uses[m];
+    std::vector<std::pair<int, unsigned>> top;
+    for (auto [m, c] : uses) top.push_back({c, m});
+    std::sort(top.rbegin(), top.rend());
+    std::string use;
+    for (std::size_t i = 0; i < top.size() && i < 3; ++i)
+      use += set.models(static_cast<int>(top[i].second)).name() + " " +
+             std::to_string(100 * top[i].first / std::max(1, p.action_model_size())) + "%  ";
+    std::printf("  %8g  %13.5f  %14.6f  %6u  %s\n", p.inputs().load_qps(), p.expected().accuracy(),
+                p.expected().violation_rate(), p.num_states(), use.c_str());
+  }
+  return 0;
+}
+
+int run_policy_dump(int argc, char** argv) {
+  std::string path;
+  bool json = false;
+  double load = -1;
+  po::options_description desc("lull policy dump options");
+  desc.add_options()("help", "show this help")("file", po::value(&path)->required(), "policy set file")
+      ("json", po::bool_switch(&json), "print JSON instead of text rows")
+      ("load-qps", po::value(&load), "only the policy compiled for this load");
+  po::positional_options_description pos;
+  pos.add("file", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: lull policy dump FILE [--json] [--load-qps L]\n\n" << desc << "\n";
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  const auto set = read_policy_set(path);
+  bool found = false, first = true;
+  if (json) std::printf("{\"task\":\"%s\",\"slo_ms\":%g,\"workers\":%u,\"columns\":[\"n\",\"j\",\"model\",\"batch\"],\"policies\":[",
+                        set.task().c_str(), set.slo_ms(), set.workers());
+  for (const auto& p : set.policies()) {
+    if (load >= 0 && p.inputs().load_qps() != load) continue;
+    found = true;
+    const int J1 = p.slack_grid_us_size(), N = static_cast<int>(p.inputs().max_queue());
+    if (json) {
+      std::printf("%s{\"load_qps\":%g,\"expected_accuracy\":%.17g,\"expected_violation_rate\":%.17g,\"rows\":[",
+                  first ? "" : ",", p.inputs().load_qps(), p.expected().accuracy(), p.expected().violation_rate());
+    } else {
+      std::printf("# load %g QPS: n j model batch\n", p.inputs().load_qps());
+    }
+    for (int i = 0; i < p.action_model_size(); ++i) {
+      const auto [n, j] = row_state(i, J1, N);
+      if (json)
+        std::printf("%s[%d,%d,%u,%u]", i ? "," : "", n, j, p.action_model(i), p.action_batch(i));
+      else
+        std::printf("%d %d %u %u\n", n, j, p.action_model(i), p.action_batch(i));
+    }
+    if (json) std::printf("]}");
+    first = false;
+  }
+  if (json) std::printf("]}\n");
+  if (!found) throw UsageError("--load-qps: " + path + " has no policy for " + std::to_string(load) + " QPS");
+  return 0;
+}
+
+}  // namespace lull::cli

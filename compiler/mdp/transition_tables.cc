@@ -35,15 +35,15 @@ void fill_pass_table(double lambda_per_us, double width_us, double remaining_us,
   const double mu_x = lambda_per_us * std::max(0.0, width_us);
   const double mu_y = lambda_per_us * std::max(0.0, remaining_us);
   const int full = (N + 1) * K;  // z + arrivals >= full: the queue overflows
-  const int xend = std::min(poisson_support_end(mu_x), full + 1);
+  const int xend = poisson_support_end(mu_x);  // arrivals past `full` all count to F
   const auto px = poisson_pmf_range(xend, mu_x);
   // CDF and survival of Y (arrivals after the bucket), up to `full`.
   const int yend = std::max(full + 1, 1);
-  const auto py = poisson_pmf_range(std::min(yend, poisson_support_end(mu_y)), mu_y);
+  const auto py = poisson_pmf_range(std::max(yend, poisson_support_end(mu_y)), mu_y);
   std::vector<double> cdf(static_cast<std::size_t>(yend), 0.0), sf(static_cast<std::size_t>(yend) + 1, 0.0);
   double acc = 0;
   for (int y = 0; y < yend; ++y) {
-    acc += y < static_cast<int>(py.size()) ? py[y] : 0.0;
+    acc += py[y];
     cdf[y] = acc;
   }
   // sf[y] = P(Y >= y), summed from the tail for accuracy.

@@ -95,7 +95,7 @@ double FactoredOperator::q_value(int s, int a, const std::vector<double>& V, con
 }
 
 void FactoredOperator::step_distribution(const std::vector<int>& choice, const std::vector<double>& p,
-                                         std::vector<double>& p_next) {
+                                         std::vector<double>& p_next, bool normalize) {
   const int K = t_.K, N = t_.N, cols = t_.cols(), B = t_.buckets(), J = t_.J1 - 1;
   p_next.assign(p.size(), 0.0);
   std::fill(mass_.begin(), mass_.end(), 0.0);
@@ -166,6 +166,7 @@ void FactoredOperator::step_distribution(const std::vector<int>& choice, const s
   }
   for (int z = 0; z < K; ++z) p_next[idle_state] += alive_[static_cast<std::size_t>(J) * K + z];
 
+  if (!normalize) return;
   double total = 0;
   for (double v : p_next) total += v;
   for (double& v : p_next) v /= total;

@@ -21,8 +21,10 @@ class FactoredOperator {
   // Q value of action a in state s.
   double q_value(int s, int a, const std::vector<double>& V, const std::vector<double>& U) const;
 
-  // p_next = P_pi^T p for the policy `choice`.
-  void step_distribution(const std::vector<int>& choice, const std::vector<double>& p, std::vector<double>& p_next);
+  // p_next = P_pi^T p for the policy `choice`. Rows are renormalized to sum 1
+  // (mdp-spec 4.3) unless `normalize` is false (tests check the raw mass).
+  void step_distribution(const std::vector<int>& choice, const std::vector<double>& p, std::vector<double>& p_next,
+                         bool normalize = true);
 
  private:
   double next_value(int n, int j, const std::vector<double>& V) const;  // n > N -> F

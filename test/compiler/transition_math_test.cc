@@ -1,1 +1,244 @@
+// Mathematical checks of the factored transitions that need no golden data.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+
+#include "compiler/mdp/mdp_problem.h"
+#include "compiler/mdp/poisson.h"
+#include "compiler/mdp/transition_tables.h"
+#include "compiler/solver/factored_operator.h"
+#include "compiler/solver/solver.h"
+
+using namespace lull::compiler;
+
+namespace {
+
+// A small synthetic profile: latencies grow linearly with the batch.
+ReducedProfiles linear_profiles(std::vector<std::pair<double, double>> acc_and_base_ms, int N, double per_item_ms) {
+  ReducedProfiles r;
+  r.task = "test";
+  for (std::size_t m = 0; m < acc_and_base_ms.size(); ++m) {
+    ModelTable t;
+    t.name = "m" + std::to_string(m);
+    t.accuracy = acc_and_base_ms[m].first;
+    for (int b = 1; b <= N + 1; ++b) t.latency_us.push_back((acc_and_base_ms[m].second + per_item_ms * (b - 1)) * 1000);
+    r.models.push_back(t);
+  }
+  return r;
+}
+
+// The distribution after one step from state s under action a, unnormalized.
+std::vector<double> raw_row(const MdpProblem& p, FactoredOperator& op, int s, int a) {
+  std::vector<int> choice(p.num_states(), -1);
+  choice[s] = a;
+  std::vector<double> dist(p.num_states(), 0.0), next;
+  dist[s] = 1.0;
+  op.step_distribution(choice, dist, next, /*normalize=*/false);
+  return next;
+}
+
+// mdp-spec 4.2 taken literally: sum over the phase and over k_B, k_C, k_D.
+double literal_probability(const MdpProblem& p, int s, double tau, int n_next, int j_next) {
+  const int K = p.K(), N = p.N(), J = p.J1() - 1;
+  const double S = p.options.slo_us, lam = p.lambda_per_us;
+  const auto& T = p.grid_us;
+  std::vector<double> phase(K);
+  const double age = s == p.full_state() ? S : S - T[p.j_of(s)];
+  phase_distribution(p.n_of(s), age, lam, K, phase.data());
+  const int cap = (N + 1) * K + 40;
+  double total = 0;
+  for (int q = 0; q < K; ++q) {
+    double pq = 0;
+    if (n_next == 0) {
+      for (int k = 0; k <= K - 1 - q; ++k) pq += poisson_pmf(k, lam * tau);
+    } else {
+      const double b = j_next == 0 ? 0.0 : std::max(0.0, tau - S + T[j_next]);
+      const double c = j_next == J ? tau : std::min(tau, std::max(0.0, tau - S + (j_next + 1 <= J ? T[j_next + 1] : S)));
+      for (int kb = 0; kb <= K - q - 1; ++kb)
+        for (int kc = std::max(0, K - q - kb); kc <= cap; ++kc) {
+          const double pbc = poisson_pmf(kb, lam * b) * poisson_pmf(kc, lam * (c - b));
+          if (pbc < 1e-300) continue;
+          for (int kd = 0; kd <= cap; ++kd) {
+            const int total_k = q + kb + kc + kd;
+            if (total_k > n_next * K + K - 1) break;
+            if (total_k >= n_next * K) pq += pbc * poisson_pmf(kd, lam * (tau - c));
+          }
+        }
+    }
+    total += phase[q] * pq;
+  }
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("every transition row sums to 1 without renormalization", "[compiler][math]") {
+  const auto prof = linear_profiles({{0.6, 4}, {0.7, 9}, {0.8, 20}}, 8, 2.0);
+  for (int K : {1, 3, 7}) {
+    for (double load : {30.0, 300.0, 3000.0}) {
+      MdpOptions o;
+      o.slo_us = 60000;
+      o.workers = K;
+      o.load_qps = load;
+      o.max_queue = 8;
+      o.intervals = 12;
+      for (auto batching : {Batching::kMaximal, Batching::kVariable}) {
+        o.batching = batching;
+        const auto p = build_mdp_problem(prof, o);
+        const auto t = build_transition_tables(p);
+        FactoredOperator op(p, t);
+        for (int s = p.state(1, 0); s < p.num_states(); ++s)
+          for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a) {
+            const auto row = raw_row(p, op, s, a);
+            double sum = 0;
+            for (double v : row) {
+              REQUIRE(v >= 0);
+              sum += v;
+            }
+            INFO("K=" << K << " load=" << load << " state " << s << " action " << a);
+            REQUIRE(std::fabs(sum - 1.0) < 1e-9);
+          }
+      }
+    }
+  }
+}
+
+TEST_CASE("K = 1, one model, tiny grid: transitions match the hand-derived formula", "[compiler][math]") {
+  // One worker sees every arrival. After a service of tau from (1, j), the
+  // first arrival falls in bucket j' with probability
+  //   e^{-lam b} * sum_{kc>=1} Pois(kc; lam |C|) Pois(n' - kc; lam |D|)
+  // and no arrival at all (-> (1, J)) with probability e^{-lam tau}.
+  const auto prof = linear_profiles({{0.7, 3}}, 3, 1.0);
+  MdpOptions o;
+  o.slo_us = 10000;
+  o.workers = 1;
+  o.load_qps = 200;
+  o.max_queue = 3;
+  o.intervals = 4;
+  const auto p = build_mdp_problem(prof, o);
+  const auto t = build_transition_tables(p);
+  FactoredOperator op(p, t);
+  const int J = 4, s = p.state(1, J);
+  REQUIRE(p.num_actions(s) == 1);
+  const int a = p.action_begin[s];
+  const double tau = 3000, lam = 200e-6, S = 10000;
+  const auto row = raw_row(p, op, s, a);
+  const double T[] = {0, 2500, 5000, 7500, 10000, 10000};
+  auto pois = [](int k, double mu) { return std::exp(-mu) * std::pow(mu, k) / std::tgamma(k + 1.0); };
+  double sum_checked = 0;
+  for (int np = 1; np <= 3; ++np)
+    for (int jp = 0; jp < J; ++jp) {  // bucket J is empty: T_J = S
+      const double b = jp == 0 ? 0 : std::max(0.0, tau - S + T[jp]);
+      const double c = jp == J ? tau : std::max(0.0, tau - S + T[jp + 1]);
+      double expect = 0;
+      for (int kc = 1; kc <= np; ++kc) expect += pois(kc, lam * (c - b)) * pois(np - kc, lam * (tau - c));
+      expect *= std::exp(-lam * b);
+      INFO("n'=" << np << " j'=" << jp);
+      CHECK(row[p.state(np, jp)] == Approx(expect).margin(1e-15).epsilon(1e-12));
+      sum_checked += expect;
+    }
+  CHECK(row[s] == Approx(std::exp(-lam * tau)).epsilon(1e-12));  // n' = 0 -> (1, J)
+  for (int np = 2; np <= 3; ++np) CHECK(row[p.state(np, J)] == 0.0);
+  CHECK(row[p.full_state()] == Approx(1 - std::exp(-lam * tau) - sum_checked).margin(1e-14));
+  // Only the buckets the first arrival can reach get mass: slack after tau is >= S - tau = 7 ms.
+  for (int np = 1; np <= 3; ++np) CHECK(row[p.state(np, 0)] == 0.0);
+}
+
+TEST_CASE("factored rows equal the spec's literal B/C/D formula (K = 3)", "[compiler][math]") {
+  const auto prof = linear_profiles({{0.6, 4}, {0.75, 11}}, 4, 3.0);
+  MdpOptions o;
+  o.slo_us = 40000;
+  o.workers = 3;
+  o.load_qps = 400;
+  o.max_queue = 4;
+  o.intervals = 8;
+  const auto p = build_mdp_problem(prof, o);
+  const auto t = build_transition_tables(p);
+  FactoredOperator op(p, t);
+  for (int s : {p.state(1, 8), p.state(2, 5), p.state(3, 7), p.state(4, 2), p.full_state()}) {
+    for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a) {
+      const double tau = p.taus_us[p.actions[a].tau];
+      const auto row = raw_row(p, op, s, a);
+      double rest = 0;
+      for (int np = 1; np <= p.N(); ++np)
+        for (int jp = 0; jp < p.J1(); ++jp) {
+          const double lit = literal_probability(p, s, tau, np, jp);
+          rest += lit;
+          if (np == 1 && jp == p.J1() - 1) continue;  // shares its state with n' = 0, checked below
+          INFO("state " << s << " tau " << tau << " -> (" << np << "," << jp << ")");
+          CHECK(row[p.state(np, jp)] == Approx(lit).margin(1e-13));
+        }
+      const double idle = literal_probability(p, s, tau, 0, 0);
+      CHECK(row[p.state(1, p.J1() - 1)] == Approx(idle + literal_probability(p, s, tau, 1, p.J1() - 1)).margin(1e-13));
+      CHECK(row[p.full_state()] == Approx(std::max(0.0, 1 - rest - idle)).margin(1e-12));
+    }
+  }
+}
+
+TEST_CASE("phase distribution matches a Monte-Carlo estimate", "[compiler][math]") {
+  // Conditioning of mdp-spec 4.1: Poisson central arrivals over a window of
+  // length a after the worker's own query, round-robin over K workers, kept
+  // when the worker received exactly n - 1 more; phase = arrivals since its last.
+  const std::uint64_t seed = 20261121;
+  std::mt19937_64 rng(seed);
+  const int K = 5, n = 3;
+  const double lam = 0.002, a = 5000;  // mean 10 central arrivals
+  std::vector<double> expect(K);
+  phase_distribution(n, a, lam, K, expect.data());
+  std::vector<double> hist(K, 0.0);
+  std::exponential_distribution<double> gap(lam);
+  int kept = 0;
+  for (int trial = 0; trial < 400000; ++trial) {
+    int c = 0;
+    for (double t = gap(rng); t < a; t += gap(rng)) ++c;
+    if (c / K != n - 1) continue;
+    ++kept;
+    hist[c - (n - 1) * K] += 1;
+  }
+  INFO("seed " << seed << ", kept " << kept);
+  REQUIRE(kept > 50000);
+  for (int q = 0; q < K; ++q) CHECK(hist[q] / kept == Approx(expect[q]).margin(0.006));
+}
+
+TEST_CASE("a policy that always picks model 0 has expected accuracy acc(0)", "[compiler][math]") {
+  const auto prof = linear_profiles({{0.55, 3}, {0.7, 8}, {0.9, 15}}, 6, 1.5);
+  MdpOptions o;
+  o.slo_us = 50000;
+  o.workers = 4;
+  o.load_qps = 600;
+  o.max_queue = 6;
+  o.intervals = 20;
+  const auto p = build_mdp_problem(prof, o);
+  const auto t = build_transition_tables(p);
+  FactoredOperator op(p, t);
+  SolverOutput out;
+  out.choice.assign(p.num_states(), -1);
+  for (int s = p.state(1, 0); s < p.num_states(); ++s)
+    for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a)
+      if (p.actions[a].model == 0 && p.actions[a].batch == p.n_of(s)) out.choice[s] = a;
+  for (int s = p.state(1, 0); s < p.num_states(); ++s) REQUIRE(out.choice[s] >= 0);
+  std::vector<double> dist(p.num_states(), 0.0), next;
+  dist[p.state(0, 0)] = 1;
+  for (int i = 0; i < 1000; ++i) {
+    op.step_distribution(out.choice, dist, next);
+    dist.swap(next);
+  }
+  out.stationary = dist;
+  fill_expectations(p, out);
+  CHECK(out.expected_accuracy == Approx(0.55).epsilon(1e-14));
+  CHECK(out.expected_violation_rate >= 0);
+}
+
+TEST_CASE("the solver's policy is at least as good as always-fastest", "[compiler][math]") {
+  const auto prof = linear_profiles({{0.55, 3}, {0.7, 8}, {0.9, 15}}, 6, 1.5);
+  MdpOptions o;
+  o.slo_us = 50000;
+  o.workers = 4;
+  o.load_qps = 300;
+  o.max_queue = 6;
+  o.intervals = 20;
+  const auto out = make_cpu_solver()->solve(build_mdp_problem(prof, o), {});
+  CHECK(out.expected_accuracy > 0.55);
+  CHECK(out.expected_accuracy <= 0.9);
+  CHECK(out.expected_violation_rate < 0.01);
+}
