@@ -44,7 +44,7 @@ std::string metric_line(HttpClient& c, const std::string& base, const std::strin
 
 }  // namespace
 
-TEST_CASE("lull serve path: killing a model server mid-run loses no query; it rejoins after restart",
+TEST_CASE("lull serve path: killing a model server mid-run loses no query and it rejoins after restart",
           "[serve][session][fault]") {
   ModelServerProcess s0({"--fake", "small:5:1", "--fake", "big:20:2"});
   ModelServerProcess s1({"--fake", "small:5:1", "--fake", "big:20:2"});
