@@ -1,7 +1,5 @@
 #include "cli/compile_options.h"
 
-#include <iostream>
-
 #include "cli/commands.h"
 #include "cli/number_lists.h"
 #include "compiler/profile/profile_reduction.h"
@@ -28,21 +26,6 @@ void add_compile_options(po::options_description& desc, CompileArgs& a) {
       ("all-models", po::bool_switch(&a.all_models), "keep every model (no Pareto pruning)")
       ("horizon", po::value(&a.horizon)->default_value(100), "value-iteration horizon")
       ("device", po::value(&a.device)->default_value("auto"), "solver: cpu | cuda | auto");
-}
-
-bool parse_command_line(int argc, char** argv, const po::options_description& desc, const char* usage) {
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-    if (vm.count("help")) {
-      std::cout << usage << "\n\n" << desc << "\n";
-      return false;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
-  return true;
 }
 
 std::vector<compiler::SweepRequest> make_sweep_requests(const CompileArgs& a) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/parse_options.h"
 #include "compiler/compile_sweep.h"
 
 namespace lull::cli {
@@ -31,9 +32,5 @@ void add_compile_options(boost::program_options::options_description& desc, Comp
 // Loads and reduces the profiles, validates everything, and returns one
 // request per worker count (the loads are shared).
 std::vector<compiler::SweepRequest> make_sweep_requests(const CompileArgs& args);
-
-// Parses argv with `desc`; prints help and returns false on --help.
-bool parse_command_line(int argc, char** argv, const boost::program_options::options_description& desc,
-                        const char* usage);
 
 }  // namespace lull::cli

@@ -31,17 +31,7 @@ int run_policy_show(int argc, char** argv) {
   desc.add_options()("help", "show this help")("file", po::value(&path)->required(), "policy set file");
   po::positional_options_description pos;
   pos.add("file", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-    if (vm.count("help")) {
-      std::cout << "usage: lull policy show FILE\n\n" << desc << "\n";
-      return 0;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  if (!parse_command_line(argc, argv, desc, "usage: lull policy show FILE", &pos)) return 0;
   const auto set = read_policy_set(path);
   std::printf("policy set %s (format %u, checksum %016llx)\n", path.c_str(), set.format_version(),
               static_cast<unsigned long long>(set.checksum()));
@@ -85,17 +75,7 @@ int run_policy_dump(int argc, char** argv) {
       ("load-qps", po::value(&load), "only the policy compiled for this load");
   po::positional_options_description pos;
   pos.add("file", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-    if (vm.count("help")) {
-      std::cout << "usage: lull policy dump FILE [--json] [--load-qps L]\n\n" << desc << "\n";
-      return 0;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  if (!parse_command_line(argc, argv, desc, "usage: lull policy dump FILE [--json] [--load-qps L]", &pos)) return 0;
   const auto set = read_policy_set(path);
   bool found = false, first = true;
   if (json) std::printf("{\"task\":\"%s\",\"slo_ms\":%g,\"workers\":%u,\"columns\":[\"n\",\"j\",\"model\",\"batch\"],\"policies\":[",

@@ -26,7 +26,7 @@ FactoredOperator::FactoredOperator(const MdpProblem& problem, const TransitionTa
   jlo_groups_.assign(static_cast<std::size_t>(t_.J1), {});
   for (int k = 0; k < static_cast<int>(p_.taus_us.size()); ++k) jlo_groups_[t_.tau_bucket[k]].push_back(k);
   const double work = static_cast<double>(t_.K) * (p_.taus_us.size() + t_.J1) * t_.cols();
-  parallel_ = work > 2e5;
+  parallel_ = work > 1e7;  // ~10 ms of work per iteration; below that, waking threads costs more
 }
 
 double FactoredOperator::next_value(int n, int j, const std::vector<double>& V) const {

@@ -1,0 +1,228 @@
+// lull loadgen: an open-loop load generator. Arrivals follow a schedule
+// (Poisson or evenly spaced) fixed in advance, and each request is sent at
+// its time whether or not earlier ones have returned, so a slow server sees
+// the load pile up instead of the generator slowing down with it.
+#include <boost/program_options.hpp>
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "cli/commands.h"
+#include "runtime/serve/http_client.h"
+#include "schema/atomic_file.h"
+
+namespace lull::cli {
+
+namespace {
+
+namespace po = boost::program_options;
+using Clock = std::chrono::steady_clock;
+
+// "30s", "500ms", "2m", or plain seconds.
+double parse_duration_s(const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try { v = std::stod(text, &used); } catch (const std::exception&) { used = 0; }
+  const std::string unit = text.substr(used);
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "m" ? 60 : -1;
+  if (used == 0 || scale < 0 || !(v > 0)) throw UsageError("--duration '" + text + "': expected e.g. 30s, 500ms, 2m");
+  return v * scale;
+}
+
+struct Record {
+  std::int64_t latency_us = 0;
+  int status = 0;
+  std::string error;  // transport failure
+  std::string model;  // X-Lull-Model, when the target is lull
+};
+
+double percentile(std::vector<std::int64_t> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())));
+  return static_cast<double>(v[i]) / 1000.0;
+}
+
+std::map<std::string, double> read_accuracies(const std::string& path) {
+  google::protobuf::Struct s;
+  if (!google::protobuf::util::JsonStringToMessage(read_whole_file(path), &s).ok())
+    throw UsageError(path + ": not a JSON object of model -> accuracy");
+  std::map<std::string, double> out;
+  for (const auto& [name, v] : s.fields())
+    if (v.kind_case() == google::protobuf::Value::kNumberValue) out[name] = v.number_value();
+  return out;
+}
+
+}  // namespace
+
+int run_loadgen(int argc, char** argv) {
+  std::string target, duration_text, arrivals, json_out, accuracy_path, body_file;
+  double rate = 0, slo_ms = 0, drain_s = 30;
+  int input_bytes = 4096;
+  unsigned seed = 1;
+  std::int64_t timeout_ms = 30000;
+  po::options_description desc("lull loadgen: open-loop HTTP load against lull or a model server");
+  desc.add_options()
+      ("help", "show this help")
+      ("target", po::value(&target)->required(), "full URL to POST to, e.g. http://127.0.0.1:7070/predictions/TASK")
+      ("rate", po::value(&rate)->required(), "mean arrivals per second")
+      ("duration", po::value(&duration_text)->default_value("30s"), "how long to send: 30s, 500ms, 2m")
+      ("arrivals", po::value(&arrivals)->default_value("poisson"), "poisson | uniform")
+      ("seed", po::value(&seed)->default_value(1), "seed of the Poisson schedule")
+      ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of the synthetic input")
+      ("body-file", po::value(&body_file), "send this file's bytes instead")
+      ("timeout-ms", po::value(&timeout_ms)->default_value(30000), "per-request timeout")
+      ("slo-ms", po::value(&slo_ms), "also report the share of answers later than this")
+      ("accuracy", po::value(&accuracy_path), "JSON {model: accuracy}: report accuracy per satisfied query (needs --slo-ms)")
+      ("json", po::value(&json_out), "also write the summary as JSON here");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, desc), vm);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  try {
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  if (!(rate > 0)) throw UsageError("--rate must be > 0");
+  if (arrivals != "poisson" && arrivals != "uniform") throw UsageError("--arrivals: expected poisson or uniform");
+  if (target.rfind("http://", 0) != 0) throw UsageError("--target " + target + ": expected an http:// URL");
+  if (!accuracy_path.empty() && !(slo_ms > 0)) throw UsageError("--accuracy needs --slo-ms");
+  const double duration_s = parse_duration_s(duration_text);
+  const auto accuracies = accuracy_path.empty() ? std::map<std::string, double>{} : read_accuracies(accuracy_path);
+
+  std::string body = body_file.empty() ? std::string() : read_whole_file(body_file);
+  if (body.empty()) {
+    std::mt19937 rng(seed);
+    body.resize(static_cast<size_t>(std::max(1, input_bytes)));
+    for (auto& c : body) c = static_cast<char>(rng());
+  }
+
+  // The whole schedule first: sending never waits on the network.
+  std::vector<double> at_s;
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(rate);
+  for (double t = arrivals == "poisson" ? gap(rng) : 0; t < duration_s;
+       t += arrivals == "poisson" ? gap(rng) : 1.0 / rate)
+    at_s.push_back(t);
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Record> records;
+  records.reserve(at_s.size());
+  size_t outstanding = 0;
+  // Declared after what its callbacks touch, so it is destroyed (cancelling
+  // stragglers) while those still exist.
+  serve::HttpClient client;
+  const auto t0 = Clock::now();
+  for (double t : at_s) {
+    std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t)));
+    serve::HttpRequest req;
+    req.method = "POST";
+    req.url = target;
+    req.body = body;
+    req.timeout_ms = timeout_ms;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++outstanding;
+    }
+    client.send(std::move(req), [&](serve::HttpResponse r) {
+      std::lock_guard<std::mutex> lock(mu);
+      records.push_back({r.elapsed_us, r.status, r.error, r.header("x-lull-model")});
+      --outstanding;
+      cv.notify_all();
+    });
+  }
+  const double send_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::duration<double>(drain_s), [&] { return outstanding == 0; });
+  }
+  std::vector<Record> finished;
+  size_t lost;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    finished = records;
+    lost = outstanding;
+  }
+  std::vector<std::int64_t> ok_latencies;
+  std::map<int, int> http_errors;
+  std::map<std::string, int> transport_errors, per_model;
+  int late = 0, satisfied = 0;
+  double acc_sum = 0;
+  for (const auto& r : finished) {
+    if (!r.error.empty()) { transport_errors[r.error]++; continue; }
+    if (r.status < 200 || r.status >= 300) { http_errors[r.status]++; continue; }
+    ok_latencies.push_back(r.latency_us);
+    if (!r.model.empty()) per_model[r.model]++;
+    if (slo_ms > 0 && r.latency_us > slo_ms * 1000) late++;
+    else if (slo_ms > 0) {
+      satisfied++;
+      auto it = accuracies.find(r.model);
+      if (it != accuracies.end()) acc_sum += it->second;
+    }
+  }
+  const size_t sent = at_s.size();
+  int errors = static_cast<int>(lost);
+  for (const auto& [k, n] : http_errors) errors += n;
+  for (const auto& [k, n] : transport_errors) errors += n;
+
+  char line[512];
+  std::string out;
+  std::snprintf(line, sizeof line, "sent %zu in %.2f s (achieved %.2f/s of %.2f/s asked, %s), answered ok %zu, errors %d, unanswered %zu\n",
+                sent, send_s, sent / send_s, rate, arrivals.c_str(), ok_latencies.size(), errors, lost);
+  out += line;
+  std::snprintf(line, sizeof line, "latency ms: p50 %.2f  p90 %.2f  p95 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n",
+                percentile(ok_latencies, 50), percentile(ok_latencies, 90), percentile(ok_latencies, 95),
+                percentile(ok_latencies, 99), percentile(ok_latencies, 99.9), percentile(ok_latencies, 100));
+  out += line;
+  for (const auto& [code, n] : http_errors) out += "  HTTP " + std::to_string(code) + ": " + std::to_string(n) + "\n";
+  for (const auto& [e, n] : transport_errors) out += "  " + e + ": " + std::to_string(n) + "\n";
+  const double violation_rate = ok_latencies.empty() ? 0 : static_cast<double>(late) / ok_latencies.size();
+  const double accuracy = satisfied ? acc_sum / satisfied : 0;
+  if (slo_ms > 0) {
+    std::snprintf(line, sizeof line, "SLO %.1f ms: violation rate %.4f", slo_ms, violation_rate);
+    out += line;
+    if (!accuracies.empty()) {
+      std::snprintf(line, sizeof line, ", accuracy per satisfied query %.4f", accuracy);
+      out += line;
+    }
+    out += "\n";
+  }
+  for (const auto& [m, n] : per_model) out += "  model " + m + ": " + std::to_string(n) + "\n";
+  std::cout << out;
+  if (!json_out.empty()) {
+    std::string j = "{";
+    std::snprintf(line, sizeof line,
+                  "\"rate_asked\":%.4f,\"rate_achieved\":%.4f,\"sent\":%zu,\"ok\":%zu,\"errors\":%d,\"unanswered\":%zu,"
+                  "\"http_5xx\":%d,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"p999_ms\":%.4f,\"max_ms\":%.4f,"
+                  "\"slo_ms\":%.4f,\"violation_rate\":%.6f,\"accuracy_per_satisfied\":%.6f",
+                  rate, sent / send_s, sent, ok_latencies.size(), errors, lost,
+                  static_cast<int>(std::count_if(finished.begin(), finished.end(), [](const Record& r) { return r.status >= 500; })),
+                  percentile(ok_latencies, 50), percentile(ok_latencies, 90), percentile(ok_latencies, 99),
+                  percentile(ok_latencies, 99.9), percentile(ok_latencies, 100), slo_ms, violation_rate, accuracy);
+    j += line;
+    j += ",\"models\":{";
+    bool first = true;
+    for (const auto& [m, n] : per_model) {
+      j += (first ? "\"" : ",\"") + m + "\":" + std::to_string(n);
+      first = false;
+    }
+    j += "}}\n";
+    write_file_atomically(json_out, j);
+  }
+  return errors == 0 ? 0 : 1;
+}
+
+}  // namespace lull::cli

@@ -1,0 +1,174 @@
+// lull profile: measures end-to-end batch latency of each model through a
+// model server's inference API (lull's batch contract) and writes a profile
+// set in lull's format. Requests go one at a time, so each sample is one
+// batch's latency on an otherwise idle worker, as the compiler assumes.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "runtime/serve/batch_codec.h"
+#include "runtime/serve/http_client.h"
+#include "runtime/serve/worker_endpoint.h"
+#include "schema/atomic_file.h"
+#include "schema/profile_file.h"
+
+namespace lull::cli {
+
+namespace {
+
+namespace po = boost::program_options;
+
+// {"model": accuracy in [0, 1], ...}; keys starting with '_' are comments.
+std::map<std::string, double> read_accuracies(const std::string& path) {
+  google::protobuf::Struct s;
+  if (!google::protobuf::util::JsonStringToMessage(read_whole_file(path), &s).ok())
+    throw UsageError(path + ": not a JSON object of model -> accuracy");
+  std::map<std::string, double> out;
+  for (const auto& [name, v] : s.fields()) {
+    if (!name.empty() && name[0] == '_') continue;
+    if (v.kind_case() != google::protobuf::Value::kNumberValue || v.number_value() < 0 || v.number_value() > 1)
+      throw UsageError(path + ": " + name + ": accuracy must be a number in [0, 1]");
+    out[name] = v.number_value();
+  }
+  return out;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+std::string provenance(const std::string& url) {
+  char host[256] = "unknown-host";
+  gethostname(host, sizeof host - 1);
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  std::ostringstream out;
+  out << "measured on " << host << " (" << cpu_model() << ", " << sysconf(_SC_NPROCESSORS_ONLN) << " cores), "
+      << date << ", by lull profile through " << url;
+  return out.str();
+}
+
+std::vector<int> parse_batches(const std::string& text, int max_batch) {
+  std::vector<int> out;
+  if (text.empty()) {
+    for (int b = 1; b <= max_batch; ++b) out.push_back(b);
+    return out;
+  }
+  for (const auto& item : serve::split_list(text)) {
+    int b = 0;
+    try { b = std::stoi(item); } catch (const std::exception&) {}
+    if (b < 1 || b > max_batch) throw UsageError("--batches: '" + item + "' is not in 1..--max-batch");
+    out.push_back(b);
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_profile(int argc, char** argv) {
+  std::string worker, models_text, accuracy_path, out_path, batches_text, task;
+  int max_batch = 32, samples = 100, warmup = 3, input_bytes = 4096;
+  std::int64_t timeout_ms = 60000;
+  po::options_description desc("lull profile: measure batch latencies through a model server's inference API");
+  desc.add_options()
+      ("help", "show this help")
+      ("worker", po::value(&worker)->required(), "model server base URL, e.g. http://127.0.0.1:8080")
+      ("models", po::value(&models_text)->required(), "comma-separated model names loaded on it")
+      ("max-batch", po::value(&max_batch)->default_value(32), "largest batch size")
+      ("batches", po::value(&batches_text), "batch sizes to measure (default 1..max-batch); others are interpolated")
+      ("samples", po::value(&samples)->default_value(100), "measurements per (model, batch)")
+      ("warmup", po::value(&warmup)->default_value(3), "unrecorded requests per model first")
+      ("accuracy", po::value(&accuracy_path)->required(), "JSON {model: accuracy in [0,1]}")
+      ("task", po::value(&task)->default_value("image-classification"), "task name written to the profile")
+      ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of each synthetic query input")
+      ("timeout-ms", po::value(&timeout_ms)->default_value(60000), "per-request timeout")
+      ("out", po::value(&out_path)->required(), "profile JSON to write");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, desc), vm);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  try {
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  if (max_batch < 1 || samples < 1 || warmup < 0 || input_bytes < 1)
+    throw UsageError("--max-batch, --samples and --input-bytes must be >= 1, --warmup >= 0");
+  try {
+    worker = serve::normalize_base_url(worker);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--worker ") + e.what());
+  }
+  const auto models = serve::split_list(models_text);
+  if (models.empty()) throw UsageError("--models: no model names");
+  const auto accuracies = read_accuracies(accuracy_path);
+  for (const auto& m : models)
+    if (!accuracies.count(m)) throw UsageError(accuracy_path + ": no accuracy for model '" + m + "'");
+  const auto batches = parse_batches(batches_text, max_batch);
+
+  std::mt19937 rng(42);
+  std::string input(static_cast<size_t>(input_bytes), '\0');
+  for (auto& c : input) c = static_cast<char>(rng());
+  std::vector<const std::string*> inputs(static_cast<size_t>(max_batch), &input);
+
+  serve::HttpClient client;
+  auto measure = [&](const std::string& model, int batch) {
+    serve::HttpRequest req;
+    req.method = "POST";
+    req.url = worker + "/predictions/" + model;
+    req.content_type = serve::kBatchContentType;
+    req.body = serve::encode_batch_request({inputs.begin(), inputs.begin() + batch});
+    req.timeout_ms = timeout_ms;
+    auto r = client.fetch(req);
+    if (!r.ok()) throw std::runtime_error(req.url + " (batch " + std::to_string(batch) + "): " + r.describe());
+    serve::decode_batch_response(r.body, static_cast<size_t>(batch));  // the contract holds
+    return r.elapsed_us / 1e6;
+  };
+
+  schema::ProfileSet set;
+  set.set_task(task);
+  set.set_provenance(provenance(worker));
+  set.set_synthetic(false);
+  const long total = static_cast<long>(models.size() * batches.size()) * samples;
+  long done = 0;
+  for (const auto& model : models) {
+    for (int i = 0; i < warmup; ++i) measure(model, 1);
+    auto* mp = set.add_models();
+    mp->set_name(model);
+    mp->set_accuracy(accuracies.at(model));
+    for (int b : batches) {
+      auto* lat = mp->add_latencies();
+      lat->set_batch(static_cast<unsigned>(b));
+      for (int s = 0; s < samples; ++s) {
+        lat->add_samples_s(measure(model, b));
+        ++done;
+      }
+      std::cerr << "\rprofile: " << model << " batch " << b << "/" << batches.back() << "  ("
+                << (100 * done / total) << "% of " << total << " requests)   " << std::flush;
+    }
+  }
+  std::cerr << "\n";
+  write_profile_set_json(set, out_path);
+  std::cerr << "profile: wrote " << out_path << " (" << models.size() << " models, " << batches.size()
+            << " batch sizes, " << samples << " samples each)\n";
+  return 0;
+}
+
+}  // namespace lull::cli

@@ -1,0 +1,89 @@
+// lull serve: the model-less front end in front of TorchServe-compatible
+// model servers, one per worker, scheduled by a compiled policy set. Runs
+// until SIGINT or SIGTERM, then answers what is still waiting and exits.
+#include <signal.h>
+
+#include <boost/program_options.hpp>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "runtime/policy_loader.h"
+#include "runtime/serve/frontend.h"
+#include "runtime/serve/serve_session.h"
+#include "runtime/serve/worker_endpoint.h"
+#include "schema/atomic_file.h"
+
+namespace lull::cli {
+
+namespace po = boost::program_options;
+
+int run_serve(int argc, char** argv) {
+  std::string policies, workers_text, management_text, listen, port_file;
+  serve::ServeOptions opts;
+  serve::FrontendOptions fe;
+  bool no_model_check = false;
+  po::options_description desc("lull serve: serve a task through model servers under a compiled policy set");
+  desc.add_options()
+      ("help", "show this help")
+      ("policies", po::value(&policies)->required(), "policy set from lull compile (SET.pb)")
+      ("workers", po::value(&workers_text)->required(), "model servers' inference URLs, one per worker: http://H:P,...")
+      ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
+      ("listen", po::value(&listen)->default_value("127.0.0.1:7070"), "HOST:PORT of the front end (port 0: any)")
+      ("port-file", po::value(&port_file), "write the bound port here once listening")
+      ("max-body-bytes", po::value(&fe.max_body_bytes)->default_value(4 << 20), "larger request bodies get 413")
+      ("http-threads", po::value(&fe.threads)->default_value(64), "requests in service at once")
+      ("batch-timeout-ms", po::value(&opts.backend.batch_timeout_ms)->default_value(2000),
+       "a batch slower than this fails and its worker leaves rotation")
+      ("health-interval-ms", po::value(&opts.backend.health_interval_ms)->default_value(500), "between pings")
+      ("health-timeout-ms", po::value(&opts.backend.health_timeout_ms)->default_value(500), "ping timeout")
+      ("no-model-check", po::bool_switch(&no_model_check), "skip the management-API check at start");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, desc), vm);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  try {
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  std::vector<serve::WorkerEndpoint> workers;
+  try {
+    workers = serve::parse_worker_endpoints(workers_text, management_text);
+    serve::parse_listen_address(listen, &fe.host, &fe.port);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  opts.check_models = !no_model_check;
+  runtime::PolicyExpectations expect;
+  expect.workers = static_cast<int>(workers.size());
+  const runtime::PolicyTable table = runtime::load_policy_table(policies, expect);
+  fe.task = table.task;
+
+  // Block the stop signals before any thread starts, so all of them inherit
+  // the mask and this thread alone receives them through sigwait.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  serve::ServeSession session(table, workers, opts);
+  session.start();
+  serve::Frontend frontend(session, fe);
+  frontend.start();
+  if (!port_file.empty()) write_file_atomically(port_file, std::to_string(frontend.port()) + "\n");
+  std::cerr << "lull serve: task '" << table.task << "', " << workers.size() << " workers, "
+            << table.models.size() << " models, SLO " << table.slo_us / 1000.0 << " ms, on http://" << fe.host
+            << ":" << frontend.port() << "/predictions/" << table.task << std::endl;
+  int sig = 0;
+  sigwait(&stop, &sig);
+  std::cerr << "lull serve: stopping (signal " << sig << ")" << std::endl;
+  session.shutdown();
+  frontend.stop();
+  return 0;
+}
+
+}  // namespace lull::cli

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# End to end, for real: model servers running TorchVision models on the CPU
+# (the stand-in for TorchServe), `lull profile`, `lull compile`, `lull serve`,
+# and Poisson load from `lull loadgen` at three loads. Writes
+# experiments/results/e2e.{md,json,png} and exits non-zero if a check fails.
+#   E2E_QUICK=1   short run for the test suite (2 servers, 6 s per load)
+#   E2E_STRICT=0  report the statistical checks without failing on them
+#                 (losses and 5xx always fail)
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LULL="${LULL:-$ROOT/build/lull}"
+PY=/usr/bin/python3   # Debian's interpreter, which has python3-torch
+OUT="${E2E_OUT:-$ROOT/experiments/results}"
+QUICK="${E2E_QUICK:-0}"; STRICT="${E2E_STRICT:-1}"
+SERVERS="${E2E_SERVERS:-2}"; MODELS="${E2E_MODELS:-shufflenet_v2_x0_5,mobilenet_v3_small,resnet18}"
+SLO_MS="${E2E_SLO_MS:-150}"; LOADS="${E2E_LOADS:-10 20 30}"; DURATION="${E2E_DURATION:-20s}"
+SAMPLES=20
+if [ "$QUICK" = 1 ]; then DURATION=6s; SAMPLES=8; fi
+ACC="$ROOT/runtime/modelserver/accuracy.json"
+WORK="$(mktemp -d /tmp/lull-e2e.XXXXXX)"
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+mkdir -p "$OUT"
+
+wait_file() { for _ in $(seq 1 600); do [ -s "$1" ] && return 0; sleep 0.1; done; echo "e2e: $1 never appeared" >&2; exit 1; }
+
+URLS=()
+for i in $(seq 0 $((SERVERS - 1))); do
+  "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --models "$MODELS" --image-size 112 \
+      --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
+  PIDS+=($!)
+done
+for i in $(seq 0 $((SERVERS - 1))); do wait_file "$WORK/port$i"; URLS+=("http://127.0.0.1:$(cat "$WORK/port$i")"); done
+WORKERS="$(IFS=,; echo "${URLS[*]}")"
+
+"$LULL" profile --worker "${URLS[0]}" --models "$MODELS" --max-batch 8 --batches 1,2,4,8 \
+    --samples "$SAMPLES" --accuracy "$ACC" --out "$WORK/profile.json"
+"$LULL" compile --profiles "$WORK/profile.json" --slo-ms "$SLO_MS" --workers "$SERVERS" \
+    --load-qps 5:60:5 --max-queue 8 --intervals 50 --all-models --out "$WORK/set.pb" 2>/dev/null
+"$LULL" serve --policies "$WORK/set.pb" --workers "$WORKERS" --listen 127.0.0.1:0 \
+    --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
+PIDS+=($!)
+wait_file "$WORK/lull.port"
+TARGET="http://127.0.0.1:$(cat "$WORK/lull.port")"
+
+for load in $LOADS; do
+  before="$(curl -s "$TARGET/metrics")"
+  "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate "$load" --duration "$DURATION" \
+      --slo-ms "$SLO_MS" --accuracy "$ACC" --json "$WORK/load$load.json" > "$WORK/load$load.txt" || true
+  curl -s "$TARGET/metrics" > "$WORK/metrics$load.txt"
+  cat "$WORK/load$load.txt"
+done
+
+"$PY" - "$WORK" "$OUT" "$STRICT" "$LOADS" "$SLO_MS" <<'PYEOF'
+import json, sys, re
+work, out, strict, loads, slo = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4].split(), float(sys.argv[5])
+def metric(text, name):
+    m = re.search(r"^" + re.escape(name) + r" (\S+)$", text, re.M)
+    return float(m.group(1)) if m else float("nan")
+rows, hard_fail, soft_fail = [], False, False
+for load in loads:
+    r = json.load(open(f"{work}/load{load}.json"))
+    met = open(f"{work}/metrics{load}.txt").read()
+    exp_acc, exp_vio = metric(met, "lull_policy_expected_accuracy"), metric(met, "lull_policy_expected_violation_rate")
+    lost = r["unanswered"] > 0 or r["http_5xx"] > 0 or r["ok"] != r["sent"]
+    vio_ok = r["violation_rate"] <= exp_vio + 0.02
+    acc_ok = abs(r["accuracy_per_satisfied"] - exp_acc) <= 0.02
+    hard_fail |= lost
+    soft_fail |= not (vio_ok and acc_ok)
+    rows.append(dict(load=float(load), achieved=r["rate_achieved"], sent=r["sent"], ok=r["ok"], errors=r["errors"],
+                     p50=r["p50_ms"], p99=r["p99_ms"], violation=r["violation_rate"], expected_violation=exp_vio,
+                     accuracy=r["accuracy_per_satisfied"], expected_accuracy=exp_acc, models=r["models"],
+                     no_loss=not lost, violation_ok=vio_ok, accuracy_ok=acc_ok))
+json.dump(dict(slo_ms=slo, rows=rows, provenance=json.load(open(f"{work}/profile.json"))["provenance"]),
+          open(f"{out}/e2e.json", "w"), indent=1)
+with open(f"{out}/e2e.md", "w") as f:
+    f.write(f"# lull end to end (SLO {slo:g} ms)\n\n")
+    f.write("| load qps | achieved | sent | ok | errors | p50 ms | p99 ms | violation (exp.) | acc/satisfied (exp.) | checks |\n")
+    f.write("|---|---|---|---|---|---|---|---|---|---|\n")
+    for r in rows:
+        checks = ",".join(k for k in ("no_loss", "violation_ok", "accuracy_ok") if not r[k]) or "pass"
+        f.write(f"| {r['load']:g} | {r['achieved']:.1f} | {r['sent']} | {r['ok']} | {r['errors']} | {r['p50']:.1f} | "
+                f"{r['p99']:.1f} | {r['violation']:.3f} ({r['expected_violation']:.3f}) | "
+                f"{r['accuracy']:.4f} ({r['expected_accuracy']:.4f}) | {'pass' if checks == 'pass' else 'FAIL: ' + checks} |\n")
+try:
+    import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
+    x = [r["load"] for r in rows]
+    ax[0].plot(x, [r["violation"] for r in rows], "o-", label="measured"); ax[0].plot(x, [r["expected_violation"] for r in rows], "s--", label="expected")
+    ax[0].set_xlabel("load (qps)"); ax[0].set_ylabel("violation rate"); ax[0].legend()
+    ax[1].plot(x, [r["accuracy"] for r in rows], "o-", label="measured"); ax[1].plot(x, [r["expected_accuracy"] for r in rows], "s--", label="expected")
+    ax[1].set_xlabel("load (qps)"); ax[1].set_ylabel("accuracy per satisfied query"); ax[1].legend()
+    fig.tight_layout(); fig.savefig(f"{out}/e2e.png", dpi=100)
+except ImportError:
+    print("e2e: matplotlib missing, no PNG", file=sys.stderr)
+print(open(f"{out}/e2e.md").read())
+sys.exit(1 if hard_fail or (strict and soft_fail) else 0)
+PYEOF

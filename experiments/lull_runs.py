@@ -1,0 +1,87 @@
+"""Shared helpers for the issue-3 experiments: compile policy sets (cached),
+run `lull simulate`, and compute accuracy increases the way the paper reports
+them (percentage points of accuracy per satisfied query, over the points where
+every method's violation rate is below 5%)."""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared"))
+ARTIFACT = os.path.join(SHARED, "ramsis-artifact")
+PROFILES = os.path.join(ARTIFACT, "profiles", "image_cloud_cpu")
+ACCURACY = os.path.join(ARTIFACT, "image_accuracy.json")
+TWITTER = os.path.join(ARTIFACT, "twitter_04_25_norm.txt")
+LULL = os.environ.get("LULL", os.path.join(ROOT, "build", "lull"))
+WORK = os.environ.get("LULL_EXPERIMENT_WORK", os.path.join(ROOT, "build", "experiments"))
+RESULTS = os.path.join(ROOT, "experiments", "results")
+MODELS = ("shufflenet_v2_x0_5,mobilenet_v3_large,efficientnet_b0,efficientnet_b2,efficientnet_b3,"
+          "efficientnet_b4,efficientnet_v2_s,efficientnet_v2_m,efficientnet_v2_l")
+SCHEDULERS = ("lull", "jellyfish", "modelswitching")
+VIOLATION_CUTOFF = 0.05
+
+
+def check_inputs():
+    for path in (LULL, PROFILES, ACCURACY, TWITTER):
+        if not os.path.exists(path):
+            sys.exit(f"missing {path} (build lull first; the artifact lives in ../shared)")
+    os.makedirs(WORK, exist_ok=True)
+    os.makedirs(RESULTS, exist_ok=True)
+
+
+def policy_set(workers, loads="200:4000:200"):
+    """Compiles (once) the image policy set for `workers` at SLO 150 ms."""
+    out = os.path.join(WORK, f"image_slo150_w{workers}_{loads.replace(':', '-')}.pb")
+    if not os.path.exists(out):
+        print(f"compiling {out} ...", file=sys.stderr, flush=True)
+        subprocess.run([LULL, "compile", "--profiles", PROFILES, "--accuracy", ACCURACY, "--slo-ms", "150",
+                        "--workers", str(workers), "--load-qps", loads, "--models", MODELS, "--out", out],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return out
+
+
+def simulate(policies, workers, trace, scheduler="lull", latency="p95", seed=1, tag=""):
+    out = os.path.join(WORK, f"sim_{tag}_{workers}_{scheduler}_{latency}_{seed}.json")
+    cmd = [LULL, "simulate", "--policies", policies, "--workers", str(workers), "--trace", trace,
+           "--scheduler", scheduler, "--latency", latency, "--seed", str(seed), "--out", out]
+    if latency == "sampled":
+        cmd += ["--profiles", PROFILES]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        r = json.load(f)
+    assert r["dropped"] == 0 and r["completed"] == r["queries"], f"queries lost in {out}"
+    return r
+
+
+def increases(rows, baseline):
+    """rows: [{scheduler: result}], returns (average, highest, points) of lull's
+    accuracy gain over `baseline` in percentage points, over the points where
+    every method's violation rate is below the cutoff."""
+    gains = [100 * (r["lull"]["accuracy_per_satisfied_query"] - r[baseline]["accuracy_per_satisfied_query"])
+             for r in rows if all(r[s]["violation_rate"] < VIOLATION_CUTOFF for s in SCHEDULERS)]
+    if not gains:
+        return float("nan"), float("nan"), 0
+    return sum(gains) / len(gains), max(gains), len(gains)
+
+
+def dominance_line(rows, tolerance_points=0.1):
+    """Whether lull's accuracy is at least each baseline's (within the
+    tolerance) at every point where every method violates < 5%."""
+    bad = []
+    for i, r in enumerate(rows):
+        if not all(r[s]["violation_rate"] < VIOLATION_CUTOFF for s in SCHEDULERS):
+            continue
+        for b in ("jellyfish", "modelswitching"):
+            gap = 100 * (r[b]["accuracy_per_satisfied_query"] - r["lull"]["accuracy_per_satisfied_query"])
+            if gap > tolerance_points:
+                bad.append(f"point {i}: {b} ahead by {gap:.2f}")
+    return ("lull >= both baselines (0.1-point tolerance) at every point below the 5% cutoff: "
+            + ("yes" if not bad else "NO (" + "; ".join(bad) + ")"))
+
+
+def write(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)

@@ -1,0 +1,54 @@
+#include "runtime/dispatcher.h"
+
+#include "runtime/model_selector.h"
+
+namespace lull::runtime {
+namespace {
+
+std::vector<double> loads_of(const PolicyTable& t) {
+  std::vector<double> loads;
+  for (const auto& p : t.policies) loads.push_back(p.load_qps);
+  return loads;
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(const PolicyTable& table, Clock& clock, Backend& backend, const SchedulerOptions& options)
+    : Scheduler(loads_of(table), clock, backend, options),
+      table_(table),
+      central_(table.slo_us, table.workers),
+      queues_(static_cast<std::size_t>(table.workers)),
+      busy_(static_cast<std::size_t>(table.workers), 0) {}
+
+void Dispatcher::on_arrival(QueryId id) {
+  const std::int64_t now = clock_.now_us();
+  note_arrival(now);
+  const int w = central_.next_worker();
+  queues_[w].push(central_.stamp(id, now));
+  if (!busy_[w]) try_dispatch(w);
+}
+
+void Dispatcher::try_dispatch(int w) {
+  WorkerQueue& q = queues_[w];
+  if (q.empty()) return;
+  const int grid_point = current_grid_point();
+  const std::int64_t slack_us = q.front().deadline_us - clock_.now_us();
+  const Selection s = select_action(table_.policies[grid_point], q.size(), slack_us);
+  GridUsage& u = usage_[grid_point];
+  ++u.decisions;
+  u.queries += static_cast<std::uint64_t>(s.batch);
+  u.fallbacks += s.fallback ? 1 : 0;
+  request_.worker = w;
+  request_.model = s.model;
+  q.pop_front(s.batch, request_.queries);
+  busy_[w] = 1;  // before start_batch: a synchronous backend may complete inside it
+  backend_.start_batch(request_);
+}
+
+void Dispatcher::handle_done(const BatchResult& r) {
+  busy_[r.worker] = 0;
+  notify_done(r);
+  try_dispatch(r.worker);
+}
+
+}  // namespace lull::runtime

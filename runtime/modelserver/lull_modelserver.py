@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""A small TorchServe-API-compatible model server: a STAND-IN for TorchServe.
+
+TorchServe is not packaged in Debian, so lull's tests and demo run this server
+instead. It speaks the parts of TorchServe's APIs lull uses, on one port:
+
+  GET  /ping                  -> {"status": "Healthy"}
+  GET  /models                -> {"models": [{"modelName": ..., "modelUrl": ...}]}
+  GET  /models/{name}         -> [{"modelName": ..., "workers": [{"status": "READY"}], ...}] or 404
+  POST /predictions/{model}   -> lull's batch contract (runtime/torchserve/lull_batch_contract.py)
+                                 for application/json bodies; any other body is ONE raw input
+                                 and gets its bare prediction (TorchServe's single-input form).
+
+Like one TorchServe worker on one device, it runs one forward pass at a time;
+concurrent requests queue. On a real TorchServe, runtime/torchserve/
+lull_batch_handler.py implements the same contract.
+
+Usage: lull_modelserver.py --models resnet18,mobilenet_v3_small --port 0 --port-file PORT
+       lull_modelserver.py --fake fast:1:0.5 --fake slow:20:2 ...   (no torch, for tests)
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "torchserve"))
+import lull_batch_contract as contract  # noqa: E402
+import models as zoo  # noqa: E402
+
+
+class ModelServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True  # a restarted server takes its old port back at once
+    request_queue_size = 128  # the default backlog of 5 refuses bursts of new connections
+
+    def __init__(self, addr, models, delay_ms):
+        super().__init__(addr, Handler)
+        self.models = models
+        self.delay_ms = delay_ms
+        self.device_lock = threading.Lock()  # one forward pass at a time, like one device
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, so clients reuse connections
+    disable_nagle_algorithm = True
+    server_version = "lull-modelserver/1"
+
+    def log_message(self, fmt, *args):  # quiet: one line per request would swamp the logs
+        pass
+
+    def _send(self, code, body, ctype="application/json"):
+        data = body.encode("utf-8") if isinstance(body, str) else body
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, code, kind, message):
+        self._send(code, contract.error_body(code, kind, message))
+
+    def do_GET(self):
+        path = self.path.split("?", 1)[0]
+        models = self.server.models
+        if path == "/ping":
+            return self._send(200, json.dumps({"status": "Healthy"}))
+        if path == "/models":
+            return self._send(200, json.dumps(
+                {"models": [{"modelName": n, "modelUrl": n + ".mar"} for n in sorted(models)]}))
+        m = re.fullmatch(r"/models/([^/]+)(?:/[^/]+)?", path)
+        if m:
+            name = m.group(1)
+            if name not in models:
+                return self._error(404, "ModelNotFoundException", "Model not found: " + name)
+            return self._send(200, json.dumps([{
+                "modelName": name, "modelVersion": "1.0", "modelUrl": name + ".mar",
+                "runtime": "python", "minWorkers": 1, "maxWorkers": 1, "batchSize": 1,
+                "loadedAtStartup": True,
+                "workers": [{"id": "9000", "status": "READY", "pid": os.getpid(), "gpu": False}],
+            }]))
+        self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + path)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        m = re.fullmatch(r"/predictions/([^/?]+)(?:/[^/?]+)?", self.path.split("?", 1)[0])
+        if not m:
+            return self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + self.path)
+        model = self.server.models.get(m.group(1))
+        if model is None:
+            return self._error(404, "ModelNotFoundException", "Model not found: " + m.group(1))
+        is_batch = (self.headers.get("Content-Type") or "").startswith("application/json")
+        try:
+            inputs = contract.decode_batch(body) if is_batch else [body]
+        except contract.BatchContractError as e:
+            return self._error(400, "BadRequestException", str(e))
+        with self.server.device_lock:
+            if self.server.delay_ms > 0:  # fault injection: a slow server
+                time.sleep(self.server.delay_ms / 1000.0)
+            preds = model.predict(inputs)
+        self._send(200, contract.encode_predictions(preds) if is_batch else json.dumps(preds[0]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description="TorchServe-compatible stand-in model server")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    ap.add_argument("--port-file", help="write the bound port here (atomically) once listening")
+    ap.add_argument("--models", default="", help="comma-separated TorchVision model names")
+    ap.add_argument("--fake", action="append", default=[], help="name:base_ms:per_item_ms (no torch)")
+    ap.add_argument("--image-size", type=int, default=224)
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    ap.add_argument("--delay-ms", type=float, default=0, help="extra latency per request (fault tests)")
+    args = ap.parse_args()
+
+    models = {}
+    for spec in args.fake:
+        f = zoo.parse_fake(spec)
+        models[f.name] = f
+    names = [n for n in args.models.split(",") if n]
+    if names:
+        import torch
+        torch.set_num_threads(args.threads)
+        for n in names:
+            models[n] = zoo.TorchVisionModel(n, args.image_size)
+    if not models:
+        ap.error("no models: give --models and/or --fake")
+
+    server = ModelServer((args.host, args.port), models, args.delay_ms)
+    port = server.server_address[1]
+    if args.port_file:
+        tmp = args.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.replace(tmp, args.port_file)
+    print("lull-modelserver: %s on http://%s:%d" % (",".join(sorted(models)), args.host, port),
+          file=sys.stderr, flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+#pragma once
+// lull's model-less HTTP front end (cpp-httplib): clients send an input to
+// POST /predictions/{task} and never name a model; the answer carries the
+// prediction and headers naming the model used and the latency.
+//   GET /ping     -> {"status": "Healthy"}
+//   GET /metrics  -> Prometheus text (the service renders it)
+// Request bodies are the input bytes themselves, or, with Content-Type
+// application/json, {"data": "<base64>"}. Empty or malformed bodies get 400,
+// bodies over max_body_bytes 413, an unknown task 404.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace httplib { class Server; }
+
+namespace lull::serve {
+
+struct Answer {
+  int http_status = 200;     // 200, or 503/504 with `body` a JSON error
+  std::string body;          // the prediction (JSON) or the error
+  std::string model;         // header X-Lull-Model
+  int worker = -1;           // header X-Lull-Worker
+  bool retried = false;      // header X-Lull-Retried
+};
+
+// What the front end serves; implemented by the serve session and by test fakes.
+class QueryService {
+ public:
+  virtual ~QueryService() = default;
+  // Blocks the calling HTTP thread until the query is answered or failed.
+  virtual Answer serve(std::string input) = 0;
+  virtual std::string metrics_text() = 0;
+};
+
+struct FrontendOptions {
+  std::string host = "127.0.0.1";       // loopback unless asked otherwise
+  int port = 7070;                      // 0 picks a free port
+  std::string task;                     // the one task served; POST /predictions/{task}
+  std::size_t max_body_bytes = 4 << 20; // larger bodies get 413
+  int threads = 64;                     // concurrent requests in service (each blocks one)
+};
+
+class Frontend {
+ public:
+  Frontend(QueryService& service, FrontendOptions options);
+  ~Frontend();  // stops serving
+  // Binds and starts serving on a background thread; throws
+  // std::runtime_error("HOST:PORT: cannot listen") if the address is taken.
+  void start();
+  void stop();
+  int port() const { return port_; }
+
+ private:
+  void install_routes();
+  QueryService& service_;
+  FrontendOptions options_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+// Parses "HOST:PORT" (for --listen); throws std::invalid_argument naming it.
+void parse_listen_address(const std::string& text, std::string* host, int* port);
+
+}  // namespace lull::serve

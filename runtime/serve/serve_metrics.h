@@ -1,0 +1,44 @@
+#pragma once
+// /metrics for `lull serve`: counters kept by the session and a snapshot of
+// live state, rendered in Prometheus' text exposition format (version 0.0.4).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lull::serve {
+
+struct ServeCounters {
+  std::uint64_t queries = 0;            // arrived
+  std::uint64_t answered = 0;           // with a prediction
+  std::uint64_t failed = 0;             // answered with an error
+  std::uint64_t violations = 0;         // answered later than the SLO
+  std::uint64_t retried = 0;            // queries sent a second time
+  std::uint64_t satisfied = 0;          // answered within the SLO
+  double satisfied_accuracy_sum = 0;    // sum of the models' accuracies over satisfied queries
+  std::vector<std::uint64_t> per_model; // answered, by model index
+};
+
+struct WorkerSnapshot {
+  std::string url;
+  bool up = false;
+  int queue_length = 0;
+  int batches_in_flight = 0;
+  std::uint64_t batches_ok = 0;
+  std::uint64_t batches_failed = 0;
+};
+
+struct ServeSnapshot {
+  std::string task;
+  double slo_ms = 0;
+  ServeCounters counters;
+  std::vector<std::string> model_names;
+  double load_estimate_qps = 0;
+  double policy_load_qps = 0;
+  double expected_accuracy = 0;
+  double expected_violation_rate = 0;
+  std::vector<WorkerSnapshot> workers;
+};
+
+std::string render_prometheus(const ServeSnapshot& s);
+
+}  // namespace lull::serve

@@ -1,0 +1,258 @@
+#include "runtime/serve/torchserve_backend.h"
+
+#include <chrono>
+#include <future>
+#include <stdexcept>
+
+#include "runtime/serve/batch_codec.h"
+
+namespace lull::serve {
+
+TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
+                                     QueryPayloads& payloads, TorchServeOptions options)
+    : workers_(std::move(workers)),
+      models_(std::move(models)),
+      payloads_(payloads),
+      options_(options),
+      state_(workers_.size()),
+      client_(std::make_unique<HttpClient>()) {
+  if (workers_.empty()) throw std::invalid_argument("TorchServe backend: no workers");
+}
+
+TorchServeBackend::~TorchServeBackend() {
+  {
+    std::lock_guard<std::mutex> lock(health_mu_);
+    health_stop_ = true;
+  }
+  health_cv_.notify_all();
+  if (health_thread_.joinable()) health_thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;  // the client's shutdown cancels what is in flight: report none of it
+  }
+  client_.reset();
+}
+
+int TorchServeBackend::start() {
+  // First round of pings, waited for, so that start-up knows who is up.
+  std::vector<std::future<void>> done;
+  for (int w = 0; w < num_workers(); ++w) {
+    auto p = std::make_shared<std::promise<void>>();
+    done.push_back(p->get_future());
+    HttpRequest req;
+    req.url = workers_[w].inference_url + "/ping";
+    req.timeout_ms = options_.health_timeout_ms;
+    req.connect_timeout_ms = options_.health_timeout_ms;
+    std::uint64_t epoch;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      epoch = state_[w].down_epoch;
+    }
+    client_->send(req, [this, w, epoch, p](HttpResponse r) {
+      on_ping(w, epoch, r);
+      p->set_value();
+    });
+  }
+  for (auto& f : done) f.wait();
+  health_thread_ = std::thread([this] { health_loop(); });
+  int up = 0;
+  for (int w = 0; w < num_workers(); ++w) up += worker_up(w);
+  return up;
+}
+
+bool TorchServeBackend::worker_up(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_.at(worker).up;
+}
+
+WorkerStats TorchServeBackend::stats(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Worker& s = state_.at(worker);
+  WorkerStats out;
+  out.up = s.up;
+  out.batches_in_flight = static_cast<int>(s.in_flight.size());
+  out.batches_ok = s.ok;
+  out.batches_failed = s.failed;
+  out.last_error = s.last_error;
+  return out;
+}
+
+void TorchServeBackend::fail_now(const runtime::BatchRequest& batch, const std::string& why) {
+  // Reported from the client's thread, never from inside start_batch: the
+  // dispatcher may hold its own lock while it calls us.
+  client_->post([this, batch, why] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      state_[batch.worker].failed++;
+      state_[batch.worker].last_error = why;
+    }
+    runtime::BatchResult r;
+    r.worker = batch.worker;
+    r.model = batch.model;
+    r.queries = batch.queries;
+    r.ok = false;
+    report(r);
+  });
+}
+
+void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
+  if (batch.worker < 0 || batch.worker >= num_workers() || batch.model < 0 ||
+      batch.model >= static_cast<int>(models_.size()))
+    throw std::out_of_range("TorchServe backend: batch names worker " + std::to_string(batch.worker) +
+                            " / model " + std::to_string(batch.model) + " out of range");
+  // Gather the inputs; a query abandoned meanwhile keeps its slot with an
+  // empty input so the batch keeps the size the selector chose.
+  std::vector<std::shared_ptr<const std::string>> held;
+  std::vector<const std::string*> inputs;
+  static const std::string kEmpty;
+  for (auto id : batch.queries) {
+    held.push_back(payloads_.input(id));
+    inputs.push_back(held.back() ? held.back().get() : &kEmpty);
+  }
+  HttpRequest req;
+  req.method = "POST";
+  req.url = workers_[batch.worker].inference_url + "/predictions/" + models_[batch.model];
+  req.body = encode_batch_request(inputs);
+  req.content_type = kBatchContentType;
+  req.timeout_ms = options_.batch_timeout_ms;
+
+  std::uint64_t serial;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!state_[batch.worker].up) {
+      serial = 0;  // failed below, outside the lock
+    } else {
+      serial = ++next_serial_;
+      state_[batch.worker].in_flight[serial].batch = batch;
+    }
+  }
+  if (serial == 0) return fail_now(batch, "worker " + workers_[batch.worker].inference_url + " is down");
+  const int worker = batch.worker;
+  const HttpRequestId http_id =
+      client_->send(std::move(req), [this, worker, serial](HttpResponse r) { on_batch_done(worker, serial, r); });
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = state_[worker].in_flight.find(serial);
+  if (it != state_[worker].in_flight.end()) it->second.http_id = http_id;
+}
+
+void TorchServeBackend::on_batch_done(int worker, std::uint64_t serial, const HttpResponse& response) {
+  runtime::BatchResult result;
+  std::vector<runtime::BatchResult> others_failed;
+  bool went_down = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    Worker& s = state_[worker];
+    auto it = s.in_flight.find(serial);
+    if (it == s.in_flight.end()) return;  // already failed when the worker went down
+    const runtime::BatchRequest batch = std::move(it->second.batch);
+    s.in_flight.erase(it);
+    result.worker = batch.worker;
+    result.model = batch.model;
+    result.queries = batch.queries;
+    result.ok = false;
+    std::string why;
+    if (response.ok()) {
+      try {
+        auto predictions = decode_batch_response(response.body, batch.queries.size());
+        for (size_t i = 0; i < predictions.size(); ++i)
+          payloads_.set_output(batch.queries[i], std::move(predictions[i]));
+        result.ok = true;
+      } catch (const BatchCodecError& e) {
+        why = e.what();
+      }
+    } else {
+      why = response.describe();
+    }
+    if (result.ok) {
+      s.ok++;
+    } else {
+      s.failed++;
+      s.last_error = models_[batch.model] + ": " + why;
+      // The server is gone, stuck or broken (not merely refusing one batch):
+      // take it out of rotation and fail everything else it holds.
+      const bool worker_fault = response.status == 0 || response.status >= 500;
+      if (worker_fault && s.up) {
+        went_down = true;
+        others_failed = take_down_locked(worker);
+      }
+    }
+  }
+  if (went_down) notify(worker, false);
+  report(result);
+  for (const auto& r : others_failed) report(r);
+}
+
+std::vector<runtime::BatchResult> TorchServeBackend::take_down_locked(int worker) {
+  Worker& s = state_[worker];
+  s.up = false;
+  s.down_epoch++;
+  std::vector<runtime::BatchResult> failed;
+  for (auto& [serial, f] : s.in_flight) {
+    client_->cancel(f.http_id);
+    runtime::BatchResult r;
+    r.worker = f.batch.worker;
+    r.model = f.batch.model;
+    r.queries = f.batch.queries;
+    r.ok = false;
+    failed.push_back(std::move(r));
+    s.failed++;
+  }
+  s.in_flight.clear();
+  return failed;
+}
+
+void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const HttpResponse& response) {
+  const bool healthy = response.ok() && response.body.find("Healthy") != std::string::npos &&
+                       response.body.find("Unhealthy") == std::string::npos;
+  std::vector<runtime::BatchResult> failed;
+  bool changed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    Worker& s = state_[worker];
+    if (healthy && !s.up && s.down_epoch == epoch_at_send) {
+      s.up = true;
+      changed = true;
+    } else if (!healthy && s.up) {
+      s.last_error = "ping: " + response.describe();
+      failed = take_down_locked(worker);
+      changed = true;
+    }
+  }
+  if (changed) notify(worker, healthy);
+  for (const auto& r : failed) report(r);
+}
+
+void TorchServeBackend::notify(int worker, bool up) {
+  if (on_health_) on_health_(worker, up);
+}
+
+void TorchServeBackend::ping_all() {
+  for (int w = 0; w < num_workers(); ++w) {
+    std::uint64_t epoch;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      epoch = state_[w].down_epoch;
+    }
+    HttpRequest req;
+    req.url = workers_[w].inference_url + "/ping";
+    req.timeout_ms = options_.health_timeout_ms;
+    req.connect_timeout_ms = options_.health_timeout_ms;
+    client_->send(std::move(req), [this, w, epoch](HttpResponse r) { on_ping(w, epoch, r); });
+  }
+}
+
+void TorchServeBackend::health_loop() {
+  std::unique_lock<std::mutex> lock(health_mu_);
+  while (!health_stop_) {
+    health_cv_.wait_for(lock, std::chrono::milliseconds(options_.health_interval_ms), [this] { return health_stop_; });
+    if (health_stop_) break;
+    lock.unlock();
+    ping_all();
+    lock.lock();
+  }
+}
+
+}  // namespace lull::serve

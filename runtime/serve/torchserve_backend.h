@@ -1,0 +1,107 @@
+#pragma once
+// The runtime's Backend on TorchServe-compatible model servers, one per
+// worker. A batch goes to its worker as ONE POST /predictions/{model} under
+// lull's batch contract (batch_codec.h); the answer is split back to the
+// queries in order. Health: GET /ping at start and periodically; a worker that
+// fails a ping, or whose batch fails with a transport error, a timeout or a
+// 5xx, is taken out of rotation at once and every batch in flight on it is
+// reported failed (ok = false), so the dispatcher can retry those queries on
+// another worker. It rejoins after a successful ping.
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/serve/http_client.h"
+#include "runtime/serve/query_payloads.h"
+#include "runtime/serve/worker_endpoint.h"
+
+namespace lull::serve {
+
+struct TorchServeOptions {
+  std::int64_t batch_timeout_ms = 2000;   // longer: the batch fails and the worker goes down
+  std::int64_t health_interval_ms = 500;  // between pings of each worker
+  std::int64_t health_timeout_ms = 500;   // a ping slower than this fails
+};
+
+struct WorkerStats {
+  bool up = false;
+  int batches_in_flight = 0;
+  std::uint64_t batches_ok = 0;
+  std::uint64_t batches_failed = 0;
+  std::string last_error;  // why it last failed, "" if never
+};
+
+class TorchServeBackend final : public runtime::Backend {
+ public:
+  // `models[i]` is the TorchServe model name of the policy set's model i.
+  TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
+                    QueryPayloads& payloads, TorchServeOptions options = {});
+  ~TorchServeBackend() override;  // stops health checks; batches still in flight are not reported
+
+  // Pings every worker once (blocking, bounded by health_timeout_ms) and starts
+  // the periodic health checks. Returns how many workers are up.
+  int start();
+
+  // Thread-safe; completion is reported from the HTTP client's thread.
+  void start_batch(const runtime::BatchRequest& batch) override;
+
+  int num_workers() const { return static_cast<int>(workers_.size()); }
+  bool worker_up(int worker) const;
+  WorkerStats stats(int worker) const;
+  const WorkerEndpoint& endpoint(int worker) const { return workers_.at(worker); }
+  // Called with (worker, up) whenever a worker leaves or rejoins rotation,
+  // from the HTTP client's thread. Set before start().
+  void set_health_handler(std::function<void(int worker, bool up)> handler) { on_health_ = std::move(handler); }
+
+ private:
+  struct InFlight {
+    runtime::BatchRequest batch;
+    HttpRequestId http_id = 0;
+  };
+  struct Worker {
+    bool up = false;
+    std::uint64_t down_epoch = 0;  // bumped whenever it goes down; stale pings cannot revive it
+    std::unordered_map<std::uint64_t, InFlight> in_flight;  // by batch serial
+    std::uint64_t ok = 0, failed = 0;
+    std::string last_error;
+  };
+
+  void on_batch_done(int worker, std::uint64_t serial, const HttpResponse& response);
+  void fail_now(const runtime::BatchRequest& batch, const std::string& why);
+  // Takes the worker out of rotation, cancels its requests and returns its
+  // in-flight batches as failed results, for the caller to report after
+  // releasing mu_ (which it holds).
+  std::vector<runtime::BatchResult> take_down_locked(int worker);
+  void ping_all();
+  void on_ping(int worker, std::uint64_t epoch_at_send, const HttpResponse& response);
+  void health_loop();
+  void notify(int worker, bool up);
+
+  std::vector<WorkerEndpoint> workers_;
+  std::vector<std::string> models_;
+  QueryPayloads& payloads_;
+  TorchServeOptions options_;
+  std::function<void(int, bool)> on_health_;
+
+  mutable std::mutex mu_;
+  std::vector<Worker> state_;
+  std::uint64_t next_serial_ = 0;
+  bool stopping_ = false;
+
+  std::mutex health_mu_;
+  std::condition_variable health_cv_;
+  bool health_stop_ = false;
+  std::thread health_thread_;
+
+  // Declared last so it is destroyed first, while the state its callbacks touch is alive.
+  std::unique_ptr<HttpClient> client_;
+};
+
+}  // namespace lull::serve

@@ -1,0 +1,18 @@
+#pragma once
+// Raw latency samples for --latency sampled, read either from lull's profile
+// JSON (schema/profile.proto) or from a RAMSIS-artifact folder
+// (<dir>/<model>/<model>_bsize-<b>_profile.json, JSON lists of seconds).
+#include <map>
+#include <string>
+#include <vector>
+
+namespace lull::sim {
+
+// model name -> batch size -> samples in microseconds (non-empty).
+using RawProfiles = std::map<std::string, std::map<int, std::vector<double>>>;
+
+// Reads only `models` (all when empty). Throws std::runtime_error naming the
+// file on malformed input or a missing model.
+RawProfiles load_raw_profiles(const std::string& path, const std::vector<std::string>& models);
+
+}  // namespace lull::sim

@@ -1,0 +1,102 @@
+#include "runtime/sim/result_json.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace lull::sim {
+namespace {
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table, const RunInfo& info) {
+  std::ostringstream o;
+  o << "{\n";
+  o << "  \"scheduler\": " << quoted(r.scheduler) << ",\n";
+  o << "  \"policies\": " << quoted(info.policies_path) << ",\n";
+  o << "  \"trace\": " << quoted(info.trace) << ",\n";
+  o << "  \"arrivals\": " << quoted(info.arrivals) << ",\n";
+  o << "  \"latency\": " << quoted(info.latency) << ",\n";
+  o << "  \"seed\": " << info.seed << ",\n";
+  o << "  \"workers\": " << table.workers << ",\n";
+  o << "  \"slo_ms\": " << num(static_cast<double>(table.slo_us) / 1000) << ",\n";
+  o << "  \"queries\": " << r.arrivals << ",\n";
+  o << "  \"completed\": " << r.completed << ",\n";
+  o << "  \"dropped\": " << r.dropped << ",\n";
+  o << "  \"satisfied\": " << r.satisfied << ",\n";
+  o << "  \"violated\": " << r.violated << ",\n";
+  o << "  \"accuracy_per_satisfied_query\": " << num(r.accuracy_per_satisfied_query) << ",\n";
+  o << "  \"violation_rate\": " << num(r.violation_rate) << ",\n";
+  o << "  \"new_policy_needed_events\": " << r.new_policy_events << ",\n";
+  o << "  \"simulated_s\": " << num(r.simulated_s) << ",\n";
+  o << "  \"wall_s\": " << num(r.wall_s) << ",\n";
+  o << "  \"plan_wall_s\": " << num(r.plan_wall_s) << ",\n";
+  // Expected values of every policy (grid point) that took decisions, and
+  // their average weighted by the queries each served.
+  double w_acc = 0, w_viol = 0, w = 0;
+  o << "  \"policies_used\": [";
+  bool first = true;
+  for (std::size_t g = 0; g < r.usage.size(); ++g) {
+    const auto& u = r.usage[g];
+    if (u.decisions == 0) continue;
+    const auto& p = table.policies[g];
+    o << (first ? "\n" : ",\n") << "    {\"load_qps\": " << num(p.load_qps) << ", \"decisions\": " << u.decisions
+      << ", \"queries\": " << u.queries << ", \"fallbacks\": " << u.fallbacks;
+    if (r.plan.empty()) {
+      o << ", \"expected_accuracy\": " << num(p.expected_accuracy)
+        << ", \"expected_violation_rate\": " << num(p.expected_violation_rate);
+      w_acc += p.expected_accuracy * static_cast<double>(u.queries);
+      w_viol += p.expected_violation_rate * static_cast<double>(u.queries);
+      w += static_cast<double>(u.queries);
+    } else {
+      o << ", \"model\": " << quoted(table.models[r.plan[g].model].name) << ", \"max_batch\": " << r.plan[g].max_batch;
+    }
+    o << "}";
+    first = false;
+  }
+  o << (first ? "],\n" : "\n  ],\n");
+  if (w > 0) {
+    o << "  \"expected_accuracy\": " << num(w_acc / w) << ",\n";
+    o << "  \"expected_violation_rate\": " << num(w_viol / w) << ",\n";
+  }
+  o << "  \"satisfied_per_model\": {";
+  for (std::size_t m = 0; m < table.models.size(); ++m)
+    o << (m ? ", " : "") << quoted(table.models[m].name) << ": " << r.satisfied_per_model[m];
+  o << "}\n}\n";
+  return o.str();
+}
+
+std::string timeline_to_csv(const SimResult& r) {
+  std::ostringstream o;
+  o << "second,arrivals,completed,violated,accuracy_per_satisfied_query,load_estimate_qps,policy_load_qps\n";
+  for (std::size_t s = 0; s < r.timeline.size(); ++s) {
+    const auto& t = r.timeline[s];
+    const auto sat = t.completed - t.violated;
+    o << s << "," << t.arrivals << "," << t.completed << "," << t.violated << ","
+      << num(sat ? t.accuracy_sum / static_cast<double>(sat) : 0) << "," << num(t.load_estimate_qps) << ","
+      << num(t.grid_load_qps) << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace lull::sim

@@ -1,0 +1,22 @@
+#pragma once
+// Writing a simulation's result: the JSON report of `lull simulate` and the
+// per-second timeline CSV.
+#include <string>
+
+#include "runtime/policy_table.h"
+#include "runtime/sim/simulator.h"
+
+namespace lull::sim {
+
+struct RunInfo {
+  std::string policies_path;
+  std::string trace;
+  std::string arrivals;
+  std::string latency;
+  std::uint64_t seed = 0;
+};
+
+std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table, const RunInfo& info);
+std::string timeline_to_csv(const SimResult& r);
+
+}  // namespace lull::sim

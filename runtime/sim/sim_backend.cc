@@ -1,0 +1,39 @@
+#include "runtime/sim/sim_backend.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace lull::sim {
+
+SimBackend::SimBackend(int workers, EventQueue& events, runtime::VirtualClock& clock, LatencyModel& latency)
+    : events_(events), clock_(clock), latency_(latency), running_(static_cast<std::size_t>(workers)),
+      busy_(static_cast<std::size_t>(workers), 0) {}
+
+void SimBackend::start_batch(const runtime::BatchRequest& batch) {
+  if (batch.worker < 0 || batch.worker >= static_cast<int>(running_.size()))
+    throw std::logic_error("batch for unknown worker " + std::to_string(batch.worker));
+  if (busy_[batch.worker]) throw std::logic_error("worker " + std::to_string(batch.worker) + " got a batch while busy");
+  if (batch.queries.empty()) throw std::logic_error("empty batch");
+  auto& slot = running_[batch.worker];
+  slot.worker = batch.worker;
+  slot.model = batch.model;
+  slot.ok = true;
+  slot.queries.assign(batch.queries.begin(), batch.queries.end());
+  busy_[batch.worker] = 1;
+  ++in_flight_;
+  const auto lat_us = latency_.batch_latency_us(batch.model, static_cast<int>(batch.queries.size()));
+  events_.push(clock_.now_us() + lat_us, batch.worker);
+}
+
+void SimBackend::complete(int worker) {
+  auto& slot = running_[worker];
+  done_.worker = slot.worker;
+  done_.model = slot.model;
+  done_.ok = slot.ok;
+  done_.queries.swap(slot.queries);  // the slot may be refilled from inside report()
+  busy_[worker] = 0;
+  --in_flight_;
+  report(done_);
+}
+
+}  // namespace lull::sim

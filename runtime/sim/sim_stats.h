@@ -1,0 +1,52 @@
+#pragma once
+// What a simulation measured: per-query outcomes (satisfied or late), the
+// accuracy of satisfied queries, and an optional per-second timeline.
+#include <cstdint>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/policy_table.h"
+
+namespace lull::sim {
+
+struct TimelineRow {
+  std::uint64_t arrivals = 0;
+  std::uint64_t completed = 0;
+  std::uint64_t violated = 0;
+  double accuracy_sum = 0;     // over satisfied queries completing in this second
+  double load_estimate_qps = 0;  // at the last arrival of this second
+  double grid_load_qps = 0;      // compiled load in use at that arrival
+};
+
+class SimStats {
+ public:
+  SimStats(const runtime::PolicyTable& table, bool timeline, bool keep_latencies);
+  void on_arrival(runtime::QueryId id, std::int64_t t_us);
+  // Timeline only: the load estimate and compiled load in use after an arrival.
+  void on_load(std::int64_t t_us, double estimate_qps, double grid_load_qps);
+  void on_batch_done(const runtime::BatchResult& r, std::int64_t now_us);
+
+  std::uint64_t arrivals() const { return arrival_us_.size(); }
+  std::uint64_t completed() const { return completed_; }
+  std::uint64_t satisfied() const { return completed_ - violated_; }
+  std::uint64_t violated() const { return violated_; }
+  double accuracy_sum() const { return accuracy_sum_; }
+  const std::vector<std::uint64_t>& per_model() const { return per_model_; }
+  const std::vector<TimelineRow>& timeline() const { return timeline_; }
+  // Response-latency percentile (numpy's linear method); needs keep_latencies.
+  double latency_percentile_us(double p) const;
+
+ private:
+  TimelineRow& row_at(std::int64_t t_us);
+  const runtime::PolicyTable& table_;
+  bool timeline_on_, keep_latencies_;
+  std::vector<std::int64_t> arrival_us_;  // by query id (ids are 0, 1, 2, ...)
+  std::vector<std::uint8_t> done_;        // guards against double completion
+  std::vector<std::int64_t> latencies_us_;
+  std::uint64_t completed_ = 0, violated_ = 0;
+  double accuracy_sum_ = 0;
+  std::vector<std::uint64_t> per_model_;
+  std::vector<TimelineRow> timeline_;
+};
+
+}  // namespace lull::sim

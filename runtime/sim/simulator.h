@@ -1,0 +1,57 @@
+#pragma once
+// The discrete-event simulator: a virtual clock and an event queue drive the
+// runtime's own schedulers (lull's Dispatcher or the baselines'
+// FifoDispatcher) over a simulated backend. Every arrival is accounted for:
+// a run that ends with completed + dropped != arrivals throws.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/baseline_plan.h"
+#include "runtime/policy_table.h"
+#include "runtime/scheduler.h"
+#include "runtime/sim/arrivals.h"
+#include "runtime/sim/latency_model.h"
+#include "runtime/sim/sim_stats.h"
+
+namespace lull::sim {
+
+enum class SchedulerKind { kLull, kJellyfish, kModelSwitching };
+SchedulerKind parse_scheduler_kind(const std::string& text);  // throws std::invalid_argument
+const char* scheduler_name(SchedulerKind kind);
+
+struct SimOptions {
+  SchedulerKind scheduler = SchedulerKind::kLull;
+  std::int64_t load_window_us = 500'000;
+  bool timeline = false;
+  bool keep_latencies = false;      // needed for latency percentiles
+  std::uint64_t seed = 1;           // seeds ModelSwitching's offline runs
+  double model_switching_profile_s = 20;  // length of each offline run
+};
+
+struct SimResult {
+  std::string scheduler;
+  std::uint64_t arrivals = 0, completed = 0, dropped = 0, satisfied = 0, violated = 0;
+  double accuracy_per_satisfied_query = 0;
+  double violation_rate = 0;  // violated / served
+  std::vector<runtime::GridUsage> usage;         // per compiled load
+  std::vector<runtime::BaselineChoice> plan;     // baselines only
+  std::vector<std::uint64_t> satisfied_per_model;
+  int new_policy_events = 0;
+  double simulated_s = 0;   // virtual time of the last event
+  double wall_s = 0;        // host time of the event loop
+  double plan_wall_s = 0;   // host time spent building a baseline plan
+  double p99_latency_us = 0;  // when keep_latencies
+  std::vector<TimelineRow> timeline;
+};
+
+// Runs lull's dispatcher (plan == nullptr) or the FIFO dispatcher with `plan`.
+SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<runtime::BaselineChoice>* plan,
+                         ArrivalSource& arrivals, LatencyModel& latency, const SimOptions& options);
+
+// Builds the scheduler that options.scheduler names (computing a baseline's
+// plan first) and runs it.
+SimResult simulate(const runtime::PolicyTable& table, ArrivalSource& arrivals, LatencyModel& latency,
+                   const SimOptions& options);
+
+}  // namespace lull::sim

@@ -1,0 +1,123 @@
+#include "runtime/sim/trace_spec.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace lull::sim {
+namespace {
+
+double parse_number(const std::string& s, const std::string& what) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || !std::isfinite(v))
+    throw std::invalid_argument(what + ": '" + s + "' is not a number");
+  return v;
+}
+
+// Calls f(line_number, fields) for each non-blank, non-comment line.
+template <typename F>
+void for_each_line(const std::string& path, F f) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(path + ": cannot open trace file");
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    std::istringstream ss(line);
+    std::vector<std::string> fields;
+    for (std::string w; ss >> w;) fields.push_back(w);
+    if (fields.empty() || fields[0][0] == '#') continue;
+    f(line_no, fields);
+  }
+}
+
+}  // namespace
+
+TraceSpec parse_trace_spec(const std::string& text) {
+  TraceSpec spec;
+  const auto colon = text.find(':');
+  const std::string kind = text.substr(0, colon);
+  const std::string rest = colon == std::string::npos ? "" : text.substr(colon + 1);
+  if (kind == "constant") {
+    const auto c2 = rest.find(':');
+    if (c2 == std::string::npos) throw std::invalid_argument("--trace constant:QPS:SECONDS expected, got '" + text + "'");
+    spec.kind = TraceSpec::Kind::kConstant;
+    spec.qps = parse_number(rest.substr(0, c2), "--trace constant QPS");
+    spec.duration_s = parse_number(rest.substr(c2 + 1), "--trace constant SECONDS");
+    if (!(spec.qps > 0)) throw std::invalid_argument("--trace constant: QPS must be positive, got " + rest.substr(0, c2));
+    if (!(spec.duration_s > 0))
+      throw std::invalid_argument("--trace constant: duration must be positive, got " + rest.substr(c2 + 1) + " s");
+  } else if (kind == "rate-file" || kind == "arrivals") {
+    if (rest.empty()) throw std::invalid_argument("--trace " + kind + ":PATH needs a path");
+    spec.kind = kind == "rate-file" ? TraceSpec::Kind::kRateFile : TraceSpec::Kind::kArrivals;
+    spec.path = rest;
+  } else {
+    throw std::invalid_argument("--trace '" + text + "': expected constant:QPS:SECONDS, rate-file:PATH or arrivals:PATH");
+  }
+  return spec;
+}
+
+std::vector<RateSegment> read_rate_file(const std::string& path) {
+  std::vector<RateSegment> segs;
+  for_each_line(path, [&](int n, const std::vector<std::string>& f) {
+    const std::string at = path + ":" + std::to_string(n);
+    if (f.size() != 2) throw std::invalid_argument(at + ": expected '<second> <QPS>', got " + std::to_string(f.size()) + " fields");
+    const double t = parse_number(f[0], at + ": second");
+    const double qps = parse_number(f[1], at + ": QPS");
+    if (t < 0) throw std::invalid_argument(at + ": second must not be negative");
+    if (qps < 0) throw std::invalid_argument(at + ": QPS must not be negative");
+    if (!segs.empty() && !(t > segs.back().start_s)) throw std::invalid_argument(at + ": seconds must increase");
+    if (!segs.empty()) segs.back().end_s = t;
+    segs.push_back(RateSegment{t, t, qps});
+  });
+  if (segs.empty()) throw std::invalid_argument(path + ": no '<second> <QPS>' lines");
+  const double hold_s = segs.size() >= 2 ? segs[segs.size() - 1].start_s - segs[segs.size() - 2].start_s : 10.0;
+  segs.back().end_s = segs.back().start_s + hold_s;
+  return segs;
+}
+
+std::vector<std::int64_t> read_arrivals_file(const std::string& path) {
+  std::vector<std::int64_t> times;
+  for_each_line(path, [&](int n, const std::vector<std::string>& f) {
+    const std::string at = path + ":" + std::to_string(n);
+    if (f.size() != 1) throw std::invalid_argument(at + ": expected one arrival time in seconds");
+    const double t = parse_number(f[0], at + ": arrival time");
+    if (t < 0) throw std::invalid_argument(at + ": arrival time must not be negative");
+    const auto t_us = static_cast<std::int64_t>(std::llround(t * 1e6));
+    if (!times.empty() && t_us < times.back()) throw std::invalid_argument(at + ": arrival times must not decrease");
+    times.push_back(t_us);
+  });
+  if (times.empty()) throw std::invalid_argument(path + ": no arrival times");
+  return times;
+}
+
+std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, ArrivalProcess process, std::uint64_t seed) {
+  switch (spec.kind) {
+    case TraceSpec::Kind::kConstant:
+      return std::make_unique<RateArrivals>(std::vector<RateSegment>{{0, spec.duration_s, spec.qps}}, process, seed);
+    case TraceSpec::Kind::kRateFile:
+      return std::make_unique<RateArrivals>(read_rate_file(spec.path), process, seed);
+    case TraceSpec::Kind::kArrivals:
+      return std::make_unique<ReplayArrivals>(read_arrivals_file(spec.path));
+  }
+  throw std::logic_error("unknown trace kind");
+}
+
+ArrivalProcess parse_arrival_process(const std::string& text) {
+  if (text == "poisson") return ArrivalProcess{};
+  if (text.rfind("gamma:", 0) == 0) {
+    const double cv2 = parse_number(text.substr(6), "--arrivals gamma:CV2");
+    if (!(cv2 > 0)) throw std::invalid_argument("--arrivals gamma:CV2 needs CV2 > 0, got " + text.substr(6));
+    return ArrivalProcess{true, cv2};
+  }
+  throw std::invalid_argument("--arrivals '" + text + "': expected poisson or gamma:CV2");
+}
+
+}  // namespace lull::sim

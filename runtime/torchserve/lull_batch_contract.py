@@ -1,0 +1,73 @@
+"""lull's batch contract, shared by the TorchServe handler and the stand-in server.
+
+lull's selector picks a model and a batch of queries; the batch travels to a
+worker as ONE request so that the worker runs it as one forward pass:
+
+    POST /predictions/{model}
+    Content-Type: application/json
+    {"inputs": ["<base64 of query 1's bytes>", "<base64 of query 2's bytes>", ...]}
+
+    200 OK
+    {"predictions": [<JSON value for query 1>, <JSON value for query 2>, ...]}
+
+The response holds exactly one prediction per input, in the same order, so
+lull can hand each query its own answer. Any other status is a failure of the
+whole batch; the body then follows TorchServe's error shape
+{"code": ..., "type": ..., "message": ...}.
+
+This module is plain Python (no torch) so it can be tested and imported anywhere.
+"""
+import base64
+import binascii
+import json
+
+
+class BatchContractError(ValueError):
+    """The request does not follow the contract; the message says why."""
+
+
+def decode_batch(body):
+    """Returns the list of input byte strings carried by a request body.
+
+    `body` is bytes, str, or an already-parsed dict (TorchServe parses JSON
+    bodies before the handler sees them).
+    """
+    if isinstance(body, (bytes, bytearray)):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise BatchContractError("body is not UTF-8 JSON: %s" % e)
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except json.JSONDecodeError as e:
+            raise BatchContractError("body is not JSON: %s" % e)
+    if not isinstance(body, dict) or not isinstance(body.get("inputs"), list):
+        raise BatchContractError('body must be an object with an "inputs" list')
+    inputs = body["inputs"]
+    if not inputs:
+        raise BatchContractError('"inputs" is empty')
+    out = []
+    for i, item in enumerate(inputs):
+        if not isinstance(item, str):
+            raise BatchContractError("inputs[%d] is not a base64 string" % i)
+        try:
+            out.append(base64.b64decode(item, validate=True))
+        except (binascii.Error, ValueError) as e:
+            raise BatchContractError("inputs[%d] is not valid base64: %s" % (i, e))
+    return out
+
+
+def encode_batch(inputs):
+    """The request body for a list of input byte strings (used by tests and tools)."""
+    return json.dumps({"inputs": [base64.b64encode(x).decode("ascii") for x in inputs]})
+
+
+def encode_predictions(predictions):
+    """The response body for a list of JSON-serializable predictions, in input order."""
+    return json.dumps({"predictions": list(predictions)}, separators=(",", ":"))
+
+
+def error_body(code, kind, message):
+    """TorchServe's error shape."""
+    return json.dumps({"code": code, "type": kind, "message": message})

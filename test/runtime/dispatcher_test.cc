@@ -1,0 +1,104 @@
+// lull's dispatcher and the baselines' FIFO dispatcher against a fake backend
+// that records batches and completes them when the test says so.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "runtime/dispatcher.h"
+#include "runtime/fifo_dispatcher.h"
+#include "test/runtime/runtime_test_support.h"
+
+namespace {
+
+using namespace lull::runtime;
+
+class FakeBackend final : public Backend {
+ public:
+  void start_batch(const BatchRequest& b) override { started.push_back(b); }
+  void finish(int index) {
+    const BatchRequest& b = started[static_cast<std::size_t>(index)];
+    report(BatchResult{b.worker, b.model, b.queries, true});
+  }
+  std::vector<BatchRequest> started;
+};
+
+}  // namespace
+
+TEST_CASE("dispatcher: round-robin, earliest deadlines first, one batch per worker", "[runtime][dispatcher]") {
+  const PolicyTable table = lull::test::tiny_table();  // 2 workers, SLO 150 ms
+  VirtualClock clock;
+  FakeBackend backend;
+  Dispatcher d(table, clock, backend);
+  std::vector<std::pair<QueryId, std::int64_t>> done;
+  d.on_batch_done([&](const BatchResult& r, std::int64_t now) {
+    for (auto q : r.queries) done.emplace_back(q, now);
+  });
+
+  for (QueryId id = 0; id < 5; ++id) {  // arrivals at 0, 1, 2, 3, 4 ms
+    clock.advance_to_us(static_cast<std::int64_t>(id) * 1000);
+    d.on_arrival(id);
+  }
+  // Queries 0 and 1 went to idle workers 0 and 1 at once with full slack:
+  // state (1, 2) = index 2 -> model 0, batch 1.
+  REQUIRE(backend.started.size() == 2);
+  CHECK(backend.started[0].worker == 0);
+  CHECK(backend.started[0].queries == std::vector<QueryId>{0});
+  CHECK(backend.started[1].worker == 1);
+  CHECK(backend.started[1].queries == std::vector<QueryId>{1});
+  CHECK(d.queued(0) == 2);  // queries 2 and 4
+  CHECK(d.queued(1) == 1);  // query 3
+
+  // Worker 0 finishes at 60 ms: query 2 (deadline 152 ms) has 92 ms of slack
+  // -> state (2, 1) = index 4 -> model 0, batch 2, serving 2 then 4.
+  clock.advance_to_us(60'000);
+  backend.finish(0);
+  REQUIRE(backend.started.size() == 3);
+  CHECK(backend.started[2].worker == 0);
+  CHECK(backend.started[2].model == 0);
+  CHECK(backend.started[2].queries == std::vector<QueryId>{2, 4});
+  REQUIRE(done.size() == 1);
+  CHECK(done[0] == std::make_pair(QueryId{0}, std::int64_t{60'000}));
+
+  // Worker 1 finishes at 110 ms: query 3 has 43 ms of slack -> (1, 0) = index 0 -> model 0.
+  clock.advance_to_us(110'000);
+  backend.finish(1);
+  REQUIRE(backend.started.size() == 4);
+  CHECK(backend.started[3].queries == std::vector<QueryId>{3});
+  CHECK(backend.started[3].model == 0);
+  CHECK(d.usage()[0].queries == 5);
+  CHECK(d.usage()[0].decisions == 4);
+}
+
+TEST_CASE("dispatcher: a long queue takes the fallback and serves all", "[runtime][dispatcher]") {
+  const PolicyTable table = lull::test::tiny_table();
+  VirtualClock clock;
+  FakeBackend backend;
+  Dispatcher d(table, clock, backend);
+  for (QueryId id = 0; id < 10; ++id) d.on_arrival(id);  // worker 0 gets 0,2,4,6,8
+  clock.advance_to_us(20'000);
+  backend.finish(0);  // worker 0 now holds 4 queries > N = 2
+  const auto& b = backend.started.back();
+  CHECK(b.worker == 0);
+  CHECK(b.model == 0);
+  CHECK(b.queries == std::vector<QueryId>{2, 4, 6, 8});
+  CHECK(d.usage()[0].fallbacks == 1);  // 10 arrivals in 0.5 s: 20 QPS, grid point 0
+}
+
+TEST_CASE("fifo dispatcher: idle workers take up to the plan's batch from the head", "[runtime][dispatcher]") {
+  const PolicyTable table = lull::test::tiny_table();
+  VirtualClock clock;
+  FakeBackend backend;
+  FifoDispatcher d(table, {BaselineChoice{1, 3}, BaselineChoice{1, 3}}, clock, backend);
+  for (QueryId id = 0; id < 6; ++id) d.on_arrival(id);
+  REQUIRE(backend.started.size() == 2);  // two workers, one query each as they were idle
+  CHECK(backend.started[0].queries == std::vector<QueryId>{0});
+  CHECK(backend.started[1].queries == std::vector<QueryId>{1});
+  CHECK(d.queued() == 4);
+  backend.finish(1);
+  REQUIRE(backend.started.size() == 3);
+  CHECK(backend.started[2].worker == backend.started[1].worker);
+  CHECK(backend.started[2].model == 1);
+  CHECK(backend.started[2].queries == std::vector<QueryId>{2, 3, 4});
+  CHECK(d.queued() == 1);
+  CHECK_THROWS(FifoDispatcher(table, {BaselineChoice{0, 1}}, clock, backend));
+}

@@ -1,0 +1,87 @@
+// The loader refuses corrupt, truncated and mismatched policy sets with a
+// message naming the file and the problem.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/policy_loader.h"
+#include "schema/atomic_file.h"
+#include "schema/policy_file.h"
+#include "test/runtime/runtime_test_support.h"
+
+namespace {
+
+using lull::runtime::load_policy_table;
+using lull::runtime::policy_table_from_proto;
+using Catch::Matchers::Contains;
+
+std::string temp_path(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / "lull_runtime_tests";
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+}  // namespace
+
+TEST_CASE("a sealed policy set loads into flat tables", "[runtime][loader]") {
+  const std::string path = temp_path("tiny_ok.pb");
+  lull::write_policy_set(lull::test::tiny_policy_set(), path);
+  const auto t = load_policy_table(path, {"tiny", 2, 150});
+  CHECK(t.slo_us == 150'000);
+  CHECK(t.workers == 2);
+  REQUIRE(t.policies.size() == 2);
+  CHECK(t.policies[1].load_qps == 200);
+  CHECK(t.policies[0].actions.size() == 7);
+  CHECK(t.policies[0].actions[6].batch == 3);
+  CHECK(t.models[1].latency_us[2] == 80'000);
+}
+
+TEST_CASE("corrupt and truncated files are refused", "[runtime][loader]") {
+  const std::string path = temp_path("tiny_bad.pb");
+  lull::write_policy_set(lull::test::tiny_policy_set(), path);
+  std::string bytes = lull::read_whole_file(path);
+  SECTION("flipped byte") {
+    bytes[bytes.size() / 2] ^= 0x01;
+    lull::write_file_atomically(path, bytes);
+    CHECK_THROWS_WITH(load_policy_table(path, {}), Contains(path));
+  }
+  SECTION("truncated") {
+    lull::write_file_atomically(path, bytes.substr(0, bytes.size() / 3));
+    CHECK_THROWS_WITH(load_policy_table(path, {}), Contains(path));
+  }
+  SECTION("missing") { CHECK_THROWS_WITH(load_policy_table(temp_path("none.pb"), {}), Contains("none.pb")); }
+}
+
+TEST_CASE("worker count, SLO and task must match what the caller runs", "[runtime][loader]") {
+  const auto set = lull::test::tiny_policy_set();
+  CHECK_THROWS_WITH(policy_table_from_proto(set, {"", 60, 0}, "f.pb"), Contains("compiled for 2 workers") && Contains("f.pb"));
+  CHECK_THROWS_WITH(policy_table_from_proto(set, {"", 0, 100}, "f.pb"), Contains("SLO 150 ms"));
+  CHECK_THROWS_WITH(policy_table_from_proto(set, {"image", 0, 0}, "f.pb"), Contains("task 'tiny'"));
+  CHECK_NOTHROW(policy_table_from_proto(set, {"tiny", 2, 150}, "f.pb"));
+}
+
+TEST_CASE("structural problems are named", "[runtime][loader]") {
+  auto set = lull::test::tiny_policy_set();
+  SECTION("short action table") {
+    set.mutable_policies(0)->mutable_action_model()->RemoveLast();
+    set.mutable_policies(0)->mutable_action_batch()->RemoveLast();
+    CHECK_THROWS_WITH(policy_table_from_proto(set, {}, "f.pb"), Contains("policies[0]") && Contains("N*(J+1)+1"));
+  }
+  SECTION("batch larger than the queue") {
+    set.mutable_policies(1)->set_action_batch(0, 2);  // state (1,0) cannot serve 2
+    CHECK_THROWS_WITH(policy_table_from_proto(set, {}, "f.pb"), Contains("policies[1].action_batch[0]"));
+  }
+  SECTION("loads out of order") {
+    set.mutable_policies(1)->mutable_inputs()->set_load_qps(50);
+    CHECK_THROWS_WITH(policy_table_from_proto(set, {}, "f.pb"), Contains("ascending"));
+  }
+  SECTION("grid not starting at zero") {
+    set.mutable_policies(0)->set_slack_grid_us(0, 5);
+    CHECK_THROWS_WITH(policy_table_from_proto(set, {}, "f.pb"), Contains("slack_grid_us"));
+  }
+  SECTION("latency table too short for N+1") {
+    set.mutable_models(1)->mutable_latency_us()->RemoveLast();
+    CHECK_THROWS_WITH(policy_table_from_proto(set, {}, "f.pb"), Contains("slow"));
+  }
+}

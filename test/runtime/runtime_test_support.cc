@@ -1,0 +1,145 @@
+#include "test/runtime/runtime_test_support.h"
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "compiler/profile/artifact_import.h"
+#include "compiler/profile/profile_reduction.h"
+#include "runtime/policy_loader.h"
+#include "schema/atomic_file.h"
+#include "schema/policy_file.h"
+
+namespace lull::test {
+
+std::string runtime_shared_dir() { return LULL_SHARED_DIR; }
+
+bool have_golden_and_artifact() {
+  const std::string s = runtime_shared_dir();
+  return std::filesystem::exists(s + "/golden/image_fld100_max.json") &&
+         std::filesystem::exists(s + "/ramsis-artifact/profiles/image_cloud_cpu") &&
+         std::filesystem::exists(s + "/ramsis-artifact/image_accuracy.json");
+}
+
+schema::PolicySet tiny_policy_set() {
+  schema::PolicySet set;
+  set.set_task("tiny");
+  set.set_slo_ms(150);
+  set.set_workers(2);
+  const double base_ms[2] = {10, 40}, per_ms[2] = {10, 20}, acc[2] = {0.5, 0.9};
+  for (int m = 0; m < 2; ++m) {
+    auto* e = set.add_models();
+    e->set_name(m == 0 ? "fast" : "slow");
+    e->set_accuracy(acc[m]);
+    for (int b = 1; b <= 3; ++b) e->add_latency_us((base_ms[m] + per_ms[m] * (b - 1)) * 1000);
+  }
+  for (double load : {100.0, 200.0}) {
+    auto* p = set.add_policies();
+    auto* in = p->mutable_inputs();
+    in->set_task("tiny");
+    in->set_slo_ms(150);
+    in->set_workers(2);
+    in->set_load_qps(load);
+    in->set_max_queue(2);
+    in->set_percentile(95);
+    for (double t : {0.0, 50000.0, 100000.0}) p->add_slack_grid_us(t);
+    const int states = 2 * 3 + 1;
+    for (int s = 0; s < states; ++s) {
+      const bool full = s == states - 1;
+      p->add_action_model(full ? 0 : s % 2);
+      p->add_action_batch(full ? 3 : s / 3 + 1);
+    }
+    p->set_num_states(3 * 3 + 1);
+    p->mutable_expected()->set_accuracy(0.7);
+    p->mutable_expected()->set_violation_rate(0.01);
+  }
+  seal_policy_set(set);
+  return set;
+}
+
+runtime::PolicyTable tiny_table() { return runtime::policy_table_from_proto(tiny_policy_set(), {}, "tiny"); }
+
+namespace {
+
+double number(const google::protobuf::Struct& s, const std::string& key) {
+  const auto it = s.fields().find(key);
+  if (it == s.fields().end()) throw std::runtime_error("golden JSON lacks '" + key + "'");
+  return it->second.number_value();
+}
+
+std::vector<GoldenCase> load_golden() {
+  const std::string shared = runtime_shared_dir();
+  google::protobuf::Struct root;
+  const auto status = google::protobuf::util::JsonStringToMessage(
+      read_whole_file(shared + "/golden/image_fld100_max.json"), &root);
+  if (!status.ok()) throw std::runtime_error("golden JSON: " + std::string(status.message()));
+
+  std::vector<std::string> names;
+  const auto& cases = root.fields().at("cases").list_value();
+  for (const auto& v : cases.values(0).struct_value().fields().at("config").struct_value().fields().at("models").list_value().values())
+    names.push_back(v.string_value());
+  const std::string artifact = shared + "/ramsis-artifact/profiles/image_cloud_cpu";
+  compiler::ReductionOptions opts;
+  opts.models = names;
+  const auto reduced = compiler::reduce_profiles(
+      compiler::import_artifact_profiles(artifact, shared + "/ramsis-artifact/image_accuracy.json", "image"), opts, artifact);
+
+  std::vector<GoldenCase> out;
+  for (const auto& cv : cases.values()) {
+    const auto& c = cv.struct_value();
+    const auto& config = c.fields().at("config").struct_value();
+    const auto& expected = c.fields().at("expected").struct_value();
+    GoldenCase g;
+    g.workers = static_cast<int>(number(config, "workers"));
+    g.load_qps = number(config, "load_qps");
+    g.expected_accuracy = number(expected, "accuracy");
+    g.expected_violation_rate = number(expected, "violation_rate");
+    const double slo_ms = number(config, "slo_ms");
+    const int n_max = static_cast<int>(number(config, "max_queue"));
+    const int intervals = static_cast<int>(number(config, "intervals"));
+    g.set.set_task("image");
+    g.set.set_slo_ms(slo_ms);
+    g.set.set_workers(static_cast<unsigned>(g.workers));
+    for (const auto& m : reduced.models) {
+      auto* e = g.set.add_models();
+      e->set_name(m.name);
+      e->set_accuracy(m.accuracy);
+      for (double l : m.latency_us) e->add_latency_us(l);
+    }
+    auto* p = g.set.add_policies();
+    auto* in = p->mutable_inputs();
+    in->set_task("image");
+    in->set_slo_ms(slo_ms);
+    in->set_workers(static_cast<unsigned>(g.workers));
+    in->set_load_qps(g.load_qps);
+    in->set_max_queue(static_cast<unsigned>(n_max));
+    in->set_percentile(95);
+    for (int j = 0; j <= intervals; ++j) p->add_slack_grid_us(j * slo_ms * 1000.0 / intervals);
+    // Rows [n, j, model, batch] in state order (1,0)..(N,J), F.
+    int index = 0;
+    for (const auto& row : c.fields().at("policy").list_value().values()) {
+      const int n = static_cast<int>(row.list_value().values(0).number_value());
+      const int j = static_cast<int>(row.list_value().values(1).number_value());
+      const int want = n > n_max ? n_max * (intervals + 1) : (n - 1) * (intervals + 1) + j;
+      if (want != index++) throw std::runtime_error("golden policy rows are not in state order");
+      p->add_action_model(static_cast<unsigned>(row.list_value().values(2).number_value()));
+      p->add_action_batch(static_cast<unsigned>(row.list_value().values(3).number_value()));
+    }
+    p->mutable_expected()->set_accuracy(g.expected_accuracy);
+    p->mutable_expected()->set_violation_rate(g.expected_violation_rate);
+    seal_policy_set(g.set);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<GoldenCase>& golden_cases() {
+  static const std::vector<GoldenCase> cases = load_golden();
+  return cases;
+}
+
+}  // namespace lull::test

@@ -1,0 +1,42 @@
+#pragma once
+// Helpers for the runtime tests: a tiny hand-made policy set whose every
+// state has a distinct, predictable action, and the golden cases of
+// ../shared/golden turned into policy sets.
+#include <string>
+#include <vector>
+
+#include "runtime/policy_table.h"
+#include "schema/policy.pb.h"
+
+namespace lull::test {
+
+std::string runtime_shared_dir();
+bool have_golden_and_artifact();
+
+// Two models (fast: acc 0.5, lat 10 ms + 10 ms per extra query; slow: acc 0.9,
+// lat 40 ms + 20 ms per extra), SLO 150 ms, N = 2, slack grid {0, 50, 100} ms,
+// workers 2, loads {100, 200} QPS. State s (in table order) gets model s % 2
+// and batch n, except F which gets (0, 3).
+schema::PolicySet tiny_policy_set();
+runtime::PolicyTable tiny_table();
+
+struct GoldenCase {
+  int workers = 0;
+  double load_qps = 0;
+  double expected_accuracy = 0;
+  double expected_violation_rate = 0;
+  schema::PolicySet set;  // one policy, the golden one, with the artifact's p95 latencies
+};
+
+// All golden cases (requires have_golden_and_artifact()).
+const std::vector<GoldenCase>& golden_cases();
+
+}  // namespace lull::test
+
+#define LULL_SKIP_WITHOUT_SHARED()                                                        \
+  do {                                                                                    \
+    if (!lull::test::have_golden_and_artifact()) {                                        \
+      WARN("skipped: ../shared/golden or ../shared/ramsis-artifact not found");           \
+      return;                                                                             \
+    }                                                                                     \
+  } while (0)

@@ -1,0 +1,31 @@
+#include <catch2/catch.hpp>
+
+#include "runtime/serve/batch_codec.h"
+
+using namespace lull::serve;
+
+TEST_CASE("batch request carries every input base64-encoded, in order", "[serve][codec]") {
+  const std::string a = "foo", b = std::string("\0\xff", 2);
+  CHECK(encode_batch_request({&a, &b}) == R"({"inputs":["Zm9v","AP8="]})");
+}
+
+TEST_CASE("batch response is split into each prediction's own text, in order", "[serve][codec]") {
+  auto out = decode_batch_response(
+      R"( {"model": "x", "predictions": [{"class":3,"score":0.5}, [1,{"a":"]}"}], "s\"t", -1.5e3, null] } )", 5);
+  REQUIRE(out.size() == 5);
+  CHECK(out[0] == R"({"class":3,"score":0.5})");
+  CHECK(out[1] == R"([1,{"a":"]}"}])");
+  CHECK(out[2] == R"("s\"t")");
+  CHECK(out[3] == "-1.5e3");
+  CHECK(out[4] == "null");
+  CHECK(decode_batch_response(R"({"predictions":[]})", 0).empty());
+}
+
+TEST_CASE("batch responses that break the contract are refused", "[serve][codec]") {
+  CHECK_THROWS_WITH(decode_batch_response("not json", 1), Catch::Contains("not the contract's JSON"));
+  CHECK_THROWS_WITH(decode_batch_response(R"({"predictions":[1,)", 2), Catch::Contains("not the contract's JSON"));
+  CHECK_THROWS_WITH(decode_batch_response(R"({"predictions":[1]} x)", 1), Catch::Contains("trailing"));
+  CHECK_THROWS_WITH(decode_batch_response(R"({"outputs":[1]})", 1), Catch::Contains("no \"predictions\""));
+  CHECK_THROWS_WITH(decode_batch_response(R"({"predictions":{}})", 1), Catch::Contains("to be a list"));
+  CHECK_THROWS_WITH(decode_batch_response(R"({"predictions":[1,2]})", 3), Catch::Contains("2 predictions for 3"));
+}
