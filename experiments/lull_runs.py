@@ -30,13 +30,15 @@ def check_inputs():
     os.makedirs(RESULTS, exist_ok=True)
 
 
-def policy_set(workers, loads="200:4000:200"):
+def policy_set(workers, loads="200:4000:200", batching="max"):
     """Compiles (once) the image policy set for `workers` at SLO 150 ms."""
-    out = os.path.join(WORK, f"image_slo150_w{workers}_{loads.replace(':', '-')}.pb")
+    suffix = "" if batching == "max" else f"_{batching}"
+    out = os.path.join(WORK, f"image_slo150_w{workers}_{loads.replace(':', '-')}{suffix}.pb")
     if not os.path.exists(out):
         print(f"compiling {out} ...", file=sys.stderr, flush=True)
         subprocess.run([LULL, "compile", "--profiles", PROFILES, "--accuracy", ACCURACY, "--slo-ms", "150",
-                        "--workers", str(workers), "--load-qps", loads, "--models", MODELS, "--out", out],
+                        "--workers", str(workers), "--load-qps", loads, "--models", MODELS,
+                        "--batching", batching, "--device", "cpu", "--out", out],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return out
 
