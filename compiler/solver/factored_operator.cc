@@ -25,7 +25,11 @@ FactoredOperator::FactoredOperator(const MdpProblem& problem, const TransitionTa
   // targets only, so groups can run in parallel without atomics.
   jlo_groups_.assign(static_cast<std::size_t>(t_.J1), {});
   for (int k = 0; k < static_cast<int>(p_.taus_us.size()); ++k) jlo_groups_[t_.tau_bucket[k]].push_back(k);
-  const double work = static_cast<double>(t_.K) * (p_.taus_us.size() + t_.J1) * t_.cols();
+  // Multiply-adds per value-iteration step: the bucket and tau tables, the
+  // Q values of whole-queue actions (K each) and of partial actions (their
+  // count distributions).
+  const double work = static_cast<double>(t_.K) * (p_.taus_us.size() + t_.J1) * t_.cols() +
+                      static_cast<double>(t_.K) * p_.actions.size() + static_cast<double>(t_.count_prob.size());
   parallel_ = work > 1e7;  // ~10 ms of work per iteration; below that, waking threads costs more
 }
 
