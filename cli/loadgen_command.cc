@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/open_loop.h"
 #include "runtime/serve/http_client.h"
 #include "schema/atomic_file.h"
 
@@ -27,30 +28,12 @@ namespace {
 namespace po = boost::program_options;
 using Clock = std::chrono::steady_clock;
 
-// "30s", "500ms", "2m", or plain seconds.
-double parse_duration_s(const std::string& text) {
-  size_t used = 0;
-  double v = 0;
-  try { v = std::stod(text, &used); } catch (const std::exception&) { used = 0; }
-  const std::string unit = text.substr(used);
-  const double scale = unit.empty() || unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "m" ? 60 : -1;
-  if (used == 0 || scale < 0 || !(v > 0)) throw UsageError("--duration '" + text + "': expected e.g. 30s, 500ms, 2m");
-  return v * scale;
-}
-
 struct Record {
   std::int64_t latency_us = 0;
   int status = 0;
   std::string error;  // transport failure
   std::string model;  // X-Lull-Model, when the target is lull
 };
-
-double percentile(std::vector<std::int64_t> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())));
-  return static_cast<double>(v[i]) / 1000.0;
-}
 
 std::map<std::string, double> read_accuracies(const std::string& path) {
   google::protobuf::Struct s;
@@ -110,12 +93,7 @@ int run_loadgen(int argc, char** argv) {
   }
 
   // The whole schedule first: sending never waits on the network.
-  std::vector<double> at_s;
-  std::mt19937_64 rng(seed);
-  std::exponential_distribution<double> gap(rate);
-  for (double t = arrivals == "poisson" ? gap(rng) : 0; t < duration_s;
-       t += arrivals == "poisson" ? gap(rng) : 1.0 / rate)
-    at_s.push_back(t);
+  const std::vector<double> at_s = arrival_schedule(rate, duration_s, arrivals == "poisson", seed);
 
   std::mutex mu;
   std::condition_variable cv;
@@ -184,8 +162,8 @@ int run_loadgen(int argc, char** argv) {
                 sent, send_s, sent / send_s, rate, arrivals.c_str(), ok_latencies.size(), errors, lost);
   out += line;
   std::snprintf(line, sizeof line, "latency ms: p50 %.2f  p90 %.2f  p95 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n",
-                percentile(ok_latencies, 50), percentile(ok_latencies, 90), percentile(ok_latencies, 95),
-                percentile(ok_latencies, 99), percentile(ok_latencies, 99.9), percentile(ok_latencies, 100));
+                percentile_ms(ok_latencies, 50), percentile_ms(ok_latencies, 90), percentile_ms(ok_latencies, 95),
+                percentile_ms(ok_latencies, 99), percentile_ms(ok_latencies, 99.9), percentile_ms(ok_latencies, 100));
   out += line;
   for (const auto& [code, n] : http_errors) out += "  HTTP " + std::to_string(code) + ": " + std::to_string(n) + "\n";
   for (const auto& [e, n] : transport_errors) out += "  " + e + ": " + std::to_string(n) + "\n";
@@ -210,8 +188,8 @@ int run_loadgen(int argc, char** argv) {
                   "\"slo_ms\":%.4f,\"violation_rate\":%.6f,\"accuracy_per_satisfied\":%.6f",
                   rate, sent / send_s, sent, ok_latencies.size(), errors, lost,
                   static_cast<int>(std::count_if(finished.begin(), finished.end(), [](const Record& r) { return r.status >= 500; })),
-                  percentile(ok_latencies, 50), percentile(ok_latencies, 90), percentile(ok_latencies, 99),
-                  percentile(ok_latencies, 99.9), percentile(ok_latencies, 100), slo_ms, violation_rate, accuracy);
+                  percentile_ms(ok_latencies, 50), percentile_ms(ok_latencies, 90), percentile_ms(ok_latencies, 99),
+                  percentile_ms(ok_latencies, 99.9), percentile_ms(ok_latencies, 100), slo_ms, violation_rate, accuracy);
     j += line;
     j += ",\"models\":{";
     bool first = true;

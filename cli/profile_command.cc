@@ -2,13 +2,22 @@
 // model server's inference API (lull's batch contract) and writes a profile
 // set in lull's format. Requests go one at a time, so each sample is one
 // batch's latency on an otherwise idle worker, as the compiler assumes.
+// Robustness: every (model, batch) starts with unrecorded warm-up requests
+// (the first passes at a new shape pay allocator and kernel-selection costs),
+// and a pause between batch sizes lets the machine settle, so one slow
+// outlier does not end up as a batch's latency (mdp-spec 1.1's monotone pass
+// would then carry it to, or pull it from, its neighbours).
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
+#include <chrono>
 #include <ctime>
+#include <iomanip>
+#include <thread>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -82,7 +91,7 @@ std::vector<int> parse_batches(const std::string& text, int max_batch) {
 
 int run_profile(int argc, char** argv) {
   std::string worker, models_text, accuracy_path, out_path, batches_text, task;
-  int max_batch = 32, samples = 100, warmup = 3, input_bytes = 4096;
+  int max_batch = 32, samples = 100, warmup = 3, input_bytes = 4096, pause_ms = 200;
   std::int64_t timeout_ms = 60000;
   po::options_description desc("lull profile: measure batch latencies through a model server's inference API");
   desc.add_options()
@@ -92,7 +101,8 @@ int run_profile(int argc, char** argv) {
       ("max-batch", po::value(&max_batch)->default_value(32), "largest batch size")
       ("batches", po::value(&batches_text), "batch sizes to measure (default 1..max-batch); others are interpolated")
       ("samples", po::value(&samples)->default_value(100), "measurements per (model, batch)")
-      ("warmup", po::value(&warmup)->default_value(3), "unrecorded requests per model first")
+      ("warmup", po::value(&warmup)->default_value(3), "unrecorded requests before each (model, batch)")
+      ("pause-ms", po::value(&pause_ms)->default_value(200), "idle pause before each batch size")
       ("accuracy", po::value(&accuracy_path)->required(), "JSON {model: accuracy in [0,1]}")
       ("task", po::value(&task)->default_value("image-classification"), "task name written to the profile")
       ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of each synthetic query input")
@@ -109,8 +119,8 @@ int run_profile(int argc, char** argv) {
   } catch (const po::error& e) {
     throw UsageError(e.what());
   }
-  if (max_batch < 1 || samples < 1 || warmup < 0 || input_bytes < 1)
-    throw UsageError("--max-batch, --samples and --input-bytes must be >= 1, --warmup >= 0");
+  if (max_batch < 1 || samples < 1 || warmup < 0 || input_bytes < 1 || pause_ms < 0)
+    throw UsageError("--max-batch, --samples and --input-bytes must be >= 1, --warmup and --pause-ms >= 0");
   try {
     worker = serve::normalize_base_url(worker);
   } catch (const std::invalid_argument& e) {
@@ -149,22 +159,29 @@ int run_profile(int argc, char** argv) {
   const long total = static_cast<long>(models.size() * batches.size()) * samples;
   long done = 0;
   for (const auto& model : models) {
-    for (int i = 0; i < warmup; ++i) measure(model, 1);
     auto* mp = set.add_models();
     mp->set_name(model);
     mp->set_accuracy(accuracies.at(model));
+    std::ostringstream medians;
     for (int b : batches) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      for (int i = 0; i < warmup; ++i) measure(model, b);
       auto* lat = mp->add_latencies();
       lat->set_batch(static_cast<unsigned>(b));
+      std::vector<double> got;
       for (int s = 0; s < samples; ++s) {
-        lat->add_samples_s(measure(model, b));
+        got.push_back(measure(model, b));
+        lat->add_samples_s(got.back());
         ++done;
+        if (s % 10 == 0 || s + 1 == samples)
+          std::cerr << "\rprofile: " << model << " batch " << b << "/" << batches.back() << "  ("
+                    << (100 * done / total) << "% of " << total << " requests)   " << std::flush;
       }
-      std::cerr << "\rprofile: " << model << " batch " << b << "/" << batches.back() << "  ("
-                << (100 * done / total) << "% of " << total << " requests)   " << std::flush;
+      std::nth_element(got.begin(), got.begin() + got.size() / 2, got.end());
+      medians << " b" << b << " " << std::fixed << std::setprecision(1) << got[got.size() / 2] * 1e3;
     }
+    std::cerr << "\rprofile: " << model << ": median ms" << medians.str() << std::string(20, ' ') << "\n";
   }
-  std::cerr << "\n";
   write_profile_set_json(set, out_path);
   std::cerr << "profile: wrote " << out_path << " (" << models.size() << " models, " << batches.size()
             << " batch sizes, " << samples << " samples each)\n";

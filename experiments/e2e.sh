@@ -2,20 +2,35 @@
 # End to end, for real: model servers running TorchVision models on the CPU
 # (the stand-in for TorchServe), `lull profile`, `lull compile`, `lull serve`,
 # and Poisson load from `lull loadgen` at three loads. Writes
-# experiments/results/e2e.{md,json,png} and exits non-zero if a check fails.
-#   E2E_QUICK=1   short run for the test suite (2 servers, 6 s per load)
+# experiments/results/e2e.{md,json,png} and exits non-zero if a check fails:
+# a query lost or answered 5xx; a measured violation rate above the compiled
+# expectation + 2 points; accuracy per satisfied query more than 2 points
+# from the expectation. Expectations are the compiled policy's for that load
+# (lull compile --report).
+#   E2E_QUICK=1   short run for the test suite (fewer profile samples, 8 s per load)
 #   E2E_STRICT=0  report the statistical checks without failing on them
 #                 (losses and 5xx always fail)
+# Choices (docs/serving.md, "The end-to-end run"): 112-px inputs; four
+# TorchVision models that form a latency/accuracy Pareto front on one CPU
+# thread (6.7 to 33 ms at batch 1); SLO 60 ms, so the most accurate model fits
+# a lone query but not a queue; loads 15/35/50 qps on 2 workers, from idle to
+# ~65% busy, where the policy moves from mobilenet_v2 alone to a mix.
+# resnet18 is left out: at 112 px its batch of 1 takes ~90 ms but a batch of
+# 2 ~19 ms (PyTorch picks another convolution path for one image), and the
+# profile's monotone pass (mdp-spec 1.1) would then plan with 19 ms.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LULL="${LULL:-$ROOT/build/lull}"
 PY=/usr/bin/python3   # Debian's interpreter, which has python3-torch
 OUT="${E2E_OUT:-$ROOT/experiments/results}"
 QUICK="${E2E_QUICK:-0}"; STRICT="${E2E_STRICT:-1}"
-SERVERS="${E2E_SERVERS:-2}"; MODELS="${E2E_MODELS:-shufflenet_v2_x0_5,mobilenet_v3_small,resnet18}"
-SLO_MS="${E2E_SLO_MS:-150}"; LOADS="${E2E_LOADS:-10 20 30}"; DURATION="${E2E_DURATION:-20s}"
-SAMPLES=20
-if [ "$QUICK" = 1 ]; then DURATION=6s; SAMPLES=8; fi
+SERVERS="${E2E_SERVERS:-2}"
+MODELS="${E2E_MODELS:-shufflenet_v2_x0_5,mobilenet_v3_small,shufflenet_v2_x1_0,mobilenet_v2}"
+SLO_MS="${E2E_SLO_MS:-60}"; LOADS="${E2E_LOADS:-15 35 50}"; DURATION="${E2E_DURATION:-30s}"
+SAMPLES=50; WARMUP=3; PAUSE_MS=200
+# Quick: 25 samples still put the p99 at one of the two slowest; 10 s per load
+# gives 150-500 queries, enough that 2 points of violation is 3 or more queries.
+if [ "$QUICK" = 1 ]; then DURATION=10s; SAMPLES=25; WARMUP=2; PAUSE_MS=100; fi
 ACC="$ROOT/runtime/modelserver/accuracy.json"
 WORK="$(mktemp -d /tmp/lull-e2e.XXXXXX)"
 PIDS=()
@@ -34,20 +49,25 @@ done
 for i in $(seq 0 $((SERVERS - 1))); do wait_file "$WORK/port$i"; URLS+=("http://127.0.0.1:$(cat "$WORK/port$i")"); done
 WORKERS="$(IFS=,; echo "${URLS[*]}")"
 
-"$LULL" profile --worker "${URLS[0]}" --models "$MODELS" --max-batch 8 --batches 1,2,4,8 \
-    --samples "$SAMPLES" --accuracy "$ACC" --out "$WORK/profile.json"
-"$LULL" compile --profiles "$WORK/profile.json" --slo-ms "$SLO_MS" --workers "$SERVERS" \
-    --load-qps 5:60:5 --max-queue 8 --intervals 50 --all-models --out "$WORK/set.pb" 2>/dev/null
+# Batch sizes 1-4: with a 60 ms SLO no model can serve a batch of 5 in time.
+"$LULL" profile --worker "${URLS[0]}" --models "$MODELS" --max-batch 4 --samples "$SAMPLES" \
+    --warmup "$WARMUP" --pause-ms "$PAUSE_MS" --accuracy "$ACC" --out "$WORK/profile.json" 2> >(tr '\r' '\n' | grep median >&2)
+# The slowest sample (percentile 100): the policy plans with the worst latency
+# seen, not one that one batch in twenty exceeds (the p95 default): a tight plan
+# (the accurate model whenever the slack allows it) then rarely runs late.
+"$LULL" compile --profiles "$WORK/profile.json" --slo-ms "$SLO_MS" --workers "$SERVERS" --percentile 100 \
+    --load-qps 5:100:5 --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>/dev/null
 "$LULL" serve --policies "$WORK/set.pb" --workers "$WORKERS" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 PIDS+=($!)
 wait_file "$WORK/lull.port"
 TARGET="http://127.0.0.1:$(cat "$WORK/lull.port")"
 
+# Warm-up, not counted: opens the connections and lets every path run once.
+"$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate 10 --duration 2s > /dev/null || true
 for load in $LOADS; do
-  before="$(curl -s "$TARGET/metrics")"
   "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate "$load" --duration "$DURATION" \
-      --slo-ms "$SLO_MS" --accuracy "$ACC" --json "$WORK/load$load.json" > "$WORK/load$load.txt" || true
+      --seed "$load" --slo-ms "$SLO_MS" --accuracy "$ACC" --json "$WORK/load$load.json" > "$WORK/load$load.txt" || true
   curl -s "$TARGET/metrics" > "$WORK/metrics$load.txt"
   cat "$WORK/load$load.txt"
 done
@@ -55,14 +75,12 @@ done
 "$PY" - "$WORK" "$OUT" "$STRICT" "$LOADS" "$SLO_MS" <<'PYEOF'
 import json, sys, re
 work, out, strict, loads, slo = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4].split(), float(sys.argv[5])
-def metric(text, name):
-    m = re.search(r"^" + re.escape(name) + r" (\S+)$", text, re.M)
-    return float(m.group(1)) if m else float("nan")
+expected = {p["load_qps"]: p for p in json.load(open(f"{work}/report.json"))["policies"]}
 rows, hard_fail, soft_fail = [], False, False
 for load in loads:
     r = json.load(open(f"{work}/load{load}.json"))
-    met = open(f"{work}/metrics{load}.txt").read()
-    exp_acc, exp_vio = metric(met, "lull_policy_expected_accuracy"), metric(met, "lull_policy_expected_violation_rate")
+    exp = expected[float(load)]
+    exp_acc, exp_vio = exp["expected_accuracy"], exp["expected_violation_rate"]
     lost = r["unanswered"] > 0 or r["http_5xx"] > 0 or r["ok"] != r["sent"]
     vio_ok = r["violation_rate"] <= exp_vio + 0.02
     acc_ok = abs(r["accuracy_per_satisfied"] - exp_acc) <= 0.02
@@ -72,10 +90,12 @@ for load in loads:
                      p50=r["p50_ms"], p99=r["p99_ms"], violation=r["violation_rate"], expected_violation=exp_vio,
                      accuracy=r["accuracy_per_satisfied"], expected_accuracy=exp_acc, models=r["models"],
                      no_loss=not lost, violation_ok=vio_ok, accuracy_ok=acc_ok))
-json.dump(dict(slo_ms=slo, rows=rows, provenance=json.load(open(f"{work}/profile.json"))["provenance"]),
-          open(f"{out}/e2e.json", "w"), indent=1)
+provenance = json.load(open(f"{work}/profile.json"))["provenance"]
+json.dump(dict(slo_ms=slo, rows=rows, provenance=provenance), open(f"{out}/e2e.json", "w"), indent=1)
 with open(f"{out}/e2e.md", "w") as f:
-    f.write(f"# lull end to end (SLO {slo:g} ms)\n\n")
+    f.write(f"# lull end to end (SLO {slo:g} ms)\n\nProfile {provenance}. Expected values: the compiled policy "
+            "for each load (lull compile --report). Checks: no loss or 5xx; violation <= expected + 0.02; "
+            "|accuracy - expected| <= 0.02.\n\n")
     f.write("| load qps | achieved | sent | ok | errors | p50 ms | p99 ms | violation (exp.) | acc/satisfied (exp.) | checks |\n")
     f.write("|---|---|---|---|---|---|---|---|---|---|\n")
     for r in rows:

@@ -2,6 +2,7 @@
 // The front door: stamps each query's deadline (arrival + SLO) and, for lull's
 // scheduler, picks the worker queue strictly round-robin (mdp-spec.md 7).
 #include <cstdint>
+#include <vector>
 
 #include "runtime/query.h"
 
@@ -16,6 +17,17 @@ class CentralQueue {
     const int w = next_;
     next_ = next_ + 1 == workers_ ? 0 : next_ + 1;
     return w;
+  }
+  // Round-robin over the workers marked available (`available[w]` != 0),
+  // skipping the others; when none is, plain round-robin (the query goes
+  // somewhere and its backend fails it with a reason). With every worker
+  // available this is exactly next_worker().
+  int next_available_worker(const std::vector<char>& available) {
+    for (int tries = 0; tries < workers_; ++tries) {
+      const int w = next_worker();
+      if (available[static_cast<std::size_t>(w)]) return w;
+    }
+    return next_worker();
   }
 
  private:

@@ -18,14 +18,32 @@ Dispatcher::Dispatcher(const PolicyTable& table, Clock& clock, Backend& backend,
       table_(table),
       central_(table.slo_us, table.workers),
       queues_(static_cast<std::size_t>(table.workers)),
-      busy_(static_cast<std::size_t>(table.workers), 0) {}
+      busy_(static_cast<std::size_t>(table.workers), 0),
+      available_(static_cast<std::size_t>(table.workers), 1),
+      num_available_(table.workers) {}
 
 void Dispatcher::on_arrival(QueryId id) {
   const std::int64_t now = clock_.now_us();
   note_arrival(now);
-  const int w = central_.next_worker();
+  // With every worker available (always, under the simulator) this is plain
+  // round-robin; the check costs one branch per arrival.
+  const int w = num_available_ == static_cast<int>(queues_.size()) ? central_.next_worker()
+                                                                   : central_.next_available_worker(available_);
   queues_[w].push(central_.stamp(id, now));
   if (!busy_[w]) try_dispatch(w);
+}
+
+void Dispatcher::set_worker_available(int worker, bool available) {
+  char& a = available_.at(static_cast<std::size_t>(worker));
+  if ((a != 0) == available) return;
+  a = available ? 1 : 0;
+  num_available_ += available ? 1 : -1;
+  if (available || num_available_ == 0) return;  // with no one to take them, the queries stay
+  WorkerQueue& q = queues_[worker];
+  q.drain(moved_);
+  for (const Query& query : moved_) queues_[central_.next_available_worker(available_)].push(query);
+  for (int w = 0; w < static_cast<int>(queues_.size()); ++w)
+    if (available_[w] && !busy_[w]) try_dispatch(w);
 }
 
 void Dispatcher::try_dispatch(int w) {

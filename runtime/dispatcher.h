@@ -19,6 +19,15 @@ class Dispatcher final : public Scheduler {
   void on_arrival(QueryId id) override;
   int queued(int worker) const { return queues_[worker].size(); }
 
+  // Worker availability, for real backends whose workers can fail (the
+  // TorchServe backend's health checks); every worker starts available and
+  // the simulator never changes it. Round-robin skips unavailable workers,
+  // and a worker marked unavailable hands its queued queries (deadlines
+  // kept) to the available ones, which start them if idle. Its batch in
+  // flight is the backend's to fail or finish.
+  void set_worker_available(int worker, bool available);
+  bool worker_available(int worker) const { return available_[worker] != 0; }
+
  private:
   void handle_done(const BatchResult& r) override;
   void try_dispatch(int worker);
@@ -27,6 +36,9 @@ class Dispatcher final : public Scheduler {
   CentralQueue central_;
   std::vector<WorkerQueue> queues_;
   std::vector<char> busy_;
+  std::vector<char> available_;
+  int num_available_;
+  std::vector<Query> moved_;  // reused by set_worker_available
   BatchRequest request_;  // reused so steady state does not allocate per batch
 };
 

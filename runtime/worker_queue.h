@@ -29,6 +29,11 @@ class WorkerQueue {
       items_.pop_front();
     }
   }
+  // Moves every query, in deadline order, into `out` (cleared first).
+  void drain(std::vector<Query>& out) {
+    out.assign(items_.begin(), items_.end());
+    items_.clear();
+  }
 
  private:
   std::deque<Query> items_;

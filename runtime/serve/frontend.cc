@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "runtime/serve/base64.h"
+#include "runtime/serve/keepalive_server.h"
 
 namespace lull::serve {
 
@@ -72,7 +73,7 @@ void parse_listen_address(const std::string& text, std::string* host, int* port)
 }
 
 Frontend::Frontend(QueryService& service, FrontendOptions options)
-    : service_(service), options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
+    : service_(service), options_(std::move(options)), server_(std::make_unique<KeepAliveServer>()) {
   const int threads = options_.threads;
   // httplib's API takes ownership of a raw TaskQueue pointer; the pool is
   // sized so that blocked handlers (one per query in service) never starve it.

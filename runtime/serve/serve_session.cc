@@ -32,6 +32,7 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, std::vector<Worker
   for (const auto& m : table_.models) names.push_back(m.name);
   backend_ = std::make_unique<TorchServeBackend>(workers_, names, book_, options_.backend);
   backend_->set_completion_handler([this](const runtime::BatchResult& r) { on_backend_done(r); });
+  backend_->set_health_handler([this](int worker, bool up) { on_health(worker, up); });
   dispatcher_.on_batch_done([this](const runtime::BatchResult& r, std::int64_t) { on_dispatcher_done(r); });
   counters_.per_model.assign(table_.models.size(), 0);
 }
@@ -49,6 +50,27 @@ void ServeSession::start() {
     check_models_loaded(client, workers_, names);
   }
   if (backend_->start() == 0) throw std::runtime_error("no worker answers GET /ping");
+  // Workers down at start leave rotation now; later changes come through on_health.
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int w = 0; w < static_cast<int>(workers_.size()); ++w)
+    dispatcher_.set_worker_available(w, backend_->worker_up(w));
+}
+
+void ServeSession::on_health(int worker, bool up) {
+  std::unique_lock<std::mutex> lock(mu_);
+  // Going down hands the worker's queue to the others, which may start batches.
+  dispatcher_.set_worker_available(worker, up);
+  send_outbox(lock);
+}
+
+void ServeSession::send_outbox(std::unique_lock<std::mutex>& lock) {
+  if (outbox_.empty()) return;
+  std::vector<runtime::BatchRequest> batches;
+  batches.swap(outbox_);
+  lock.unlock();
+  // The backend is thread-safe and reports every batch from its client
+  // thread, never from inside start_batch, so sending unlocked is safe.
+  for (const auto& b : batches) backend_->start_batch(b);
 }
 
 void ServeSession::shutdown() {
@@ -62,7 +84,7 @@ void ServeSession::shutdown() {
 Answer ServeSession::serve(std::string input) {
   auto [id, future] = book_.add(std::move(input));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     if (shut_down_) {
       book_.abandon(id);
       return error_answer(503, "server shutting down");
@@ -70,6 +92,7 @@ Answer ServeSession::serve(std::string input) {
     counters_.queries++;
     meta_[id].arrival_us = clock_.now_us();
     dispatcher_.on_arrival(id);
+    send_outbox(lock);
   }
   if (future.wait_for(std::chrono::milliseconds(options_.answer_timeout_ms)) != std::future_status::ready) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -89,10 +112,8 @@ Answer ServeSession::serve(std::string input) {
   return a;
 }
 
-void ServeSession::Relay::start_batch(const runtime::BatchRequest& b) { s_.backend_->start_batch(b); }
-
 void ServeSession::on_backend_done(const runtime::BatchResult& r) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (!r.queries.empty() && retry_batches_.erase(r.queries.front())) {
     // A retry batch: the Dispatcher never saw it, so it is settled here.
     for (auto id : r.queries) {
@@ -102,6 +123,7 @@ void ServeSession::on_backend_done(const runtime::BatchResult& r) {
     return;
   }
   relay_.deliver(r);  // the Dispatcher frees the worker, then calls on_dispatcher_done
+  send_outbox(lock);  // the worker's next batch, and any retry
 }
 
 void ServeSession::on_dispatcher_done(const runtime::BatchResult& r) {
@@ -144,7 +166,7 @@ void ServeSession::retry_or_fail(const runtime::BatchResult& failed, const std::
   const double needed_us = b <= lat.size() ? lat[b - 1] : lat.back();
   retry.model = clock_.now_us() + static_cast<std::int64_t>(needed_us) <= earliest_deadline_us ? failed.model : 0;
   retry_batches_.insert(retry.queries.front());
-  backend_->start_batch(retry);
+  outbox_.push_back(std::move(retry));
 }
 
 void ServeSession::answer_ok(runtime::QueryId id, int model, int worker) {

@@ -49,12 +49,12 @@ class ServeSession final : public QueryService {
   std::string metrics_text() override;
 
  private:
-  // What the Dispatcher sees as its backend: forwards batches to TorchServe
-  // and hands completions back under the session's lock.
+  // What the Dispatcher sees as its backend: queues the batches it starts
+  // (under mu_) for send_outbox, and hands completions back under mu_.
   class Relay final : public runtime::Backend {
    public:
     explicit Relay(ServeSession& s) : s_(s) {}
-    void start_batch(const runtime::BatchRequest& b) override;
+    void start_batch(const runtime::BatchRequest& b) override { s_.outbox_.push_back(b); }
     void deliver(const runtime::BatchResult& r) { report(r); }
 
    private:
@@ -66,6 +66,9 @@ class ServeSession final : public QueryService {
   };
 
   void on_backend_done(const runtime::BatchResult& r);                   // client thread
+  void on_health(int worker, bool up);                                   // client thread
+  // Sends the batches queued while `lock` (on mu_) was held, after releasing it.
+  void send_outbox(std::unique_lock<std::mutex>& lock);
   void on_dispatcher_done(const runtime::BatchResult& r);                 // under mu_
   void retry_or_fail(const runtime::BatchResult& failed, const std::string& why);  // under mu_
   void answer_ok(runtime::QueryId id, int model, int worker);            // under mu_
@@ -85,6 +88,7 @@ class ServeSession final : public QueryService {
   bool shut_down_ = false;
   std::unordered_map<runtime::QueryId, Meta> meta_;
   std::unordered_set<runtime::QueryId> retry_batches_;  // first query of each retry batch in flight
+  std::vector<runtime::BatchRequest> outbox_;           // started under mu_, sent after it
   ServeCounters counters_;
 };
 

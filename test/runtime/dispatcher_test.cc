@@ -84,6 +84,86 @@ TEST_CASE("dispatcher: a long queue takes the fallback and serves all", "[runtim
   CHECK(d.usage()[0].fallbacks == 1);  // 10 arrivals in 0.5 s: 20 QPS, grid point 0
 }
 
+TEST_CASE("dispatcher: round-robin skips a worker marked unavailable and hands over its queue",
+          "[runtime][dispatcher][availability]") {
+  const PolicyTable table = lull::test::tiny_table();  // 2 workers
+  VirtualClock clock;
+  FakeBackend backend;
+  Dispatcher d(table, clock, backend);
+  for (QueryId id = 0; id < 5; ++id) {  // w0: 0 (running), 2, 4; w1: 1 (running), 3
+    clock.advance_to_us(static_cast<std::int64_t>(id) * 1000);  // distinct deadlines
+    d.on_arrival(id);
+  }
+  REQUIRE(backend.started.size() == 2);
+  REQUIRE(d.queued(0) == 2);
+  REQUIRE(d.queued(1) == 1);
+
+  d.set_worker_available(0, false);  // e.g. its model server failed a ping
+  CHECK_FALSE(d.worker_available(0));
+  CHECK(d.queued(0) == 0);  // 2 and 4 moved to worker 1, which is busy: nothing starts yet
+  CHECK(d.queued(1) == 3);
+  CHECK(backend.started.size() == 2);
+  for (QueryId id = 5; id < 9; ++id) {  // all four to worker 1
+    clock.advance_to_us(static_cast<std::int64_t>(id) * 1000);
+    d.on_arrival(id);
+  }
+  CHECK(d.queued(0) == 0);
+  CHECK(d.queued(1) == 7);
+
+  backend.finish(0);  // worker 0's batch in flight ends: it starts nothing
+  CHECK(backend.started.size() == 2);
+  clock.advance_to_us(20'000);
+  backend.finish(1);  // worker 1 serves the earliest deadlines first: 2, 3, ...
+  REQUIRE(backend.started.size() == 3);
+  CHECK(backend.started[2].worker == 1);
+  CHECK(backend.started[2].queries.front() == 2);
+  for (const auto& b : backend.started) CHECK((b.worker == 1 || b.queries == std::vector<QueryId>{0}));
+
+  d.set_worker_available(0, true);  // back in rotation: the next arrivals reach it
+  d.on_arrival(9);
+  d.on_arrival(10);
+  REQUIRE(backend.started.size() == 4);
+  CHECK(backend.started[3].worker == 0);
+  CHECK((backend.started[3].queries == std::vector<QueryId>{9} || backend.started[3].queries == std::vector<QueryId>{10}));
+}
+
+TEST_CASE("dispatcher: a worker marked unavailable while idle hands its queue to an idle worker at once",
+          "[runtime][dispatcher][availability]") {
+  const PolicyTable table = lull::test::tiny_table();
+  VirtualClock clock;
+  FakeBackend backend;
+  Dispatcher d(table, clock, backend);
+  d.set_worker_available(1, false);
+  d.set_worker_available(1, false);  // idempotent
+  for (QueryId id = 0; id < 3; ++id) d.on_arrival(id);
+  REQUIRE(backend.started.size() == 1);
+  CHECK(backend.started[0].worker == 0);
+  CHECK(d.queued(0) == 2);
+  CHECK(d.queued(1) == 0);
+  // Worker 0 goes down while busy and worker 1 comes back idle: 1 and 2 move
+  // over and worker 1 starts them.
+  d.set_worker_available(1, true);
+  d.set_worker_available(0, false);
+  REQUIRE(backend.started.size() == 2);
+  CHECK(backend.started[1].worker == 1);
+  CHECK(backend.started[1].queries.front() == 1);
+}
+
+TEST_CASE("dispatcher: with every worker unavailable queries still reach a worker", "[runtime][dispatcher][availability]") {
+  const PolicyTable table = lull::test::tiny_table();
+  VirtualClock clock;
+  FakeBackend backend;
+  Dispatcher d(table, clock, backend);
+  d.set_worker_available(0, false);
+  d.set_worker_available(1, false);
+  d.on_arrival(0);
+  d.on_arrival(1);
+  // Plain round-robin: the backend gets them and fails them with a reason,
+  // rather than the dispatcher holding them with no way out.
+  REQUIRE(backend.started.size() == 2);
+  CHECK(backend.started[0].worker != backend.started[1].worker);
+}
+
 TEST_CASE("fifo dispatcher: idle workers take up to the plan's batch from the head", "[runtime][dispatcher]") {
   const PolicyTable table = lull::test::tiny_table();
   VirtualClock clock;

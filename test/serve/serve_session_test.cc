@@ -96,6 +96,14 @@ TEST_CASE("lull serve path: killing a model server mid-run loses no query and it
   CHECK(ok >= 55);  // the retry path saves (almost) all of them
   CHECK(metric_line(client, base, "lull_worker_up{worker=\"0\"").find("} 0") != std::string::npos);
   CHECK(metric_line(client, base, "lull_queries_total") == "lull_queries_total 60");
+  // Once its health was known to be bad, round-robin skipped the dead worker:
+  // only what it held or was sent before that failed (about 20 would have
+  // without availability in the Dispatcher, every other query of the last 40).
+  const std::string failed = metric_line(client, base, "lull_worker_batches_total{worker=\"0\",result=\"failed\"}");
+  REQUIRE(!failed.empty());
+  INFO(failed);
+  CHECK(std::stod(failed.substr(failed.rfind(' ') + 1)) <= 4);
+  CHECK(retried <= 4);
 
   s0.restart();
   bool rejoined = false;

@@ -1,0 +1,170 @@
+// lull bench serve: what lull adds to a query's latency, measured side by
+// side in one run. One open-loop Poisson stream is dealt alternately to two
+// targets: a model server called directly (POST /predictions/MODEL with the
+// batch contract's body for one input, the very bytes lull itself would send
+// it) and lull's front end (POST /predictions/TASK with the raw input). Both
+// see the same arrival process at the same moments and the same client, so the
+// difference in their latency percentiles is lull's overhead: front end,
+// scheduling, encoding and the extra HTTP hop. experiments/serve_overhead.sh
+// sets up the servers.
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/open_loop.h"
+#include "cli/parse_options.h"
+#include "runtime/serve/batch_codec.h"
+#include "runtime/serve/http_client.h"
+#include "schema/atomic_file.h"
+
+namespace lull::cli {
+
+namespace {
+
+namespace po = boost::program_options;
+using SteadyClock = std::chrono::steady_clock;
+
+struct PathStats {
+  const char* name = "";
+  std::vector<std::int64_t> latencies_us;  // answered 2xx, after warm-up
+  int errors = 0;                          // non-2xx or transport failure, after warm-up
+  std::vector<std::int64_t> handler_us;     // X-Lull-Latency-Ms (lull path): arrival to answer inside lull
+  std::map<std::string, int> models;       // X-Lull-Model (lull path)
+  std::string first_error;
+};
+
+}  // namespace
+
+int run_bench_serve(int argc, char** argv) {
+  std::string direct, lull_url, duration_text, warmup_text, json_out;
+  double rate = 0;
+  int input_bytes = 4096;
+  unsigned seed = 1;
+  std::int64_t timeout_ms = 10000;
+  po::options_description desc("lull bench serve options");
+  desc.add_options()
+      ("help", "show this help")
+      ("direct", po::value(&direct)->required(), "a model server's URL: http://H:P/predictions/MODEL")
+      ("lull", po::value(&lull_url)->required(), "lull's front end: http://H:P/predictions/TASK")
+      ("rate", po::value(&rate)->required(), "mean arrivals per second, both paths together (half each)")
+      ("duration", po::value(&duration_text)->default_value("30s"), "how long to send")
+      ("warmup", po::value(&warmup_text)->default_value("2s"), "answers to requests sent this early are not counted")
+      ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of the (random) input")
+      ("seed", po::value(&seed)->default_value(1), "seed of the schedule and the input")
+      ("timeout-ms", po::value(&timeout_ms)->default_value(10000), "per-request timeout")
+      ("json", po::value(&json_out), "also write the percentiles as JSON here");
+  if (!parse_command_line(argc, argv, desc,
+                          "usage: lull bench serve --direct http://127.0.0.1:8080/predictions/MODEL "
+                          "--lull http://127.0.0.1:7070/predictions/TASK --rate 40 --duration 30s"))
+    return 0;
+  if (!(rate > 0) || input_bytes < 1) throw UsageError("--rate and --input-bytes must be > 0");
+  if (direct.rfind("http://", 0) != 0 || lull_url.rfind("http://", 0) != 0)
+    throw UsageError("--direct and --lull must be http:// URLs");
+  const double duration_s = parse_duration_s(duration_text);
+  const double warmup_s = parse_duration_s(warmup_text, "--warmup");
+  if (warmup_s >= duration_s) throw UsageError("--warmup must be shorter than --duration");
+
+  std::mt19937 rng(seed);
+  std::string input(static_cast<size_t>(input_bytes), '\0');
+  for (auto& c : input) c = static_cast<char>(rng());
+  // The same input both ways: raw to lull, wrapped in the batch contract to
+  // the model server, exactly as lull forwards a batch of one.
+  const std::string direct_body = serve::encode_batch_request({&input});
+  const std::vector<double> at_s = arrival_schedule(rate, duration_s, true, seed);
+
+  PathStats paths[2];
+  paths[0].name = "direct";
+  paths[1].name = "lull";
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t outstanding = 0;
+  serve::HttpClient client;  // after what its callbacks touch: destroyed first
+  const auto t0 = SteadyClock::now();
+  for (size_t i = 0; i < at_s.size(); ++i) {
+    std::this_thread::sleep_until(t0 + std::chrono::duration_cast<SteadyClock::duration>(
+                                           std::chrono::duration<double>(at_s[i])));
+    const int path = static_cast<int>(i % 2);
+    const bool counted = at_s[i] >= warmup_s;
+    serve::HttpRequest req;
+    req.method = "POST";
+    req.url = path == 0 ? direct : lull_url;
+    req.body = path == 0 ? direct_body : input;
+    req.content_type = path == 0 ? serve::kBatchContentType : "application/octet-stream";
+    req.timeout_ms = timeout_ms;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++outstanding;
+    }
+    client.send(std::move(req), [&, path, counted](serve::HttpResponse r) {
+      std::lock_guard<std::mutex> lock(mu);
+      PathStats& p = paths[path];
+      if (counted) {
+        if (r.ok()) {
+          p.latencies_us.push_back(r.elapsed_us);
+          const std::string model = r.header("x-lull-model");
+          if (!model.empty()) p.models[model]++;
+          const std::string inside = r.header("x-lull-latency-ms");
+          if (!inside.empty()) p.handler_us.push_back(static_cast<std::int64_t>(std::stod(inside) * 1000));
+        } else {
+          if (p.errors++ == 0) p.first_error = r.describe();
+        }
+      }
+      --outstanding;
+      cv.notify_all();
+    });
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::milliseconds(timeout_ms + 1000), [&] { return outstanding == 0; });
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  const double qs[] = {50, 90, 99, 99.9, 100};
+  double pct[2][5];
+  std::printf("lull bench serve: %zu requests over %.1f s (%.1f/s in all, half each way), %d-byte input, "
+              "the first %.1f s not counted\n",
+              at_s.size(), duration_s, at_s.size() / duration_s, input_bytes, warmup_s);
+  std::printf("%-7s %7s %7s %8s %8s %8s %9s %8s\n", "path", "ok", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms",
+              "max ms");
+  for (int k = 0; k < 2; ++k) {
+    for (int q = 0; q < 5; ++q) pct[k][q] = percentile_ms(paths[k].latencies_us, qs[q]);
+    std::printf("%-7s %7zu %7d %8.2f %8.2f %8.2f %9.2f %8.2f\n", paths[k].name, paths[k].latencies_us.size(),
+                paths[k].errors, pct[k][0], pct[k][1], pct[k][2], pct[k][3], pct[k][4]);
+  }
+  std::printf("lull - direct: p50 %+.2f ms, p90 %+.2f ms, p99 %+.2f ms, p99.9 %+.2f ms\n", pct[1][0] - pct[0][0],
+              pct[1][1] - pct[0][1], pct[1][2] - pct[0][2], pct[1][3] - pct[0][3]);
+  if (!paths[1].handler_us.empty())
+    std::printf("inside lull's handler (X-Lull-Latency-Ms): p50 %.2f, p90 %.2f, p99 %.2f, p99.9 %.2f ms\n",
+                percentile_ms(paths[1].handler_us, 50), percentile_ms(paths[1].handler_us, 90),
+                percentile_ms(paths[1].handler_us, 99), percentile_ms(paths[1].handler_us, 99.9));
+  for (const auto& [m, n] : paths[1].models) std::printf("  lull answered with %s: %d\n", m.c_str(), n);
+  for (const auto& p : paths)
+    if (p.errors) std::printf("  %s: %d errors, first: %s\n", p.name, p.errors, p.first_error.c_str());
+  if (outstanding) std::printf("  %zu requests unanswered\n", outstanding);
+  if (!json_out.empty()) {
+    char buf[512];
+    std::string j = "{";
+    for (int k = 0; k < 2; ++k) {
+      std::snprintf(buf, sizeof buf,
+                    "%s\"%s\":{\"ok\":%zu,\"errors\":%d,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,"
+                    "\"p999_ms\":%.4f,\"max_ms\":%.4f}",
+                    k ? "," : "", paths[k].name, paths[k].latencies_us.size(), paths[k].errors, pct[k][0], pct[k][1],
+                    pct[k][2], pct[k][3], pct[k][4]);
+      j += buf;
+    }
+    std::snprintf(buf, sizeof buf, ",\"rate\":%.4f,\"duration_s\":%.3f,\"input_bytes\":%d}\n", rate, duration_s,
+                  input_bytes);
+    j += buf;
+    write_file_atomically(json_out, j);
+  }
+  return paths[0].errors || paths[1].errors || outstanding ? 1 : 0;
+}
+
+}  // namespace lull::cli

@@ -1,0 +1,38 @@
+#include "cli/open_loop.h"
+
+#include <algorithm>
+#include <random>
+
+#include "cli/commands.h"
+
+namespace lull::cli {
+
+double parse_duration_s(const std::string& text, const std::string& flag) {
+  size_t used = 0;
+  double v = 0;
+  try { v = std::stod(text, &used); } catch (const std::exception&) { used = 0; }
+  const std::string unit = text.substr(used);
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "m" ? 60 : -1;
+  if (used == 0 || scale < 0 || !(v > 0)) throw UsageError(flag + " '" + text + "': expected e.g. 30s, 500ms, 2m");
+  return v * scale;
+}
+
+std::vector<double> arrival_schedule(double rate, double duration_s, bool poisson, std::uint64_t seed) {
+  std::vector<double> at_s;
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(rate);
+  for (double t = poisson ? gap(rng) : 0; t < duration_s; t += poisson ? gap(rng) : 1.0 / rate) at_s.push_back(t);
+  return at_s;
+}
+
+double percentile_ms(std::vector<std::int64_t> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  // Nearest rank: the smallest value with at least p% of the samples at or below it.
+  const double rank = p / 100.0 * static_cast<double>(v.size());
+  size_t i = rank <= 1 ? 0 : static_cast<size_t>(rank + 0.999999) - 1;
+  i = std::min(v.size() - 1, i);
+  return static_cast<double>(v[i]) / 1000.0;
+}
+
+}  // namespace lull::cli

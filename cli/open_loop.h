@@ -1,0 +1,22 @@
+#pragma once
+// What `lull loadgen` and `lull bench serve` share: an open-loop arrival
+// schedule fixed in advance (so sending never waits on the network), duration
+// parsing, and latency percentiles.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lull::cli {
+
+// "30s", "500ms", "2m", or plain seconds; throws UsageError naming `flag`.
+double parse_duration_s(const std::string& text, const std::string& flag = "--duration");
+
+// Send times in seconds from the start, in [0, duration_s): Poisson arrivals
+// at `rate` per second, or evenly spaced ones (`poisson` false).
+std::vector<double> arrival_schedule(double rate, double duration_s, bool poisson, std::uint64_t seed);
+
+// The p-th percentile (0..100, nearest rank) of latencies in microseconds,
+// returned in milliseconds; 0 when empty.
+double percentile_ms(std::vector<std::int64_t> latencies_us, double p);
+
+}  // namespace lull::cli

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# What lull adds over calling a model server directly, side by side in one run
+# (docs/benchmarks.md, "Serving overhead"). Two identical stand-in model
+# servers run one fake model (a fixed sleep, so the model adds no noise of its
+# own): one is called directly, the other through `lull serve` (one worker, a
+# policy set compiled from a profile `lull profile` measured on it). `lull
+# bench serve` deals one Poisson stream alternately to both.
+#   OVERHEAD_RATE (qps, both paths together, default 40), OVERHEAD_DURATION
+#   (default 60s), OVERHEAD_MODEL_MS (fake service time, default 5),
+#   OVERHEAD_ROUNDS (default 1), OVERHEAD_INPUT_BYTES (default 4096)
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LULL="${LULL:-$ROOT/build/lull}"
+PY=/usr/bin/python3
+RATE="${OVERHEAD_RATE:-40}"; DURATION="${OVERHEAD_DURATION:-60s}"; MODEL_MS="${OVERHEAD_MODEL_MS:-5}"
+ROUNDS="${OVERHEAD_ROUNDS:-1}"; BYTES="${OVERHEAD_INPUT_BYTES:-4096}"
+WORK="$(mktemp -d /tmp/lull-overhead.XXXXXX)"
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+wait_file() { for _ in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; echo "serve_overhead: $1 never appeared" >&2; exit 1; }
+
+for i in 0 1; do
+  "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --fake "m:$MODEL_MS:0.2" --port-file "$WORK/port$i" \
+      2>"$WORK/server$i.log" &
+  PIDS+=($!)
+done
+wait_file "$WORK/port0"; wait_file "$WORK/port1"
+DIRECT="http://127.0.0.1:$(cat "$WORK/port0")"; BEHIND="http://127.0.0.1:$(cat "$WORK/port1")"
+echo '{"m": 0.5}' > "$WORK/acc.json"
+"$LULL" profile --worker "$BEHIND" --models m --max-batch 4 --samples 10 --accuracy "$WORK/acc.json" \
+    --task overhead --out "$WORK/profile.json" 2>/dev/null
+"$LULL" compile --profiles "$WORK/profile.json" --slo-ms 100 --workers 1 --load-qps 5:100:5 \
+    --out "$WORK/set.pb" 2>/dev/null
+"$LULL" serve --policies "$WORK/set.pb" --workers "$BEHIND" --listen 127.0.0.1:0 --port-file "$WORK/lull.port" \
+    2>"$WORK/serve.log" &
+PIDS+=($!)
+wait_file "$WORK/lull.port"
+echo "serve_overhead: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(date -u +%F)"
+for r in $(seq 1 "$ROUNDS"); do
+  "$LULL" bench serve --direct "$DIRECT/predictions/m" --lull "http://127.0.0.1:$(cat "$WORK/lull.port")/predictions/overhead" \
+      --rate "$RATE" --duration "$DURATION" --input-bytes "$BYTES" --seed "$r"
+done
