@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/parse_options.h"
 #include "cli/open_loop.h"
 #include "runtime/serve/http_client.h"
 #include "schema/atomic_file.h"
@@ -67,17 +68,9 @@ int run_loadgen(int argc, char** argv) {
       ("slo-ms", po::value(&slo_ms), "also report the share of answers later than this")
       ("accuracy", po::value(&accuracy_path), "JSON {model: accuracy}: report accuracy per satisfied query (needs --slo-ms)")
       ("json", po::value(&json_out), "also write the summary as JSON here");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
-  try {
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  const char* usage =
+      "usage: lull loadgen --target URL --rate QPS --duration 30s [--arrivals poisson]";
+  if (!parse_command_line(argc, argv, desc, usage)) return 0;
   if (!(rate > 0)) throw UsageError("--rate must be > 0");
   if (arrivals != "poisson" && arrivals != "uniform") throw UsageError("--arrivals: expected poisson or uniform");
   if (target.rfind("http://", 0) != 0) throw UsageError("--target " + target + ": expected an http:// URL");

@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/parse_options.h"
 #include "runtime/serve/batch_codec.h"
 #include "runtime/serve/http_client.h"
 #include "runtime/serve/worker_endpoint.h"
@@ -108,17 +109,9 @@ int run_profile(int argc, char** argv) {
       ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of each synthetic query input")
       ("timeout-ms", po::value(&timeout_ms)->default_value(60000), "per-request timeout")
       ("out", po::value(&out_path)->required(), "profile JSON to write");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
-  try {
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  const char* usage =
+      "usage: lull profile --worker URL --models a,b,c --max-batch 32 --samples 100 --accuracy ACC.json --out PROFILE.json";
+  if (!parse_command_line(argc, argv, desc, usage)) return 0;
   if (max_batch < 1 || samples < 1 || warmup < 0 || input_bytes < 1 || pause_ms < 0)
     throw UsageError("--max-batch, --samples and --input-bytes must be >= 1, --warmup and --pause-ms >= 0");
   try {

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/parse_options.h"
 #include "runtime/policy_loader.h"
 #include "runtime/serve/frontend.h"
 #include "runtime/serve/serve_session.h"
@@ -38,17 +39,9 @@ int run_serve(int argc, char** argv) {
       ("health-interval-ms", po::value(&opts.backend.health_interval_ms)->default_value(500), "between pings")
       ("health-timeout-ms", po::value(&opts.backend.health_timeout_ms)->default_value(500), "ping timeout")
       ("no-model-check", po::bool_switch(&no_model_check), "skip the management-API check at start");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
-  try {
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  const char* usage =
+      "usage: lull serve --policies SET.pb --workers URL,URL,... --listen 127.0.0.1:7070";
+  if (!parse_command_line(argc, argv, desc, usage)) return 0;
   std::vector<serve::WorkerEndpoint> workers;
   try {
     workers = serve::parse_worker_endpoints(workers_text, management_text);

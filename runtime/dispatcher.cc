@@ -3,18 +3,8 @@
 #include "runtime/model_selector.h"
 
 namespace lull::runtime {
-namespace {
-
-std::vector<double> loads_of(const PolicyTable& t) {
-  std::vector<double> loads;
-  for (const auto& p : t.policies) loads.push_back(p.load_qps);
-  return loads;
-}
-
-}  // namespace
-
 Dispatcher::Dispatcher(const PolicyTable& table, Clock& clock, Backend& backend, const SchedulerOptions& options)
-    : Scheduler(loads_of(table), clock, backend, options),
+    : Scheduler(table.loads_qps(), clock, backend, options),
       table_(table),
       central_(table.slo_us, table.workers),
       queues_(static_cast<std::size_t>(table.workers)),

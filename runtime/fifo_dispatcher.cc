@@ -4,19 +4,9 @@
 #include <stdexcept>
 
 namespace lull::runtime {
-namespace {
-
-std::vector<double> loads_of(const PolicyTable& t) {
-  std::vector<double> loads;
-  for (const auto& p : t.policies) loads.push_back(p.load_qps);
-  return loads;
-}
-
-}  // namespace
-
 FifoDispatcher::FifoDispatcher(const PolicyTable& table, std::vector<BaselineChoice> plan, Clock& clock,
                                Backend& backend, const SchedulerOptions& options)
-    : Scheduler(loads_of(table), clock, backend, options), plan_(std::move(plan)), central_(table.slo_us, table.workers) {
+    : Scheduler(table.loads_qps(), clock, backend, options), plan_(std::move(plan)), central_(table.slo_us, table.workers) {
   if (plan_.size() != table.policies.size())
     throw std::invalid_argument("baseline plan needs one choice per compiled load");
   for (const auto& c : plan_)

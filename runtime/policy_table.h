@@ -43,6 +43,11 @@ struct PolicyTable {
   std::vector<CompiledPolicy> policies; // strictly ascending load_qps
 
   double max_load_qps() const { return policies.empty() ? 0 : policies.back().load_qps; }
+  std::vector<double> loads_qps() const {
+    std::vector<double> loads;
+    for (const auto& p : policies) loads.push_back(p.load_qps);
+    return loads;
+  }
 };
 
 }  // namespace lull::runtime
