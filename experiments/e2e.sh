@@ -27,7 +27,7 @@ QUICK="${E2E_QUICK:-0}"; STRICT="${E2E_STRICT:-1}"
 SERVERS="${E2E_SERVERS:-2}"
 MODELS="${E2E_MODELS:-shufflenet_v2_x0_5,mobilenet_v3_small,shufflenet_v2_x1_0,mobilenet_v2}"
 SLO_MS="${E2E_SLO_MS:-60}"; LOADS="${E2E_LOADS:-15 35 50}"; DURATION="${E2E_DURATION:-30s}"
-SAMPLES=50; WARMUP=3; PAUSE_MS=200
+SAMPLES=50; WARMUP=3; PAUSE_MS=200; HOP_MS="${E2E_HOP_MS:-8}"
 # Quick: 25 samples still put the p99 at one of the two slowest; 10 s per load
 # gives 150-500 queries, enough that 2 points of violation is 3 or more queries.
 if [ "$QUICK" = 1 ]; then DURATION=10s; SAMPLES=25; WARMUP=2; PAUSE_MS=100; fi
@@ -50,12 +50,41 @@ for i in $(seq 0 $((SERVERS - 1))); do wait_file "$WORK/port$i"; URLS+=("http://
 WORKERS="$(IFS=,; echo "${URLS[*]}")"
 
 # Batch sizes 1-4: with a 60 ms SLO no model can serve a batch of 5 in time.
-"$LULL" profile --worker "${URLS[0]}" --models "$MODELS" --max-batch 4 --samples "$SAMPLES" \
-    --warmup "$WARMUP" --pause-ms "$PAUSE_MS" --accuracy "$ACC" --out "$WORK/profile.json" 2> >(tr '\r' '\n' | grep median >&2)
+# Every worker is profiled at the same time and the samples are pooled: when
+# serving, the model servers share this machine's cores, and a profile taken
+# with the others idle underestimates the latency they see then.
+PROFILERS=()
+for i in $(seq 0 $((SERVERS - 1))); do
+  "$LULL" profile --worker "${URLS[$i]}" --models "$MODELS" --max-batch 4 --samples "$SAMPLES" \
+      --warmup "$WARMUP" --pause-ms "$PAUSE_MS" --accuracy "$ACC" --out "$WORK/profile$i.json" \
+      2> >(tr '\r' '\n' | grep median | sed "s/^/worker $i /" >&2) &
+  PROFILERS+=($!)
+done
+for p in "${PROFILERS[@]}"; do wait "$p"; done
+"$PY" - "$WORK" "$SERVERS" <<'PYEOF'
+import json, sys
+work, n = sys.argv[1], int(sys.argv[2])
+sets = [json.load(open(f"{work}/profile{i}.json")) for i in range(n)]
+merged = sets[0]
+for other in sets[1:]:
+    for m, o in zip(merged["models"], other["models"]):
+        assert m["name"] == o["name"]
+        for lat, olat in zip(m["latencies"], o["latencies"]):
+            assert lat["batch"] == olat["batch"]
+            lat["samples_s"] += olat["samples_s"]
+merged["provenance"] += f" (samples of {n} workers profiled at the same time, pooled)"
+json.dump(merged, open(f"{work}/profile.json", "w"), indent=1)
+PYEOF
 # The slowest sample (percentile 100): the policy plans with the worst latency
 # seen, not one that one batch in twenty exceeds (the p95 default): a tight plan
 # (the accurate model whenever the slack allows it) then rarely runs late.
-"$LULL" compile --profiles "$WORK/profile.json" --slo-ms "$SLO_MS" --workers "$SERVERS" --percentile 100 \
+# The policy gets a server-side budget: the SLO that loadgen checks end to
+# end, less HOP_MS (8 ms) kept for the client <-> lull hop, which lull's
+# deadlines (stamped when a query reaches lull) cannot see, and for latency
+# tails beyond the profile's slowest sample. With 3 ms the 35 qps point failed
+# the violation check in about half the runs (2.2-3.7% against 2%): the plan
+# is tight by design, so any spike past the profile's maximum is a miss.
+"$LULL" compile --profiles "$WORK/profile.json" --slo-ms "$((SLO_MS - HOP_MS))" --workers "$SERVERS" --percentile 100 \
     --load-qps 5:100:5 --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>/dev/null
 "$LULL" serve --policies "$WORK/set.pb" --workers "$WORKERS" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
@@ -72,9 +101,10 @@ for load in $LOADS; do
   cat "$WORK/load$load.txt"
 done
 
-"$PY" - "$WORK" "$OUT" "$STRICT" "$LOADS" "$SLO_MS" <<'PYEOF'
+"$PY" - "$WORK" "$OUT" "$STRICT" "$LOADS" "$SLO_MS" "$HOP_MS" <<'PYEOF'
 import json, sys, re
 work, out, strict, loads, slo = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4].split(), float(sys.argv[5])
+hop = int(sys.argv[6])
 expected = {p["load_qps"]: p for p in json.load(open(f"{work}/report.json"))["policies"]}
 rows, hard_fail, soft_fail = [], False, False
 for load in loads:
@@ -94,7 +124,7 @@ provenance = json.load(open(f"{work}/profile.json"))["provenance"]
 json.dump(dict(slo_ms=slo, rows=rows, provenance=provenance), open(f"{out}/e2e.json", "w"), indent=1)
 with open(f"{out}/e2e.md", "w") as f:
     f.write(f"# lull end to end (SLO {slo:g} ms)\n\nProfile {provenance}. Expected values: the compiled policy "
-            "for each load (lull compile --report). Checks: no loss or 5xx; violation <= expected + 0.02; "
+            f"for each load (lull compile --report; compiled for the SLO less {hop} ms kept for the client <-> lull hop and jitter). Checks: no loss or 5xx; violation <= expected + 0.02; "
             "|accuracy - expected| <= 0.02.\n\n")
     f.write("| load qps | achieved | sent | ok | errors | p50 ms | p99 ms | violation (exp.) | acc/satisfied (exp.) | checks |\n")
     f.write("|---|---|---|---|---|---|---|---|---|---|\n")
