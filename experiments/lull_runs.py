@@ -87,3 +87,35 @@ def write(path, text):
     with open(tmp, "w") as f:
         f.write(text)
     os.replace(tmp, path)
+
+
+def increase_lines(rows, published, over, label):
+    """Markdown lines (and a printed summary) of lull's accuracy gains over each
+    baseline next to the published figures, plus the dominance check."""
+    lines = ["", f"Accuracy increase of lull (points), over {over} where every method violates < 5%:", "",
+             "| vs | average | highest | points | published average | published highest |", "|---|---|---|---|---|---|"]
+    for b in ("jellyfish", "modelswitching"):
+        avg, hi, n = increases(rows, b)
+        lines.append(f"| {b} | {avg:.2f} | {hi:.2f} | {n} | {published[b][0]:.2f} | {published[b][1]:.2f} |")
+        print(f"{label}: lull vs {b}: average +{avg:.2f}, highest +{hi:.2f} points "
+              f"(published {published[b][0]:.2f} / {published[b][1]:.2f})")
+    lines += ["", dominance_line(rows)]
+    print(lines[-1])
+    return lines
+
+
+def plot_schedulers(xs, rows, xlabel, title, path):
+    """Accuracy per satisfied query and violation rate of every scheduler against xs."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    for s, label in zip(SCHEDULERS, ("lull", "Jellyfish+", "ModelSwitching")):
+        a1.plot(xs, [100 * r[s]["accuracy_per_satisfied_query"] for r in rows], "o-", label=label)
+        a2.plot(xs, [100 * r[s]["violation_rate"] for r in rows], "o-", label=label)
+    a1.set_xlabel(xlabel); a1.set_ylabel("accuracy per satisfied query (%)"); a1.legend()
+    a2.set_xlabel(xlabel); a2.set_ylabel("SLO violation rate (%)"); a2.set_yscale("symlog", linthresh=0.1)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+

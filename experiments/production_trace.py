@@ -3,9 +3,6 @@
 9 Pareto models, SLO 150 ms, policies for 200:4000:200 QPS; lull vs Jellyfish+
 vs ModelSwitching at 60, 70, 80 workers (--all: 20..100 by 10)."""
 import argparse
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 
 import lull_runs as L
 
@@ -32,26 +29,10 @@ def main():
     for k, r in zip(workers, rows):
         cells = [f"{100 * r[s]['accuracy_per_satisfied_query']:.2f} | {100 * r[s]['violation_rate']:.2f}%" for s in L.SCHEDULERS]
         lines.append(f"| {k} | " + " | ".join(cells) + f" | {r['lull']['wall_s']:.3f} |")
-    lines += ["", "Accuracy increase of lull (points), over workers where every method violates < 5%:", "",
-              "| vs | average | highest | points | published average | published highest |", "|---|---|---|---|---|---|"]
-    for b in ("jellyfish", "modelswitching"):
-        avg, hi, n = L.increases(rows, b)
-        lines.append(f"| {b} | {avg:.2f} | {hi:.2f} | {n} | {PUBLISHED[b][0]:.2f} | {PUBLISHED[b][1]:.2f} |")
-        print(f"production trace: lull vs {b}: average +{avg:.2f}, highest +{hi:.2f} points "
-              f"(published {PUBLISHED[b][0]:.2f} / {PUBLISHED[b][1]:.2f})")
-    lines += ["", L.dominance_line(rows)]
-    print(lines[-1])
+    lines += L.increase_lines(rows, PUBLISHED, "workers", "production trace")
     L.write(f"{L.RESULTS}/production_trace.md", "\n".join(lines) + "\n")
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
-    for s, label in zip(L.SCHEDULERS, ("lull", "Jellyfish+", "ModelSwitching")):
-        a1.plot(workers, [100 * r[s]["accuracy_per_satisfied_query"] for r in rows], "o-", label=label)
-        a2.plot(workers, [100 * r[s]["violation_rate"] for r in rows], "o-", label=label)
-    a1.set_xlabel("workers"); a1.set_ylabel("accuracy per satisfied query (%)"); a1.legend()
-    a2.set_xlabel("workers"); a2.set_ylabel("SLO violation rate (%)"); a2.set_yscale("symlog", linthresh=0.1)
-    fig.suptitle("Production (Twitter) trace, SLO 150 ms")
-    fig.tight_layout()
-    fig.savefig(f"{L.RESULTS}/production_trace.png", dpi=110)
+    L.plot_schedulers(workers, rows, "workers", "Production (Twitter) trace, SLO 150 ms", f"{L.RESULTS}/production_trace.png")
 
 
 if __name__ == "__main__":
