@@ -1,16 +1,13 @@
 #include "test/runtime/runtime_test_support.h"
 
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
-
 #include <filesystem>
 #include <stdexcept>
 
 #include "compiler/profile/artifact_import.h"
 #include "compiler/profile/profile_reduction.h"
 #include "runtime/policy_loader.h"
-#include "schema/atomic_file.h"
 #include "schema/policy_file.h"
+#include "test/golden_records.h"
 
 namespace lull::test {
 
@@ -63,44 +60,24 @@ runtime::PolicyTable tiny_table() { return runtime::policy_table_from_proto(tiny
 
 namespace {
 
-double number(const google::protobuf::Struct& s, const std::string& key) {
-  const auto it = s.fields().find(key);
-  if (it == s.fields().end()) throw std::runtime_error("golden JSON lacks '" + key + "'");
-  return it->second.number_value();
-}
-
 std::vector<GoldenCase> load_golden() {
   const std::string shared = runtime_shared_dir();
-  google::protobuf::Struct root;
-  const auto status = google::protobuf::util::JsonStringToMessage(
-      read_whole_file(shared + "/golden/image_fld100_max.json"), &root);
-  if (!status.ok()) throw std::runtime_error("golden JSON: " + std::string(status.message()));
-
-  std::vector<std::string> names;
-  const auto& cases = root.fields().at("cases").list_value();
-  for (const auto& v : cases.values(0).struct_value().fields().at("config").struct_value().fields().at("models").list_value().values())
-    names.push_back(v.string_value());
+  const auto& records = golden_records();
   const std::string artifact = shared + "/ramsis-artifact/profiles/image_cloud_cpu";
   compiler::ReductionOptions opts;
-  opts.models = names;
+  opts.models = records.front().models;
   const auto reduced = compiler::reduce_profiles(
       compiler::import_artifact_profiles(artifact, shared + "/ramsis-artifact/image_accuracy.json", "image"), opts, artifact);
 
   std::vector<GoldenCase> out;
-  for (const auto& cv : cases.values()) {
-    const auto& c = cv.struct_value();
-    const auto& config = c.fields().at("config").struct_value();
-    const auto& expected = c.fields().at("expected").struct_value();
+  for (const auto& r : records) {
     GoldenCase g;
-    g.workers = static_cast<int>(number(config, "workers"));
-    g.load_qps = number(config, "load_qps");
-    g.expected_accuracy = number(expected, "accuracy");
-    g.expected_violation_rate = number(expected, "violation_rate");
-    const double slo_ms = number(config, "slo_ms");
-    const int n_max = static_cast<int>(number(config, "max_queue"));
-    const int intervals = static_cast<int>(number(config, "intervals"));
+    g.workers = r.workers;
+    g.load_qps = r.load_qps;
+    g.expected_accuracy = r.accuracy;
+    g.expected_violation_rate = r.violation_rate;
     g.set.set_task("image");
-    g.set.set_slo_ms(slo_ms);
+    g.set.set_slo_ms(r.slo_ms);
     g.set.set_workers(static_cast<unsigned>(g.workers));
     for (const auto& m : reduced.models) {
       auto* e = g.set.add_models();
@@ -111,21 +88,19 @@ std::vector<GoldenCase> load_golden() {
     auto* p = g.set.add_policies();
     auto* in = p->mutable_inputs();
     in->set_task("image");
-    in->set_slo_ms(slo_ms);
+    in->set_slo_ms(r.slo_ms);
     in->set_workers(static_cast<unsigned>(g.workers));
     in->set_load_qps(g.load_qps);
-    in->set_max_queue(static_cast<unsigned>(n_max));
+    in->set_max_queue(static_cast<unsigned>(r.max_queue));
     in->set_percentile(95);
-    for (int j = 0; j <= intervals; ++j) p->add_slack_grid_us(j * slo_ms * 1000.0 / intervals);
+    for (int j = 0; j <= r.intervals; ++j) p->add_slack_grid_us(j * r.slo_ms * 1000.0 / r.intervals);
     // Rows [n, j, model, batch] in state order (1,0)..(N,J), F.
     int index = 0;
-    for (const auto& row : c.fields().at("policy").list_value().values()) {
-      const int n = static_cast<int>(row.list_value().values(0).number_value());
-      const int j = static_cast<int>(row.list_value().values(1).number_value());
-      const int want = n > n_max ? n_max * (intervals + 1) : (n - 1) * (intervals + 1) + j;
+    for (const auto& row : r.policy) {
+      const int want = row.n > r.max_queue ? r.max_queue * (r.intervals + 1) : (row.n - 1) * (r.intervals + 1) + row.j;
       if (want != index++) throw std::runtime_error("golden policy rows are not in state order");
-      p->add_action_model(static_cast<unsigned>(row.list_value().values(2).number_value()));
-      p->add_action_batch(static_cast<unsigned>(row.list_value().values(3).number_value()));
+      p->add_action_model(static_cast<unsigned>(row.model));
+      p->add_action_batch(static_cast<unsigned>(row.batch));
     }
     p->mutable_expected()->set_accuracy(g.expected_accuracy);
     p->mutable_expected()->set_violation_rate(g.expected_violation_rate);
