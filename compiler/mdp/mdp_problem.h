@@ -1,10 +1,12 @@
 #pragma once
 // One worker's MDP (mdp-spec sections 2-3): the states, each state's actions in
 // the spec's order, rewards, and the distinct service times the actions use.
-// Transition probabilities live in TransitionTables (transition_tables.h).
+// Transitions are computed from these by the factored solver
+// (compiler/solver/factored); no transition row is stored.
 #include <string>
 #include <vector>
 
+#include "compiler/mdp/state_index.h"
 #include "compiler/profile/model_table.h"
 
 namespace lull::compiler {
@@ -49,11 +51,12 @@ class MdpProblem {
   int K() const { return options.workers; }
   int N() const { return options.max_queue; }
   int J1() const { return static_cast<int>(grid_us.size()); }   // J + 1
-  int num_states() const { return (N() + 1) * J1() + 1; }
-  int state(int n, int j) const { return n * J1() + j; }
-  int full_state() const { return (N() + 1) * J1(); }
-  int n_of(int s) const { return s == full_state() ? N() + 1 : s / J1(); }
-  int j_of(int s) const { return s == full_state() ? 0 : s % J1(); }
+  StateIndex states() const { return StateIndex{N(), J1()}; }
+  int num_states() const { return states().num_states(); }
+  int state(int n, int j) const { return states().state(n, j); }
+  int full_state() const { return states().full(); }
+  int n_of(int s) const { return states().n_of(s); }
+  int j_of(int s) const { return states().j_of(s); }
   int num_actions(int s) const { return action_begin[s + 1] - action_begin[s]; }
   // Queries an action serves (the weight of section 6).
   int served(int a) const { return actions[a].batch; }

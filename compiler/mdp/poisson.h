@@ -1,17 +1,22 @@
 #pragma once
 // Poisson probabilities computed the way scipy.stats.poisson.pmf does
 // (exp(k log mu - lgamma(k+1) - mu)), so that underflow to zero happens in the
-// same places as in the reference implementation.
-#include <vector>
+// same places as in the reference implementation. Callable on the host and in
+// CUDA device code (the factored solver's element functions use them).
+#include <math.h>
+
+#include "compiler/host_device.h"
 
 namespace lull::compiler {
 
-double poisson_pmf(int k, double mu);
+LULL_HD inline double poisson_pmf(int k, double mu) {
+  if (k < 0) return 0.0;
+  if (mu <= 0) return k == 0 ? 1.0 : 0.0;
+  return exp(k * log(mu) - lgamma(k + 1.0) - mu);
+}
 
-// pmf for k = 0..kmax-1
-std::vector<double> poisson_pmf_range(int kmax, double mu);
-
-// Smallest k such that the upper tail beyond it is negligible (< ~1e-18) for mean mu.
-int poisson_support_end(double mu);
+// Smallest k such that the upper tail beyond it is negligible (< ~1e-18) for
+// mean mu: a Chernoff-style margin, mu + 14 sqrt(mu) + 45.
+LULL_HD inline int poisson_support_end(double mu) { return static_cast<int>(ceil(mu + 14.0 * sqrt(mu) + 45.0)); }
 
 }  // namespace lull::compiler

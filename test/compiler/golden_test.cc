@@ -6,8 +6,8 @@
 
 #include "compiler/mdp/mdp_problem.h"
 #include "compiler/solver/solver.h"
-#include "test/compiler/test_support.h"
-#include "test/golden_records.h"
+#include "test/support/shared_data.h"
+#include "test/support/golden_cases.h"
 
 TEST_CASE("golden cases: expectations and actions match the reference", "[compiler][golden]") {
   LULL_REQUIRE_ARTIFACT();
@@ -18,11 +18,7 @@ TEST_CASE("golden cases: expectations and actions match the reference", "[compil
   for (const auto& g : lull::test::golden_records()) {
     std::map<std::pair<int, int>, std::pair<int, int>> reference;  // (n, j) -> (model, batch)
     for (const auto& r : g.policy) reference[{r.n, r.j}] = {r.model, r.batch};
-    lull::compiler::MdpOptions o;
-    o.slo_us = g.slo_ms * 1000;
-    o.workers = g.workers;
-    o.load_qps = g.load_qps;
-    const auto p = lull::compiler::build_mdp_problem(profiles, o);
+    const auto p = lull::compiler::build_mdp_problem(profiles, lull::test::golden_mdp_options(g));
     const auto out = solver->solve(p, {});
     INFO("case K=" << g.workers << " load=" << g.load_qps);
     INFO("ours: acc " << out.expected_accuracy << " viol " << out.expected_violation_rate << "; golden acc "

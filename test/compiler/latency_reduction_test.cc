@@ -4,7 +4,7 @@
 
 #include "compiler/profile/latency_reduction.h"
 #include "compiler/profile/profile_reduction.h"
-#include "test/compiler/test_support.h"
+#include "test/support/shared_data.h"
 
 using namespace lull::compiler;
 

@@ -1,13 +1,14 @@
-// On a machine with a GPU: the CUDA backend gives the CPU backend's actions
-// in every state and its expectations within 1e-9, on every golden case.
-// Without one, the tests say they are skipped (the host emulation of the
-// same kernels is checked in emulated_kernels_test.cc).
+// On a machine with a GPU: the CUDA executor of the factored solver gives the
+// CPU executor's actions in every state and its expectations within 1e-9, on
+// every golden case. Without one, the tests say they are skipped (the same
+// element functions run by the CPU executor are checked against the spec
+// and the golden cases in test/compiler/solver and golden_test.cc).
 #include <catch2/catch.hpp>
 #include <cstdio>
 
 #include "compiler/solver/solver_registry.h"
-#include "test/cuda/golden_configs.h"
-#include "test/cuda/small_problems.h"
+#include "test/support/golden_cases.h"
+#include "test/support/backend_comparison.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include "compiler/profile/profile_reduction.h"
 #include "runtime/policy_loader.h"
 #include "schema/policy_file.h"
-#include "test/golden_records.h"
+#include "test/support/golden_records.h"
 
 namespace lull::test {
 

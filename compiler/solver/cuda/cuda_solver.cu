@@ -1,6 +1,6 @@
-// The CUDA solver: the pipeline of pipeline_tables.h / pipeline_solve.h run
-// with the device executor. All the math lives in the *_elements.h files,
-// shared with the host emulation that the tests compare with the CPU backend.
+// The CUDA solver: the factored solver's pipeline (compiler/solver/factored)
+// run by the device executor. All the math lives in the element functions
+// there, shared with the CPU solver, which runs them with the CPU executor.
 #include "compiler/solver/cuda/cuda_solver.h"
 
 #include <cuda_runtime.h>
@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "compiler/solver/cuda/device_exec.cuh"
-#include "compiler/solver/cuda/pipeline_solve.h"
+#include "compiler/solver/factored/pipeline_solve.h"
 
 namespace lull::compiler {
 namespace {
@@ -19,7 +19,7 @@ class CudaSolver final : public Solver {
 
   SolverOutput solve(const MdpProblem& problem, const SolveOptions& options) override {
     cuda::DeviceExec exec;
-    SolverOutput out = cuda::solve_factored(problem, options, exec);
+    SolverOutput out = factored::solve_factored(problem, options, exec);
     out.device_bytes = exec.meter().peak_device_bytes();
     return out;
   }

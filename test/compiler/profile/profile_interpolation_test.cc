@@ -8,7 +8,7 @@
 
 #include "compiler/profile/profile_interpolation.h"
 #include "compiler/profile/profile_reduction.h"
-#include "test/compiler/test_support.h"
+#include "test/support/shared_data.h"
 
 using lull::compiler::ModelTable;
 

@@ -1,18 +1,17 @@
 #pragma once
-// One element of the factored transition structure per call: the kernels of
-// the CUDA backend call these once per thread, the host emulation once per
-// loop index. Each reproduces compiler/mdp/transition_tables.cc for its
-// element, summing in the same order, so that the tables agree with the CPU
-// backend's to the last bit wherever the math library does.
+// The factored transition structure of mdp-spec section 4 (see
+// docs/architecture.md, "factored transitions"), one element per call: the
+// CUDA executor calls these once per thread, the CPU executor once per loop
+// index. The only implementation of these tables in lull.
 //
 // "Tables" are the shared buckets j = 0..B-1 followed by one clipped first
 // bucket per service time tau (t = B + k); both kinds are pass/kernel tables
 // of the same shape, stored back to back (pass: [t][z][col], kernel: [t][d]).
 #include <cstddef>
 
-#include "compiler/solver/cuda/device_math.h"
+#include "compiler/solver/factored/element_math.h"
 
-namespace lull::compiler::cuda {
+namespace lull::compiler::factored {
 
 // Width and remaining time of every table; the first bucket of each tau.
 struct TableParams {
@@ -71,11 +70,11 @@ struct TablePmfs {
     const double mu_x = d.lambda_per_us * max_hd(0.0, width_us[t]);
     const double mu_y = d.lambda_per_us * max_hd(0.0, remaining_us[t]);
     const int full = (d.N + 1) * d.K;
-    const int xe = poisson_support_end_hd(mu_x);  // arrivals past `full` all count to F
-    for (int x = 0; x < xe; ++x) px[row + x] = poisson_pmf_hd(x, mu_x);
+    const int xe = poisson_support_end(mu_x);  // arrivals past `full` all count to F
+    for (int x = 0; x < xe; ++x) px[row + x] = poisson_pmf(x, mu_x);
     const int yend = full + 1;
-    const int yl = poisson_support_end_hd(mu_y) > yend ? poisson_support_end_hd(mu_y) : yend;
-    for (int y = 0; y < yl; ++y) sf[row + y] = poisson_pmf_hd(y, mu_y);  // py, turned into sf below
+    const int yl = poisson_support_end(mu_y) > yend ? poisson_support_end(mu_y) : yend;
+    for (int y = 0; y < yl; ++y) sf[row + y] = poisson_pmf(y, mu_y);  // py, turned into sf below
     double acc = 0;
     for (int y = 0; y < yend; ++y) {
       acc += sf[row + y];
@@ -144,35 +143,44 @@ struct KernelElement {
 
   LULL_HD void operator()(std::size_t i) const {
     const int t = static_cast<int>(i / d.K), k = static_cast<int>(i % d.K);
-    kernel[i] = active[t] ? poisson_pmf_hd(k, d.lambda_per_us * max_hd(0.0, width_us[t])) : 0.0;
+    kernel[i] = active[t] ? poisson_pmf(k, d.lambda_per_us * max_hd(0.0, width_us[t])) : 0.0;
   }
 };
 
-// phase[s][q] (mdp-spec 4.1); rows of n = 0 states stay zero.
+// P(q), q = 0..K-1 (mdp-spec 4.1): the phase of a worker with n queued whose
+// earliest query arrived age_us ago.
+LULL_HD inline void phase_row(int n, double age_us, double lambda_per_us, int K, double* out) {
+  const double mu = lambda_per_us * age_us;
+  bool any_zero = false;
+  for (int q = 0; q < K; ++q) {
+    out[q] = poisson_pmf((n - 1) * K + q, mu);
+    any_zero |= out[q] == 0.0;
+  }
+  // The reference lifts every entry by the smallest subnormal when one has
+  // underflowed, then normalizes. When all have underflowed that makes the
+  // row uniform; otherwise the lift is below rounding for the live entries.
+  // Spelled out here, because the solver flushes subnormals to zero.
+  double sum = 0;
+  for (int q = 0; q < K; ++q) sum += out[q];
+  if (any_zero && !(sum >= kDoubleMinNormal)) {
+    for (int q = 0; q < K; ++q) out[q] = 1.0 / K;
+    return;
+  }
+  for (int q = 0; q < K; ++q) out[q] /= sum;
+}
+
+// phase[s][q]; rows of n = 0 states stay zero.
 struct PhaseRow {
   Dims d;
   const double* grid_us;
   double* phase;             // [s][q]
 
   LULL_HD void operator()(std::size_t i) const {
-    const int s = static_cast<int>(i), n = d.n_of(s), K = d.K;
+    const int s = static_cast<int>(i), n = d.n_of(s);
     if (n == 0) return;
     const double age = s == d.full() ? d.slo_us : d.slo_us - grid_us[d.j_of(s)];
-    const double mu = d.lambda_per_us * age;
-    double* out = phase + static_cast<std::size_t>(s) * K;
-    bool any_zero = false;
-    for (int q = 0; q < K; ++q) {
-      out[q] = poisson_pmf_hd((n - 1) * K + q, mu);
-      any_zero |= out[q] == 0.0;
-    }
-    double sum = 0;
-    for (int q = 0; q < K; ++q) sum += out[q];
-    if (any_zero && !(sum >= kDoubleMinNormal)) {  // everything underflowed: uniform
-      for (int q = 0; q < K; ++q) out[q] = 1.0 / K;
-      return;
-    }
-    for (int q = 0; q < K; ++q) out[q] /= sum;
+    phase_row(n, age, d.lambda_per_us, d.K, phase + static_cast<std::size_t>(s) * d.K);
   }
 };
 
-}  // namespace lull::compiler::cuda
+}  // namespace lull::compiler::factored

@@ -1,5 +1,6 @@
 #pragma once
-// Helpers shared by the compiler tests: where the shared data lives, and the
+// Shared by the compiler test binaries: where the ../shared data lives,
+// whether it is there (LULL_REQUIRE_ARTIFACT skips a test saying so), and the
 // golden cases' profiles.
 #include <filesystem>
 #include <string>

@@ -1,41 +1,23 @@
-// Mathematical checks of the factored transitions that need no golden data.
+// Mathematical checks of the factored solver (compiler/solver/factored, the
+// one implementation of the transitions) that need no golden data: rows
+// against the spec's literal sums and a hand-derived K = 1 case.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 
 #include "compiler/mdp/mdp_problem.h"
 #include "compiler/mdp/poisson.h"
-#include "compiler/mdp/transition_tables.h"
-#include "compiler/solver/factored_operator.h"
+#include "compiler/solver/factored/table_elements.h"
 #include "compiler/solver/solver.h"
+#include "test/support/factored_probe.h"
+#include "test/support/synthetic_profiles.h"
 
 using namespace lull::compiler;
+using factored::phase_row;
+using lull::test::FactoredProbe;
+using lull::test::linear_profiles;
 
 namespace {
-
-// A small synthetic profile: latencies grow linearly with the batch.
-ReducedProfiles linear_profiles(std::vector<std::pair<double, double>> acc_and_base_ms, int N, double per_item_ms) {
-  ReducedProfiles r;
-  r.task = "test";
-  for (std::size_t m = 0; m < acc_and_base_ms.size(); ++m) {
-    ModelTable t;
-    t.name = "m" + std::to_string(m);
-    t.accuracy = acc_and_base_ms[m].first;
-    for (int b = 1; b <= N + 1; ++b) t.latency_us.push_back((acc_and_base_ms[m].second + per_item_ms * (b - 1)) * 1000);
-    r.models.push_back(t);
-  }
-  return r;
-}
-
-// The distribution after one step from state s under action a, unnormalized.
-std::vector<double> raw_row(const MdpProblem& p, FactoredOperator& op, int s, int a) {
-  std::vector<int> choice(p.num_states(), -1);
-  choice[s] = a;
-  std::vector<double> dist(p.num_states(), 0.0), next;
-  dist[s] = 1.0;
-  op.step_distribution(choice, dist, next, /*normalize=*/false);
-  return next;
-}
 
 // mdp-spec 4.2 taken literally: sum over the phase and over k_B, k_C, k_D.
 double literal_probability(const MdpProblem& p, int s, double tau, int n_next, int j_next) {
@@ -44,7 +26,7 @@ double literal_probability(const MdpProblem& p, int s, double tau, int n_next, i
   const auto& T = p.grid_us;
   std::vector<double> phase(K);
   const double age = s == p.full_state() ? S : S - T[p.j_of(s)];
-  phase_distribution(p.n_of(s), age, lam, K, phase.data());
+  phase_row(p.n_of(s), age, lam, K, phase.data());
   const int cap = (N + 1) * K + 40;
   double total = 0;
   for (int q = 0; q < K; ++q) {
@@ -85,11 +67,10 @@ TEST_CASE("every transition row sums to 1 without renormalization", "[compiler][
       for (auto batching : {Batching::kMaximal, Batching::kVariable}) {
         o.batching = batching;
         const auto p = build_mdp_problem(prof, o);
-        const auto t = build_transition_tables(p);
-        FactoredOperator op(p, t);
+        FactoredProbe probe(p);
         for (int s = p.state(1, 0); s < p.num_states(); ++s)
           for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a) {
-            const auto row = raw_row(p, op, s, a);
+            const auto row = probe.raw_row(s, a);
             double sum = 0;
             for (double v : row) {
               REQUIRE(v >= 0);
@@ -116,13 +97,12 @@ TEST_CASE("K = 1, one model, tiny grid: transitions match the hand-derived formu
   o.max_queue = 3;
   o.intervals = 4;
   const auto p = build_mdp_problem(prof, o);
-  const auto t = build_transition_tables(p);
-  FactoredOperator op(p, t);
+  FactoredProbe probe(p);
   const int J = 4, s = p.state(1, J);
   REQUIRE(p.num_actions(s) == 1);
   const int a = p.action_begin[s];
   const double tau = 3000, lam = 200e-6, S = 10000;
-  const auto row = raw_row(p, op, s, a);
+  const auto row = probe.raw_row(s, a);
   const double T[] = {0, 2500, 5000, 7500, 10000, 10000};
   auto pois = [](int k, double mu) { return std::exp(-mu) * std::pow(mu, k) / std::tgamma(k + 1.0); };
   double sum_checked = 0;
@@ -153,12 +133,11 @@ TEST_CASE("factored rows equal the spec's literal B/C/D formula (K = 3)", "[comp
   o.max_queue = 4;
   o.intervals = 8;
   const auto p = build_mdp_problem(prof, o);
-  const auto t = build_transition_tables(p);
-  FactoredOperator op(p, t);
+  FactoredProbe probe(p);
   for (int s : {p.state(1, 8), p.state(2, 5), p.state(3, 7), p.state(4, 2), p.full_state()}) {
     for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a) {
       const double tau = p.taus_us[p.actions[a].tau];
-      const auto row = raw_row(p, op, s, a);
+      const auto row = probe.raw_row(s, a);
       double rest = 0;
       for (int np = 1; np <= p.N(); ++np)
         for (int jp = 0; jp < p.J1(); ++jp) {
@@ -184,7 +163,7 @@ TEST_CASE("phase distribution matches a Monte-Carlo estimate", "[compiler][math]
   const int K = 5, n = 3;
   const double lam = 0.002, a = 5000;  // mean 10 central arrivals
   std::vector<double> expect(K);
-  phase_distribution(n, a, lam, K, expect.data());
+  phase_row(n, a, lam, K, expect.data());
   std::vector<double> hist(K, 0.0);
   std::exponential_distribution<double> gap(lam);
   int kept = 0;
@@ -209,22 +188,18 @@ TEST_CASE("a policy that always picks model 0 has expected accuracy acc(0)", "[c
   o.max_queue = 6;
   o.intervals = 20;
   const auto p = build_mdp_problem(prof, o);
-  const auto t = build_transition_tables(p);
-  FactoredOperator op(p, t);
-  SolverOutput out;
-  out.choice.assign(p.num_states(), -1);
+  FactoredProbe probe(p);
+  std::vector<int> choice(p.num_states(), -1);
   for (int s = p.state(1, 0); s < p.num_states(); ++s)
     for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a)
-      if (p.actions[a].model == 0 && p.actions[a].batch == p.n_of(s)) out.choice[s] = a;
-  for (int s = p.state(1, 0); s < p.num_states(); ++s) REQUIRE(out.choice[s] >= 0);
-  std::vector<double> dist(p.num_states(), 0.0), next;
-  dist[p.state(0, 0)] = 1;
-  for (int i = 0; i < 1000; ++i) {
-    op.step_distribution(out.choice, dist, next);
-    dist.swap(next);
-  }
-  out.stationary = dist;
-  fill_expectations(p, out);
+      if (p.actions[a].model == 0 && p.actions[a].batch == p.n_of(s)) choice[s] = a;
+  for (int s = p.state(1, 0); s < p.num_states(); ++s) REQUIRE(choice[s] >= 0);
+  const SolverOutput out = probe.stationary(choice, 1000);
+  CHECK(out.stationary_steps == 1000);
+  SolverOutput again = out;  // the solver's expectations, recomputed from the distribution alone
+  fill_expectations(p, again);
+  CHECK(again.expected_accuracy == out.expected_accuracy);
+  CHECK(again.expected_violation_rate == out.expected_violation_rate);
   CHECK(out.expected_accuracy == Approx(0.55).epsilon(1e-14));
   CHECK(out.expected_violation_rate >= 0);
 }
@@ -241,4 +216,41 @@ TEST_CASE("the solver's policy is at least as good as always-fastest", "[compile
   CHECK(out.expected_accuracy > 0.55);
   CHECK(out.expected_accuracy <= 0.9);
   CHECK(out.expected_violation_rate < 0.01);
+}
+
+TEST_CASE("a fallback slower than the SLO (service time > S): rows equal the literal formula", "[compiler][math]") {
+  // Model 0 at batch 8 takes 8000 + 3000 * 8 = 32 ms > 25 ms: the fallback misses for sure.
+  MdpOptions o;
+  o.slo_us = 25000;
+  o.workers = 3;
+  o.load_qps = 300;
+  o.max_queue = 8;
+  o.intervals = 10;
+  const auto p = build_mdp_problem(lull::test::linear_models(2, 8), o);
+  REQUIRE(p.taus_us.back() > o.slo_us);
+  FactoredProbe probe(p);
+  int slower_than_slo = 0;
+  for (int s : {p.state(8, 0), p.state(8, 10), p.full_state()}) {
+    for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a) {
+      const double tau = p.taus_us[p.actions[a].tau];
+      slower_than_slo += tau > o.slo_us;
+      const auto row = probe.raw_row(s, a);
+      double rest = 0;
+      for (int np = 1; np <= p.N(); ++np)
+        for (int jp = 0; jp < p.J1(); ++jp) {
+          const double lit = literal_probability(p, s, tau, np, jp);
+          rest += lit;
+          if (np == 1 && jp == p.J1() - 1) continue;  // shares its state with n' = 0, checked below
+          INFO("state " << s << " tau " << tau << " -> (" << np << "," << jp << ")");
+          CHECK(row[p.state(np, jp)] == Approx(lit).margin(1e-13));
+        }
+      const double idle = literal_probability(p, s, tau, 0, 0);
+      CHECK(row[p.state(1, p.J1() - 1)] == Approx(idle + literal_probability(p, s, tau, 1, p.J1() - 1)).margin(1e-13));
+      CHECK(row[p.full_state()] == Approx(std::max(0.0, 1 - rest - idle)).margin(1e-12));
+    }
+  }
+  CHECK(slower_than_slo > 0);
+  const auto out = make_cpu_solver()->solve(p, {});
+  CHECK(out.expected_accuracy >= 0.6);
+  CHECK(out.expected_accuracy <= 0.85);
 }

@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "compiler/mdp/mdp_problem.h"
-#include "compiler/solver/cuda/count_elements.h"
-#include "compiler/solver/cuda/pipeline_layout.h"
-#include "compiler/solver/cuda/table_elements.h"
-#include "compiler/solver/cuda/value_elements.h"
+#include "compiler/solver/factored/count_elements.h"
+#include "compiler/solver/factored/pipeline_layout.h"
+#include "compiler/solver/factored/table_elements.h"
+#include "compiler/solver/factored/value_elements.h"
 
-namespace lull::compiler::cuda {
+namespace lull::compiler::factored {
 
 template <class Exec, class T>
 using BufferOf = typename Exec::template Buffer<T>;
@@ -81,8 +81,8 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
   t.kernel = ex.template zeros<double>(static_cast<std::size_t>(tables) * d.K);
   ex.for_each(static_cast<std::size_t>(tables) * d.K, KernelElement{d, width.data(), active.data(), t.kernel.data()});
 
-  t.phase = ex.template zeros<double>(static_cast<std::size_t>(d.S) * d.K);
-  ex.for_each(d.S, PhaseRow{d, t.grid.data(), t.phase.data()});
+  t.phase = ex.template zeros<double>(static_cast<std::size_t>(d.num_states()) * d.K);
+  ex.for_each(d.num_states(), PhaseRow{d, t.grid.data(), t.phase.data()});
 
   // Variable batching: count tables per slot, then each partial action's mixture.
   t.count_prob = ex.template zeros<double>(L.count_begin.back());
@@ -103,4 +103,4 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
   return t;
 }
 
-}  // namespace lull::compiler::cuda
+}  // namespace lull::compiler::factored

@@ -1,15 +1,13 @@
-#include "compiler/solver/cuda/pipeline_layout.h"
+#include "compiler/solver/factored/pipeline_layout.h"
 
 #include <algorithm>
 
-namespace lull::compiler::cuda {
+namespace lull::compiler::factored {
 
 Dims dims_of(const MdpProblem& p) {
   Dims d;
+  static_cast<StateIndex&>(d) = p.states();
   d.K = p.K();
-  d.N = p.N();
-  d.J1 = p.J1();
-  d.S = p.num_states();
   d.B = p.J1() - 1;
   d.taus = static_cast<int>(p.taus_us.size());
   d.slo_us = p.options.slo_us;
@@ -19,7 +17,7 @@ Dims dims_of(const MdpProblem& p) {
   // clipped first bucket (at most its service time).
   double widest_us = d.slo_us;
   for (double tau : p.taus_us) widest_us = std::max(widest_us, tau);
-  d.span = std::max((d.N + 1) * d.K + 1, poisson_support_end_hd(d.lambda_per_us * widest_us)) + 1;
+  d.span = std::max((d.N + 1) * d.K + 1, poisson_support_end(d.lambda_per_us * widest_us)) + 1;
   return d;
 }
 
@@ -57,7 +55,7 @@ ActionLayout layout_actions(const MdpProblem& p) {
     if (L.tau_slot[k] < 0) continue;
     L.tau_slot[k] = static_cast<int>(L.slot_tau.size());
     L.slot_tau.push_back(k);
-    L.count_stride = std::max(L.count_stride, poisson_support_end_hd(p.lambda_per_us * p.taus_us[k]) + p.K());
+    L.count_stride = std::max(L.count_stride, poisson_support_end(p.lambda_per_us * p.taus_us[k]) + p.K());
   }
   return L;
 }
@@ -121,4 +119,9 @@ std::size_t factored_table_bytes(const MdpProblem& p, const ActionLayout& L) {
   return sizeof(double) * doubles + sizeof(std::size_t) * L.count_begin.size() + sizeof(int) * taus;
 }
 
-}  // namespace lull::compiler::cuda
+double work_per_step(const Dims& d, const ActionLayout& L) {
+  return static_cast<double>(d.K) * (d.taus + d.J1) * d.cols() + static_cast<double>(d.K) * L.state.size() +
+         static_cast<double>(L.count_begin.back());
+}
+
+}  // namespace lull::compiler::factored

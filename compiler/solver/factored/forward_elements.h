@@ -12,9 +12,9 @@
 // target) are built on the host once per policy (pipeline_layout.h).
 #include <cstddef>
 
-#include "compiler/solver/cuda/device_math.h"
+#include "compiler/solver/factored/element_math.h"
 
-namespace lull::compiler::cuda {
+namespace lull::compiler::factored {
 
 struct TauMass {
   Dims d;
@@ -197,4 +197,4 @@ struct ExpectationTerm {
   }
 };
 
-}  // namespace lull::compiler::cuda
+}  // namespace lull::compiler::factored

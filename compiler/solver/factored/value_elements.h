@@ -8,9 +8,9 @@
 //   BestAction      V'(s) = max_a R(s,a) + E[V(next)], ties to the first action
 #include <cstddef>
 
-#include "compiler/solver/cuda/device_math.h"
+#include "compiler/solver/factored/element_math.h"
 
-namespace lull::compiler::cuda {
+namespace lull::compiler::factored {
 
 LULL_HD inline double col_value(const Dims& d, const double* V, int j, int c) { return V[d.col_state(j, c)]; }
 
@@ -135,4 +135,4 @@ struct BestAction {
   }
 };
 
-}  // namespace lull::compiler::cuda
+}  // namespace lull::compiler::factored

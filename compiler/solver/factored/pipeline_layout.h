@@ -1,15 +1,16 @@
 #pragma once
-// Host-side index structures that the CUDA backend's kernels read: the
-// problem's actions as flat arrays, the slots of the variable-batching count
-// tables, and (once the policy is known) the lists that turn the power
-// iteration's scatters into gathers. Plain C++: the host emulation uses it too.
+// Host-side index structures that the factored solver's element functions
+// read: the problem's sizes (Dims), its actions as flat arrays, the slots of
+// the variable-batching count tables, and (once the policy is known) the
+// lists that turn the power iteration's scatters into gathers (one writer
+// per output element, so any executor may run the elements in parallel).
 #include <cstddef>
 #include <vector>
 
 #include "compiler/mdp/mdp_problem.h"
-#include "compiler/solver/cuda/device_math.h"
+#include "compiler/solver/factored/element_math.h"
 
-namespace lull::compiler::cuda {
+namespace lull::compiler::factored {
 
 Dims dims_of(const MdpProblem& p);
 
@@ -39,7 +40,13 @@ struct PolicyLayout {
 PolicyLayout layout_policy(const MdpProblem& p, const ActionLayout& actions, const std::vector<int>& tau_bucket,
                            const std::vector<int>& choice);
 
-// Bytes of the transition structure, counted as TransitionTables::bytes does.
+// Bytes of the transition structure: phase rows, pass and kernel tables
+// (shared buckets and one first bucket per service time), count tables.
 std::size_t factored_table_bytes(const MdpProblem& p, const ActionLayout& actions);
 
-}  // namespace lull::compiler::cuda
+// Multiply-adds of one value-iteration step: the bucket and tau tables, the Q
+// values of whole-queue actions (K each) and of partial actions (their count
+// distributions). The CPU executor threads its loops by this.
+double work_per_step(const Dims& d, const ActionLayout& actions);
+
+}  // namespace lull::compiler::factored

@@ -7,7 +7,7 @@
 
 #include "compiler/mdp/slack_grid.h"
 #include "compiler/solver/solver.h"
-#include "test/compiler/test_support.h"
+#include "test/support/shared_data.h"
 
 namespace {
 

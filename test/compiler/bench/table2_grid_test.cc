@@ -5,7 +5,7 @@
 
 #include "compiler/bench/table2_grid.h"
 #include "compiler/solver/solver_registry.h"
-#include "test/cuda/small_problems.h"
+#include "test/support/synthetic_profiles.h"
 
 using Catch::Matchers::Contains;
 

@@ -1,0 +1,40 @@
+#pragma once
+// What every element function of the factored solver shares: the sizes of
+// one problem and its tables (Dims, passed by value to each element), built
+// on MdpProblem's state numbering (StateIndex) and Poisson pmf, both
+// callable on the host and on the device.
+//
+// Compiled by the host compiler (CPU executor) and by nvcc (CUDA executor),
+// so: no CUDA types, no std:: calls inside LULL_HD code.
+#include <math.h>
+
+#include <cstddef>
+
+#include "compiler/host_device.h"
+#include "compiler/mdp/poisson.h"
+#include "compiler/mdp/state_index.h"
+
+namespace lull::compiler::factored {
+
+// The smallest normal double (std::numeric_limits<double>::min()): a phase
+// row whose sum falls below it after an underflow becomes uniform (the
+// reference's denorm_min lift, spelled out in phase_row below).
+constexpr double kDoubleMinNormal = 2.2250738585072014e-308;
+
+LULL_HD inline double max_hd(double a, double b) { return a > b ? a : b; }
+LULL_HD inline double min_hd(double a, double b) { return a < b ? a : b; }
+
+// Sizes of one problem and its factored tables. The state numbering is
+// MdpProblem's (StateIndex, filled by dims_of from MdpProblem::states()).
+struct Dims : StateIndex {
+  int K = 0;          // workers (phases)
+  int B = 0;          // shared buckets, J1 - 1
+  int taus = 0;       // distinct service times
+  double slo_us = 0;
+  double lambda_per_us = 0;
+  int span = 0;       // entries of one pass-table scratch row (pmf, CDF, survival)
+
+  LULL_HD std::size_t pass_size() const { return static_cast<std::size_t>(K) * cols(); }
+};
+
+}  // namespace lull::compiler::factored

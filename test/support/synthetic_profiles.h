@@ -1,0 +1,43 @@
+#pragma once
+// Hand-made reduced profiles for tests that need no ../shared data: latencies
+// linear in the batch size, so expected behaviour can be derived by hand.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/profile/model_table.h"
+
+namespace lull::test {
+
+// `count` models, fastest first, lat(b) = (base + slope * b) (1 + 0.6 m)
+// microseconds, accuracies evenly spaced from 0.6 to 0.85.
+inline compiler::ReducedProfiles linear_models(int count, int max_queue, double base_us = 8000, double slope_us = 3000) {
+  compiler::ReducedProfiles r;
+  r.task = "test";
+  for (int m = 0; m < count; ++m) {
+    compiler::ModelTable t;
+    t.name = "m" + std::to_string(m);
+    t.accuracy = 0.6 + 0.25 * m / std::max(1, count - 1);
+    for (int b = 1; b <= max_queue + 1; ++b) t.latency_us.push_back((base_us + slope_us * b) * (1 + 0.6 * m));
+    r.models.push_back(t);
+  }
+  return r;
+}
+
+// One model per (accuracy, base ms) pair: lat(b) = base + per_item (b - 1) milliseconds.
+inline compiler::ReducedProfiles linear_profiles(std::vector<std::pair<double, double>> acc_and_base_ms, int N,
+                                                 double per_item_ms) {
+  compiler::ReducedProfiles r;
+  r.task = "test";
+  for (std::size_t m = 0; m < acc_and_base_ms.size(); ++m) {
+    compiler::ModelTable t;
+    t.name = "m" + std::to_string(m);
+    t.accuracy = acc_and_base_ms[m].first;
+    for (int b = 1; b <= N + 1; ++b) t.latency_us.push_back((acc_and_base_ms[m].second + per_item_ms * (b - 1)) * 1000);
+    r.models.push_back(t);
+  }
+  return r;
+}
+
+}  // namespace lull::test
