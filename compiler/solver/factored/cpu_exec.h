@@ -34,8 +34,12 @@ class CpuExec {
   // f(i) for every i < n; calls are independent (one writer per output).
   template <class F>
   void for_each(std::size_t n, const F& f) {
+    if (!parallel_ || n < 2) {  // no parallel region at all: even an idle one costs a call into OpenMP
+      for (std::size_t i = 0; i < n; ++i) f(i);
+      return;
+    }
     const long long count = static_cast<long long>(n);
-#pragma omp parallel for schedule(dynamic, 16) if (parallel_ && count > 1)
+#pragma omp parallel for schedule(dynamic, 16)
     for (long long i = 0; i < count; ++i) f(static_cast<std::size_t>(i));
   }
   // For step = 0..steps-1 in order: f(step, i) for every i < width. Short

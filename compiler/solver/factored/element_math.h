@@ -24,6 +24,17 @@ constexpr double kDoubleMinNormal = 2.2250738585072014e-308;
 LULL_HD inline double max_hd(double a, double b) { return a > b ? a : b; }
 LULL_HD inline double min_hd(double a, double b) { return a < b ? a : b; }
 
+// sum_i a[i] b[i], i < n, as four interleaved partial sums combined in a
+// fixed order: a single chain of dependent multiply-adds is latency-bound.
+LULL_HD inline double dot(const double* a, const double* b, int n) {
+  double part[4] = {0.0, 0.0, 0.0, 0.0};
+  int i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int l = 0; l < 4; ++l) part[l] += a[i + l] * b[i + l];
+  for (; i < n; ++i) part[0] += a[i] * b[i];
+  return (part[0] + part[1]) + (part[2] + part[3]);
+}
+
 // Sizes of one problem and its factored tables. The state numbering is
 // MdpProblem's (StateIndex, filled by dims_of from MdpProblem::states()).
 struct Dims : StateIndex {

@@ -1,12 +1,13 @@
 #pragma once
 // One step p -> P_pi^T p of the stationary power iteration under a fixed
-// policy (the device twin of FactoredOperator::step_distribution), written as
-// gathers so every output element has one writer and a fixed summation order
-// (no atomics), plus the terms of the expectations (mdp-spec 6):
-//   TauMass         mass[k][q]     phase-weighted mass entering service time k
+// policy, written as gathers so every output element has one writer and a
+// fixed summation order (no atomics, the same result on every executor),
+// plus the terms of the expectations (mdp-spec 6):
+//   TauMass         mass[k][.]     phase-weighted mass entering service time k
 //   GroupColumns    add_cols[j][c] clipped first buckets of the taus starting in bucket j
 //   GroupAlive      alive[j+1][z]  ... and the mass still waiting for its first arrival
 //   ForwardStep     alive[j+1][z] += mass carried through shared bucket j (j ascending)
+//   BucketColumns   passed[j][.]   first arrivals in shared bucket j, per column
 //   AssembleState   p_next[t] from all of the above and the partial actions
 // The index lists (taus per state set, taus per first bucket, sources per
 // target) are built on the host once per policy (pipeline_layout.h).
@@ -16,6 +17,9 @@
 
 namespace lull::compiler::factored {
 
+// One row mass[k][.] per call: the states that chose tau k are read once
+// (most hold no mass), each row summed over the states in ascending order;
+// mass_any[k] says whether the row holds any mass (the gathers below skip it).
 struct TauMass {
   Dims d;
   const int* states_begin;   // [k]: states whose chosen action is whole-queue with tau k
@@ -23,17 +27,22 @@ struct TauMass {
   const double* phase;
   const double* p;
   double* mass;              // [k][q]
+  char* mass_any;            // [k]
 
-  LULL_HD void operator()(std::size_t i) const {
-    const int k = static_cast<int>(i / d.K), q = static_cast<int>(i % d.K);
-    double m = 0;
+  LULL_HD void operator()(std::size_t k) const {
+    const int K = d.K;
+    double* m = mass + k * K;
+    for (int q = 0; q < K; ++q) m[q] = 0.0;
+    char any = 0;
     for (int e = states_begin[k]; e < states_begin[k + 1]; ++e) {
       const int s = states[e];
       const double ps = p[s];
       if (ps == 0.0) continue;
-      m += ps * phase[static_cast<std::size_t>(s) * d.K + q];
+      any = 1;
+      const double* ph = phase + static_cast<std::size_t>(s) * K;
+      for (int q = 0; q < K; ++q) m[q] += ps * ph[q];
     }
-    mass[i] = m;
+    mass_any[k] = any;
   }
 };
 
@@ -42,6 +51,7 @@ struct GroupColumns {
   const int* group_begin;    // [j]: taus whose first bucket is j
   const int* group_taus;
   const double* mass;
+  const char* mass_any;
   const double* tau_pass;    // [k][q][col]
   double* add_cols;          // [j][col]
 
@@ -50,6 +60,7 @@ struct GroupColumns {
     double x = 0;
     for (int e = group_begin[j]; e < group_begin[j + 1]; ++e) {
       const int k = group_taus[e];
+      if (!mass_any[k]) continue;
       const double* m = mass + static_cast<std::size_t>(k) * K;
       const double* pass = tau_pass + static_cast<std::size_t>(k) * d.pass_size();
       for (int q = 0; q < K; ++q) {
@@ -67,6 +78,7 @@ struct GroupAlive {
   const int* group_begin;
   const int* group_taus;
   const double* mass;
+  const char* mass_any;
   const double* tau_kernel;  // [k][d]
   double* alive;             // [j][z], j = 0..J; row 0 stays zero
 
@@ -75,6 +87,7 @@ struct GroupAlive {
     double x = 0;
     for (int e = group_begin[j]; e < group_begin[j + 1]; ++e) {
       const int k = group_taus[e];
+      if (!mass_any[k]) continue;
       const double* m = mass + static_cast<std::size_t>(k) * K;
       const double* ker = tau_kernel + static_cast<std::size_t>(k) * K;
       for (int q = 0; q <= z2; ++q) {
@@ -97,12 +110,36 @@ struct ForwardStep {
     const double* al = alive + static_cast<std::size_t>(j) * K;
     const double* ker = kernel + static_cast<std::size_t>(j) * K;
     double x = alive[static_cast<std::size_t>(j + 1) * K + z2];
-    for (int z = 0; z <= z2; ++z) {
+    // As in dot(): four partial sums (the kernel runs backwards here).
+    double part[4] = {0.0, 0.0, 0.0, 0.0};
+    int z = 0;
+    for (; z + 3 <= z2; z += 4)
+      for (int l = 0; l < 4; ++l) part[l] += al[z + l] * ker[z2 - z - l];
+    for (; z <= z2; ++z) part[0] += al[z] * ker[z2 - z];
+    x += (part[0] + part[1]) + (part[2] + part[3]);
+    alive[static_cast<std::size_t>(j + 1) * K + z2] = x;
+  }
+};
+
+// passed[j][c] = sum_z alive[j][z] pass[j][z][c], one bucket per call: rows
+// are added whole (z outer, skipping z without mass, the common case).
+struct BucketColumns {
+  Dims d;
+  const double* pass;        // shared buckets: [j][z][col]
+  const double* alive;       // [j][z]
+  double* passed;            // [j][col]
+
+  LULL_HD void operator()(std::size_t j) const {
+    const int K = d.K, cols = d.cols();
+    const double* al = alive + j * K;
+    const double* pass_j = pass + j * d.pass_size();
+    double* out = passed + j * cols;
+    for (int c = 0; c < cols; ++c) out[c] = 0.0;
+    for (int z = 0; z < K; ++z) {
       const double a = al[z];
       if (a == 0.0) continue;
-      x += a * ker[z2 - z];
+      for (int c = 0; c < cols; ++c) out[c] += a * pass_j[z * cols + c];
     }
-    alive[static_cast<std::size_t>(j + 1) * K + z2] = x;
   }
 };
 
@@ -114,7 +151,7 @@ struct AssembleState {
   const double* count_prob;
   const double* p;
   const double* add_cols;          // [j][col]
-  const double* pass;              // shared buckets: [j][z][col]
+  const double* passed;            // shared buckets: [j][col] (BucketColumns)
   const double* alive;             // [j][z]
   double* p_next;
 
@@ -127,24 +164,15 @@ struct AssembleState {
       if (in_prob[e] < 0)
         x += ps;
       else
-        x += ps * count_prob[in_prob[e]];  // one multiply-add, as on the CPU
+        x += ps * count_prob[in_prob[e]];
     }
     const int n = d.n_of(t), j = d.j_of(t);
-    // Terms are added one by one, in the CPU backend's order.
-    auto add_bucket = [&](int b, int c) {
-      const double* al = alive + static_cast<std::size_t>(b) * K;
-      const double* pass_b = pass + static_cast<std::size_t>(b) * d.pass_size();
-      for (int z = 0; z < K; ++z) {
-        if (al[z] == 0.0) continue;
-        x += al[z] * pass_b[z * cols + c];
-      }
-    };
     if (t == d.full()) {
       for (int jl = 0; jl < d.J1; ++jl) x += add_cols[static_cast<std::size_t>(jl) * cols + d.N];
-      for (int b = 0; b < d.B; ++b) add_bucket(b, d.N);
+      for (int b = 0; b < d.B; ++b) x += passed[static_cast<std::size_t>(b) * cols + d.N];
     } else if (n >= 1 && j < J) {
       x += add_cols[static_cast<std::size_t>(j) * cols + (n - 1)];
-      add_bucket(j, n - 1);
+      x += passed[static_cast<std::size_t>(j) * cols + (n - 1)];
     }
     if (t == d.idle())
       for (int z = 0; z < K; ++z) x += alive[static_cast<std::size_t>(J) * K + z];

@@ -82,7 +82,7 @@ PolicyLayout layout_policy(const MdpProblem& p, const ActionLayout& L, const std
   const int S = p.num_states(), taus = static_cast<int>(p.taus_us.size()), N = p.N();
   std::vector<int> tau_of, whole_states, target_of, src;
   std::vector<long long> prob;
-  for (int s = 0; s < S; ++s) {  // ascending s: the CPU backend's summation order
+  for (int s = 0; s < S; ++s) {  // ascending s: a fixed summation order
     const int a = choice[s];
     if (a < 0) {
       target_of.push_back(p.state(1, p.J1() - 1));
@@ -107,9 +107,14 @@ PolicyLayout layout_policy(const MdpProblem& p, const ActionLayout& L, const std
   compress(S, target_of, src, out.in_begin, out.in_src);
   std::vector<int> unused;
   compress(S, target_of, prob, unused, out.in_prob);
-  std::vector<int> all_taus(taus);
-  for (int k = 0; k < taus; ++k) all_taus[k] = k;
-  compress(p.J1(), tau_bucket, all_taus, out.group_begin, out.group_taus);
+  // Only the taus the policy uses: the others carry no mass.
+  std::vector<int> used_taus, used_bucket;
+  for (int k = 0; k < taus; ++k)
+    if (out.states_begin[k + 1] > out.states_begin[k]) {
+      used_taus.push_back(k);
+      used_bucket.push_back(tau_bucket[k]);
+    }
+  compress(p.J1(), used_bucket, used_taus, out.group_begin, out.group_taus);
   return out;
 }
 

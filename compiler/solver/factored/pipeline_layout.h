@@ -32,7 +32,7 @@ ActionLayout layout_actions(const MdpProblem& p);
 // Lists for one power-iteration step under the policy `choice`.
 struct PolicyLayout {
   std::vector<int> states_begin, states;   // per tau: states choosing a whole-queue action with it
-  std::vector<int> group_begin, group_taus;  // per first bucket j = 0..J: the taus starting there
+  std::vector<int> group_begin, group_taus;  // per first bucket j = 0..J: the taus in use starting there
   std::vector<int> in_begin, in_src;       // per target state: partial-action and idle moves into it
   std::vector<long long> in_prob;          // index into count_prob, -1 for probability 1
 };

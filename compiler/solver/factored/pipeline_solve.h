@@ -24,21 +24,23 @@ template <class Exec>
 struct ValueStep {
   const ExecTables<Exec>& t;
   Exec& ex;
-  BufferOf<Exec, double> fv, bk, U;
+  BufferOf<Exec, double> vcol, fv, bk, U;
 
   ValueStep(const ExecTables<Exec>& tables, Exec& exec)
       : t(tables),
         ex(exec),
+        vcol(ex.template zeros<double>(static_cast<std::size_t>(t.d.B) * t.d.cols())),
         fv(ex.template zeros<double>(static_cast<std::size_t>(t.d.B) * t.d.K)),
         bk(ex.template zeros<double>(static_cast<std::size_t>(t.d.J1) * t.d.K)),
         U(ex.template zeros<double>(static_cast<std::size_t>(t.d.taus) * t.d.K)) {}
 
   void expected_next_values(const BufferOf<Exec, double>& V) {
     const Dims d = t.d;
-    ex.for_each(static_cast<std::size_t>(d.B) * d.K, BucketValue{d, t.pass.data(), V.data(), fv.data()});
+    ex.for_each(static_cast<std::size_t>(d.B) * d.cols(), ColumnValues{d, V.data(), vcol.data()});
+    ex.for_each(static_cast<std::size_t>(d.B) * d.K, BucketValue{d, t.pass.data(), vcol.data(), fv.data()});
     ex.sequence(d.J1, d.K, BackwardStep{d, t.kernel.data(), fv.data(), V.data(), bk.data()});
     ex.for_each(static_cast<std::size_t>(d.taus) * d.K,
-                TauValue{d, t.tau_pass(), t.tau_kernel(), t.tau_bucket.data(), bk.data(), V.data(), U.data()});
+                TauValue{d, t.tau_pass(), t.tau_kernel(), t.tau_bucket.data(), bk.data(), vcol.data(), U.data()});
   }
 
   // V_next(s) = max_a Q(s, a) and its argmax, from V and the U of expected_next_values(V).
@@ -90,6 +92,8 @@ class PowerStep {
     in_src_ = ex.upload(pl.in_src);
     in_prob_ = ex.upload(pl.in_prob);
     mass_ = ex.template zeros<double>(static_cast<std::size_t>(d.taus) * d.K);
+    mass_any_ = ex.template zeros<char>(d.taus);
+    passed_ = ex.template zeros<double>(static_cast<std::size_t>(d.B) * d.cols());
     add_cols_ = ex.template zeros<double>(static_cast<std::size_t>(d.J1) * d.cols());
     alive_ = ex.template zeros<double>(static_cast<std::size_t>(d.J1) * d.K);
   }
@@ -100,16 +104,18 @@ class PowerStep {
   void raw(const BufferOf<Exec, double>& p, BufferOf<Exec, double>& raw) {
     const Dims d = t_.d;
     const int J = d.J1 - 1;
-    ex_.for_each(static_cast<std::size_t>(d.taus) * d.K,
-                 TauMass{d, states_begin_.data(), states_.data(), t_.phase.data(), p.data(), mass_.data()});
-    ex_.for_each(static_cast<std::size_t>(J) * d.K, GroupAlive{d, group_begin_.data(), group_taus_.data(),
-                                                               mass_.data(), t_.tau_kernel(), alive_.data()});
-    ex_.for_each(static_cast<std::size_t>(d.J1) * d.cols(), GroupColumns{d, group_begin_.data(), group_taus_.data(),
-                                                                          mass_.data(), t_.tau_pass(),
-                                                                          add_cols_.data()});
+    ex_.for_each(d.taus, TauMass{d, states_begin_.data(), states_.data(), t_.phase.data(), p.data(), mass_.data(),
+                                 mass_any_.data()});
+    ex_.for_each(static_cast<std::size_t>(J) * d.K,
+                 GroupAlive{d, group_begin_.data(), group_taus_.data(), mass_.data(), mass_any_.data(),
+                            t_.tau_kernel(), alive_.data()});
+    ex_.for_each(static_cast<std::size_t>(d.J1) * d.cols(),
+                 GroupColumns{d, group_begin_.data(), group_taus_.data(), mass_.data(), mass_any_.data(),
+                              t_.tau_pass(), add_cols_.data()});
     ex_.sequence(d.B, d.K, ForwardStep{d, t_.kernel.data(), alive_.data()});
+    ex_.for_each(d.B, BucketColumns{d, t_.pass.data(), alive_.data(), passed_.data()});
     ex_.for_each(d.num_states(), AssembleState{d, in_begin_.data(), in_src_.data(), in_prob_.data(),
-                                               t_.count_prob.data(), p.data(), add_cols_.data(), t_.pass.data(),
+                                               t_.count_prob.data(), p.data(), add_cols_.data(), passed_.data(),
                                                alive_.data(), raw.data()});
   }
 
@@ -118,7 +124,8 @@ class PowerStep {
   Exec& ex_;
   BufferOf<Exec, int> states_begin_, states_, group_begin_, group_taus_, in_begin_, in_src_;
   BufferOf<Exec, long long> in_prob_;
-  BufferOf<Exec, double> mass_, add_cols_, alive_;
+  BufferOf<Exec, char> mass_any_;
+  BufferOf<Exec, double> mass_, add_cols_, alive_, passed_;
 };
 
 // Expectations of mdp-spec 6 from a distribution over states and a policy,

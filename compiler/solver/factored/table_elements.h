@@ -107,27 +107,30 @@ struct PassElement {
     const int r = static_cast<int>(i % d.pass_size());
     const int z = r / cols, c = r % cols;
     const std::size_t row = static_cast<std::size_t>(t) * d.span;
-    const int K = d.K, N = d.N, full = (N + 1) * K, yend = full + 1, yl = ylen[t];
-    auto F = [&](int y) { return y < 0 ? 0.0 : (y >= yend ? 1.0 : cdf[row + y]); };
-    auto SF = [&](int y) { return y <= 0 ? 1.0 : (y > yl - 1 ? 0.0 : sf[row + y]); };
-    // Counts with u / K > c + 1 add nothing to column c < N: stop there.
-    int xe = xend[t];
-    if (c < N && (c + 2) * K - z < xe) xe = (c + 2) * K - z;
+    const int K = d.K, N = d.N, full = (N + 1) * K;
+    const double* w = px + row;
     double acc = 0;
-    for (int x = K - z; x < xe; ++x) {
-      const double w = px[row + x];
-      if (w == 0.0) continue;
-      const int u = z + x;
-      // Written as the CPU code is (no ?: between the product and the sum),
-      // so that the compiler contracts the same multiply-adds into FMAs.
-      if (c == N) {
-        if (u >= full)
-          acc += w;
-        else
-          acc += w * SF(full - u);
-      } else if (u < full && c + 1 >= u / K) {
-        const int np = c + 1;
-        acc += w * (F(np * K + K - 1 - u) - F(np * K - 1 - u));
+    // x counts the arrivals in the bucket, u = z + x of them since the
+    // worker's last query; x < K - z leaves the worker without one (kernel).
+    // The ranges below are where each CDF/survival lookup is inside its row
+    // (ylen[t] > full), so the loops have no branches and vectorize.
+    // (Terms with px = 0 add exactly 0.)
+    if (c == N) {  // the queue overflows: u >= full, or Y >= full - u after the bucket
+      const int split = full - z < xend[t] ? full - z : xend[t];
+      for (int x = K - z; x < split; ++x) acc += w[x] * sf[row + (full - z - x)];
+      for (int x = split > K - z ? split : K - z; x < xend[t]; ++x) acc += w[x];
+    } else {  // n' = c + 1 in all: Y in [nK - u, nK + K - 1 - u]
+      const int np = c + 1;
+      // Counts with u / K > c + 1 add nothing to column c < N: stop there.
+      const int xe = (c + 2) * K - z < xend[t] ? (c + 2) * K - z : xend[t];
+      const int split = np * K - z < xe ? np * K - z : xe;  // from here np K - 1 - u < 0: F = 0
+      for (int x = K - z; x < split; ++x) {
+        const int u = z + x;
+        acc += w[x] * (cdf[row + (np * K + K - 1 - u)] - cdf[row + (np * K - 1 - u)]);
+      }
+      for (int x = split > K - z ? split : K - z; x < xe; ++x) {
+        const int u = z + x;
+        acc += w[x] * (cdf[row + (np * K + K - 1 - u)] - 0.0);
       }
     }
     pass[i] = acc;

@@ -1,8 +1,8 @@
 #pragma once
-// One value-iteration step over the factored transitions (the device twin of
-// FactoredOperator::expected_next_values and the CPU solver's argmax), one
-// element per call, summing in the CPU backend's order:
-//   BucketValue     fv[j][z] = sum_c pass[j][z][c] V(col c of bucket j)
+// One value-iteration step over the factored transitions, one element per
+// call, each summed in a fixed order:
+//   ColumnValues    vcol[j][c] = V(col c of bucket j): the values pass rows multiply, contiguous
+//   BucketValue     fv[j][z] = sum_c pass[j][z][c] vcol[j][c]
 //   BackwardStep    bk[j][z] = fv[j][z] + sum_z2 kernel[j][z2-z] bk[j+1][z2]  (j descending)
 //   TauValue        U[k][q]  for each service time, from its clipped first bucket
 //   BestAction      V'(s) = max_a R(s,a) + E[V(next)], ties to the first action
@@ -12,20 +12,28 @@
 
 namespace lull::compiler::factored {
 
-LULL_HD inline double col_value(const Dims& d, const double* V, int j, int c) { return V[d.col_state(j, c)]; }
+struct ColumnValues {
+  Dims d;
+  const double* V;
+  double* vcol;              // [j][col], j = 0..B-1
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int cols = d.cols(), j = static_cast<int>(i / cols), c = static_cast<int>(i % cols);
+    vcol[i] = V[d.col_state(j, c)];
+  }
+};
 
 struct BucketValue {
   Dims d;
   const double* pass;        // shared buckets first: [j][z][col]
-  const double* V;
+  const double* vcol;
   double* fv;                // [j][z]
 
   LULL_HD void operator()(std::size_t i) const {
     const int j = static_cast<int>(i / d.K), z = static_cast<int>(i % d.K), cols = d.cols();
     const double* row = pass + static_cast<std::size_t>(j) * d.pass_size() + static_cast<std::size_t>(z) * cols;
-    double s = 0;
-    for (int c = 0; c < cols; ++c) s += row[c] * col_value(d, V, j, c);
-    fv[i] = s;
+    const double* v = vcol + static_cast<std::size_t>(j) * cols;
+    fv[i] = dot(row, v, cols);
   }
 };
 
@@ -47,9 +55,7 @@ struct BackwardStep {
     const int j = J - step;
     const double* ker = kernel + static_cast<std::size_t>(j) * K;
     const double* next = bk + static_cast<std::size_t>(j + 1) * K;
-    double s = fv[static_cast<std::size_t>(j) * K + z];
-    for (int z2 = z; z2 < K; ++z2) s += ker[z2 - z] * next[z2];
-    bk[static_cast<std::size_t>(j) * K + z] = s;
+    bk[static_cast<std::size_t>(j) * K + z] = fv[static_cast<std::size_t>(j) * K + z] + dot(ker, next + z, K - z);
   }
 };
 
@@ -59,7 +65,7 @@ struct TauValue {
   const double* tau_kernel;  // [k][d]
   const int* tau_bucket;
   const double* bk;
-  const double* V;
+  const double* vcol;
   double* U;                 // [k][q]
 
   LULL_HD void operator()(std::size_t i) const {
@@ -68,10 +74,8 @@ struct TauValue {
     const double* pass = tau_pass + static_cast<std::size_t>(k) * d.pass_size() + static_cast<std::size_t>(q) * cols;
     const double* ker = tau_kernel + static_cast<std::size_t>(k) * K;
     const double* next = bk + static_cast<std::size_t>(jlo + 1) * K;
-    double s = 0;
-    for (int c = 0; c < cols; ++c) s += pass[c] * col_value(d, V, jlo, c);
-    for (int z2 = q; z2 < K; ++z2) s += ker[z2 - q] * next[z2];
-    U[i] = s;
+    const double* v = vcol + static_cast<std::size_t>(jlo) * cols;
+    U[i] = dot(pass, v, cols) + dot(ker, next + q, K - q);
   }
 };
 
@@ -97,9 +101,7 @@ LULL_HD inline double q_value(const Dims& d, const ActionArrays& A, const double
       s_next += prob[k] * V[n > d.N ? d.full() : d.state(n, A.next_j[a])];
     }
   } else {
-    const double* ph = phase + static_cast<std::size_t>(s) * d.K;
-    const double* u = U + static_cast<std::size_t>(A.tau[a]) * d.K;
-    for (int q = 0; q < d.K; ++q) s_next += ph[q] * u[q];
+    s_next = dot(phase + static_cast<std::size_t>(s) * d.K, U + static_cast<std::size_t>(A.tau[a]) * d.K, d.K);
   }
   return A.reward[a] + s_next;
 }
