@@ -4,8 +4,8 @@
 // fixed summation order (no atomics, the same result on every executor),
 // plus the terms of the expectations (mdp-spec 6):
 //   TauMass         mass[k][.]     phase-weighted mass entering service time k
-//   GroupColumns    add_cols[j][c] clipped first buckets of the taus starting in bucket j
-//   GroupAlive      alive[j+1][z]  ... and the mass still waiting for its first arrival
+//   GroupColumns    add_cols[j][.] clipped first buckets of the taus starting in bucket j
+//   GroupAlive      alive[j+1][.]  ... and the mass still waiting for its first arrival
 //   ForwardStep     alive[j+1][z] += mass carried through shared bucket j (j ascending)
 //   BucketColumns   passed[j][.]   first arrivals in shared bucket j, per column
 //   AssembleState   p_next[t] from all of the above and the partial actions
@@ -46,6 +46,9 @@ struct TauMass {
   }
 };
 
+// Row add_cols[j][.] per call (j = 0..J): the clipped first buckets of the
+// taus starting in bucket j, q outer (skipping q without mass), columns
+// inner (independent, contiguous: they vectorize).
 struct GroupColumns {
   Dims d;
   const int* group_begin;    // [j]: taus whose first bucket is j
@@ -55,24 +58,28 @@ struct GroupColumns {
   const double* tau_pass;    // [k][q][col]
   double* add_cols;          // [j][col]
 
-  LULL_HD void operator()(std::size_t i) const {
-    const int cols = d.cols(), j = static_cast<int>(i / cols), c = static_cast<int>(i % cols), K = d.K;
-    double x = 0;
+  LULL_HD void operator()(std::size_t j) const {
+    const int cols = d.cols(), K = d.K;
+    double* out = add_cols + j * cols;
+    for (int c = 0; c < cols; ++c) out[c] = 0.0;
     for (int e = group_begin[j]; e < group_begin[j + 1]; ++e) {
       const int k = group_taus[e];
       if (!mass_any[k]) continue;
       const double* m = mass + static_cast<std::size_t>(k) * K;
       const double* pass = tau_pass + static_cast<std::size_t>(k) * d.pass_size();
       for (int q = 0; q < K; ++q) {
-        if (m[q] == 0.0) continue;
-        x += m[q] * pass[q * cols + c];
+        const double mq = m[q];
+        if (mq == 0.0) continue;
+        const double* row = pass + q * cols;
+        for (int c = 0; c < cols; ++c) out[c] += mq * row[c];
       }
     }
-    add_cols[i] = x;
   }
 };
 
-// For first buckets j = 0..J-1 (no tau starts in bucket J); writes row j + 1.
+// Row alive[j + 1][.] per call, for first buckets j = 0..J-1 (no tau starts
+// in bucket J): the mass of the taus starting in bucket j that is still
+// waiting for its first arrival, q outer as above.
 struct GroupAlive {
   Dims d;
   const int* group_begin;
@@ -82,20 +89,21 @@ struct GroupAlive {
   const double* tau_kernel;  // [k][d]
   double* alive;             // [j][z], j = 0..J; row 0 stays zero
 
-  LULL_HD void operator()(std::size_t i) const {
-    const int K = d.K, j = static_cast<int>(i / K), z2 = static_cast<int>(i % K);
-    double x = 0;
+  LULL_HD void operator()(std::size_t j) const {
+    const int K = d.K;
+    double* out = alive + (j + 1) * K;
+    for (int z = 0; z < K; ++z) out[z] = 0.0;
     for (int e = group_begin[j]; e < group_begin[j + 1]; ++e) {
       const int k = group_taus[e];
       if (!mass_any[k]) continue;
       const double* m = mass + static_cast<std::size_t>(k) * K;
       const double* ker = tau_kernel + static_cast<std::size_t>(k) * K;
-      for (int q = 0; q <= z2; ++q) {
-        if (m[q] == 0.0) continue;
-        x += m[q] * ker[z2 - q];
+      for (int q = 0; q < K; ++q) {
+        const double mq = m[q];
+        if (mq == 0.0) continue;
+        for (int z2 = q; z2 < K; ++z2) out[z2] += mq * ker[z2 - q];
       }
     }
-    alive[static_cast<std::size_t>(j + 1) * K + z2] = x;
   }
 };
 

@@ -106,11 +106,9 @@ class PowerStep {
     const int J = d.J1 - 1;
     ex_.for_each(d.taus, TauMass{d, states_begin_.data(), states_.data(), t_.phase.data(), p.data(), mass_.data(),
                                  mass_any_.data()});
-    ex_.for_each(static_cast<std::size_t>(J) * d.K,
-                 GroupAlive{d, group_begin_.data(), group_taus_.data(), mass_.data(), mass_any_.data(),
+    ex_.for_each(J, GroupAlive{d, group_begin_.data(), group_taus_.data(), mass_.data(), mass_any_.data(),
                             t_.tau_kernel(), alive_.data()});
-    ex_.for_each(static_cast<std::size_t>(d.J1) * d.cols(),
-                 GroupColumns{d, group_begin_.data(), group_taus_.data(), mass_.data(), mass_any_.data(),
+    ex_.for_each(d.J1, GroupColumns{d, group_begin_.data(), group_taus_.data(), mass_.data(), mass_any_.data(),
                               t_.tau_pass(), add_cols_.data()});
     ex_.sequence(d.B, d.K, ForwardStep{d, t_.kernel.data(), alive_.data()});
     ex_.for_each(d.B, BucketColumns{d, t_.pass.data(), alive_.data(), passed_.data()});
