@@ -7,6 +7,7 @@
 //   sum(n, f), sync(), expect_work_per_step(multiply_adds).
 // Every element has one writer, so results do not depend on the threading.
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace lull::compiler::factored {
@@ -28,6 +29,8 @@ class CpuExec {
   Buffer<T> zeros(std::size_t n) { return Buffer<T>(n, T{}); }
   template <class T>
   Buffer<T> upload(const std::vector<T>& v) { return v; }
+  template <class T>
+  Buffer<T> upload(std::vector<T>&& v) { return std::move(v); }  // host memory already: no copy
   template <class T>
   std::vector<T> download(const Buffer<T>& b) { return b; }
 

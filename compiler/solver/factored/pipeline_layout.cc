@@ -125,7 +125,7 @@ std::size_t factored_table_bytes(const MdpProblem& p, const ActionLayout& L) {
 }
 
 double work_per_step(const Dims& d, const ActionLayout& L) {
-  return static_cast<double>(d.K) * (d.taus + d.J1) * d.cols() + static_cast<double>(d.K) * L.state.size() +
+  return static_cast<double>(d.K) * (d.taus + d.J1) * d.cols() + static_cast<double>(d.K) * L.next_j.size() +
          static_cast<double>(L.count_begin.back());
 }
 

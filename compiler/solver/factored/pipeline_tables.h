@@ -1,9 +1,11 @@
 #pragma once
-// Step 1 of the CUDA backend's pipeline, generic over the executor (device or
-// host emulation): upload the problem's grid, service times and actions, and
-// build the factored transition structure of transition_tables.h from them
-// with the element functions of table_elements.h and count_elements.h.
+// Step 1 of the factored solver's pipeline, generic over the executor (CPU
+// or CUDA): hand the problem's grid, service times and actions to the
+// executor, and build the factored transition structure (docs/architecture.md,
+// "factored transitions") with the element functions of table_elements.h and
+// count_elements.h.
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "compiler/mdp/mdp_problem.h"
@@ -21,7 +23,10 @@ using BufferOf = typename Exec::template Buffer<T>;
 template <class Exec>
 struct ExecTables {
   Dims d;
-  ActionLayout layout;                   // host copy: the policy lists are built from it
+  // Host copy of the layout for the policy lists (layout_policy): its
+  // tau, batch, next_j and count_begin stay; the other arrays are handed to
+  // the executor (moved, not copied, on the CPU) and left empty here.
+  ActionLayout layout;
   BufferOf<Exec, double> grid, phase, pass, kernel, count_prob, accuracy;
   BufferOf<Exec, int> tau_bucket;
   BufferOf<Exec, int> a_begin, a_batch, a_tau, a_next_j, a_model;
@@ -43,16 +48,16 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
   const Dims d = dims_of(p);
   t.d = d;
   t.layout = layout_actions(p);
-  const ActionLayout& L = t.layout;
+  ActionLayout& L = t.layout;
   t.grid = ex.upload(p.grid_us);
   t.accuracy = ex.upload(p.accuracy);
-  t.a_begin = ex.upload(L.begin);
+  t.a_begin = ex.upload(std::move(L.begin));
   t.a_batch = ex.upload(L.batch);
   t.a_tau = ex.upload(L.tau);
   t.a_next_j = ex.upload(L.next_j);
-  t.a_model = ex.upload(L.model);
-  t.a_reward = ex.upload(L.reward);
-  t.a_meets = ex.upload(L.meets);
+  t.a_model = ex.upload(std::move(L.model));
+  t.a_reward = ex.upload(std::move(L.reward));
+  t.a_meets = ex.upload(std::move(L.meets));
   t.a_count_begin = ex.upload(L.count_begin);
   auto taus = ex.upload(p.taus_us);
   auto tau_whole = ex.upload(L.tau_whole);
@@ -95,8 +100,9 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
     auto table = ex.template zeros<double>(slots * d.K * width_k);
     ex.for_each(slots * d.K * width_k,
                 CountTableElement{d, taus.data(), slot_tau.data(), L.count_stride, cpx.data(), table.data()});
-    auto a_state = ex.upload(L.state);
-    ex.for_each(L.state.size(), CountProbs{d, a_state.data(), t.a_batch.data(), t.a_tau.data(), t.a_next_j.data(),
+    const std::size_t actions = L.state.size();
+    auto a_state = ex.upload(std::move(L.state));
+    ex.for_each(actions, CountProbs{d, a_state.data(), t.a_batch.data(), t.a_tau.data(), t.a_next_j.data(),
                                            t.a_count_begin.data(), tau_slot.data(), table.data(), t.phase.data(),
                                            t.count_prob.data()});
   }
