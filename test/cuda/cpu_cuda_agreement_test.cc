@@ -58,13 +58,7 @@ TEST_CASE("CUDA matches the CPU backend with variable batching and MD", "[cuda][
   auto gpu = lull::compiler::make_solver("cuda", nullptr);
   for (auto disc : {lull::compiler::Discretization::kFld, lull::compiler::Discretization::kMd})
     for (auto batching : {lull::compiler::Batching::kMaximal, lull::compiler::Batching::kVariable}) {
-      lull::compiler::MdpOptions o;
-      o.slo_us = 150000;
-      o.workers = 60;
-      o.load_qps = 2000;
-      o.discretization = disc;
-      o.batching = batching;
-      const auto p = lull::compiler::build_mdp_problem(profiles, o);
+      const auto p = lull::compiler::build_mdp_problem(profiles, lull::test::golden_profile_options(batching, disc));
       const auto c = lull::test::compare_backends(p, cpu->solve(p, {}), gpu->solve(p, {}));
       INFO("md=" << (disc == lull::compiler::Discretization::kMd) << " variable="
                  << (batching == lull::compiler::Batching::kVariable) << ": " << c.differing
@@ -81,13 +75,7 @@ TEST_CASE("CUDA matches the CPU backend on small hand-made problems", "[cuda][de
   auto gpu = lull::compiler::make_solver("cuda", nullptr);
   for (int K : {1, 3, 20})
     for (auto batching : {lull::compiler::Batching::kMaximal, lull::compiler::Batching::kVariable}) {
-      lull::compiler::MdpOptions o;
-      o.slo_us = 60000;
-      o.workers = K;
-      o.load_qps = 40.0 * K;
-      o.max_queue = 8;
-      o.intervals = 20;
-      o.batching = batching;
+      const auto o = lull::test::small_mdp_options(K, 40.0, 20, batching);
       const auto p = lull::compiler::build_mdp_problem(lull::test::linear_models(3, 8), o);
       const auto c = lull::test::compare_backends(p, cpu->solve(p, {}), gpu->solve(p, {}));
       INFO("K=" << K << " first difference: " << c.first);

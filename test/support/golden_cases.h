@@ -19,6 +19,19 @@ inline compiler::MdpOptions golden_mdp_options(const GoldenRecord& g) {
   return o;
 }
 
+// The golden configuration (SLO 150 ms, 60 workers, 2000 QPS) with another
+// batching or slack discretization: no reference numbers, used to compare
+// executors and batchings.
+inline compiler::MdpOptions golden_profile_options(compiler::Batching batching, compiler::Discretization disc) {
+  compiler::MdpOptions o;
+  o.slo_us = 150000;
+  o.workers = 60;
+  o.load_qps = 2000;
+  o.batching = batching;
+  o.discretization = disc;
+  return o;
+}
+
 inline std::vector<compiler::MdpOptions> golden_mdp_options() {
   std::vector<compiler::MdpOptions> out;
   for (const auto& g : golden_records()) out.push_back(golden_mdp_options(g));

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/mdp/mdp_problem.h"
 #include "compiler/profile/model_table.h"
 
 namespace lull::test {
@@ -38,6 +39,21 @@ inline compiler::ReducedProfiles linear_profiles(std::vector<std::pair<double, d
     r.models.push_back(t);
   }
   return r;
+}
+
+// A small MDP for linear_models(..., 8): SLO 60 ms, N = 8, K workers at
+// qps_per_worker each, D slack intervals.
+inline compiler::MdpOptions small_mdp_options(int K, double qps_per_worker, int intervals, compiler::Batching batching,
+                                              compiler::Discretization disc = compiler::Discretization::kFld) {
+  compiler::MdpOptions o;
+  o.slo_us = 60000;
+  o.workers = K;
+  o.load_qps = qps_per_worker * K;
+  o.max_queue = 8;
+  o.intervals = intervals;
+  o.discretization = disc;
+  o.batching = batching;
+  return o;
 }
 
 }  // namespace lull::test

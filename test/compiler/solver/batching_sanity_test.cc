@@ -7,29 +7,15 @@
 
 #include "compiler/mdp/slack_grid.h"
 #include "compiler/solver/solver.h"
-#include "test/support/shared_data.h"
-
-namespace {
-
-lull::compiler::MdpOptions golden_case(lull::compiler::Batching b, lull::compiler::Discretization d) {
-  lull::compiler::MdpOptions o;
-  o.slo_us = 150000;
-  o.workers = 60;
-  o.load_qps = 2000;
-  o.batching = b;
-  o.discretization = d;
-  return o;
-}
-
-}  // namespace
+#include "test/support/golden_cases.h"
 
 TEST_CASE("variable batching: batches within the queue, values at least maximal batching's", "[batching][golden]") {
   LULL_REQUIRE_ARTIFACT();
   const auto profiles = lull::test::golden_profiles();
   auto cpu = lull::compiler::make_cpu_solver();
   for (auto disc : {lull::compiler::Discretization::kFld, lull::compiler::Discretization::kMd}) {
-    const auto pm = lull::compiler::build_mdp_problem(profiles, golden_case(lull::compiler::Batching::kMaximal, disc));
-    const auto pv = lull::compiler::build_mdp_problem(profiles, golden_case(lull::compiler::Batching::kVariable, disc));
+    const auto pm = lull::compiler::build_mdp_problem(profiles, lull::test::golden_profile_options(lull::compiler::Batching::kMaximal, disc));
+    const auto pv = lull::compiler::build_mdp_problem(profiles, lull::test::golden_profile_options(lull::compiler::Batching::kVariable, disc));
     REQUIRE(pm.num_states() == pv.num_states());
     CHECK(pv.actions.size() > pm.actions.size());
     const auto om = cpu->solve(pm, {});
@@ -60,7 +46,7 @@ TEST_CASE("MD: the slack grid is the profiled latencies within the SLO", "[batch
   LULL_REQUIRE_ARTIFACT();
   const auto profiles = lull::test::golden_profiles();
   const auto p = lull::compiler::build_mdp_problem(
-      profiles, golden_case(lull::compiler::Batching::kMaximal, lull::compiler::Discretization::kMd));
+      profiles, lull::test::golden_profile_options(lull::compiler::Batching::kMaximal, lull::compiler::Discretization::kMd));
   CHECK(p.grid_us.front() == 0);
   CHECK(p.grid_us.back() == 150000);
   CHECK(std::is_sorted(p.grid_us.begin(), p.grid_us.end()));

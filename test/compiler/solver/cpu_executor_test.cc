@@ -50,14 +50,7 @@ TEST_CASE("factored tables: every row and count distribution sums to 1 (FLD and 
   for (int K : {1, 4, 25})
     for (auto disc : {Discretization::kFld, Discretization::kMd})
       for (auto batching : {Batching::kMaximal, Batching::kVariable}) {
-        lull::compiler::MdpOptions o;
-        o.slo_us = 60000;
-        o.workers = K;
-        o.load_qps = 45.0 * K;
-        o.max_queue = 8;
-        o.intervals = 30;
-        o.discretization = disc;
-        o.batching = batching;
+        const auto o = lull::test::small_mdp_options(K, 45.0, 30, batching, disc);
         INFO("K=" << K << " md=" << (disc == Discretization::kMd) << " variable=" << (batching == Batching::kVariable));
         const auto p = lull::compiler::build_mdp_problem(lull::test::linear_models(4, 8), o);
         lull::test::FactoredProbe probe(p);
@@ -106,14 +99,9 @@ TEST_CASE("CPU executor: threads change nothing with variable batching and MD on
   const auto profiles = lull::test::golden_profiles();
   for (auto disc : {Discretization::kFld, Discretization::kMd})
     for (auto batching : {Batching::kMaximal, Batching::kVariable}) {
-      lull::compiler::MdpOptions o;
-      o.slo_us = 150000;
-      o.workers = 60;
-      o.load_qps = 2000;
-      o.discretization = disc;
-      o.batching = batching;
       INFO("md=" << (disc == Discretization::kMd) << " variable=" << (batching == Batching::kVariable));
-      check_threading_changes_nothing(lull::compiler::build_mdp_problem(profiles, o));
+      check_threading_changes_nothing(
+          lull::compiler::build_mdp_problem(profiles, lull::test::golden_profile_options(batching, disc)));
     }
 }
 

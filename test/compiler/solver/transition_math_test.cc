@@ -52,6 +52,24 @@ double literal_probability(const MdpProblem& p, int s, double tau, int n_next, i
   return total;
 }
 
+// The factored row of (s, a) against the literal formula, entry by entry.
+void check_row_against_literal(const MdpProblem& p, FactoredProbe& probe, int s, int a) {
+  const double tau = p.taus_us[p.actions[a].tau];
+  const auto row = probe.raw_row(s, a);
+  double rest = 0;
+  for (int np = 1; np <= p.N(); ++np)
+    for (int jp = 0; jp < p.J1(); ++jp) {
+      const double lit = literal_probability(p, s, tau, np, jp);
+      rest += lit;
+      if (np == 1 && jp == p.J1() - 1) continue;  // shares its state with n' = 0, checked below
+      INFO("state " << s << " tau " << tau << " -> (" << np << "," << jp << ")");
+      CHECK(row[p.state(np, jp)] == Approx(lit).margin(1e-13));
+    }
+  const double idle = literal_probability(p, s, tau, 0, 0);
+  CHECK(row[p.state(1, p.J1() - 1)] == Approx(idle + literal_probability(p, s, tau, 1, p.J1() - 1)).margin(1e-13));
+  CHECK(row[p.full_state()] == Approx(std::max(0.0, 1 - rest - idle)).margin(1e-12));
+}
+
 }  // namespace
 
 TEST_CASE("every transition row sums to 1 without renormalization", "[compiler][math]") {
@@ -134,24 +152,8 @@ TEST_CASE("factored rows equal the spec's literal B/C/D formula (K = 3)", "[comp
   o.intervals = 8;
   const auto p = build_mdp_problem(prof, o);
   FactoredProbe probe(p);
-  for (int s : {p.state(1, 8), p.state(2, 5), p.state(3, 7), p.state(4, 2), p.full_state()}) {
-    for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a) {
-      const double tau = p.taus_us[p.actions[a].tau];
-      const auto row = probe.raw_row(s, a);
-      double rest = 0;
-      for (int np = 1; np <= p.N(); ++np)
-        for (int jp = 0; jp < p.J1(); ++jp) {
-          const double lit = literal_probability(p, s, tau, np, jp);
-          rest += lit;
-          if (np == 1 && jp == p.J1() - 1) continue;  // shares its state with n' = 0, checked below
-          INFO("state " << s << " tau " << tau << " -> (" << np << "," << jp << ")");
-          CHECK(row[p.state(np, jp)] == Approx(lit).margin(1e-13));
-        }
-      const double idle = literal_probability(p, s, tau, 0, 0);
-      CHECK(row[p.state(1, p.J1() - 1)] == Approx(idle + literal_probability(p, s, tau, 1, p.J1() - 1)).margin(1e-13));
-      CHECK(row[p.full_state()] == Approx(std::max(0.0, 1 - rest - idle)).margin(1e-12));
-    }
-  }
+  for (int s : {p.state(1, 8), p.state(2, 5), p.state(3, 7), p.state(4, 2), p.full_state()})
+    for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a) check_row_against_literal(p, probe, s, a);
 }
 
 TEST_CASE("phase distribution matches a Monte-Carlo estimate", "[compiler][math]") {
@@ -230,25 +232,11 @@ TEST_CASE("a fallback slower than the SLO (service time > S): rows equal the lit
   REQUIRE(p.taus_us.back() > o.slo_us);
   FactoredProbe probe(p);
   int slower_than_slo = 0;
-  for (int s : {p.state(8, 0), p.state(8, 10), p.full_state()}) {
+  for (int s : {p.state(8, 0), p.state(8, 10), p.full_state()})
     for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a) {
-      const double tau = p.taus_us[p.actions[a].tau];
-      slower_than_slo += tau > o.slo_us;
-      const auto row = probe.raw_row(s, a);
-      double rest = 0;
-      for (int np = 1; np <= p.N(); ++np)
-        for (int jp = 0; jp < p.J1(); ++jp) {
-          const double lit = literal_probability(p, s, tau, np, jp);
-          rest += lit;
-          if (np == 1 && jp == p.J1() - 1) continue;  // shares its state with n' = 0, checked below
-          INFO("state " << s << " tau " << tau << " -> (" << np << "," << jp << ")");
-          CHECK(row[p.state(np, jp)] == Approx(lit).margin(1e-13));
-        }
-      const double idle = literal_probability(p, s, tau, 0, 0);
-      CHECK(row[p.state(1, p.J1() - 1)] == Approx(idle + literal_probability(p, s, tau, 1, p.J1() - 1)).margin(1e-13));
-      CHECK(row[p.full_state()] == Approx(std::max(0.0, 1 - rest - idle)).margin(1e-12));
+      slower_than_slo += p.taus_us[p.actions[a].tau] > o.slo_us;
+      check_row_against_literal(p, probe, s, a);
     }
-  }
   CHECK(slower_than_slo > 0);
   const auto out = make_cpu_solver()->solve(p, {});
   CHECK(out.expected_accuracy >= 0.6);
