@@ -12,18 +12,14 @@ namespace {
 
 class CpuSolver final : public Solver {
  public:
-  explicit CpuSolver(factored::CpuExec::Threads threads) : threads_(threads) {}
   std::string name() const override { return "cpu"; }
   bool concurrent_solves() const override { return true; }
 
   SolverOutput solve(const MdpProblem& p, const SolveOptions& opt) override {
     const DenormalGuard flush_subnormals;
-    factored::CpuExec exec(threads_);
+    factored::CpuExec exec(factored::CpuExec::Threads::kAuto);
     return factored::solve_factored(p, opt, exec);
   }
-
- private:
-  factored::CpuExec::Threads threads_;
 };
 
 }  // namespace
@@ -37,6 +33,6 @@ void fill_expectations(const MdpProblem& p, SolverOutput& out) {
                              out);
 }
 
-std::unique_ptr<Solver> make_cpu_solver() { return std::make_unique<CpuSolver>(factored::CpuExec::Threads::kAuto); }
+std::unique_ptr<Solver> make_cpu_solver() { return std::make_unique<CpuSolver>(); }
 
 }  // namespace lull::compiler

@@ -1,6 +1,7 @@
 #pragma once
-// The device executor of the CUDA backend's pipeline (HostExec's twin, see
-// host_exec.h): buffers in device memory, for_each as a grid of threads,
+// The device executor of the factored solver's pipeline (the twin of
+// factored::CpuExec, see compiler/solver/factored/cpu_exec.h for the
+// interface): buffers in device memory, for_each as a grid of threads,
 // sequence as one block stepping with __syncthreads (the bucket recursions
 // are short chains of K-wide steps: one launch per chain, not per step), sum
 // as a one-block tree reduction in a fixed order (deterministic results).

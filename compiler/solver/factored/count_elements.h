@@ -1,8 +1,8 @@
 #pragma once
 // Variable batching's partial actions (serve b < n, keep n - b queued): the
-// distribution of the number of new queries during the service, per action,
-// as compiler/mdp/transition_tables.cc builds it (count_table, then the phase
-// mixture), one element per call. "Count slots" number the service times that
+// distribution of the number of new queries during the service, per action
+// (a count table per service time, then the mixture over the phase), one
+// element per call. "Count slots" number the service times that
 // some partial action uses.
 #include <cstddef>
 
@@ -74,8 +74,7 @@ struct CountProbs {
     const double* ph = phase + static_cast<std::size_t>(s) * K;
     const double* c = table + static_cast<std::size_t>(tau_slot[action_tau[a]]) * K * width;
     double* out = count_prob + count_begin[a];
-    // The CPU adds ph[q] c[q][k] into out[min(k, len-1)] for q outer, k
-    // inner; per output entry that is the order below, kept in a register.
+    // Per output entry: sum over q of ph[q] c[q][k], q ascending, in a register.
     for (int i = 0; i + 1 < len; ++i) {
       double acc = 0;
       for (int q = 0; q < K; ++q) acc += ph[q] * c[q * width + i];

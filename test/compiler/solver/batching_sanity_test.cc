@@ -1,4 +1,4 @@
-// Variable batching and MD on the CPU backend: actions stay within the queue,
+// Variable batching and MD on the CPU solver: actions stay within the queue,
 // MD's grid is the set of profiled latencies, and a larger action set never
 // lowers the value (value iteration is monotone in the actions it may pick).
 #include <catch2/catch.hpp>
