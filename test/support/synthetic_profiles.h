@@ -41,16 +41,23 @@ inline compiler::ReducedProfiles linear_profiles(std::vector<std::pair<double, d
   return r;
 }
 
+// MDP options with the given SLO, workers K, load, largest queue N and D
+// slack intervals (FLD, maximal batching unless changed).
+inline compiler::MdpOptions mdp_options(double slo_us, int K, double load_qps, int N, int intervals) {
+  compiler::MdpOptions o;
+  o.slo_us = slo_us;
+  o.workers = K;
+  o.load_qps = load_qps;
+  o.max_queue = N;
+  o.intervals = intervals;
+  return o;
+}
+
 // A small MDP for linear_models(..., 8): SLO 60 ms, N = 8, K workers at
 // qps_per_worker each, D slack intervals.
 inline compiler::MdpOptions small_mdp_options(int K, double qps_per_worker, int intervals, compiler::Batching batching,
                                               compiler::Discretization disc = compiler::Discretization::kFld) {
-  compiler::MdpOptions o;
-  o.slo_us = 60000;
-  o.workers = K;
-  o.load_qps = qps_per_worker * K;
-  o.max_queue = 8;
-  o.intervals = intervals;
+  compiler::MdpOptions o = mdp_options(60000, K, qps_per_worker * K, 8, intervals);
   o.discretization = disc;
   o.batching = batching;
   return o;

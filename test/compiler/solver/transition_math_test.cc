@@ -76,12 +76,7 @@ TEST_CASE("every transition row sums to 1 without renormalization", "[compiler][
   const auto prof = linear_profiles({{0.6, 4}, {0.7, 9}, {0.8, 20}}, 8, 2.0);
   for (int K : {1, 3, 7}) {
     for (double load : {30.0, 300.0, 3000.0}) {
-      MdpOptions o;
-      o.slo_us = 60000;
-      o.workers = K;
-      o.load_qps = load;
-      o.max_queue = 8;
-      o.intervals = 12;
+      MdpOptions o = lull::test::mdp_options(60000, K, load, 8, 12);
       for (auto batching : {Batching::kMaximal, Batching::kVariable}) {
         o.batching = batching;
         const auto p = build_mdp_problem(prof, o);
@@ -108,12 +103,7 @@ TEST_CASE("K = 1, one model, tiny grid: transitions match the hand-derived formu
   //   e^{-lam b} * sum_{kc>=1} Pois(kc; lam |C|) Pois(n' - kc; lam |D|)
   // and no arrival at all (-> (1, J)) with probability e^{-lam tau}.
   const auto prof = linear_profiles({{0.7, 3}}, 3, 1.0);
-  MdpOptions o;
-  o.slo_us = 10000;
-  o.workers = 1;
-  o.load_qps = 200;
-  o.max_queue = 3;
-  o.intervals = 4;
+  MdpOptions o = lull::test::mdp_options(10000, 1, 200, 3, 4);
   const auto p = build_mdp_problem(prof, o);
   FactoredProbe probe(p);
   const int J = 4, s = p.state(1, J);
@@ -144,12 +134,7 @@ TEST_CASE("K = 1, one model, tiny grid: transitions match the hand-derived formu
 
 TEST_CASE("factored rows equal the spec's literal B/C/D formula (K = 3)", "[compiler][math]") {
   const auto prof = linear_profiles({{0.6, 4}, {0.75, 11}}, 4, 3.0);
-  MdpOptions o;
-  o.slo_us = 40000;
-  o.workers = 3;
-  o.load_qps = 400;
-  o.max_queue = 4;
-  o.intervals = 8;
+  MdpOptions o = lull::test::mdp_options(40000, 3, 400, 4, 8);
   const auto p = build_mdp_problem(prof, o);
   FactoredProbe probe(p);
   for (int s : {p.state(1, 8), p.state(2, 5), p.state(3, 7), p.state(4, 2), p.full_state()})
@@ -183,12 +168,7 @@ TEST_CASE("phase distribution matches a Monte-Carlo estimate", "[compiler][math]
 
 TEST_CASE("a policy that always picks model 0 has expected accuracy acc(0)", "[compiler][math]") {
   const auto prof = linear_profiles({{0.55, 3}, {0.7, 8}, {0.9, 15}}, 6, 1.5);
-  MdpOptions o;
-  o.slo_us = 50000;
-  o.workers = 4;
-  o.load_qps = 600;
-  o.max_queue = 6;
-  o.intervals = 20;
+  MdpOptions o = lull::test::mdp_options(50000, 4, 600, 6, 20);
   const auto p = build_mdp_problem(prof, o);
   FactoredProbe probe(p);
   std::vector<int> choice(p.num_states(), -1);
@@ -208,12 +188,7 @@ TEST_CASE("a policy that always picks model 0 has expected accuracy acc(0)", "[c
 
 TEST_CASE("the solver's policy is at least as good as always-fastest", "[compiler][math]") {
   const auto prof = linear_profiles({{0.55, 3}, {0.7, 8}, {0.9, 15}}, 6, 1.5);
-  MdpOptions o;
-  o.slo_us = 50000;
-  o.workers = 4;
-  o.load_qps = 300;
-  o.max_queue = 6;
-  o.intervals = 20;
+  MdpOptions o = lull::test::mdp_options(50000, 4, 300, 6, 20);
   const auto out = make_cpu_solver()->solve(build_mdp_problem(prof, o), {});
   CHECK(out.expected_accuracy > 0.55);
   CHECK(out.expected_accuracy <= 0.9);
@@ -222,12 +197,7 @@ TEST_CASE("the solver's policy is at least as good as always-fastest", "[compile
 
 TEST_CASE("a fallback slower than the SLO (service time > S): rows equal the literal formula", "[compiler][math]") {
   // Model 0 at batch 8 takes 8000 + 3000 * 8 = 32 ms > 25 ms: the fallback misses for sure.
-  MdpOptions o;
-  o.slo_us = 25000;
-  o.workers = 3;
-  o.load_qps = 300;
-  o.max_queue = 8;
-  o.intervals = 10;
+  MdpOptions o = lull::test::mdp_options(25000, 3, 300, 8, 10);
   const auto p = build_mdp_problem(lull::test::linear_models(2, 8), o);
   REQUIRE(p.taus_us.back() > o.slo_us);
   FactoredProbe probe(p);
