@@ -98,7 +98,6 @@ std::vector<Table2Cell> run_table2_grid(const ReducedProfiles& given, const Tabl
         m.discretization = scheme.discretization;
         m.intervals = scheme.discretization == Discretization::kFld ? scheme.intervals : 100;
         m.batching = batching;
-        m.horizon = o.horizon;
         SolveOptions so;
         so.horizon = o.horizon;
         for (std::size_t i = 0; i < o.devices.size(); ++i) {
