@@ -1,15 +1,15 @@
 #include "compiler/compile_spec.h"
 
-#include <sstream>
+#include <cstdio>
 #include <stdexcept>
 
 namespace lull::compiler {
 namespace {
 
 std::string str(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 }  // namespace

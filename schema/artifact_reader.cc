@@ -24,12 +24,7 @@ int batch_of_file_name(const std::string& file, const std::string& model) {
 }
 
 std::vector<double> read_sample_list(json::JsonFileReader& reader, const std::string& path) {
-  dom::element root;
-  try {
-    root = reader.parse(path, "JSON");
-  } catch (const json::JsonFileError& e) {
-    throw ArtifactError(e.what());
-  }
+  const dom::element root = json::parse_file_or_throw<ArtifactError>(reader, path, "JSON");
   dom::array list;
   if (root.get_array().get(list))
     throw ArtifactError(path + ": expected a JSON list of latencies in seconds, got " + json::describe(root));
@@ -74,12 +69,7 @@ std::vector<ArtifactModel> read_artifact_profiles(const std::string& dir, const 
 
 std::map<std::string, double> read_artifact_accuracy_percent(const std::string& path) {
   json::JsonFileReader reader;
-  dom::element root;
-  try {
-    root = reader.parse(path, "JSON");
-  } catch (const json::JsonFileError& e) {
-    throw ArtifactError(e.what());
-  }
+  const dom::element root = json::parse_file_or_throw<ArtifactError>(reader, path, "JSON");
   dom::object table;
   if (root.get_object().get(table)) throw ArtifactError(path + ": expected a JSON object of accuracies in percent");
   dom::element nested;

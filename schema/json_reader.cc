@@ -92,6 +92,12 @@ bool to_string(dom::element e, std::string* out) {
 }
 
 bool to_bool(dom::element e, bool* out) {
+  if (e.type() == dom::element_type::STRING) {  // protobuf's mapping accepts these two
+    const auto s = e.get_string().value_unsafe();
+    if (s != "true" && s != "false") return false;
+    *out = s == "true";
+    return true;
+  }
   if (e.type() != dom::element_type::BOOL) return false;
   *out = e.get_bool().value_unsafe();
   return true;

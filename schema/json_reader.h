@@ -31,12 +31,23 @@ class JsonFileReader {
   simdjson::padded_string text_;
 };
 
+// The same, reporting a failure as the caller's own error type (one line,
+// "PATH: ...").
+template <class Error>
+simdjson::dom::element parse_file_or_throw(JsonFileReader& reader, const std::string& path, const std::string& what) {
+  try {
+    return reader.parse(path, what);
+  } catch (const JsonFileError& e) {
+    throw Error(e.what());
+  }
+}
+
 // Number (or a quoted number, "NaN", "Infinity", "-Infinity").
 bool to_double(simdjson::dom::element e, double* out);
 // A whole number in [0, 2^32) (or one quoted).
 bool to_uint32(simdjson::dom::element e, std::uint32_t* out);
 bool to_string(simdjson::dom::element e, std::string* out);
-bool to_bool(simdjson::dom::element e, bool* out);
+bool to_bool(simdjson::dom::element e, bool* out);  // true, false, "true", "false"
 
 // What the element is, for error messages: "a string", "an object", ...
 std::string describe(simdjson::dom::element e);

@@ -129,13 +129,7 @@ class ProfileJsonReader {
 
 schema::ProfileSet read_profile_set_json(const std::string& path) {
   json::JsonFileReader reader;
-  dom::element root;
-  try {
-    root = reader.parse(path, "profile JSON");
-  } catch (const json::JsonFileError& e) {
-    throw ProfileFileError(e.what());
-  }
-  return ProfileJsonReader(path).read(root);
+  return ProfileJsonReader(path).read(json::parse_file_or_throw<ProfileFileError>(reader, path, "profile JSON"));
 }
 
 void write_profile_set_json(const schema::ProfileSet& set, const std::string& path) {
