@@ -17,19 +17,18 @@ int run_bench_grid(const compiler::CompileSpec& spec, const std::string& grid, c
   if (grid != "table2") throw UsageError("--grid: expected 'table2', got '" + grid + "'");
   const auto inputs = compiler::load_compile_inputs(spec);  // validates and reduces the profiles
   compiler::Table2Options o;
-  o.slo_ms = spec.mdp.slo_us / 1000;
-  o.workers = spec.mdp.workers;
-  o.load_qps = spec.loads_qps.front();
-  o.max_queue = spec.mdp.max_queue;
-  o.horizon = spec.solve.horizon;
+  o.mdp = spec.mdp;
+  o.mdp.load_qps = spec.loads_qps.front();
+  o.solve = spec.solve;
   o.devices = split_commas(spec.device);
   o.repeat = repeat;
   if (spec.loads_qps.size() > 1) std::cerr << "lull bench compile --grid: using the first load only\n";
 
   std::ostringstream head;
   head << "Table 2 grid: " << inputs.profiles.models.size() << " given models and the set interpolated from them at "
-       << o.interpolation_step << " accuracy steps; SLO " << o.slo_ms << " ms, " << o.workers << " workers, "
-       << o.load_qps << " QPS, N = " << o.max_queue << ", horizon " << o.horizon << ", best of " << repeat << "\n\n";
+       << o.interpolation_step << " accuracy steps; SLO " << o.mdp.slo_us / 1000 << " ms, " << o.mdp.workers << " workers, "
+       << o.mdp.load_qps << " QPS, N = " << o.mdp.max_queue << ", horizon " << o.solve.horizon << ", best of " << repeat
+       << "\n\n";
   for (const auto& d : o.devices) head << "- " << d << ": " << compiler::table2_device_description(d) << "\n";
   std::cout << head.str() << "\n" << std::flush;
 
