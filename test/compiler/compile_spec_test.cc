@@ -42,29 +42,36 @@ TEST_CASE("solver mode: reference, or the settings that differ from it", "[compi
 }
 
 TEST_CASE("policies record the settings they were compiled with", "[compiler][spec][cli]") {
-  const auto ref = compile_tiny("spec_ref.pb", "--max-queue 32");
-  REQUIRE(ref.policies_size() == 2);
-  for (const auto& p : ref.policies()) {
-    CHECK(p.inputs().solver_mode() == "reference");
-    CHECK(p.inputs().discretization() == lull::schema::FLD);
-    CHECK(p.inputs().intervals() == 100);
-    CHECK(p.inputs().batching() == lull::schema::MAXIMAL);
-    CHECK(p.inputs().horizon() == 100);
-    CHECK(p.inputs().percentile() == 95);
-  }
-  const auto md = compile_tiny("spec_md.pb", "--md --max-queue 8");
-  for (const auto& p : md.policies()) {
-    CHECK(p.inputs().solver_mode() == "md+max-queue=8");
-    CHECK(p.inputs().discretization() == lull::schema::MD);
-    CHECK(p.inputs().intervals() == 0);
-    CHECK(p.inputs().max_queue() == 8);
-  }
-  const auto var = compile_tiny("spec_var.pb", "--batching variable --max-queue 32 --horizon 50 --percentile 90");
-  for (const auto& p : var.policies()) {
-    CHECK(p.inputs().solver_mode() == "variable-batching+percentile=90+horizon=50");
-    CHECK(p.inputs().batching() == lull::schema::VARIABLE);
-    CHECK(p.inputs().horizon() == 50);
-    CHECK(p.inputs().percentile() == 90);
+  struct Case {
+    std::string flags, mode;
+    lull::schema::Discretization grid;
+    unsigned intervals, max_queue;
+    lull::schema::Batching batching;
+    unsigned horizon;
+    double percentile;
+  };
+  const std::vector<Case> cases{
+      {"--max-queue 32", "reference", lull::schema::FLD, 100, 32, lull::schema::MAXIMAL, 100, 95},
+      {"--md --max-queue 8", "md+max-queue=8", lull::schema::MD, 0, 8, lull::schema::MAXIMAL, 100, 95},
+      {"--batching variable --max-queue 32 --horizon 50 --percentile 90", "variable-batching+percentile=90+horizon=50",
+       lull::schema::FLD, 100, 32, lull::schema::VARIABLE, 50, 90},
+      {"--md --batching variable --max-queue 32", "md+variable-batching", lull::schema::MD, 0, 32, lull::schema::VARIABLE,
+       100, 95},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    INFO(c.flags);
+    const auto set = compile_tiny("spec" + std::to_string(n++) + ".pb", c.flags);
+    REQUIRE(set.policies_size() == 2);
+    for (const auto& p : set.policies()) {
+      CHECK(p.inputs().solver_mode() == c.mode);
+      CHECK(p.inputs().discretization() == c.grid);
+      CHECK(p.inputs().intervals() == c.intervals);
+      CHECK(p.inputs().max_queue() == c.max_queue);
+      CHECK(p.inputs().batching() == c.batching);
+      CHECK(p.inputs().horizon() == c.horizon);
+      CHECK(p.inputs().percentile() == c.percentile);
+    }
   }
 }
 
