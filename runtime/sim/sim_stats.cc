@@ -33,8 +33,7 @@ void SimStats::on_batch_done(const runtime::BatchResult& r, std::int64_t now_us)
   const double acc = table_.models[r.model].accuracy;
   TimelineRow* row = timeline_on_ ? &row_at(now_us) : nullptr;
   for (runtime::QueryId id : r.queries) {
-    if (id >= arrival_us_.size() || done_[id]) throw std::logic_error("query " + std::to_string(id) + " completed twice or never arrived");
-    done_[id] = 1;
+    mark_done(id);
     ++completed_;
     const std::int64_t latency_us = now_us - arrival_us_[id];
     if (keep_latencies_) latencies_us_.push_back(latency_us);
@@ -51,6 +50,16 @@ void SimStats::on_batch_done(const runtime::BatchResult& r, std::int64_t now_us)
       else row->accuracy_sum += acc;
     }
   }
+}
+
+void SimStats::mark_done(runtime::QueryId id) {
+  if (id >= arrival_us_.size() || done_[id]) throw std::logic_error("query " + std::to_string(id) + " completed twice or never arrived");
+  done_[id] = 1;
+}
+
+void SimStats::on_not_dispatched(const runtime::BatchResult& r) {
+  for (runtime::QueryId id : r.queries) mark_done(id);
+  not_dispatched_ += r.queries.size();
 }
 
 double SimStats::latency_percentile_us(double p) const {

@@ -25,9 +25,13 @@ class SimStats {
   // Timeline only: the load estimate and compiled load in use after an arrival.
   void on_load(std::int64_t t_us, double estimate_qps, double grid_load_qps);
   void on_batch_done(const runtime::BatchResult& r, std::int64_t now_us);
+  // The batch's queries were still queued at the run's end (mdp-spec 8): they
+  // are neither served nor violated, only counted.
+  void on_not_dispatched(const runtime::BatchResult& r);
 
   std::uint64_t arrivals() const { return arrival_us_.size(); }
   std::uint64_t completed() const { return completed_; }
+  std::uint64_t not_dispatched() const { return not_dispatched_; }
   std::uint64_t satisfied() const { return completed_ - violated_; }
   std::uint64_t violated() const { return violated_; }
   double accuracy_sum() const { return accuracy_sum_; }
@@ -43,7 +47,8 @@ class SimStats {
   std::vector<std::int64_t> arrival_us_;  // by query id (ids are 0, 1, 2, ...)
   std::vector<std::uint8_t> done_;        // guards against double completion
   std::vector<std::int64_t> latencies_us_;
-  std::uint64_t completed_ = 0, violated_ = 0;
+  void mark_done(runtime::QueryId id);
+  std::uint64_t completed_ = 0, violated_ = 0, not_dispatched_ = 0;
   double accuracy_sum_ = 0;
   std::vector<std::uint64_t> per_model_;
   std::vector<TimelineRow> timeline_;
