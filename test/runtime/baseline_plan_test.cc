@@ -28,7 +28,7 @@ TEST_CASE("feasible batch: largest b within SLO/2 whose b/lat keeps up, factor 1
   CHECK(feasible_batch(t, 1, 40, kJellyfishHeadroom) == 4);
 }
 
-TEST_CASE("jellyfish+: most accurate model feasible at 1.05, its largest batch; else fastest with N", "[runtime][baseline]") {
+TEST_CASE("jellyfish+: most accurate model feasible at 1.05 and its largest batch, else fastest with N", "[runtime][baseline]") {
   const auto plan = jellyfish_plan(three_models({38, 40, 85, 300}));
   REQUIRE(plan.size() == 4);
   CHECK(plan[0].model == 2);  // 38 * 1.05 = 39.9 <= 40: slow, b = 2

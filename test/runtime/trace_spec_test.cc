@@ -48,7 +48,7 @@ TEST_CASE("reference replay: each second takes its line, the last line lasts 1 s
   CHECK(segs.size() == 14 * 3 + 1);
 }
 
-TEST_CASE("reference replay: seconds before the first line have rate 0; short runs cut the table", "[sim][trace]") {
+TEST_CASE("reference replay: seconds before the first line have rate 0 and short runs cut the table", "[sim][trace]") {
   const auto segs = reference_replay_segments({{2, 5, 30}, {5, 6, 60}}, 10.5);
   // Seconds 0..5: 0, 0, 30, 30, 30, 60; period 6.
   CHECK(rate_at(segs, 1.5) == 0);
@@ -60,7 +60,7 @@ TEST_CASE("reference replay: seconds before the first line have rate 0; short ru
   CHECK(expected_queries(segs) == Approx(90 + 60 + 0 + 60 + 15));
 }
 
-TEST_CASE("--replay: modes, the end of run, and what is refused", "[sim][trace]") {
+TEST_CASE("replay modes, the end of run, and what is refused", "[sim][trace]") {
   TraceSpec hold = parse_trace_spec("rate-file:/x.txt");
   CHECK(hold.replay == ReplayMode::kHold);
   CHECK(trace_dispatch_end_s(hold) == 0);  // serve every query
