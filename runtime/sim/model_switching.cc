@@ -32,7 +32,6 @@ std::vector<runtime::BaselineChoice> model_switching_plan(const runtime::PolicyT
                                                           const SimOptions& options, std::vector<OfflineTrial>* trials) {
   SimOptions offline = options;
   offline.timeline = false;
-  offline.keep_latencies = false;
   offline.dispatch_end_s = options.model_switching_profile_s;  // the reference's end rule
   std::vector<runtime::BaselineChoice> plan;
   for (std::size_t g = 0; g < table.policies.size(); ++g) {

@@ -1,14 +1,13 @@
 #include "runtime/sim/sim_stats.h"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
 namespace lull::sim {
 
-SimStats::SimStats(const runtime::PolicyTable& table, bool timeline, bool keep_latencies)
-    : table_(table), timeline_on_(timeline), keep_latencies_(keep_latencies), per_model_(table.models.size(), 0) {}
+SimStats::SimStats(const runtime::PolicyTable& table, bool timeline)
+    : table_(table), timeline_on_(timeline), per_model_(table.models.size(), 0) {}
 
 TimelineRow& SimStats::row_at(std::int64_t t_us) {
   const auto sec = static_cast<std::size_t>(std::max<std::int64_t>(0, t_us / 1'000'000));
@@ -36,7 +35,6 @@ void SimStats::on_batch_done(const runtime::BatchResult& r, std::int64_t now_us)
     mark_done(id);
     ++completed_;
     const std::int64_t latency_us = now_us - arrival_us_[id];
-    if (keep_latencies_) latencies_us_.push_back(latency_us);
     const bool late = !r.ok || latency_us > table_.slo_us;
     if (late) {
       ++violated_;
@@ -60,19 +58,6 @@ void SimStats::mark_done(runtime::QueryId id) {
 void SimStats::on_not_dispatched(const runtime::BatchResult& r) {
   for (runtime::QueryId id : r.queries) mark_done(id);
   not_dispatched_ += r.queries.size();
-}
-
-double SimStats::latency_percentile_us(double p) const {
-  if (latencies_us_.empty()) return 0;
-  std::vector<std::int64_t> v = latencies_us_;
-  const double pos = p / 100.0 * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
-  const double a = static_cast<double>(v[lo]);
-  if (hi == lo) return a;
-  const double b = static_cast<double>(*std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end()));
-  return a + (pos - static_cast<double>(lo)) * (b - a);
 }
 
 }  // namespace lull::sim

@@ -1,6 +1,7 @@
 #pragma once
 // What a simulation measured: per-query outcomes (satisfied or late), the
-// accuracy of satisfied queries, and an optional per-second timeline.
+// accuracy of satisfied queries, queries left undispatched at a reference
+// end of run, and an optional per-second timeline.
 #include <cstdint>
 #include <vector>
 
@@ -20,7 +21,7 @@ struct TimelineRow {
 
 class SimStats {
  public:
-  SimStats(const runtime::PolicyTable& table, bool timeline, bool keep_latencies);
+  SimStats(const runtime::PolicyTable& table, bool timeline);
   void on_arrival(runtime::QueryId id, std::int64_t t_us);
   // Timeline only: the load estimate and compiled load in use after an arrival.
   void on_load(std::int64_t t_us, double estimate_qps, double grid_load_qps);
@@ -37,16 +38,13 @@ class SimStats {
   double accuracy_sum() const { return accuracy_sum_; }
   const std::vector<std::uint64_t>& per_model() const { return per_model_; }
   const std::vector<TimelineRow>& timeline() const { return timeline_; }
-  // Response-latency percentile (numpy's linear method); needs keep_latencies.
-  double latency_percentile_us(double p) const;
 
  private:
   TimelineRow& row_at(std::int64_t t_us);
   const runtime::PolicyTable& table_;
-  bool timeline_on_, keep_latencies_;
+  bool timeline_on_;
   std::vector<std::int64_t> arrival_us_;  // by query id (ids are 0, 1, 2, ...)
   std::vector<std::uint8_t> done_;        // guards against double completion
-  std::vector<std::int64_t> latencies_us_;
   void mark_done(runtime::QueryId id);
   std::uint64_t completed_ = 0, violated_ = 0, not_dispatched_ = 0;
   double accuracy_sum_ = 0;

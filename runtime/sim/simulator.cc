@@ -40,7 +40,7 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   std::unique_ptr<runtime::Scheduler> sched;
   if (plan) sched = std::make_unique<runtime::FifoDispatcher>(table, *plan, clock, backend, so);
   else sched = std::make_unique<runtime::Dispatcher>(table, clock, backend, so);
-  SimStats stats(table, options.timeline, options.keep_latencies);
+  SimStats stats(table, options.timeline);
   sched->on_batch_done([&stats, &backend](const runtime::BatchResult& r, std::int64_t now_us) {
     if (backend.reporting_undispatched()) stats.on_not_dispatched(r);
     else stats.on_batch_done(r, now_us);
@@ -83,7 +83,6 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   r.satisfied_per_model = stats.per_model();
   r.new_policy_events = sched->new_policy_events();
   r.simulated_s = static_cast<double>(clock.now_us()) * 1e-6;
-  if (options.keep_latencies) r.p99_latency_us = stats.latency_percentile_us(99);
   r.timeline = stats.timeline();
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;

@@ -26,7 +26,6 @@ struct SimOptions {
   SchedulerKind scheduler = SchedulerKind::kLull;
   std::int64_t load_window_us = 500'000;
   bool timeline = false;
-  bool keep_latencies = false;      // needed for latency percentiles
   std::uint64_t seed = 1;           // seeds ModelSwitching's offline runs
   double model_switching_profile_s = 300;  // length of each offline run (mdp-spec 8)
   // The reference's end of run (mdp-spec 8): queries still queued at this
@@ -48,7 +47,6 @@ struct SimResult {
   double simulated_s = 0;   // virtual time of the last event
   double wall_s = 0;        // host time of the event loop
   double plan_wall_s = 0;   // host time spent building a baseline plan
-  double p99_latency_us = 0;  // when keep_latencies
   std::vector<TimelineRow> timeline;
 };
 
