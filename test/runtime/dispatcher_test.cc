@@ -206,7 +206,7 @@ TEST_CASE("dispatcher: a failed batch is retried once, as one batch, on the next
   CHECK_FALSE(d.busy(1));
 }
 
-TEST_CASE("dispatcher: a retry past its slack takes model 0; a worker going down passes its waiting retries on",
+TEST_CASE("dispatcher: a retry past its slack takes model 0, and a worker going down passes its waiting retries on",
           "[runtime][dispatcher][retry]") {
   PolicyTable table = lull::test::tiny_table();
   table.workers = 3;
