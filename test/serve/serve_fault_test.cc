@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "model_server_process.h"
+#include "session_test_support.h"
 #include "runtime/policy_table.h"
 #include "runtime/serve/frontend.h"
 #include "runtime/serve/http_client.h"
@@ -22,30 +23,10 @@ using std::chrono::milliseconds;
 
 namespace {
 
-// A hand-built one-policy table: queue of 1 -> "big" alone; longer queues
-// fall back to "small" (model 0) serving everything. SLO 500 ms.
-lull::runtime::PolicyTable tiny_table(int workers) {
-  lull::runtime::PolicyTable t;
-  t.task = "classify";
-  t.slo_us = 500'000;
-  t.workers = workers;
-  t.models = {{"small", 0.6, {5e3, 6e3, 7e3, 8e3}}, {"big", 0.7, {20e3, 22e3, 24e3, 26e3}}};
-  lull::runtime::CompiledPolicy p;
-  p.load_qps = 100;
-  p.max_queue = 1;
-  p.slack_grid_us = {0};
-  p.actions = {{1, 1}, {0, 1}};
-  p.expected_accuracy = 0.7;
-  t.policies = {p};
-  return t;
-}
-
 std::string metric_line(HttpClient& c, const std::string& base, const std::string& prefix) {
   HttpRequest g;
   g.url = base + "/metrics";
-  const std::string body = c.fetch(g).body;
-  const auto at = body.find("\n" + prefix);  // a sample line, not its # HELP line
-  return at == std::string::npos ? "" : body.substr(at + 1, body.find('\n', at + 1) - at - 1);
+  return testing::metric_line(c.fetch(g).body, prefix);
 }
 
 }  // namespace
@@ -54,7 +35,7 @@ TEST_CASE("lull serve path: killing a model server mid-run loses no query and it
           "[serve][e2e][fault]") {
   ModelServerProcess s0({"--fake", "small:5:1", "--fake", "big:20:2"});
   ModelServerProcess s1({"--fake", "small:5:1", "--fake", "big:20:2"});
-  const auto table = tiny_table(2);
+  const auto table = tiny_session_table(2);
   TorchServeOptions opts;
   opts.health_interval_ms = 100;
   opts.health_timeout_ms = 300;

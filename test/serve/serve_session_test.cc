@@ -17,31 +17,15 @@
 #include "runtime/serve/query_inputs.h"
 #include "runtime/serve/serve_session.h"
 #include "runtime/serve/worker_health.h"
+#include "session_test_support.h"
 
 using namespace lull::serve;
+using namespace lull::serve::testing;
 using lull::runtime::BatchRequest;
 using lull::runtime::BatchResult;
 using lull::runtime::QueryId;
 
 namespace {
-
-// One policy: a queue of 1 -> "big" (model 1) alone; longer queues fall back
-// to "small" (model 0) serving everything. SLO 500 ms; big takes 20 ms.
-lull::runtime::PolicyTable tiny_table(int workers) {
-  lull::runtime::PolicyTable t;
-  t.task = "classify";
-  t.slo_us = 500'000;
-  t.workers = workers;
-  t.models = {{"small", 0.6, {5e3, 6e3, 7e3, 8e3}}, {"big", 0.7, {20e3, 22e3, 24e3, 26e3}}};
-  lull::runtime::CompiledPolicy p;
-  p.load_qps = 100;
-  p.max_queue = 1;
-  p.slack_grid_us = {0};
-  p.actions = {{1, 1}, {0, 1}};
-  p.expected_accuracy = 0.7;
-  t.policies = {p};
-  return t;
-}
 
 // Records batches (with the inputs it would send); finishes them on request.
 class FakeBackend final : public lull::runtime::Backend {
@@ -97,7 +81,7 @@ class FakeHealth final : public WorkerHealth {
 
 struct Rig {
   explicit Rig(int workers, std::vector<bool> up = {})
-      : table(tiny_table(workers)), health(workers), backend(inputs) {
+      : table(tiny_session_table(workers)), health(workers), backend(inputs) {
     for (size_t w = 0; w < up.size(); ++w)
       if (!up[w]) health.set(static_cast<int>(w), false);
     session = std::make_unique<ServeSession>(table, backend, health, inputs, clock);
@@ -112,11 +96,7 @@ struct Rig {
 
 bool ready(const std::future<Answer>& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
 
-std::string metric_line(ServeSession& s, const std::string& prefix) {
-  const std::string body = s.metrics_text();
-  const auto at = body.find("\n" + prefix);  // a sample line, not its # HELP line
-  return at == std::string::npos ? "" : body.substr(at + 1, body.find('\n', at + 1) - at - 1);
-}
+std::string metric_line(ServeSession& s, const std::string& prefix) { return testing::metric_line(s.metrics_text(), prefix); }
 
 }  // namespace
 
@@ -313,7 +293,7 @@ TEST_CASE("serve session: shutdown answers what is waiting and refuses what come
 }
 
 TEST_CASE("serve session: a health source for another worker count is refused", "[serve][session]") {
-  const auto table = tiny_table(2);
+  const auto table = tiny_session_table(2);
   QueryInputs inputs;
   FakeHealth health(3);
   FakeBackend backend(inputs);
