@@ -52,8 +52,8 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
   ~TorchServeBackend() override;  // stop()
 
   // Stops the health checks and the HTTP client; batches still in flight are
-  // not reported, and no handler is called after it returns. Whoever plugs
-  // handlers in calls it before they go away.
+  // not reported, and no handler is called after it returns; no batch may be
+  // started after it. Whoever plugs handlers in calls it before they go away.
   void stop();
 
   // Pings every worker once (blocking, bounded by health_timeout_ms) and starts
