@@ -10,6 +10,8 @@
 #include "cli/bench_grid.h"
 #include "cli/commands.h"
 #include "cli/compile_options.h"
+#include "compiler/compile_inputs.h"
+#include "compiler/compile_sweep.h"
 #include "compiler/solver/solver_registry.h"
 
 namespace po = boost::program_options;
@@ -28,25 +30,30 @@ long peak_rss_kb() {
 }  // namespace
 
 int run_bench_compile(int argc, char** argv) {
-  CompileArgs args;
+  CompileFlags flags;
   int repeat = 1;
   std::string grid, grid_out;
   po::options_description desc("lull bench compile options");
   desc.add_options()("help", "show this help")("repeat", po::value(&repeat)->default_value(1), "runs per sweep (best kept)")
       ("grid", po::value(&grid), "instead of a sweep, the grid 'table2' (paper Table 2); --device cpu,cuda side by side")
       ("grid-out", po::value(&grid_out), "also write the grid's markdown table to this file");
-  add_compile_options(desc, args);
+  add_compile_options(desc, flags);
   if (!parse_command_line(argc, argv, desc,
                           "usage: lull bench compile --profiles P --slo-ms 150 --workers 60[,70,80] --load-qps 2000|200:4000:200"))
     return 0;
-  if (!grid.empty()) return run_bench_grid(args, grid, grid_out, repeat);
-  const auto t_reduce = std::chrono::steady_clock::now();
-  const auto requests = make_sweep_requests(args);
-  const double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_reduce).count();
-  auto solver = compiler::make_solver(args.device, &std::cerr);
+  const auto specs = compile_specs(flags);
+  if (!grid.empty()) {
+    if (specs.size() > 1) std::cerr << "lull bench compile --grid: using the first worker count only\n";
+    return run_bench_grid(specs.front(), grid, grid_out, repeat);
+  }
+  const auto inputs = compiler::load_compile_inputs(specs.front());  // shared by every worker count
+  std::vector<compiler::SweepRequest> requests;
+  for (const auto& spec : specs) requests.push_back({inputs.profiles, spec});
+  auto solver = compiler::make_solver(specs.front().device, &std::cerr);
   std::printf("lull bench compile: solver %s, %zu worker count(s), %zu load(s) each, best of %d\n",
-              solver->name().c_str(), requests.size(), requests.front().loads_qps.size(), repeat);
-  std::printf("profile load + reduction: %.3f s\n\n", reduce_s);
+              solver->name().c_str(), requests.size(), specs.front().loads_qps.size(), repeat);
+  std::printf("profiles: read %.3f s, validate %.3f s, reduce %.3f s\n\n", inputs.seconds.read,
+              inputs.seconds.validate, inputs.seconds.reduce);
   std::printf("workers  policies  transitions_s  value_iter_s  expectations_s  wall_s\n");
   double grand = 0;
   for (const auto& req : requests) {
@@ -67,7 +74,7 @@ int run_bench_compile(int argc, char** argv) {
       }
     }
     grand += best;
-    std::printf("%7d  %8zu  %13.4f  %12.4f  %14.4f  %6.3f\n", req.base.workers, req.loads_qps.size(), best_phases.build,
+    std::printf("%7d  %8zu  %13.4f  %12.4f  %14.4f  %6.3f\n", req.spec.mdp.workers, req.spec.loads_qps.size(), best_phases.build,
                 best_phases.solve, best_phases.expect, best);
   }
   std::printf("\ntotal wall %.3f s, peak resident memory %.1f MB\n", grand, peak_rss_kb() / 1024.0);

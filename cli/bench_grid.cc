@@ -8,32 +8,31 @@
 #include "cli/commands.h"
 #include "cli/number_lists.h"
 #include "compiler/bench/table2_grid.h"
+#include "compiler/compile_inputs.h"
 
 namespace lull::cli {
 
-int run_bench_grid(const CompileArgs& args, const std::string& grid, const std::string& markdown_path, int repeat) {
+int run_bench_grid(const compiler::CompileSpec& spec, const std::string& grid, const std::string& markdown_path,
+                   int repeat) {
   if (grid != "table2") throw UsageError("--grid: expected 'table2', got '" + grid + "'");
-  const auto requests = make_sweep_requests(args);  // validates and reduces the profiles
-  const auto& req = requests.front();
+  const auto inputs = compiler::load_compile_inputs(spec);  // validates and reduces the profiles
   compiler::Table2Options o;
-  o.slo_ms = args.slo_ms;
-  o.workers = req.base.workers;
-  o.load_qps = req.loads_qps.front();
-  o.max_queue = args.max_queue;
-  o.horizon = args.horizon;
-  o.devices = split_commas(args.device);
+  o.mdp = spec.mdp;
+  o.mdp.load_qps = spec.loads_qps.front();
+  o.solve = spec.solve;
+  o.devices = split_commas(spec.device);
   o.repeat = repeat;
-  if (requests.size() > 1 || req.loads_qps.size() > 1)
-    std::cerr << "lull bench compile --grid: using the first worker count and load only\n";
+  if (spec.loads_qps.size() > 1) std::cerr << "lull bench compile --grid: using the first load only\n";
 
   std::ostringstream head;
-  head << "Table 2 grid: " << req.profiles.models.size() << " given models and the set interpolated from them at "
-       << o.interpolation_step << " accuracy steps; SLO " << o.slo_ms << " ms, " << o.workers << " workers, "
-       << o.load_qps << " QPS, N = " << o.max_queue << ", horizon " << o.horizon << ", best of " << repeat << "\n\n";
+  head << "Table 2 grid: " << inputs.profiles.models.size() << " given models and the set interpolated from them at "
+       << o.interpolation_step << " accuracy steps; SLO " << o.mdp.slo_us / 1000 << " ms, " << o.mdp.workers << " workers, "
+       << o.mdp.load_qps << " QPS, N = " << o.mdp.max_queue << ", horizon " << o.solve.horizon << ", best of " << repeat
+       << "\n\n";
   for (const auto& d : o.devices) head << "- " << d << ": " << compiler::table2_device_description(d) << "\n";
   std::cout << head.str() << "\n" << std::flush;
 
-  const auto cells = compiler::run_table2_grid(req.profiles, o, &std::cerr);
+  const auto cells = compiler::run_table2_grid(inputs.profiles, o, &std::cerr);
   const std::string table = compiler::table2_markdown(cells, o.devices);
   std::cout << table;
   if (!markdown_path.empty()) {

@@ -1,36 +1,30 @@
 #pragma once
-// The options `lull compile` and `lull bench compile` share: where the
-// profiles are, how they are reduced, and the MDP's settings. Validation turns
-// every bad value into a UsageError naming the flag or the file and field.
+// The flags `lull compile` and `lull bench compile` share, parsed into the
+// compiler's one specification (compiler/compile_spec.h). Flags that map to a
+// single setting are bound to the spec directly; the few that need parsing
+// (lists, ms -> us, names) are held here and converted by compile_specs().
 #include <boost/program_options.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/parse_options.h"
-#include "compiler/compile_sweep.h"
+#include "compiler/compile_spec.h"
 
 namespace lull::cli {
 
-struct CompileArgs {
-  std::string profiles, accuracy, task;
+struct CompileFlags {
+  compiler::CompileSpec spec;   // bound directly where one flag is one setting
   double slo_ms = 0;
-  std::string workers = "", loads = "";
-  int intervals = 100;
+  std::string workers, loads, batching = "max", models;
   bool md = false;
-  std::string batching = "max";
-  int max_queue = 32;
-  double percentile = 95;
-  std::string models;
-  bool all_models = false;
-  int horizon = 100;
-  std::string device = "auto";
 };
 
-// Adds the shared options to `desc`, bound to `args`.
-void add_compile_options(boost::program_options::options_description& desc, CompileArgs& args);
+// Adds the shared options to `desc`, bound to `flags`.
+void add_compile_options(boost::program_options::options_description& desc, CompileFlags& flags);
 
-// Loads and reduces the profiles, validates everything, and returns one
-// request per worker count (the loads are shared).
-std::vector<compiler::SweepRequest> make_sweep_requests(const CompileArgs& args);
+// One spec per worker count (`--workers 60,70,80`; the rest is shared).
+// Throws UsageError naming the flag for a value that does not parse or is out
+// of range.
+std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& flags);
 
 }  // namespace lull::cli

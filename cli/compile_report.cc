@@ -13,13 +13,21 @@ void put(Struct& s, const std::string& key, double v) { (*s.mutable_fields())[ke
 void put(Struct& s, const std::string& key, const std::string& v) { (*s.mutable_fields())[key].set_string_value(v); }
 }  // namespace
 
-std::string compile_report_json(const compiler::SweepResult& result, const std::string& device, double total_seconds) {
+std::string compile_report_json(const compiler::SweepResult& result, const std::string& device,
+                                const CompileSeconds& seconds) {
   Struct root;
   put(root, "task", result.set.task());
   put(root, "slo_ms", result.set.slo_ms());
   put(root, "workers", result.set.workers());
   put(root, "device", device);
-  put(root, "total_seconds", total_seconds);
+  put(root, "total_seconds", seconds.total);
+  Struct& phases = *(*root.mutable_fields())["phase_seconds"].mutable_struct_value();
+  put(phases, "setup", seconds.setup);
+  put(phases, "read", seconds.inputs.read);
+  put(phases, "validate", seconds.inputs.validate);
+  put(phases, "reduce", seconds.inputs.reduce);
+  put(phases, "solve", seconds.solve);
+  put(phases, "write", seconds.write);
   auto* models = (*root.mutable_fields())["models"].mutable_list_value();
   for (const auto& m : result.set.models()) models->add_values()->set_string_value(m.name());
   auto* list = (*root.mutable_fields())["policies"].mutable_list_value();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/process_clock.h"
 
 namespace {
 
@@ -31,6 +32,7 @@ const lull::cli::Command* find_command(int argc, char** argv, int* words) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  lull::cli::mark_process_start();
   // The solver's parallel regions are short; spinning OpenMP threads would
   // steal the CPU from each other whenever the machine is busy.
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);

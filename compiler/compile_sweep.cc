@@ -27,13 +27,14 @@ void check_slo_feasible(const ReducedProfiles& profiles, double slo_us) {
 }
 
 SweepResult run_sweep(const SweepRequest& req, Solver& solver, const SweepProgress& progress) {
-  check_slo_feasible(req.profiles, req.base.slo_us);
+  const CompileSpec& spec = req.spec;
+  check_slo_feasible(req.profiles, spec.mdp.slo_us);
   SweepResult result;
-  result.set = make_policy_set_header(req.profiles, req.base);
-  std::vector<double> loads = req.loads_qps;
+  result.set = make_policy_set_header(req.profiles, spec.mdp);
+  std::vector<double> loads = spec.loads_qps;
   std::sort(loads.begin(), loads.end());
   loads.erase(std::unique(loads.begin(), loads.end()), loads.end());
-  const double capacity = capacity_qps(req.profiles, req.base.workers, req.base.max_queue);
+  const double capacity = capacity_qps(req.profiles, spec.mdp.workers, spec.mdp.max_queue);
   const int count = static_cast<int>(loads.size());
   std::vector<schema::Policy> policies(count);
   result.reports.resize(count);
@@ -45,11 +46,11 @@ SweepResult run_sweep(const SweepRequest& req, Solver& solver, const SweepProgre
 #pragma omp parallel for schedule(dynamic) if (solver.concurrent_solves() && count > 1)
   for (int i = 0; i < count; ++i) {
     try {
-      MdpOptions o = req.base;
+      MdpOptions o = spec.mdp;
       o.load_qps = loads[i];
       const MdpProblem problem = build_mdp_problem(req.profiles, o);
-      const SolverOutput out = solver.solve(problem, req.solve);
-      policies[i] = make_policy(problem, out, req.context);
+      const SolverOutput out = solver.solve(problem, spec.solve);
+      policies[i] = make_policy(problem, out, spec, req.profiles.task);
       LoadReport& r = result.reports[i];
       r.load_qps = loads[i];
       r.expected_accuracy = out.expected_accuracy;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile_spec.h"
 #include "compiler/emit/policy_builder.h"
 #include "compiler/mdp/mdp_problem.h"
 #include "compiler/profile/model_table.h"
@@ -13,12 +14,11 @@
 
 namespace lull::compiler {
 
+// One sweep: the reduced profiles (compile_inputs.h) and the spec that says
+// everything else (the loads, the MDP, the solver).
 struct SweepRequest {
   ReducedProfiles profiles;
-  MdpOptions base;                 // load_qps is replaced by each load
-  std::vector<double> loads_qps;
-  PolicyContext context;
-  SolveOptions solve;
+  CompileSpec spec;
 };
 
 struct LoadReport {

@@ -43,16 +43,18 @@ def policy_set(workers, loads="200:4000:200", batching="max"):
     return out
 
 
-def simulate(policies, workers, trace, scheduler="lull", latency="p95", seed=1, tag=""):
-    out = os.path.join(WORK, f"sim_{tag}_{workers}_{scheduler}_{latency}_{seed}.json")
-    cmd = [LULL, "simulate", "--policies", policies, "--workers", str(workers), "--trace", trace,
+def simulate(policies, workers, trace, scheduler="lull", latency="p95", seed=1, tag="", replay="hold"):
+    """Runs `lull simulate`; replay="reference" is the reference simulator's
+    trace replay and end of run (mdp-spec 8)."""
+    out = os.path.join(WORK, f"sim_{tag}_{workers}_{scheduler}_{latency}_{replay}_{seed}.json")
+    cmd = [LULL, "simulate", "--policies", policies, "--workers", str(workers), "--trace", trace, "--replay", replay,
            "--scheduler", scheduler, "--latency", latency, "--seed", str(seed), "--out", out]
     if latency == "sampled":
         cmd += ["--profiles", PROFILES]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
         r = json.load(f)
-    assert r["dropped"] == 0 and r["completed"] == r["queries"], f"queries lost in {out}"
+    assert r["dropped"] == 0 and r["completed"] + r["not_dispatched_at_end"] == r["queries"], f"queries lost in {out}"
     return r
 
 

@@ -3,6 +3,24 @@
 #include <algorithm>
 
 namespace lull::runtime {
+namespace {
+
+// The most accurate model with a feasible batch at `factor` (ties: the lower
+// index) and that batch; {-1, 0} when no model has one.
+BaselineChoice most_accurate_feasible(const PolicyTable& table, double load_qps, double factor) {
+  BaselineChoice best{-1, 0};
+  double best_acc = -1;
+  for (int m = 0; m < static_cast<int>(table.models.size()); ++m) {
+    const int b = feasible_batch(table, m, load_qps, factor);
+    if (b > 0 && table.models[m].accuracy > best_acc) {
+      best_acc = table.models[m].accuracy;
+      best = BaselineChoice{m, b};
+    }
+  }
+  return best;
+}
+
+}  // namespace
 
 int baseline_batch_limit(const PolicyTable& table) {
   std::size_t n = table.models.front().latency_us.size();
@@ -10,14 +28,21 @@ int baseline_batch_limit(const PolicyTable& table) {
   return std::max<int>(1, static_cast<int>(n) - 1);
 }
 
-int jellyfish_max_batch(const PolicyTable& table, int model, double load_qps) {
+int fastest_model(const PolicyTable& table) {
+  int fastest = 0;
+  for (int m = 1; m < static_cast<int>(table.models.size()); ++m)
+    if (table.models[m].latency_us.front() < table.models[fastest].latency_us.front()) fastest = m;
+  return fastest;
+}
+
+int feasible_batch(const PolicyTable& table, int model, double load_qps, double factor) {
   const double per_worker_qps = load_qps / table.workers;
   const double half_slo_us = static_cast<double>(table.slo_us) / 2;
   const auto& lat = table.models[model].latency_us;
   int best = 0;
   for (int b = 1; b <= baseline_batch_limit(table); ++b) {
     const double lat_us = lat[b - 1];
-    if (lat_us <= half_slo_us && b / (lat_us * 1e-6) >= 1.05 * per_worker_qps) best = b;
+    if (lat_us <= half_slo_us && b / (lat_us * 1e-6) >= factor * per_worker_qps) best = b;
   }
   return best;
 }
@@ -25,18 +50,15 @@ int jellyfish_max_batch(const PolicyTable& table, int model, double load_qps) {
 std::vector<BaselineChoice> jellyfish_plan(const PolicyTable& table) {
   std::vector<BaselineChoice> plan;
   for (const auto& p : table.policies) {
-    BaselineChoice choice{0, baseline_batch_limit(table)};
-    double best_acc = -1;
-    for (int m = 0; m < static_cast<int>(table.models.size()); ++m) {
-      const int b = jellyfish_max_batch(table, m, p.load_qps);
-      if (b > 0 && table.models[m].accuracy > best_acc) {
-        best_acc = table.models[m].accuracy;
-        choice = BaselineChoice{m, b};
-      }
-    }
-    plan.push_back(choice);
+    const BaselineChoice best = most_accurate_feasible(table, p.load_qps, kJellyfishHeadroom);
+    plan.push_back(best.model >= 0 ? best : BaselineChoice{fastest_model(table), baseline_batch_limit(table)});
   }
   return plan;
+}
+
+int model_switching_cap(const PolicyTable& table, double load_qps) {
+  const BaselineChoice best = most_accurate_feasible(table, load_qps, 1.0);
+  return best.model >= 0 ? best.max_batch : baseline_batch_limit(table);
 }
 
 }  // namespace lull::runtime

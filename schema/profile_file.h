@@ -1,6 +1,10 @@
 #pragma once
 // Reading and writing lull's profile format: a ProfileSet in protobuf's JSON
-// mapping. Errors name the file and, where protobuf says it, the field.
+// mapping, the format people edit by hand. Reading goes through simdjson (a
+// 44 MB profile in tens of milliseconds; protobuf's parser took seconds) and
+// accepts what protobuf's parser accepts: original and lowerCamelCase field
+// names, quoted numbers, "NaN"/"Infinity", null for a default; unknown fields
+// are refused. Writing uses protobuf's printer. Errors name the file and field.
 #include <stdexcept>
 #include <string>
 

@@ -47,10 +47,7 @@ std::string batching_name(Batching b) { return b == Batching::kMaximal ? "maxima
 // One untimed solve, so that the first cell does not pay for creating the
 // CUDA context or starting OpenMP's threads.
 void warm_up(Solver& solver, const ReducedProfiles& models, const Table2Options& o) {
-  MdpOptions m;
-  m.slo_us = o.slo_ms * 1000;
-  m.workers = o.workers;
-  m.load_qps = o.load_qps;
+  MdpOptions m = o.mdp;
   m.max_queue = 4;
   m.intervals = 10;
   solver.solve(build_mdp_problem(models, m), SolveOptions{});
@@ -90,17 +87,10 @@ std::vector<Table2Cell> run_table2_grid(const ReducedProfiles& given, const Tabl
   for (const auto& set : sets)
     for (const auto& scheme : schemes)
       for (Batching batching : o.batchings) {
-        MdpOptions m;
-        m.slo_us = o.slo_ms * 1000;
-        m.workers = o.workers;
-        m.load_qps = o.load_qps;
-        m.max_queue = o.max_queue;
+        MdpOptions m = o.mdp;
         m.discretization = scheme.discretization;
         m.intervals = scheme.discretization == Discretization::kFld ? scheme.intervals : 100;
         m.batching = batching;
-        m.horizon = o.horizon;
-        SolveOptions so;
-        so.horizon = o.horizon;
         for (std::size_t i = 0; i < o.devices.size(); ++i) {
           Table2Cell c;
           c.models = static_cast<int>(set.models.size());
@@ -118,7 +108,7 @@ std::vector<Table2Cell> run_table2_grid(const ReducedProfiles& given, const Tabl
               const bool reset = reset_peak_rss();
               const auto t0 = std::chrono::steady_clock::now();
               const MdpProblem problem = build_mdp_problem(set, m);
-              const SolverOutput out = solvers[i]->solve(problem, so);
+              const SolverOutput out = solvers[i]->solve(problem, o.solve);
               const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
               if (s < c.seconds) {
                 c.seconds = s;

@@ -17,11 +17,10 @@
 namespace lull::compiler {
 
 struct Table2Options {
-  double slo_ms = 150;
-  int workers = 60;
-  double load_qps = 2000;
-  int max_queue = 32;                       // N
-  int horizon = 100;
+  // SLO, workers, load and N of every cell (the grid sets the slack grid and
+  // the batching), and the solver's settings: the compile spec's own structs.
+  MdpOptions mdp{150000, 60, 2000, 32};
+  SolveOptions solve;
   double interpolation_step = 0.005;        // 0.5 accuracy points: 9 image models -> 60
   bool include_interpolated = true;         // the synthetic set's rows
   bool include_given = true;                // the given models' rows

@@ -2,11 +2,12 @@
 
 namespace lull::compiler {
 
-schema::Policy make_policy(const MdpProblem& p, const SolverOutput& solved, const PolicyContext& ctx) {
+schema::Policy make_policy(const MdpProblem& p, const SolverOutput& solved, const CompileSpec& spec,
+                           const std::string& task) {
   schema::Policy pol;
   auto* in = pol.mutable_inputs();
   const auto& o = p.options;
-  in->set_task(ctx.task);
+  in->set_task(task);
   in->set_slo_ms(o.slo_us / 1000.0);
   in->set_workers(static_cast<unsigned>(o.workers));
   in->set_load_qps(o.load_qps);
@@ -14,10 +15,10 @@ schema::Policy make_policy(const MdpProblem& p, const SolverOutput& solved, cons
   in->set_discretization(o.discretization == Discretization::kFld ? schema::FLD : schema::MD);
   in->set_intervals(o.discretization == Discretization::kFld ? static_cast<unsigned>(o.intervals) : 0u);
   in->set_max_queue(static_cast<unsigned>(o.max_queue));
-  in->set_percentile(ctx.percentile);
+  in->set_percentile(spec.reduction.percentile);
   in->set_batching(o.batching == Batching::kMaximal ? schema::MAXIMAL : schema::VARIABLE);
-  in->set_horizon(static_cast<unsigned>(o.horizon));
-  in->set_solver_mode(ctx.solver_mode);
+  in->set_horizon(static_cast<unsigned>(spec.solve.horizon));
+  in->set_solver_mode(solver_mode(spec));
   for (double t : p.grid_us) pol.add_slack_grid_us(t);
   for (int s = p.state(1, 0); s < p.num_states(); ++s) {
     const auto& a = p.actions[solved.choice[s]];

@@ -3,6 +3,7 @@
 // into a PolicySet for one task / SLO / worker count.
 #include <string>
 
+#include "compiler/compile_spec.h"
 #include "compiler/mdp/mdp_problem.h"
 #include "compiler/profile/model_table.h"
 #include "compiler/solver/solver.h"
@@ -10,13 +11,10 @@
 
 namespace lull::compiler {
 
-struct PolicyContext {
-  std::string task;
-  double percentile = 95;
-  std::string solver_mode = "reference";
-};
-
-schema::Policy make_policy(const MdpProblem& problem, const SolverOutput& solved, const PolicyContext& ctx);
+// The policy's inputs record the problem's MDP settings and, from the spec,
+// the percentile, the horizon and the solver mode (solver_mode(spec)).
+schema::Policy make_policy(const MdpProblem& problem, const SolverOutput& solved, const CompileSpec& spec,
+                           const std::string& task);
 
 // Set header: task, SLO, workers, the models (with their reduced latencies).
 schema::PolicySet make_policy_set_header(const ReducedProfiles& profiles, const MdpOptions& options);

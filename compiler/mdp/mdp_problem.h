@@ -20,7 +20,7 @@ struct MdpOptions {
   Discretization discretization = Discretization::kFld;
   int intervals = 100;       // D (FLD)
   Batching batching = Batching::kMaximal;
-  int horizon = 100;         // value-iteration steps (reference mode)
+  // The value-iteration horizon is a solver setting: SolveOptions::horizon.
 };
 
 struct Action {

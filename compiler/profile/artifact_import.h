@@ -1,5 +1,6 @@
 #pragma once
-// Reads the RAMSIS artifact's profile layout directly:
+// Turns the RAMSIS artifact's profiles (read by schema/artifact_reader, the
+// project's one reader of that layout) into lull's ProfileSet:
 //   DIR/<model>/<model>_bsize-<b>_profile.json   (a JSON list of seconds)
 // plus an accuracy table {"accuracy": {"<model>": <percent>, ...}, "task": ...}.
 #include <string>

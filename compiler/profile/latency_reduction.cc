@@ -7,11 +7,16 @@
 namespace lull::compiler {
 
 double percentile_linear(std::vector<double> samples, double pct) {
-  std::sort(samples.begin(), samples.end());
+  // Only the order statistics lo and lo+1 matter: nth_element finds them in
+  // linear time (a full sort of every batch size's samples took most of the
+  // reduction on the artifact's 2 M samples); the result is the same.
   const double h = (static_cast<double>(samples.size()) - 1.0) * pct / 100.0;
-  const auto lo = static_cast<std::size_t>(std::floor(h));
-  if (lo + 1 >= samples.size()) return samples.back();
-  return samples[lo] + (h - static_cast<double>(lo)) * (samples[lo + 1] - samples[lo]);
+  const auto lo = std::min(static_cast<std::size_t>(std::floor(h)), samples.size() - 1);
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(lo), samples.end());
+  const double at_lo = samples[lo];
+  if (lo + 1 >= samples.size()) return at_lo;
+  const double at_hi = *std::min_element(samples.begin() + static_cast<std::ptrdiff_t>(lo) + 1, samples.end());
+  return at_lo + (h - static_cast<double>(lo)) * (at_hi - at_lo);
 }
 
 OlsLine fit_ols(const std::vector<double>& x, const std::vector<double>& y) {

@@ -61,10 +61,9 @@ schema::ProfileSet interpolate_profile_set(const schema::ProfileSet& set, const 
   if (options.profiled_batches < 1) throw std::invalid_argument("profiled batch sizes must be >= 1");
   ReductionOptions ro;
   ro.percentile = options.percentile;
-  ro.max_queue = options.profiled_batches;
   ro.models = options.models;
   ro.keep_all_models = true;
-  const ReducedProfiles reduced = reduce_profiles(set, ro, where);
+  const ReducedProfiles reduced = reduce_profiles(set, ro, options.profiled_batches, where);
   const auto all = interpolate_pareto_front(reduced.models, options.step);
 
   std::map<std::string, const schema::ModelProfile*> originals;

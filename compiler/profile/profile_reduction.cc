@@ -62,8 +62,14 @@ std::vector<int> pareto_front(const std::vector<ModelTable>& models) {
   return keep;
 }
 
-ReducedProfiles reduce_profiles(const schema::ProfileSet& set, const ReductionOptions& opts, const std::string& where) {
+ReducedProfiles reduce_profiles(const schema::ProfileSet& set, const ReductionOptions& opts, int max_queue,
+                                const std::string& where) {
   validate_profile_set(set, where);
+  return reduce_valid_profiles(set, opts, max_queue, where);
+}
+
+ReducedProfiles reduce_valid_profiles(const schema::ProfileSet& set, const ReductionOptions& opts, int max_queue,
+                                      const std::string& where) {
   ReducedProfiles out;
   out.task = set.task().empty() ? "default" : set.task();
   out.provenance = set.provenance();
@@ -93,7 +99,7 @@ ReducedProfiles reduce_profiles(const schema::ProfileSet& set, const ReductionOp
     t.name = m.name();
     t.accuracy = m.accuracy();
     try {
-      t.latency_us = complete_latency_table_us(measured_s, opts.max_queue);
+      t.latency_us = complete_latency_table_us(measured_s, max_queue);
     } catch (const std::exception& e) {
       throw ProfileError(where + ": models[" + std::to_string(i) + "] (" + m.name() + ").latencies: " + e.what());
     }

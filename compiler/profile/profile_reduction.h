@@ -18,7 +18,6 @@ struct ProfileError : std::runtime_error {
 
 struct ReductionOptions {
   double percentile = 95;
-  int max_queue = 32;                 // N
   std::vector<std::string> models;    // keep exactly these (empty: all, then Pareto unless keep_all)
   bool keep_all_models = false;       // skip Pareto pruning
 };
@@ -26,7 +25,12 @@ struct ReductionOptions {
 // `where` names the source (file or folder) in error messages.
 void validate_profile_set(const schema::ProfileSet& set, const std::string& where);
 
-ReducedProfiles reduce_profiles(const schema::ProfileSet& set, const ReductionOptions& opts, const std::string& where);
+// Validates, then reduces to lat(m, b) for b = 1..max_queue+1 (N is the MDP's).
+ReducedProfiles reduce_profiles(const schema::ProfileSet& set, const ReductionOptions& opts, int max_queue,
+                                const std::string& where);
+// The same for a set validate_profile_set has accepted (the compiler times the two apart).
+ReducedProfiles reduce_valid_profiles(const schema::ProfileSet& set, const ReductionOptions& opts, int max_queue,
+                                      const std::string& where);
 
 // Indices (into `models`) of the Pareto front: a model is dropped when some
 // other model is at least as fast at batch 1 and at least as accurate, and

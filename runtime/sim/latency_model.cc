@@ -7,10 +7,23 @@ namespace lull::sim {
 
 double table_latency_us(const runtime::ModelInfo& model, int batch) {
   const auto& lat = model.latency_us;
-  const int last = static_cast<int>(lat.size());
+  const int last = static_cast<int>(lat.size());  // N+1
   if (batch <= last) return lat[batch - 1];
-  const double slope = last >= 2 ? lat[last - 1] - lat[last - 2] : lat[last - 1];
-  return lat[last - 1] + (batch - last) * slope;
+  const int n = last - 1;
+  if (n < 2) {  // N = 1 (or a 1-entry table): no line to fit; continue the last step
+    const double step = last >= 2 ? lat[last - 1] - lat[last - 2] : lat[0];
+    return lat[last - 1] + (batch - last) * step;
+  }
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (int b = 1; b <= n; ++b) {
+    sx += b;
+    sy += lat[b - 1];
+    sxx += static_cast<double>(b) * b;
+    sxy += b * lat[b - 1];
+  }
+  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  const double intercept = (sy - slope * sx) / n;
+  return intercept + slope * batch;
 }
 
 std::int64_t CompiledLatency::batch_latency_us(int model, int batch) {

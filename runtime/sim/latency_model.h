@@ -1,8 +1,8 @@
 #pragma once
 // Batch latency in the simulator: deterministic at the policy set's compiled
 // percentile (the paper's simulator), or drawn from raw profile samples.
-// Batches above N+1 (the fallback serving a long queue) extend the table's
-// last slope linearly.
+// Batches above N+1 (only the fallback serving a long queue) extend with the
+// least-squares line over batches 1..N, as the reference does (mdp-spec 8).
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -19,7 +19,8 @@ class LatencyModel {
   virtual std::int64_t batch_latency_us(int model, int batch) = 0;
 };
 
-// lat(m, b) from the policy set; linear beyond the last batch.
+// lat(m, b) from the policy set (b = 1..N+1); beyond N+1, the least-squares
+// line latency ~ batch over b = 1..N.
 double table_latency_us(const runtime::ModelInfo& model, int batch);
 
 class CompiledLatency final : public LatencyModel {

@@ -7,42 +7,48 @@
 #include "runtime/sim/simulator.h"
 
 namespace lull::sim {
+namespace {
 
-int model_switching_batch_cap(const runtime::PolicyTable& table, int model, double load_qps) {
-  const int cap = runtime::jellyfish_max_batch(table, model, load_qps);
-  if (cap > 0) return cap;
-  int best = 1;
-  const auto& lat = table.models[model].latency_us;
-  for (int b = 1; b <= runtime::baseline_batch_limit(table); ++b)
-    if (lat[b - 1] <= static_cast<double>(table.slo_us) / 2) best = b;
-  return best;
+// Model indices from the most accurate down (ties: lower index first).
+std::vector<int> by_accuracy(const runtime::PolicyTable& table) {
+  std::vector<int> order(table.models.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return table.models[a].accuracy > table.models[b].accuracy; });
+  return order;
+}
+
+}  // namespace
+
+int model_switching_choice(const runtime::PolicyTable& table, const std::vector<double>& violation_rate) {
+  for (int m : by_accuracy(table))
+    if (m < static_cast<int>(violation_rate.size()) && violation_rate[m] >= 0 &&
+        violation_rate[m] < kModelSwitchingMaxViolation)
+      return m;
+  return runtime::fastest_model(table);
 }
 
 std::vector<runtime::BaselineChoice> model_switching_plan(const runtime::PolicyTable& table, LatencyModel& latency,
-                                                          const SimOptions& options) {
-  std::vector<int> by_accuracy(table.models.size());
-  std::iota(by_accuracy.begin(), by_accuracy.end(), 0);
-  std::stable_sort(by_accuracy.begin(), by_accuracy.end(),
-                   [&](int a, int b) { return table.models[a].accuracy > table.models[b].accuracy; });
+                                                          const SimOptions& options, std::vector<OfflineTrial>* trials) {
   SimOptions offline = options;
   offline.timeline = false;
-  offline.keep_latencies = true;
+  offline.dispatch_end_s = options.model_switching_profile_s;  // the reference's end rule
   std::vector<runtime::BaselineChoice> plan;
   for (std::size_t g = 0; g < table.policies.size(); ++g) {
     const double load = table.policies[g].load_qps;
-    runtime::BaselineChoice choice{0, model_switching_batch_cap(table, 0, load)};
-    for (int m : by_accuracy) {
-      const runtime::BaselineChoice candidate{m, model_switching_batch_cap(table, m, load)};
-      const std::vector<runtime::BaselineChoice> fixed(table.policies.size(), candidate);
+    const int cap = runtime::model_switching_cap(table, load);
+    std::vector<double> violation(table.models.size(), -1.0);
+    for (int m : by_accuracy(table)) {
+      const std::vector<runtime::BaselineChoice> fixed(table.policies.size(), runtime::BaselineChoice{m, cap});
+      // The same arrivals for every model of a grid point.
       RateArrivals arrivals({RateSegment{0, options.model_switching_profile_s, load}}, ArrivalProcess{},
                             options.seed * 1000003u + g);
       const SimResult r = run_simulation(table, &fixed, arrivals, latency, offline);
-      if (r.p99_latency_us <= static_cast<double>(table.slo_us)) {
-        choice = candidate;
-        break;
-      }
+      violation[m] = r.violation_rate;
+      if (trials) trials->push_back(OfflineTrial{static_cast<int>(g), m, cap, r.completed, r.violation_rate});
+      if (r.violation_rate < kModelSwitchingMaxViolation) break;
     }
-    plan.push_back(choice);
+    plan.push_back(runtime::BaselineChoice{model_switching_choice(table, violation), cap});
   }
   return plan;
 }

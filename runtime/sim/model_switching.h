@@ -1,9 +1,11 @@
 #pragma once
-// ModelSwitching (RAMSIS paper, section 7): offline, for each compiled load
-// and model, simulate the central FIFO scheduler serving only that model (its
-// batch cap chosen as for Jellyfish+) and record the 99th-percentile response
-// latency; online, use the most accurate model whose p99 at the load's grid
-// point meets the SLO, else model 0.
+// ModelSwitching (RAMSIS paper, section 7) with the reference's rules
+// (mdp-spec section 8): one static model per compiled load, served from the
+// central FIFO queue with ModelSwitching's batch cap (runtime/baseline_plan.h).
+// The model is chosen offline: each model alone is simulated at the grid
+// point's constant load (Poisson, 300 s by default), and the most accurate
+// model whose violation rate is below 1% wins; if none is, the fastest model.
+#include <cstdint>
 #include <vector>
 
 #include "runtime/baseline_plan.h"
@@ -14,15 +16,30 @@ namespace lull::sim {
 
 struct SimOptions;
 
-// The batch cap for `model` at `load_qps`: Jellyfish+'s rule; when no batch
-// meets it, the largest batch within SLO/2 (at least 1).
-int model_switching_batch_cap(const runtime::PolicyTable& table, int model, double load_qps);
+// The violation rate a model must stay below in its offline run.
+inline constexpr double kModelSwitchingMaxViolation = 0.01;
 
-// Runs the offline simulations (Poisson at each compiled load, for
-// options.model_switching_profile_s seconds, seeded from options.seed). Models
-// are tried from the most accurate down and the first whose p99 meets the SLO
-// wins, which yields the same plan as recording every p99 first.
+// One offline run: `model` alone at the grid point's load.
+struct OfflineTrial {
+  int grid_point = 0;
+  int model = 0;
+  int max_batch = 0;
+  std::uint64_t queries = 0;  // counted (dispatched before the run's end)
+  double violation_rate = 0;
+};
+
+// The choice rule alone: `violation_rate[m]` is model m's offline violation
+// rate (negative: not run). Returns the most accurate model below 1%, else the
+// fastest model.
+int model_switching_choice(const runtime::PolicyTable& table, const std::vector<double>& violation_rate);
+
+// Runs the offline simulations (each options.model_switching_profile_s long,
+// seeded from options.seed and the grid point) and returns the plan. Models
+// are tried from the most accurate down and the first below 1% wins, which
+// gives the same plan as running every model first. `trials`, if given,
+// receives every run made.
 std::vector<runtime::BaselineChoice> model_switching_plan(const runtime::PolicyTable& table, LatencyModel& latency,
-                                                          const SimOptions& options);
+                                                          const SimOptions& options,
+                                                          std::vector<OfflineTrial>* trials = nullptr);
 
 }  // namespace lull::sim

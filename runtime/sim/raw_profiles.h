@@ -1,7 +1,9 @@
 #pragma once
 // Raw latency samples for --latency sampled, read either from lull's profile
 // JSON (schema/profile.proto) or from a RAMSIS-artifact folder
-// (<dir>/<model>/<model>_bsize-<b>_profile.json, JSON lists of seconds).
+// (<dir>/<model>/<model>_bsize-<b>_profile.json, JSON lists of seconds),
+// both through the schema library's readers (schema/profile_file.h,
+// schema/artifact_reader.h), which the compiler uses too.
 #include <map>
 #include <string>
 #include <vector>

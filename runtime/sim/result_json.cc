@@ -35,6 +35,7 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
   o << "  \"scheduler\": " << quoted(r.scheduler) << ",\n";
   o << "  \"policies\": " << quoted(info.policies_path) << ",\n";
   o << "  \"trace\": " << quoted(info.trace) << ",\n";
+  o << "  \"replay\": " << quoted(info.replay) << ",\n";
   o << "  \"arrivals\": " << quoted(info.arrivals) << ",\n";
   o << "  \"latency\": " << quoted(info.latency) << ",\n";
   o << "  \"seed\": " << info.seed << ",\n";
@@ -43,6 +44,7 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
   o << "  \"queries\": " << r.arrivals << ",\n";
   o << "  \"completed\": " << r.completed << ",\n";
   o << "  \"dropped\": " << r.dropped << ",\n";
+  o << "  \"not_dispatched_at_end\": " << r.not_dispatched_at_end << ",\n";
   o << "  \"satisfied\": " << r.satisfied << ",\n";
   o << "  \"violated\": " << r.violated << ",\n";
   o << "  \"accuracy_per_satisfied_query\": " << num(r.accuracy_per_satisfied_query) << ",\n";
@@ -75,6 +77,16 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
     first = false;
   }
   o << (first ? "],\n" : "\n  ],\n");
+  if (!r.offline_trials.empty()) {
+    o << "  \"model_switching_offline\": [";
+    for (std::size_t i = 0; i < r.offline_trials.size(); ++i) {
+      const auto& t = r.offline_trials[i];
+      o << (i ? ",\n" : "\n") << "    {\"load_qps\": " << num(table.policies[t.grid_point].load_qps)
+        << ", \"model\": " << quoted(table.models[t.model].name) << ", \"max_batch\": " << t.max_batch
+        << ", \"queries\": " << t.queries << ", \"violation_rate\": " << num(t.violation_rate) << "}";
+    }
+    o << "\n  ],\n";
+  }
   if (w > 0) {
     o << "  \"expected_accuracy\": " << num(w_acc / w) << ",\n";
     o << "  \"expected_violation_rate\": " << num(w_viol / w) << ",\n";

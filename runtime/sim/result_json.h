@@ -11,6 +11,7 @@ namespace lull::sim {
 struct RunInfo {
   std::string policies_path;
   std::string trace;
+  std::string replay;
   std::string arrivals;
   std::string latency;
   std::uint64_t seed = 0;

@@ -7,7 +7,8 @@ namespace lull::sim {
 
 SimBackend::SimBackend(int workers, EventQueue& events, runtime::VirtualClock& clock, LatencyModel& latency)
     : events_(events), clock_(clock), latency_(latency), running_(static_cast<std::size_t>(workers)),
-      busy_(static_cast<std::size_t>(workers), 0) {}
+      busy_(static_cast<std::size_t>(workers), 0),
+      after_end_(static_cast<std::size_t>(workers), 0) {}
 
 void SimBackend::start_batch(const runtime::BatchRequest& batch) {
   if (batch.worker < 0 || batch.worker >= static_cast<int>(running_.size()))
@@ -21,7 +22,9 @@ void SimBackend::start_batch(const runtime::BatchRequest& batch) {
   slot.queries.assign(batch.queries.begin(), batch.queries.end());
   busy_[batch.worker] = 1;
   ++in_flight_;
-  const auto lat_us = latency_.batch_latency_us(batch.model, static_cast<int>(batch.queries.size()));
+  after_end_[batch.worker] = end_us_ > 0 && clock_.now_us() >= end_us_;
+  const auto lat_us =
+      after_end_[batch.worker] ? 0 : latency_.batch_latency_us(batch.model, static_cast<int>(batch.queries.size()));
   events_.push(clock_.now_us() + lat_us, batch.worker);
 }
 
@@ -33,7 +36,9 @@ void SimBackend::complete(int worker) {
   done_.queries.swap(slot.queries);  // the slot may be refilled from inside report()
   busy_[worker] = 0;
   --in_flight_;
+  reporting_undispatched_ = after_end_[worker];
   report(done_);
+  reporting_undispatched_ = false;
 }
 
 }  // namespace lull::sim

@@ -1,14 +1,13 @@
 #include "runtime/sim/sim_stats.h"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
 namespace lull::sim {
 
-SimStats::SimStats(const runtime::PolicyTable& table, bool timeline, bool keep_latencies)
-    : table_(table), timeline_on_(timeline), keep_latencies_(keep_latencies), per_model_(table.models.size(), 0) {}
+SimStats::SimStats(const runtime::PolicyTable& table, bool timeline)
+    : table_(table), timeline_on_(timeline), per_model_(table.models.size(), 0) {}
 
 TimelineRow& SimStats::row_at(std::int64_t t_us) {
   const auto sec = static_cast<std::size_t>(std::max<std::int64_t>(0, t_us / 1'000'000));
@@ -33,11 +32,9 @@ void SimStats::on_batch_done(const runtime::BatchResult& r, std::int64_t now_us)
   const double acc = table_.models[r.model].accuracy;
   TimelineRow* row = timeline_on_ ? &row_at(now_us) : nullptr;
   for (runtime::QueryId id : r.queries) {
-    if (id >= arrival_us_.size() || done_[id]) throw std::logic_error("query " + std::to_string(id) + " completed twice or never arrived");
-    done_[id] = 1;
+    mark_done(id);
     ++completed_;
     const std::int64_t latency_us = now_us - arrival_us_[id];
-    if (keep_latencies_) latencies_us_.push_back(latency_us);
     const bool late = !r.ok || latency_us > table_.slo_us;
     if (late) {
       ++violated_;
@@ -53,17 +50,14 @@ void SimStats::on_batch_done(const runtime::BatchResult& r, std::int64_t now_us)
   }
 }
 
-double SimStats::latency_percentile_us(double p) const {
-  if (latencies_us_.empty()) return 0;
-  std::vector<std::int64_t> v = latencies_us_;
-  const double pos = p / 100.0 * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
-  const double a = static_cast<double>(v[lo]);
-  if (hi == lo) return a;
-  const double b = static_cast<double>(*std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end()));
-  return a + (pos - static_cast<double>(lo)) * (b - a);
+void SimStats::mark_done(runtime::QueryId id) {
+  if (id >= arrival_us_.size() || done_[id]) throw std::logic_error("query " + std::to_string(id) + " completed twice or never arrived");
+  done_[id] = 1;
+}
+
+void SimStats::on_not_dispatched(const runtime::BatchResult& r) {
+  for (runtime::QueryId id : r.queries) mark_done(id);
+  not_dispatched_ += r.queries.size();
 }
 
 }  // namespace lull::sim

@@ -1,6 +1,7 @@
 #pragma once
 // What a simulation measured: per-query outcomes (satisfied or late), the
-// accuracy of satisfied queries, and an optional per-second timeline.
+// accuracy of satisfied queries, queries left undispatched at a reference
+// end of run, and an optional per-second timeline.
 #include <cstdint>
 #include <vector>
 
@@ -20,30 +21,32 @@ struct TimelineRow {
 
 class SimStats {
  public:
-  SimStats(const runtime::PolicyTable& table, bool timeline, bool keep_latencies);
+  SimStats(const runtime::PolicyTable& table, bool timeline);
   void on_arrival(runtime::QueryId id, std::int64_t t_us);
   // Timeline only: the load estimate and compiled load in use after an arrival.
   void on_load(std::int64_t t_us, double estimate_qps, double grid_load_qps);
   void on_batch_done(const runtime::BatchResult& r, std::int64_t now_us);
+  // The batch's queries were still queued at the run's end (mdp-spec 8): they
+  // are neither served nor violated, only counted.
+  void on_not_dispatched(const runtime::BatchResult& r);
 
   std::uint64_t arrivals() const { return arrival_us_.size(); }
   std::uint64_t completed() const { return completed_; }
+  std::uint64_t not_dispatched() const { return not_dispatched_; }
   std::uint64_t satisfied() const { return completed_ - violated_; }
   std::uint64_t violated() const { return violated_; }
   double accuracy_sum() const { return accuracy_sum_; }
   const std::vector<std::uint64_t>& per_model() const { return per_model_; }
   const std::vector<TimelineRow>& timeline() const { return timeline_; }
-  // Response-latency percentile (numpy's linear method); needs keep_latencies.
-  double latency_percentile_us(double p) const;
 
  private:
   TimelineRow& row_at(std::int64_t t_us);
   const runtime::PolicyTable& table_;
-  bool timeline_on_, keep_latencies_;
+  bool timeline_on_;
   std::vector<std::int64_t> arrival_us_;  // by query id (ids are 0, 1, 2, ...)
   std::vector<std::uint8_t> done_;        // guards against double completion
-  std::vector<std::int64_t> latencies_us_;
-  std::uint64_t completed_ = 0, violated_ = 0;
+  void mark_done(runtime::QueryId id);
+  std::uint64_t completed_ = 0, violated_ = 0, not_dispatched_ = 0;
   double accuracy_sum_ = 0;
   std::vector<std::uint64_t> per_model_;
   std::vector<TimelineRow> timeline_;

@@ -1,13 +1,13 @@
 #include "runtime/sim/simulator.h"
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 
 #include "runtime/dispatcher.h"
 #include "runtime/fifo_dispatcher.h"
 #include "runtime/sim/event_queue.h"
-#include "runtime/sim/model_switching.h"
 #include "runtime/sim/sim_backend.h"
 
 namespace lull::sim {
@@ -34,13 +34,17 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   runtime::VirtualClock clock;
   EventQueue events;
   SimBackend backend(table.workers, events, clock, latency);
+  if (options.dispatch_end_s > 0) backend.set_dispatch_end_us(static_cast<std::int64_t>(std::llround(options.dispatch_end_s * 1e6)));
   runtime::SchedulerOptions so;
   so.load_window_us = options.load_window_us;
   std::unique_ptr<runtime::Scheduler> sched;
   if (plan) sched = std::make_unique<runtime::FifoDispatcher>(table, *plan, clock, backend, so);
   else sched = std::make_unique<runtime::Dispatcher>(table, clock, backend, so);
-  SimStats stats(table, options.timeline, options.keep_latencies);
-  sched->on_batch_done([&stats](const runtime::BatchResult& r, std::int64_t now_us) { stats.on_batch_done(r, now_us); });
+  SimStats stats(table, options.timeline);
+  sched->on_batch_done([&stats, &backend](const runtime::BatchResult& r, std::int64_t now_us) {
+    if (backend.reporting_undispatched()) stats.on_not_dispatched(r);
+    else stats.on_batch_done(r, now_us);
+  });
 
   std::int64_t t_us = 0;
   runtime::QueryId next_id = 0;
@@ -65,9 +69,11 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   r.arrivals = stats.arrivals();
   r.completed = stats.completed();
   r.dropped = 0;  // no drop policy is configured in the simulator
-  if (r.completed + r.dropped != r.arrivals || backend.in_flight() != 0)
+  r.not_dispatched_at_end = stats.not_dispatched();
+  if (r.completed + r.dropped + r.not_dispatched_at_end != r.arrivals || backend.in_flight() != 0)
     throw std::logic_error("simulation lost queries: " + std::to_string(r.arrivals) + " arrived, " +
-                           std::to_string(r.completed) + " completed, " + std::to_string(r.dropped) + " dropped");
+                           std::to_string(r.completed) + " completed, " + std::to_string(r.dropped) + " dropped, " +
+                           std::to_string(r.not_dispatched_at_end) + " not dispatched at end");
   r.satisfied = stats.satisfied();
   r.violated = stats.violated();
   r.accuracy_per_satisfied_query = r.satisfied ? stats.accuracy_sum() / static_cast<double>(r.satisfied) : 0;
@@ -77,7 +83,6 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   r.satisfied_per_model = stats.per_model();
   r.new_policy_events = sched->new_policy_events();
   r.simulated_s = static_cast<double>(clock.now_us()) * 1e-6;
-  if (options.keep_latencies) r.p99_latency_us = stats.latency_percentile_us(99);
   r.timeline = stats.timeline();
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;
@@ -91,11 +96,13 @@ SimResult simulate(const runtime::PolicyTable& table, ArrivalSource& arrivals, L
     return r;
   }
   const auto t0 = std::chrono::steady_clock::now();
+  std::vector<OfflineTrial> trials;
   const std::vector<runtime::BaselineChoice> plan = options.scheduler == SchedulerKind::kJellyfish
                                                         ? runtime::jellyfish_plan(table)
-                                                        : model_switching_plan(table, latency, options);
+                                                        : model_switching_plan(table, latency, options, &trials);
   const double plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   SimResult r = run_simulation(table, &plan, arrivals, latency, options);
+  r.offline_trials = std::move(trials);
   r.scheduler = scheduler_name(options.scheduler);
   r.plan_wall_s = plan_s;
   return r;

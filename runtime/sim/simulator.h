@@ -2,7 +2,8 @@
 // The discrete-event simulator: a virtual clock and an event queue drive the
 // runtime's own schedulers (lull's Dispatcher or the baselines'
 // FifoDispatcher) over a simulated backend. Every arrival is accounted for:
-// a run that ends with completed + dropped != arrivals throws.
+// a run that ends with completed + dropped + not_dispatched_at_end !=
+// arrivals throws.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "runtime/scheduler.h"
 #include "runtime/sim/arrivals.h"
 #include "runtime/sim/latency_model.h"
+#include "runtime/sim/model_switching.h"
 #include "runtime/sim/sim_stats.h"
 
 namespace lull::sim {
@@ -24,24 +26,27 @@ struct SimOptions {
   SchedulerKind scheduler = SchedulerKind::kLull;
   std::int64_t load_window_us = 500'000;
   bool timeline = false;
-  bool keep_latencies = false;      // needed for latency percentiles
   std::uint64_t seed = 1;           // seeds ModelSwitching's offline runs
-  double model_switching_profile_s = 20;  // length of each offline run
+  double model_switching_profile_s = 300;  // length of each offline run (mdp-spec 8)
+  // The reference's end of run (mdp-spec 8): queries still queued at this
+  // time are not dispatched and not counted as served. 0: serve every query.
+  double dispatch_end_s = 0;
 };
 
 struct SimResult {
   std::string scheduler;
   std::uint64_t arrivals = 0, completed = 0, dropped = 0, satisfied = 0, violated = 0;
+  std::uint64_t not_dispatched_at_end = 0;  // with a dispatch end only
   double accuracy_per_satisfied_query = 0;
   double violation_rate = 0;  // violated / served
   std::vector<runtime::GridUsage> usage;         // per compiled load
   std::vector<runtime::BaselineChoice> plan;     // baselines only
+  std::vector<OfflineTrial> offline_trials;      // ModelSwitching's offline runs
   std::vector<std::uint64_t> satisfied_per_model;
   int new_policy_events = 0;
   double simulated_s = 0;   // virtual time of the last event
   double wall_s = 0;        // host time of the event loop
   double plan_wall_s = 0;   // host time spent building a baseline plan
-  double p99_latency_us = 0;  // when keep_latencies
   std::vector<TimelineRow> timeline;
 };
 

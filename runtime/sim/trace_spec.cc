@@ -1,5 +1,6 @@
 #include "runtime/sim/trace_spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -83,6 +84,42 @@ std::vector<RateSegment> read_rate_file(const std::string& path) {
   return segs;
 }
 
+std::vector<RateSegment> reference_replay_segments(const std::vector<RateSegment>& lines, double duration_s) {
+  if (lines.empty()) throw std::invalid_argument("reference replay needs at least one rate line");
+  const auto last = static_cast<std::int64_t>(std::floor(lines.back().start_s));
+  std::vector<double> per_second(static_cast<std::size_t>(last + 1), 0.0);
+  std::size_t line = 0;
+  for (std::int64_t sec = 0; sec <= last; ++sec) {
+    while (line + 1 < lines.size() && lines[line + 1].start_s <= static_cast<double>(sec)) ++line;
+    per_second[static_cast<std::size_t>(sec)] = lines[line].start_s <= static_cast<double>(sec) ? lines[line].qps : 0.0;
+  }
+  std::vector<RateSegment> segs;
+  for (std::int64_t t = 0; static_cast<double>(t) < duration_s; ++t) {
+    const double qps = per_second[static_cast<std::size_t>(t % (last + 1))];
+    const double end = std::min(duration_s, static_cast<double>(t + 1));
+    if (!segs.empty() && segs.back().qps == qps) segs.back().end_s = end;
+    else segs.push_back(RateSegment{static_cast<double>(t), end, qps});
+  }
+  return segs;
+}
+
+void set_replay_mode(TraceSpec* spec, const std::string& text) {
+  if (text == "hold") {
+    spec->replay = ReplayMode::kHold;
+  } else if (text == "reference") {
+    if (spec->kind == TraceSpec::Kind::kArrivals)
+      throw std::invalid_argument("--replay reference applies to constant: and rate-file: traces, not arrivals:");
+    spec->replay = ReplayMode::kReference;
+  } else {
+    throw std::invalid_argument("--replay '" + text + "': expected hold or reference");
+  }
+}
+
+double trace_dispatch_end_s(const TraceSpec& spec) {
+  if (spec.replay != ReplayMode::kReference) return 0;
+  return spec.kind == TraceSpec::Kind::kConstant ? spec.duration_s : kReferenceReplaySeconds;
+}
+
 std::vector<std::int64_t> read_arrivals_file(const std::string& path) {
   std::vector<std::int64_t> times;
   for_each_line(path, [&](int n, const std::vector<std::string>& f) {
@@ -103,7 +140,10 @@ std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, Arriva
     case TraceSpec::Kind::kConstant:
       return std::make_unique<RateArrivals>(std::vector<RateSegment>{{0, spec.duration_s, spec.qps}}, process, seed);
     case TraceSpec::Kind::kRateFile:
-      return std::make_unique<RateArrivals>(read_rate_file(spec.path), process, seed);
+      return std::make_unique<RateArrivals>(spec.replay == ReplayMode::kReference
+                                                ? reference_replay_segments(read_rate_file(spec.path), kReferenceReplaySeconds)
+                                                : read_rate_file(spec.path),
+                                            process, seed);
     case TraceSpec::Kind::kArrivals:
       return std::make_unique<ReplayArrivals>(read_arrivals_file(spec.path));
   }

@@ -7,6 +7,14 @@
 //   arrivals:PATH          one arrival time in seconds per line, non-decreasing
 // Blank lines and lines starting with '#' are ignored. Errors throw
 // std::invalid_argument naming the file, line and field.
+// The --replay mode says how constant and rate-file traces run:
+//   hold       (default) as above; the run serves every query that arrived
+//   reference  the reference simulator's replay (mdp-spec 8): a rate file
+//              becomes one rate per second for seconds 0..last (each second
+//              takes the line it falls in, so the last line lasts 1 s), the
+//              run lasts 300 s and wraps around (second t mod (last+1));
+//              for both kinds, queries still queued at the run's end are not
+//              dispatched and not counted as served.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,15 +24,33 @@
 
 namespace lull::sim {
 
+// Length of a reference replay of a rate file.
+inline constexpr double kReferenceReplaySeconds = 300;
+
+enum class ReplayMode { kHold, kReference };
+
 struct TraceSpec {
   enum class Kind { kConstant, kRateFile, kArrivals } kind = Kind::kConstant;
   double qps = 0;        // constant
   double duration_s = 0; // constant
   std::string path;      // rate-file, arrivals
+  ReplayMode replay = ReplayMode::kHold;
 };
 
 TraceSpec parse_trace_spec(const std::string& text);
+// "hold" or "reference"; reference on an arrivals: trace is refused.
+void set_replay_mode(TraceSpec* spec, const std::string& text);
+// The time at which the run stops dispatching (SimOptions::dispatch_end_s):
+// the run's length under reference replay, 0 (serve everything) otherwise.
+double trace_dispatch_end_s(const TraceSpec& spec);
+
+// Hold mode: segment i runs from line i's second to line i+1's; the last for
+// the gap before it.
 std::vector<RateSegment> read_rate_file(const std::string& path);
+// Reference mode: per-second rates from the lines' (second, QPS) (only
+// start_s and qps are read), repeated over `duration_s` seconds. Seconds
+// before the first line have rate 0. Equal neighbouring seconds are merged.
+std::vector<RateSegment> reference_replay_segments(const std::vector<RateSegment>& lines, double duration_s);
 std::vector<std::int64_t> read_arrivals_file(const std::string& path);
 
 // Builds the source; `process` and `seed` are ignored for replayed arrivals.

@@ -52,11 +52,11 @@ TEST_CASE("artifact profiles: ordered by speed, Pareto front = the 9 golden mode
   const auto set = import_artifact_profiles(lull::test::artifact_dir(), lull::test::accuracy_json(), "image");
   REQUIRE(set.models_size() == 26);
   ReductionOptions opts;
-  const auto pruned = reduce_profiles(set, opts, "artifact");
+  const auto pruned = reduce_profiles(set, opts, 32, "artifact");
   REQUIRE(pruned.models.size() == lull::test::golden_models().size());
   for (std::size_t i = 0; i < pruned.models.size(); ++i) CHECK(pruned.models[i].name == lull::test::golden_models()[i]);
   opts.keep_all_models = true;
-  const auto all = reduce_profiles(set, opts, "artifact");
+  const auto all = reduce_profiles(set, opts, 32, "artifact");
   CHECK(all.models.size() == 26);
   for (std::size_t i = 1; i < all.models.size(); ++i) CHECK(all.models[i - 1].lat_us(1) <= all.models[i].lat_us(1));
   for (const auto& m : all.models) {

@@ -12,9 +12,8 @@ using namespace lull::compiler;
 
 namespace {
 ReducedProfiles tiny(int N) {
-  ReductionOptions o;
-  o.max_queue = N;
-  return reduce_profiles(lull::read_profile_set_json(std::string(LULL_SOURCE_DIR) + "/test/data/tiny_profile.json"), o, "tiny");
+  return reduce_profiles(lull::read_profile_set_json(std::string(LULL_SOURCE_DIR) + "/test/data/tiny_profile.json"),
+                         ReductionOptions{}, N, "tiny");
 }
 }  // namespace
 

@@ -9,8 +9,7 @@ using namespace lull::compiler;
 TEST_CASE("the tiny profile reduces with p95 and OLS fill", "[compiler][profile]") {
   const auto set = lull::read_profile_set_json(std::string(LULL_SOURCE_DIR) + "/test/data/tiny_profile.json");
   ReductionOptions o;
-  o.max_queue = 8;
-  const auto r = reduce_profiles(set, o, "tiny");
+  const auto r = reduce_profiles(set, o, 8, "tiny");
   REQUIRE(r.models.size() == 2);  // "slow" is slower but more accurate: on the front
   CHECK(r.models[0].name == "fast");
   CHECK(r.models[0].lat_us(1) == Approx(4950));
@@ -28,16 +27,15 @@ TEST_CASE("a dominated model is pruned unless all models are kept", "[compiler][
   m->set_accuracy(0.7);
   m->mutable_latencies(0)->set_latency_s(0.013);  // slower than "slow" and less accurate
   ReductionOptions o;
-  o.max_queue = 8;
-  CHECK(reduce_profiles(set, o, "tiny").models.size() == 2);
+  CHECK(reduce_profiles(set, o, 8, "tiny").models.size() == 2);
   o.keep_all_models = true;
-  CHECK(reduce_profiles(set, o, "tiny").models.size() == 3);
+  CHECK(reduce_profiles(set, o, 8, "tiny").models.size() == 3);
   o.models = {"slow", "fast"};
-  const auto chosen = reduce_profiles(set, o, "tiny");
+  const auto chosen = reduce_profiles(set, o, 8, "tiny");
   REQUIRE(chosen.models.size() == 2);
   CHECK(chosen.models[0].name == "fast");  // ordered by speed whatever the order asked
   o.models = {"nope"};
-  CHECK_THROWS_WITH(reduce_profiles(set, o, "tiny"), Catch::Contains("nope"));
+  CHECK_THROWS_WITH(reduce_profiles(set, o, 8, "tiny"), Catch::Contains("nope"));
 }
 
 TEST_CASE("duplicate names and duplicate batch sizes are refused", "[compiler][profile]") {

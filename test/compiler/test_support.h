@@ -29,7 +29,7 @@ inline compiler::ReducedProfiles golden_profiles() {
     const auto set = compiler::import_artifact_profiles(artifact_dir(), accuracy_json(), "image");
     compiler::ReductionOptions opts;
     opts.models = golden_models();
-    return compiler::reduce_profiles(set, opts, artifact_dir());
+    return compiler::reduce_profiles(set, opts, 32, artifact_dir());
   }();
   return reduced;
 }

@@ -130,6 +130,6 @@ TEST_CASE("interpolate_profile_set keeps the originals exactly and marks the set
   // The written set reduces and validates like any measured one.
   lull::compiler::ReductionOptions ro;
   ro.keep_all_models = true;
-  const auto reduced = lull::compiler::reduce_profiles(out, ro, "interpolated");
+  const auto reduced = lull::compiler::reduce_profiles(out, ro, 32, "interpolated");
   CHECK(reduced.models.size() == 60);
 }

@@ -11,10 +11,10 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("Table 2 grid on small hand-made models", "[bench][table2]") {
   lull::compiler::Table2Options o;
-  o.slo_ms = 60;
-  o.workers = 4;
-  o.load_qps = 160;
-  o.max_queue = 6;
+  o.mdp.slo_us = 60000;
+  o.mdp.workers = 4;
+  o.mdp.load_qps = 160;
+  o.mdp.max_queue = 6;
   o.fld_intervals = {10};
   o.interpolation_step = 0.05;
   o.devices = {"cpu", "cuda"};

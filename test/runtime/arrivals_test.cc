@@ -2,30 +2,18 @@
 // the errors for malformed input.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 
 #include "runtime/sim/trace_spec.h"
+#include "test/runtime/runtime_test_support.h"
 
 namespace {
 
 using namespace lull::sim;
 using Catch::Matchers::Contains;
-
-std::vector<std::int64_t> drain(ArrivalSource& src) {
-  std::vector<std::int64_t> out;
-  for (std::int64_t t; src.next(&t);) out.push_back(t);
-  return out;
-}
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / "lull_runtime_tests";
-  std::filesystem::create_directories(dir);
-  const auto path = (dir / name).string();
-  std::ofstream(path) << text;
-  return path;
-}
+using lull::test::drain;
+using lull::test::write_temp;
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "test/runtime/runtime_test_support.h"
 
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "compiler/profile/artifact_import.h"
@@ -12,6 +13,41 @@
 namespace lull::test {
 
 std::string runtime_shared_dir() { return LULL_SHARED_DIR; }
+
+runtime::PolicyTable three_models(const std::vector<double>& loads_qps) {
+  runtime::PolicyTable t;
+  t.task = "three";
+  t.slo_us = 100'000;
+  t.workers = 1;
+  const char* names[3] = {"fast", "mid", "slow"};
+  const double acc[3] = {0.5, 0.7, 0.9};
+  const std::vector<double> lat_ms[3] = {{10, 12, 14, 16, 18}, {20, 30, 40, 50, 60}, {30, 50, 70, 90, 110}};
+  for (int m = 0; m < 3; ++m) {
+    runtime::ModelInfo info{names[m], acc[m], {}};
+    for (double l : lat_ms[m]) info.latency_us.push_back(l * 1000);
+    t.models.push_back(info);
+  }
+  for (double q : loads_qps) {
+    runtime::CompiledPolicy p;
+    p.load_qps = q;
+    t.policies.push_back(p);
+  }
+  return t;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "lull_runtime_tests";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::vector<std::int64_t> drain(sim::ArrivalSource& src) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t t; src.next(&t);) out.push_back(t);
+  return out;
+}
 
 bool have_golden_and_artifact() {
   const std::string s = runtime_shared_dir();
@@ -67,7 +103,7 @@ std::vector<GoldenCase> load_golden() {
   compiler::ReductionOptions opts;
   opts.models = records.front().models;
   const auto reduced = compiler::reduce_profiles(
-      compiler::import_artifact_profiles(artifact, shared + "/ramsis-artifact/image_accuracy.json", "image"), opts, artifact);
+      compiler::import_artifact_profiles(artifact, shared + "/ramsis-artifact/image_accuracy.json", "image"), opts, 32, artifact);
 
   std::vector<GoldenCase> out;
   for (const auto& r : records) {

@@ -2,10 +2,12 @@
 // Helpers for the runtime tests: a tiny hand-made policy set whose every
 // state has a distinct, predictable action, and the golden cases of
 // ../shared/golden turned into policy sets.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "runtime/policy_table.h"
+#include "runtime/sim/arrivals.h"
 #include "schema/policy.pb.h"
 
 namespace lull::test {
@@ -20,6 +22,13 @@ bool have_golden_and_artifact();
 schema::PolicySet tiny_policy_set();
 runtime::PolicyTable tiny_table();
 
+// Three models for the baselines' rules, SLO 100 ms, K = 1, N = 4, one
+// (action-less) compiled policy per load; lat in ms for b = 1..5:
+//   fast (acc 0.5): 10 12 14 16 18
+//   mid  (acc 0.7): 20 30 40 50 60
+//   slow (acc 0.9): 30 50 70 90 110
+runtime::PolicyTable three_models(const std::vector<double>& loads_qps);
+
 struct GoldenCase {
   int workers = 0;
   double load_qps = 0;
@@ -30,6 +39,11 @@ struct GoldenCase {
 
 // All golden cases (requires have_golden_and_artifact()).
 const std::vector<GoldenCase>& golden_cases();
+
+// Writes `text` to a file in a test temp folder and returns its path.
+std::string write_temp(const std::string& name, const std::string& text);
+// Every arrival time a source yields.
+std::vector<std::int64_t> drain(sim::ArrivalSource& src);
 
 }  // namespace lull::test
 

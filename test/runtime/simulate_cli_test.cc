@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -72,6 +73,25 @@ TEST_CASE("lull simulate writes a result with every query accounted for", "[sim]
   CHECK(run_lull("simulate --help").code == 0);
 }
 
+TEST_CASE("lull simulate --replay reference: 300 s wrapping replay, queued queries counted apart", "[sim][cli]") {
+  const std::string out = dir() + "/replay.json", rates = dir() + "/rates.txt";
+  std::ofstream(rates) << "0 100\n10 1000\n";  // second 10 (1000 QPS) lasts 1 s, period 11 s
+  std::filesystem::remove(out);
+  const Outcome o = run_lull("simulate --policies " + tiny_policies() + " --workers 2 --trace rate-file:" + rates +
+                             " --replay reference --scheduler modelswitching --ms-profile-s 5 --seed 2 --out " + out);
+  INFO(o.output);
+  REQUIRE(o.code == 0);
+  CHECK(o.output.find("not dispatched at end") != std::string::npos);
+  const std::string json = lull::read_whole_file(out);
+  for (const char* key : {"\"replay\": \"reference\"", "\"not_dispatched_at_end\"", "\"model_switching_offline\""})
+    CHECK(json.find(key) != std::string::npos);
+  // 27 periods of 10 * 100 + 1000 QPS, then seconds 0..2: about 54,300 queries.
+  const auto at = json.find("\"queries\": ");
+  REQUIRE(at != std::string::npos);
+  const double queries = std::stod(json.substr(at + 11));
+  CHECK(std::abs(queries - 54'300) < 5 * std::sqrt(54'300.0));
+}
+
 TEST_CASE("lull simulate: bad input is one line and exit code 2", "[sim][cli]") {
   const std::string pol = tiny_policies(), out = " --out " + dir() + "/bad.json";
   const std::string bad_trace = dir() + "/bad_trace.txt";
@@ -84,4 +104,7 @@ TEST_CASE("lull simulate: bad input is one line and exit code 2", "[sim][cli]") 
   expect_usage_error("--policies " + dir() + "/missing.pb --workers 2 --trace constant:100:5" + out, "missing.pb");
   expect_usage_error("--workers 2 --trace constant:100:5" + out, "--policies");
   expect_usage_error("--policies " + pol + " --workers 2 --trace constant:100:5 --bogus 1" + out, "bogus");
+  expect_usage_error("--policies " + pol + " --workers 2 --trace constant:100:5 --replay twice" + out, "--replay");
+  expect_usage_error("--policies " + pol + " --workers 2 --trace arrivals:" + bad_trace + " --replay reference" + out,
+                     "arrivals");
 }

@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include "runtime/sim/latency_model.h"
-#include "runtime/sim/model_switching.h"
 #include "runtime/sim/simulator.h"
 #include "test/runtime/runtime_test_support.h"
 
@@ -66,17 +65,27 @@ TEST_CASE("jellyfish+ serves its plan's model", "[sim][baseline]") {
   CHECK(r.violated == 0);
 }
 
-TEST_CASE("modelswitching keeps the accurate model only where its p99 meets the SLO", "[sim][baseline]") {
-  auto table = lull::test::tiny_table();
-  table.policies[0].load_qps = 10;    // slow model idles most of the time: p99 ~ 60 ms
-  table.policies[1].load_qps = 1000;  // beyond both models' capacity
-  CompiledLatency latency(table);
-  SimOptions o;
-  o.model_switching_profile_s = 10;
-  const auto plan = model_switching_plan(table, latency, o);
-  REQUIRE(plan.size() == 2);
-  CHECK(plan[0].model == 1);
-  CHECK(plan[1].model == 0);
+TEST_CASE("the reference end of run: queries still queued are not counted, batches in flight are", "[sim]") {
+  // Tiny table, Jellyfish+ at grid load 100 QPS (50 per worker): fast, cap 2
+  // (10 / 20 ms for 1 / 2 queries). Six queries at t = 0: workers 0 and 1
+  // each take one (done at 10 ms), four wait; at 10 ms each worker takes two
+  // (done at 30 ms).
+  const auto table = lull::test::tiny_table();
+  const std::vector<std::int64_t> at_zero(6, 0);
+  for (const auto& [end_s, completed] : {std::pair<double, std::uint64_t>{0.005, 2}, {0.015, 6}, {0, 6}}) {
+    ReplayArrivals arrivals(at_zero);
+    CompiledLatency latency(table);
+    SimOptions o;
+    o.scheduler = SchedulerKind::kJellyfish;
+    o.dispatch_end_s = end_s;
+    const auto r = simulate(table, arrivals, latency, o);
+    INFO("end " << end_s << " s");
+    CHECK(r.arrivals == 6);
+    CHECK(r.completed == completed);
+    CHECK(r.not_dispatched_at_end == 6 - completed);
+    CHECK(r.violated == 0);
+    CHECK(r.simulated_s == Approx(completed == 6 ? 0.030 : 0.010));
+  }
 }
 
 TEST_CASE("sampled latencies draw from the samples and scale unprofiled batches", "[sim][latency]") {

@@ -1,0 +1,48 @@
+#include "compiler/compile_spec.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace lull::compiler {
+namespace {
+
+std::string str(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+void validate_compile_spec(const CompileSpec& s) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
+  if (s.inputs.path.empty()) fail("--profiles: no profile set given");
+  if (!(s.mdp.slo_us > 0)) fail("--slo-ms: must be > 0");
+  if (s.mdp.workers < 1) fail("--workers: must be a whole number >= 1 (got " + std::to_string(s.mdp.workers) + ")");
+  if (s.loads_qps.empty()) fail("--load-qps: no load given");
+  for (double l : s.loads_qps)
+    if (!(l > 0)) fail("--load-qps: loads must be > 0 QPS (got " + str(l) + ")");
+  if (s.mdp.intervals < 1) fail("--intervals: must be >= 1 (got " + std::to_string(s.mdp.intervals) + ")");
+  if (s.mdp.max_queue < 1 || s.mdp.max_queue > 1000) fail("--max-queue: must be in 1..1000");
+  if (!(s.reduction.percentile > 0 && s.reduction.percentile <= 100)) fail("--percentile: must be in (0, 100]");
+  if (s.solve.horizon < 1) fail("--horizon: must be >= 1");
+}
+
+std::string solver_mode(const CompileSpec& s) {
+  const CompileSpec reference;
+  std::vector<std::string> diffs;
+  if (s.mdp.discretization == Discretization::kMd)
+    diffs.push_back("md");
+  else if (s.mdp.intervals != reference.mdp.intervals)
+    diffs.push_back("intervals=" + std::to_string(s.mdp.intervals));
+  if (s.mdp.batching == Batching::kVariable) diffs.push_back("variable-batching");
+  if (s.mdp.max_queue != reference.mdp.max_queue) diffs.push_back("max-queue=" + std::to_string(s.mdp.max_queue));
+  if (s.reduction.percentile != reference.reduction.percentile) diffs.push_back("percentile=" + str(s.reduction.percentile));
+  if (s.solve.horizon != reference.solve.horizon) diffs.push_back("horizon=" + std::to_string(s.solve.horizon));
+  if (diffs.empty()) return "reference";
+  std::string out = diffs.front();
+  for (std::size_t i = 1; i < diffs.size(); ++i) out += "+" + diffs[i];
+  return out;
+}
+
+}  // namespace lull::compiler
