@@ -6,12 +6,18 @@
 #include <boost/program_options.hpp>
 
 #include <iostream>
+#include <stdexcept>
 
 #include "cli/commands.h"
 #include "cli/parse_options.h"
 #include "runtime/policy_loader.h"
+#include "runtime/clock.h"
 #include "runtime/serve/frontend.h"
+#include "runtime/serve/http_client.h"
+#include "runtime/serve/model_check.h"
+#include "runtime/serve/query_inputs.h"
 #include "runtime/serve/serve_session.h"
+#include "runtime/serve/torchserve_backend.h"
 #include "runtime/serve/worker_endpoint.h"
 #include "schema/atomic_file.h"
 
@@ -19,9 +25,19 @@ namespace lull::cli {
 
 namespace po = boost::program_options;
 
+namespace {
+// Stops the backend's threads before the session they call into goes away,
+// on every way out of run_serve (declared after the session, so destroyed first).
+struct StopBackendFirst {
+  serve::TorchServeBackend& backend;
+  ~StopBackendFirst() { backend.stop(); }
+};
+}  // namespace
+
 int run_serve(int argc, char** argv) {
   std::string policies, workers_text, management_text, listen, port_file;
   serve::ServeOptions opts;
+  serve::TorchServeOptions backend_opts;
   serve::FrontendOptions fe;
   bool no_model_check = false;
   po::options_description desc("lull serve: serve a task through model servers under a compiled policy set");
@@ -34,10 +50,10 @@ int run_serve(int argc, char** argv) {
       ("port-file", po::value(&port_file), "write the bound port here once listening")
       ("max-body-bytes", po::value(&fe.max_body_bytes)->default_value(4 << 20), "larger request bodies get 413")
       ("http-threads", po::value(&fe.threads)->default_value(64), "requests in service at once")
-      ("batch-timeout-ms", po::value(&opts.backend.batch_timeout_ms)->default_value(2000),
+      ("batch-timeout-ms", po::value(&backend_opts.batch_timeout_ms)->default_value(2000),
        "a batch slower than this fails and its worker leaves rotation")
-      ("health-interval-ms", po::value(&opts.backend.health_interval_ms)->default_value(500), "between pings")
-      ("health-timeout-ms", po::value(&opts.backend.health_timeout_ms)->default_value(500), "ping timeout")
+      ("health-interval-ms", po::value(&backend_opts.health_interval_ms)->default_value(500), "between pings")
+      ("health-timeout-ms", po::value(&backend_opts.health_timeout_ms)->default_value(500), "ping timeout")
       ("no-model-check", po::bool_switch(&no_model_check), "skip the management-API check at start");
   const char* usage =
       "usage: lull serve --policies SET.pb --workers URL,URL,... --listen 127.0.0.1:7070";
@@ -49,7 +65,6 @@ int run_serve(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  opts.check_models = !no_model_check;
   runtime::PolicyExpectations expect;
   expect.workers = static_cast<int>(workers.size());
   const runtime::PolicyTable table = runtime::load_policy_table(policies, expect);
@@ -63,8 +78,21 @@ int run_serve(int argc, char** argv) {
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  serve::ServeSession session(table, workers, opts);
-  session.start();
+  std::vector<std::string> model_names;
+  for (const auto& m : table.models) model_names.push_back(m.name);
+  if (!no_model_check) {
+    serve::HttpClient client;
+    serve::check_models_loaded(client, workers, model_names);
+  }
+  for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
+  serve::QueryInputs inputs;
+  runtime::WallClock clock;
+  serve::TorchServeBackend backend(workers, model_names, inputs, backend_opts);
+  serve::ServeSession session(table, backend, backend, inputs, clock, opts);
+  StopBackendFirst stop_backend_first{backend};
+  // Pings every worker; those up join the Dispatcher's rotation through the
+  // session's health handler.
+  if (backend.start() == 0) throw std::runtime_error("no worker answers GET /ping");
   serve::Frontend frontend(session, fe);
   frontend.start();
   if (!port_file.empty()) write_file_atomically(port_file, std::to_string(frontend.port()) + "\n");

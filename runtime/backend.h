@@ -4,6 +4,7 @@
 // dispatcher cannot tell them apart.
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace lull::runtime {
@@ -21,6 +22,13 @@ struct BatchResult {
   int model = 0;
   std::vector<QueryId> queries;
   bool ok = true;                 // false: the backend failed the batch
+  // ok: each query's prediction (one JSON text), in the order of `queries`.
+  // Backends without predictions (the simulator, test fakes) leave it empty.
+  std::vector<std::string> outputs;
+  std::string error;              // !ok: why, for logs and clients
+  // Set by the Dispatcher for its observers, never by a backend: the batch
+  // re-ran queries whose first batch failed (Dispatcher retries once).
+  bool retried = false;
 };
 
 class Backend {

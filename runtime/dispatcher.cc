@@ -9,6 +9,8 @@ Dispatcher::Dispatcher(const PolicyTable& table, Clock& clock, Backend& backend,
       central_(table.slo_us, table.workers),
       queues_(static_cast<std::size_t>(table.workers)),
       busy_(static_cast<std::size_t>(table.workers), 0),
+      running_(static_cast<std::size_t>(table.workers)),
+      retries_(static_cast<std::size_t>(table.workers)),
       available_(static_cast<std::size_t>(table.workers), 1),
       num_available_(table.workers) {}
 
@@ -23,6 +25,20 @@ void Dispatcher::on_arrival(QueryId id) {
   if (!busy_[w]) try_dispatch(w);
 }
 
+int Dispatcher::next_available_after(int worker) const {
+  const int k = static_cast<int>(queues_.size());
+  for (int i = 1; i < k; ++i) {
+    const int w = (worker + i) % k;
+    if (available_[w]) return w;
+  }
+  return -1;
+}
+
+void Dispatcher::dispatch_idle_available() {
+  for (int w = 0; w < static_cast<int>(queues_.size()); ++w)
+    if (available_[w] && !busy_[w]) try_dispatch(w);
+}
+
 void Dispatcher::set_worker_available(int worker, bool available) {
   char& a = available_.at(static_cast<std::size_t>(worker));
   if ((a != 0) == available) return;
@@ -32,11 +48,16 @@ void Dispatcher::set_worker_available(int worker, bool available) {
   WorkerQueue& q = queues_[worker];
   q.drain(moved_);
   for (const Query& query : moved_) queues_[central_.next_available_worker(available_)].push(query);
-  for (int w = 0; w < static_cast<int>(queues_.size()); ++w)
-    if (available_[w] && !busy_[w]) try_dispatch(w);
+  auto& waiting = retries_[worker];
+  while (!waiting.empty()) {
+    retries_[next_available_after(worker)].push_back(std::move(waiting.front()));
+    waiting.pop_front();
+  }
+  dispatch_idle_available();
 }
 
 void Dispatcher::try_dispatch(int w) {
+  if (!retries_[w].empty()) return start_retry(w);
   WorkerQueue& q = queues_[w];
   if (q.empty()) return;
   const int grid_point = current_grid_point();
@@ -48,14 +69,48 @@ void Dispatcher::try_dispatch(int w) {
   u.fallbacks += s.fallback ? 1 : 0;
   request_.worker = w;
   request_.model = s.model;
+  running_[w] = Running{q.front().deadline_us, false};
   q.pop_front(s.batch, request_.queries);
   busy_[w] = 1;  // before start_batch: a synchronous backend may complete inside it
   backend_.start_batch(request_);
 }
 
+void Dispatcher::start_retry(int w) {
+  Retry r = std::move(retries_[w].front());
+  retries_[w].pop_front();
+  // The failed batch's model if it can still finish by the earliest
+  // deadline, else the fastest one.
+  const auto& lat = table_.models[r.model].latency_us;
+  const std::size_t b = r.queries.size();
+  const double needed_us = b <= lat.size() ? lat[b - 1] : lat.back();
+  const bool in_time = clock_.now_us() + static_cast<std::int64_t>(needed_us) <= r.earliest_deadline_us;
+  request_.worker = w;
+  request_.model = in_time ? r.model : 0;
+  request_.queries = std::move(r.queries);
+  running_[w] = Running{r.earliest_deadline_us, true};
+  busy_[w] = 1;
+  backend_.start_batch(request_);
+}
+
 void Dispatcher::handle_done(const BatchResult& r) {
   busy_[r.worker] = 0;
-  notify_done(r);
+  const Running ran = running_[r.worker];
+  if (!r.ok && !ran.retry) {
+    const int target = next_available_after(r.worker);
+    if (target >= 0) {  // not done yet: the retry's result is the one observers see
+      retries_[target].push_back(Retry{r.model, r.queries, ran.earliest_deadline_us});
+      try_dispatch(r.worker);
+      if (!busy_[target]) try_dispatch(target);
+      return;
+    }
+  }
+  if (ran.retry) {
+    retried_result_ = r;
+    retried_result_.retried = true;
+    notify_done(retried_result_);
+  } else {
+    notify_done(r);
+  }
   try_dispatch(r.worker);
 }
 

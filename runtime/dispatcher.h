@@ -3,6 +3,12 @@
 // into per-worker deadline-ordered queues, and an idle worker with queued
 // queries asks the model selector for (model, batch) under the policy of the
 // current load. The same code runs under the simulator and a real backend.
+//
+// It is also the one record of which workers are up (a server's health
+// checks call set_worker_available) and the place where a failed batch is
+// retried: once, as one batch, on the next available worker.
+#include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "runtime/central_queue.h"
@@ -18,28 +24,58 @@ class Dispatcher final : public Scheduler {
   Dispatcher(const PolicyTable& table, Clock& clock, Backend& backend, const SchedulerOptions& options = {});
   void on_arrival(QueryId id) override;
   int queued(int worker) const { return queues_[worker].size(); }
+  // The worker has a batch on the backend (at most one at a time).
+  bool busy(int worker) const { return busy_.at(static_cast<std::size_t>(worker)) != 0; }
+  // Failed batches waiting for their retry worker to become idle.
+  int retries_waiting(int worker) const { return static_cast<int>(retries_.at(static_cast<std::size_t>(worker)).size()); }
 
-  // Worker availability, for real backends whose workers can fail (the
-  // TorchServe backend's health checks); every worker starts available and
-  // the simulator never changes it. Round-robin skips unavailable workers,
-  // and a worker marked unavailable hands its queued queries (deadlines
-  // kept) to the available ones, which start them if idle. Its batch in
+  // Worker availability, for real backends whose workers can fail (health
+  // checks); every worker starts available and the simulator never changes
+  // it. Round-robin skips unavailable workers, and a worker marked
+  // unavailable hands its queued queries (deadlines kept) and waiting
+  // retries to the available ones, which start them if idle. Its batch in
   // flight is the backend's to fail or finish.
   void set_worker_available(int worker, bool available);
   bool worker_available(int worker) const { return available_[worker] != 0; }
 
+  // Failures: a batch reported with ok = false is retried once, as one batch
+  // on the next available worker after it (never itself), which runs it as
+  // soon as it is idle, before its own queue: on the failed batch's model if
+  // the earliest deadline still allows lat(model, batch) at that moment,
+  // else on the fastest model (model 0). Observers (on_batch_done) see only
+  // final outcomes: a retried batch's result has `retried` set; a failure
+  // with no other worker available, or a failed retry, is reported failed.
+
  private:
+  struct Retry {
+    int model = 0;
+    std::vector<QueryId> queries;
+    std::int64_t earliest_deadline_us = 0;
+  };
+  struct Running {  // the batch a busy worker runs
+    std::int64_t earliest_deadline_us = 0;
+    bool retry = false;
+  };
+
   void handle_done(const BatchResult& r) override;
   void try_dispatch(int worker);
+  void start_retry(int worker);
+  // The next available worker after `worker` in round-robin order, never
+  // `worker` itself; -1 when there is none.
+  int next_available_after(int worker) const;
+  void dispatch_idle_available();
 
   const PolicyTable& table_;
   CentralQueue central_;
   std::vector<WorkerQueue> queues_;
   std::vector<char> busy_;
+  std::vector<Running> running_;
+  std::vector<std::deque<Retry>> retries_;
   std::vector<char> available_;
   int num_available_;
   std::vector<Query> moved_;  // reused by set_worker_available
   BatchRequest request_;  // reused so steady state does not allocate per batch
+  BatchResult retried_result_;  // reused for observers of retry batches
 };
 
 }  // namespace lull::runtime

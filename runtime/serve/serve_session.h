@@ -1,51 +1,59 @@
 #pragma once
-// `lull serve` without the sockets: the policy table, lull's Dispatcher, the
-// TorchServe backend and the queries in flight, glued together and made
-// thread-safe. HTTP threads call serve(); batch completions arrive on the
-// HTTP client's thread; one mutex serializes both around the Dispatcher,
-// which is single-threaded by design.
+// `lull serve` without the sockets: lull's Dispatcher between the front end
+// and a Backend, made thread-safe. It builds none of its parts: the
+// composition root (cli/serve_command.cc) plugs in the backend (TorchServe
+// over HTTP; a fake in tests), the health source and the store of query
+// inputs the backend reads. HTTP threads call serve(); batch completions and
+// health events may arrive on other threads; one mutex serializes all of
+// them around the Dispatcher, which is single-threaded by design.
 //
-// Failures: a failed batch's queries are retried once, as one batch on the
-// next worker that is up, with the batch's model if the earliest deadline
-// still allows it and the fastest model (model 0) otherwise. A query that
-// fails twice, or finds no worker up, is answered 503 with the reason.
+// The Dispatcher is the one record of worker availability (health events go
+// straight to set_worker_available) and retries a failed batch once on the
+// next available worker. The session only answers each waiting query from
+// its batch's final result: its prediction (BatchResult::outputs) or 503
+// with the reason. 504 when no answer comes within answer_timeout_ms.
 #include <cstdint>
-#include <memory>
+#include <future>
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "runtime/clock.h"
 #include "runtime/dispatcher.h"
 #include "runtime/policy_table.h"
 #include "runtime/serve/frontend.h"
-#include "runtime/serve/query_book.h"
+#include "runtime/serve/query_inputs.h"
 #include "runtime/serve/serve_metrics.h"
-#include "runtime/serve/torchserve_backend.h"
+#include "runtime/serve/worker_health.h"
 
 namespace lull::serve {
 
 struct ServeOptions {
-  TorchServeOptions backend;
   std::int64_t answer_timeout_ms = 30000;  // an HTTP thread never waits longer (then 504)
-  bool check_models = true;                // management-API check at start()
+  std::vector<std::string> worker_names;   // /metrics labels (URLs); default "0", "1", ...
 };
 
 class ServeSession final : public QueryService {
  public:
-  // `table` must outlive the session; it names the models and the SLO.
-  ServeSession(const runtime::PolicyTable& table, std::vector<WorkerEndpoint> workers, ServeOptions options = {});
+  // Everything passed must outlive the session. Takes over the backend's
+  // completion handler and the health source's handler; a backend or health
+  // source that calls them from its own threads must be stopped before the
+  // session is destroyed. Workers the health source reports down now start
+  // out of rotation. `table` names the models and the SLO.
+  ServeSession(const runtime::PolicyTable& table, runtime::Backend& backend, WorkerHealth& health,
+               QueryInputs& inputs, runtime::Clock& clock, ServeOptions options = {});
   ~ServeSession() override;
 
-  // Checks every model is loaded on every worker (throws ModelCheckError
-  // naming what is missing) and pings the workers; throws if none is up.
-  void start();
-  // Answers every query still waiting with 503, so HTTP threads return.
+  // Answers every query still waiting with 503, so HTTP threads return;
+  // later queries get 503 at once.
   void shutdown();
 
+  // Blocks until the query is answered, at most answer_timeout_ms.
   Answer serve(std::string input) override;
+  // The same without waiting: the answer's future (tests drive it this way).
+  std::future<Answer> submit(std::string input) { return enqueue(std::move(input)).second; }
   std::string metrics_text() override;
 
  private:
@@ -60,35 +68,37 @@ class ServeSession final : public QueryService {
    private:
     ServeSession& s_;
   };
-  struct Meta {
+  struct Waiting {
+    std::promise<Answer> promise;
     std::int64_t arrival_us = 0;
-    bool retried = false;
+  };
+  struct WorkerBatches {
+    std::uint64_t ok = 0, failed = 0;
   };
 
-  void on_backend_done(const runtime::BatchResult& r);                   // client thread
-  void on_health(int worker, bool up);                                   // client thread
+  std::pair<runtime::QueryId, std::future<Answer>> enqueue(std::string input);
+  void on_backend_done(const runtime::BatchResult& r);  // backend's thread
+  void on_health(int worker, bool up);                  // health source's thread
   // Sends the batches queued while `lock` (on mu_) was held, after releasing it.
   void send_outbox(std::unique_lock<std::mutex>& lock);
-  void on_dispatcher_done(const runtime::BatchResult& r);                 // under mu_
-  void retry_or_fail(const runtime::BatchResult& failed, const std::string& why);  // under mu_
-  void answer_ok(runtime::QueryId id, int model, int worker);            // under mu_
-  void answer_error(runtime::QueryId id, const std::string& why);        // under mu_
-  int next_up_worker(int after) const;
+  void on_final_result(const runtime::BatchResult& r);  // under mu_, from the Dispatcher
+  // Fulfils the query's promise and forgets it (under mu_); false if it was not waiting.
+  bool answer(runtime::QueryId id, Answer a);
 
   const runtime::PolicyTable& table_;
+  runtime::Backend& backend_;
+  QueryInputs& inputs_;
+  runtime::Clock& clock_;
   ServeOptions options_;
-  runtime::WallClock clock_;
-  QueryBook book_;
-  std::vector<WorkerEndpoint> workers_;
-  std::unique_ptr<TorchServeBackend> backend_;
   Relay relay_;
   runtime::Dispatcher dispatcher_;
 
   std::mutex mu_;
   bool shut_down_ = false;
-  std::unordered_map<runtime::QueryId, Meta> meta_;
-  std::unordered_set<runtime::QueryId> retry_batches_;  // first query of each retry batch in flight
-  std::vector<runtime::BatchRequest> outbox_;           // started under mu_, sent after it
+  runtime::QueryId next_id_ = 0;
+  std::unordered_map<runtime::QueryId, Waiting> waiting_;
+  std::vector<runtime::BatchRequest> outbox_;  // started under mu_, sent after it
+  std::vector<WorkerBatches> worker_batches_;
   ServeCounters counters_;
 };
 

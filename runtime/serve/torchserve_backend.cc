@@ -9,17 +9,19 @@
 namespace lull::serve {
 
 TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
-                                     QueryPayloads& payloads, TorchServeOptions options)
+                                     const QueryInputs& inputs, TorchServeOptions options)
     : workers_(std::move(workers)),
       models_(std::move(models)),
-      payloads_(payloads),
+      inputs_(inputs),
       options_(options),
       state_(workers_.size()),
       client_(std::make_unique<HttpClient>()) {
   if (workers_.empty()) throw std::invalid_argument("TorchServe backend: no workers");
 }
 
-TorchServeBackend::~TorchServeBackend() {
+TorchServeBackend::~TorchServeBackend() { stop(); }
+
+void TorchServeBackend::stop() {
   {
     std::lock_guard<std::mutex> lock(health_mu_);
     health_stop_ = true;
@@ -92,6 +94,7 @@ void TorchServeBackend::fail_now(const runtime::BatchRequest& batch, const std::
     r.model = batch.model;
     r.queries = batch.queries;
     r.ok = false;
+    r.error = why;
     report(r);
   });
 }
@@ -107,7 +110,7 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
   std::vector<const std::string*> inputs;
   static const std::string kEmpty;
   for (auto id : batch.queries) {
-    held.push_back(payloads_.input(id));
+    held.push_back(inputs_.get(id));
     inputs.push_back(held.back() ? held.back().get() : &kEmpty);
   }
   HttpRequest req;
@@ -155,9 +158,7 @@ void TorchServeBackend::on_batch_done(int worker, std::uint64_t serial, const Ht
     std::string why;
     if (response.ok()) {
       try {
-        auto predictions = decode_batch_response(response.body, batch.queries.size());
-        for (size_t i = 0; i < predictions.size(); ++i)
-          payloads_.set_output(batch.queries[i], std::move(predictions[i]));
+        result.outputs = decode_batch_response(response.body, batch.queries.size());
         result.ok = true;
       } catch (const BatchCodecError& e) {
         why = e.what();
@@ -170,12 +171,13 @@ void TorchServeBackend::on_batch_done(int worker, std::uint64_t serial, const Ht
     } else {
       s.failed++;
       s.last_error = models_[batch.model] + ": " + why;
+      result.error = workers_[worker].inference_url + " " + s.last_error;
       // The server is gone, stuck or broken (not merely refusing one batch):
       // take it out of rotation and fail everything else it holds.
       const bool worker_fault = response.status == 0 || response.status >= 500;
       if (worker_fault && s.up) {
         went_down = true;
-        others_failed = take_down_locked(worker);
+        others_failed = take_down_locked(worker, "went down: " + s.last_error);
       }
     }
   }
@@ -184,7 +186,7 @@ void TorchServeBackend::on_batch_done(int worker, std::uint64_t serial, const Ht
   for (const auto& r : others_failed) report(r);
 }
 
-std::vector<runtime::BatchResult> TorchServeBackend::take_down_locked(int worker) {
+std::vector<runtime::BatchResult> TorchServeBackend::take_down_locked(int worker, const std::string& why) {
   Worker& s = state_[worker];
   s.up = false;
   s.down_epoch++;
@@ -196,6 +198,7 @@ std::vector<runtime::BatchResult> TorchServeBackend::take_down_locked(int worker
     r.model = f.batch.model;
     r.queries = f.batch.queries;
     r.ok = false;
+    r.error = workers_[worker].inference_url + " " + why;
     failed.push_back(std::move(r));
     s.failed++;
   }
@@ -217,7 +220,7 @@ void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const H
       changed = true;
     } else if (!healthy && s.up) {
       s.last_error = "ping: " + response.describe();
-      failed = take_down_locked(worker);
+      failed = take_down_locked(worker, "went down: " + s.last_error);
       changed = true;
     }
   }

@@ -7,6 +7,11 @@
 // 5xx, is taken out of rotation at once and every batch in flight on it is
 // reported failed (ok = false), so the dispatcher can retry those queries on
 // another worker. It rejoins after a successful ping.
+//
+// It is both the Backend and the WorkerHealth source of `lull serve`: a batch
+// fault and a failed ping change the same per-worker state under one lock,
+// so that taking a worker down and failing what it holds is one step. It
+// reports health changes; the Dispatcher keeps the record the scheduler uses.
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -19,7 +24,8 @@
 
 #include "runtime/backend.h"
 #include "runtime/serve/http_client.h"
-#include "runtime/serve/query_payloads.h"
+#include "runtime/serve/query_inputs.h"
+#include "runtime/serve/worker_health.h"
 #include "runtime/serve/worker_endpoint.h"
 
 namespace lull::serve {
@@ -38,12 +44,17 @@ struct WorkerStats {
   std::string last_error;  // why it last failed, "" if never
 };
 
-class TorchServeBackend final : public runtime::Backend {
+class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
  public:
   // `models[i]` is the TorchServe model name of the policy set's model i.
   TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
-                    QueryPayloads& payloads, TorchServeOptions options = {});
-  ~TorchServeBackend() override;  // stops health checks; batches still in flight are not reported
+                    const QueryInputs& inputs, TorchServeOptions options = {});
+  ~TorchServeBackend() override;  // stop()
+
+  // Stops the health checks and the HTTP client; batches still in flight are
+  // not reported, and no handler is called after it returns; no batch may be
+  // started after it. Whoever plugs handlers in calls it before they go away.
+  void stop();
 
   // Pings every worker once (blocking, bounded by health_timeout_ms) and starts
   // the periodic health checks. Returns how many workers are up.
@@ -52,13 +63,13 @@ class TorchServeBackend final : public runtime::Backend {
   // Thread-safe; completion is reported from the HTTP client's thread.
   void start_batch(const runtime::BatchRequest& batch) override;
 
-  int num_workers() const { return static_cast<int>(workers_.size()); }
-  bool worker_up(int worker) const;
+  int num_workers() const override { return static_cast<int>(workers_.size()); }
+  bool worker_up(int worker) const override;
   WorkerStats stats(int worker) const;
   const WorkerEndpoint& endpoint(int worker) const { return workers_.at(worker); }
   // Called with (worker, up) whenever a worker leaves or rejoins rotation,
   // from the HTTP client's thread. Set before start().
-  void set_health_handler(std::function<void(int worker, bool up)> handler) { on_health_ = std::move(handler); }
+  void set_health_handler(std::function<void(int worker, bool up)> handler) override { on_health_ = std::move(handler); }
 
  private:
   struct InFlight {
@@ -78,7 +89,7 @@ class TorchServeBackend final : public runtime::Backend {
   // Takes the worker out of rotation, cancels its requests and returns its
   // in-flight batches as failed results, for the caller to report after
   // releasing mu_ (which it holds).
-  std::vector<runtime::BatchResult> take_down_locked(int worker);
+  std::vector<runtime::BatchResult> take_down_locked(int worker, const std::string& why);
   void ping_all();
   void on_ping(int worker, std::uint64_t epoch_at_send, const HttpResponse& response);
   void health_loop();
@@ -86,7 +97,7 @@ class TorchServeBackend final : public runtime::Backend {
 
   std::vector<WorkerEndpoint> workers_;
   std::vector<std::string> models_;
-  QueryPayloads& payloads_;
+  const QueryInputs& inputs_;
   TorchServeOptions options_;
   std::function<void(int, bool)> on_health_;
 

@@ -15,9 +15,16 @@ using namespace lull::runtime;
 class FakeBackend final : public Backend {
  public:
   void start_batch(const BatchRequest& b) override { started.push_back(b); }
-  void finish(int index) {
+  void finish(int index) { end(index, true); }
+  void fail(int index) { end(index, false); }
+  void end(int index, bool ok) {
     const BatchRequest& b = started[static_cast<std::size_t>(index)];
-    report(BatchResult{b.worker, b.model, b.queries, true});
+    BatchResult r;
+    r.worker = b.worker;
+    r.model = b.model;
+    r.queries = b.queries;
+    r.ok = ok;
+    report(r);
   }
   std::vector<BatchRequest> started;
 };
@@ -162,6 +169,91 @@ TEST_CASE("dispatcher: with every worker unavailable queries still reach a worke
   // rather than the dispatcher holding them with no way out.
   REQUIRE(backend.started.size() == 2);
   CHECK(backend.started[0].worker != backend.started[1].worker);
+}
+
+TEST_CASE("dispatcher: a failed batch is retried once, as one batch, on the next available worker",
+          "[runtime][dispatcher][retry]") {
+  const PolicyTable table = lull::test::tiny_table();  // 2 workers, SLO 150 ms; slow = model 1, 40 ms
+  VirtualClock clock;
+  FakeBackend backend;
+  Dispatcher d(table, clock, backend);
+  std::vector<BatchResult> seen;
+  d.on_batch_done([&](const BatchResult& r, std::int64_t) { seen.push_back(r); });
+  d.on_arrival(0);  // worker 0
+  d.on_arrival(1);  // worker 1
+  REQUIRE(backend.started.size() == 2);
+  backend.started[0].model = 1;  // as if the selector had chosen slow (40 ms)
+
+  clock.advance_to_us(10'000);
+  backend.fail(0);
+  CHECK(seen.empty());  // not final: observers wait for the retry
+  CHECK(d.retries_waiting(1) == 1);  // worker 1 is busy: the retry waits for it
+  CHECK(backend.started.size() == 2);
+  backend.finish(1);
+  REQUIRE(backend.started.size() == 3);
+  CHECK(backend.started[2].worker == 1);
+  CHECK(backend.started[2].queries == std::vector<QueryId>{0});
+  CHECK(backend.started[2].model == 1);  // 10 + 40 ms <= the 150 ms deadline: same model
+  REQUIRE(seen.size() == 1);
+  CHECK_FALSE(seen[0].retried);
+
+  backend.fail(2);  // the retry fails: final, no third try
+  CHECK(backend.started.size() == 3);
+  REQUIRE(seen.size() == 2);
+  CHECK_FALSE(seen[1].ok);
+  CHECK(seen[1].retried);
+  CHECK(seen[1].queries == std::vector<QueryId>{0});
+  CHECK_FALSE(d.busy(1));
+}
+
+TEST_CASE("dispatcher: a retry past its slack takes model 0, and a worker going down passes its waiting retries on",
+          "[runtime][dispatcher][retry]") {
+  PolicyTable table = lull::test::tiny_table();
+  table.workers = 3;
+  VirtualClock clock;
+  FakeBackend backend;
+  Dispatcher d(table, clock, backend);
+  std::vector<BatchResult> seen;
+  d.on_batch_done([&](const BatchResult& r, std::int64_t) { seen.push_back(r); });
+  // Queries 0..2 to workers 0..2; with full slack the tiny table picks model
+  // 0, so the failed batch is made a model-1 batch by hand.
+  for (QueryId id = 0; id < 3; ++id) d.on_arrival(id);
+  REQUIRE(backend.started.size() == 3);
+  backend.started[0].model = 1;  // as if the selector had chosen slow (40 ms)
+
+  clock.advance_to_us(120'000);  // 30 ms left of 150: slow no longer fits
+  backend.fail(0);
+  CHECK(d.retries_waiting(1) == 1);
+  d.set_worker_available(1, false);  // its waiting retry goes to the next available: 2
+  CHECK(d.retries_waiting(1) == 0);
+  CHECK(d.retries_waiting(2) == 1);
+  backend.finish(2);
+  REQUIRE(backend.started.size() == 4);
+  CHECK(backend.started[3].worker == 2);
+  CHECK(backend.started[3].queries == std::vector<QueryId>{0});
+  CHECK(backend.started[3].model == 0);
+  backend.finish(3);
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[1].ok);
+  CHECK(seen[1].retried);
+}
+
+TEST_CASE("dispatcher: a failure with no other worker available is final at once", "[runtime][dispatcher][retry]") {
+  const PolicyTable table = lull::test::tiny_table();
+  VirtualClock clock;
+  FakeBackend backend;
+  Dispatcher d(table, clock, backend);
+  std::vector<BatchResult> seen;
+  d.on_batch_done([&](const BatchResult& r, std::int64_t) { seen.push_back(r); });
+  d.set_worker_available(1, false);
+  d.on_arrival(0);
+  d.on_arrival(1);  // queued behind 0 on worker 0
+  backend.fail(0);
+  REQUIRE(seen.size() == 1);
+  CHECK_FALSE(seen[0].ok);
+  CHECK_FALSE(seen[0].retried);
+  REQUIRE(backend.started.size() == 2);  // worker 0 goes on with its queue
+  CHECK(backend.started[1].queries == std::vector<QueryId>{1});
 }
 
 TEST_CASE("fifo dispatcher: idle workers take up to the plan's batch from the head", "[runtime][dispatcher]") {

@@ -1,124 +1,302 @@
+// The serve session against a fake backend, a fake health source and a
+// virtual clock: no sockets, no Python, no timing. Each batch the Dispatcher
+// starts is recorded and finished when the test says so.
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <future>
-#include <thread>
+#include <string>
+#include <vector>
 
-#include "model_server_process.h"
+#include "runtime/backend.h"
+#include "runtime/clock.h"
 #include "runtime/policy_table.h"
-#include "runtime/serve/frontend.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/serve/query_inputs.h"
 #include "runtime/serve/serve_session.h"
+#include "runtime/serve/worker_health.h"
+#include "session_test_support.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;
-using std::chrono::milliseconds;
+using lull::runtime::BatchRequest;
+using lull::runtime::BatchResult;
+using lull::runtime::QueryId;
 
 namespace {
 
-// A hand-built one-policy table: queue of 1 -> "big" alone; longer queues
-// fall back to "small" (model 0) serving everything. SLO 500 ms.
-lull::runtime::PolicyTable tiny_table(int workers) {
-  lull::runtime::PolicyTable t;
-  t.task = "classify";
-  t.slo_us = 500'000;
-  t.workers = workers;
-  t.models = {{"small", 0.6, {5e3, 6e3, 7e3, 8e3}}, {"big", 0.7, {20e3, 22e3, 24e3, 26e3}}};
-  lull::runtime::CompiledPolicy p;
-  p.load_qps = 100;
-  p.max_queue = 1;
-  p.slack_grid_us = {0};
-  p.actions = {{1, 1}, {0, 1}};
-  p.expected_accuracy = 0.7;
-  t.policies = {p};
-  return t;
-}
+// Records batches (with the inputs it would send); finishes them on request.
+class FakeBackend final : public lull::runtime::Backend {
+ public:
+  explicit FakeBackend(const QueryInputs& inputs) : inputs_(inputs) {}
+  void start_batch(const BatchRequest& b) override {
+    started.push_back(b);
+    std::vector<std::string> in;
+    for (auto id : b.queries) in.push_back(inputs_.get(id) ? *inputs_.get(id) : "<missing>");
+    sent_inputs.push_back(in);
+  }
+  void succeed(size_t index, std::vector<std::string> outputs) {
+    BatchResult r = result_of(index, true);
+    r.outputs = std::move(outputs);
+    report(r);
+  }
+  void fail(size_t index, std::string why) {
+    BatchResult r = result_of(index, false);
+    r.error = std::move(why);
+    report(r);
+  }
+  std::vector<BatchRequest> started;
+  std::vector<std::vector<std::string>> sent_inputs;
 
-std::string metric_line(HttpClient& c, const std::string& base, const std::string& prefix) {
-  HttpRequest g;
-  g.url = base + "/metrics";
-  const std::string body = c.fetch(g).body;
-  const auto at = body.find("\n" + prefix);  // a sample line, not its # HELP line
-  return at == std::string::npos ? "" : body.substr(at + 1, body.find('\n', at + 1) - at - 1);
-}
+ private:
+  BatchResult result_of(size_t index, bool ok) const {
+    const BatchRequest& b = started.at(index);
+    BatchResult r;
+    r.worker = b.worker;
+    r.model = b.model;
+    r.queries = b.queries;
+    r.ok = ok;
+    return r;
+  }
+  const QueryInputs& inputs_;
+};
+
+class FakeHealth final : public WorkerHealth {
+ public:
+  explicit FakeHealth(int workers) : up_(static_cast<size_t>(workers), true) {}
+  int num_workers() const override { return static_cast<int>(up_.size()); }
+  bool worker_up(int w) const override { return up_.at(static_cast<size_t>(w)); }
+  void set_health_handler(std::function<void(int, bool)> h) override { handler_ = std::move(h); }
+  void set(int w, bool up) {
+    up_.at(static_cast<size_t>(w)) = up;
+    if (handler_) handler_(w, up);
+  }
+
+ private:
+  std::vector<bool> up_;
+  std::function<void(int, bool)> handler_;
+};
+
+struct Rig {
+  explicit Rig(int workers, std::vector<bool> up = {})
+      : table(tiny_session_table(workers)), health(workers), backend(inputs) {
+    for (size_t w = 0; w < up.size(); ++w)
+      if (!up[w]) health.set(static_cast<int>(w), false);
+    session = std::make_unique<ServeSession>(table, backend, health, inputs, clock);
+  }
+  lull::runtime::PolicyTable table;
+  QueryInputs inputs;
+  FakeHealth health;
+  FakeBackend backend;
+  lull::runtime::VirtualClock clock;
+  std::unique_ptr<ServeSession> session;
+};
+
+bool ready(const std::future<Answer>& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+
+std::string metric_line(ServeSession& s, const std::string& prefix) { return testing::metric_line(s.metrics_text(), prefix); }
 
 }  // namespace
 
-TEST_CASE("lull serve path: killing a model server mid-run loses no query and it rejoins after restart",
-          "[serve][session][fault]") {
-  ModelServerProcess s0({"--fake", "small:5:1", "--fake", "big:20:2"});
-  ModelServerProcess s1({"--fake", "small:5:1", "--fake", "big:20:2"});
-  const auto table = tiny_table(2);
-  ServeOptions opts;
-  opts.backend.health_interval_ms = 100;
-  opts.backend.health_timeout_ms = 300;
-  ServeSession session(table, {{s0.url(), s0.url()}, {s1.url(), s1.url()}}, opts);
-  session.start();
-  FrontendOptions fo;
-  fo.port = 0;
-  fo.task = "classify";
-  Frontend fe(session, fo);
-  fe.start();
-  const std::string base = "http://127.0.0.1:" + std::to_string(fe.port());
-  HttpClient client;
+TEST_CASE("serve session: each query gets its own prediction from the batch result", "[serve][session]") {
+  Rig rig(2);
+  auto a1 = rig.session->submit("first");   // worker 0, alone: big
+  auto a2 = rig.session->submit("second");  // worker 1, alone: big
+  auto a3 = rig.session->submit("third");   // queued on worker 0
+  auto a5 = rig.session->submit("fifth");   // worker 1's queue
+  auto a4 = rig.session->submit("fourth");  // worker 0's queue: 3 and 4
+  REQUIRE(rig.backend.started.size() == 2);
+  CHECK(rig.backend.sent_inputs[0] == std::vector<std::string>{"first"});
+  CHECK(rig.backend.started[0].model == 1);
 
-  // 60 queries over ~1.2 s; server 0 dies a third of the way in.
-  std::vector<std::future<HttpResponse>> answers;
-  for (int i = 0; i < 60; ++i) {
-    if (i == 20) s0.kill_now();
-    auto p = std::make_shared<std::promise<HttpResponse>>();
-    answers.push_back(p->get_future());
-    HttpRequest r;
-    r.method = "POST";
-    r.url = base + "/predictions/classify";
-    r.body = "query-" + std::to_string(i);
-    r.timeout_ms = 10000;
-    client.send(r, [p](HttpResponse resp) { p->set_value(std::move(resp)); });
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  int ok = 0, clear_errors = 0, retried = 0;
-  for (auto& f : answers) {
-    REQUIRE(f.wait_for(std::chrono::seconds(15)) == std::future_status::ready);
-    auto r = f.get();
-    REQUIRE(r.error.empty());  // every query got an HTTP answer
-    if (r.status == 200) {
-      ++ok;
-      CHECK(!r.header("x-lull-model").empty());
-      retried += r.header("x-lull-retried") == "1";
-    } else {
-      CHECK(r.status == 503);
-      CHECK(r.body.find("message") != std::string::npos);
-      ++clear_errors;
-    }
-  }
-  INFO("ok " << ok << ", errors " << clear_errors << ", retried " << retried);
-  CHECK(ok + clear_errors == 60);
-  CHECK(ok >= 55);  // the retry path saves (almost) all of them
-  CHECK(metric_line(client, base, "lull_worker_up{worker=\"0\"").find("} 0") != std::string::npos);
-  CHECK(metric_line(client, base, "lull_queries_total") == "lull_queries_total 60");
-  // Once its health was known to be bad, round-robin skipped the dead worker:
-  // only what it held or was sent before that failed (about 20 would have
-  // without availability in the Dispatcher, every other query of the last 40).
-  const std::string failed = metric_line(client, base, "lull_worker_batches_total{worker=\"0\",result=\"failed\"}");
-  REQUIRE(!failed.empty());
-  INFO(failed);
-  CHECK(std::stod(failed.substr(failed.rfind(' ') + 1)) <= 4);
-  CHECK(retried <= 4);
+  rig.backend.succeed(0, {"{\"class\":1}"});
+  REQUIRE(ready(a1));
+  const Answer r1 = a1.get();
+  CHECK(r1.http_status == 200);
+  CHECK(r1.body == "{\"class\":1}");
+  CHECK(r1.model == "big");
+  CHECK(r1.worker == 0);
+  CHECK_FALSE(r1.retried);
+  CHECK_FALSE(ready(a2));
 
-  s0.restart();
-  bool rejoined = false;
-  for (int i = 0; i < 100 && !rejoined; ++i) {
-    rejoined = metric_line(client, base, "lull_worker_up{worker=\"0\"").find("} 1") != std::string::npos;
-    if (!rejoined) std::this_thread::sleep_for(milliseconds(50));
-  }
-  CHECK(rejoined);
-  session.shutdown();
-  fe.stop();
+  // Worker 0 then runs queries 3 and 4 as one batch (a queue of 2 falls back
+  // to small); each gets the prediction in its position.
+  REQUIRE(rig.backend.started.size() == 3);
+  CHECK(rig.backend.started[2].model == 0);
+  CHECK(rig.backend.sent_inputs[2] == std::vector<std::string>{"third", "fourth"});
+  rig.backend.succeed(2, {"\"three\"", "\"four\""});
+  CHECK(a3.get().body == "\"three\"");
+  const Answer r4 = a4.get();
+  CHECK(r4.body == "\"four\"");
+  CHECK(r4.model == "small");
+  CHECK(metric_line(*rig.session, "lull_answered_total") == "lull_answered_total 3");
+  rig.backend.succeed(1, {"\"two\""});
+  CHECK(a2.get().body == "\"two\"");
+  rig.backend.succeed(3, {"\"five\""});
+  CHECK(a5.get().body == "\"five\"");
+  CHECK(rig.inputs.size() == 0);  // answered queries' inputs are dropped
 }
 
-TEST_CASE("lull serve path: start-up names models missing on a worker", "[serve][session]") {
-  ModelServerProcess s0({"--fake", "small:1:0"});
-  const auto table = tiny_table(1);
-  ServeSession session(table, {{s0.url(), s0.url()}});
-  CHECK_THROWS_WITH(session.start(), Catch::Contains("lacks model big"));
+TEST_CASE("serve session: a failed batch is retried once on the next worker, on its model while slack allows",
+          "[serve][session][retry]") {
+  Rig rig(3);
+  auto a1 = rig.session->submit("q1");  // worker 0
+  rig.backend.fail(0, "worker 0 broke");
+  REQUIRE(rig.backend.started.size() == 2);
+  CHECK(rig.backend.started[1].worker == 1);  // the next worker after 0
+  CHECK(rig.backend.started[1].model == 1);   // 20 ms fits in the 500 ms left
+  CHECK(rig.backend.sent_inputs[1] == std::vector<std::string>{"q1"});
+  CHECK_FALSE(ready(a1));  // the failure alone answers nothing
+  rig.backend.succeed(1, {"\"ok\""});
+  const Answer r = a1.get();
+  CHECK(r.http_status == 200);
+  CHECK(r.body == "\"ok\"");
+  CHECK(r.worker == 1);
+  CHECK(r.retried);
+  CHECK(metric_line(*rig.session, "lull_retried_total") == "lull_retried_total 1");
+  CHECK(metric_line(*rig.session, "lull_failed_total") == "lull_failed_total 0");
+}
+
+TEST_CASE("serve session: a retry whose slack is gone runs on the fastest model, after the busy worker's batch",
+          "[serve][session][retry]") {
+  Rig rig(2);
+  auto a1 = rig.session->submit("q1");  // worker 0, deadline 500 ms
+  auto a2 = rig.session->submit("q2");  // worker 1
+  auto a3 = rig.session->submit("q3");  // worker 0's queue
+  rig.clock.advance_to_us(485'000);     // 15 ms left: big (20 ms) no longer fits, small (5 ms) does
+  rig.backend.fail(0, "boom");
+  // Worker 1 is busy: the retry waits for it rather than doubling up.
+  // Worker 0 itself goes on with its queue.
+  REQUIRE(rig.backend.started.size() == 3);
+  CHECK(rig.backend.started[2].worker == 0);
+  CHECK(rig.backend.started[2].queries == std::vector<QueryId>{3});
+  rig.backend.succeed(1, {"\"two\""});
+  CHECK(a2.get().http_status == 200);
+  REQUIRE(rig.backend.started.size() == 4);
+  CHECK(rig.backend.started[3].worker == 1);
+  CHECK(rig.backend.started[3].queries == std::vector<QueryId>{1});
+  CHECK(rig.backend.started[3].model == 0);
+  rig.backend.succeed(3, {"\"one\""});
+  const Answer r1 = a1.get();
+  CHECK(r1.model == "small");
+  CHECK(r1.retried);
+  rig.backend.succeed(2, {"\"three\""});
+  CHECK(a3.get().http_status == 200);
+}
+
+TEST_CASE("serve session: a second failure, or no other worker up, is answered 503 with the reason",
+          "[serve][session][retry]") {
+  SECTION("failed on two workers") {
+    Rig rig(2);
+    auto a1 = rig.session->submit("q1");
+    rig.backend.fail(0, "first cause");
+    REQUIRE(rig.backend.started.size() == 2);
+    rig.backend.fail(1, "second cause");
+    REQUIRE(ready(a1));
+    const Answer r = a1.get();
+    CHECK(r.http_status == 503);
+    CHECK(r.body.find("failed on two workers") != std::string::npos);
+    CHECK(r.body.find("second cause") != std::string::npos);
+    CHECK(r.retried);
+    CHECK(rig.backend.started.size() == 2);  // never a third try
+    CHECK(metric_line(*rig.session, "lull_failed_total") == "lull_failed_total 1");
+  }
+  SECTION("no other worker up") {
+    Rig rig(2, {true, false});
+    auto a1 = rig.session->submit("q1");
+    REQUIRE(rig.backend.started.size() == 1);
+    CHECK(rig.backend.started[0].worker == 0);
+    rig.backend.fail(0, "only cause");
+    REQUIRE(ready(a1));
+    const Answer r = a1.get();
+    CHECK(r.http_status == 503);
+    CHECK(r.body.find("no other worker is up") != std::string::npos);
+    CHECK(r.body.find("only cause") != std::string::npos);
+    CHECK_FALSE(r.retried);
+  }
+}
+
+TEST_CASE("serve session: health events take a worker out of rotation and back, in the Dispatcher",
+          "[serve][session][health]") {
+  Rig rig(2);
+  std::vector<std::future<Answer>> answers;
+  auto arrive = [&] {  // 1 ms apart, so deadlines are distinct
+    rig.clock.advance_to_us(static_cast<std::int64_t>(answers.size()) * 1000);
+    answers.push_back(rig.session->submit("q"));
+  };
+  for (int i = 0; i < 4; ++i) arrive();  // w0: 1 (running), 3; w1: 2 (running), 4
+  REQUIRE(rig.backend.started.size() == 2);
+  CHECK(metric_line(*rig.session, "lull_worker_queue_length{worker=\"0\"}") ==
+        "lull_worker_queue_length{worker=\"0\"} 1");
+
+  rig.health.set(0, false);
+  // Worker 0's queue moved to worker 1; /metrics reads the Dispatcher's record.
+  CHECK(metric_line(*rig.session, "lull_worker_up{worker=\"0\"").find("} 0") != std::string::npos);
+  CHECK(metric_line(*rig.session, "lull_worker_queue_length{worker=\"0\"}") ==
+        "lull_worker_queue_length{worker=\"0\"} 0");
+  CHECK(metric_line(*rig.session, "lull_worker_queue_length{worker=\"1\"}") ==
+        "lull_worker_queue_length{worker=\"1\"} 2");
+  for (int i = 0; i < 2; ++i) arrive();  // both to worker 1
+  CHECK(metric_line(*rig.session, "lull_worker_queue_length{worker=\"1\"}") ==
+        "lull_worker_queue_length{worker=\"1\"} 4");
+
+  // Its batch in flight fails (the backend fails what a down worker held):
+  // retried on worker 1 once that is idle, ahead of its queue.
+  rig.backend.fail(0, "went down");
+  CHECK(rig.backend.started.size() == 2);
+  rig.backend.succeed(1, {"\"two\""});
+  REQUIRE(rig.backend.started.size() == 3);
+  CHECK(rig.backend.started[2].worker == 1);
+  CHECK(rig.backend.started[2].queries == std::vector<QueryId>{1});
+  rig.backend.succeed(2, {"\"one\""});
+  CHECK(answers[0].get().retried);
+  REQUIRE(rig.backend.started.size() == 4);  // then worker 1's queue: 3, 4, 5, 6 (fallback, all)
+  CHECK(rig.backend.started[3].worker == 1);
+  CHECK(rig.backend.started[3].queries == std::vector<QueryId>{3, 4, 5, 6});
+  rig.backend.succeed(3, {"3", "4", "5", "6"});
+  CHECK(answers[5].get().body == "6");
+
+  rig.health.set(0, true);  // back: round-robin reaches it again
+  CHECK(metric_line(*rig.session, "lull_worker_up{worker=\"0\"").find("} 1") != std::string::npos);
+  auto a7 = rig.session->submit("q7");
+  auto a8 = rig.session->submit("q8");
+  REQUIRE(rig.backend.started.size() == 6);
+  CHECK(rig.backend.started[4].worker != rig.backend.started[5].worker);
+}
+
+TEST_CASE("serve session: workers the health source reports down at start stay out of rotation",
+          "[serve][session][health]") {
+  Rig rig(3, {true, false, true});
+  for (int i = 0; i < 3; ++i) rig.session->submit("q");
+  REQUIRE(rig.backend.started.size() == 2);
+  CHECK(rig.backend.started[0].worker == 0);
+  CHECK(rig.backend.started[1].worker == 2);
+  CHECK(metric_line(*rig.session, "lull_worker_queue_length{worker=\"1\"}") ==
+        "lull_worker_queue_length{worker=\"1\"} 0");
+}
+
+TEST_CASE("serve session: shutdown answers what is waiting and refuses what comes after",
+          "[serve][session]") {
+  Rig rig(1);
+  auto a1 = rig.session->submit("q1");
+  rig.session->shutdown();
+  REQUIRE(ready(a1));
+  CHECK(a1.get().http_status == 503);
+  auto a2 = rig.session->submit("q2");
+  REQUIRE(ready(a2));
+  CHECK(a2.get().http_status == 503);
+  CHECK(rig.backend.started.size() == 1);
+  rig.backend.succeed(0, {"\"late\""});  // a late result for an answered query is ignored
+  CHECK(rig.inputs.size() == 0);
+}
+
+TEST_CASE("serve session: a health source for another worker count is refused", "[serve][session]") {
+  const auto table = tiny_session_table(2);
+  QueryInputs inputs;
+  FakeHealth health(3);
+  FakeBackend backend(inputs);
+  lull::runtime::VirtualClock clock;
+  CHECK_THROWS_WITH(ServeSession(table, backend, health, inputs, clock), Catch::Contains("compiled for 2 workers"));
 }

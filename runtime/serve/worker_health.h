@@ -1,0 +1,21 @@
+#pragma once
+// Where the serve session learns that a worker left or rejoined rotation.
+// The session only forwards these events to the Dispatcher, which is the one
+// record of availability; implemented by the TorchServe backend's health
+// checks (pings and batch faults) and by test fakes.
+#include <functional>
+
+namespace lull::serve {
+
+class WorkerHealth {
+ public:
+  virtual ~WorkerHealth() = default;
+  virtual int num_workers() const = 0;
+  // The worker's state now (thread-safe).
+  virtual bool worker_up(int worker) const = 0;
+  // Called with (worker, up) whenever a worker leaves or rejoins rotation,
+  // possibly from another thread. Set before the health checks start.
+  virtual void set_health_handler(std::function<void(int worker, bool up)> handler) = 0;
+};
+
+}  // namespace lull::serve
