@@ -42,7 +42,6 @@ struct PolicyTable {
   std::vector<ModelInfo> models;        // index = model id; model 0 is the fallback
   std::vector<CompiledPolicy> policies; // strictly ascending load_qps
 
-  double max_load_qps() const { return policies.empty() ? 0 : policies.back().load_qps; }
   std::vector<double> loads_qps() const {
     std::vector<double> loads;
     for (const auto& p : policies) loads.push_back(p.load_qps);
