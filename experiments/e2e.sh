@@ -62,6 +62,15 @@ else
   ACC="$ROOT/runtime/modelserver/accuracy.json"
 fi
 COMPILE_SLO_MS="${E2E_COMPILE_SLO_MS:-$((SLO_MS - HOP_MS))}"
+# Replay runs the servers, lull serve and loadgen at real-time priority
+# (SCHED_FIFO 1) where allowed (root or CAP_SYS_NICE), else as they are.
+# Under CPU-bound neighbours a thread waking from a 5-50 ms sleep waited up to
+# 40 ms for a core here (p99 29 ms; FIFO: 0.1 ms), and the chain has a dozen
+# such wake-ups: the gate would then measure the neighbours, not lull's
+# decisions. Nothing in the chain spins: they all block in poll/sleep.
+RT=()
+if [ "$REPLAY" = 1 ] && [ "${E2E_RT:-1}" = 1 ] && chrt -f 1 true 2>/dev/null; then RT=(chrt -f 1); fi
+RT_LULL=("${RT[@]}"); [ "${E2E_RT_LULL:-1}" = 1 ] || RT_LULL=()
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -72,7 +81,7 @@ wait_file() { for _ in $(seq 1 600); do [ -s "$1" ] && return 0; sleep 0.1; done
 URLS=()
 for i in $(seq 0 $((SERVERS - 1))); do
   if [ "$REPLAY" = 1 ]; then
-    "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
+    "${RT[@]}" "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
         --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
   else
     "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --models "$MODELS" --image-size 112 \
@@ -126,16 +135,16 @@ fi
 # is tight by design, so any spike past the profile's maximum is a miss.
 "$LULL" compile --profiles "$PROFILE" --slo-ms "$COMPILE_SLO_MS" --workers "$SERVERS" --percentile 100 \
     --load-qps 5:100:5 --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>/dev/null
-"$LULL" serve --policies "$WORK/set.pb" --workers "$WORKERS" --listen 127.0.0.1:0 \
+"${RT_LULL[@]}" "$LULL" serve --policies "$WORK/set.pb" --workers "$WORKERS" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 PIDS+=($!)
 wait_file "$WORK/lull.port"
 TARGET="http://127.0.0.1:$(cat "$WORK/lull.port")"
 
 # Warm-up, not counted: opens the connections and lets every path run once.
-"$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate 10 --duration 2s > /dev/null || true
+"${RT[@]}" "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate 10 --duration 2s > /dev/null || true
 for load in $LOADS; do
-  "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate "$load" --duration "$DURATION" \
+  "${RT[@]}" "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate "$load" --duration "$DURATION" \
       --seed "$load" --slo-ms "$SLO_MS" --accuracy "$ACC" --json "$WORK/load$load.json" > "$WORK/load$load.txt" || true
   curl -s "$TARGET/metrics" > "$WORK/metrics$load.txt"
   cat "$WORK/load$load.txt"
