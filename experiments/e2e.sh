@@ -19,20 +19,22 @@
 # convolution path for one image), and the profile's monotone pass (mdp-spec
 # 1.1) would then plan with 19 ms.
 #
-# Replay (E2E_REPLAY=1; the CI gate serve.e2e_replay, ~40 s): no profiling and
+# Replay (E2E_REPLAY=1; the CI gate serve.e2e_replay, ~35 s): no profiling and
 # no model computation. The stand-in servers replay the synthetic profile
 # test/data/replay_profile.json (each batch sleeps a latency drawn, seeded,
 # from that profile's samples for its model and batch size), and lull compiles
 # from the same profile, so what is served is what was planned; sleeping
 # servers use no CPU, so the only noise left is lull's scheduling and the
-# HTTP hops. Writes e2e-replay.{md,json,png}.
+# HTTP hops (the chain runs at real-time priority where allowed, below).
+# Writes e2e-replay.{md,json,png}.
 #
 #   E2E_QUICK=1   real mode: short run (fewer profile samples, 10 s per load)
 #   E2E_STRICT=0  report the statistical checks without failing on them
 #                 (losses and 5xx always fail)
 #   E2E_OUT, E2E_SERVERS, E2E_SLO_MS, E2E_LOADS, E2E_DURATION, E2E_HOP_MS,
-#   E2E_MODELS, E2E_PROFILE (replay), E2E_COMPILE_SLO_MS (plan for another
-#   budget than SLO - HOP: only to show that a wrong plan fails the checks)
+#   E2E_MODELS (real), E2E_PROFILE (replay), E2E_RT=0 (replay: normal priority),
+#   E2E_COMPILE_SLO_MS (plan for another budget than SLO - HOP: only to show
+#   that a wrong plan fails the checks)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LULL="${LULL:-$ROOT/build/lull}"
@@ -67,10 +69,11 @@ COMPILE_SLO_MS="${E2E_COMPILE_SLO_MS:-$((SLO_MS - HOP_MS))}"
 # Under CPU-bound neighbours a thread waking from a 5-50 ms sleep waited up to
 # 40 ms for a core here (p99 29 ms; FIFO: 0.1 ms), and the chain has a dozen
 # such wake-ups: the gate would then measure the neighbours, not lull's
-# decisions. Nothing in the chain spins: they all block in poll/sleep.
+# decisions. Only the servers at FIFO was not enough: lull's own threads
+# wait on the same wake-ups. Nothing in the chain spins (all block in poll or
+# sleep), and the kernel's RT throttling keeps 5% of each core for others.
 RT=()
 if [ "$REPLAY" = 1 ] && [ "${E2E_RT:-1}" = 1 ] && chrt -f 1 true 2>/dev/null; then RT=(chrt -f 1); fi
-RT_LULL=("${RT[@]}"); [ "${E2E_RT_LULL:-1}" = 1 ] || RT_LULL=()
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -128,14 +131,14 @@ fi
 # seen, not one that one batch in twenty exceeds (the p95 default): a tight plan
 # (the accurate model whenever the slack allows it) then rarely runs late.
 # The policy gets a server-side budget: the SLO that loadgen checks end to
-# end, less HOP_MS (8 ms) kept for the client <-> lull hop, which lull's
+# end, less HOP_MS (8 ms real, 10 ms replay) kept for the client <-> lull hop, which lull's
 # deadlines (stamped when a query reaches lull) cannot see, and for latency
-# tails beyond the profile's slowest sample. With 3 ms the 35 qps point failed
+# tails beyond the profile's slowest sample. With 3 ms the real 35 qps point failed
 # the violation check in about half the runs (2.2-3.7% against 2%): the plan
 # is tight by design, so any spike past the profile's maximum is a miss.
 "$LULL" compile --profiles "$PROFILE" --slo-ms "$COMPILE_SLO_MS" --workers "$SERVERS" --percentile 100 \
     --load-qps 5:100:5 --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>/dev/null
-"${RT_LULL[@]}" "$LULL" serve --policies "$WORK/set.pb" --workers "$WORKERS" --listen 127.0.0.1:0 \
+"${RT[@]}" "$LULL" serve --policies "$WORK/set.pb" --workers "$WORKERS" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 PIDS+=($!)
 wait_file "$WORK/lull.port"
