@@ -73,7 +73,9 @@ COMPILE_SLO_MS="${E2E_COMPILE_SLO_MS:-$((SLO_MS - HOP_MS))}"
 # wait on the same wake-ups. Nothing in the chain spins (all block in poll or
 # sleep), and the kernel's RT throttling keeps 5% of each core for others.
 RT=()
-if [ "$REPLAY" = 1 ] && [ "${E2E_RT:-1}" = 1 ] && chrt -f 1 true 2>/dev/null; then RT=(chrt -f 1); fi
+if [ "$REPLAY" = 1 ] && [ "${E2E_RT:-1}" = 1 ]; then
+  if chrt -f 1 true 2>/dev/null; then RT=(chrt -f 1); else echo "e2e: chrt -f not allowed; normal priority" >&2; fi
+fi
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
