@@ -17,6 +17,9 @@ lull_batch_handler.py implements the same contract.
 
 Usage: lull_modelserver.py --models resnet18,mobilenet_v3_small --port 0 --port-file PORT
        lull_modelserver.py --fake fast:1:0.5 --fake slow:20:2 ...   (no torch, for tests)
+       lull_modelserver.py --replay-profile PROFILE.json [--models a,b] --seed 1
+           (no torch: each batch sleeps a latency drawn from the profile's samples for
+            its model and batch size; the deterministic end-to-end gate uses it)
 """
 import argparse
 import json
@@ -110,8 +113,13 @@ def main():
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0, help="0 picks a free port")
     ap.add_argument("--port-file", help="write the bound port here (atomically) once listening")
-    ap.add_argument("--models", default="", help="comma-separated TorchVision model names")
+    ap.add_argument("--models", default="",
+                    help="comma-separated TorchVision model names; with --replay-profile, the profile's "
+                         "models to replay (default: all)")
     ap.add_argument("--fake", action="append", default=[], help="name:base_ms:per_item_ms (no torch)")
+    ap.add_argument("--replay-profile", help="a lull profile set (JSON): its models sleep latencies drawn "
+                                             "from its samples (no torch)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the --replay-profile draws")
     ap.add_argument("--image-size", type=int, default=224)
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     ap.add_argument("--delay-ms", type=float, default=0, help="extra latency per request (fault tests)")
@@ -122,13 +130,18 @@ def main():
         f = zoo.parse_fake(spec)
         models[f.name] = f
     names = [n for n in args.models.split(",") if n]
-    if names:
+    if args.replay_profile:
+        try:
+            models.update(zoo.load_replay(args.replay_profile, names, args.seed))
+        except (OSError, ValueError) as e:
+            ap.exit(2, "lull_modelserver: %s\n" % e)
+    elif names:
         import torch
         torch.set_num_threads(args.threads)
         for n in names:
             models[n] = zoo.TorchVisionModel(n, args.image_size)
     if not models:
-        ap.error("no models: give --models and/or --fake")
+        ap.error("no models: give --models, --fake or --replay-profile")
 
     server = ModelServer((args.host, args.port), models, args.delay_ms)
     port = server.server_address[1]

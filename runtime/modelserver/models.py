@@ -3,9 +3,14 @@
 Real models are TorchVision architectures with RANDOM weights (nothing can be
 downloaded here), so their latency is real and their predictions are not;
 lull's profiles take accuracies from TorchVision's published ImageNet numbers
-(accuracy.json) instead. Fakes sleep a fixed time per batch and import no
-torch, so tests that exercise HTTP behaviour start in milliseconds.
+(accuracy.json) instead. Fakes sleep instead of computing and import no
+torch, so tests that exercise HTTP behaviour start in milliseconds: a fixed
+sleep per batch (--fake), or a latency replayed from a profile (--replay-profile),
+which makes an end-to-end run whose latencies are the ones lull planned with.
 """
+import bisect
+import json
+import random
 import time
 
 
@@ -15,9 +20,41 @@ class FakeModel:
     def __init__(self, name, base_ms, per_item_ms):
         self.name, self.base_ms, self.per_item_ms = name, base_ms, per_item_ms
 
+    def latency_s(self, batch):
+        return (self.base_ms + self.per_item_ms * batch) / 1000.0
+
     def predict(self, inputs):
-        time.sleep((self.base_ms + self.per_item_ms * len(inputs)) / 1000.0)
+        time.sleep(self.latency_s(len(inputs)))
         return [{"class": len(x) % 1000, "score": 1.0} for x in inputs]
+
+
+class ReplayModel(FakeModel):
+    """A fake whose batch latency is drawn from a profile's samples for that
+    batch size (or its latency_s when it has no samples). A batch size the
+    profile lacks is interpolated linearly between the nearest ones it has
+    (extrapolated from the last two past the largest): draws, not the compiler's
+    OLS fill (mdp-spec 1.1), so a profile meant for replay lists every batch
+    size its policy can choose. `rng` is shared by a server's models; the
+    server draws under its device lock, one batch at a time."""
+
+    def __init__(self, name, samples_by_batch, rng):
+        super().__init__(name, 0, 0)
+        self.batches = sorted(samples_by_batch)
+        self.samples = samples_by_batch
+        self.rng = rng
+
+    def _draw(self, batch):
+        return self.rng.choice(self.samples[batch])
+
+    def latency_s(self, batch):
+        if batch in self.samples:
+            return self._draw(batch)
+        if len(self.batches) == 1:
+            return self._draw(self.batches[0])
+        i = min(max(bisect.bisect_left(self.batches, batch), 1), len(self.batches) - 1)
+        lo, hi = self.batches[i - 1], self.batches[i]
+        a, b = self._draw(lo), self._draw(hi)
+        return max(0.0, a + (b - a) * (batch - lo) / (hi - lo))
 
 
 class TorchVisionModel:
@@ -64,3 +101,36 @@ def parse_fake(spec):
     if len(parts) != 3:
         raise ValueError("--fake wants name:base_ms:per_item_ms, got %r" % spec)
     return FakeModel(parts[0], float(parts[1]), float(parts[2]))
+
+
+def load_replay(path, names, seed):
+    """The models `names` (all when empty) of the lull profile set at `path`, as
+    ReplayModels drawing from one random.Random(seed). Raises ValueError naming
+    the file and field on anything it cannot replay."""
+    with open(path) as f:
+        try:
+            profile = json.load(f)
+        except ValueError as e:
+            raise ValueError("%s: not JSON (%s)" % (path, e))
+    rng = random.Random(seed)
+    models = {}
+    for i, m in enumerate((profile.get("models") or []) if isinstance(profile, dict) else []):
+        where = "%s: models[%d]" % (path, i)
+        samples = {}
+        try:
+            for lat in m["latencies"]:
+                values = lat.get("samples_s") or ([lat["latency_s"]] if lat.get("latency_s") else [])
+                samples[int(lat["batch"])] = [float(v) for v in values]
+                if not values or int(lat["batch"]) < 1:
+                    raise ValueError
+            if not samples:
+                raise ValueError
+            models[str(m["name"])] = ReplayModel(str(m["name"]), samples, rng)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ValueError("%s: want name and latencies of {batch >= 1, samples_s or latency_s}" % where)
+    if not models:
+        raise ValueError("%s: models: none" % path)
+    missing = [n for n in names if n not in models]
+    if missing:
+        raise ValueError("%s: models: no %s (it has %s)" % (path, ",".join(missing), ",".join(sorted(models))))
+    return {n: models[n] for n in (names or sorted(models))}
