@@ -34,12 +34,13 @@ int run_bench_compile(int argc, char** argv) {
   int repeat = 1;
   std::string grid, grid_out;
   po::options_description desc("lull bench compile options");
-  desc.add_options()("help", "show this help")("repeat", po::value(&repeat)->default_value(1), "runs per sweep (best kept)")
+  desc.add_options()("repeat", po::value(&repeat)->default_value(1), "runs per sweep (best kept)")
       ("grid", po::value(&grid), "instead of a sweep, the grid 'table2' (paper Table 2); --device cpu,cuda side by side")
-      ("grid-out", po::value(&grid_out), "also write the grid's markdown table to this file");
+      ("grid-out", po::value(&grid_out), "also write the grid's markdown table to this file ('-' for stdout)");
   add_compile_options(desc, flags);
   if (!parse_command_line(argc, argv, desc,
-                          "usage: lull bench compile --profiles P --slo-ms 150 --workers 60[,70,80] --load-qps 2000|200:4000:200"))
+                          "usage: lull bench compile --profiles P --slo-ms 150 --workers 60[,70,80] --load-qps 2000|200:4000:200",
+                          {nullptr, renamed_compile_flags(), nullptr}))
     return 0;
   const auto specs = compile_specs(flags);
   if (!grid.empty()) {

@@ -1,12 +1,12 @@
 #include "cli/bench_grid.h"
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "cli/number_lists.h"
+#include "cli/output_file.h"
 #include "compiler/bench/table2_grid.h"
 #include "compiler/compile_inputs.h"
 
@@ -35,10 +35,8 @@ int run_bench_grid(const compiler::CompileSpec& spec, const std::string& grid, c
   const auto cells = compiler::run_table2_grid(inputs.profiles, o, &std::cerr);
   const std::string table = compiler::table2_markdown(cells, o.devices);
   std::cout << table;
-  if (!markdown_path.empty()) {
-    std::ofstream f(markdown_path);
-    if (!(f << head.str() << "\n" << table)) throw std::runtime_error(markdown_path + ": cannot write");
-  }
+  // stdout already holds exactly this text, so '-' needs nothing more.
+  if (!markdown_path.empty() && !is_stdout(markdown_path)) write_output(markdown_path, head.str() + "\n" + table);
   bool any_device_complete = false;
   for (const auto& d : o.devices) {
     bool complete = true, seen = false;

@@ -20,10 +20,10 @@
 
 #include "cli/commands.h"
 #include "cli/open_loop.h"
+#include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "runtime/serve/batch_codec.h"
 #include "runtime/serve/http_client.h"
-#include "schema/atomic_file.h"
 
 namespace lull::cli {
 
@@ -51,7 +51,6 @@ int run_bench_serve(int argc, char** argv) {
   std::int64_t timeout_ms = 10000;
   po::options_description desc("lull bench serve options");
   desc.add_options()
-      ("help", "show this help")
       ("direct", po::value(&direct)->required(), "a model server's URL: http://H:P/predictions/MODEL")
       ("lull", po::value(&lull_url)->required(), "lull's front end: http://H:P/predictions/TASK")
       ("rate", po::value(&rate)->required(), "mean arrivals per second, both paths together (half each)")
@@ -60,7 +59,7 @@ int run_bench_serve(int argc, char** argv) {
       ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of the (random) input")
       ("seed", po::value(&seed)->default_value(1), "seed of the schedule and the input")
       ("timeout-ms", po::value(&timeout_ms)->default_value(10000), "per-request timeout")
-      ("json", po::value(&json_out), "also write the percentiles as JSON here");
+      ("json", po::value(&json_out), "also write the percentiles as JSON here ('-' for stdout)");
   if (!parse_command_line(argc, argv, desc,
                           "usage: lull bench serve --direct http://127.0.0.1:8080/predictions/MODEL "
                           "--lull http://127.0.0.1:7070/predictions/TASK --rate 40 --duration 30s"))
@@ -128,26 +127,28 @@ int run_bench_serve(int argc, char** argv) {
   std::lock_guard<std::mutex> lock(mu);
   const double qs[] = {50, 90, 99, 99.9, 100};
   double pct[2][5];
-  std::printf("lull bench serve: %zu requests over %.1f s (%.1f/s in all, half each way), %d-byte input, "
+  // The text table goes to stderr when the JSON takes stdout.
+  FILE* text_out = is_stdout(json_out) ? stderr : stdout;
+  std::fprintf(text_out, "lull bench serve: %zu requests over %.1f s (%.1f/s in all, half each way), %d-byte input, "
               "the first %.1f s not counted\n",
               at_s.size(), duration_s, at_s.size() / duration_s, input_bytes, warmup_s);
-  std::printf("%-7s %7s %7s %8s %8s %8s %9s %8s\n", "path", "ok", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms",
+  std::fprintf(text_out, "%-7s %7s %7s %8s %8s %8s %9s %8s\n", "path", "ok", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms",
               "max ms");
   for (int k = 0; k < 2; ++k) {
     for (int q = 0; q < 5; ++q) pct[k][q] = percentile_ms(paths[k].latencies_us, qs[q]);
-    std::printf("%-7s %7zu %7d %8.2f %8.2f %8.2f %9.2f %8.2f\n", paths[k].name, paths[k].latencies_us.size(),
+    std::fprintf(text_out, "%-7s %7zu %7d %8.2f %8.2f %8.2f %9.2f %8.2f\n", paths[k].name, paths[k].latencies_us.size(),
                 paths[k].errors, pct[k][0], pct[k][1], pct[k][2], pct[k][3], pct[k][4]);
   }
-  std::printf("lull - direct: p50 %+.2f ms, p90 %+.2f ms, p99 %+.2f ms, p99.9 %+.2f ms\n", pct[1][0] - pct[0][0],
+  std::fprintf(text_out, "lull - direct: p50 %+.2f ms, p90 %+.2f ms, p99 %+.2f ms, p99.9 %+.2f ms\n", pct[1][0] - pct[0][0],
               pct[1][1] - pct[0][1], pct[1][2] - pct[0][2], pct[1][3] - pct[0][3]);
   if (!paths[1].handler_us.empty())
-    std::printf("inside lull's handler (X-Lull-Latency-Ms): p50 %.2f, p90 %.2f, p99 %.2f, p99.9 %.2f ms\n",
+    std::fprintf(text_out, "inside lull's handler (X-Lull-Latency-Ms): p50 %.2f, p90 %.2f, p99 %.2f, p99.9 %.2f ms\n",
                 percentile_ms(paths[1].handler_us, 50), percentile_ms(paths[1].handler_us, 90),
                 percentile_ms(paths[1].handler_us, 99), percentile_ms(paths[1].handler_us, 99.9));
-  for (const auto& [m, n] : paths[1].models) std::printf("  lull answered with %s: %d\n", m.c_str(), n);
+  for (const auto& [m, n] : paths[1].models) std::fprintf(text_out, "  lull answered with %s: %d\n", m.c_str(), n);
   for (const auto& p : paths)
-    if (p.errors) std::printf("  %s: %d errors, first: %s\n", p.name, p.errors, p.first_error.c_str());
-  if (outstanding) std::printf("  %zu requests unanswered\n", outstanding);
+    if (p.errors) std::fprintf(text_out, "  %s: %d errors, first: %s\n", p.name, p.errors, p.first_error.c_str());
+  if (outstanding) std::fprintf(text_out, "  %zu requests unanswered\n", outstanding);
   if (!json_out.empty()) {
     char buf[512];
     std::string j = "{";
@@ -162,7 +163,7 @@ int run_bench_serve(int argc, char** argv) {
     std::snprintf(buf, sizeof buf, ",\"rate\":%.4f,\"duration_s\":%.3f,\"input_bytes\":%d}\n", rate, duration_s,
                   input_bytes);
     j += buf;
-    write_file_atomically(json_out, j);
+    write_output(json_out, j);
   }
   return paths[0].errors || paths[1].errors || outstanding ? 1 : 0;
 }

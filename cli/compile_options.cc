@@ -9,11 +9,16 @@ namespace po = boost::program_options;
 
 namespace lull::cli {
 
+std::vector<RenamedFlag> renamed_compile_flags() {
+  return {{"--accuracy", "--accuracy is now --accuracy-percent FILE (the artifact's table in percent); "
+                         "--accuracy in lull profile/loadgen is a table of fractions"}};
+}
+
 void add_compile_options(po::options_description& desc, CompileFlags& f) {
   auto& s = f.spec;
   desc.add_options()
       ("profiles", po::value(&s.inputs.path)->required(), "profile set: lull JSON file, or a RAMSIS artifact folder")
-      ("accuracy", po::value(&s.inputs.accuracy_json), "accuracy table (percent) for an artifact folder")
+      ("accuracy-percent", po::value(&s.inputs.accuracy_json), "the artifact's accuracy table, in percent, for an artifact folder")
       ("task", po::value(&s.inputs.task), "task name (overrides the profile's)")
       ("slo-ms", po::value(&f.slo_ms)->required(), "latency SLO in milliseconds")
       ("workers", po::value(&f.workers)->required(), "worker count K (a list for bench: 60,70,80)")

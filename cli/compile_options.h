@@ -19,6 +19,10 @@ struct CompileFlags {
   bool md = false;
 };
 
+// The old spellings these commands refuse with a pointer to the new one:
+// `--accuracy` (a fraction table elsewhere in lull) is `--accuracy-percent`.
+std::vector<RenamedFlag> renamed_compile_flags();
+
 // Adds the shared options to `desc`, bound to `flags`.
 void add_compile_options(boost::program_options::options_description& desc, CompileFlags& flags);
 

@@ -19,8 +19,9 @@
 #include "cli/commands.h"
 #include "cli/parse_options.h"
 #include "cli/open_loop.h"
+#include "cli/output_file.h"
 #include "runtime/serve/http_client.h"
-#include "schema/atomic_file.h"
+#include "schema/atomic_file.h"  // read_whole_file
 
 namespace lull::cli {
 
@@ -56,7 +57,6 @@ int run_loadgen(int argc, char** argv) {
   std::int64_t timeout_ms = 30000;
   po::options_description desc("lull loadgen: open-loop HTTP load against lull or a model server");
   desc.add_options()
-      ("help", "show this help")
       ("target", po::value(&target)->required(), "full URL to POST to, e.g. http://127.0.0.1:7070/predictions/TASK")
       ("rate", po::value(&rate)->required(), "mean arrivals per second")
       ("duration", po::value(&duration_text)->default_value("30s"), "how long to send: 30s, 500ms, 2m")
@@ -67,7 +67,7 @@ int run_loadgen(int argc, char** argv) {
       ("timeout-ms", po::value(&timeout_ms)->default_value(30000), "per-request timeout")
       ("slo-ms", po::value(&slo_ms), "also report the share of answers later than this")
       ("accuracy", po::value(&accuracy_path), "JSON {model: accuracy}: report accuracy per satisfied query (needs --slo-ms)")
-      ("json", po::value(&json_out), "also write the summary as JSON here");
+      ("json", po::value(&json_out), "also write the summary as JSON here ('-' for stdout, the text summary then goes to stderr)");
   const char* usage =
       "usage: lull loadgen --target URL --rate QPS --duration 30s [--arrivals poisson]";
   if (!parse_command_line(argc, argv, desc, usage)) return 0;
@@ -172,7 +172,7 @@ int run_loadgen(int argc, char** argv) {
     out += "\n";
   }
   for (const auto& [m, n] : per_model) out += "  model " + m + ": " + std::to_string(n) + "\n";
-  std::cout << out;
+  (is_stdout(json_out) ? std::cerr : std::cout) << out;
   if (!json_out.empty()) {
     std::string j = "{";
     std::snprintf(line, sizeof line,
@@ -191,7 +191,7 @@ int run_loadgen(int argc, char** argv) {
       first = false;
     }
     j += "}}\n";
-    write_file_atomically(json_out, j);
+    write_output(json_out, j);
   }
   return errors == 0 ? 0 : 1;
 }

@@ -12,9 +12,12 @@ namespace {
 
 void print_usage(std::ostream& out) {
   out << "lull: compile and serve accuracy-maximizing inference policies\n\n"
-         "usage: lull <command> [options]   (lull <command> --help for its options)\n\ncommands:\n";
+         "usage: lull <command> [options]   (lull <command> -h|--help for its options; lull --version)\n\n"
+         "Every output flag takes '-' for stdout.\n\ncommands:\n";
   for (const auto* c = lull::cli::kCommands; c->name; ++c)
-    out << "  " << c->name << std::string(c->name && std::strlen(c->name) < 18 ? 18 - std::strlen(c->name) : 1, ' ')
+    // At least two spaces after the name: the names are read back from this
+    // list (test/cli/cli_conventions_test.cc), and some have two words.
+    out << "  " << c->name << std::string(std::strlen(c->name) < 20 ? 22 - std::strlen(c->name) : 2, ' ')
         << c->summary << "\n";
 }
 
@@ -36,6 +39,12 @@ int main(int argc, char** argv) {
   // The solver's parallel regions are short; spinning OpenMP threads would
   // steal the CPU from each other whenever the machine is busy.
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+  if (argc >= 2 && !std::strcmp(argv[1], "--version")) {
+    std::cout << "lull " << LULL_VERSION;
+    if (*LULL_GIT_COMMIT) std::cout << " (git " << LULL_GIT_COMMIT << ")";
+    std::cout << "\n";
+    return 0;
+  }
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     print_usage(argc < 2 ? std::cerr : std::cout);
     return argc < 2 ? 2 : 0;

@@ -1,14 +1,29 @@
 #pragma once
-// Parsing a subcommand's options the same way everywhere: --help prints the
-// usage line and the options; any parse error becomes a UsageError (one line,
-// exit code 2).
+// Parsing a subcommand's options the same way everywhere: `-h`/`--help`
+// (added here, so no command declares it) prints the usage line and the
+// options; a flag that was renamed gets a one-line error naming its new
+// spelling; any parse error becomes a UsageError (one line, exit code 2).
 #include <boost/program_options.hpp>
+#include <string>
+#include <vector>
 
 namespace lull::cli {
 
+// An old spelling that now means something else (or nothing) in a command:
+// `--workers URL,...` in serve is `--servers`. `message` is the whole error.
+struct RenamedFlag {
+  std::string old_flag;  // "--workers"
+  std::string message;   // "--workers is a count in lull; the model servers' URLs are --servers URL,URL"
+};
+
+struct ParseExtras {
+  const boost::program_options::positional_options_description* positional = nullptr;
+  std::vector<RenamedFlag> renamed;
+  boost::program_options::variables_map* vm = nullptr;  // filled, for commands that check presence themselves
+};
+
 // Returns false after printing help (the command should then exit 0).
 bool parse_command_line(int argc, char** argv, const boost::program_options::options_description& desc,
-                        const char* usage,
-                        const boost::program_options::positional_options_description* positional = nullptr);
+                        const char* usage, const ParseExtras& extras = {});
 
 }  // namespace lull::cli

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/compile_options.h"
+#include "cli/output_file.h"
 #include "schema/policy_file.h"
 
 namespace po = boost::program_options;
@@ -28,10 +29,10 @@ std::pair<int, int> row_state(int i, int J1, int N) {
 int run_policy_show(int argc, char** argv) {
   std::string path;
   po::options_description desc("lull policy show options");
-  desc.add_options()("help", "show this help")("file", po::value(&path)->required(), "policy set file");
+  desc.add_options()("file", po::value(&path)->required(), "policy set file");
   po::positional_options_description pos;
   pos.add("file", 1);
-  if (!parse_command_line(argc, argv, desc, "usage: lull policy show FILE", &pos)) return 0;
+  if (!parse_command_line(argc, argv, desc, "usage: lull policy show FILE", {&pos, {}, nullptr})) return 0;
   const auto set = read_policy_set(path);
   std::printf("policy set %s (format %u, checksum %016llx)\n", path.c_str(), set.format_version(),
               static_cast<unsigned long long>(set.checksum()));
@@ -66,42 +67,51 @@ int run_policy_show(int argc, char** argv) {
 }
 
 int run_policy_dump(int argc, char** argv) {
-  std::string path;
-  bool json = false;
+  std::string path, json_path;
   double load = -1;
   po::options_description desc("lull policy dump options");
-  desc.add_options()("help", "show this help")("file", po::value(&path)->required(), "policy set file")
-      ("json", po::bool_switch(&json), "print JSON instead of text rows")
+  desc.add_options()("file", po::value(&path)->required(), "policy set file")
+      ("json", po::value(&json_path), "write the rows as JSON to this file ('-' for stdout) instead of text on stdout")
       ("load-qps", po::value(&load), "only the policy compiled for this load");
   po::positional_options_description pos;
   pos.add("file", 1);
-  if (!parse_command_line(argc, argv, desc, "usage: lull policy dump FILE [--json] [--load-qps L]", &pos)) return 0;
+  if (!parse_command_line(argc, argv, desc, "usage: lull policy dump FILE [--json OUT.json|-] [--load-qps L]", {&pos, {}, nullptr}))
+    return 0;
   const auto set = read_policy_set(path);
+  const bool json = !json_path.empty();
   bool found = false, first = true;
-  if (json) std::printf("{\"task\":\"%s\",\"slo_ms\":%g,\"workers\":%u,\"columns\":[\"n\",\"j\",\"model\",\"batch\"],\"policies\":[",
-                        set.task().c_str(), set.slo_ms(), set.workers());
+  std::string out;
+  char buf[256];
+  // Appends printf-formatted text to `out`: one output, written once at the end.
+  auto emit = [&](const char* fmt, auto... args) {
+    std::snprintf(buf, sizeof buf, fmt, args...);
+    out += buf;
+  };
+  if (json) emit("{\"task\":\"%s\",\"slo_ms\":%g,\"workers\":%u,\"columns\":[\"n\",\"j\",\"model\",\"batch\"],\"policies\":[",
+                 set.task().c_str(), set.slo_ms(), set.workers());
   for (const auto& p : set.policies()) {
     if (load >= 0 && p.inputs().load_qps() != load) continue;
     found = true;
     const int J1 = p.slack_grid_us_size(), N = static_cast<int>(p.inputs().max_queue());
     if (json) {
-      std::printf("%s{\"load_qps\":%g,\"expected_accuracy\":%.17g,\"expected_violation_rate\":%.17g,\"rows\":[",
+      emit("%s{\"load_qps\":%g,\"expected_accuracy\":%.17g,\"expected_violation_rate\":%.17g,\"rows\":[",
                   first ? "" : ",", p.inputs().load_qps(), p.expected().accuracy(), p.expected().violation_rate());
     } else {
-      std::printf("# load %g QPS: n j model batch\n", p.inputs().load_qps());
+      emit("# load %g QPS: n j model batch\n", p.inputs().load_qps());
     }
     for (int i = 0; i < p.action_model_size(); ++i) {
       const auto [n, j] = row_state(i, J1, N);
       if (json)
-        std::printf("%s[%d,%d,%u,%u]", i ? "," : "", n, j, p.action_model(i), p.action_batch(i));
+        emit("%s[%d,%d,%u,%u]", i ? "," : "", n, j, p.action_model(i), p.action_batch(i));
       else
-        std::printf("%d %d %u %u\n", n, j, p.action_model(i), p.action_batch(i));
+        emit("%d %d %u %u\n", n, j, p.action_model(i), p.action_batch(i));
     }
-    if (json) std::printf("]}");
+    if (json) emit("]}");
     first = false;
   }
-  if (json) std::printf("]}\n");
+  if (json) emit("]}\n");
   if (!found) throw UsageError("--load-qps: " + path + " has no policy for " + std::to_string(load) + " QPS");
+  write_output(json ? json_path : "-", out);
   return 0;
 }
 

@@ -25,7 +25,9 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "cli/parse_options.h"
+#include "cli/progress_line.h"
 #include "runtime/serve/batch_codec.h"
 #include "runtime/serve/http_client.h"
 #include "runtime/serve/worker_endpoint.h"
@@ -96,7 +98,6 @@ int run_profile(int argc, char** argv) {
   std::int64_t timeout_ms = 60000;
   po::options_description desc("lull profile: measure batch latencies through a model server's inference API");
   desc.add_options()
-      ("help", "show this help")
       ("worker", po::value(&worker)->required(), "model server base URL, e.g. http://127.0.0.1:8080")
       ("models", po::value(&models_text)->required(), "comma-separated model names loaded on it")
       ("max-batch", po::value(&max_batch)->default_value(32), "largest batch size")
@@ -108,7 +109,7 @@ int run_profile(int argc, char** argv) {
       ("task", po::value(&task)->default_value("image-classification"), "task name written to the profile")
       ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of each synthetic query input")
       ("timeout-ms", po::value(&timeout_ms)->default_value(60000), "per-request timeout")
-      ("out", po::value(&out_path)->required(), "profile JSON to write");
+      ("out", po::value(&out_path)->required(), "profile JSON to write ('-' for stdout)");
   const char* usage =
       "usage: lull profile --worker URL --models a,b,c --max-batch 32 --samples 100 --accuracy ACC.json --out PROFILE.json";
   if (!parse_command_line(argc, argv, desc, usage)) return 0;
@@ -151,6 +152,7 @@ int run_profile(int argc, char** argv) {
   set.set_synthetic(false);
   const long total = static_cast<long>(models.size() * batches.size()) * samples;
   long done = 0;
+  ProgressLine progress(std::cerr);  // in place on a terminal, a line per batch size in a log
   for (const auto& model : models) {
     auto* mp = set.add_models();
     mp->set_name(model);
@@ -166,16 +168,22 @@ int run_profile(int argc, char** argv) {
         got.push_back(measure(model, b));
         lat->add_samples_s(got.back());
         ++done;
-        if (s % 10 == 0 || s + 1 == samples)
-          std::cerr << "\rprofile: " << model << " batch " << b << "/" << batches.back() << "  ("
-                    << (100 * done / total) << "% of " << total << " requests)   " << std::flush;
+        if (s % 10 == 0 || s + 1 == samples) {
+          const std::string text = "profile: " + model + " batch " + std::to_string(b) + "/" +
+                                   std::to_string(batches.back()) + "  (" + std::to_string(100 * done / total) + "% of " +
+                                   std::to_string(total) + " requests)";
+          if (s + 1 == samples)
+            progress.step(text);
+          else
+            progress.update(text);
+        }
       }
       std::nth_element(got.begin(), got.begin() + got.size() / 2, got.end());
       medians << " b" << b << " " << std::fixed << std::setprecision(1) << got[got.size() / 2] * 1e3;
     }
-    std::cerr << "\rprofile: " << model << ": median ms" << medians.str() << std::string(20, ' ') << "\n";
+    progress.line("profile: " + model + ": median ms" + medians.str());
   }
-  write_profile_set_json(set, out_path);
+  write_output(out_path, profile_set_json_text(set, out_path));
   std::cerr << "profile: wrote " << out_path << " (" << models.size() << " models, " << batches.size()
             << " batch sizes, " << samples << " samples each)\n";
   return 0;

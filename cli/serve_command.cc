@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "runtime/policy_loader.h"
 #include "runtime/clock.h"
@@ -19,7 +20,6 @@
 #include "runtime/serve/serve_session.h"
 #include "runtime/serve/torchserve_backend.h"
 #include "runtime/serve/worker_endpoint.h"
-#include "schema/atomic_file.h"
 
 namespace lull::cli {
 
@@ -42,12 +42,11 @@ int run_serve(int argc, char** argv) {
   bool no_model_check = false;
   po::options_description desc("lull serve: serve a task through model servers under a compiled policy set");
   desc.add_options()
-      ("help", "show this help")
       ("policies", po::value(&policies)->required(), "policy set from lull compile (SET.pb)")
-      ("workers", po::value(&workers_text)->required(), "model servers' inference URLs, one per worker: http://H:P,...")
+      ("servers", po::value(&workers_text)->required(), "model servers' inference URLs, one per worker: http://H:P,...")
       ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
       ("listen", po::value(&listen)->default_value("127.0.0.1:7070"), "HOST:PORT of the front end (port 0: any)")
-      ("port-file", po::value(&port_file), "write the bound port here once listening")
+      ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
       ("max-body-bytes", po::value(&fe.max_body_bytes)->default_value(4 << 20), "larger request bodies get 413")
       ("http-threads", po::value(&fe.threads)->default_value(64), "requests in service at once")
       ("batch-timeout-ms", po::value(&backend_opts.batch_timeout_ms)->default_value(2000),
@@ -56,8 +55,10 @@ int run_serve(int argc, char** argv) {
       ("health-timeout-ms", po::value(&backend_opts.health_timeout_ms)->default_value(500), "ping timeout")
       ("no-model-check", po::bool_switch(&no_model_check), "skip the management-API check at start");
   const char* usage =
-      "usage: lull serve --policies SET.pb --workers URL,URL,... --listen 127.0.0.1:7070";
-  if (!parse_command_line(argc, argv, desc, usage)) return 0;
+      "usage: lull serve --policies SET.pb --servers URL,URL,... --listen 127.0.0.1:7070";
+  const std::vector<RenamedFlag> renamed = {
+      {"--workers", "--workers is now --servers URL,URL (the model servers; --workers is a count in lull)"}};
+  if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, nullptr})) return 0;
   std::vector<serve::WorkerEndpoint> workers;
   try {
     workers = serve::parse_worker_endpoints(workers_text, management_text);
@@ -95,7 +96,7 @@ int run_serve(int argc, char** argv) {
   if (backend.start() == 0) throw std::runtime_error("no worker answers GET /ping");
   serve::Frontend frontend(session, fe);
   frontend.start();
-  if (!port_file.empty()) write_file_atomically(port_file, std::to_string(frontend.port()) + "\n");
+  if (!port_file.empty()) write_output(port_file, std::to_string(frontend.port()) + "\n");
   std::cerr << "lull serve: task '" << table.task << "', " << workers.size() << " workers, "
             << table.models.size() << " models, SLO " << table.slo_us / 1000.0 << " ms, on http://" << fe.host
             << ":" << frontend.port() << "/predictions/" << table.task << std::endl;

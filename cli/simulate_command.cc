@@ -7,13 +7,14 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/output_file.h"
+#include "cli/parse_options.h"
 #include "runtime/policy_loader.h"
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/raw_profiles.h"
 #include "runtime/sim/result_json.h"
 #include "runtime/sim/simulator.h"
 #include "runtime/sim/trace_spec.h"
-#include "schema/atomic_file.h"
 
 namespace lull::cli {
 namespace po = boost::program_options;
@@ -54,7 +55,6 @@ int run_simulate(int argc, char** argv) {
   double window_ms = 500, ms_profile_s = 300;
   po::options_description opts("lull simulate options");
   opts.add_options()
-      ("help,h", "show this help")
       ("policies", po::value(&policies), "policy set file (from lull compile)")
       ("workers", po::value(&workers), "number of workers; must match the policy set")
       ("trace", po::value(&trace), "constant:QPS:SECONDS | rate-file:PATH (lines '<second> <QPS>') | arrivals:PATH (one time in s per line)")
@@ -68,19 +68,14 @@ int run_simulate(int argc, char** argv) {
       ("seed", po::value(&seed)->default_value(seed), "random seed (arrivals, sampled latencies, baseline profiling)")
       ("load-window-ms", po::value(&window_ms)->default_value(window_ms), "load monitor's sliding window")
       ("ms-profile-s", po::value(&ms_profile_s)->default_value(ms_profile_s), "length of each ModelSwitching offline run")
-      ("out", po::value(&out), "result JSON file")
-      ("timeline", po::value(&timeline), "optional per-second CSV");
+      ("out", po::value(&out), "result JSON file ('-' for stdout)")
+      ("timeline", po::value(&timeline), "optional per-second CSV ('-' for stdout)");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << "usage: lull simulate --policies SET.pb --workers K --trace SPEC --out RESULT.json [options]\n\n" << opts;
+  ParseExtras extras;
+  extras.vm = &vm;
+  if (!parse_command_line(argc, argv, opts,
+                          "usage: lull simulate --policies SET.pb --workers K --trace SPEC --out RESULT.json [options]", extras))
     return 0;
-  }
   for (const char* required : {"policies", "workers", "trace", "out"})
     if (!vm.count(required)) throw UsageError(std::string("--") + required + " is required (lull simulate --help)");
   if (workers < 1) throw UsageError("--workers must be at least 1");
@@ -118,12 +113,14 @@ int run_simulate(int argc, char** argv) {
   const auto source = sim::make_arrival_source(spec, process, seed);
   const sim::SimResult r = sim::simulate(table, *source, *lat_model, options);
 
-  write_file_atomically(out, sim::result_to_json(r, table, sim::RunInfo{policies, trace, replay, arrivals, latency, seed}));
-  if (!timeline.empty()) write_file_atomically(timeline, sim::timeline_to_csv(r));
-  std::cout << r.scheduler << ": " << r.arrivals << " queries, accuracy per satisfied query "
+  write_output(out, sim::result_to_json(r, table, sim::RunInfo{policies, trace, replay, arrivals, latency, seed}));
+  if (!timeline.empty()) write_output(timeline, sim::timeline_to_csv(r));
+  // The summary goes where the outputs do not.
+  std::ostream& summary = is_stdout(out) || is_stdout(timeline) ? std::cerr : std::cout;
+  summary << r.scheduler << ": " << r.arrivals << " queries, accuracy per satisfied query "
             << r.accuracy_per_satisfied_query << ", violation rate " << r.violation_rate << ", dropped " << r.dropped;
-  if (options.dispatch_end_s > 0) std::cout << ", not dispatched at end " << r.not_dispatched_at_end;
-  std::cout << ", " << r.wall_s + r.plan_wall_s << " s\n";
+  if (options.dispatch_end_s > 0) summary << ", not dispatched at end " << r.not_dispatched_at_end;
+  summary << ", " << r.wall_s + r.plan_wall_s << " s\n";
   return 0;
 }
 

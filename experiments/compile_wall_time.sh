@@ -15,18 +15,21 @@ ART="${ARTIFACT:-$ROOT/../shared/ramsis-artifact}"
 WORK="$(mktemp -d /tmp/lull-compile-wall.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
 
-"$NEW" profiles import --artifact "$ART/profiles/image_cloud_cpu" --accuracy "$ART/image_accuracy.json" \
+# The artifact's percent table is --accuracy-percent since issue 12 (older
+# builds call it --accuracy); each binary gets the spelling it knows.
+acc_flag() { if "$1" compile -h 2>/dev/null | grep -q -- --accuracy-percent; then echo --accuracy-percent; else echo --accuracy; fi; }
+"$NEW" profiles import --artifact "$ART/profiles/image_cloud_cpu" "$(acc_flag "$NEW")" "$ART/image_accuracy.json" \
     --task image --out "$WORK/image.json" 2>/dev/null
 GOLDEN="--slo-ms 150 --workers 60"
 declare -A CASES=(
   [1-golden-json]="--profiles $WORK/image.json $GOLDEN --load-qps 2000"
-  [2-golden-artifact]="--profiles $ART/profiles/image_cloud_cpu --accuracy $ART/image_accuracy.json $GOLDEN --load-qps 2000"
+  [2-golden-artifact]="--profiles $ART/profiles/image_cloud_cpu ACCURACY_FLAG $ART/image_accuracy.json $GOLDEN --load-qps 2000"
   [3-sweep20-json]="--profiles $WORK/image.json $GOLDEN --load-qps 200:4000:200"
 )
 
 # Prints the wall seconds of one run; the run's stderr goes to $WORK/last.err.
 wall() {
-  /usr/bin/time -f "%e" -o "$WORK/time" "$1" compile $2 --out "$WORK/out.pb" 2>"$WORK/last.err" >/dev/null
+  /usr/bin/time -f "%e" -o "$WORK/time" "$1" compile ${2//ACCURACY_FLAG/$(acc_flag "$1")} --out "$WORK/out.pb" 2>"$WORK/last.err" >/dev/null
   cat "$WORK/time"
 }
 

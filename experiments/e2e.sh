@@ -110,7 +110,7 @@ else
   for i in $(seq 0 $((SERVERS - 1))); do
     "$LULL" profile --worker "${URLS[$i]}" --models "$MODELS" --max-batch 4 --samples "$SAMPLES" \
         --warmup "$WARMUP" --pause-ms "$PAUSE_MS" --accuracy "$ACC" --out "$WORK/profile$i.json" \
-        2> >(tr '\r' '\n' | grep median | sed "s/^/worker $i /" >&2) &
+        2> >(grep median | sed "s/^/worker $i /" >&2) &
     PROFILERS+=($!)
   done
   for p in "${PROFILERS[@]}"; do wait "$p"; done
@@ -140,7 +140,7 @@ fi
 # is tight by design, so any spike past the profile's maximum is a miss.
 "$LULL" compile --profiles "$PROFILE" --slo-ms "$COMPILE_SLO_MS" --workers "$SERVERS" --percentile 100 \
     --load-qps 5:100:5 --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>/dev/null
-"${RT[@]}" "$LULL" serve --policies "$WORK/set.pb" --workers "$WORKERS" --listen 127.0.0.1:0 \
+"${RT[@]}" "$LULL" serve --policies "$WORK/set.pb" --servers "$WORKERS" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 PIDS+=($!)
 wait_file "$WORK/lull.port"

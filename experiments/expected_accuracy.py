@@ -20,7 +20,7 @@ WORKERS = (60, 70, 80)
 
 def report(workers):
     out = os.path.join(lr.WORK, f"expected_w{workers}.json")
-    subprocess.run([lr.LULL, "compile", "--profiles", lr.PROFILES, "--accuracy", lr.ACCURACY, "--slo-ms", "150",
+    subprocess.run([lr.LULL, "compile", "--profiles", lr.PROFILES, "--accuracy-percent", lr.ACCURACY, "--slo-ms", "150",
                     "--workers", str(workers), "--load-qps", "200:4000:200", "--models", lr.MODELS, "--device", "cpu",
                     "--out", os.path.join(lr.WORK, f"expected_w{workers}.pb"), "--report", out],
                    check=True, stderr=subprocess.DEVNULL)

@@ -48,7 +48,7 @@ fi
 
 echo "== Table 2 grid"
 "$BUILD/lull" bench compile --grid table2 \
-  --profiles "$SHARED/ramsis-artifact/profiles/image_cloud_cpu" --accuracy "$SHARED/ramsis-artifact/image_accuracy.json" \
+  --profiles "$SHARED/ramsis-artifact/profiles/image_cloud_cpu" --accuracy-percent "$SHARED/ramsis-artifact/image_accuracy.json" \
   --models "$MODELS" --slo-ms 150 --workers 60 --load-qps 2000 --max-queue 32 \
   --device cpu,cuda --repeat "$REPEAT" --grid-out "$LOG/grid.md" 2> >(tee "$LOG/grid_progress.txt" >&2)
 grid_rc=$?

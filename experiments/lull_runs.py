@@ -36,7 +36,7 @@ def policy_set(workers, loads="200:4000:200", batching="max"):
     out = os.path.join(WORK, f"image_slo150_w{workers}_{loads.replace(':', '-')}{suffix}.pb")
     if not os.path.exists(out):
         print(f"compiling {out} ...", file=sys.stderr, flush=True)
-        subprocess.run([LULL, "compile", "--profiles", PROFILES, "--accuracy", ACCURACY, "--slo-ms", "150",
+        subprocess.run([LULL, "compile", "--profiles", PROFILES, "--accuracy-percent", ACCURACY, "--slo-ms", "150",
                         "--workers", str(workers), "--load-qps", loads, "--models", MODELS,
                         "--batching", batching, "--device", "cpu", "--out", out],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

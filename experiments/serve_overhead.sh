@@ -32,7 +32,7 @@ echo '{"m": 0.5}' > "$WORK/acc.json"
     --task overhead --out "$WORK/profile.json" 2>/dev/null
 "$LULL" compile --profiles "$WORK/profile.json" --slo-ms 100 --workers 1 --load-qps 5:100:5 \
     --out "$WORK/set.pb" 2>/dev/null
-"$LULL" serve --policies "$WORK/set.pb" --workers "$BEHIND" --listen 127.0.0.1:0 --port-file "$WORK/lull.port" \
+"$LULL" serve --policies "$WORK/set.pb" --servers "$BEHIND" --listen 127.0.0.1:0 --port-file "$WORK/lull.port" \
     2>"$WORK/serve.log" &
 PIDS+=($!)
 wait_file "$WORK/lull.port"

@@ -49,10 +49,14 @@ void verify_policy_set(const schema::PolicySet& set, const std::string& where) {
   if (set.policies_size() == 0) fail("the policy set holds no policies");
 }
 
-void write_policy_set(const schema::PolicySet& set, const std::string& path) {
+std::string policy_set_bytes(const schema::PolicySet& set) {
   schema::PolicySet sealed = set;
   seal_policy_set(sealed);
-  write_file_atomically(path, serialize_deterministic(sealed));
+  return serialize_deterministic(sealed);
+}
+
+void write_policy_set(const schema::PolicySet& set, const std::string& path) {
+  write_file_atomically(path, policy_set_bytes(set));
 }
 
 schema::PolicySet read_policy_set(const std::string& path) {

@@ -21,6 +21,9 @@ void seal_policy_set(schema::PolicySet& set);
 // Checks version and checksums; throws PolicyFileError("WHERE: why").
 void verify_policy_set(const schema::PolicySet& set, const std::string& where);
 
+// The bytes write_policy_set writes (a sealed copy), for callers that send
+// them elsewhere (lull's `--out -`).
+std::string policy_set_bytes(const schema::PolicySet& set);
 void write_policy_set(const schema::PolicySet& set, const std::string& path);  // seals a copy, atomic
 schema::PolicySet read_policy_set(const std::string& path);                    // verified
 

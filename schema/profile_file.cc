@@ -132,14 +132,18 @@ schema::ProfileSet read_profile_set_json(const std::string& path) {
   return ProfileJsonReader(path).read(json::parse_file_or_throw<ProfileFileError>(reader, path, "profile JSON"));
 }
 
-void write_profile_set_json(const schema::ProfileSet& set, const std::string& path) {
+std::string profile_set_json_text(const schema::ProfileSet& set, const std::string& path) {
   std::string text;
   google::protobuf::util::JsonPrintOptions opts;
   opts.add_whitespace = true;
   opts.preserve_proto_field_names = true;
   const auto status = google::protobuf::util::MessageToJsonString(set, &text, opts);
   if (!status.ok()) throw ProfileFileError(path + ": cannot encode profile: " + std::string(status.message()));
-  write_file_atomically(path, text);
+  return text;
+}
+
+void write_profile_set_json(const schema::ProfileSet& set, const std::string& path) {
+  write_file_atomically(path, profile_set_json_text(set, path));
 }
 
 }  // namespace lull

@@ -17,6 +17,8 @@ struct ProfileFileError : std::runtime_error {
 };
 
 schema::ProfileSet read_profile_set_json(const std::string& path);
+// The text write_profile_set_json writes; `where` names the output in errors.
+std::string profile_set_json_text(const schema::ProfileSet& set, const std::string& where);
 void write_profile_set_json(const schema::ProfileSet& set, const std::string& path);  // atomic
 
 }  // namespace lull

@@ -46,7 +46,7 @@ TEST_CASE("the tiny profile compiles and round-trips through policy show/dump", 
   const auto show = run_lull("policy show " + out);
   REQUIRE(show.exit_code == 0);
   CHECK(show.out.find("slow") != std::string::npos);
-  const auto dump = run_lull("policy dump " + out + " --json --load-qps 50");
+  const auto dump = run_lull("policy dump " + out + " --json - --load-qps 50");
   REQUIRE(dump.exit_code == 0);
   // 8 queue lengths x 101 slack indices + the full-queue state.
   CHECK(std::count(dump.out.begin(), dump.out.end(), '[') == 1 + 1 + 8 * 101 + 1 + 1);
