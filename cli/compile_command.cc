@@ -31,6 +31,7 @@ int run_compile(int argc, char** argv) {
                           "usage: lull compile --profiles P --slo-ms 150 --workers 60 --load-qps 200:4000:200 --out SET.pb",
                           {nullptr, renamed_compile_flags(), nullptr}))
     return 0;
+  check_binary_output(out_path, "--out");
   const auto specs = compile_specs(flags);
   if (specs.size() != 1) throw UsageError("--workers: compile takes one worker count (a policy set is per worker count)");
   const compiler::CompileSpec& spec = specs.front();

@@ -18,9 +18,13 @@ void write_output(const std::string& path, const std::string& text) {
     throw std::runtime_error("-: cannot write to standard output");
 }
 
-void write_binary_output(const std::string& path, const std::string& bytes, const std::string& flag) {
+void check_binary_output(const std::string& path, const std::string& flag) {
   if (is_stdout(path) && isatty(STDOUT_FILENO))
     throw UsageError(flag + " -: refusing to write a binary policy set to a terminal (redirect stdout or name a file)");
+}
+
+void write_binary_output(const std::string& path, const std::string& bytes, const std::string& flag) {
+  check_binary_output(path, flag);
   write_output(path, bytes);
 }
 

@@ -15,6 +15,8 @@ void write_output(const std::string& path, const std::string& text);
 
 // Binary output (a policy set): as write_output, but '-' on a terminal is
 // refused with a UsageError naming `flag` (redirect it or name a file).
+// check_binary_output refuses it up front, before the work that makes it.
+void check_binary_output(const std::string& path, const std::string& flag);
 void write_binary_output(const std::string& path, const std::string& bytes, const std::string& flag);
 
 }  // namespace lull::cli

@@ -9,7 +9,7 @@
 
 using lull::serve::testing::ModelServerProcess;
 
-TEST_CASE("lull profile: no carriage return in a log; --out - writes the profile to stdout", "[serve][cli][progress]") {
+TEST_CASE("lull profile: no carriage return in a log, and --out - writes the profile to stdout", "[serve][cli][progress]") {
   ModelServerProcess server({"--fake", "fast:1:0.5", "--fake", "slow:2:1"});
   const std::string acc = lull::test::write_temp("profile_acc.json", "{\"fast\": 0.7, \"slow\": 0.8}");
   const auto r = lull::test::run_lull("profile --worker " + server.url() +
