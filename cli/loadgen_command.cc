@@ -3,8 +3,6 @@
 // its time whether or not earlier ones have returned, so a slow server sees
 // the load pile up instead of the generator slowing down with it.
 #include <boost/program_options.hpp>
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "cli/accuracy_table.h"
 #include "cli/commands.h"
 #include "cli/parse_options.h"
 #include "cli/open_loop.h"
@@ -36,16 +35,6 @@ struct Record {
   std::string error;  // transport failure
   std::string model;  // X-Lull-Model, when the target is lull
 };
-
-std::map<std::string, double> read_accuracies(const std::string& path) {
-  google::protobuf::Struct s;
-  if (!google::protobuf::util::JsonStringToMessage(read_whole_file(path), &s).ok())
-    throw UsageError(path + ": not a JSON object of model -> accuracy");
-  std::map<std::string, double> out;
-  for (const auto& [name, v] : s.fields())
-    if (v.kind_case() == google::protobuf::Value::kNumberValue) out[name] = v.number_value();
-  return out;
-}
 
 }  // namespace
 
@@ -76,7 +65,7 @@ int run_loadgen(int argc, char** argv) {
   if (target.rfind("http://", 0) != 0) throw UsageError("--target " + target + ": expected an http:// URL");
   if (!accuracy_path.empty() && !(slo_ms > 0)) throw UsageError("--accuracy needs --slo-ms");
   const double duration_s = parse_duration_s(duration_text);
-  const auto accuracies = accuracy_path.empty() ? std::map<std::string, double>{} : read_accuracies(accuracy_path);
+  const auto accuracies = accuracy_path.empty() ? std::map<std::string, double>{} : read_accuracy_fractions(accuracy_path);
 
   std::string body = body_file.empty() ? std::string() : read_whole_file(body_file);
   if (body.empty()) {

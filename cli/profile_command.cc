@@ -10,8 +10,6 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
 #include <chrono>
@@ -24,6 +22,7 @@
 #include <random>
 #include <sstream>
 
+#include "cli/accuracy_table.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
@@ -31,7 +30,6 @@
 #include "runtime/serve/batch_codec.h"
 #include "runtime/serve/http_client.h"
 #include "runtime/serve/worker_endpoint.h"
-#include "schema/atomic_file.h"
 #include "schema/profile_file.h"
 
 namespace lull::cli {
@@ -39,21 +37,6 @@ namespace lull::cli {
 namespace {
 
 namespace po = boost::program_options;
-
-// {"model": accuracy in [0, 1], ...}; keys starting with '_' are comments.
-std::map<std::string, double> read_accuracies(const std::string& path) {
-  google::protobuf::Struct s;
-  if (!google::protobuf::util::JsonStringToMessage(read_whole_file(path), &s).ok())
-    throw UsageError(path + ": not a JSON object of model -> accuracy");
-  std::map<std::string, double> out;
-  for (const auto& [name, v] : s.fields()) {
-    if (!name.empty() && name[0] == '_') continue;
-    if (v.kind_case() != google::protobuf::Value::kNumberValue || v.number_value() < 0 || v.number_value() > 1)
-      throw UsageError(path + ": " + name + ": accuracy must be a number in [0, 1]");
-    out[name] = v.number_value();
-  }
-  return out;
-}
 
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
@@ -122,7 +105,7 @@ int run_profile(int argc, char** argv) {
   }
   const auto models = serve::split_list(models_text);
   if (models.empty()) throw UsageError("--models: no model names");
-  const auto accuracies = read_accuracies(accuracy_path);
+  const auto accuracies = read_accuracy_fractions(accuracy_path);
   for (const auto& m : models)
     if (!accuracies.count(m)) throw UsageError(accuracy_path + ": no accuracy for model '" + m + "'");
   const auto batches = parse_batches(batches_text, max_batch);

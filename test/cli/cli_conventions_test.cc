@@ -149,3 +149,13 @@ TEST_CASE("the compile report has the same bytes in two runs, timings aside", "[
   CHECK(ra.find("\"expected_accuracy\": 0.") != std::string::npos);
   CHECK(ra == rb);
 }
+
+TEST_CASE("accuracy is a fraction: a percent table in --accuracy is refused, naming --accuracy-percent", "[cli][conventions][bad-input]") {
+  const std::string pct = lull::test::write_temp("acc_percent.json", "{\"fast\": 71.2, \"_note\": \"percent\"}");
+  const auto r = run_lull("loadgen --target http://127.0.0.1:1/predictions/x --rate 1 --duration 100ms --slo-ms 10 "
+                          "--accuracy " + pct);
+  CHECK(r.exit_code == 2);
+  CHECK(lull::test::count_lines(r.err) == 1);
+  CHECK(r.err.find("acc_percent.json: fast") != std::string::npos);
+  CHECK(r.err.find("--accuracy-percent") != std::string::npos);
+}
