@@ -407,7 +407,7 @@ TEST_CASE("serve metrics: latency histogram, per-model counters and HTTP codes p
       {"lull_request_duration_seconds_count", 5}, {"lull_slo_seconds{task=\"classify\"}", 0.5},
       {"lull_http_responses_total{code=\"200\"}", 1}, {"lull_http_responses_total{code=\"400\"}", 1},
       {"lull_http_responses_total{code=\"404\"}", 1}, {"lull_http_responses_total{code=\"413\"}", 1},
-      {"lull_http_responses_total{code=\"503\"}", 1}};
+      {"lull_http_responses_total{code=\"503\"}", 1}, {"lull_http_responses_total{code=\"504\"}", 0}};
   for (const auto& [line, value] : expected) {
     INFO(line);
     CHECK(metric_value(m, line) == value);
