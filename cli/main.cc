@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/process_clock.h"
+#include "runtime/serve/build_info.h"
 
 namespace {
 
@@ -40,8 +41,9 @@ int main(int argc, char** argv) {
   // steal the CPU from each other whenever the machine is busy.
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
   if (argc >= 2 && !std::strcmp(argv[1], "--version")) {
-    std::cout << "lull " << LULL_VERSION;
-    if (*LULL_GIT_COMMIT) std::cout << " (git " << LULL_GIT_COMMIT << ")";
+    const std::string commit = lull::serve::build_git_commit();
+    std::cout << "lull " << lull::serve::build_version();
+    if (commit != "unknown") std::cout << " (git " << commit << ")";
     std::cout << "\n";
     return 0;
   }

@@ -81,6 +81,8 @@ Frontend::Frontend(QueryService& service, FrontendOptions options)
   server_->set_payload_max_length(options_.max_body_bytes);
   server_->set_keep_alive_max_count(1000000);
   server_->set_tcp_nodelay(true);
+  // httplib calls the logger once per response written, refusals and 413 included.
+  server_->set_logger([this](const httplib::Request&, const httplib::Response& res) { responses_.count(res.status); });
   install_routes();
 }
 
@@ -91,7 +93,7 @@ void Frontend::install_routes() {
     res.set_content("{\"status\":\"Healthy\"}", "application/json");
   });
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(service_.metrics_text(), "text/plain; version=0.0.4");
+    res.set_content(service_.metrics_text() + responses_.render(), "text/plain; version=0.0.4");
   });
   server_->Post(R"(/predictions/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
     const auto t0 = std::chrono::steady_clock::now();

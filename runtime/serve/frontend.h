@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 
+#include "runtime/serve/http_response_counts.h"
+
 namespace httplib { class Server; }
 
 namespace lull::serve {
@@ -58,6 +60,7 @@ class Frontend {
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;
+  HttpResponseCounts responses_;  // every response sent, by code; appended to /metrics
 };
 
 // Parses "HOST:PORT" (for --listen); throws std::invalid_argument naming it.

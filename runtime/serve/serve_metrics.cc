@@ -2,37 +2,41 @@
 
 #include <cstdio>
 
+#include "runtime/serve/build_info.h"
+#include "runtime/serve/process_metrics.h"
+#include "runtime/serve/prometheus_text.h"
+
 namespace lull::serve {
 
 namespace {
 
-void metric(std::string& out, const char* name, const char* type, const char* help) {
-  out += "# HELP ";
-  out += name;
-  out += ' ';
-  out += help;
-  out += "\n# TYPE ";
-  out += name;
-  out += ' ';
-  out += type;
-  out += '\n';
+using prom::family;
+using prom::sample;
+
+std::string model_label(const std::string& model) { return "{model=\"" + prom::escape(model) + "\"}"; }
+
+void per_model(std::string& out, const char* name, const char* help, const ServeSnapshot& s,
+               const std::vector<std::uint64_t>& values) {
+  family(out, name, "counter", help);
+  for (size_t m = 0; m < s.model_names.size() && m < values.size(); ++m)
+    sample(out, name + model_label(s.model_names[m]), static_cast<double>(values[m]));
 }
 
-void sample(std::string& out, const std::string& name_and_labels, double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, " %.17g\n", value);
-  out += name_and_labels;
-  out += buf;
-}
-
-std::string escape(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') { out += "\\n"; continue; }
-    out += c;
+void histogram(std::string& out, const char* name, const char* help, const LatencyHistogram& h) {
+  family(out, name, "histogram", help);
+  const std::string base = name;
+  std::uint64_t cumulative = 0;
+  char le[64];
+  for (size_t b = 0; b < h.bucket_counts.size(); ++b) {
+    cumulative += h.bucket_counts[b];
+    if (b < h.upper_bounds_s.size())
+      std::snprintf(le, sizeof le, "%.9g", h.upper_bounds_s[b]);
+    else
+      std::snprintf(le, sizeof le, "+Inf");
+    sample(out, base + "_bucket{le=\"" + le + "\"}", static_cast<double>(cumulative));
   }
-  return out;
+  sample(out, base + "_sum", h.sum_s);
+  sample(out, base + "_count", static_cast<double>(h.count));
 }
 
 }  // namespace
@@ -40,52 +44,52 @@ std::string escape(const std::string& v) {
 std::string render_prometheus(const ServeSnapshot& s) {
   const ServeCounters& c = s.counters;
   std::string out;
-  metric(out, "lull_queries_total", "counter", "Queries received.");
+  family(out, "lull_queries_total", "counter", "Queries received by the serve session.");
   sample(out, "lull_queries_total", static_cast<double>(c.queries));
-  metric(out, "lull_answered_total", "counter", "Queries answered with a prediction.");
-  sample(out, "lull_answered_total", static_cast<double>(c.answered));
-  metric(out, "lull_failed_total", "counter", "Queries answered with an error.");
+  per_model(out, "lull_answered_total", "Queries answered with a prediction, by model.", s, c.per_model);
+  per_model(out, "lull_violations_total", "Queries answered later than the SLO, by model.", s, c.per_model_violations);
+  per_model(out, "lull_satisfied_total", "Queries answered within the SLO, by model.", s, c.per_model_satisfied);
+  family(out, "lull_satisfied_accuracy_total", "counter",
+         "Sum of the answering models' profiled accuracy over queries answered within the SLO; "
+         "divided by lull_satisfied_total it is the accuracy per satisfied query.");
+  sample(out, "lull_satisfied_accuracy_total", c.satisfied_accuracy_sum);
+  family(out, "lull_failed_total", "counter", "Queries answered with an error (503 or 504).");
   sample(out, "lull_failed_total", static_cast<double>(c.failed));
-  metric(out, "lull_violations_total", "counter", "Queries answered later than the SLO.");
-  sample(out, "lull_violations_total", static_cast<double>(c.violations));
-  metric(out, "lull_retried_total", "counter", "Queries retried after a failed batch.");
+  family(out, "lull_retried_total", "counter", "Queries retried after a failed batch.");
   sample(out, "lull_retried_total", static_cast<double>(c.retried));
-  metric(out, "lull_violation_rate", "gauge", "Late answers over answered queries, since start.");
-  sample(out, "lull_violation_rate", c.answered ? static_cast<double>(c.violations) / c.answered : 0);
-  metric(out, "lull_accuracy_per_satisfied_query", "gauge",
-         "Mean profiled accuracy of the models that answered within the SLO.");
-  sample(out, "lull_accuracy_per_satisfied_query", c.satisfied ? c.satisfied_accuracy_sum / c.satisfied : 0);
-  metric(out, "lull_model_answers_total", "counter", "Queries answered, by model.");
-  for (size_t m = 0; m < s.model_names.size() && m < c.per_model.size(); ++m)
-    sample(out, "lull_model_answers_total{model=\"" + escape(s.model_names[m]) + "\"}",
-           static_cast<double>(c.per_model[m]));
-  metric(out, "lull_slo_ms", "gauge", "The latency SLO served.");
-  sample(out, "lull_slo_ms{task=\"" + escape(s.task) + "\"}", s.slo_ms);
-  metric(out, "lull_load_estimate_qps", "gauge", "The active load estimate.");
-  sample(out, "lull_load_estimate_qps", s.load_estimate_qps);
-  metric(out, "lull_policy_load_qps", "gauge", "The compiled load of the active policy.");
-  sample(out, "lull_policy_load_qps", s.policy_load_qps);
-  metric(out, "lull_policy_expected_accuracy", "gauge", "The active policy's expected accuracy per satisfied query.");
-  sample(out, "lull_policy_expected_accuracy", s.expected_accuracy);
-  metric(out, "lull_policy_expected_violation_rate", "gauge", "The active policy's expected violation rate.");
-  sample(out, "lull_policy_expected_violation_rate", s.expected_violation_rate);
-  metric(out, "lull_worker_up", "gauge", "1 while the worker is in rotation.");
+  histogram(out, "lull_request_duration_seconds",
+            "Arrival to answer of queries answered with a prediction; buckets are fractions and multiples of the SLO.",
+            c.latency);
+  family(out, "lull_slo_seconds", "gauge", "The latency SLO served.");
+  sample(out, "lull_slo_seconds{task=\"" + prom::escape(s.task) + "\"}", s.slo_seconds);
+  family(out, "lull_load_estimate_queries_per_second", "gauge", "The dispatcher's active load estimate.");
+  sample(out, "lull_load_estimate_queries_per_second", s.load_estimate_qps);
+  family(out, "lull_policy_load_queries_per_second", "gauge", "The compiled load of the active policy.");
+  sample(out, "lull_policy_load_queries_per_second", s.policy_load_qps);
+  family(out, "lull_policy_expected_accuracy_ratio", "gauge",
+         "The active policy's expected accuracy per satisfied query.");
+  sample(out, "lull_policy_expected_accuracy_ratio", s.expected_accuracy);
+  family(out, "lull_policy_expected_violation_ratio", "gauge", "The active policy's expected violation rate.");
+  sample(out, "lull_policy_expected_violation_ratio", s.expected_violation_rate);
+  family(out, "lull_worker_up", "gauge", "1 while the worker is in rotation.");
   for (size_t w = 0; w < s.workers.size(); ++w)
-    sample(out, "lull_worker_up{worker=\"" + std::to_string(w) + "\",url=\"" + escape(s.workers[w].url) + "\"}",
+    sample(out, "lull_worker_up{worker=\"" + std::to_string(w) + "\",url=\"" + prom::escape(s.workers[w].url) + "\"}",
            s.workers[w].up ? 1 : 0);
-  metric(out, "lull_worker_queue_length", "gauge", "Queries waiting in the worker's queue.");
+  family(out, "lull_worker_queue_length", "gauge", "Queries waiting in the worker's queue.");
   for (size_t w = 0; w < s.workers.size(); ++w)
     sample(out, "lull_worker_queue_length{worker=\"" + std::to_string(w) + "\"}", s.workers[w].queue_length);
-  metric(out, "lull_worker_batches_in_flight", "gauge", "Batches sent to the worker and not yet answered.");
+  family(out, "lull_worker_batches_in_flight", "gauge", "Batches sent to the worker and not yet answered.");
   for (size_t w = 0; w < s.workers.size(); ++w)
     sample(out, "lull_worker_batches_in_flight{worker=\"" + std::to_string(w) + "\"}", s.workers[w].batches_in_flight);
-  metric(out, "lull_worker_batches_total", "counter", "Batches finished by the worker, by result.");
+  family(out, "lull_worker_batches_total", "counter", "Batches finished by the worker, by result.");
   for (size_t w = 0; w < s.workers.size(); ++w) {
     sample(out, "lull_worker_batches_total{worker=\"" + std::to_string(w) + "\",result=\"ok\"}",
            static_cast<double>(s.workers[w].batches_ok));
     sample(out, "lull_worker_batches_total{worker=\"" + std::to_string(w) + "\",result=\"failed\"}",
            static_cast<double>(s.workers[w].batches_failed));
   }
+  out += render_build_info();
+  out += render_process_metrics();
   return out;
 }
 

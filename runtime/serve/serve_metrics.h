@@ -1,9 +1,15 @@
 #pragma once
 // /metrics for `lull serve`: counters kept by the session and a snapshot of
 // live state, rendered in Prometheus' text exposition format (version 0.0.4).
+// Everything that changes per query is a counter or a histogram in base
+// units (seconds), so rates over any window come from PromQL; gauges are only
+// for live state. docs/serving.md lists the PromQL for p99, violation rate,
+// accuracy and queries per second.
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "runtime/serve/latency_histogram.h"
 
 namespace lull::serve {
 
@@ -16,6 +22,9 @@ struct ServeCounters {
   std::uint64_t satisfied = 0;          // answered within the SLO
   double satisfied_accuracy_sum = 0;    // sum of the models' accuracies over satisfied queries
   std::vector<std::uint64_t> per_model; // answered, by model index
+  std::vector<std::uint64_t> per_model_violations;  // answered late, by model index
+  std::vector<std::uint64_t> per_model_satisfied;   // answered within the SLO, by model index
+  LatencyHistogram latency;             // arrival to answer, of answered queries
 };
 
 struct WorkerSnapshot {
@@ -29,7 +38,7 @@ struct WorkerSnapshot {
 
 struct ServeSnapshot {
   std::string task;
-  double slo_ms = 0;
+  double slo_seconds = 0;
   ServeCounters counters;
   std::vector<std::string> model_names;
   double load_estimate_qps = 0;
@@ -39,6 +48,7 @@ struct ServeSnapshot {
   std::vector<WorkerSnapshot> workers;
 };
 
+// The session's families, then build info and process metrics.
 std::string render_prometheus(const ServeSnapshot& s);
 
 }  // namespace lull::serve

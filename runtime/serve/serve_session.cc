@@ -30,6 +30,9 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
   if (options_.worker_names.empty())
     for (int w = 0; w < table_.workers; ++w) options_.worker_names.push_back(std::to_string(w));
   counters_.per_model.assign(table_.models.size(), 0);
+  counters_.per_model_violations.assign(table_.models.size(), 0);
+  counters_.per_model_satisfied.assign(table_.models.size(), 0);
+  counters_.latency = LatencyHistogram::around_slo(table_.slo_us);
   backend_.set_completion_handler([this](const runtime::BatchResult& r) { on_backend_done(r); });
   dispatcher_.on_batch_done([this](const runtime::BatchResult& r, std::int64_t) { on_final_result(r); });
   std::lock_guard<std::mutex> lock(mu_);
@@ -125,10 +128,13 @@ void ServeSession::on_final_result(const runtime::BatchResult& r) {
     const std::int64_t latency_us = now_us - it->second.arrival_us;
     counters_.answered++;
     counters_.per_model[r.model]++;
+    counters_.latency.observe_us(latency_us);
     if (latency_us > table_.slo_us) {
       counters_.violations++;
+      counters_.per_model_violations[r.model]++;
     } else {
       counters_.satisfied++;
+      counters_.per_model_satisfied[r.model]++;
       counters_.satisfied_accuracy_sum += table_.models[r.model].accuracy;
     }
     Answer a;
@@ -171,7 +177,7 @@ std::string ServeSession::metrics_text() {
     }
   }
   s.task = table_.task;
-  s.slo_ms = table_.slo_us / 1000.0;
+  s.slo_seconds = table_.slo_us / 1e6;
   for (const auto& m : table_.models) s.model_names.push_back(m.name);
   return render_prometheus(s);
 }
