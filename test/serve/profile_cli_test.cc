@@ -66,7 +66,7 @@ TEST_CASE("lull profile --inputs sends the directory's files in turn", "[serve][
   CHECK(empty.output.find("--inputs " + dir + "/no-such-dir: not a directory") != std::string::npos);
 }
 
-TEST_CASE("lull profile: the token is sent; a refused one is one line and exit 2", "[serve][profile][token]") {
+TEST_CASE("lull profile: the token is sent, and a refused one is one line and exit 2", "[serve][profile][token]") {
   const std::string dir = temp_dir();
   std::ofstream(dir + "/key_file.json") << R"({"management": {"key": "m1"}, "inference": {"key": "i2"}})";
   ModelServerProcess server({"--fake", "fast:0:0", "--token-file", dir + "/key_file.json"});

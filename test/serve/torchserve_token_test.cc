@@ -105,7 +105,7 @@ TEST_CASE("token: a refused management token is named, not reported as missing m
   }
 }
 
-TEST_CASE("token: batches carry the inference key; without it the batch error names the token", "[serve][token]") {
+TEST_CASE("token: batches carry the inference key, and without it the batch error names the token", "[serve][token]") {
   const auto key_path = write_temp("backend.json", kKeyFile);
   ModelServerProcess server({"--fake", "fast:1:0", "--token-file", key_path});
   QueryInputs inputs;
