@@ -1,6 +1,7 @@
-// `lull profile` against the stand-in: --inputs sends the files of a
+// `lull profile` and `lull serve` against the stand-in as a TorchServe: --inputs sends the files of a
 // directory (cycled in name order) and --torchserve-token-file the inference
-// key; a refused token is one line and exit 2.
+// key; a refused token is one line and exit 2, for lull profile and at
+// lull serve's start-up.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -78,4 +79,26 @@ TEST_CASE("lull profile: the token is sent, and a refused one is one line and ex
   CHECK(without.code == 2);
   CHECK(without.output.find("lull profile: model server " + server.url() +
                             " refused the inference token (HTTP 400): no token was sent") != std::string::npos);
+}
+
+TEST_CASE("lull serve: a refused token stops start-up with one line and exit 2", "[serve][token]") {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/key_file.json") << R"({"management": {"key": "m1"}, "inference": {"key": "i2"}})";
+  std::ofstream(dir + "/wrong.json") << R"({"management": {"key": "m0"}, "inference": {"key": "i2"}})";
+  const std::string profile = source_path("test/data/replay_profile.json");
+  auto compiled = lull::test::run_cli(std::string(LULL_CLI) + " compile --profiles " + profile +
+                                      " --slo-ms 200 --workers 1 --load-qps 5:20:5 --out " + dir + "/set.pb");
+  INFO(compiled.output);
+  REQUIRE(compiled.code == 0);
+  ModelServerProcess server({"--replay-profile", profile, "--token-file", dir + "/key_file.json"});
+  const std::string serve = std::string(LULL_CLI) + " serve --policies " + dir + "/set.pb --workers " + server.url() +
+                            " --listen 127.0.0.1:0";
+  for (const std::string& flag : {std::string(), " --torchserve-token-file " + dir + "/wrong.json"}) {
+    auto run = lull::test::run_cli(serve + flag);
+    INFO(run.output);
+    CHECK(run.code == 2);
+    CHECK(std::count(run.output.begin(), run.output.end(), '\n') == 1);
+    CHECK(run.output.find("lull serve: model server " + server.url() + " refused the management token (HTTP 400): " +
+                          (flag.empty() ? "no token was sent" : "the management key")) == 0);
+  }
 }
