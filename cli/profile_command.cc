@@ -7,11 +7,15 @@
 // and a pause between batch sizes lets the machine settle, so one slow
 // outlier does not end up as a batch's latency (mdp-spec 1.1's monotone pass
 // would then carry it to, or pull it from, its neighbours).
+// Inputs: with --inputs DIR the batches carry the files of DIR (cycled, in
+// name order), which a real handler can decode; without it, random bytes,
+// which only the stand-in's fake models accept.
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <chrono>
 #include <ctime>
 #include <iomanip>
@@ -29,6 +33,7 @@
 #include "cli/progress_line.h"
 #include "runtime/serve/batch_codec.h"
 #include "runtime/serve/http_client.h"
+#include "runtime/serve/torchserve_token.h"
 #include "runtime/serve/worker_endpoint.h"
 #include "schema/profile_file.h"
 
@@ -73,10 +78,27 @@ std::vector<int> parse_batches(const std::string& text, int max_batch) {
   return out;
 }
 
+// The regular files of `dir` in name order (a deterministic cycle), read whole.
+std::vector<std::string> read_input_files(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw UsageError("--inputs " + dir + ": not a directory");
+  std::vector<fs::path> paths;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file() && e.path().filename().string()[0] != '.' && e.path().extension() != ".md")
+      paths.push_back(e.path());
+  if (ec) throw UsageError("--inputs " + dir + ": " + ec.message());
+  if (paths.empty()) throw UsageError("--inputs " + dir + ": no input files");
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::string> out;
+  for (const auto& p : paths) out.push_back(read_whole_file(p.string()));
+  return out;
+}
+
 }  // namespace
 
 int run_profile(int argc, char** argv) {
-  std::string worker, models_text, accuracy_path, out_path, batches_text, task;
+  std::string worker, models_text, accuracy_path, out_path, batches_text, task, inputs_dir, token_file;
   int max_batch = 32, samples = 100, warmup = 3, input_bytes = 4096, pause_ms = 200;
   std::int64_t timeout_ms = 60000;
   po::options_description desc("lull profile: measure batch latencies through a model server's inference API");
@@ -90,7 +112,12 @@ int run_profile(int argc, char** argv) {
       ("pause-ms", po::value(&pause_ms)->default_value(200), "idle pause before each batch size")
       ("accuracy", po::value(&accuracy_path)->required(), "JSON {model: accuracy in [0,1]}")
       ("task", po::value(&task)->default_value("image-classification"), "task name written to the profile")
-      ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of each synthetic query input")
+      ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of each random query input (without --inputs)")
+      ("inputs", po::value(&inputs_dir),
+       "directory of real query inputs (e.g. profiles/inputs: small JPEG/PNG images), sent cycling through "
+       "its files in name order instead of random bytes")
+      ("torchserve-token-file", po::value(&token_file),
+       "TorchServe's key_file.json: its inference key is sent as Authorization: Bearer KEY")
       ("timeout-ms", po::value(&timeout_ms)->default_value(60000), "per-request timeout")
       ("out", po::value(&out_path)->required(), "profile JSON to write ('-' for stdout)");
   const char* usage =
@@ -110,10 +137,24 @@ int run_profile(int argc, char** argv) {
     if (!accuracies.count(m)) throw UsageError(accuracy_path + ": no accuracy for model '" + m + "'");
   const auto batches = parse_batches(batches_text, max_batch);
 
-  std::mt19937 rng(42);
-  std::string input(static_cast<size_t>(input_bytes), '\0');
-  for (auto& c : input) c = static_cast<char>(rng());
-  std::vector<const std::string*> inputs(static_cast<size_t>(max_batch), &input);
+  serve::TorchServeKeys keys;
+  if (!token_file.empty()) {
+    try {
+      keys = serve::read_torchserve_key_file(token_file);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
+  std::vector<std::string> pool;
+  if (!inputs_dir.empty()) {
+    pool = read_input_files(inputs_dir);
+  } else {
+    std::mt19937 rng(42);
+    pool.emplace_back(static_cast<size_t>(input_bytes), '\0');
+    for (auto& c : pool.back()) c = static_cast<char>(rng());
+  }
+  // The queries of successive requests take the files in turn, round and round.
+  size_t next_input = 0;
 
   serve::HttpClient client;
   auto measure = [&](const std::string& model, int batch) {
@@ -121,9 +162,14 @@ int run_profile(int argc, char** argv) {
     req.method = "POST";
     req.url = worker + "/predictions/" + model;
     req.content_type = serve::kBatchContentType;
-    req.body = serve::encode_batch_request({inputs.begin(), inputs.begin() + batch});
+    std::vector<const std::string*> inputs;
+    for (int i = 0; i < batch; ++i) inputs.push_back(&pool[next_input++ % pool.size()]);
+    req.body = serve::encode_batch_request(inputs);
     req.timeout_ms = timeout_ms;
+    req.bearer_token = keys.inference;
     auto r = client.fetch(req);
+    if (serve::is_token_refusal(r))
+      throw std::runtime_error(serve::describe_token_refusal(worker, "inference", !keys.inference.empty(), r));
     if (!r.ok()) throw std::runtime_error(req.url + " (batch " + std::to_string(batch) + "): " + r.describe());
     serve::decode_batch_response(r.body, static_cast<size_t>(batch));  // the contract holds
     return r.elapsed_us / 1e6;

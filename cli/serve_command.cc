@@ -17,8 +17,10 @@
 #include "runtime/serve/http_client.h"
 #include "runtime/serve/model_check.h"
 #include "runtime/serve/query_inputs.h"
+#include "runtime/serve/request_split.h"
 #include "runtime/serve/serve_session.h"
 #include "runtime/serve/torchserve_backend.h"
+#include "runtime/serve/torchserve_token.h"
 #include "runtime/serve/worker_endpoint.h"
 
 namespace lull::cli {
@@ -35,11 +37,11 @@ struct StopBackendFirst {
 }  // namespace
 
 int run_serve(int argc, char** argv) {
-  std::string policies, workers_text, management_text, listen, port_file;
+  std::string policies, workers_text, management_text, listen, port_file, token_file;
   serve::ServeOptions opts;
   serve::TorchServeOptions backend_opts;
   serve::FrontendOptions fe;
-  bool no_model_check = false;
+  bool no_model_check = false, strict_model_batching = false;
   po::options_description desc("lull serve: serve a task through model servers under a compiled policy set");
   desc.add_options()
       ("policies", po::value(&policies)->required(), "policy set from lull compile (SET.pb)")
@@ -53,15 +55,32 @@ int run_serve(int argc, char** argv) {
        "a batch slower than this fails and its worker leaves rotation")
       ("health-interval-ms", po::value(&backend_opts.health_interval_ms)->default_value(500), "between pings")
       ("health-timeout-ms", po::value(&backend_opts.health_timeout_ms)->default_value(500), "ping timeout")
-      ("no-model-check", po::bool_switch(&no_model_check), "skip the management-API check at start");
+      ("no-model-check", po::bool_switch(&no_model_check), "skip the management-API check at start")
+      ("torchserve-token-file", po::value(&token_file),
+       "TorchServe's key_file.json: its inference key goes on predictions and pings, its management key on "
+       "the model check (as Authorization: Bearer KEY)")
+      ("max-request-bytes", po::value(&backend_opts.max_request_bytes)->default_value(serve::kTorchServeMaxRequestBytes),
+       "largest request body sent to a model server (TorchServe's max_request_size); larger batches go as "
+       "several requests")
+      ("strict-model-batching", po::bool_switch(&strict_model_batching),
+       "fail (not warn) at start when a model's batchSize > 1 with maxBatchDelay > 0 would hold lull's batches");
   const char* usage =
       "usage: lull serve --policies SET.pb --servers URL,URL,... --listen 127.0.0.1:7070";
   const std::vector<RenamedFlag> renamed = {
       {"--workers", "--workers is now --servers URL,URL (the model servers; --workers is a count in lull)"}};
   if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, nullptr})) return 0;
   std::vector<serve::WorkerEndpoint> workers;
+  serve::TorchServeKeys keys;
   try {
+    if (!token_file.empty()) keys = serve::read_torchserve_key_file(token_file);
+    backend_opts.inference_key = keys.inference;
     workers = serve::parse_worker_endpoints(workers_text, management_text);
+    // Every query the front end accepts must fit in one request on its own.
+    const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)});
+    if (one_query > backend_opts.max_request_bytes)
+      throw std::invalid_argument("--max-body-bytes " + std::to_string(fe.max_body_bytes) + ": one such query encodes to " +
+                                  std::to_string(one_query) + " bytes, over --max-request-bytes " +
+                                  std::to_string(backend_opts.max_request_bytes) + "; lower --max-body-bytes");
     serve::parse_listen_address(listen, &fe.host, &fe.port);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
@@ -83,7 +102,12 @@ int run_serve(int argc, char** argv) {
   for (const auto& m : table.models) model_names.push_back(m.name);
   if (!no_model_check) {
     serve::HttpClient client;
-    serve::check_models_loaded(client, workers, model_names);
+    serve::ModelCheckOptions check;
+    check.management_key = keys.management;
+    const auto warnings = serve::check_models_loaded(client, workers, model_names, check);
+    if (strict_model_batching && !warnings.empty())
+      throw serve::ModelCheckError(warnings.front() + " (--strict-model-batching)");
+    for (const auto& w : warnings) std::cerr << "lull serve: warning: " << w << std::endl;
   }
   for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
   serve::QueryInputs inputs;

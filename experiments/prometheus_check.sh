@@ -40,7 +40,7 @@ WORKERS="$(IFS=,; echo "${URLS[*]}")"
     "$PROFILE" "$WORK/accuracy.json"
 "$LULL" compile --profiles "$PROFILE" --slo-ms "$((SLO_MS - HOP_MS))" --workers "$SERVERS" --percentile 100 \
     --load-qps 5:100:5 --max-queue 8 --intervals 50 --out "$WORK/set.pb" 2>/dev/null
-"$LULL" serve --policies "$WORK/set.pb" --workers "$WORKERS" --listen 127.0.0.1:0 \
+"$LULL" serve --policies "$WORK/set.pb" --servers "$WORKERS" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 PIDS+=($!)
 wait_file "$WORK/lull.port"

@@ -15,6 +15,17 @@ Like one TorchServe worker on one device, it runs one forward pass at a time;
 concurrent requests queue. On a real TorchServe, runtime/torchserve/
 lull_batch_handler.py implements the same contract.
 
+With --token-file KEY_FILE.json (TorchServe's key_file.json format:
+{"management": {"key": ...}, "inference": {"key": ...}, "API": {"key": ...}}) it
+enforces token authorization like TorchServe: /predictions needs
+"Authorization: Bearer <inference key>", /models needs the management key
+(one port serves both here), /ping needs none; a missing or wrong token gets
+TorchServe's answer, HTTP 400 {"code": 400, "type": "InvalidKeyException", ...}.
+
+With --max-request-size N it answers 413 to request bodies over N bytes, as
+TorchServe does past its max_request_size (6553500 by default);
+--log-requests FILE appends one line per POST ("PATH BODY_BYTES") for tests.
+
 Usage: lull_modelserver.py --models resnet18,mobilenet_v3_small --port 0 --port-file PORT
        lull_modelserver.py --fake fast:1:0.5 --fake slow:20:2 ...   (no torch, for tests)
        lull_modelserver.py --replay-profile PROFILE.json [--models a,b] --seed 1
@@ -40,10 +51,16 @@ class ModelServer(ThreadingHTTPServer):
     allow_reuse_address = True  # a restarted server takes its old port back at once
     request_queue_size = 128  # the default backlog of 5 refuses bursts of new connections
 
-    def __init__(self, addr, models, delay_ms):
+    def __init__(self, addr, models, delay_ms, keys=None):
         super().__init__(addr, Handler)
         self.models = models
         self.delay_ms = delay_ms
+        self.keys = keys  # {"inference": KEY, "management": KEY}, or None: no token authorization
+        self.batch_size = 1  # what GET /models/{name} reports (the stand-in never batches requests itself)
+        self.max_batch_delay = 100  # TorchServe's default
+        self.max_request_size = 0  # 0: no limit
+        self.log_requests = None
+        self.log_lock = threading.Lock()
         self.device_lock = threading.Lock()  # one forward pass at a time, like one device
 
 
@@ -66,11 +83,22 @@ class Handler(BaseHTTPRequestHandler):
     def _error(self, code, kind, message):
         self._send(code, contract.error_body(code, kind, message))
 
+    def _token_refused(self, api):
+        """TorchServe's token check: True (and the refusal sent) when the call lacks the api's key."""
+        keys = self.server.keys
+        if keys is None or self.headers.get("Authorization") == "Bearer " + keys[api]:
+            return False
+        self._error(400, "InvalidKeyException",
+                    "Token Authorization failed. Token either incorrect, expired, or not provided correctly")
+        return True
+
     def do_GET(self):
         path = self.path.split("?", 1)[0]
         models = self.server.models
         if path == "/ping":
             return self._send(200, json.dumps({"status": "Healthy"}))
+        if self._token_refused("management"):
+            return
         if path == "/models":
             return self._send(200, json.dumps(
                 {"models": [{"modelName": n, "modelUrl": n + ".mar"} for n in sorted(models)]}))
@@ -81,7 +109,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self._error(404, "ModelNotFoundException", "Model not found: " + name)
             return self._send(200, json.dumps([{
                 "modelName": name, "modelVersion": "1.0", "modelUrl": name + ".mar",
-                "runtime": "python", "minWorkers": 1, "maxWorkers": 1, "batchSize": 1,
+                "runtime": "python", "minWorkers": 1, "maxWorkers": 1,
+                "batchSize": self.server.batch_size, "maxBatchDelay": self.server.max_batch_delay,
                 "loadedAtStartup": True,
                 "workers": [{"id": "9000", "status": "READY", "pid": os.getpid(), "gpu": False}],
             }]))
@@ -90,9 +119,17 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        if self.server.log_requests:
+            with self.server.log_lock, open(self.server.log_requests, "a") as log:
+                log.write("%s %d\n" % (self.path, length))
+        if self.server.max_request_size and length > self.server.max_request_size:
+            return self._error(413, "RequestEntityTooLarge",
+                               "request of %d bytes is over max_request_size %d" % (length, self.server.max_request_size))
         m = re.fullmatch(r"/predictions/([^/?]+)(?:/[^/?]+)?", self.path.split("?", 1)[0])
         if not m:
             return self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + self.path)
+        if self._token_refused("inference"):
+            return
         model = self.server.models.get(m.group(1))
         if model is None:
             return self._error(404, "ModelNotFoundException", "Model not found: " + m.group(1))
@@ -123,6 +160,13 @@ def main():
     ap.add_argument("--image-size", type=int, default=224)
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     ap.add_argument("--delay-ms", type=float, default=0, help="extra latency per request (fault tests)")
+    ap.add_argument("--max-request-size", type=int, default=0, help="413 for larger request bodies (0: no limit)")
+    ap.add_argument("--log-requests", help="append 'PATH BODY_BYTES' per POST to this file (tests)")
+    ap.add_argument("--token-file", help="TorchServe key_file.json: enforce its inference/management keys")
+    ap.add_argument("--report-batch-size", type=int, default=1,
+                    help="batchSize that GET /models/{name} reports (tests of lull's batching check)")
+    ap.add_argument("--report-max-batch-delay", type=int, default=100,
+                    help="maxBatchDelay (ms) that GET /models/{name} reports")
     args = ap.parse_args()
 
     models = {}
@@ -143,7 +187,19 @@ def main():
     if not models:
         ap.error("no models: give --models, --fake or --replay-profile")
 
-    server = ModelServer((args.host, args.port), models, args.delay_ms)
+    keys = None
+    if args.token_file:
+        try:
+            with open(args.token_file) as f:
+                data = json.load(f)
+            keys = {api: data[api]["key"] for api in ("inference", "management")}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            ap.exit(2, "lull_modelserver: %s: not a TorchServe key file (%s)\n" % (args.token_file, e))
+    server = ModelServer((args.host, args.port), models, args.delay_ms, keys)
+    server.batch_size = args.report_batch_size
+    server.max_batch_delay = args.report_max_batch_delay
+    server.max_request_size = args.max_request_size
+    server.log_requests = args.log_requests
     port = server.server_address[1]
     if args.port_file:
         tmp = args.port_file + ".tmp"

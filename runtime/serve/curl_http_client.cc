@@ -199,8 +199,10 @@ class HttpClient::Loop {
       t->headers = curl_slist_append(t->headers, ctype.c_str());
       // Without this, curl waits up to a second for "100 Continue" on bodies over 1 KiB.
       t->headers = curl_slist_append(t->headers, "Expect:");
-      curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->headers);
     }
+    if (!r.bearer_token.empty())
+      t->headers = curl_slist_append(t->headers, ("Authorization: Bearer " + r.bearer_token).c_str());
+    if (t->headers) curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->headers);
     curl_multi_add_handle(multi_, easy);
     active_.emplace(t->id, std::move(t));
   }

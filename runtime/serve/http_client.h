@@ -18,6 +18,7 @@ struct HttpRequest {
   std::string url;                   // absolute: http://host:port/path
   std::string body;                  // POST only
   std::string content_type;          // POST only; empty: application/octet-stream
+  std::string bearer_token;          // non-empty: sent as "Authorization: Bearer TOKEN" (TorchServe's keys)
   std::int64_t timeout_ms = 0;       // whole transfer; 0: no limit
   std::int64_t connect_timeout_ms = 1000;
 };

@@ -1,3 +1,4 @@
+// The management-API start-up check (why: see model_check.h).
 #include "runtime/serve/model_check.h"
 
 #include <google/protobuf/struct.pb.h>
@@ -5,6 +6,8 @@
 
 #include <future>
 #include <memory>
+
+#include "runtime/serve/torchserve_token.h"
 
 namespace lull::serve {
 
@@ -32,10 +35,11 @@ bool has_ready_worker(const std::string& body) {
   return false;
 }
 
-std::string loaded_list(HttpClient& client, const WorkerEndpoint& w, std::int64_t timeout_ms) {
+std::string loaded_list(HttpClient& client, const WorkerEndpoint& w, const ModelCheckOptions& options) {
   HttpRequest req;
   req.url = w.management_url + "/models";
-  req.timeout_ms = timeout_ms;
+  req.timeout_ms = options.timeout_ms;
+  req.bearer_token = options.management_key;
   auto r = client.fetch(req);
   Value v;
   if (!r.ok() || !parse_json(r.body, &v) || v.kind_case() != Value::kStructValue) return "?";
@@ -54,8 +58,9 @@ std::string loaded_list(HttpClient& client, const WorkerEndpoint& w, std::int64_
 
 }  // namespace
 
-void check_models_loaded(HttpClient& client, const std::vector<WorkerEndpoint>& workers,
-                         const std::vector<std::string>& models, std::int64_t timeout_ms) {
+std::vector<std::string> check_models_loaded(HttpClient& client, const std::vector<WorkerEndpoint>& workers,
+                                             const std::vector<std::string>& models,
+                                             const ModelCheckOptions& options) {
   // All requests at once, then collect: start-up stays fast with many workers.
   struct Probe {
     size_t worker, model;
@@ -68,19 +73,28 @@ void check_models_loaded(HttpClient& client, const std::vector<WorkerEndpoint>& 
       probes.push_back({w, m, p->get_future()});
       HttpRequest req;
       req.url = workers[w].management_url + "/models/" + models[m];
-      req.timeout_ms = timeout_ms;
-      req.connect_timeout_ms = timeout_ms;
+      req.timeout_ms = options.timeout_ms;
+      req.connect_timeout_ms = options.timeout_ms;
+      req.bearer_token = options.management_key;
       client.send(req, [p](HttpResponse r) { p->set_value(std::move(r)); });
     }
   }
+  std::vector<std::string> warnings;
+  std::vector<std::string> refused(workers.size());
   std::vector<std::vector<std::string>> missing(workers.size());
   std::vector<std::string> unreachable(workers.size());
   for (auto& probe : probes) {
     HttpResponse r = probe.response.get();
     if (!r.error.empty()) {
       unreachable[probe.worker] = r.describe();
+    } else if (is_token_refusal(r)) {
+      refused[probe.worker] = describe_token_refusal(workers[probe.worker].management_url, "management",
+                                                     !options.management_key.empty(), r);
     } else if (!(r.ok() && has_ready_worker(r.body))) {
       missing[probe.worker].push_back(models[probe.model]);
+    } else {
+      auto warning = batching_warning(workers[probe.worker].management_url, models[probe.model], r.body);
+      if (!warning.empty()) warnings.push_back(std::move(warning));
     }
   }
   std::string problems;
@@ -88,15 +102,38 @@ void check_models_loaded(HttpClient& client, const std::vector<WorkerEndpoint>& 
     std::string line;
     if (!unreachable[w].empty()) {
       line = "management API " + workers[w].management_url + " unreachable (" + unreachable[w] + ")";
+    } else if (!refused[w].empty()) {
+      line = refused[w];
     } else if (!missing[w].empty()) {
       line = "worker " + workers[w].management_url + " lacks model";
       line += missing[w].size() > 1 ? "s " : " ";
       for (size_t i = 0; i < missing[w].size(); ++i) line += (i ? ", " : "") + missing[w][i];
-      line += " (loaded: " + loaded_list(client, workers[w], timeout_ms) + ")";
+      line += " (loaded: " + loaded_list(client, workers[w], options) + ")";
     }
     if (!line.empty()) problems += (problems.empty() ? "" : "; ") + line;
   }
   if (!problems.empty()) throw ModelCheckError(problems);
+  return warnings;
+}
+
+std::string batching_warning(const std::string& worker_url, const std::string& model, const std::string& body) {
+  Value v;
+  if (!parse_json(body, &v) || v.kind_case() != Value::kListValue) return "";
+  for (const auto& version : v.list_value().values()) {
+    if (version.kind_case() != Value::kStructValue) continue;
+    const auto& f = version.struct_value().fields();
+    auto number = [&](const char* name) {
+      auto it = f.find(name);
+      return it != f.end() && it->second.kind_case() == Value::kNumberValue ? it->second.number_value() : 0.0;
+    };
+    const double batch_size = number("batchSize"), delay_ms = number("maxBatchDelay");
+    if (batch_size > 1 && delay_ms > 0)
+      return "worker " + worker_url + " model " + model + ": batchSize " + std::to_string(int(batch_size)) +
+             ", maxBatchDelay " + std::to_string(int(delay_ms)) +
+             " ms: TorchServe holds each of lull's batches up to that delay; register it with batchSize 1 "
+             "(lull sends each batch as one request)";
+  }
+  return "";
 }
 
 }  // namespace lull::serve

@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "runtime/serve/batch_codec.h"
+#include "runtime/serve/request_split.h"
+#include "runtime/serve/torchserve_token.h"
 
 namespace lull::serve {
 
@@ -45,6 +47,7 @@ int TorchServeBackend::start() {
     req.url = workers_[w].inference_url + "/ping";
     req.timeout_ms = options_.health_timeout_ms;
     req.connect_timeout_ms = options_.health_timeout_ms;
+    req.bearer_token = options_.inference_key;
     std::uint64_t epoch;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -108,17 +111,30 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
   // empty input so the batch keeps the size the selector chose.
   std::vector<std::shared_ptr<const std::string>> held;
   std::vector<const std::string*> inputs;
+  std::vector<size_t> sizes;
   static const std::string kEmpty;
   for (auto id : batch.queries) {
     held.push_back(inputs_.get(id));
     inputs.push_back(held.back() ? held.back().get() : &kEmpty);
+    sizes.push_back(inputs.back()->size());
   }
-  HttpRequest req;
-  req.method = "POST";
-  req.url = workers_[batch.worker].inference_url + "/predictions/" + models_[batch.model];
-  req.body = encode_batch_request(inputs);
-  req.content_type = kBatchContentType;
-  req.timeout_ms = options_.batch_timeout_ms;
+  std::vector<RequestPart> parts;
+  try {
+    parts = split_batch_request(sizes, options_.max_request_bytes);
+  } catch (const RequestTooLargeError& e) {
+    return fail_now(batch, workers_[batch.worker].inference_url + " " + models_[batch.model] + ": " + e.what());
+  }
+  std::vector<HttpRequest> requests;
+  for (const auto& part : parts) {
+    HttpRequest req;
+    req.method = "POST";
+    req.url = workers_[batch.worker].inference_url + "/predictions/" + models_[batch.model];
+    req.body = encode_batch_request({inputs.begin() + part.begin, inputs.begin() + part.end});
+    req.content_type = kBatchContentType;
+    req.timeout_ms = options_.batch_timeout_ms;
+    req.bearer_token = options_.inference_key;
+    requests.push_back(std::move(req));
+  }
 
   std::uint64_t serial;
   {
@@ -127,19 +143,28 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
       serial = 0;  // failed below, outside the lock
     } else {
       serial = ++next_serial_;
-      state_[batch.worker].in_flight[serial].batch = batch;
+      InFlight& f = state_[batch.worker].in_flight[serial];
+      f.batch = batch;
+      f.outputs.resize(parts.size());
+      f.parts_left = parts.size();
     }
   }
   if (serial == 0) return fail_now(batch, "worker " + workers_[batch.worker].inference_url + " is down");
   const int worker = batch.worker;
-  const HttpRequestId http_id =
-      client_->send(std::move(req), [this, worker, serial](HttpResponse r) { on_batch_done(worker, serial, r); });
+  std::vector<HttpRequestId> ids;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const size_t n = parts[p].end - parts[p].begin;
+    ids.push_back(client_->send(std::move(requests[p]), [this, worker, serial, p, n](HttpResponse r) {
+      on_part_done(worker, serial, p, n, r);
+    }));
+  }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = state_[worker].in_flight.find(serial);
-  if (it != state_[worker].in_flight.end()) it->second.http_id = http_id;
+  if (it != state_[worker].in_flight.end()) it->second.http_ids = std::move(ids);
 }
 
-void TorchServeBackend::on_batch_done(int worker, std::uint64_t serial, const HttpResponse& response) {
+void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size,
+                                     const HttpResponse& response) {
   runtime::BatchResult result;
   std::vector<runtime::BatchResult> others_failed;
   bool went_down = false;
@@ -148,24 +173,35 @@ void TorchServeBackend::on_batch_done(int worker, std::uint64_t serial, const Ht
     if (stopping_) return;
     Worker& s = state_[worker];
     auto it = s.in_flight.find(serial);
-    if (it == s.in_flight.end()) return;  // already failed when the worker went down
-    const runtime::BatchRequest batch = std::move(it->second.batch);
-    s.in_flight.erase(it);
-    result.worker = batch.worker;
-    result.model = batch.model;
-    result.queries = batch.queries;
-    result.ok = false;
+    if (it == s.in_flight.end()) return;  // already failed (worker down, or another part failed)
+    InFlight& f = it->second;
     std::string why;
     if (response.ok()) {
       try {
-        result.outputs = decode_batch_response(response.body, batch.queries.size());
-        result.ok = true;
+        f.outputs[part] = decode_batch_response(response.body, part_size);
       } catch (const BatchCodecError& e) {
         why = e.what();
       }
+    } else if (is_token_refusal(response)) {
+      why = describe_token_refusal(workers_[worker].inference_url, "inference", !options_.inference_key.empty(),
+                                   response);
     } else {
       why = response.describe();
     }
+    if (why.empty() && --f.parts_left > 0) return;  // the other parts are still out
+    const runtime::BatchRequest batch = std::move(f.batch);
+    result.worker = batch.worker;
+    result.model = batch.model;
+    result.queries = batch.queries;
+    result.ok = why.empty();
+    if (result.ok) {
+      for (auto& outputs : f.outputs)
+        for (auto& o : outputs) result.outputs.push_back(std::move(o));
+    } else {
+      for (size_t p = 0; p < f.http_ids.size(); ++p)
+        if (p != part) client_->cancel(f.http_ids[p]);  // a failed part fails the batch: drop the rest
+    }
+    s.in_flight.erase(it);
     if (result.ok) {
       s.ok++;
     } else {
@@ -192,7 +228,7 @@ std::vector<runtime::BatchResult> TorchServeBackend::take_down_locked(int worker
   s.down_epoch++;
   std::vector<runtime::BatchResult> failed;
   for (auto& [serial, f] : s.in_flight) {
-    client_->cancel(f.http_id);
+    for (auto id : f.http_ids) client_->cancel(id);
     runtime::BatchResult r;
     r.worker = f.batch.worker;
     r.model = f.batch.model;
@@ -243,6 +279,7 @@ void TorchServeBackend::ping_all() {
     req.url = workers_[w].inference_url + "/ping";
     req.timeout_ms = options_.health_timeout_ms;
     req.connect_timeout_ms = options_.health_timeout_ms;
+    req.bearer_token = options_.inference_key;
     client_->send(std::move(req), [this, w, epoch](HttpResponse r) { on_ping(w, epoch, r); });
   }
 }

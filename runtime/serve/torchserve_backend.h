@@ -2,7 +2,9 @@
 // The runtime's Backend on TorchServe-compatible model servers, one per
 // worker. A batch goes to its worker as ONE POST /predictions/{model} under
 // lull's batch contract (batch_codec.h); the answer is split back to the
-// queries in order. Health: GET /ping at start and periodically; a worker that
+// queries in order. A batch whose body would pass max_request_bytes goes as
+// several consecutive requests to that worker (request_split.h), joined in
+// order; it succeeds when all of them do. Health: GET /ping at start and periodically; a worker that
 // fails a ping, or whose batch fails with a transport error, a timeout or a
 // 5xx, is taken out of rotation at once and every batch in flight on it is
 // reported failed (ok = false), so the dispatcher can retry those queries on
@@ -34,6 +36,8 @@ struct TorchServeOptions {
   std::int64_t batch_timeout_ms = 2000;   // longer: the batch fails and the worker goes down
   std::int64_t health_interval_ms = 500;  // between pings of each worker
   std::int64_t health_timeout_ms = 500;   // a ping slower than this fails
+  std::string inference_key;              // TorchServe's inference key (torchserve_token.h); empty: none
+  std::int64_t max_request_bytes = 6553500;  // TorchServe's default max_request_size; larger batches are split
 };
 
 struct WorkerStats {
@@ -74,7 +78,9 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
  private:
   struct InFlight {
     runtime::BatchRequest batch;
-    HttpRequestId http_id = 0;
+    std::vector<HttpRequestId> http_ids;          // one per request part
+    std::vector<std::vector<std::string>> outputs;  // per part, filled as parts answer
+    size_t parts_left = 0;
   };
   struct Worker {
     bool up = false;
@@ -84,7 +90,7 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
     std::string last_error;
   };
 
-  void on_batch_done(int worker, std::uint64_t serial, const HttpResponse& response);
+  void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const HttpResponse& response);
   void fail_now(const runtime::BatchRequest& batch, const std::string& why);
   // Takes the worker out of rotation, cancels its requests and returns its
   // in-flight batches as failed results, for the caller to report after

@@ -1,11 +1,36 @@
 """TorchServe custom handler implementing lull's batch contract.
 
-Register a model with it on a real TorchServe, e.g.
+Serving a model with it on a real TorchServe (0.11 or later), from the
+repository root:
 
+    # 1. The model as TorchScript (BaseHandler loads a .pt with torch.jit.load):
+    python3 -c "import torch, torchvision; \
+        torch.jit.script(torchvision.models.resnet18(weights='DEFAULT').eval()).save('resnet18.pt')"
+    # 2. The archive: this handler plus the contract module it imports:
+    mkdir -p model_store
     torch-model-archiver --model-name resnet18 --version 1.0 \
-        --serialized-file resnet18.pt --handler lull_batch_handler.py \
-        --extra-files lull_batch_contract.py
-    torchserve --start --models resnet18=resnet18.mar
+        --serialized-file resnet18.pt \
+        --handler runtime/torchserve/lull_batch_handler.py \
+        --extra-files runtime/torchserve/lull_batch_contract.py \
+        --export-path model_store
+    # 3. config.properties (what lull relies on):
+    #      inference_address=http://127.0.0.1:8080
+    #      management_address=http://127.0.0.1:8081
+    #      max_request_size=6553500      # >= lull serve --max-request-bytes (same default)
+    #      max_response_size=6553500
+    #      default_workers_per_model=1   # one worker per device, as lull's profiles assume
+    # 4. Start it; each model keeps TorchServe's default batchSize 1 (lull batches
+    #    itself, one request per batch; lull serve warns about batchSize > 1 with
+    #    maxBatchDelay > 0):
+    torchserve --start --ncs --model-store model_store --ts-config config.properties \
+        --models resnet18=resnet18.mar
+    # 5. Token authorization is on by default: TorchServe writes key_file.json
+    #    (management and inference keys) in the directory it was started from.
+    lull profile --worker http://127.0.0.1:8080 --models resnet18 --inputs profiles/inputs \
+        --torchserve-token-file key_file.json --accuracy ACC.json --out PROFILE.json
+    lull serve --policies SET.pb --servers http://127.0.0.1:8080 \
+        --management-urls http://127.0.0.1:8081 --torchserve-token-file key_file.json
+    # (or start torchserve with --disable-token-auth, and give lull no token file)
 
 Each TorchServe request carries a whole lull batch ({"inputs": [...]}, see
 lull_batch_contract.py). TorchServe may itself group several requests

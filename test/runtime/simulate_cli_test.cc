@@ -13,25 +13,13 @@
 #include "schema/atomic_file.h"
 #include "schema/policy_file.h"
 #include "test/runtime/runtime_test_support.h"
+#include "test/support/run_cli.h"
 
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
+using Outcome = lull::test::CliOutcome;
 
-Outcome run_lull(const std::string& args) {
-  const std::string cmd = std::string(LULL_CLI) + " " + args + " 2>&1";
-  Outcome o;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return o;
-  std::array<char, 4096> buf{};
-  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) o.output.append(buf.data(), n);
-  const int status = pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
+Outcome run_lull(const std::string& args) { return lull::test::run_cli(std::string(LULL_CLI) + " " + args); }
 
 std::string dir() {
   const auto d = std::filesystem::temp_directory_path() / "lull_runtime_cli";

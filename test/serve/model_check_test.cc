@@ -27,3 +27,21 @@ TEST_CASE("model check names the worker, the missing models and what it has", "[
     CHECK(msg.find(dead + " unreachable") != std::string::npos);
   }
 }
+
+TEST_CASE("model check warns when TorchServe's own batching would hold lull's batches", "[serve][management]") {
+  // batchSize 1 (what lull expects) or no delay: no warning.
+  ModelServerProcess plain({"--fake", "a:0:0"});
+  ModelServerProcess batching({"--fake", "a:0:0", "--report-batch-size", "8", "--report-max-batch-delay", "50"});
+  HttpClient client;
+  CHECK(check_models_loaded(client, {{plain.url(), plain.url()}}, {"a"}).empty());
+  const auto warnings = check_models_loaded(client, {{plain.url(), plain.url()}, {batching.url(), batching.url()}}, {"a"});
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("worker " + batching.url() + " model a: batchSize 8, maxBatchDelay 50 ms") == 0);
+  CHECK(warnings[0].find("batchSize 1") != std::string::npos);
+
+  // From a management answer as TorchServe writes it.
+  const std::string body = R"([{"modelName": "r", "batchSize": 4, "maxBatchDelay": 100, "workers": [{"id": "9000"}]}])";
+  CHECK(batching_warning("http://h:8081", "r", body).find("batchSize 4, maxBatchDelay 100 ms") != std::string::npos);
+  CHECK(batching_warning("http://h:8081", "r", R"([{"batchSize": 4, "maxBatchDelay": 0}])").empty());
+  CHECK(batching_warning("http://h:8081", "r", R"([{"batchSize": 1, "maxBatchDelay": 100}])").empty());
+}

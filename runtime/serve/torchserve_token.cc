@@ -1,0 +1,60 @@
+// Reading TorchServe's key file and recognising its token refusals (why: see
+// torchserve_token.h).
+#include "runtime/serve/torchserve_token.h"
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace lull::serve {
+
+namespace {
+
+using google::protobuf::Value;
+
+std::string key_of(const google::protobuf::Struct& file, const std::string& path, const std::string& section) {
+  const auto& f = file.fields();
+  auto s = f.find(section);
+  if (s == f.end() || s->second.kind_case() != Value::kStructValue)
+    throw std::invalid_argument(path + ": " + section + ": missing (expected TorchServe's key_file.json)");
+  const auto& sf = s->second.struct_value().fields();
+  auto k = sf.find("key");
+  if (k == sf.end() || k->second.kind_case() != Value::kStringValue || k->second.string_value().empty())
+    throw std::invalid_argument(path + ": " + section + ".key: missing or not a non-empty string");
+  return k->second.string_value();
+}
+
+}  // namespace
+
+TorchServeKeys read_torchserve_key_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(path + ": cannot read the TorchServe key file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  google::protobuf::Struct file;
+  if (!google::protobuf::util::JsonStringToMessage(text.str(), &file).ok())
+    throw std::invalid_argument(path + ": not a JSON object (expected TorchServe's key_file.json)");
+  TorchServeKeys keys;
+  keys.inference = key_of(file, path, "inference");
+  keys.management = key_of(file, path, "management");
+  return keys;
+}
+
+bool is_token_refusal(const HttpResponse& response) {
+  if (!response.error.empty()) return false;
+  if (response.status == 401 || response.status == 403) return true;
+  return response.status == 400 && response.body.find("InvalidKeyException") != std::string::npos;
+}
+
+std::string describe_token_refusal(const std::string& url, const std::string& api, bool token_sent,
+                                   const HttpResponse& response) {
+  std::string line = "model server " + url + " refused the " + api + " token (HTTP " +
+                     std::to_string(response.status) + "): ";
+  line += token_sent ? "the " + api + " key of --torchserve-token-file is wrong or expired"
+                     : "no token was sent; give --torchserve-token-file with TorchServe's key_file.json";
+  return line;
+}
+
+}  // namespace lull::serve

@@ -1,0 +1,134 @@
+// TorchServe token authorization: lull reads key_file.json, sends the right
+// key to each API, and names a refused token as such. The stand-in server
+// with --token-file enforces the keys the way TorchServe does.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "backend_test_support.h"
+#include "model_server_process.h"
+#include "runtime/serve/model_check.h"
+#include "runtime/serve/query_inputs.h"
+#include "runtime/serve/torchserve_backend.h"
+#include "runtime/serve/torchserve_token.h"
+
+using namespace lull::serve;
+using namespace lull::serve::testing;
+
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = "/tmp/lull-token-test-" + std::to_string(getpid()) + "-" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+const char* kKeyFile = R"({
+  "management": {"key": "mgmt-KEY1", "expiration time": "2030-01-01T00:00:00.000000Z"},
+  "inference": {"key": "infer-KEY2", "expiration time": "2030-01-01T00:00:00.000000Z"},
+  "API": {"key": "api-KEY3"}
+})";
+
+lull::runtime::BatchRequest one_batch() {
+  lull::runtime::BatchRequest b;
+  b.queries = {1, 2};
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("key file: both keys read, a missing one named", "[serve][token]") {
+  const auto keys = read_torchserve_key_file(write_temp("good.json", kKeyFile));
+  CHECK(keys.inference == "infer-KEY2");
+  CHECK(keys.management == "mgmt-KEY1");
+  const auto bad = write_temp("bad.json", R"({"management": {"key": "m"}, "inference": {"key": 3}})");
+  try {
+    read_torchserve_key_file(bad);
+    FAIL("expected invalid_argument");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()) == bad + ": inference.key: missing or not a non-empty string");
+  }
+  CHECK_THROWS_AS(read_torchserve_key_file(write_temp("notjson.json", "Management Key: x")), std::invalid_argument);
+  CHECK_THROWS_AS(read_torchserve_key_file("/nonexistent/key_file.json"), std::invalid_argument);
+}
+
+TEST_CASE("token: the stand-in enforces it, lull sends it to each API", "[serve][token]") {
+  const auto key_path = write_temp("server.json", kKeyFile);
+  ModelServerProcess server({"--fake", "fast:1:0", "--token-file", key_path});
+  const auto keys = read_torchserve_key_file(key_path);
+  HttpClient client;
+
+  HttpRequest ping;
+  ping.url = server.url() + "/ping";
+  CHECK(client.fetch(ping).ok());  // like TorchServe: health needs no token
+
+  HttpRequest predict;
+  predict.method = "POST";
+  predict.url = server.url() + "/predictions/fast";
+  predict.body = "abc";
+  auto refused = client.fetch(predict);
+  CHECK(refused.status == 400);
+  CHECK(refused.body.find("InvalidKeyException") != std::string::npos);
+  CHECK(is_token_refusal(refused));
+  predict.bearer_token = keys.management;  // the wrong key for this API
+  CHECK(is_token_refusal(client.fetch(predict)));
+  predict.bearer_token = keys.inference;
+  auto answered = client.fetch(predict);
+  CHECK(answered.status == 200);
+  CHECK_FALSE(is_token_refusal(answered));
+
+  ModelCheckOptions check;
+  check.management_key = keys.management;
+  CHECK_NOTHROW(check_models_loaded(client, {{server.url(), server.url()}}, {"fast"}, check));
+}
+
+TEST_CASE("token: a refused management token is named, not reported as missing models", "[serve][token]") {
+  const auto key_path = write_temp("refused.json", kKeyFile);
+  ModelServerProcess server({"--fake", "fast:1:0", "--token-file", key_path});
+  HttpClient client;
+  for (const std::string key : {"", "wrong-key"}) {
+    ModelCheckOptions check;
+    check.management_key = key;
+    try {
+      check_models_loaded(client, {{server.url(), server.url()}}, {"fast"}, check);
+      FAIL("expected ModelCheckError");
+    } catch (const ModelCheckError& e) {
+      const std::string msg = e.what();
+      INFO(msg);
+      CHECK(msg.find("model server " + server.url() + " refused the management token (HTTP 400)") == 0);
+      CHECK(msg.find(key.empty() ? "no token was sent" : "is wrong or expired") != std::string::npos);
+      CHECK(msg.find("lacks") == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("token: batches carry the inference key, and without it the batch error names the token", "[serve][token]") {
+  const auto key_path = write_temp("backend.json", kKeyFile);
+  ModelServerProcess server({"--fake", "fast:1:0", "--token-file", key_path});
+  QueryInputs inputs;
+  inputs.put(1, "aa");
+  inputs.put(2, "bbbb");
+  for (const bool with_key : {true, false}) {
+    TorchServeOptions options;
+    if (with_key) options.inference_key = read_torchserve_key_file(key_path).inference;
+    TorchServeBackend backend({{server.url(), server.url()}}, {"fast"}, inputs, options);
+    ResultLog log;
+    backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
+    REQUIRE(backend.start() == 1);
+    backend.start_batch(one_batch());
+    auto results = log.wait_for(1, std::chrono::milliseconds(5000));
+    REQUIRE(results.size() == 1);
+    INFO(results[0].error);
+    CHECK(results[0].ok == with_key);
+    if (with_key) {
+      CHECK(results[0].outputs == std::vector<std::string>{"{\"class\":2,\"score\":1.0}", "{\"class\":4,\"score\":1.0}"});
+    } else {
+      CHECK(results[0].error.find("refused the inference token") != std::string::npos);
+      CHECK(backend.worker_up(0));  // a refused token is not a broken worker
+    }
+    backend.stop();
+  }
+}
