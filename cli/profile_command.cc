@@ -35,6 +35,7 @@
 #include "runtime/serve/http_client.h"
 #include "runtime/serve/torchserve_token.h"
 #include "runtime/serve/worker_endpoint.h"
+#include "schema/atomic_file.h"  // read_whole_file
 #include "schema/profile_file.h"
 
 namespace lull::cli {
