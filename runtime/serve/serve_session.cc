@@ -1,6 +1,7 @@
 #include "runtime/serve/serve_session.h"
 
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 
 namespace lull::serve {
@@ -41,6 +42,10 @@ ServeSession::~ServeSession() { shutdown(); }
 
 void ServeSession::on_health(int worker, bool up) {
   std::unique_lock<std::mutex> lock(mu_);
+  if (dispatcher_.worker_available(worker) != up)
+    std::fprintf(stderr, "lull serve: worker %d (%s) %s\n", worker,
+                 options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
+                 up ? "up: back in rotation" : "down: out of rotation");
   // Going down hands the worker's queue to the others, which may start batches.
   dispatcher_.set_worker_available(worker, up);
   send_outbox(lock);
@@ -82,6 +87,13 @@ std::pair<runtime::QueryId, std::future<Answer>> ServeSession::enqueue(std::stri
   auto future = w.promise.get_future();
   counters_.queries++;
   dispatcher_.on_arrival(id);
+  const int grid_point = dispatcher_.current_grid_point();
+  if (grid_point != logged_grid_point_) {
+    if (logged_grid_point_ >= 0)
+      std::fprintf(stderr, "lull serve: policy switch to the %g qps policy (load estimate %.1f qps)\n",
+                   table_.policies[grid_point].load_qps, dispatcher_.last_estimate_qps());
+    logged_grid_point_ = grid_point;
+  }
   send_outbox(lock);
   return {id, std::move(future)};
 }
@@ -122,6 +134,16 @@ void ServeSession::on_final_result(const runtime::BatchResult& r) {
       answer(id, std::move(a));
       continue;
     }
+    if (i < r.input_status.size() && r.input_status[i] != 0) {
+      // The model rejected this input: its own error, and no retry.
+      counters_.failed++;
+      Answer a = error_answer(r.input_status[i], i < r.outputs.size() ? r.outputs[i] : "");
+      a.error_is_json = true;
+      a.model = table_.models[r.model].name;
+      a.worker = r.worker;
+      answer(id, std::move(a));
+      continue;
+    }
     const std::int64_t latency_us = now_us - it->second.arrival_us;
     counters_.answered++;
     counters_.per_model[r.model]++;
@@ -147,6 +169,14 @@ bool ServeSession::answer(runtime::QueryId id, Answer a) {
   waiting_.erase(it);
   inputs_.erase(id);
   return true;
+}
+
+bool ServeSession::healthy() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shut_down_) return false;
+  for (int w = 0; w < table_.workers; ++w)
+    if (dispatcher_.worker_available(w)) return true;
+  return false;
 }
 
 std::string ServeSession::metrics_text() {

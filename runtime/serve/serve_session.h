@@ -10,8 +10,11 @@
 // The Dispatcher is the one record of worker availability (health events go
 // straight to set_worker_available) and retries a failed batch once on the
 // next available worker. The session only answers each waiting query from
-// its batch's final result: its prediction (BatchResult::outputs) or 503
-// with the reason. 504 when no answer comes within answer_timeout_ms.
+// its batch's final result: its prediction (BatchResult::outputs), the
+// model's own error for an input it rejected (BatchResult::input_status; the
+// rest of the batch is answered as usual), or 503 with the reason. 504 when
+// no answer comes within answer_timeout_ms. Worker up/down and policy
+// switches are logged to stderr, one line each.
 #include <cstdint>
 #include <future>
 #include <mutex>
@@ -55,6 +58,8 @@ class ServeSession final : public QueryService {
   // The same without waiting: the answer's future (tests drive it this way).
   std::future<Answer> submit(std::string input) { return enqueue(std::move(input)).second; }
   std::string metrics_text() override;
+  // Every worker serves every model, so: some worker is in rotation.
+  bool healthy() override;
 
  private:
   // What the Dispatcher sees as its backend: queues the batches it starts
@@ -96,6 +101,7 @@ class ServeSession final : public QueryService {
   std::mutex mu_;
   bool shut_down_ = false;
   runtime::QueryId next_id_ = 0;
+  int logged_grid_point_ = -1;  // the policy last logged as active
   std::unordered_map<runtime::QueryId, Waiting> waiting_;
   std::vector<runtime::BatchRequest> outbox_;  // started under mu_, sent after it
   std::vector<WorkerBatches> worker_batches_;

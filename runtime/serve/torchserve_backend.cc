@@ -159,6 +159,7 @@ void TorchServeBackend::on_batch_done(int worker, std::uint64_t serial, const Ht
     if (response.ok()) {
       try {
         result.outputs = decode_batch_response(response.body, batch.queries.size());
+        result.input_status = take_input_errors(result.outputs);  // rejected inputs: answered, not retried
         result.ok = true;
       } catch (const BatchCodecError& e) {
         why = e.what();
