@@ -112,17 +112,26 @@ std::string shell(const std::string& cmd) {
   return out;
 }
 
+// An EchoService behind a started front end serving "classify" on a free port.
+struct EchoFrontend {
+  static FrontendOptions options() {
+    FrontendOptions o;
+    o.port = 0;
+    o.task = "classify";
+    return o;
+  }
+  EchoFrontend() { fe.start(); }
+  std::string base() const { return "http://127.0.0.1:" + std::to_string(fe.port()); }
+  EchoService service;
+  Frontend fe{service, options()};
+};
+
 }  // namespace
 
 TEST_CASE("front end: the request forms TorchServe accepts (PUT, multipart, versioned path)",
           "[serve][frontend][torchserve]") {
-  EchoService service;
-  FrontendOptions opts;
-  opts.port = 0;
-  opts.task = "classify";
-  Frontend fe(service, opts);
-  fe.start();
-  httplib::Client c("127.0.0.1", fe.port());
+  EchoFrontend echo;
+  httplib::Client c("127.0.0.1", echo.fe.port());
 
   SECTION("PUT with the raw body, on the plain and the versioned path") {
     auto r = c.Put("/predictions/classify", "12345", "application/octet-stream");
@@ -162,8 +171,8 @@ TEST_CASE("front end: the request forms TorchServe accepts (PUT, multipart, vers
     REQUIRE(e);
     CHECK(e->status == 400);
     CHECK(e->body.find(R"("type":"BadRequestException")") != std::string::npos);
+    CHECK(echo.service.served == 0);
   }
-  fe.stop();
 }
 
 TEST_CASE("front end: curl -T, curl -F data=@ and a versioned path work", "[serve][frontend][torchserve][curl]") {
@@ -171,13 +180,8 @@ TEST_CASE("front end: curl -T, curl -F data=@ and a versioned path work", "[serv
     WARN("SKIPPED: /usr/bin/curl is not installed");
     return;
   }
-  EchoService service;
-  FrontendOptions opts;
-  opts.port = 0;
-  opts.task = "classify";
-  Frontend fe(service, opts);
-  fe.start();
-  const std::string base = "http://127.0.0.1:" + std::to_string(fe.port());
+  EchoFrontend echo;
+  const std::string base = echo.base();
   char path[] = "/tmp/lull-frontend-test-XXXXXX";
   const int fd = mkstemp(path);
   REQUIRE(fd >= 0);
@@ -189,9 +193,8 @@ TEST_CASE("front end: curl -T, curl -F data=@ and a versioned path work", "[serv
   CHECK(shell(curl + "-F data=@" + file + " " + base + "/predictions/classify") == "{\"len\":10} 200");
   CHECK(shell(curl + "-T " + file + " " + base + "/predictions/classify/1.0") == "{\"len\":10} 200");
   CHECK(shell(curl + "--data-binary @" + file + " " + base + "/predictions/classify/1.0") == "{\"len\":10} 200");
-  CHECK(service.served == 4);
+  CHECK(echo.service.served == 4);
   std::remove(path);
-  fe.stop();
 }
 
 TEST_CASE("listen addresses are HOST:PORT", "[serve][frontend]") {

@@ -308,7 +308,7 @@ TEST_CASE("serve session: a health source for another worker count is refused", 
   CHECK_THROWS_WITH(ServeSession(table, backend, health, inputs, clock), Catch::Contains("compiled for 2 workers"));
 }
 
-TEST_CASE("serve session: an input the model rejected gets the model's error; the batch and worker carry on",
+TEST_CASE("serve session: an input the model rejected gets the model's error, and the batch and worker carry on",
           "[serve][session][input-error]") {
   Rig rig(2);
   auto a1 = rig.session->submit("first");  // worker 0, alone
