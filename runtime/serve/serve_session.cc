@@ -25,6 +25,7 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
       relay_(*this),
       dispatcher_(table, clock, relay_),
       worker_batches_(static_cast<std::size_t>(table.workers)) {
+  current_grid_point_ = logged_grid_point_ = dispatcher_.current_grid_point();
   if (health.num_workers() != table_.workers)
     throw std::invalid_argument("the policy set was compiled for " + std::to_string(table_.workers) +
                                 " workers but " + std::to_string(health.num_workers()) + " workers were given");
@@ -87,15 +88,26 @@ std::pair<runtime::QueryId, std::future<Answer>> ServeSession::enqueue(std::stri
   auto future = w.promise.get_future();
   counters_.queries++;
   dispatcher_.on_arrival(id);
-  const int grid_point = dispatcher_.current_grid_point();
-  if (grid_point != logged_grid_point_) {
-    if (logged_grid_point_ >= 0)
-      std::fprintf(stderr, "lull serve: policy switch to the %g qps policy (load estimate %.1f qps)\n",
-                   table_.policies[grid_point].load_qps, dispatcher_.last_estimate_qps());
-    logged_grid_point_ = grid_point;
-  }
+  log_policy_switch();
   send_outbox(lock);
   return {id, std::move(future)};
+}
+
+void ServeSession::log_policy_switch() {
+  const int grid_point = dispatcher_.current_grid_point();
+  if (grid_point != current_grid_point_) {
+    current_grid_point_ = grid_point;
+    ++switches_since_log_;
+  }
+  // Near a grid boundary the estimate flips between neighbours many times a
+  // second; one line per second at most says where it settled and how often.
+  const std::int64_t now_us = clock_.now_us();
+  if (switches_since_log_ == 0 || grid_point == logged_grid_point_ || now_us - last_log_us_ < 1'000'000) return;
+  std::fprintf(stderr, "lull serve: policy switch to the %g qps policy (load estimate %.1f qps; %d switches since the last line)\n",
+               table_.policies[grid_point].load_qps, dispatcher_.last_estimate_qps(), switches_since_log_);
+  logged_grid_point_ = grid_point;
+  last_log_us_ = now_us;
+  switches_since_log_ = 0;
 }
 
 Answer ServeSession::serve(std::string input) {

@@ -66,7 +66,7 @@ def answer_batch(inputs, prepare, run):
             accepted.append(prepare(raw))
             where.append(i)
         except InputError as e:
-            answers[i] = input_error(e.code, e.kind, "input %d: %s" % (i, e))
+            answers[i] = input_error(e.code, e.kind, str(e))
     if accepted:
         for i, p in zip(where, run(accepted)):
             answers[i] = p

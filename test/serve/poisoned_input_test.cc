@@ -42,7 +42,7 @@ TEST_CASE("lull serve path: malformed inputs get 400 and cost no other query nor
     if (std::find(poisoned.begin(), poisoned.end(), i) != poisoned.end()) {
       INFO("query " << i << ": " << r.status << " " << r.body);
       CHECK(r.status == 400);
-      CHECK(r.body.rfind(R"({"code":400,"type":"InvalidInput","message":"input )", 0) == 0);
+      CHECK(r.body.rfind(R"({"code":400,"type":"InvalidInput","message":"malformed input)", 0) == 0);
       rejected += r.status == 400;
     } else if (r.status == 200) {
       ++ok;
