@@ -25,6 +25,11 @@ struct BatchResult {
   // ok: each query's prediction (one JSON text), in the order of `queries`.
   // Backends without predictions (the simulator, test fakes) leave it empty.
   std::vector<std::string> outputs;
+  // ok: per-query HTTP status where the model rejected that one input (4xx/5xx;
+  // outputs[i] then holds the error JSON {"code","type","message"}), 0 where
+  // it answered. Empty when every input was answered. Not a worker fault: the
+  // batch is not retried and the worker stays in rotation.
+  std::vector<int> input_status;
   std::string error;              // !ok: why, for logs and clients
   // Set by the Dispatcher for its observers, never by a backend: the batch
   // re-ran queries whose first batch failed (Dispatcher retries once).

@@ -10,6 +10,10 @@ instead. It speaks the parts of TorchServe's APIs lull uses, on one port:
   POST /predictions/{model}   -> lull's batch contract (runtime/torchserve/lull_batch_contract.py)
                                  for application/json bodies; any other body is ONE raw input
                                  and gets its bare prediction (TorchServe's single-input form).
+                                 Inputs the model rejects (the contract's MALFORMED_MARKER for
+                                 every model; undecodable PNG/JPEG for real ones) get a per-input
+                                 error in a batch, or 400 {"code","type","message"} alone, as
+                                 the TorchServe handler answers them.
 
 Like one TorchServe worker on one device, it runs one forward pass at a time;
 concurrent requests queue. On a real TorchServe, runtime/torchserve/
@@ -141,8 +145,13 @@ class Handler(BaseHTTPRequestHandler):
         with self.server.device_lock:
             if self.server.delay_ms > 0:  # fault injection: a slow server
                 time.sleep(self.server.delay_ms / 1000.0)
-            preds = model.predict(inputs)
-        self._send(200, contract.encode_predictions(preds) if is_batch else json.dumps(preds[0]))
+            preds = contract.answer_batch(inputs, model.prepare, model.predict)
+        if is_batch:
+            return self._send(200, contract.encode_predictions(preds))
+        if set(preds[0]) == {"error"}:  # a single input rejected: TorchServe's error answer
+            e = preds[0]["error"]
+            return self._error(e["code"], e["type"], e["message"])
+        self._send(200, json.dumps(preds[0]))
 
 
 def main():

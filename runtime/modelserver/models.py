@@ -13,6 +13,15 @@ import json
 import random
 import time
 
+import lull_batch_contract as contract
+
+
+def check_marker(raw):
+    """Rejects an input carrying the contract's malformed-input marker."""
+    if raw.startswith(contract.MALFORMED_MARKER):
+        raise contract.InputError("malformed input (it starts with %s)" % contract.MALFORMED_MARKER.decode())
+    return raw
+
 
 class FakeModel:
     """Sleeps base_ms + per_item_ms * batch; predicts len(input) % 1000."""
@@ -22,6 +31,10 @@ class FakeModel:
 
     def latency_s(self, batch):
         return (self.base_ms + self.per_item_ms * batch) / 1000.0
+
+    def prepare(self, raw):
+        """The input as predict takes it; raises InputError to reject it."""
+        return check_marker(raw)
 
     def predict(self, inputs):
         time.sleep(self.latency_s(len(inputs)))
@@ -72,15 +85,20 @@ class TorchVisionModel:
         with torch.no_grad():  # the first call pays one-off costs; do it now
             self.model(torch.zeros(1, 3, image_size, image_size))
 
-    def _tensor(self, raw):
+    def prepare(self, raw):
         """An input tensor from a query's bytes: a decoded image when the bytes
-        are PNG/JPEG, otherwise the bytes themselves tiled over the image (so any
-        payload is a valid, deterministic input)."""
+        are PNG/JPEG (rejected, as the TorchServe handler rejects it, when it
+        does not decode), otherwise the bytes themselves tiled over the image
+        (so lull loadgen's synthetic payloads are valid, deterministic inputs)."""
         torch, s = self.torch, self.image_size
+        check_marker(raw)
         if raw[:4] == b"\x89PNG" or raw[:2] == b"\xff\xd8":
             import torchvision.io
-            img = torchvision.io.decode_image(torch.frombuffer(bytearray(raw), dtype=torch.uint8),
-                                              mode=torchvision.io.ImageReadMode.RGB)
+            try:
+                img = torchvision.io.decode_image(torch.frombuffer(bytearray(raw), dtype=torch.uint8),
+                                                  mode=torchvision.io.ImageReadMode.RGB)
+            except RuntimeError as e:
+                raise contract.InputError("not a decodable image (%s)" % str(e).splitlines()[0])
             img = torch.nn.functional.interpolate(img.unsqueeze(0).float(), size=(s, s)).squeeze(0)
             return (img / 255.0 - 0.45) / 0.225
         flat = torch.frombuffer(bytearray(raw or b"\0"), dtype=torch.uint8).float()
@@ -88,9 +106,10 @@ class TorchVisionModel:
         return (flat.repeat(reps)[: 3 * s * s].view(3, s, s) / 255.0 - 0.45) / 0.225
 
     def predict(self, inputs):
+        """Predictions for prepared inputs (tensors), as one batch."""
         torch = self.torch
         with torch.no_grad():
-            probs = torch.softmax(self.model(torch.stack([self._tensor(x) for x in inputs])), dim=1)
+            probs = torch.softmax(self.model(torch.stack(inputs)), dim=1)
         score, cls = probs.max(dim=1)
         return [{"class": int(c), "score": round(float(p), 6)} for c, p in zip(cls.tolist(), score.tolist())]
 

@@ -4,6 +4,7 @@
 #include "runtime/serve/batch_codec.h"
 
 #include <cctype>
+#include <cstdlib>
 
 #include "runtime/serve/base64.h"
 
@@ -125,6 +126,53 @@ std::vector<std::string> decode_batch_response(const std::string& body, size_t e
     throw BatchCodecError("batch response has " + std::to_string(out.size()) + " predictions for " +
                           std::to_string(expected) + " inputs");
   return out;
+}
+
+int input_error_status(const std::string& prediction, std::string* error_json) {
+  // Cheap rejection first: ordinary predictions never pay for a scan.
+  const auto first = prediction.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || prediction[first] != '{' || prediction.find("\"error\"") == std::string::npos)
+    return 0;
+  try {
+    Scanner sc(prediction);
+    sc.expect('{', "an object");
+    if (sc.string_value() != "error") return 0;
+    sc.expect(':', "':'");
+    std::string inner = sc.value();
+    if (!sc.eat('}') || !sc.at_end() || inner.empty() || inner[0] != '{') return 0;  // not the error shape
+    int status = 400;
+    Scanner in(inner);
+    in.expect('{', "an object");
+    if (!in.eat('}')) {
+      do {
+        const std::string key = in.string_value();
+        in.expect(':', "':'");
+        const std::string v = in.value();
+        if (key == "code") {
+          char* end = nullptr;
+          const long code = std::strtol(v.c_str(), &end, 10);
+          if (end && *end == '\0' && code >= 400 && code <= 599) status = static_cast<int>(code);
+        }
+      } while (in.eat(','));
+    }
+    *error_json = std::move(inner);
+    return status;
+  } catch (const BatchCodecError&) {
+    return 0;  // an object that merely mentions "error": a prediction like any other
+  }
+}
+
+std::vector<int> take_input_errors(std::vector<std::string>& predictions) {
+  std::vector<int> status;
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    std::string error_json;
+    const int code = input_error_status(predictions[i], &error_json);
+    if (code == 0) continue;
+    if (status.empty()) status.assign(predictions.size(), 0);
+    status[i] = code;
+    predictions[i] = std::move(error_json);
+  }
+  return status;
 }
 
 }  // namespace lull::serve

@@ -15,6 +15,19 @@ namespace lull::serve {
 
 namespace {
 
+// TorchServe's error type names by status, so clients that switch on them work.
+const char* error_type(int status) {
+  switch (status) {
+    case 400: return "BadRequestException";
+    case 404: return "ModelNotFoundException";
+    case 405: return "MethodNotAllowedException";
+    case 413: return "RequestTooLargeException";
+    case 503: return "ServiceUnavailableException";
+    case 504: return "RequestTimeoutException";
+    default: return status >= 500 ? "InternalServerException" : "BadRequestException";
+  }
+}
+
 void send_error(httplib::Response& res, int status, const std::string& message) {
   std::string escaped;
   for (char c : message) {
@@ -22,7 +35,9 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
     if (static_cast<unsigned char>(c) >= 0x20) escaped += c;
   }
   res.status = status;
-  res.set_content("{\"code\":" + std::to_string(status) + ",\"message\":\"" + escaped + "\"}", "application/json");
+  res.set_content("{\"code\":" + std::to_string(status) + ",\"type\":\"" + error_type(status) +
+                      "\",\"message\":\"" + escaped + "\"}",
+                  "application/json");
 }
 
 // {"data": "<base64>"} -> the bytes; an error message otherwise.
@@ -52,6 +67,29 @@ bool decode_json_input(const std::string& body, std::string* input, std::string*
     return false;
   }
   *input = std::move(*bytes);
+  return true;
+}
+
+// The input bytes of a prediction request, in any form TorchServe accepts;
+// false with *error set when there are none.
+bool request_input(const httplib::Request& req, std::string* input, std::string* error) {
+  if (req.is_multipart_form_data()) {
+    for (const char* field : {"data", "body"}) {
+      if (!req.has_file(field)) continue;
+      *input = req.get_file_value(field).content;
+      if (input->empty()) break;
+      return true;
+    }
+    *error = "multipart body lacks a non-empty field \"data\" or \"body\"";
+    return false;
+  }
+  if (req.body.empty()) {
+    *error = "empty body: send the input bytes, a multipart field \"data\", or {\"data\": \"<base64>\"} as JSON";
+    return false;
+  }
+  if (req.get_header_value("Content-Type").rfind("application/json", 0) == 0)
+    return decode_json_input(req.body, input, error);
+  *input = req.body;
   return true;
 }
 
@@ -89,23 +127,19 @@ Frontend::Frontend(QueryService& service, FrontendOptions options)
 Frontend::~Frontend() { stop(); }
 
 void Frontend::install_routes() {
-  server_->Get("/ping", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("{\"status\":\"Healthy\"}", "application/json");
+  server_->Get("/ping", [this](const httplib::Request&, httplib::Response& res) {
+    const bool up = service_.healthy();
+    res.status = up ? 200 : 500;
+    res.set_content(up ? "{\"status\":\"Healthy\"}" : "{\"status\":\"Unhealthy\"}", "application/json");
   });
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(service_.metrics_text() + responses_.render(), "text/plain; version=0.0.4");
   });
-  server_->Post(R"(/predictions/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+  const auto predict = [this](const httplib::Request& req, httplib::Response& res) {
     const auto t0 = std::chrono::steady_clock::now();
     if (req.matches[1] != options_.task) return send_error(res, 404, "unknown task '" + std::string(req.matches[1]) + "'; this server serves '" + options_.task + "'");
-    if (req.body.empty()) return send_error(res, 400, "empty body: send the input bytes, or {\"data\": \"<base64>\"} as JSON");
-    std::string input;
-    if (req.get_header_value("Content-Type").rfind("application/json", 0) == 0) {
-      std::string error;
-      if (!decode_json_input(req.body, &input, &error)) return send_error(res, 400, error);
-    } else {
-      input = req.body;
-    }
+    std::string input, error;
+    if (!request_input(req, &input, &error)) return send_error(res, 400, error);
     Answer a = service_.serve(std::move(input));
     const double latency_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -115,9 +149,18 @@ void Frontend::install_routes() {
     if (!a.model.empty()) res.set_header("X-Lull-Model", a.model);
     if (a.worker >= 0) res.set_header("X-Lull-Worker", std::to_string(a.worker));
     if (a.retried) res.set_header("X-Lull-Retried", "1");
+    if (a.http_status != 200 && a.error_is_json) {
+      res.status = a.http_status;
+      return res.set_content(a.body, "application/json");
+    }
     if (a.http_status != 200) return send_error(res, a.http_status, a.body);
     res.set_content(a.body, "application/json");
-  });
+  };
+  // The version segment is accepted and ignored: lull picks the model.
+  for (const char* path : {R"(/predictions/([^/]+))", R"(/predictions/([^/]+)/[^/]+)"}) {
+    server_->Post(path, predict);
+    server_->Put(path, predict);
+  }
   // A body over the limit: httplib answers 413 itself before any handler runs.
   server_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty()) {

@@ -1,12 +1,18 @@
 #pragma once
-// lull's model-less HTTP front end (cpp-httplib): clients send an input to
-// POST /predictions/{task} and never name a model; the answer carries the
-// prediction and headers naming the model used and the latency.
-//   GET /ping     -> {"status": "Healthy"}
+// lull's model-less HTTP front end (cpp-httplib), shaped like TorchServe's
+// inference API so its clients work unchanged: they send an input to
+// /predictions/{task} (or /predictions/{task}/{version}; any version) and
+// never name a model; the answer carries the prediction and headers naming
+// the model used and the latency.
+//   POST or PUT /predictions/{task}[/{version}]  with the input as
+//     - the raw body (curl --data-binary @x, curl -T x),
+//     - multipart/form-data field "data" or "body" (curl -F data=@x), or
+//     - Content-Type application/json {"data": "<base64>"}
+//   GET /ping     -> 200 {"status": "Healthy"} while the service can answer,
+//                    else 500 {"status": "Unhealthy"}
 //   GET /metrics  -> Prometheus text (the service renders it)
-// Request bodies are the input bytes themselves, or, with Content-Type
-// application/json, {"data": "<base64>"}. Empty or malformed bodies get 400,
-// bodies over max_body_bytes 413, an unknown task 404.
+// Errors use TorchServe's JSON shape {"code", "type", "message"}: empty or
+// malformed bodies 400, bodies over max_body_bytes 413, an unknown task 404.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,8 +25,9 @@ namespace httplib { class Server; }
 namespace lull::serve {
 
 struct Answer {
-  int http_status = 200;     // 200, or 503/504 with `body` a JSON error
-  std::string body;          // the prediction (JSON) or the error
+  int http_status = 200;     // 200, or an error status (4xx: the model rejected the input; 503/504)
+  std::string body;          // the prediction (JSON), or the error message
+  bool error_is_json = false;  // error: `body` is already {"code","type","message"} (from the model)
   std::string model;         // header X-Lull-Model
   int worker = -1;           // header X-Lull-Worker
   bool retried = false;      // header X-Lull-Retried
@@ -33,6 +40,8 @@ class QueryService {
   // Blocks the calling HTTP thread until the query is answered or failed.
   virtual Answer serve(std::string input) = 0;
   virtual std::string metrics_text() = 0;
+  // GET /ping: true while some worker can serve every model of the active policy.
+  virtual bool healthy() = 0;
 };
 
 struct FrontendOptions {

@@ -1,6 +1,7 @@
 #include "runtime/serve/serve_session.h"
 
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 
 namespace lull::serve {
@@ -24,6 +25,7 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
       relay_(*this),
       dispatcher_(table, clock, relay_),
       worker_batches_(static_cast<std::size_t>(table.workers)) {
+  current_grid_point_ = logged_grid_point_ = dispatcher_.current_grid_point();
   if (health.num_workers() != table_.workers)
     throw std::invalid_argument("the policy set was compiled for " + std::to_string(table_.workers) +
                                 " workers but " + std::to_string(health.num_workers()) + " workers were given");
@@ -44,6 +46,10 @@ ServeSession::~ServeSession() { shutdown(); }
 
 void ServeSession::on_health(int worker, bool up) {
   std::unique_lock<std::mutex> lock(mu_);
+  if (dispatcher_.worker_available(worker) != up)
+    std::fprintf(stderr, "lull serve: worker %d (%s) %s\n", worker,
+                 options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
+                 up ? "up: back in rotation" : "down: out of rotation");
   // Going down hands the worker's queue to the others, which may start batches.
   dispatcher_.set_worker_available(worker, up);
   send_outbox(lock);
@@ -85,8 +91,26 @@ std::pair<runtime::QueryId, std::future<Answer>> ServeSession::enqueue(std::stri
   auto future = w.promise.get_future();
   counters_.queries++;
   dispatcher_.on_arrival(id);
+  log_policy_switch();
   send_outbox(lock);
   return {id, std::move(future)};
+}
+
+void ServeSession::log_policy_switch() {
+  const int grid_point = dispatcher_.current_grid_point();
+  if (grid_point != current_grid_point_) {
+    current_grid_point_ = grid_point;
+    ++switches_since_log_;
+  }
+  // Near a grid boundary the estimate flips between neighbours many times a
+  // second; one line per second at most says where it settled and how often.
+  const std::int64_t now_us = clock_.now_us();
+  if (switches_since_log_ == 0 || grid_point == logged_grid_point_ || now_us - last_log_us_ < 1'000'000) return;
+  std::fprintf(stderr, "lull serve: policy switch to the %g qps policy (load estimate %.1f qps; %d switches since the last line)\n",
+               table_.policies[grid_point].load_qps, dispatcher_.last_estimate_qps(), switches_since_log_);
+  logged_grid_point_ = grid_point;
+  last_log_us_ = now_us;
+  switches_since_log_ = 0;
 }
 
 Answer ServeSession::serve(std::string input) {
@@ -125,6 +149,16 @@ void ServeSession::on_final_result(const runtime::BatchResult& r) {
       answer(id, std::move(a));
       continue;
     }
+    if (i < r.input_status.size() && r.input_status[i] != 0) {
+      // The model rejected this input: its own error, and no retry.
+      counters_.failed++;
+      Answer a = error_answer(r.input_status[i], i < r.outputs.size() ? r.outputs[i] : "");
+      a.error_is_json = true;
+      a.model = table_.models[r.model].name;
+      a.worker = r.worker;
+      answer(id, std::move(a));
+      continue;
+    }
     const std::int64_t latency_us = now_us - it->second.arrival_us;
     counters_.answered++;
     counters_.per_model[r.model]++;
@@ -153,6 +187,14 @@ bool ServeSession::answer(runtime::QueryId id, Answer a) {
   waiting_.erase(it);
   inputs_.erase(id);
   return true;
+}
+
+bool ServeSession::healthy() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shut_down_) return false;
+  for (int w = 0; w < table_.workers; ++w)
+    if (dispatcher_.worker_available(w)) return true;
+  return false;
 }
 
 std::string ServeSession::metrics_text() {

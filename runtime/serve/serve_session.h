@@ -10,8 +10,11 @@
 // The Dispatcher is the one record of worker availability (health events go
 // straight to set_worker_available) and retries a failed batch once on the
 // next available worker. The session only answers each waiting query from
-// its batch's final result: its prediction (BatchResult::outputs) or 503
-// with the reason. 504 when no answer comes within answer_timeout_ms.
+// its batch's final result: its prediction (BatchResult::outputs), the
+// model's own error for an input it rejected (BatchResult::input_status; the
+// rest of the batch is answered as usual), or 503 with the reason. 504 when
+// no answer comes within answer_timeout_ms. Worker up/down is logged to
+// stderr, one line each; policy switches too, at most one line a second.
 #include <cstdint>
 #include <future>
 #include <mutex>
@@ -55,6 +58,8 @@ class ServeSession final : public QueryService {
   // The same without waiting: the answer's future (tests drive it this way).
   std::future<Answer> submit(std::string input) { return enqueue(std::move(input)).second; }
   std::string metrics_text() override;
+  // Every worker serves every model, so: some worker is in rotation.
+  bool healthy() override;
 
  private:
   // What the Dispatcher sees as its backend: queues the batches it starts
@@ -81,6 +86,7 @@ class ServeSession final : public QueryService {
   void on_health(int worker, bool up);                  // health source's thread
   // Sends the batches queued while `lock` (on mu_) was held, after releasing it.
   void send_outbox(std::unique_lock<std::mutex>& lock);
+  void log_policy_switch();  // under mu_, after an arrival
   void on_final_result(const runtime::BatchResult& r);  // under mu_, from the Dispatcher
   // Fulfils the query's promise and forgets it (under mu_); false if it was not waiting.
   bool answer(runtime::QueryId id, Answer a);
@@ -96,6 +102,9 @@ class ServeSession final : public QueryService {
   std::mutex mu_;
   bool shut_down_ = false;
   runtime::QueryId next_id_ = 0;
+  // Policy switches, logged at most once a second (log_policy_switch).
+  int current_grid_point_ = 0, logged_grid_point_ = 0, switches_since_log_ = 0;
+  std::int64_t last_log_us_ = 0;
   std::unordered_map<runtime::QueryId, Waiting> waiting_;
   std::vector<runtime::BatchRequest> outbox_;  // started under mu_, sent after it
   std::vector<WorkerBatches> worker_batches_;

@@ -197,6 +197,7 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
     if (result.ok) {
       for (auto& outputs : f.outputs)
         for (auto& o : outputs) result.outputs.push_back(std::move(o));
+      result.input_status = take_input_errors(result.outputs);  // rejected inputs: answered, not retried
     } else {
       for (size_t p = 0; p < f.http_ids.size(); ++p)
         if (p != part) client_->cancel(f.http_ids[p]);  // a failed part fails the batch: drop the rest

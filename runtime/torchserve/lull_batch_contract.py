@@ -11,9 +11,21 @@ worker as ONE request so that the worker runs it as one forward pass:
     {"predictions": [<JSON value for query 1>, <JSON value for query 2>, ...]}
 
 The response holds exactly one prediction per input, in the same order, so
-lull can hand each query its own answer. Any other status is a failure of the
-whole batch; the body then follows TorchServe's error shape
-{"code": ..., "type": ..., "message": ...}.
+lull can hand each query its own answer. An input the model rejects (bytes
+that are not a decodable image, say) gets a per-input error in its place,
+and the rest of the batch is still answered:
+
+    {"error": {"code": 400, "type": "InvalidInput", "message": "..."}}
+
+lull answers that one query with this error (status "code") and neither
+retries it nor blames the worker. Any status but 200 is a failure of the
+whole batch, meant for when the model itself fails; the body then follows
+TorchServe's error shape {"code": ..., "type": ..., "message": ...}, and
+lull takes the worker out of rotation and retries the batch elsewhere.
+
+MALFORMED_MARKER: inputs starting with these bytes are rejected by the
+stand-in server's fake and replay models, so that tests and experiments can
+send a "malformed" input without a real decoder.
 
 This module is plain Python (no torch) so it can be tested and imported anywhere.
 """
@@ -22,8 +34,43 @@ import binascii
 import json
 
 
+MALFORMED_MARKER = b"LULL-MALFORMED"
+
+
 class BatchContractError(ValueError):
     """The request does not follow the contract; the message says why."""
+
+
+class InputError(ValueError):
+    """The model rejects one input (not the batch); raised by a model's check."""
+
+    def __init__(self, message, code=400, kind="InvalidInput"):
+        super().__init__(message)
+        self.code, self.kind = code, kind
+
+
+def input_error(code, kind, message):
+    """A per-input error, in the place of that input's prediction."""
+    return {"error": {"code": code, "type": kind, "message": message}}
+
+
+def answer_batch(inputs, prepare, run):
+    """One answer per input, in order: `prepare(raw)` turns each input into
+    what `run` takes, raising InputError for an input it rejects; `run(list)`
+    runs the accepted ones as ONE batch and returns their predictions in
+    order. Rejected inputs get input_error(...) in their place. An exception
+    from `run` (the model itself failing) propagates: the whole request fails."""
+    answers, accepted, where = [None] * len(inputs), [], []
+    for i, raw in enumerate(inputs):
+        try:
+            accepted.append(prepare(raw))
+            where.append(i)
+        except InputError as e:
+            answers[i] = input_error(e.code, e.kind, str(e))
+    if accepted:
+        for i, p in zip(where, run(accepted)):
+            answers[i] = p
+    return answers
 
 
 def decode_batch(body):

@@ -41,7 +41,10 @@ order. Keep TorchServe's batchSize at 1 for lull: lull already chose the batch.
 
 The input bytes of each query are an encoded image (JPEG/PNG), decoded and
 resized to the model's resolution. The prediction of each query is
-{"class": top-1 ImageNet index, "score": its softmax probability}.
+{"class": top-1 ImageNet index, "score": its softmax probability}. An input
+that is not a decodable image gets a per-input error (400, InvalidInput) in
+its place and the rest of the batch is served; only a failure of the model
+itself fails the request (TorchServe answers it 503).
 """
 import io
 
@@ -55,20 +58,20 @@ class LullBatchHandler(BaseHandler):
     image_size = 224
 
     def preprocess(self, data):
-        # Remember how many inputs each TorchServe request brought, to split back.
-        self._counts = []
-        tensors = []
+        # Each TorchServe request's inputs, decoded or rejected one by one.
+        self._requests = []
         for request in data:
             body = request.get("body") if request.get("body") is not None else request.get("data")
-            inputs = contract.decode_batch(body)
-            self._counts.append(len(inputs))
-            tensors.extend(self._image_tensor(x) for x in inputs)
-        return torch.stack(tensors).to(self.device)
+            self._requests.append(contract.decode_batch(body))
+        return self._requests
 
     def _image_tensor(self, raw):
-        from PIL import Image
+        from PIL import Image, UnidentifiedImageError
         from torchvision import transforms
-        img = Image.open(io.BytesIO(raw)).convert("RGB")
+        try:
+            img = Image.open(io.BytesIO(raw)).convert("RGB")
+        except (UnidentifiedImageError, OSError, ValueError) as e:
+            raise contract.InputError("not a decodable image (%s)" % e)
         t = transforms.Compose([
             transforms.Resize(self.image_size),
             transforms.CenterCrop(self.image_size),
@@ -77,16 +80,21 @@ class LullBatchHandler(BaseHandler):
         ])
         return t(img)
 
-    def inference(self, data, *args, **kwargs):
+    def _forward(self, tensors):
         with torch.no_grad():
-            return self.model(data)
+            probs = torch.softmax(self.model(torch.stack(tensors).to(self.device)), dim=1)
+        score, cls = probs.max(dim=1)
+        return [{"class": int(c), "score": float(s)} for c, s in zip(cls.tolist(), score.tolist())]
+
+    def inference(self, data, *args, **kwargs):
+        # All accepted inputs of all requests run as ONE forward pass.
+        flat = [x for inputs in data for x in inputs]
+        answers = contract.answer_batch(flat, self._image_tensor, self._forward)
+        out, start = [], 0
+        for inputs in data:
+            out.append(answers[start:start + len(inputs)])
+            start += len(inputs)
+        return out
 
     def postprocess(self, data):
-        probs = torch.softmax(data, dim=1)
-        score, cls = probs.max(dim=1)
-        flat = [{"class": int(c), "score": float(s)} for c, s in zip(cls.tolist(), score.tolist())]
-        responses, start = [], 0
-        for n in self._counts:
-            responses.append(contract.encode_predictions(flat[start:start + n]))
-            start += n
-        return responses
+        return [contract.encode_predictions(answers) for answers in data]

@@ -29,3 +29,27 @@ TEST_CASE("batch responses that break the contract are refused", "[serve][codec]
   CHECK_THROWS_WITH(decode_batch_response(R"({"predictions":{}})", 1), Catch::Contains("to be a list"));
   CHECK_THROWS_WITH(decode_batch_response(R"({"predictions":[1,2]})", 3), Catch::Contains("2 predictions for 3"));
 }
+
+TEST_CASE("per-input errors are told apart from predictions and keep TorchServe's shape", "[serve][codec]") {
+  std::string err;
+  CHECK(input_error_status(R"({"class":3,"score":0.5})", &err) == 0);
+  CHECK(input_error_status(R"({"error_rate":0.1})", &err) == 0);        // a key that merely starts alike
+  CHECK(input_error_status(R"({"error":"x","class":1})", &err) == 0);   // not the error object
+  CHECK(input_error_status(R"(["error"])", &err) == 0);
+  CHECK(err.empty());
+  CHECK(input_error_status(R"( {"error": {"code": 422, "type": "InvalidInput", "message": "bad"}} )", &err) == 422);
+  CHECK(err == R"({"code": 422, "type": "InvalidInput", "message": "bad"})");
+  CHECK(input_error_status(R"({"error":{"type":"X","message":"no code"}})", &err) == 400);
+  CHECK(input_error_status(R"({"error":{"code":200,"message":"not an error code"}})", &err) == 400);
+
+  auto preds = decode_batch_response(
+      R"({"predictions":[{"class":1},{"error":{"code":400,"type":"InvalidInput","message":"input 1: bad"}},{"class":2}]})",
+      3);
+  const auto status = take_input_errors(preds);
+  CHECK(status == std::vector<int>{0, 400, 0});
+  CHECK(preds[0] == R"({"class":1})");
+  CHECK(preds[1] == R"({"code":400,"type":"InvalidInput","message":"input 1: bad"})");
+  CHECK(preds[2] == R"({"class":2})");
+  auto clean = decode_batch_response(R"({"predictions":[1,2]})", 2);
+  CHECK(take_input_errors(clean).empty());
+}

@@ -1,6 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <httplib.h>
+#include <sys/wait.h>
+
 #include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
 
 #include "runtime/serve/frontend.h"
 #include "runtime/serve/http_client.h"
@@ -21,7 +27,9 @@ class EchoService final : public QueryService {
     return a;
   }
   std::string metrics_text() override { return "lull_queries_total 7\n"; }
+  bool healthy() override { return up; }
   std::atomic<int> served{0};
+  std::atomic<bool> up{true};
 };
 
 HttpResponse post(HttpClient& c, const std::string& url, std::string body, std::string ctype = "") {
@@ -74,13 +82,119 @@ TEST_CASE("front end: model-less predictions, ping, metrics, and refusals", "[se
   SECTION("ping and metrics") {
     HttpRequest g;
     g.url = base + "/ping";
-    CHECK(c.fetch(g).status == 200);
+    auto healthy = c.fetch(g);
+    CHECK(healthy.status == 200);
+    CHECK(healthy.body == R"({"status":"Healthy"})");
+    service.up = false;
+    auto unhealthy = c.fetch(g);
+    CHECK(unhealthy.status == 500);
+    CHECK(unhealthy.body == R"({"status":"Unhealthy"})");
+    service.up = true;
     g.url = base + "/metrics";
     auto m = c.fetch(g);
     CHECK(m.status == 200);
     CHECK(m.body.find("lull_queries_total 7") != std::string::npos);
   }
   fe.stop();
+}
+
+namespace {
+
+// Runs a shell command; its stdout (bounded wait: curl's own --max-time).
+std::string shell(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+// An EchoService behind a started front end serving "classify" on a free port.
+struct EchoFrontend {
+  static FrontendOptions options() {
+    FrontendOptions o;
+    o.port = 0;
+    o.task = "classify";
+    return o;
+  }
+  EchoFrontend() { fe.start(); }
+  std::string base() const { return "http://127.0.0.1:" + std::to_string(fe.port()); }
+  EchoService service;
+  Frontend fe{service, options()};
+};
+
+}  // namespace
+
+TEST_CASE("front end: the request forms TorchServe accepts (PUT, multipart, versioned path)",
+          "[serve][frontend][torchserve]") {
+  EchoFrontend echo;
+  httplib::Client c("127.0.0.1", echo.fe.port());
+
+  SECTION("PUT with the raw body, on the plain and the versioned path") {
+    auto r = c.Put("/predictions/classify", "12345", "application/octet-stream");
+    REQUIRE(r);
+    CHECK(r->status == 200);
+    CHECK(r->body == "{\"len\":5}");
+    auto v = c.Post("/predictions/classify/1.0", "1234", "application/octet-stream");
+    REQUIRE(v);
+    CHECK(v->status == 200);
+    CHECK(v->body == "{\"len\":4}");
+    auto pv = c.Put("/predictions/classify/2", "123", "image/jpeg");
+    REQUIRE(pv);
+    CHECK(pv->body == "{\"len\":3}");
+  }
+  SECTION("multipart fields data and body carry the input") {
+    httplib::MultipartFormDataItems data = {{"data", "abcdefg", "img.jpg", "image/jpeg"}};
+    auto r = c.Post("/predictions/classify", data);
+    REQUIRE(r);
+    CHECK(r->status == 200);
+    CHECK(r->body == "{\"len\":7}");
+    httplib::MultipartFormDataItems body = {{"body", "abc", "", ""}};
+    auto b = c.Post("/predictions/classify/1.0", body);
+    REQUIRE(b);
+    CHECK(b->body == "{\"len\":3}");
+    httplib::MultipartFormDataItems other = {{"file", "abc", "x", ""}};
+    auto o = c.Post("/predictions/classify", other);
+    REQUIRE(o);
+    CHECK(o->status == 400);
+    CHECK(o->body.find("lacks a non-empty field") != std::string::npos);
+  }
+  SECTION("errors carry TorchServe's code, type and message") {
+    auto r = c.Put("/predictions/other/1.0", "x", "application/octet-stream");
+    REQUIRE(r);
+    CHECK(r->status == 404);
+    CHECK(r->body.rfind(R"({"code":404,"type":"ModelNotFoundException","message":"unknown task 'other')", 0) == 0);
+    auto e = c.Put("/predictions/classify", "", "application/octet-stream");
+    REQUIRE(e);
+    CHECK(e->status == 400);
+    CHECK(e->body.find(R"("type":"BadRequestException")") != std::string::npos);
+    CHECK(echo.service.served == 0);
+  }
+}
+
+TEST_CASE("front end: curl -T, curl -F data=@ and a versioned path work", "[serve][frontend][torchserve][curl]") {
+  if (access("/usr/bin/curl", X_OK) != 0) {
+    WARN("SKIPPED: /usr/bin/curl is not installed");
+    return;
+  }
+  EchoFrontend echo;
+  const std::string base = echo.base();
+  char path[] = "/tmp/lull-frontend-test-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, "0123456789", 10) == 10);
+  close(fd);
+  const std::string file = path;
+  const std::string curl = "/usr/bin/curl -s --max-time 10 -w ' %{http_code}' ";
+  CHECK(shell(curl + "-T " + file + " " + base + "/predictions/classify") == "{\"len\":10} 200");
+  CHECK(shell(curl + "-F data=@" + file + " " + base + "/predictions/classify") == "{\"len\":10} 200");
+  CHECK(shell(curl + "-T " + file + " " + base + "/predictions/classify/1.0") == "{\"len\":10} 200");
+  CHECK(shell(curl + "--data-binary @" + file + " " + base + "/predictions/classify/1.0") == "{\"len\":10} 200");
+  CHECK(echo.service.served == 4);
+  std::remove(path);
 }
 
 TEST_CASE("listen addresses are HOST:PORT", "[serve][frontend]") {

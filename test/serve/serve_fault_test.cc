@@ -8,14 +8,7 @@
 #include <future>
 #include <thread>
 
-#include "model_server_process.h"
-#include "session_test_support.h"
-#include "runtime/policy_table.h"
-#include "runtime/serve/frontend.h"
-#include "runtime/serve/http_client.h"
-#include "runtime/serve/query_inputs.h"
-#include "runtime/serve/serve_session.h"
-#include "runtime/serve/torchserve_backend.h"
+#include "serve_stack_support.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;
@@ -33,37 +26,17 @@ std::string metric_line(HttpClient& c, const std::string& base, const std::strin
 
 TEST_CASE("lull serve path: killing a model server mid-run loses no query and it rejoins after restart",
           "[serve][e2e][fault]") {
-  ModelServerProcess s0({"--fake", "small:5:1", "--fake", "big:20:2"});
-  ModelServerProcess s1({"--fake", "small:5:1", "--fake", "big:20:2"});
-  const auto table = tiny_session_table(2);
-  TorchServeOptions opts;
-  opts.health_interval_ms = 100;
-  opts.health_timeout_ms = 300;
-  QueryInputs inputs;
-  lull::runtime::WallClock clock;
-  TorchServeBackend backend({{s0.url(), s0.url()}, {s1.url(), s1.url()}}, {"small", "big"}, inputs, opts);
-  ServeSession session(table, backend, backend, inputs, clock);
-  REQUIRE(backend.start() == 2);
-  FrontendOptions fo;
-  fo.port = 0;
-  fo.task = "classify";
-  Frontend fe(session, fo);
-  fe.start();
-  const std::string base = "http://127.0.0.1:" + std::to_string(fe.port());
+  ServeStack stack;
+  REQUIRE(stack.workers_up_at_start == 2);
+  ModelServerProcess& s0 = stack.s0;
+  const std::string& base = stack.base;
   HttpClient client;
 
   // 60 queries over ~1.2 s; server 0 dies a third of the way in.
   std::vector<std::future<HttpResponse>> answers;
   for (int i = 0; i < 60; ++i) {
     if (i == 20) s0.kill_now();
-    auto p = std::make_shared<std::promise<HttpResponse>>();
-    answers.push_back(p->get_future());
-    HttpRequest r;
-    r.method = "POST";
-    r.url = base + "/predictions/classify";
-    r.body = "query-" + std::to_string(i);
-    r.timeout_ms = 10000;
-    client.send(r, [p](HttpResponse resp) { p->set_value(std::move(resp)); });
+    answers.push_back(stack.post(client, "query-" + std::to_string(i)));
     std::this_thread::sleep_for(milliseconds(20));
   }
   int ok = 0, clear_errors = 0, retried = 0;
@@ -103,7 +76,4 @@ TEST_CASE("lull serve path: killing a model server mid-run loses no query and it
     if (!rejoined) std::this_thread::sleep_for(milliseconds(50));
   }
   CHECK(rejoined);
-  session.shutdown();
-  fe.stop();
-  backend.stop();  // its threads call into the session: stopped before it goes
 }

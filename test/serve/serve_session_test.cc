@@ -52,6 +52,13 @@ class FakeBackend final : public lull::runtime::Backend {
     r.outputs = std::move(outputs);
     report(r);
   }
+  // Some inputs rejected by the model: status[i] != 0 holds that one's error.
+  void succeed_with_rejects(size_t index, std::vector<std::string> outputs, std::vector<int> status) {
+    BatchResult r = result_of(index, true);
+    r.outputs = std::move(outputs);
+    r.input_status = std::move(status);
+    report(r);
+  }
   void fail(size_t index, std::string why) {
     BatchResult r = result_of(index, false);
     r.error = std::move(why);
@@ -429,4 +436,58 @@ TEST_CASE("serve metrics: latency histogram, per-model counters and HTTP codes p
     CHECK(rc == 0);
     CHECK(lint.empty());
   }
+}
+
+TEST_CASE("serve session: an input the model rejected gets the model's error, and the batch and worker carry on",
+          "[serve][session][input-error]") {
+  Rig rig(2);
+  auto a1 = rig.session->submit("first");  // worker 0, alone
+  auto a2 = rig.session->submit("second");  // worker 1, alone
+  auto a3 = rig.session->submit("LULL-MALFORMED");  // worker 0's queue
+  auto a4 = rig.session->submit("fourth");  // worker 1's queue
+  auto a5 = rig.session->submit("fifth");   // worker 0's queue: 3 and 5 as one batch
+  rig.backend.succeed(0, {"\"one\""});
+  REQUIRE(rig.backend.started.size() == 3);
+  REQUIRE(rig.backend.sent_inputs[2] == std::vector<std::string>{"LULL-MALFORMED", "fifth"});
+  const std::string error = R"({"code":400,"type":"InvalidInput","message":"input 0: malformed"})";
+  rig.backend.succeed_with_rejects(2, {error, "\"five\""}, {400, 0});
+
+  REQUIRE(ready(a3));
+  const Answer r3 = a3.get();
+  CHECK(r3.http_status == 400);
+  CHECK(r3.body == error);
+  CHECK(r3.error_is_json);
+  CHECK_FALSE(r3.retried);
+  const Answer r5 = a5.get();
+  CHECK(r5.http_status == 200);
+  CHECK(r5.body == "\"five\"");
+  // Not retried, and the worker stays in rotation and takes the next batch.
+  CHECK(rig.backend.started.size() == 3);
+  CHECK(metric_line(*rig.session, "lull_retried_total") == "lull_retried_total 0");
+  CHECK(metric_line(*rig.session, "lull_worker_up{worker=\"0\"").find("} 1") != std::string::npos);
+  auto a6 = rig.session->submit("sixth");    // round-robin: worker 1's queue (busy)
+  auto a7 = rig.session->submit("seventh");  // worker 0, idle again: starts at once
+  REQUIRE(rig.backend.started.size() == 4);
+  CHECK(rig.backend.started[3].worker == 0);
+  CHECK(rig.backend.sent_inputs[3] == std::vector<std::string>{"seventh"});
+  // Finish the rest; every other query is answered with its prediction.
+  for (size_t b = 1; b < rig.backend.started.size(); ++b) {
+    if (b == 2) continue;
+    rig.backend.succeed(b, std::vector<std::string>(rig.backend.started[b].queries.size(), "\"p\""));
+  }
+  for (auto* f : {&a1, &a2, &a4, &a6, &a7}) {
+    REQUIRE(ready(*f));
+    CHECK(f->get().http_status == 200);
+  }
+}
+
+TEST_CASE("serve session: healthy while some worker is in rotation, as /ping reports it", "[serve][session][health]") {
+  Rig rig(2, {true, false});
+  CHECK(rig.session->healthy());
+  rig.health.set(0, false);
+  CHECK_FALSE(rig.session->healthy());
+  rig.health.set(1, true);
+  CHECK(rig.session->healthy());
+  rig.session->shutdown();
+  CHECK_FALSE(rig.session->healthy());
 }

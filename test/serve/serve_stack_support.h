@@ -1,0 +1,75 @@
+#pragma once
+// The serve layer assembled as `lull serve` assembles it (TorchServe backend
+// as backend and health source, session, front end on a free port) against
+// two stand-in model servers running the fake models "small" and "big" of
+// tiny_session_table: what the tests through real sockets share.
+#include <future>
+#include <memory>
+#include <string>
+
+#include "model_server_process.h"
+#include "session_test_support.h"
+#include "runtime/clock.h"
+#include "runtime/serve/frontend.h"
+#include "runtime/serve/http_client.h"
+#include "runtime/serve/query_inputs.h"
+#include "runtime/serve/serve_session.h"
+#include "runtime/serve/torchserve_backend.h"
+
+namespace lull::serve::testing {
+
+inline TorchServeOptions fast_health_checks() {
+  TorchServeOptions o;
+  o.health_interval_ms = 100;
+  o.health_timeout_ms = 300;
+  return o;
+}
+
+struct ServeStack {
+  ServeStack()
+      : s0({"--fake", "small:5:1", "--fake", "big:20:2"}),
+        s1({"--fake", "small:5:1", "--fake", "big:20:2"}),
+        table(tiny_session_table(2)),
+        backend({{s0.url(), s0.url()}, {s1.url(), s1.url()}}, {"small", "big"}, inputs, fast_health_checks()),
+        session(table, backend, backend, inputs, clock),
+        workers_up_at_start(backend.start()),
+        fe(session, frontend_options()) {
+    fe.start();
+    base = "http://127.0.0.1:" + std::to_string(fe.port());
+  }
+  ~ServeStack() {
+    session.shutdown();
+    fe.stop();
+    backend.stop();  // its threads call into the session: stopped before it goes
+  }
+  static FrontendOptions frontend_options() {
+    FrontendOptions fo;
+    fo.port = 0;
+    fo.task = "classify";
+    return fo;
+  }
+  // POSTs `body` to the front end's task through `client`, not waiting.
+  std::future<HttpResponse> post(HttpClient& client, std::string body) const {
+    auto p = std::make_shared<std::promise<HttpResponse>>();
+    auto answer = p->get_future();
+    HttpRequest r;
+    r.method = "POST";
+    r.url = base + "/predictions/classify";
+    r.body = std::move(body);
+    r.timeout_ms = 20000;
+    client.send(r, [p](HttpResponse resp) { p->set_value(std::move(resp)); });
+    return answer;
+  }
+
+  ModelServerProcess s0, s1;
+  runtime::PolicyTable table;
+  QueryInputs inputs;
+  runtime::WallClock clock;
+  TorchServeBackend backend;
+  ServeSession session;
+  int workers_up_at_start;
+  Frontend fe;
+  std::string base;
+};
+
+}  // namespace lull::serve::testing
