@@ -19,6 +19,8 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/option_ranges.h"
+#include "schema/input_limits.h"
 #include "cli/open_loop.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
@@ -64,7 +66,9 @@ int run_bench_serve(int argc, char** argv) {
                           "usage: lull bench serve --direct http://127.0.0.1:8080/predictions/MODEL "
                           "--lull http://127.0.0.1:7070/predictions/TASK --rate 40 --duration 30s"))
     return 0;
-  if (!(rate > 0) || input_bytes < 1) throw UsageError("--rate and --input-bytes must be > 0");
+  check_positive_range("--rate", rate, limits::kMaxLoadQps);
+  check_range("--input-bytes", input_bytes, 1, limits::kMaxInputBytes);
+  check_range("--timeout-ms", static_cast<double>(timeout_ms), 1, limits::kMaxIntervalMs);
   if (direct.rfind("http://", 0) != 0 || lull_url.rfind("http://", 0) != 0)
     throw UsageError("--direct and --lull must be http:// URLs");
   const double duration_s = parse_duration_s(duration_text);

@@ -1,9 +1,11 @@
 #include "cli/compile_options.h"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "cli/commands.h"
 #include "cli/number_lists.h"
+#include "schema/input_limits.h"
 
 namespace po = boost::program_options;
 
@@ -45,8 +47,9 @@ std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& f) {
   spec.loads_qps = parse_number_list(f.loads, "--load-qps");
   std::vector<compiler::CompileSpec> out;
   for (double k : parse_number_list(f.workers, "--workers")) {
-    if (k < 1 || k != static_cast<int>(k))
-      throw UsageError("--workers: must be a whole number >= 1 (got " + std::to_string(k) + ")");
+    if (!(k >= 1 && k <= limits::kMaxWorkers) || k != std::floor(k))
+      throw UsageError("--workers: must be a whole number in 1.." + std::to_string(limits::kMaxWorkers) + " (got " +
+                       std::to_string(k) + ")");
     spec.mdp.workers = static_cast<int>(k);
     try {
       compiler::validate_compile_spec(spec);

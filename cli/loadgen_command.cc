@@ -16,6 +16,8 @@
 
 #include "cli/accuracy_table.h"
 #include "cli/commands.h"
+#include "cli/option_ranges.h"
+#include "schema/input_limits.h"
 #include "cli/parse_options.h"
 #include "cli/open_loop.h"
 #include "cli/output_file.h"
@@ -60,7 +62,10 @@ int run_loadgen(int argc, char** argv) {
   const char* usage =
       "usage: lull loadgen --target URL --rate QPS --duration 30s [--arrivals poisson]";
   if (!parse_command_line(argc, argv, desc, usage)) return 0;
-  if (!(rate > 0)) throw UsageError("--rate must be > 0");
+  check_positive_range("--rate", rate, limits::kMaxLoadQps);
+  check_range("--input-bytes", input_bytes, 1, limits::kMaxInputBytes);
+  check_range("--timeout-ms", static_cast<double>(timeout_ms), 1, limits::kMaxIntervalMs);
+  if (slo_ms != 0) check_positive_range("--slo-ms", slo_ms, limits::kMaxSloMs);
   if (arrivals != "poisson" && arrivals != "uniform") throw UsageError("--arrivals: expected poisson or uniform");
   if (target.rfind("http://", 0) != 0) throw UsageError("--target " + target + ": expected an http:// URL");
   if (!accuracy_path.empty() && !(slo_ms > 0)) throw UsageError("--accuracy needs --slo-ms");

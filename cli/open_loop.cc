@@ -4,6 +4,8 @@
 #include <random>
 
 #include "cli/commands.h"
+#include "cli/option_ranges.h"
+#include "schema/input_limits.h"
 
 namespace lull::cli {
 
@@ -14,6 +16,7 @@ double parse_duration_s(const std::string& text, const std::string& flag) {
   const std::string unit = text.substr(used);
   const double scale = unit.empty() || unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "m" ? 60 : -1;
   if (used == 0 || scale < 0 || !(v > 0)) throw UsageError(flag + " '" + text + "': expected e.g. 30s, 500ms, 2m");
+  check_positive_range(flag + " (s)", v * scale, limits::kMaxTraceSeconds);
   return v * scale;
 }
 

@@ -1,4 +1,5 @@
-// lull policy show / dump: read a policy set (verified) and print it.
+// lull policy show / dump: read a policy set (verified, then checked by the
+// runtime's loader, the same checks simulate and serve make) and print it.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/compile_options.h"
 #include "cli/output_file.h"
+#include "runtime/policy_loader.h"
 #include "schema/policy_file.h"
 
 namespace po = boost::program_options;
@@ -24,6 +26,14 @@ std::pair<int, int> row_state(int i, int J1, int N) {
   return n > N ? std::make_pair(N + 1, 0) : std::make_pair(n, i % J1);
 }
 
+// A set these commands print is one simulate and serve would run: a sealed
+// set that breaks the runtime's invariants is refused with the same error.
+schema::PolicySet read_checked_policy_set(const std::string& path) {
+  auto set = read_policy_set(path);
+  runtime::policy_table_from_proto(set, {}, path);
+  return set;
+}
+
 }  // namespace
 
 int run_policy_show(int argc, char** argv) {
@@ -33,7 +43,7 @@ int run_policy_show(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("file", 1);
   if (!parse_command_line(argc, argv, desc, "usage: lull policy show FILE", {&pos, {}, nullptr})) return 0;
-  const auto set = read_policy_set(path);
+  const auto set = read_checked_policy_set(path);
   std::printf("policy set %s (format %u, checksum %016llx)\n", path.c_str(), set.format_version(),
               static_cast<unsigned long long>(set.checksum()));
   std::printf("task %s, SLO %g ms, %u workers, %d policies\n", set.task().c_str(), set.slo_ms(), set.workers(),
@@ -77,7 +87,7 @@ int run_policy_dump(int argc, char** argv) {
   pos.add("file", 1);
   if (!parse_command_line(argc, argv, desc, "usage: lull policy dump FILE [--json OUT.json|-] [--load-qps L]", {&pos, {}, nullptr}))
     return 0;
-  const auto set = read_policy_set(path);
+  const auto set = read_checked_policy_set(path);
   const bool json = !json_path.empty();
   bool found = false, first = true;
   std::string out;

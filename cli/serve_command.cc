@@ -9,9 +9,11 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "cli/option_ranges.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "runtime/policy_loader.h"
+#include "schema/input_limits.h"
 #include "runtime/clock.h"
 #include "runtime/serve/frontend.h"
 #include "runtime/serve/http_client.h"
@@ -69,6 +71,11 @@ int run_serve(int argc, char** argv) {
   const std::vector<RenamedFlag> renamed = {
       {"--workers", "--workers is now --servers URL,URL (the model servers; --workers is a count in lull)"}};
   if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, nullptr})) return 0;
+  check_range("--http-threads", fe.threads, 1, limits::kMaxThreads);
+  check_range("--health-interval-ms", static_cast<double>(backend_opts.health_interval_ms), limits::kMinHealthIntervalMs,
+              limits::kMaxIntervalMs);
+  check_range("--health-timeout-ms", static_cast<double>(backend_opts.health_timeout_ms), 1, limits::kMaxIntervalMs);
+  check_range("--batch-timeout-ms", static_cast<double>(backend_opts.batch_timeout_ms), 1, limits::kMaxIntervalMs);
   std::vector<serve::WorkerEndpoint> workers;
   serve::TorchServeKeys keys;
   try {

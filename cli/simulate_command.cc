@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/option_ranges.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "runtime/policy_loader.h"
@@ -15,6 +16,7 @@
 #include "runtime/sim/result_json.h"
 #include "runtime/sim/simulator.h"
 #include "runtime/sim/trace_spec.h"
+#include "schema/input_limits.h"
 
 namespace lull::cli {
 namespace po = boost::program_options;
@@ -78,9 +80,9 @@ int run_simulate(int argc, char** argv) {
     return 0;
   for (const char* required : {"policies", "workers", "trace", "out"})
     if (!vm.count(required)) throw UsageError(std::string("--") + required + " is required (lull simulate --help)");
-  if (workers < 1) throw UsageError("--workers must be at least 1");
-  if (!(window_ms > 0)) throw UsageError("--load-window-ms must be positive");
-  if (!(ms_profile_s > 0)) throw UsageError("--ms-profile-s must be positive");
+  check_range("--workers", workers, 1, limits::kMaxWorkers);
+  check_positive_range("--load-window-ms", window_ms, limits::kMaxIntervalMs);
+  check_positive_range("--ms-profile-s", ms_profile_s, limits::kMaxTraceSeconds);
 
   sim::SimOptions options;
   sim::TraceSpec spec;

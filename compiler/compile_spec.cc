@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "schema/input_limits.h"
+
 namespace lull::compiler {
 namespace {
 
@@ -17,15 +19,21 @@ std::string str(double v) {
 void validate_compile_spec(const CompileSpec& s) {
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
   if (s.inputs.path.empty()) fail("--profiles: no profile set given");
-  if (!(s.mdp.slo_us > 0)) fail("--slo-ms: must be > 0");
-  if (s.mdp.workers < 1) fail("--workers: must be a whole number >= 1 (got " + std::to_string(s.mdp.workers) + ")");
+  if (!(s.mdp.slo_us > 0 && s.mdp.slo_us <= limits::kMaxSloMs * 1000))
+    fail("--slo-ms: must be > 0 and <= " + str(limits::kMaxSloMs) + " (got " + str(s.mdp.slo_us / 1000) + ")");
+  if (s.mdp.workers < 1 || s.mdp.workers > limits::kMaxWorkers)
+    fail("--workers: must be a whole number in 1.." + std::to_string(limits::kMaxWorkers) + " (got " +
+         std::to_string(s.mdp.workers) + ")");
   if (s.loads_qps.empty()) fail("--load-qps: no load given");
   for (double l : s.loads_qps)
-    if (!(l > 0)) fail("--load-qps: loads must be > 0 QPS (got " + str(l) + ")");
-  if (s.mdp.intervals < 1) fail("--intervals: must be >= 1 (got " + std::to_string(s.mdp.intervals) + ")");
+    if (!(l > 0 && l <= limits::kMaxLoadQps))
+      fail("--load-qps: loads must be > 0 and <= " + str(limits::kMaxLoadQps) + " QPS (got " + str(l) + ")");
+  if (s.mdp.intervals < 1 || s.mdp.intervals > limits::kMaxIntervals)
+    fail("--intervals: must be in 1.." + std::to_string(limits::kMaxIntervals) + " (got " + std::to_string(s.mdp.intervals) + ")");
   if (s.mdp.max_queue < 1 || s.mdp.max_queue > 1000) fail("--max-queue: must be in 1..1000");
   if (!(s.reduction.percentile > 0 && s.reduction.percentile <= 100)) fail("--percentile: must be in (0, 100]");
-  if (s.solve.horizon < 1) fail("--horizon: must be >= 1");
+  if (s.solve.horizon < 1 || s.solve.horizon > limits::kMaxHorizon)
+    fail("--horizon: must be in 1.." + std::to_string(limits::kMaxHorizon));
 }
 
 std::string solver_mode(const CompileSpec& s) {

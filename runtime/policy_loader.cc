@@ -4,6 +4,9 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <set>
+
+#include "schema/input_limits.h"
 #include "schema/policy.pb.h"
 #include "schema/policy_file.h"
 
@@ -22,7 +25,8 @@ CompiledPolicy convert_policy(const schema::Policy& p, const PolicyTable& table,
   auto fail = [&](const std::string& why) { throw std::runtime_error(where + ": " + at + why); };
   CompiledPolicy out;
   out.load_qps = p.inputs().load_qps();
-  if (!(out.load_qps > 0) || !std::isfinite(out.load_qps)) fail(".inputs.load_qps must be positive");
+  if (!(out.load_qps > 0 && out.load_qps <= limits::kMaxLoadQps))
+    fail(".inputs.load_qps must be > 0 and <= " + num(limits::kMaxLoadQps));
   const unsigned n_max = p.inputs().max_queue();
   if (n_max < 1 || n_max >= 65535) fail(".inputs.max_queue must be in 1..65534");
   out.max_queue = static_cast<int>(n_max);
@@ -71,8 +75,10 @@ PolicyTable policy_table_from_proto(const schema::PolicySet& set, const PolicyEx
          std::to_string(expect.workers) + ")");
   if (expect.slo_ms > 0 && std::abs(set.slo_ms() - expect.slo_ms) > 1e-9)
     fail("policy set has SLO " + num(set.slo_ms()) + " ms, expected " + num(expect.slo_ms) + " ms");
-  if (!(set.slo_ms() > 0) || !std::isfinite(set.slo_ms())) fail("slo_ms must be positive");
-  if (set.workers() < 1) fail("workers must be at least 1");
+  if (!(set.slo_ms() > 0 && set.slo_ms() <= limits::kMaxSloMs))
+    fail("slo_ms must be > 0 and <= " + num(limits::kMaxSloMs) + " (got " + num(set.slo_ms()) + ")");
+  if (set.workers() < 1 || set.workers() > static_cast<unsigned>(limits::kMaxWorkers))
+    fail("workers must be in 1.." + std::to_string(limits::kMaxWorkers) + " (got " + std::to_string(set.workers()) + ")");
   if (set.models_size() == 0) fail("the policy set lists no models");
   if (set.policies_size() == 0) fail("the policy set holds no policies");
 
@@ -81,9 +87,12 @@ PolicyTable policy_table_from_proto(const schema::PolicySet& set, const PolicyEx
   table.slo_us = static_cast<std::int64_t>(std::llround(set.slo_ms() * 1000.0));
   table.workers = static_cast<int>(set.workers());
   table.percentile = set.policies(0).inputs().percentile();
+  std::set<std::string> names;
   for (int m = 0; m < set.models_size(); ++m) {
     const auto& e = set.models(m);
     const std::string at = "models[" + std::to_string(m) + "] (" + e.name() + ")";
+    if (e.name().empty()) fail("models[" + std::to_string(m) + "].name is empty");
+    if (!names.insert(e.name()).second) fail(at + ".name: duplicate model name");
     if (!(e.accuracy() >= 0 && e.accuracy() <= 1)) fail(at + ".accuracy must be in [0, 1]");
     ModelInfo info{e.name(), e.accuracy(), {e.latency_us().begin(), e.latency_us().end()}};
     for (double l : info.latency_us)

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "compiler/profile/latency_reduction.h"
+#include "schema/input_limits.h"
 
 namespace lull::compiler {
 namespace {
@@ -37,7 +38,8 @@ void validate_profile_set(const schema::ProfileSet& set, const std::string& wher
     for (int k = 0; k < m.latencies_size(); ++k) {
       const auto& l = m.latencies(k);
       const std::string lat = at + ".latencies[" + std::to_string(k) + "]";
-      if (l.batch() < 1) fail(lat + ".batch", "must be >= 1");
+      if (l.batch() < 1 || l.batch() > limits::kMaxBatch)
+        fail(lat + ".batch", "must be in 1.." + std::to_string(limits::kMaxBatch) + " (got " + std::to_string(l.batch()) + ")");
       if (!batches.insert(l.batch()).second) fail(lat + ".batch", "batch size " + std::to_string(l.batch()) + " appears twice");
       if (l.samples_s_size() == 0) {
         if (!(std::isfinite(l.latency_s()) && l.latency_s() > 0))

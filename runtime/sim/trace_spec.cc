@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "schema/input_limits.h"
+
 namespace lull::sim {
 namespace {
 
@@ -20,6 +22,12 @@ double parse_number(const std::string& s, const std::string& what) {
   if (used == 0 || used != s.size() || !std::isfinite(v))
     throw std::invalid_argument(what + ": '" + s + "' is not a number");
   return v;
+}
+
+std::string str(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
 }
 
 // Calls f(line_number, fields) for each non-blank, non-comment line.
@@ -52,9 +60,15 @@ TraceSpec parse_trace_spec(const std::string& text) {
     spec.kind = TraceSpec::Kind::kConstant;
     spec.qps = parse_number(rest.substr(0, c2), "--trace constant QPS");
     spec.duration_s = parse_number(rest.substr(c2 + 1), "--trace constant SECONDS");
-    if (!(spec.qps > 0)) throw std::invalid_argument("--trace constant: QPS must be positive, got " + rest.substr(0, c2));
-    if (!(spec.duration_s > 0))
-      throw std::invalid_argument("--trace constant: duration must be positive, got " + rest.substr(c2 + 1) + " s");
+    if (!(spec.qps > 0 && spec.qps <= limits::kMaxLoadQps))
+      throw std::invalid_argument("--trace constant: QPS must be > 0 and <= " + str(limits::kMaxLoadQps) + ", got " +
+                                  rest.substr(0, c2));
+    if (!(spec.duration_s > 0 && spec.duration_s <= limits::kMaxTraceSeconds))
+      throw std::invalid_argument("--trace constant: duration must be > 0 and <= " + str(limits::kMaxTraceSeconds) +
+                                  " s, got " + rest.substr(c2 + 1) + " s");
+    if (spec.qps * spec.duration_s > limits::kMaxTraceQueries)
+      throw std::invalid_argument("--trace constant: QPS x SECONDS must be <= " + str(limits::kMaxTraceQueries) +
+                                  " queries, got " + str(spec.qps * spec.duration_s));
   } else if (kind == "rate-file" || kind == "arrivals") {
     if (rest.empty()) throw std::invalid_argument("--trace " + kind + ":PATH needs a path");
     spec.kind = kind == "rate-file" ? TraceSpec::Kind::kRateFile : TraceSpec::Kind::kArrivals;
@@ -72,8 +86,10 @@ std::vector<RateSegment> read_rate_file(const std::string& path) {
     if (f.size() != 2) throw std::invalid_argument(at + ": expected '<second> <QPS>', got " + std::to_string(f.size()) + " fields");
     const double t = parse_number(f[0], at + ": second");
     const double qps = parse_number(f[1], at + ": QPS");
-    if (t < 0) throw std::invalid_argument(at + ": second must not be negative");
-    if (qps < 0) throw std::invalid_argument(at + ": QPS must not be negative");
+    if (t < 0 || t > limits::kMaxTraceSeconds)
+      throw std::invalid_argument(at + ": second must be in 0.." + str(limits::kMaxTraceSeconds));
+    if (qps < 0 || qps > limits::kMaxLoadQps)
+      throw std::invalid_argument(at + ": QPS must be in 0.." + str(limits::kMaxLoadQps));
     if (!segs.empty() && !(t > segs.back().start_s)) throw std::invalid_argument(at + ": seconds must increase");
     if (!segs.empty()) segs.back().end_s = t;
     segs.push_back(RateSegment{t, t, qps});
@@ -81,6 +97,11 @@ std::vector<RateSegment> read_rate_file(const std::string& path) {
   if (segs.empty()) throw std::invalid_argument(path + ": no '<second> <QPS>' lines");
   const double hold_s = segs.size() >= 2 ? segs[segs.size() - 1].start_s - segs[segs.size() - 2].start_s : 10.0;
   segs.back().end_s = segs.back().start_s + hold_s;
+  double queries = 0;
+  for (const auto& seg : segs) queries += seg.qps * (seg.end_s - seg.start_s);
+  if (queries > limits::kMaxTraceQueries)
+    throw std::invalid_argument(path + ": the trace holds " + str(queries) + " queries, more than " +
+                                str(limits::kMaxTraceQueries));
   return segs;
 }
 
@@ -126,7 +147,8 @@ std::vector<std::int64_t> read_arrivals_file(const std::string& path) {
     const std::string at = path + ":" + std::to_string(n);
     if (f.size() != 1) throw std::invalid_argument(at + ": expected one arrival time in seconds");
     const double t = parse_number(f[0], at + ": arrival time");
-    if (t < 0) throw std::invalid_argument(at + ": arrival time must not be negative");
+    if (t < 0 || t > limits::kMaxTraceSeconds)
+      throw std::invalid_argument(at + ": arrival time must be in 0.." + str(limits::kMaxTraceSeconds) + " s");
     const auto t_us = static_cast<std::int64_t>(std::llround(t * 1e6));
     if (!times.empty() && t_us < times.back()) throw std::invalid_argument(at + ": arrival times must not decrease");
     times.push_back(t_us);

@@ -1,0 +1,143 @@
+// Every input is bounded and validated (issue 11 item 4): each crash and each
+// runaway input an adversarial tester found is refused here with exit code 2,
+// one line on stderr naming the flag or the file and field, and no output
+// file. The bad policy sets are sealed with the schema's writer, so they pass
+// the checksum and reach the shared validation in runtime/policy_loader.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <limits>
+
+#include "schema/policy_file.h"
+#include "test/compiler/cli_runner.h"
+
+using lull::test::count_lines;
+using lull::test::run_lull;
+using lull::test::temp_dir;
+using lull::test::write_temp;
+
+namespace {
+
+const std::string kTiny = std::string(LULL_SOURCE_DIR) + "/test/data/tiny_profile.json";
+
+// A good two-worker set from the tiny profile, compiled once.
+const std::string& good_set() {
+  static const std::string path = [] {
+    const std::string out = temp_dir() + "/limits_good.pb";
+    const auto r = run_lull("compile --profiles " + kTiny + " --slo-ms 100 --workers 2 --load-qps 50 --max-queue 8 "
+                            "--device cpu --out " + out);
+    REQUIRE(r.exit_code == 0);
+    return out;
+  }();
+  return path;
+}
+
+// The good set changed by `edit`, sealed again so only the content is bad.
+std::string bad_set(const std::string& name, const std::function<void(lull::schema::PolicySet&)>& edit) {
+  auto set = lull::read_policy_set(good_set());
+  edit(set);
+  const std::string path = temp_dir() + "/" + name + ".pb";
+  lull::write_policy_set(set, path);
+  return path;
+}
+
+// Runs `args` (which writes to OUT, if at all) and expects exit 2, one line
+// naming every needle, and no OUT.
+void expect_refused(const std::string& args_with_out, const std::vector<std::string>& needles) {
+  const std::string out = temp_dir() + "/never_written";
+  std::filesystem::remove(out);
+  std::string args = args_with_out;
+  const auto pos = args.find("OUT");
+  if (pos != std::string::npos) args.replace(pos, 3, out);
+  const auto r = run_lull(args);
+  INFO("lull " << args << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(count_lines(r.err) == 1);
+  for (const auto& n : needles) CHECK(r.err.find(n) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+
+// The same bad set through every command that reads policy sets.
+void expect_set_refused(const std::string& set, const std::string& field) {
+  expect_refused("policy show " + set, {set, field});
+  expect_refused("policy dump " + set + " --json OUT", {set, field});
+  expect_refused("simulate --policies " + set + " --workers 2 --trace constant:10:1 --out OUT", {set});
+  expect_refused("serve --policies " + set + " --servers http://127.0.0.1:9,http://127.0.0.1:9 --no-model-check "
+                 "--port-file OUT",
+                 {set});
+}
+
+}  // namespace
+
+TEST_CASE("the good set passes every policy reader", "[cli][limits]") {
+  CHECK(run_lull("policy show " + good_set()).exit_code == 0);
+  CHECK(run_lull("policy dump " + good_set()).exit_code == 0);
+}
+
+TEST_CASE("sealed policy sets that break the runtime's invariants are refused everywhere", "[cli][limits]") {
+  SECTION("empty latency list (policy show crashed)") {
+    expect_set_refused(bad_set("no_latency", [](auto& s) { s.mutable_models(0)->clear_latency_us(); }), "latencies");
+  }
+  SECTION("empty slack grid (policy dump crashed)") {
+    expect_set_refused(bad_set("no_grid", [](auto& s) { s.mutable_policies(0)->clear_slack_grid_us(); }),
+                       "slack_grid_us");
+  }
+  SECTION("zero workers") {
+    expect_set_refused(bad_set("no_workers", [](auto& s) { s.set_workers(0); }), "workers");
+  }
+  SECTION("duplicate model names") {
+    expect_set_refused(bad_set("dup_names", [](auto& s) { s.mutable_models(1)->set_name(s.models(0).name()); }),
+                       "duplicate model name");
+  }
+  SECTION("empty model name") {
+    expect_set_refused(bad_set("empty_name", [](auto& s) { s.mutable_models(0)->set_name(""); }), "models[0].name");
+  }
+  SECTION("infinite SLO") {
+    expect_set_refused(bad_set("inf_slo", [](auto& s) {
+      s.set_slo_ms(std::numeric_limits<double>::infinity());
+      for (auto& p : *s.mutable_policies()) p.mutable_inputs()->set_slo_ms(s.slo_ms());
+    }), "slo_ms");
+  }
+}
+
+TEST_CASE("compile refuses loads and SLOs out of range", "[cli][limits]") {
+  const std::string base = "compile --profiles " + kTiny + " --workers 2 --device cpu --out OUT ";
+  expect_refused(base + "--slo-ms 100 --load-qps 1e308", {"--load-qps"});
+  expect_refused(base + "--slo-ms 1.8e19 --load-qps 50", {"--slo-ms"});
+  expect_refused(base + "--slo-ms inf --load-qps 50", {"--slo-ms"});
+  expect_refused(base + "--slo-ms 100 --load-qps 50 --workers 1e9", {"--workers"});
+}
+
+TEST_CASE("compile refuses a profile batch size beyond the cap", "[cli][limits]") {
+  std::string text = lull::test::slurp(kTiny);
+  const std::string from = "{\"batch\": 8, \"latency_s\": 0.040}";
+  const auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  text.replace(pos, from.size(), "{\"batch\": 1000000000, \"latency_s\": 0.040}");
+  const std::string profile = write_temp("huge_batch.json", text);
+  expect_refused("compile --profiles " + profile + " --slo-ms 100 --workers 2 --load-qps 50 --device cpu --out OUT",
+                 {"huge_batch.json", ".batch", "4096"});
+}
+
+TEST_CASE("simulate refuses unbounded traces", "[cli][limits]") {
+  const std::string base = "simulate --policies " + good_set() + " --workers 2 --out OUT --trace ";
+  expect_refused(base + "constant:40:1e308", {"--trace"});
+  expect_refused(base + "constant:1e308:1", {"--trace"});
+  const std::string arrivals = write_temp("far_arrival.txt", "0.5\n1e308\n");
+  expect_refused(base + "arrivals:" + arrivals, {"far_arrival.txt:2", "arrival time"});
+  const std::string rates = write_temp("huge_rate.txt", "0 10\n1 1e300\n");
+  expect_refused(base + "rate-file:" + rates, {"huge_rate.txt:2", "QPS"});
+  expect_refused("simulate --policies " + good_set() + " --workers 2 --trace constant:10:1 --out OUT --load-window-ms inf",
+                 {"--load-window-ms"});
+}
+
+TEST_CASE("serve refuses thread counts and intervals out of range before serving", "[cli][limits]") {
+  const std::string base = "serve --policies " + good_set() +
+                           " --servers http://127.0.0.1:9,http://127.0.0.1:9 --no-model-check --port-file OUT ";
+  expect_refused(base + "--http-threads -1", {"--http-threads"});
+  expect_refused(base + "--http-threads 100000", {"--http-threads"});
+  expect_refused(base + "--health-interval-ms 0", {"--health-interval-ms"});
+  expect_refused(base + "--health-timeout-ms -5", {"--health-timeout-ms"});
+  expect_refused(base + "--batch-timeout-ms 0", {"--batch-timeout-ms"});
+}
