@@ -2,17 +2,13 @@
 #include "cli/option_ranges.h"
 
 #include <cmath>
-#include <sstream>
 
 #include "cli/commands.h"
+#include "schema/number_text.h"
 
 namespace lull::cli {
 namespace {
-std::string str(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
+std::string str(double v) { return number_text(v); }
 }  // namespace
 
 void check_range(const std::string& flag, double value, double lo, double hi) {

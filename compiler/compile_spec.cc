@@ -4,15 +4,12 @@
 #include <stdexcept>
 
 #include "schema/input_limits.h"
+#include "schema/number_text.h"
 
 namespace lull::compiler {
 namespace {
 
-std::string str(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
+std::string str(double v) { return number_text(v); }
 
 }  // namespace
 

@@ -8,15 +8,12 @@
 
 #include "compiler/profile/latency_reduction.h"
 #include "schema/input_limits.h"
+#include "schema/number_text.h"
 
 namespace lull::compiler {
 namespace {
 
-std::string fmt(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
+std::string fmt(double v) { return number_text(v); }
 
 }  // namespace
 

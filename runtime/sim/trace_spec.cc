@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "schema/input_limits.h"
+#include "schema/number_text.h"
 
 namespace lull::sim {
 namespace {
@@ -24,11 +25,7 @@ double parse_number(const std::string& s, const std::string& what) {
   return v;
 }
 
-std::string str(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
+std::string str(double v) { return number_text(v); }
 
 // Calls f(line_number, fields) for each non-blank, non-comment line.
 template <typename F>
@@ -60,11 +57,14 @@ TraceSpec parse_trace_spec(const std::string& text) {
     spec.kind = TraceSpec::Kind::kConstant;
     spec.qps = parse_number(rest.substr(0, c2), "--trace constant QPS");
     spec.duration_s = parse_number(rest.substr(c2 + 1), "--trace constant SECONDS");
-    if (!(spec.qps > 0 && spec.qps <= limits::kMaxLoadQps))
-      throw std::invalid_argument("--trace constant: QPS must be > 0 and <= " + str(limits::kMaxLoadQps) + ", got " +
+    if (!(spec.qps > 0)) throw std::invalid_argument("--trace constant: QPS must be positive, got " + rest.substr(0, c2));
+    if (spec.qps > limits::kMaxLoadQps)
+      throw std::invalid_argument("--trace constant: QPS must be at most " + str(limits::kMaxLoadQps) + ", got " +
                                   rest.substr(0, c2));
-    if (!(spec.duration_s > 0 && spec.duration_s <= limits::kMaxTraceSeconds))
-      throw std::invalid_argument("--trace constant: duration must be > 0 and <= " + str(limits::kMaxTraceSeconds) +
+    if (!(spec.duration_s > 0))
+      throw std::invalid_argument("--trace constant: duration must be positive, got " + rest.substr(c2 + 1) + " s");
+    if (spec.duration_s > limits::kMaxTraceSeconds)
+      throw std::invalid_argument("--trace constant: duration must be at most " + str(limits::kMaxTraceSeconds) +
                                   " s, got " + rest.substr(c2 + 1) + " s");
     if (spec.qps * spec.duration_s > limits::kMaxTraceQueries)
       throw std::invalid_argument("--trace constant: QPS x SECONDS must be <= " + str(limits::kMaxTraceQueries) +
@@ -86,10 +86,11 @@ std::vector<RateSegment> read_rate_file(const std::string& path) {
     if (f.size() != 2) throw std::invalid_argument(at + ": expected '<second> <QPS>', got " + std::to_string(f.size()) + " fields");
     const double t = parse_number(f[0], at + ": second");
     const double qps = parse_number(f[1], at + ": QPS");
-    if (t < 0 || t > limits::kMaxTraceSeconds)
-      throw std::invalid_argument(at + ": second must be in 0.." + str(limits::kMaxTraceSeconds));
-    if (qps < 0 || qps > limits::kMaxLoadQps)
-      throw std::invalid_argument(at + ": QPS must be in 0.." + str(limits::kMaxLoadQps));
+    if (t < 0) throw std::invalid_argument(at + ": second must not be negative");
+    if (qps < 0) throw std::invalid_argument(at + ": QPS must not be negative");
+    if (t > limits::kMaxTraceSeconds)
+      throw std::invalid_argument(at + ": second must be at most " + str(limits::kMaxTraceSeconds));
+    if (qps > limits::kMaxLoadQps) throw std::invalid_argument(at + ": QPS must be at most " + str(limits::kMaxLoadQps));
     if (!segs.empty() && !(t > segs.back().start_s)) throw std::invalid_argument(at + ": seconds must increase");
     if (!segs.empty()) segs.back().end_s = t;
     segs.push_back(RateSegment{t, t, qps});
@@ -147,8 +148,9 @@ std::vector<std::int64_t> read_arrivals_file(const std::string& path) {
     const std::string at = path + ":" + std::to_string(n);
     if (f.size() != 1) throw std::invalid_argument(at + ": expected one arrival time in seconds");
     const double t = parse_number(f[0], at + ": arrival time");
-    if (t < 0 || t > limits::kMaxTraceSeconds)
-      throw std::invalid_argument(at + ": arrival time must be in 0.." + str(limits::kMaxTraceSeconds) + " s");
+    if (t < 0) throw std::invalid_argument(at + ": arrival time must not be negative");
+    if (t > limits::kMaxTraceSeconds)
+      throw std::invalid_argument(at + ": arrival time must be at most " + str(limits::kMaxTraceSeconds) + " s");
     const auto t_us = static_cast<std::int64_t>(std::llround(t * 1e6));
     if (!times.empty() && t_us < times.back()) throw std::invalid_argument(at + ": arrival times must not decrease");
     times.push_back(t_us);
