@@ -28,6 +28,8 @@
 
 #include "cli/accuracy_table.h"
 #include "cli/commands.h"
+#include "cli/option_ranges.h"
+#include "schema/input_limits.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "cli/progress_line.h"
@@ -124,8 +126,12 @@ int run_profile(int argc, char** argv) {
   const char* usage =
       "usage: lull profile --worker URL --models a,b,c --max-batch 32 --samples 100 --accuracy ACC.json --out PROFILE.json";
   if (!parse_command_line(argc, argv, desc, usage)) return 0;
-  if (max_batch < 1 || samples < 1 || warmup < 0 || input_bytes < 1 || pause_ms < 0)
-    throw UsageError("--max-batch, --samples and --input-bytes must be >= 1, --warmup and --pause-ms >= 0");
+  check_range("--max-batch", max_batch, 1, limits::kMaxBatch);
+  check_range("--samples", samples, 1, limits::kMaxSamples);
+  check_range("--warmup", warmup, 0, limits::kMaxSamples);
+  check_range("--input-bytes", input_bytes, 1, limits::kMaxInputBytes);
+  check_range("--pause-ms", pause_ms, 0, limits::kMaxIntervalMs);
+  check_range("--timeout-ms", static_cast<double>(timeout_ms), 1, limits::kMaxIntervalMs);
   try {
     worker = serve::normalize_base_url(worker);
   } catch (const std::invalid_argument& e) {

@@ -141,3 +141,15 @@ TEST_CASE("serve refuses thread counts and intervals out of range before serving
   expect_refused(base + "--health-timeout-ms -5", {"--health-timeout-ms"});
   expect_refused(base + "--batch-timeout-ms 0", {"--batch-timeout-ms"});
 }
+
+TEST_CASE("profile, loadgen and bench serve refuse counts and rates out of range", "[cli][limits]") {
+  const std::string profile = "profile --worker http://127.0.0.1:9 --models m --accuracy " +
+                              write_temp("acc.json", "{\"m\": 0.5}") + " --out OUT ";
+  expect_refused(profile + "--max-batch 1000000000", {"--max-batch"});
+  expect_refused(profile + "--samples -1", {"--samples"});
+  expect_refused("loadgen --target http://127.0.0.1:9/predictions/t --rate 1e308 --json OUT", {"--rate"});
+  expect_refused("loadgen --target http://127.0.0.1:9/predictions/t --rate 10 --duration 1e308s --json OUT", {"--duration"});
+  expect_refused("bench serve --direct http://127.0.0.1:9/p/m --lull http://127.0.0.1:9/p/t --rate 10 --input-bytes 0 "
+                 "--json OUT",
+                 {"--input-bytes"});
+}
