@@ -58,6 +58,9 @@ int run_serve(int argc, char** argv) {
       ("health-interval-ms", po::value(&backend_opts.health_interval_ms)->default_value(500), "between pings")
       ("health-timeout-ms", po::value(&backend_opts.health_timeout_ms)->default_value(500), "ping timeout")
       ("no-model-check", po::bool_switch(&no_model_check), "skip the management-API check at start")
+      ("reject-late", po::bool_switch(&opts.reject_late),
+       "the bouncer: answer 503 with Retry-After at once to a query even the fastest model cannot answer by "
+       "its deadline at the current queue (default: serve it late, counted as a violation)")
       ("torchserve-token-file", po::value(&token_file),
        "TorchServe's key_file.json: its inference key goes on predictions and pings, its management key on "
        "the model check (as Authorization: Bearer KEY)")

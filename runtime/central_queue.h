@@ -23,11 +23,15 @@ class CentralQueue {
   // somewhere and its backend fails it with a reason). With every worker
   // available this is exactly next_worker().
   int next_available_worker(const std::vector<char>& available) {
-    for (int tries = 0; tries < workers_; ++tries) {
-      const int w = next_worker();
+    const int w = peek_available_worker(available);
+    next_ = w + 1 == workers_ ? 0 : w + 1;
+    return w;
+  }
+  // The worker next_available_worker would return, without advancing.
+  int peek_available_worker(const std::vector<char>& available) const {
+    for (int i = 0, w = next_; i < workers_; ++i, w = w + 1 == workers_ ? 0 : w + 1)
       if (available[static_cast<std::size_t>(w)]) return w;
-    }
-    return next_worker();
+    return next_;
   }
 
  private:

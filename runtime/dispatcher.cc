@@ -14,15 +14,29 @@ Dispatcher::Dispatcher(const PolicyTable& table, Clock& clock, Backend& backend,
       available_(static_cast<std::size_t>(table.workers), 1),
       num_available_(table.workers) {}
 
-void Dispatcher::on_arrival(QueryId id) {
-  const std::int64_t now = clock_.now_us();
-  note_arrival(now);
+void Dispatcher::on_arrival(QueryId id) { on_arrival_at(id, clock_.now_us()); }
+
+void Dispatcher::on_arrival_at(QueryId id, std::int64_t arrival_us) {
+  // The load estimate sees arrivals in the order they reach the Dispatcher.
+  note_arrival(clock_.now_us());
   // With every worker available (always, under the simulator) this is plain
   // round-robin; the check costs one branch per arrival.
   const int w = num_available_ == static_cast<int>(queues_.size()) ? central_.next_worker()
                                                                    : central_.next_available_worker(available_);
-  queues_[w].push(central_.stamp(id, now));
+  queues_[w].push(central_.stamp(id, arrival_us));
   if (!busy_[w]) try_dispatch(w);
+}
+
+std::int64_t Dispatcher::expected_end_us(int model, std::size_t batch) const {
+  const auto& lat = table_.models[model].latency_us;
+  const double needed_us = batch <= lat.size() ? lat[batch - 1] : lat.back();
+  return clock_.now_us() + static_cast<std::int64_t>(needed_us);
+}
+
+std::int64_t Dispatcher::busy_remaining_us(int worker) const {
+  if (!busy(worker)) return 0;
+  const std::int64_t left = running_[worker].expected_end_us - clock_.now_us();
+  return left > 0 ? left : 0;
 }
 
 int Dispatcher::next_available_after(int worker) const {
@@ -69,8 +83,9 @@ void Dispatcher::try_dispatch(int w) {
   u.fallbacks += s.fallback ? 1 : 0;
   request_.worker = w;
   request_.model = s.model;
-  running_[w] = Running{q.front().deadline_us, false};
+  running_[w] = Running{q.front().deadline_us, false, 0};
   q.pop_front(s.batch, request_.queries);
+  running_[w].expected_end_us = expected_end_us(s.model, request_.queries.size());
   busy_[w] = 1;  // before start_batch: a synchronous backend may complete inside it
   backend_.start_batch(request_);
 }
@@ -80,14 +95,12 @@ void Dispatcher::start_retry(int w) {
   retries_[w].pop_front();
   // The failed batch's model if it can still finish by the earliest
   // deadline, else the fastest one.
-  const auto& lat = table_.models[r.model].latency_us;
   const std::size_t b = r.queries.size();
-  const double needed_us = b <= lat.size() ? lat[b - 1] : lat.back();
-  const bool in_time = clock_.now_us() + static_cast<std::int64_t>(needed_us) <= r.earliest_deadline_us;
+  const bool in_time = expected_end_us(r.model, b) <= r.earliest_deadline_us;
   request_.worker = w;
   request_.model = in_time ? r.model : 0;
   request_.queries = std::move(r.queries);
-  running_[w] = Running{r.earliest_deadline_us, true};
+  running_[w] = Running{r.earliest_deadline_us, true, expected_end_us(request_.model, b)};
   busy_[w] = 1;
   backend_.start_batch(request_);
 }

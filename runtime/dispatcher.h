@@ -23,6 +23,15 @@ class Dispatcher final : public Scheduler {
   // `table` must outlive the dispatcher; its worker count sets the workers.
   Dispatcher(const PolicyTable& table, Clock& clock, Backend& backend, const SchedulerOptions& options = {});
   void on_arrival(QueryId id) override;
+  // The same for a query the caller received at `arrival_us` (<= now): its
+  // deadline counts from then, so time spent before the Dispatcher saw it
+  // (waiting for a lock) is queue time.
+  void on_arrival_at(QueryId id, std::int64_t arrival_us);
+  // The worker the next arrival goes to (round-robin over available workers), without advancing.
+  int peek_next_worker() const { return central_.peek_available_worker(available_); }
+  // What is left of the worker's batch in flight by its profiled latency
+  // lat(model, batch) from its start; 0 when idle or overrun.
+  std::int64_t busy_remaining_us(int worker) const;
   int queued(int worker) const { return queues_[worker].size(); }
   // The worker has a batch on the backend (at most one at a time).
   bool busy(int worker) const { return busy_.at(static_cast<std::size_t>(worker)) != 0; }
@@ -55,6 +64,7 @@ class Dispatcher final : public Scheduler {
   struct Running {  // the batch a busy worker runs
     std::int64_t earliest_deadline_us = 0;
     bool retry = false;
+    std::int64_t expected_end_us = 0;  // start + lat(model, batch)
   };
 
   void handle_done(const BatchResult& r) override;
@@ -64,6 +74,7 @@ class Dispatcher final : public Scheduler {
   // `worker` itself; -1 when there is none.
   int next_available_after(int worker) const;
   void dispatch_idle_available();
+  std::int64_t expected_end_us(int model, std::size_t batch) const;
 
   const PolicyTable& table_;
   CentralQueue central_;

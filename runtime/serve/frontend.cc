@@ -149,6 +149,7 @@ void Frontend::install_routes() {
     if (!a.model.empty()) res.set_header("X-Lull-Model", a.model);
     if (a.worker >= 0) res.set_header("X-Lull-Worker", std::to_string(a.worker));
     if (a.retried) res.set_header("X-Lull-Retried", "1");
+    if (a.retry_after_s > 0) res.set_header("Retry-After", std::to_string(a.retry_after_s));
     if (a.http_status != 200 && a.error_is_json) {
       res.status = a.http_status;
       return res.set_content(a.body, "application/json");

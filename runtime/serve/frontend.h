@@ -31,6 +31,7 @@ struct Answer {
   std::string model;         // header X-Lull-Model
   int worker = -1;           // header X-Lull-Worker
   bool retried = false;      // header X-Lull-Retried
+  int retry_after_s = 0;     // header Retry-After when > 0 (the bouncer's 503)
 };
 
 // What the front end serves; implemented by the serve session and by test fakes.

@@ -17,6 +17,7 @@ struct ServeCounters {
   std::uint64_t queries = 0;            // arrived
   std::uint64_t answered = 0;           // with a prediction
   std::uint64_t failed = 0;             // answered with an error
+  std::uint64_t rejected = 0;           // refused on arrival by the bouncer (503, not in `failed`)
   std::uint64_t violations = 0;         // answered later than the SLO
   std::uint64_t retried = 0;            // queries sent a second time
   std::uint64_t satisfied = 0;          // answered within the SLO

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "runtime/admission.h"
+
 namespace lull::serve {
 
 namespace {
@@ -77,20 +79,39 @@ void ServeSession::shutdown() {
   }
 }
 
+int ServeSession::refuse_seconds(std::int64_t arrival_us) const {
+  const int w = dispatcher_.peek_next_worker();
+  const runtime::AdmissionInput in{clock_.now_us(), arrival_us + table_.slo_us, dispatcher_.busy_remaining_us(w),
+                                   dispatcher_.queued(w)};
+  const runtime::AdmissionVerdict v = runtime::admit_query(in, table_.models.front().latency_us);
+  return v.admit ? 0 : runtime::retry_after_seconds(in, v);
+}
+
 std::pair<runtime::QueryId, std::future<Answer>> ServeSession::enqueue(std::string input) {
+  const std::int64_t arrival_us = clock_.now_us();  // before the lock: waiting for it is queue time
   std::unique_lock<std::mutex> lock(mu_);
-  if (shut_down_) {
+  const auto answered_now = [](Answer a) {
     std::promise<Answer> p;
-    p.set_value(error_answer(503, "server shutting down"));
-    return {0, p.get_future()};
+    p.set_value(std::move(a));
+    return std::pair<runtime::QueryId, std::future<Answer>>{0, p.get_future()};
+  };
+  if (shut_down_) return answered_now(error_answer(503, "server shutting down"));
+  counters_.queries++;
+  if (options_.reject_late) {
+    if (const int retry_s = refuse_seconds(arrival_us)) {
+      counters_.rejected++;
+      Answer a = error_answer(503, "overloaded: even the fastest model (" + table_.models.front().name +
+                                       ") cannot answer within the SLO at the current queue; retry later");
+      a.retry_after_s = retry_s;
+      return answered_now(std::move(a));
+    }
   }
   const runtime::QueryId id = ++next_id_;
   inputs_.put(id, std::move(input));
   Waiting& w = waiting_[id];
-  w.arrival_us = clock_.now_us();
+  w.arrival_us = arrival_us;
   auto future = w.promise.get_future();
-  counters_.queries++;
-  dispatcher_.on_arrival(id);
+  dispatcher_.on_arrival_at(id, arrival_us);
   log_policy_switch();
   send_outbox(lock);
   return {id, std::move(future)};

@@ -15,6 +15,8 @@
 // rest of the batch is answered as usual), or 503 with the reason. 504 when
 // no answer comes within answer_timeout_ms. Worker up/down is logged to
 // stderr, one line each; policy switches too, at most one line a second.
+// A query's time (deadline, latency) counts from serve()'s entry, before
+// the lock, so waiting for the lock under overload is queue time.
 #include <cstdint>
 #include <future>
 #include <mutex>
@@ -36,6 +38,11 @@ namespace lull::serve {
 struct ServeOptions {
   std::int64_t answer_timeout_ms = 30000;  // an HTTP thread never waits longer (then 504)
   std::vector<std::string> worker_names;   // /metrics labels (URLs); default "0", "1", ...
+  // The bouncer (runtime/admission.h): refuse at once, with 503 and
+  // Retry-After, a query even the fastest model cannot answer by its
+  // deadline. Off (the paper's behaviour): every query is served, late ones
+  // counted as violations.
+  bool reject_late = false;
 };
 
 class ServeSession final : public QueryService {
@@ -82,6 +89,9 @@ class ServeSession final : public QueryService {
   };
 
   std::pair<runtime::QueryId, std::future<Answer>> enqueue(std::string input);
+  // The bouncer's verdict for a query arriving now (under mu_); 0 admits,
+  // else the Retry-After seconds.
+  int refuse_seconds(std::int64_t arrival_us) const;
   void on_backend_done(const runtime::BatchResult& r);  // backend's thread
   void on_health(int worker, bool up);                  // health source's thread
   // Sends the batches queued while `lock` (on mu_) was held, after releasing it.

@@ -256,6 +256,33 @@ TEST_CASE("dispatcher: a failure with no other worker available is final at once
   CHECK(backend.started[1].queries == std::vector<QueryId>{1});
 }
 
+TEST_CASE("dispatcher: what the bouncer reads: next worker, busy time left, deadlines from the arrival given",
+          "[runtime][dispatcher][admission]") {
+  const PolicyTable table = lull::test::tiny_table();  // 2 workers, SLO 150 ms; fast takes 10 ms alone
+  VirtualClock clock;
+  FakeBackend backend;
+  Dispatcher d(table, clock, backend);
+  CHECK(d.peek_next_worker() == 0);
+  CHECK(d.busy_remaining_us(0) == 0);  // idle
+  d.on_arrival(0);                     // worker 0: full slack -> fast, batch 1 (10 ms)
+  CHECK(d.peek_next_worker() == 1);
+  d.on_arrival(1);
+  CHECK(d.peek_next_worker() == 0);  // peeking does not advance
+  CHECK(d.peek_next_worker() == 0);
+  clock.advance_to_us(4'000);
+  CHECK(d.busy_remaining_us(0) == 6'000);
+  d.on_arrival(2);           // worker 0's queue, deadline 154 ms
+  d.on_arrival(3);           // worker 1's queue
+  d.on_arrival_at(4, 1'000); // worker 0's queue, deadline 151 ms: ahead of query 2
+  clock.advance_to_us(15'000);
+  CHECK(d.busy_remaining_us(0) == 0);  // overrun counts as none left
+  backend.finish(0);
+  REQUIRE(backend.started.size() == 3);
+  CHECK(backend.started[2].queries == std::vector<QueryId>{4, 2});
+  d.set_worker_available(1, false);  // round-robin is at worker 1; it is skipped
+  CHECK(d.peek_next_worker() == 0);
+}
+
 TEST_CASE("fifo dispatcher: idle workers take up to the plan's batch from the head", "[runtime][dispatcher]") {
   const PolicyTable table = lull::test::tiny_table();
   VirtualClock clock;

@@ -21,6 +21,12 @@ class EchoService final : public QueryService {
   Answer serve(std::string input) override {
     ++served;
     Answer a;
+    if (input == "overload") {  // what the session's bouncer answers
+      a.http_status = 503;
+      a.body = "overloaded";
+      a.retry_after_s = 3;
+      return a;
+    }
     a.body = "{\"len\":" + std::to_string(input.size()) + "}";
     a.model = "tiny";
     a.worker = 1;
@@ -65,6 +71,13 @@ TEST_CASE("front end: model-less predictions, ping, metrics, and refusals", "[se
     auto j = post(c, base + "/predictions/classify", R"({"data":"aGVsbG8h"})", "application/json");
     CHECK(j.status == 200);
     CHECK(j.body == "{\"len\":6}");
+  }
+  SECTION("a refusal with Retry-After is a TorchServe error JSON with the header") {
+    auto r = post(c, base + "/predictions/classify", "overload");
+    CHECK(r.status == 503);
+    CHECK(r.header("retry-after") == "3");
+    CHECK(r.body == R"({"code":503,"type":"ServiceUnavailableException","message":"overloaded"})");
+    CHECK(post(c, base + "/predictions/classify", "hello").header("retry-after").empty());
   }
   SECTION("malformed requests get 400 and never reach the service") {
     CHECK(post(c, base + "/predictions/classify", "").status == 400);

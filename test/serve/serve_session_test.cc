@@ -97,11 +97,11 @@ class FakeHealth final : public WorkerHealth {
 };
 
 struct Rig {
-  explicit Rig(int workers, std::vector<bool> up = {})
+  explicit Rig(int workers, std::vector<bool> up = {}, ServeOptions options = {})
       : table(tiny_session_table(workers)), health(workers), backend(inputs) {
     for (size_t w = 0; w < up.size(); ++w)
       if (!up[w]) health.set(static_cast<int>(w), false);
-    session = std::make_unique<ServeSession>(table, backend, health, inputs, clock);
+    session = std::make_unique<ServeSession>(table, backend, health, inputs, clock, std::move(options));
   }
   lull::runtime::PolicyTable table;
   QueryInputs inputs;
@@ -491,3 +491,73 @@ TEST_CASE("serve session: healthy while some worker is in rotation, as /ping rep
   rig.session->shutdown();
   CHECK_FALSE(rig.session->healthy());
 }
+
+namespace {
+// 300 queries at once on one worker: the first starts on big (20 ms), the
+// rest queue behind it.
+std::vector<std::future<Answer>> burst(Rig& rig, int n) {
+  std::vector<std::future<Answer>> answers;
+  for (int i = 0; i < n; ++i) answers.push_back(rig.session->submit("q" + std::to_string(i)));
+  return answers;
+}
+}  // namespace
+
+TEST_CASE("serve session: with --reject-late, a burst beyond the fastest model gets 503 with Retry-After at once",
+          "[serve][session][admission]") {
+  ServeOptions options;
+  options.reject_late = true;
+  Rig rig(1, {}, options);
+  auto answers = burst(rig, 300);
+  // Query k (1-based among the queued) completes at the earliest at 20 ms
+  // (big's batch in flight) + drain(k) on small at 8 ms per batch of 4: in
+  // time (500 ms) up to k = 240 (20 + 60 * 8 = 500), late from k = 241
+  // (20 + 480 + 5 = 505). So 1 + 240 admitted, 59 refused.
+  int refused = 0;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (i < 241) {
+      CHECK_FALSE(ready(answers[i]));
+      continue;
+    }
+    REQUIRE(ready(answers[i]));
+    const Answer a = answers[i].get();
+    CHECK(a.http_status == 503);
+    CHECK(a.retry_after_s == 1);  // 505 ms of backlog, rounded up
+    CHECK(a.body.find("overloaded") != std::string::npos);
+    ++refused;
+  }
+  CHECK(refused == 59);
+  CHECK(rig.inputs.size() == 241);  // refused inputs are never stored
+  CHECK(metric_line(*rig.session, "lull_rejected_total") == "lull_rejected_total 59");
+  CHECK(metric_line(*rig.session, "lull_queries_total") == "lull_queries_total 300");
+  CHECK(metric_line(*rig.session, "lull_failed_total") == "lull_failed_total 0");
+
+  // Once big's batch is done the 240 run as one batch on small; a new query
+  // now waits only for that (8 ms by the table) and is admitted.
+  rig.clock.advance_to_us(20'000);
+  rig.backend.succeed(0, {"\"0\""});
+  REQUIRE(rig.backend.started.size() == 2);
+  CHECK(rig.backend.started[1].queries.size() == 240);
+  auto late_comer = rig.session->submit("late comer");
+  CHECK_FALSE(ready(late_comer));
+  CHECK(metric_line(*rig.session, "lull_rejected_total") == "lull_rejected_total 59");
+}
+
+TEST_CASE("serve session: without --reject-late the same burst is all served, late, and counted as violations",
+          "[serve][session][admission]") {
+  Rig rig(1);
+  auto answers = burst(rig, 300);
+  for (auto& a : answers) CHECK_FALSE(ready(a));
+  rig.clock.advance_to_us(600'000);  // past the 500 ms SLO for all of them
+  rig.backend.succeed(0, {"\"0\""});
+  REQUIRE(rig.backend.started.size() == 2);
+  REQUIRE(rig.backend.started[1].queries.size() == 299);
+  rig.backend.succeed(1, std::vector<std::string>(299, "\"x\""));
+  for (auto& a : answers) {
+    REQUIRE(ready(a));
+    CHECK(a.get().http_status == 200);
+  }
+  CHECK(metric_line(*rig.session, "lull_rejected_total") == "lull_rejected_total 0");
+  CHECK(metric_line(*rig.session, "lull_violations_total{model=\"small\"}") == "lull_violations_total{model=\"small\"} 299");
+  CHECK(metric_line(*rig.session, "lull_violations_total{model=\"big\"}") == "lull_violations_total{model=\"big\"} 1");
+}
+
