@@ -23,7 +23,7 @@ OutlierOptions options(int after, std::int64_t base_ms, std::int64_t max_ms) {
 }
 }  // namespace
 
-TEST_CASE("outlier detector: consecutive failures of every kind eject; a success starts over", "[serve][outlier]") {
+TEST_CASE("outlier detector: consecutive failures of every kind eject, a success starts over", "[serve][outlier]") {
   OutlierDetector d(options(3, 1000, 30000));
   CHECK_FALSE(d.record_failure(Failure::kTimeout));
   CHECK_FALSE(d.record_failure(Failure::kServerError));
