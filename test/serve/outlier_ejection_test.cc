@@ -5,7 +5,11 @@
 // lower bounds that a slow machine only makes easier to meet.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -32,6 +36,31 @@ BatchRequest one_query_batch(lull::runtime::QueryId id) {
   b.model = 0;
   b.queries = {id};
   return b;
+}
+
+// A one-worker backend on `server` serving its model "fast", reporting to
+// `log` (and health changes after its start to `on_health`), started and up.
+std::unique_ptr<TorchServeBackend> one_worker(const ModelServerProcess& server, const QueryInputs& inputs,
+                                              const TorchServeOptions& opts, ResultLog& log,
+                                              std::function<void(int, bool)> on_health = {}) {
+  auto backend = std::make_unique<TorchServeBackend>(std::vector<WorkerEndpoint>{{server.url(), server.url()}},
+                                                     std::vector<std::string>{"fast"}, inputs, opts);
+  backend->set_completion_handler([&log](const lull::runtime::BatchResult& r) { log.add(r); });
+  auto started = std::make_shared<std::atomic<bool>>(false);  // start()'s own "up" is not reported
+  backend->set_health_handler([started, on_health](int w, bool up) {
+    if (*started && on_health) on_health(w, up);
+  });
+  REQUIRE(backend->start() == 1);
+  *started = true;
+  return backend;
+}
+
+// Sends worker 0 a one-query batch and waits for its result, the n-th reported.
+lull::runtime::BatchResult send_one(TorchServeBackend& backend, ResultLog& log, size_t n) {
+  backend.start_batch(one_query_batch(1));
+  auto results = log.wait_for(n, milliseconds(3000));
+  REQUIRE(results.size() == n);
+  return results.back();
 }
 
 struct HealthLog {
@@ -71,16 +100,10 @@ TEST_CASE("outlier ejection: hanging predictions with a healthy /ping eject with
   opts.outlier.eject_after_failures = 2;
   opts.outlier.base_ms = 1000;
   opts.outlier.max_ms = 30000;
-  TorchServeBackend backend({{s0.url(), s0.url()}}, {"fast"}, inputs, opts);
   ResultLog log;
   HealthLog health;
-  backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
-  backend.set_health_handler([&](int, bool up) { health.add(up); });
-  REQUIRE(backend.start() == 1);
-  {
-    std::lock_guard<std::mutex> lock(health.mu);
-    health.events.clear();  // start()'s own "up"
-  }
+  auto owned = one_worker(s0, inputs, opts, log, [&](int, bool up) { health.add(up); });
+  TorchServeBackend& backend = *owned;
 
   const int sent = drive(backend, log, milliseconds(5000));
   backend.stop();
@@ -117,16 +140,12 @@ TEST_CASE("outlier ejection: 200 answers with undecodable bodies eject the worke
   opts.health_interval_ms = 50;
   opts.outlier.eject_after_failures = 3;
   opts.outlier.base_ms = 300;
-  TorchServeBackend backend({{s0.url(), s0.url()}}, {"fast"}, inputs, opts);
   ResultLog log;
-  backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
-  REQUIRE(backend.start() == 1);
+  auto owned = one_worker(s0, inputs, opts, log);
+  TorchServeBackend& backend = *owned;
   for (size_t i = 1; i <= 3; ++i) {
     CHECK(backend.worker_up(0));  // not out before the third failure
-    backend.start_batch(one_query_batch(1));
-    auto results = log.wait_for(i, milliseconds(3000));
-    REQUIRE(results.size() == i);
-    CHECK_FALSE(results.back().ok);
+    CHECK_FALSE(send_one(backend, log, i).ok);
   }
   const auto ejected_at = Clock::now();
   CHECK_FALSE(backend.worker_up(0));
@@ -147,17 +166,14 @@ TEST_CASE("outlier ejection: inputs the model rejects never eject the worker", "
   inputs.put(1, "LULL-MALFORMED");  // the stand-in rejects it: a per-input error inside a 200
   TorchServeOptions opts;
   opts.outlier.eject_after_failures = 1;
-  TorchServeBackend backend({{s0.url(), s0.url()}}, {"fast"}, inputs, opts);
   ResultLog log;
-  backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
-  REQUIRE(backend.start() == 1);
+  auto owned = one_worker(s0, inputs, opts, log);
+  TorchServeBackend& backend = *owned;
   for (size_t i = 1; i <= 4; ++i) {
-    backend.start_batch(one_query_batch(1));
-    auto results = log.wait_for(i, milliseconds(3000));
-    REQUIRE(results.size() == i);
-    CHECK(results.back().ok);
-    REQUIRE(results.back().input_status.size() == 1);
-    CHECK(results.back().input_status[0] >= 400);
+    const auto r = send_one(backend, log, i);
+    CHECK(r.ok);
+    REQUIRE(r.input_status.size() == 1);
+    CHECK(r.input_status[0] >= 400);
   }
   CHECK(backend.worker_up(0));
   CHECK(backend.stats(0).ejections == 0);
@@ -173,6 +189,7 @@ TEST_CASE("lull serve: bad --eject-* values are one line naming the flag and exi
     auto run = lull::test::run_cli(serve + flags);
     INFO(run.output);
     CHECK(run.code == 2);
+    CHECK(std::count(run.output.begin(), run.output.end(), '\n') == 1);
     CHECK(run.output.find(named) != std::string::npos);
     CHECK(run.output.find("absent.pb") == std::string::npos);  // refused before the policy set is read
   }
