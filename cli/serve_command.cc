@@ -54,7 +54,12 @@ int run_serve(int argc, char** argv) {
       ("max-body-bytes", po::value(&fe.max_body_bytes)->default_value(4 << 20), "larger request bodies get 413")
       ("http-threads", po::value(&fe.threads)->default_value(64), "requests in service at once")
       ("batch-timeout-ms", po::value(&backend_opts.batch_timeout_ms)->default_value(2000),
-       "a batch slower than this fails and its worker leaves rotation")
+       "a batch slower than this fails (and counts towards ejecting its worker)")
+      ("eject-after-failures", po::value(&backend_opts.outlier.eject_after_failures)->default_value(3),
+       "consecutive failed batches (5xx, timeout, undecodable 200) that eject a worker")
+      ("eject-base-ms", po::value(&backend_opts.outlier.base_ms)->default_value(1000),
+       "first ejection's length; doubles per consecutive ejection")
+      ("eject-max-ms", po::value(&backend_opts.outlier.max_ms)->default_value(30000), "longest ejection")
       ("health-interval-ms", po::value(&backend_opts.health_interval_ms)->default_value(500), "between pings")
       ("health-timeout-ms", po::value(&backend_opts.health_timeout_ms)->default_value(500), "ping timeout")
       ("no-model-check", po::bool_switch(&no_model_check), "skip the management-API check at start")
@@ -92,6 +97,7 @@ int run_serve(int argc, char** argv) {
                                   std::to_string(one_query) + " bytes, over --max-request-bytes " +
                                   std::to_string(backend_opts.max_request_bytes) + "; lower --max-body-bytes");
     serve::parse_listen_address(listen, &fe.host, &fe.port);
+    const serve::OutlierDetector check_eject_flags(backend_opts.outlier);  // throws on bad --eject-* values
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

@@ -29,6 +29,10 @@ TorchServe's answer, HTTP 400 {"code": 400, "type": "InvalidKeyException", ...}.
 With --max-request-size N it answers 413 to request bodies over N bytes, as
 TorchServe does past its max_request_size (6553500 by default);
 --log-requests FILE appends one line per POST ("PATH BODY_BYTES") for tests.
+With --malformed-predictions every prediction is answered 200 with a body that
+is not lull's batch contract (a broken server, for the outlier ejection tests);
+--delay-ms longer than lull's --batch-timeout-ms makes predictions hang while
+/ping still answers.
 
 Usage: lull_modelserver.py --models resnet18,mobilenet_v3_small --port 0 --port-file PORT
        lull_modelserver.py --fake fast:1:0.5 --fake slow:20:2 ...   (no torch, for tests)
@@ -64,6 +68,7 @@ class ModelServer(ThreadingHTTPServer):
         self.max_batch_delay = 100  # TorchServe's default
         self.max_request_size = 0  # 0: no limit
         self.log_requests = None
+        self.malformed_predictions = False  # fault injection: 200 with an undecodable body
         self.log_lock = threading.Lock()
         self.device_lock = threading.Lock()  # one forward pass at a time, like one device
 
@@ -142,6 +147,8 @@ class Handler(BaseHTTPRequestHandler):
             inputs = contract.decode_batch(body) if is_batch else [body]
         except contract.BatchContractError as e:
             return self._error(400, "BadRequestException", str(e))
+        if self.server.malformed_predictions:
+            return self._send(200, "<html>not a prediction</html>", "text/html")
         with self.server.device_lock:
             if self.server.delay_ms > 0:  # fault injection: a slow server
                 time.sleep(self.server.delay_ms / 1000.0)
@@ -169,6 +176,8 @@ def main():
     ap.add_argument("--image-size", type=int, default=224)
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     ap.add_argument("--delay-ms", type=float, default=0, help="extra latency per request (fault tests)")
+    ap.add_argument("--malformed-predictions", action="store_true",
+                    help="answer every prediction 200 with an undecodable body (fault tests)")
     ap.add_argument("--max-request-size", type=int, default=0, help="413 for larger request bodies (0: no limit)")
     ap.add_argument("--log-requests", help="append 'PATH BODY_BYTES' per POST to this file (tests)")
     ap.add_argument("--token-file", help="TorchServe key_file.json: enforce its inference/management keys")
@@ -209,6 +218,7 @@ def main():
     server.max_batch_delay = args.report_max_batch_delay
     server.max_request_size = args.max_request_size
     server.log_requests = args.log_requests
+    server.malformed_predictions = args.malformed_predictions
     port = server.server_address[1]
     if args.port_file:
         tmp = args.port_file + ".tmp"

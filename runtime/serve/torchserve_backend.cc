@@ -19,7 +19,15 @@ TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::v
       state_(workers_.size()),
       client_(std::make_unique<HttpClient>()) {
   if (workers_.empty()) throw std::invalid_argument("TorchServe backend: no workers");
+  for (auto& s : state_) s.detector = OutlierDetector(options_.outlier);
 }
+
+namespace {
+std::int64_t steady_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
 
 TorchServeBackend::~TorchServeBackend() { stop(); }
 
@@ -78,6 +86,7 @@ WorkerStats TorchServeBackend::stats(int worker) const {
   out.batches_in_flight = static_cast<int>(s.in_flight.size());
   out.batches_ok = s.ok;
   out.batches_failed = s.failed;
+  out.ejections = s.ejections;
   out.last_error = s.last_error;
   return out;
 }
@@ -176,17 +185,29 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
     if (it == s.in_flight.end()) return;  // already failed (worker down, or another part failed)
     InFlight& f = it->second;
     std::string why;
+    // A fault of the worker's (counted towards ejection), unlike a 4xx
+    // refusing the request (a missing model, a refused token).
+    bool worker_fault = true;
+    OutlierDetector::Failure kind = OutlierDetector::Failure::kServerError;
     if (response.ok()) {
       try {
         f.outputs[part] = decode_batch_response(response.body, part_size);
       } catch (const BatchCodecError& e) {
         why = e.what();
+        kind = OutlierDetector::Failure::kMalformed;
       }
     } else if (is_token_refusal(response)) {
       why = describe_token_refusal(workers_[worker].inference_url, "inference", !options_.inference_key.empty(),
                                    response);
+      worker_fault = false;
     } else {
       why = response.describe();
+      if (response.timed_out)
+        kind = OutlierDetector::Failure::kTimeout;
+      else if (response.status == 0)
+        kind = OutlierDetector::Failure::kTransport;
+      else
+        worker_fault = response.status >= 500;
     }
     if (why.empty() && --f.parts_left > 0) return;  // the other parts are still out
     const runtime::BatchRequest batch = std::move(f.batch);
@@ -205,16 +226,26 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
     s.in_flight.erase(it);
     if (result.ok) {
       s.ok++;
+      s.detector.record_success();  // rejected inputs included: the worker answered
     } else {
       s.failed++;
       s.last_error = models_[batch.model] + ": " + why;
       result.error = workers_[worker].inference_url + " " + s.last_error;
-      // The server is gone, stuck or broken (not merely refusing one batch):
-      // take it out of rotation and fail everything else it holds.
-      const bool worker_fault = response.status == 0 || response.status >= 500;
-      if (worker_fault && s.up) {
+      // A server that cannot be reached is gone: out at once, back at its
+      // next passing ping. One that is stuck or broken while its /ping may
+      // still pass is ejected after consecutive failures, for growing times.
+      bool gone = worker_fault && kind == OutlierDetector::Failure::kTransport;
+      std::string how = "went down: ";
+      if (worker_fault && s.detector.record_failure(kind)) {
+        const std::int64_t ms = s.detector.eject(steady_now_us());
+        s.ejections++;
+        how = "ejected for " + std::to_string(ms) + " ms after " + std::to_string(options_.outlier.eject_after_failures) +
+              " consecutive failed batches: ";
+        gone = true;
+      }
+      if (gone && s.up) {
         went_down = true;
-        others_failed = take_down_locked(worker, "went down: " + s.last_error);
+        others_failed = take_down_locked(worker, how + s.last_error);
       }
     }
   }
@@ -252,8 +283,10 @@ void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const H
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     Worker& s = state_[worker];
-    if (healthy && !s.up && s.down_epoch == epoch_at_send) {
+    const std::int64_t now = steady_now_us();
+    if (healthy && !s.up && s.down_epoch == epoch_at_send && s.detector.may_return(now)) {
       s.up = true;
+      s.detector.returned(now);
       changed = true;
     } else if (!healthy && s.up) {
       s.last_error = "ping: " + response.describe();

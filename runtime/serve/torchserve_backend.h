@@ -5,10 +5,13 @@
 // queries in order. A batch whose body would pass max_request_bytes goes as
 // several consecutive requests to that worker (request_split.h), joined in
 // order; it succeeds when all of them do. Health: GET /ping at start and periodically; a worker that
-// fails a ping, or whose batch fails with a transport error, a timeout or a
-// 5xx, is taken out of rotation at once and every batch in flight on it is
-// reported failed (ok = false), so the dispatcher can retry those queries on
-// another worker. It rejoins after a successful ping.
+// fails a ping, or whose batch cannot connect (the server is gone), is taken
+// out of rotation at once and every batch in flight on it is reported failed
+// (ok = false), so the dispatcher can retry those queries on another worker.
+// Batches that time out, answer 5xx or answer 200 with an undecodable body
+// count as consecutive failures (outlier_detector.h): enough of them eject the
+// worker for a time that doubles on repeats. It rejoins after a successful
+// ping, and once ejected only after its ejection time has passed too.
 //
 // It is both the Backend and the WorkerHealth source of `lull serve`: a batch
 // fault and a failed ping change the same per-worker state under one lock,
@@ -26,6 +29,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/serve/http_client.h"
+#include "runtime/serve/outlier_detector.h"
 #include "runtime/serve/query_inputs.h"
 #include "runtime/serve/worker_health.h"
 #include "runtime/serve/worker_endpoint.h"
@@ -38,6 +42,7 @@ struct TorchServeOptions {
   std::int64_t health_timeout_ms = 500;   // a ping slower than this fails
   std::string inference_key;              // TorchServe's inference key (torchserve_token.h); empty: none
   std::int64_t max_request_bytes = 6553500;  // TorchServe's default max_request_size; larger batches are split
+  OutlierOptions outlier;                  // when failing batches eject a worker, and for how long
 };
 
 struct WorkerStats {
@@ -45,6 +50,7 @@ struct WorkerStats {
   int batches_in_flight = 0;
   std::uint64_t batches_ok = 0;
   std::uint64_t batches_failed = 0;
+  std::uint64_t ejections = 0;  // times consecutive failed batches took it out
   std::string last_error;  // why it last failed, "" if never
 };
 
@@ -86,8 +92,9 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
     bool up = false;
     std::uint64_t down_epoch = 0;  // bumped whenever it goes down; stale pings cannot revive it
     std::unordered_map<std::uint64_t, InFlight> in_flight;  // by batch serial
-    std::uint64_t ok = 0, failed = 0;
+    std::uint64_t ok = 0, failed = 0, ejections = 0;
     std::string last_error;
+    OutlierDetector detector;
   };
 
   void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const HttpResponse& response);

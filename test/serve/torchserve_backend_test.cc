@@ -129,6 +129,7 @@ TEST_CASE("TorchServe backend: a slow server is timed out, not waited on", "[ser
   TorchServeOptions opts;
   opts.batch_timeout_ms = 300;
   opts.health_interval_ms = 10000;  // keep pings out of this test's way
+  opts.outlier.eject_after_failures = 1;  // one hung batch ejects it (outlier_ejection_test.cc: counting)
   TorchServeBackend backend({{s0.url(), s0.url()}}, {"fast"}, inputs, opts);
   ResultLog log;
   backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
@@ -142,6 +143,7 @@ TEST_CASE("TorchServe backend: a slow server is timed out, not waited on", "[ser
   CHECK(waited < milliseconds(1500));
   CHECK_FALSE(backend.worker_up(0));
   CHECK(backend.stats(0).last_error.find("timed out") != std::string::npos);
+  CHECK(backend.stats(0).ejections == 1);
 }
 
 TEST_CASE("TorchServe backend: an unreachable worker starts out of rotation", "[serve][backend]") {
