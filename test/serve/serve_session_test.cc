@@ -1,17 +1,11 @@
 // The serve session against a fake backend, a fake health source and a
 // virtual clock: no sockets, no Python, no timing. Each batch the Dispatcher
-// starts is recorded and finished when the test says so. The metrics test
-// adds the front end on a loopback port, for the HTTP status counts.
+// starts is recorded and finished when the test says so (session_fakes.h).
+// The /metrics test is serve_metrics_test.cc.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <future>
@@ -22,11 +16,10 @@
 #include "runtime/backend.h"
 #include "runtime/clock.h"
 #include "runtime/policy_table.h"
-#include "runtime/serve/frontend.h"
-#include "runtime/serve/http_client.h"
 #include "runtime/serve/query_inputs.h"
 #include "runtime/serve/serve_session.h"
 #include "runtime/serve/worker_health.h"
+#include "session_fakes.h"
 #include "session_test_support.h"
 
 using namespace lull::serve;
@@ -34,88 +27,6 @@ using namespace lull::serve::testing;
 using lull::runtime::BatchRequest;
 using lull::runtime::BatchResult;
 using lull::runtime::QueryId;
-
-namespace {
-
-// Records batches (with the inputs it would send); finishes them on request.
-class FakeBackend final : public lull::runtime::Backend {
- public:
-  explicit FakeBackend(const QueryInputs& inputs) : inputs_(inputs) {}
-  void start_batch(const BatchRequest& b) override {
-    started.push_back(b);
-    std::vector<std::string> in;
-    for (auto id : b.queries) in.push_back(inputs_.get(id) ? *inputs_.get(id) : "<missing>");
-    sent_inputs.push_back(in);
-  }
-  void succeed(size_t index, std::vector<std::string> outputs) {
-    BatchResult r = result_of(index, true);
-    r.outputs = std::move(outputs);
-    report(r);
-  }
-  // Some inputs rejected by the model: status[i] != 0 holds that one's error.
-  void succeed_with_rejects(size_t index, std::vector<std::string> outputs, std::vector<int> status) {
-    BatchResult r = result_of(index, true);
-    r.outputs = std::move(outputs);
-    r.input_status = std::move(status);
-    report(r);
-  }
-  void fail(size_t index, std::string why) {
-    BatchResult r = result_of(index, false);
-    r.error = std::move(why);
-    report(r);
-  }
-  std::vector<BatchRequest> started;
-  std::vector<std::vector<std::string>> sent_inputs;
-
- private:
-  BatchResult result_of(size_t index, bool ok) const {
-    const BatchRequest& b = started.at(index);
-    BatchResult r;
-    r.worker = b.worker;
-    r.model = b.model;
-    r.queries = b.queries;
-    r.ok = ok;
-    return r;
-  }
-  const QueryInputs& inputs_;
-};
-
-class FakeHealth final : public WorkerHealth {
- public:
-  explicit FakeHealth(int workers) : up_(static_cast<size_t>(workers), true) {}
-  int num_workers() const override { return static_cast<int>(up_.size()); }
-  bool worker_up(int w) const override { return up_.at(static_cast<size_t>(w)); }
-  void set_health_handler(std::function<void(int, bool)> h) override { handler_ = std::move(h); }
-  void set(int w, bool up) {
-    up_.at(static_cast<size_t>(w)) = up;
-    if (handler_) handler_(w, up);
-  }
-
- private:
-  std::vector<bool> up_;
-  std::function<void(int, bool)> handler_;
-};
-
-struct Rig {
-  explicit Rig(int workers, std::vector<bool> up = {}, ServeOptions options = {})
-      : table(tiny_session_table(workers)), health(workers), backend(inputs) {
-    for (size_t w = 0; w < up.size(); ++w)
-      if (!up[w]) health.set(static_cast<int>(w), false);
-    session = std::make_unique<ServeSession>(table, backend, health, inputs, clock, std::move(options));
-  }
-  lull::runtime::PolicyTable table;
-  QueryInputs inputs;
-  FakeHealth health;
-  FakeBackend backend;
-  lull::runtime::VirtualClock clock;
-  std::unique_ptr<ServeSession> session;
-};
-
-bool ready(const std::future<Answer>& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
-
-std::string metric_line(ServeSession& s, const std::string& prefix) { return testing::metric_line(s.metrics_text(), prefix); }
-
-}  // namespace
 
 TEST_CASE("serve session: each query gets its own prediction from the batch result", "[serve][session]") {
   Rig rig(2);
@@ -317,125 +228,6 @@ TEST_CASE("serve session: a health source for another worker count is refused", 
   FakeBackend backend(inputs);
   lull::runtime::VirtualClock clock;
   CHECK_THROWS_WITH(ServeSession(table, backend, health, inputs, clock), Catch::Contains("compiled for 2 workers"));
-}
-
-namespace {
-
-// The value of the first sample line starting with `prefix`; NaN when absent.
-double metric_value(const std::string& metrics, const std::string& prefix) {
-  const std::string line = testing::metric_line(metrics, prefix);
-  return line.empty() ? std::nan("") : std::stod(line.substr(line.rfind(' ') + 1));
-}
-
-// Runs `promtool check metrics` (Debian's prometheus package) on the text;
-// returns its exit status and output, or -1 when promtool is not installed.
-int promtool_check(const std::string& metrics, std::string* output) {
-  if (std::string(LULL_PROMTOOL).empty()) return -1;
-  char path[] = "/tmp/lull-metrics-XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  std::ofstream(path) << metrics;
-  FILE* p = popen((std::string(LULL_PROMTOOL) + " check metrics < " + path + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[512];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) output->append(buf, n);
-  const int status = pclose(p);
-  std::remove(path);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
-}  // namespace
-
-TEST_CASE("serve metrics: latency histogram, per-model counters and HTTP codes pass promtool",
-          "[serve][session][metrics]") {
-  Rig rig(2);  // SLO 500 ms
-  std::vector<std::future<Answer>> q;
-  for (int i = 0; i < 5; ++i) q.push_back(rig.session->submit("q" + std::to_string(i)));
-  // Batches: 0 = w0 big [q0], 1 = w1 big [q1]; finishing 0 starts 2 = w0 small
-  // [q2, q3]; finishing 1 starts 3 = w1 big [q4].
-  rig.clock.advance_to_us(100'000);
-  rig.backend.succeed(0, {"0"});  // q0: 0.1 s, big, within the SLO
-  REQUIRE(rig.backend.started.size() == 3);
-  REQUIRE(rig.backend.started[2].model == 0);
-  rig.clock.advance_to_us(300'000);
-  rig.backend.succeed(2, {"2", "3"});  // q2, q3: 0.3 s, small, within
-  rig.clock.advance_to_us(600'000);
-  rig.backend.succeed(1, {"1"});  // q1: 0.6 s, big, late
-  REQUIRE(rig.backend.started.size() == 4);
-  REQUIRE(rig.backend.started[3].model == 1);
-  rig.clock.advance_to_us(800'000);
-  rig.backend.succeed(3, {"4"});  // q4: 0.8 s, big, late
-  for (auto& f : q) REQUIRE(f.get().http_status == 200);
-
-  FrontendOptions opts;
-  opts.port = 0;
-  opts.task = "classify";
-  opts.max_body_bytes = 100;
-  Frontend fe(*rig.session, opts);
-  fe.start();
-  const std::string base = "http://127.0.0.1:" + std::to_string(fe.port());
-  auto request = [&](HttpClient& c, const std::string& method, const std::string& path, std::string body) {
-    HttpRequest r;
-    r.method = method;
-    r.url = base + path;
-    r.body = std::move(body);
-    r.timeout_ms = 5000;
-    return c.fetch(r);
-  };
-  {
-    HttpClient once;  // httplib may close after a 413; keep it off the next client's connection
-    CHECK(request(once, "POST", "/predictions/classify", std::string(1000, 'x')).status == 413);
-  }
-  // One kept-alive connection from here: each response is counted before the next request is read.
-  HttpClient c;
-  CHECK(request(c, "POST", "/predictions/other", "x").status == 404);
-  CHECK(request(c, "POST", "/predictions/classify", "").status == 400);
-  CHECK(request(c, "GET", "/metrics", "").status == 200);
-  rig.session->shutdown();
-  CHECK(request(c, "POST", "/predictions/classify", "late").status == 503);
-  const auto scrape = request(c, "GET", "/metrics", "");
-  REQUIRE(scrape.status == 200);
-  const std::string& m = scrape.body;
-
-  // Latencies 0.1, 0.3, 0.3, 0.6, 0.8 s; the bucket at the SLO counts exactly
-  // the satisfied ones. HTTP: every response the front end sent, refusals
-  // included (this scrape is counted after it).
-  const std::vector<std::pair<std::string, double>> expected = {
-      {"lull_answered_total{model=\"big\"}", 3}, {"lull_answered_total{model=\"small\"}", 2},
-      {"lull_violations_total{model=\"big\"}", 2}, {"lull_violations_total{model=\"small\"}", 0},
-      {"lull_satisfied_total{model=\"big\"}", 1}, {"lull_satisfied_total{model=\"small\"}", 2},
-      {"lull_request_duration_seconds_bucket{le=\"0.125\"}", 1},
-      {"lull_request_duration_seconds_bucket{le=\"0.375\"}", 3},
-      {"lull_request_duration_seconds_bucket{le=\"0.5\"}", 3},
-      {"lull_request_duration_seconds_bucket{le=\"0.625\"}", 4},
-      {"lull_request_duration_seconds_bucket{le=\"1\"}", 5},
-      {"lull_request_duration_seconds_bucket{le=\"+Inf\"}", 5},
-      {"lull_request_duration_seconds_count", 5}, {"lull_slo_seconds{task=\"classify\"}", 0.5},
-      {"lull_http_responses_total{code=\"200\"}", 1}, {"lull_http_responses_total{code=\"400\"}", 1},
-      {"lull_http_responses_total{code=\"404\"}", 1}, {"lull_http_responses_total{code=\"413\"}", 1},
-      {"lull_http_responses_total{code=\"503\"}", 1}, {"lull_http_responses_total{code=\"504\"}", 0}};
-  for (const auto& [line, value] : expected) {
-    INFO(line);
-    CHECK(metric_value(m, line) == value);
-  }
-  CHECK(metric_value(m, "lull_satisfied_accuracy_total") == Approx(0.7 + 2 * 0.6));
-  CHECK(metric_value(m, "lull_request_duration_seconds_sum") == Approx(2.1));
-  CHECK(metric_value(m, "lull_build_info{") == 1);
-  CHECK(metric_value(m, "process_cpu_seconds_total") >= 0);
-  CHECK(metric_value(m, "process_resident_memory_bytes") > 0);
-  CHECK(metric_value(m, "process_open_fds") > 0);
-  CHECK(metric_value(m, "process_start_time_seconds") > 1.6e9);  // after 2020
-  // Every family has HELP and TYPE, and no name breaks Prometheus' conventions.
-  std::string lint;
-  const int rc = promtool_check(m, &lint);
-  if (rc == -1) {
-    WARN("promtool not installed (Debian package prometheus; .ci/install-deps installs it): lint check not run");
-  } else {
-    INFO(lint);
-    CHECK(rc == 0);
-    CHECK(lint.empty());
-  }
 }
 
 TEST_CASE("serve session: an input the model rejected gets the model's error, and the batch and worker carry on",

@@ -1,0 +1,138 @@
+// /metrics as operators read it: the latency histogram, per-model counters
+// and HTTP response codes after a scripted run on the session's fakes, and
+// `promtool check metrics` (Debian's prometheus package) on the text.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "runtime/serve/frontend.h"
+#include "runtime/serve/http_client.h"
+#include "session_fakes.h"
+
+using namespace lull::serve;
+using namespace lull::serve::testing;
+
+namespace {
+
+// The value of the first sample line starting with `prefix`; NaN when absent.
+double metric_value(const std::string& metrics, const std::string& prefix) {
+  const std::string line = testing::metric_line(metrics, prefix);
+  return line.empty() ? std::nan("") : std::stod(line.substr(line.rfind(' ') + 1));
+}
+
+// Runs `promtool check metrics` (Debian's prometheus package) on the text;
+// returns its exit status and output, or -1 when promtool is not installed.
+int promtool_check(const std::string& metrics, std::string* output) {
+  if (std::string(LULL_PROMTOOL).empty()) return -1;
+  char path[] = "/tmp/lull-metrics-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  std::ofstream(path) << metrics;
+  FILE* p = popen((std::string(LULL_PROMTOOL) + " check metrics < " + path + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[512];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) output->append(buf, n);
+  const int status = pclose(p);
+  std::remove(path);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+}  // namespace
+
+TEST_CASE("serve metrics: latency histogram, per-model counters and HTTP codes pass promtool",
+          "[serve][session][metrics]") {
+  Rig rig(2);  // SLO 500 ms
+  std::vector<std::future<Answer>> q;
+  for (int i = 0; i < 5; ++i) q.push_back(rig.session->submit("q" + std::to_string(i)));
+  // Batches: 0 = w0 big [q0], 1 = w1 big [q1]; finishing 0 starts 2 = w0 small
+  // [q2, q3]; finishing 1 starts 3 = w1 big [q4].
+  rig.clock.advance_to_us(100'000);
+  rig.backend.succeed(0, {"0"});  // q0: 0.1 s, big, within the SLO
+  REQUIRE(rig.backend.started.size() == 3);
+  REQUIRE(rig.backend.started[2].model == 0);
+  rig.clock.advance_to_us(300'000);
+  rig.backend.succeed(2, {"2", "3"});  // q2, q3: 0.3 s, small, within
+  rig.clock.advance_to_us(600'000);
+  rig.backend.succeed(1, {"1"});  // q1: 0.6 s, big, late
+  REQUIRE(rig.backend.started.size() == 4);
+  REQUIRE(rig.backend.started[3].model == 1);
+  rig.clock.advance_to_us(800'000);
+  rig.backend.succeed(3, {"4"});  // q4: 0.8 s, big, late
+  for (auto& f : q) REQUIRE(f.get().http_status == 200);
+
+  FrontendOptions opts;
+  opts.port = 0;
+  opts.task = "classify";
+  opts.max_body_bytes = 100;
+  Frontend fe(*rig.session, opts);
+  fe.start();
+  const std::string base = "http://127.0.0.1:" + std::to_string(fe.port());
+  auto request = [&](HttpClient& c, const std::string& method, const std::string& path, std::string body) {
+    HttpRequest r;
+    r.method = method;
+    r.url = base + path;
+    r.body = std::move(body);
+    r.timeout_ms = 5000;
+    return c.fetch(r);
+  };
+  {
+    HttpClient once;  // httplib may close after a 413; keep it off the next client's connection
+    CHECK(request(once, "POST", "/predictions/classify", std::string(1000, 'x')).status == 413);
+  }
+  // One kept-alive connection from here: each response is counted before the next request is read.
+  HttpClient c;
+  CHECK(request(c, "POST", "/predictions/other", "x").status == 404);
+  CHECK(request(c, "POST", "/predictions/classify", "").status == 400);
+  CHECK(request(c, "GET", "/metrics", "").status == 200);
+  rig.session->shutdown();
+  CHECK(request(c, "POST", "/predictions/classify", "late").status == 503);
+  const auto scrape = request(c, "GET", "/metrics", "");
+  REQUIRE(scrape.status == 200);
+  const std::string& m = scrape.body;
+
+  // Latencies 0.1, 0.3, 0.3, 0.6, 0.8 s; the bucket at the SLO counts exactly
+  // the satisfied ones. HTTP: every response the front end sent, refusals
+  // included (this scrape is counted after it).
+  const std::vector<std::pair<std::string, double>> expected = {
+      {"lull_answered_total{model=\"big\"}", 3}, {"lull_answered_total{model=\"small\"}", 2},
+      {"lull_violations_total{model=\"big\"}", 2}, {"lull_violations_total{model=\"small\"}", 0},
+      {"lull_satisfied_total{model=\"big\"}", 1}, {"lull_satisfied_total{model=\"small\"}", 2},
+      {"lull_request_duration_seconds_bucket{le=\"0.125\"}", 1},
+      {"lull_request_duration_seconds_bucket{le=\"0.375\"}", 3},
+      {"lull_request_duration_seconds_bucket{le=\"0.5\"}", 3},
+      {"lull_request_duration_seconds_bucket{le=\"0.625\"}", 4},
+      {"lull_request_duration_seconds_bucket{le=\"1\"}", 5},
+      {"lull_request_duration_seconds_bucket{le=\"+Inf\"}", 5},
+      {"lull_request_duration_seconds_count", 5}, {"lull_slo_seconds{task=\"classify\"}", 0.5},
+      {"lull_http_responses_total{code=\"200\"}", 1}, {"lull_http_responses_total{code=\"400\"}", 1},
+      {"lull_http_responses_total{code=\"404\"}", 1}, {"lull_http_responses_total{code=\"413\"}", 1},
+      {"lull_http_responses_total{code=\"503\"}", 1}, {"lull_http_responses_total{code=\"504\"}", 0}};
+  for (const auto& [line, value] : expected) {
+    INFO(line);
+    CHECK(metric_value(m, line) == value);
+  }
+  CHECK(metric_value(m, "lull_satisfied_accuracy_total") == Approx(0.7 + 2 * 0.6));
+  CHECK(metric_value(m, "lull_request_duration_seconds_sum") == Approx(2.1));
+  CHECK(metric_value(m, "lull_build_info{") == 1);
+  CHECK(metric_value(m, "process_cpu_seconds_total") >= 0);
+  CHECK(metric_value(m, "process_resident_memory_bytes") > 0);
+  CHECK(metric_value(m, "process_open_fds") > 0);
+  CHECK(metric_value(m, "process_start_time_seconds") > 1.6e9);  // after 2020
+  // Every family has HELP and TYPE, and no name breaks Prometheus' conventions.
+  std::string lint;
+  const int rc = promtool_check(m, &lint);
+  if (rc == -1) {
+    WARN("promtool not installed (Debian package prometheus; .ci/install-deps installs it): lint check not run");
+  } else {
+    INFO(lint);
+    CHECK(rc == 0);
+    CHECK(lint.empty());
+  }
+}
