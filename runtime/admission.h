@@ -1,6 +1,6 @@
 #pragma once
-// The bouncer (MArk-style admission control, `lull serve --admission
-// bouncer`): refuse at once a query whose deadline cannot be met even by the
+// The bouncer (MArk-style admission control, `lull serve --reject-late`):
+// refuse at once a query whose deadline cannot be met even by the
 // fastest model, instead of serving it late. A pure function of numbers the
 // Dispatcher already keeps, so it costs O(1) per arrival and needs no lock
 // of its own (the caller holds whatever guards those numbers).

@@ -56,7 +56,7 @@ std::string render_prometheus(const ServeSnapshot& s) {
   family(out, "lull_failed_total", "counter", "Queries answered with an error (503 or 504).");
   sample(out, "lull_failed_total", static_cast<double>(c.failed));
   family(out, "lull_rejected_total", "counter",
-         "Queries refused on arrival (503 with Retry-After) because even the fastest model could not meet their deadline (--admission bouncer).");
+         "Queries refused on arrival (503 with Retry-After) because even the fastest model could not meet their deadline (--reject-late).");
   sample(out, "lull_rejected_total", static_cast<double>(c.rejected));
   family(out, "lull_retried_total", "counter", "Queries retried after a failed batch.");
   sample(out, "lull_retried_total", static_cast<double>(c.retried));
