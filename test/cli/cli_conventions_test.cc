@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <regex>
 
-#include "test/compiler/cli_runner.h"
+#include "test/support/cli_runner.h"
 
 using lull::test::run_lull;
 using lull::test::slurp;

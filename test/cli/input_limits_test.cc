@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "schema/policy_file.h"
-#include "test/compiler/cli_runner.h"
+#include "test/support/cli_runner.h"
 
 using lull::test::count_lines;
 using lull::test::run_lull;

@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "schema/artifact_reader.h"
-#include "test/compiler/cli_runner.h"
+#include "test/support/cli_runner.h"
 #include "test/support/shared_data.h"
 
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <regex>
 
-#include "test/compiler/cli_runner.h"
+#include "test/support/cli_runner.h"
 
 using lull::test::run_lull;
 using lull::test::write_temp;

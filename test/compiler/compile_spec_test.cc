@@ -5,7 +5,7 @@
 
 #include "compiler/compile_spec.h"
 #include "schema/policy_file.h"
-#include "test/compiler/cli_runner.h"
+#include "test/support/cli_runner.h"
 
 using lull::compiler::Batching;
 using lull::compiler::CompileSpec;

@@ -6,7 +6,7 @@
 #include "compiler/profile/profile_reduction.h"
 #include "compiler/solver/solver.h"
 #include "schema/profile_file.h"
-#include "test/compiler/cli_runner.h"
+#include "test/support/cli_runner.h"
 
 using namespace lull::compiler;
 

@@ -5,7 +5,7 @@
 
 #include "schema/atomic_file.h"
 #include "schema/policy_file.h"
-#include "test/compiler/cli_runner.h"
+#include "test/support/cli_runner.h"
 
 namespace {
 

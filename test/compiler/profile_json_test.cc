@@ -13,7 +13,7 @@
 #include <filesystem>
 
 #include "schema/profile_file.h"
-#include "test/compiler/cli_runner.h"
+#include "test/support/cli_runner.h"
 #include "test/support/shared_data.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "compiler/solver/solver_registry.h"
-#include "test/compiler/cli_runner.h"
+#include "test/support/cli_runner.h"
 
 using Catch::Matchers::Contains;
 

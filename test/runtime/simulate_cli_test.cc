@@ -13,13 +13,13 @@
 #include "schema/atomic_file.h"
 #include "schema/policy_file.h"
 #include "test/runtime/runtime_test_support.h"
-#include "test/support/run_cli.h"
+#include "test/support/cli_runner.h"
 
 namespace {
 
 using Outcome = lull::test::CliOutcome;
 
-Outcome run_lull(const std::string& args) { return lull::test::run_cli(std::string(LULL_CLI) + " " + args); }
+Outcome run_lull(const std::string& args) { return lull::test::run_cli(std::string(LULL_BINARY) + " " + args); }
 
 std::string dir() {
   const auto d = std::filesystem::temp_directory_path() / "lull_runtime_cli";

@@ -20,7 +20,7 @@
 #include "model_server_process.h"
 #include "runtime/serve/query_inputs.h"
 #include "runtime/serve/torchserve_backend.h"
-#include "test/support/run_cli.h"
+#include "test/support/cli_runner.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;

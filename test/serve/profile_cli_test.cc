@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "model_server_process.h"
-#include "test/compiler/cli_runner.h"
+#include "test/support/cli_runner.h"
 
 using lull::serve::testing::ModelServerProcess;
 

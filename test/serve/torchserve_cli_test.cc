@@ -13,7 +13,7 @@
 
 #include "model_server_process.h"
 #include "runtime/serve/request_split.h"
-#include "test/support/run_cli.h"
+#include "test/support/cli_runner.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;

@@ -1,5 +1,8 @@
 #pragma once
-// Runs the lull binary for CLI tests and captures its exit code and stderr.
+// Runs the lull binary (or any command line) for CLI tests and captures its
+// exit code and output: run_lull keeps stdout and stderr apart, run_cli gives
+// them together for checks that only look for a message.
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -38,16 +41,35 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// The exit code of a wait status; -1 when the process did not exit (a signal).
+inline int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+
 inline CliResult run_lull(const std::string& args) {
   static int counter = 0;
   const std::string base = temp_dir() + "/run" + std::to_string(++counter);
   const std::string cmd = std::string(LULL_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
   const int status = std::system(cmd.c_str());
   CliResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.exit_code = exit_code_of(status);
   r.out = slurp(base + ".out");
   r.err = slurp(base + ".err");
   return r;
+}
+
+struct CliOutcome {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs a whole command line through the shell, stdout and stderr together.
+inline CliOutcome run_cli(const std::string& command_line) {
+  CliOutcome o;
+  FILE* p = popen((command_line + " 2>&1").c_str(), "r");
+  if (!p) return o;
+  std::array<char, 4096> buf{};
+  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) o.output.append(buf.data(), n);
+  o.code = exit_code_of(pclose(p));
+  return o;
 }
 
 inline int count_lines(const std::string& s) {
