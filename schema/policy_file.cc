@@ -18,6 +18,19 @@ std::uint64_t set_checksum(schema::PolicySet s) {
   return fnv1a64(serialize_deterministic(s));
 }
 
+std::uint64_t library_checksum(schema::PolicyLibrary l) {
+  l.set_checksum(0);
+  return fnv1a64(serialize_deterministic(l));
+}
+
+std::string read_bytes(const std::string& path) {
+  try {
+    return read_whole_file(path);
+  } catch (const std::exception& e) {
+    throw PolicyFileError(e.what());
+  }
+}
+
 }  // namespace
 
 void seal_policy_set(schema::PolicySet& set) {
@@ -60,17 +73,61 @@ void write_policy_set(const schema::PolicySet& set, const std::string& path) {
 }
 
 schema::PolicySet read_policy_set(const std::string& path) {
-  std::string bytes;
-  try {
-    bytes = read_whole_file(path);
-  } catch (const std::exception& e) {
-    throw PolicyFileError(e.what());
-  }
+  const std::string bytes = read_bytes(path);
   schema::PolicySet set;
   if (bytes.empty() || !set.ParseFromString(bytes))
     throw PolicyFileError(path + ": not a policy set (corrupt or truncated protobuf)");
   verify_policy_set(set, path);
   return set;
+}
+
+void seal_policy_library(schema::PolicyLibrary& lib) {
+  lib.set_format_version(kPolicyFormatVersion);
+  for (auto& set : *lib.mutable_sets()) seal_policy_set(set);
+  lib.set_checksum(library_checksum(lib));
+}
+
+void verify_policy_library(const schema::PolicyLibrary& lib, const std::string& where) {
+  auto fail = [&](const std::string& why) { throw PolicyFileError(where + ": " + why); };
+  if (lib.format_version() != kPolicyFormatVersion)
+    fail("format_version " + std::to_string(lib.format_version()) + " is not the supported version " +
+         std::to_string(kPolicyFormatVersion));
+  if (lib.checksum() != library_checksum(lib)) fail("checksum mismatch: the policy library is corrupt");
+  if (lib.sets_size() == 0) fail("the policy library holds no policy sets");
+  for (int i = 0; i < lib.sets_size(); ++i) {
+    const auto& set = lib.sets(i);
+    const std::string at = "sets[" + std::to_string(i) + "]";
+    verify_policy_set(set, where + ": " + at);
+    if (set.task() != lib.sets(0).task() || set.slo_ms() != lib.sets(0).slo_ms())
+      fail(at + ": task/SLO differ from sets[0]'s");
+    if (i > 0 && set.workers() <= lib.sets(i - 1).workers())
+      fail(at + ".workers " + std::to_string(set.workers()) + " is not above the previous set's " +
+           std::to_string(lib.sets(i - 1).workers()));
+  }
+}
+
+std::string policy_library_bytes(const schema::PolicyLibrary& lib) {
+  schema::PolicyLibrary sealed = lib;
+  seal_policy_library(sealed);
+  return serialize_deterministic(sealed);
+}
+
+void write_policy_library(const schema::PolicyLibrary& lib, const std::string& path) {
+  write_file_atomically(path, policy_library_bytes(lib));
+}
+
+schema::PolicyLibrary read_policy_library(const std::string& path) {
+  const std::string bytes = read_bytes(path);
+  schema::PolicyLibrary lib;
+  if (!bytes.empty() && lib.ParseFromString(bytes) && lib.sets_size() > 0) {
+    verify_policy_library(lib, path);
+    return lib;
+  }
+  schema::PolicyLibrary one;
+  *one.add_sets() = read_policy_set(path);  // throws with the set reader's reason
+  one.set_format_version(kPolicyFormatVersion);
+  one.set_checksum(library_checksum(one));
+  return one;
 }
 
 }  // namespace lull

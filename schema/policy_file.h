@@ -27,4 +27,14 @@ std::string policy_set_bytes(const schema::PolicySet& set);
 void write_policy_set(const schema::PolicySet& set, const std::string& path);  // seals a copy, atomic
 schema::PolicySet read_policy_set(const std::string& path);                    // verified
 
+// Policy libraries (one set per worker count). Sealing seals every set too;
+// verifying checks each set and that all share task and SLO with distinct,
+// ascending worker counts.
+void seal_policy_library(schema::PolicyLibrary& lib);
+void verify_policy_library(const schema::PolicyLibrary& lib, const std::string& where);
+std::string policy_library_bytes(const schema::PolicyLibrary& lib);
+void write_policy_library(const schema::PolicyLibrary& lib, const std::string& path);  // seals a copy, atomic
+// Reads a library file, or a policy-set file as a library of one set.
+schema::PolicyLibrary read_policy_library(const std::string& path);  // verified
+
 }  // namespace lull

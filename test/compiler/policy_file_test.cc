@@ -73,3 +73,56 @@ TEST_CASE("a failed write leaves neither the target nor a temporary file", "[sch
     CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
   CHECK(lull::read_whole_file(target) == "old");
 }
+
+namespace {
+
+lull::schema::PolicySet set_for_workers(unsigned workers) {
+  auto set = small_set();
+  set.set_workers(workers);
+  set.mutable_policies(0)->mutable_inputs()->set_workers(workers);
+  return set;
+}
+
+}  // namespace
+
+TEST_CASE("a policy library reads back per worker count; a set file reads as a library of one", "[schema]") {
+  lull::schema::PolicyLibrary lib;
+  *lib.add_sets() = set_for_workers(2);
+  *lib.add_sets() = set_for_workers(5);
+  const auto path = lull::test::temp_dir() + "/lib.pb";
+  lull::write_policy_library(lib, path);
+  const auto back = lull::read_policy_library(path);
+  REQUIRE(back.sets_size() == 2);
+  CHECK(back.sets(1).workers() == 5);
+  CHECK(back.sets(1).policies(0).checksum() != 0);
+  // A library is not a policy set: the set reader refuses it instead of misreading it.
+  CHECK_THROWS_WITH(lull::read_policy_set(path), Catch::Contains("no policies"));
+
+  const auto set_path = lull::test::temp_dir() + "/one_set.pb";
+  lull::write_policy_set(set_for_workers(3), set_path);
+  const auto one = lull::read_policy_library(set_path);
+  REQUIRE(one.sets_size() == 1);
+  CHECK(one.sets(0).workers() == 3);
+}
+
+TEST_CASE("a library with unordered worker counts, mixed SLOs or a damaged set is refused", "[schema]") {
+  lull::schema::PolicyLibrary unordered;
+  *unordered.add_sets() = set_for_workers(5);
+  *unordered.add_sets() = set_for_workers(2);
+  lull::seal_policy_library(unordered);
+  CHECK_THROWS_WITH(lull::verify_policy_library(unordered, "x"), Catch::Contains("sets[1].workers 2"));
+
+  lull::schema::PolicyLibrary mixed;
+  *mixed.add_sets() = set_for_workers(2);
+  *mixed.add_sets() = set_for_workers(3);
+  mixed.mutable_sets(1)->set_slo_ms(200);
+  for (auto& p : *mixed.mutable_sets(1)->mutable_policies()) p.mutable_inputs()->set_slo_ms(200);
+  lull::seal_policy_library(mixed);
+  CHECK_THROWS_WITH(lull::verify_policy_library(mixed, "x"), Catch::Contains("task/SLO"));
+
+  lull::schema::PolicyLibrary damaged;
+  *damaged.add_sets() = set_for_workers(2);
+  lull::seal_policy_library(damaged);
+  damaged.mutable_sets(0)->mutable_policies(0)->set_action_batch(0, 9);
+  CHECK_THROWS_WITH(lull::verify_policy_library(damaged, "x"), Catch::Contains("checksum"));
+}
