@@ -18,7 +18,9 @@
 // A query's time (deadline, latency) counts from serve()'s entry, before
 // the lock, so waiting for the lock under overload is queue time.
 #include <cstdint>
+#include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -29,6 +31,7 @@
 #include "runtime/dispatcher.h"
 #include "runtime/policy_table.h"
 #include "runtime/serve/frontend.h"
+#include "runtime/serve/latency_drift.h"
 #include "runtime/serve/query_inputs.h"
 #include "runtime/serve/serve_metrics.h"
 #include "runtime/serve/worker_health.h"
@@ -43,6 +46,17 @@ struct ServeOptions {
   // deadline. Off (the paper's behaviour): every query is served, late ones
   // counted as violations.
   bool reject_late = false;
+  // Latency drift (runtime/serve/latency_drift.h): each answered batch's
+  // time from send to answer is checked against the profile; a pair that
+  // starts or stops drifting is logged in one line and counted in /metrics.
+  // The rule's percentile is replaced by the policy's compile percentile
+  // when the set records one.
+  bool detect_drift = true;
+  DriftRule drift_rule;
+  // Called, outside the session's lock, each time a pair starts drifting
+  // (cli/: --recompile-on-drift). Must not block for long: it runs on the
+  // backend's completion thread.
+  std::function<void(const DriftEvent&)> on_drift;
 };
 
 class ServeSession final : public QueryService {
@@ -98,6 +112,9 @@ class ServeSession final : public QueryService {
   void send_outbox(std::unique_lock<std::mutex>& lock);
   void log_policy_switch();  // under mu_, after an arrival
   void on_final_result(const runtime::BatchResult& r);  // under mu_, from the Dispatcher
+  // Times an answered batch against the profile (under mu_); true when a
+  // pair started drifting with it (*event then says which).
+  bool check_drift(const runtime::BatchResult& r, DriftEvent* event);
   // Fulfils the query's promise and forgets it (under mu_); false if it was not waiting.
   bool answer(runtime::QueryId id, Answer a);
 
@@ -118,6 +135,10 @@ class ServeSession final : public QueryService {
   std::unordered_map<runtime::QueryId, Waiting> waiting_;
   std::vector<runtime::BatchRequest> outbox_;  // started under mu_, sent after it
   std::vector<WorkerBatches> worker_batches_;
+  // When each batch in flight was sent, by its first query (a retry is sent
+  // after its failed batch was reported, so the key is free again).
+  std::unordered_map<runtime::QueryId, std::int64_t> batch_sent_us_;
+  std::unique_ptr<LatencyDriftDetector> drift_;  // null: detection off
   ServeCounters counters_;
 };
 
