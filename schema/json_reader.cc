@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 
+#include "schema/one_line.h"
+
 namespace lull::json {
 namespace dom = simdjson::dom;
 
@@ -109,7 +111,7 @@ std::string describe(dom::element e) {
     case dom::element_type::OBJECT: return "an object";
     case dom::element_type::STRING: {
       const auto s = e.get_string().value_unsafe();
-      return "the string \"" + std::string(s.substr(0, 40)) + (s.size() > 40 ? "...\"" : "\"");
+      return "the string \"" + one_line(s.substr(0, 40)) + (s.size() > 40 ? "...\"" : "\"");
     }
     case dom::element_type::BOOL: return e.get_bool().value_unsafe() ? "true" : "false";
     case dom::element_type::NULL_VALUE: return "null";
