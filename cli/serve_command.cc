@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "cli/drift_recompiler.h"
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
@@ -24,6 +25,7 @@
 #include "runtime/serve/torchserve_backend.h"
 #include "runtime/serve/torchserve_token.h"
 #include "runtime/serve/worker_endpoint.h"
+#include "schema/policy_file.h"
 
 namespace lull::cli {
 
@@ -39,7 +41,7 @@ struct StopBackendFirst {
 }  // namespace
 
 int run_serve(int argc, char** argv) {
-  std::string policies, workers_text, management_text, listen, port_file, token_file;
+  std::string policies, workers_text, management_text, listen, port_file, token_file, recompile_out;
   serve::ServeOptions opts;
   serve::TorchServeOptions backend_opts;
   serve::FrontendOptions fe;
@@ -73,7 +75,9 @@ int run_serve(int argc, char** argv) {
        "largest request body sent to a model server (TorchServe's max_request_size); larger batches go as "
        "several requests")
       ("strict-model-batching", po::bool_switch(&strict_model_batching),
-       "fail (not warn) at start when a model's batchSize > 1 with maxBatchDelay > 0 would hold lull's batches");
+       "fail (not warn) at start when a model's batchSize > 1 with maxBatchDelay > 0 would hold lull's batches")
+      ("recompile-on-drift", po::value(&recompile_out),
+       "on latency drift, compile a policy set from the observed latencies and write it to this file");
   const char* usage =
       "usage: lull serve --policies SET.pb --servers URL,URL,... --listen 127.0.0.1:7070";
   const std::vector<RenamedFlag> renamed = {
@@ -126,6 +130,13 @@ int run_serve(int argc, char** argv) {
     for (const auto& w : warnings) std::cerr << "lull serve: warning: " << w << std::endl;
   }
   for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
+  std::unique_ptr<DriftRecompiler> recompiler;  // outlives the session that calls it
+  if (!recompile_out.empty()) {
+    check_binary_output(recompile_out, "--recompile-on-drift");
+    recompiler = std::make_unique<DriftRecompiler>(read_policy_set(policies), recompile_out,
+                                                   [](const std::string& line) { std::cerr << line << std::endl; });
+    opts.on_drift = [r = recompiler.get()](const serve::DriftEvent& e) { r->on_drift(e); };
+  }
   serve::QueryInputs inputs;
   runtime::WallClock clock;
   serve::TorchServeBackend backend(workers, model_names, inputs, backend_opts);

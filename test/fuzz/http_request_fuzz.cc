@@ -12,7 +12,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -68,7 +70,21 @@ std::string exchange(const std::string& bytes) {
   timeval tv{10, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) finding("cannot connect to the front end");
+  // Each exchange leaves a TIME_WAIT socket (the server closes first); at a
+  // thousand inputs a second one source address runs out of ports, so the
+  // source rotates over 127.0.0.2-254, and a refused connect is retried.
+  static unsigned source = 0;
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  from.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1 + (source++ % 253));
+  ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from);
+  for (int attempt = 0; ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0; ++attempt) {
+    if (attempt == 50) {
+      std::fprintf(stderr, "connect: %s\n", std::strerror(errno));
+      finding("cannot connect to the front end for 5 s");
+    }
+    ::usleep(100'000);
+  }
   for (size_t at = 0; at < bytes.size();) {
     const ssize_t n = ::send(fd, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
     if (n <= 0) break;  // the server may close early on a bad request
