@@ -67,7 +67,7 @@ TEST_CASE("drift recompiler: the spec a set records is the one it was compiled w
   CHECK(spec.reduction.percentile == 95);
 }
 
-TEST_CASE("drift recompiler: the profiled latencies give back the same policies; slower ones change them",
+TEST_CASE("drift recompiler: the profiled latencies give back the same policies, slower ones change them",
           "[cli][drift]") {
   const auto set = tiny_set();
   const auto same = cli::recompile_with_latencies(set, latencies_of(set, 1.0));
@@ -91,7 +91,7 @@ TEST_CASE("drift recompiler: the profiled latencies give back the same policies;
   CHECK_THROWS_AS(cli::recompile_with_latencies(set, latencies_of(set, 100.0)), std::invalid_argument);
 }
 
-TEST_CASE("drift recompiler: a drift event writes the recompiled set; a failure is one log line", "[cli][drift]") {
+TEST_CASE("drift recompiler: a drift event writes the recompiled set, a failure is one log line", "[cli][drift]") {
   const auto set = tiny_set();
   const std::string out = test::temp_dir() + "/drift_recompiled.pb";
   std::filesystem::remove(out);

@@ -50,7 +50,7 @@ TEST_CASE("latency drift: no verdict below min_samples, drift once the percentil
   CHECK(d.pair(1, 2).samples == 0);
 }
 
-TEST_CASE("latency drift: just inside the tolerance is no drift; the percentile, not the mean, decides",
+TEST_CASE("latency drift: just inside the tolerance is no drift, the percentile, not the mean, decides",
           "[serve][drift]") {
   LatencyDriftDetector d(two_models(), rule(10, 10, 80, 0.25));
   // slow, batch 1: profiled 30 ms, limit 37.5 ms. Eight fast batches and two
@@ -86,7 +86,7 @@ TEST_CASE("latency drift: ends only back within half the tolerance (no flapping 
   CHECK(d.drift_starts() == 2);
 }
 
-TEST_CASE("latency drift: faster than profiled is no drift; unknown pairs and bad values are ignored",
+TEST_CASE("latency drift: faster than profiled is no drift, unknown pairs and bad values are ignored",
           "[serve][drift]") {
   LatencyDriftDetector d(two_models(), rule(4, 2, 95, 0.1));
   for (int i = 0; i < 4; ++i) CHECK(d.observe(1, 3, 1'000) == Change::kNone);

@@ -48,7 +48,7 @@ double value(ServeSession& s, const std::string& prefix) {
 
 }  // namespace
 
-TEST_CASE("serve drift: batches twice as slow as profiled start drift; back at the profile it ends",
+TEST_CASE("serve drift: batches twice as slow as profiled start drift, back at the profile it ends",
           "[serve][session][drift]") {
   std::vector<DriftEvent> events;
   Rig rig(1, {}, drift_options(&events));
@@ -83,7 +83,7 @@ TEST_CASE("serve drift: batches twice as slow as profiled start drift; back at t
   CHECK(value(*rig.session, "lull_batch_latency_observed_seconds{model=\"big\",batch=\"1\"}") == Approx(0.02));
 }
 
-TEST_CASE("serve drift: the policy's compile percentile is the rule's; detection off exports nothing",
+TEST_CASE("serve drift: the policy's compile percentile is the rule's, detection off exports nothing",
           "[serve][session][drift]") {
   std::vector<DriftEvent> events;
   ServeOptions o = drift_options(&events);
