@@ -14,13 +14,11 @@
 #include "runtime/serve/base64.h"
 #include "runtime/serve/batch_codec.h"
 #include "runtime/serve/request_split.h"
+#include "test/fuzz/fuzz_support.h"
 
 namespace {
 
-void finding(const char* what) {
-  std::fprintf(stderr, "lull fuzz finding: %s\n", what);
-  std::abort();
-}
+using lull::fuzz::finding;
 
 void check_decode(const std::string& body, size_t expected) {
   using namespace lull::serve;

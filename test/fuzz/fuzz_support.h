@@ -36,6 +36,12 @@ inline std::string write_scratch(const std::string& name, const std::string& byt
   return path.string();
 }
 
+// Reports a broken promise and aborts, so libFuzzer records the input.
+[[noreturn]] inline void finding(const char* what) {
+  std::fprintf(stderr, "lull fuzz finding: %s\n", what);
+  std::abort();
+}
+
 // A refusal must be one non-empty line that names `path`; abort otherwise so
 // libFuzzer records the input.
 inline void check_error_names(const std::string& message, const std::string& path) {

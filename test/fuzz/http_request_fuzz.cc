@@ -21,13 +21,11 @@
 #include <string>
 
 #include "runtime/serve/frontend.h"
+#include "test/fuzz/fuzz_support.h"
 
 namespace {
 
-void finding(const char* what) {
-  std::fprintf(stderr, "lull fuzz finding: %s\n", what);
-  std::abort();
-}
+using lull::fuzz::finding;
 
 class EchoService final : public lull::serve::QueryService {
  public:

@@ -23,10 +23,7 @@
 
 namespace {
 
-void finding(const char* what) {
-  std::fprintf(stderr, "lull fuzz finding: %s\n", what);
-  std::abort();
-}
+using lull::fuzz::finding;
 
 void exercise(const lull::runtime::PolicyTable& table) {
   using lull::runtime::select_action;

@@ -16,10 +16,7 @@
 
 namespace {
 
-void finding(const char* what) {
-  std::fprintf(stderr, "lull fuzz finding: %s\n", what);
-  std::abort();
-}
+using lull::fuzz::finding;
 
 // Draws up to 20,000 arrivals and checks their order.
 void drain(lull::sim::ArrivalSource& source, double limit_s) {
