@@ -1,5 +1,7 @@
 #include "schema/json_reader.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +20,14 @@ namespace {
 void load_file(const std::string& path, simdjson::padded_string& text) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw JsonFileError(path + ": cannot open: " + std::strerror(errno));
+  // fopen opens a directory too, and its "size" from ftell is LONG_MAX: the
+  // buffer allocation failed and fread wrote through a null pointer (found
+  // by test/fuzz/artifact_import_fuzz.cc; docs/fuzzing.md).
+  struct stat st {};
+  if (::fstat(::fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+    std::fclose(f);
+    throw JsonFileError(path + (S_ISDIR(st.st_mode) ? ": is a directory, not a JSON file" : ": not a regular file"));
+  }
   std::fseek(f, 0, SEEK_END);
   const long size = std::ftell(f);
   std::fseek(f, 0, SEEK_SET);
