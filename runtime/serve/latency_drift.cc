@@ -14,22 +14,25 @@ LatencyDriftDetector::LatencyDriftDetector(const std::vector<runtime::ModelInfo>
     throw std::invalid_argument("drift min_samples must be in 1..window (" + std::to_string(rule_.window) + ")");
   if (!(rule_.percentile > 0 && rule_.percentile <= 100))
     throw std::invalid_argument("drift percentile must be in (0, 100]");
+  if (rule_.plan_percentile == 0) rule_.plan_percentile = rule_.percentile;
+  if (!(rule_.plan_percentile > 0 && rule_.plan_percentile <= 100))
+    throw std::invalid_argument("drift plan percentile must be in (0, 100]");
   if (!(rule_.tolerance > 0) || !std::isfinite(rule_.tolerance))
     throw std::invalid_argument("drift tolerance must be positive");
   for (std::size_t m = 0; m < models.size(); ++m) {
     const auto& lat = models[m].latency_us;
     pairs_.emplace_back();
     for (std::size_t b = 0; b < lat.size(); ++b)
-      pairs_.back().push_back(DriftPair{static_cast<int>(m), static_cast<int>(b + 1), lat[b], 0, 0, false});
+      pairs_.back().push_back(DriftPair{static_cast<int>(m), static_cast<int>(b + 1), lat[b], 0, 0, 0, false});
     windows_.emplace_back(lat.size());
   }
 }
 
-double LatencyDriftDetector::percentile_of(const Window& w) const {
+double LatencyDriftDetector::percentile_of(const Window& w, double percentile) {
   std::vector<double> sorted = w.ring;
   std::sort(sorted.begin(), sorted.end());
   // Nearest rank: the smallest value with at least p% of the window at or below it.
-  const auto rank = static_cast<std::size_t>(std::ceil(rule_.percentile / 100.0 * static_cast<double>(sorted.size())));
+  const auto rank = static_cast<std::size_t>(std::ceil(percentile / 100.0 * static_cast<double>(sorted.size())));
   return sorted[std::max<std::size_t>(rank, 1) - 1];
 }
 
@@ -47,7 +50,8 @@ LatencyDriftDetector::Change LatencyDriftDetector::observe(int model, int batch,
   }
   p.samples = static_cast<int>(w.ring.size());
   if (p.samples < rule_.min_samples) return Change::kNone;
-  p.observed_us = percentile_of(w);
+  p.observed_us = percentile_of(w, rule_.percentile);
+  p.observed_plan_us = percentile_of(w, rule_.plan_percentile);
   const bool over = p.observed_us > p.profiled_us * (1 + rule_.tolerance);
   const bool back = p.observed_us <= p.profiled_us * (1 + rule_.tolerance / 2);
   if (!p.drifting && over) {
@@ -80,7 +84,7 @@ std::vector<std::vector<double>> LatencyDriftDetector::corrected_latency_us() co
   std::vector<double> model_ratio(pairs_.size(), 0);  // 0: no judged pair
   double any_ratio = 1;
   for (const auto& p : judged()) {
-    const double r = p.observed_us / p.profiled_us;
+    const double r = p.observed_plan_us / p.profiled_us;
     model_ratio[p.model] = std::max(model_ratio[p.model], r);
     any_ratio = std::max(any_ratio, r);
   }
@@ -89,7 +93,7 @@ std::vector<std::vector<double>> LatencyDriftDetector::corrected_latency_us() co
     const double scale = model_ratio[m] > 0 ? model_ratio[m] : any_ratio;
     std::vector<double> lat;
     for (const auto& p : pairs_[m]) {
-      const double v = p.samples >= rule_.min_samples ? p.observed_us : p.profiled_us * scale;
+      const double v = p.samples >= rule_.min_samples ? p.observed_plan_us : p.profiled_us * scale;
       lat.push_back(lat.empty() ? v : std::max(v, lat.back()));
     }
     out.push_back(std::move(lat));

@@ -5,8 +5,8 @@
 // wrong while nothing else notices (issue 11: 0.56 violation against 0.054
 // expected). The rule (docs/serving.md, "Latency drift"): per (model, batch
 // size), the p-th percentile (the policy's compile percentile, 95 when
-// unknown) of the last `window` batches' latencies is compared with the
-// profiled lat(m, b); with at least `min_samples` of them, the pair drifts
+// unknown; at most 95) of the last `window` batches' latencies is compared
+// with the profiled lat(m, b); with at least `min_samples` of them, the pair drifts
 // when it exceeds the profile by more than `tolerance`, and stops drifting
 // when it is back within tolerance / 2 (so it does not flap at the edge).
 // Faster than profiled is not drift: it costs accuracy, never the SLO.
@@ -24,8 +24,13 @@ namespace lull::serve {
 struct DriftRule {
   int window = 64;         // last batches kept per (model, batch size)
   int min_samples = 20;    // no verdict on fewer
-  double percentile = 95;  // of the window, in (0, 100]; the serve session uses the policy's
+  double percentile = 95;  // the verdict's, of the window, in (0, 100]
   double tolerance = 0.25; // drift: observed > profiled * (1 + tolerance)
+  // The percentile the policy was compiled at; the corrected profile takes
+  // this percentile of the window (0: `percentile`). The serve session sets
+  // it from the set and judges at min(it, 95): a policy planned with the
+  // slowest sample (p100) would otherwise call one slow batch in 64 drift.
+  double plan_percentile = 0;
 };
 
 // One (model, batch size) pair's state.
@@ -33,7 +38,8 @@ struct DriftPair {
   int model = 0;
   int batch = 0;
   double profiled_us = 0;
-  double observed_us = 0;  // the percentile of the window; 0 below min_samples
+  double observed_us = 0;  // the verdict's percentile of the window; 0 below min_samples
+  double observed_plan_us = 0;  // the plan percentile of the window (the corrected profile's)
   int samples = 0;         // in the window
   bool drifting = false;
 };
@@ -68,8 +74,8 @@ class LatencyDriftDetector {
   const DriftRule& rule() const { return rule_; }
 
   // The profile corrected by what was observed, for recompiling: per model,
-  // lat(m, b) for b = 1..N+1. A judged pair takes its observed percentile
-  // (faster ones too); the other sizes of a model keep the profile scaled by
+  // lat(m, b) for b = 1..N+1. A judged pair takes its observed plan
+  // percentile (faster ones too); the other sizes of a model keep the profile scaled by
   // the largest observed/profiled ratio among the model's judged pairs, or,
   // for a model with none judged, the largest ratio of any model (at least 1:
   // an unobserved model is never assumed faster). Each model's list is then
@@ -81,7 +87,7 @@ class LatencyDriftDetector {
     std::vector<double> ring;  // up to rule_.window latencies
     std::size_t next = 0;      // where the next one goes once full
   };
-  double percentile_of(const Window& w) const;
+  static double percentile_of(const Window& w, double percentile);
 
   DriftRule rule_;
   std::vector<std::vector<DriftPair>> pairs_;   // [model][batch - 1]

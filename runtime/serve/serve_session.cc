@@ -1,5 +1,6 @@
 #include "runtime/serve/serve_session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
@@ -39,7 +40,10 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
   counters_.latency = LatencyHistogram::around_slo(table_.slo_us);
   if (options_.detect_drift) {
     DriftRule rule = options_.drift_rule;
-    if (table_.percentile > 0 && table_.percentile <= 100) rule.percentile = table_.percentile;
+    if (table_.percentile > 0 && table_.percentile <= 100) {
+      rule.plan_percentile = table_.percentile;
+      rule.percentile = std::min(rule.percentile, table_.percentile);
+    }
     drift_ = std::make_unique<LatencyDriftDetector>(table_.models, rule);
   }
   backend_.set_completion_handler([this](const runtime::BatchResult& r) { on_backend_done(r); });

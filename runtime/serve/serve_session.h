@@ -49,8 +49,8 @@ struct ServeOptions {
   // Latency drift (runtime/serve/latency_drift.h): each answered batch's
   // time from send to answer is checked against the profile; a pair that
   // starts or stops drifting is logged in one line and counted in /metrics.
-  // The rule's percentile is replaced by the policy's compile percentile
-  // when the set records one.
+  // When the set records its compile percentile, it becomes the rule's
+  // plan_percentile and the verdict's percentile is at most it.
   bool detect_drift = true;
   DriftRule drift_rule;
   // Called, outside the session's lock, each time a pair starts drifting

@@ -128,9 +128,29 @@ TEST_CASE("latency drift: the corrected profile for recompiling", "[serve][drift
   CHECK(g.corrected_latency_us()[1] == std::vector<double>{15'000, 20'000, 27'500});
 }
 
+TEST_CASE("latency drift: the verdict at p95, the corrected profile at the plan's p100", "[serve][drift]") {
+  DriftRule r = rule(20, 20, 95, 0.25);
+  r.plan_percentile = 100;
+  LatencyDriftDetector d(two_models(), r);
+  // fast, batch 1 (profiled 10 ms): 19 batches on time and one at 50 ms.
+  for (int i = 0; i < 19; ++i) d.observe(0, 1, 10'000);
+  CHECK(d.observe(0, 1, 50'000) == Change::kNone);  // p95 of 20 is the 19th: 10 ms
+  CHECK(d.pair(0, 1).observed_us == 10'000);
+  CHECK(d.pair(0, 1).observed_plan_us == 50'000);
+  CHECK_FALSE(d.pair(0, 1).drifting);
+  // A plan made with the slowest sample recompiles with the slowest observed.
+  CHECK(d.corrected_latency_us()[0] == std::vector<double>{50'000, 70'000, 100'000});
+  // Two slow batches in twenty reach the p95: drift.
+  CHECK(d.observe(0, 1, 50'000) == Change::kStarted);
+  CHECK(d.pair(0, 1).observed_us == 50'000);
+}
+
 TEST_CASE("latency drift: a rule out of range is refused", "[serve][drift]") {
   CHECK_THROWS_AS(LatencyDriftDetector(two_models(), rule(0, 1, 95, 0.25)), std::invalid_argument);
   CHECK_THROWS_AS(LatencyDriftDetector(two_models(), rule(10, 11, 95, 0.25)), std::invalid_argument);
   CHECK_THROWS_AS(LatencyDriftDetector(two_models(), rule(10, 5, 0, 0.25)), std::invalid_argument);
   CHECK_THROWS_AS(LatencyDriftDetector(two_models(), rule(10, 5, 95, 0)), std::invalid_argument);
+  DriftRule bad_plan = rule(10, 5, 95, 0.25);
+  bad_plan.plan_percentile = 101;
+  CHECK_THROWS_AS(LatencyDriftDetector(two_models(), bad_plan), std::invalid_argument);
 }

@@ -108,6 +108,31 @@ TEST_CASE("serve drift: the policy's compile percentile is the rule's, detection
   CHECK(metric_line(session.metrics_text(), "lull_batch_latency_observed_seconds{model=\"big\",batch=\"1\"}") ==
         "lull_batch_latency_observed_seconds{model=\"big\",batch=\"1\"} 0.02");
 
+  // A policy planned with the slowest sample (p100): the verdict is the
+  // default rule's p95, so one slow batch in twenty is no drift.
+  {
+    std::vector<DriftEvent> p100_events;
+    ServeOptions d;  // default rule: window 64, 20 batches, p95, 25%
+    d.on_drift = [&](const DriftEvent& e) { p100_events.push_back(e); };
+    lull::runtime::PolicyTable planned = tiny_session_table(1);
+    planned.percentile = 100;
+    FakeHealth h(1);
+    QueryInputs in;
+    FakeBackend b(in);
+    lull::runtime::VirtualClock c;
+    ServeSession s(planned, b, h, in, c, d);
+    std::int64_t t = 0;
+    for (int i = 0; i < 20; ++i) {
+      auto f = s.submit("x");
+      t += i == 7 ? 90'000 : 20'000;
+      c.advance_to_us(t);
+      b.succeed(b.started.size() - 1, {"p"});
+      REQUIRE(f.get().http_status == 200);
+    }
+    CHECK(p100_events.empty());
+    CHECK(metric_line(s.metrics_text(), "lull_latency_drift_pairs") == "lull_latency_drift_pairs 0");
+  }
+
   ServeOptions off = drift_options(&events);
   off.detect_drift = false;
   Rig quiet(1, {}, off);
