@@ -40,6 +40,13 @@ void one_batch(Rig& rig, std::int64_t* now_us, std::int64_t took_us) {
   rig.clock.advance_to_us(*now_us);
 }
 
+// The tiny one-worker table, compiled at `percentile`.
+lull::runtime::PolicyTable compiled_at(double percentile) {
+  lull::runtime::PolicyTable t = tiny_session_table(1);
+  t.percentile = percentile;
+  return t;
+}
+
 double value(ServeSession& s, const std::string& prefix) {
   const std::string line = metric_line(s, prefix);
   REQUIRE_FALSE(line.empty());
@@ -89,49 +96,22 @@ TEST_CASE("serve drift: the policy's compile percentile is the rule's, detection
   ServeOptions o = drift_options(&events);
   o.drift_rule.percentile = 100;
   // A policy compiled at p50: one slow batch in four does not move the median.
-  lull::runtime::PolicyTable table = tiny_session_table(1);
-  table.percentile = 50;
-  FakeHealth health(1);
-  QueryInputs inputs;
-  FakeBackend backend(inputs);
-  lull::runtime::VirtualClock clock;
-  ServeSession session(table, backend, health, inputs, clock, o);
+  Rig p50(compiled_at(50), o);
   std::int64_t now = 0;
-  for (std::int64_t took : {20'000, 20'000, 20'000, 90'000}) {
-    auto f = session.submit("x");
-    now += took;
-    clock.advance_to_us(now);
-    backend.succeed(backend.started.size() - 1, {"p"});
-    REQUIRE(f.get().http_status == 200);
-  }
+  for (std::int64_t took : {20'000, 20'000, 20'000, 90'000}) one_batch(p50, &now, took);
   CHECK(events.empty());
-  CHECK(metric_line(session.metrics_text(), "lull_batch_latency_observed_seconds{model=\"big\",batch=\"1\"}") ==
+  CHECK(metric_line(*p50.session, "lull_batch_latency_observed_seconds{model=\"big\",batch=\"1\"}") ==
         "lull_batch_latency_observed_seconds{model=\"big\",batch=\"1\"} 0.02");
 
   // A policy planned with the slowest sample (p100): the verdict is the
   // default rule's p95, so one slow batch in twenty is no drift.
-  {
-    std::vector<DriftEvent> p100_events;
-    ServeOptions d;  // default rule: window 64, 20 batches, p95, 25%
-    d.on_drift = [&](const DriftEvent& e) { p100_events.push_back(e); };
-    lull::runtime::PolicyTable planned = tiny_session_table(1);
-    planned.percentile = 100;
-    FakeHealth h(1);
-    QueryInputs in;
-    FakeBackend b(in);
-    lull::runtime::VirtualClock c;
-    ServeSession s(planned, b, h, in, c, d);
-    std::int64_t t = 0;
-    for (int i = 0; i < 20; ++i) {
-      auto f = s.submit("x");
-      t += i == 7 ? 90'000 : 20'000;
-      c.advance_to_us(t);
-      b.succeed(b.started.size() - 1, {"p"});
-      REQUIRE(f.get().http_status == 200);
-    }
-    CHECK(p100_events.empty());
-    CHECK(metric_line(s.metrics_text(), "lull_latency_drift_pairs") == "lull_latency_drift_pairs 0");
-  }
+  ServeOptions defaults;  // window 64, 20 batches, p95, 25%
+  defaults.on_drift = [&](const DriftEvent& e) { events.push_back(e); };
+  Rig p100(compiled_at(100), defaults);
+  now = 0;
+  for (int i = 0; i < 20; ++i) one_batch(p100, &now, i == 7 ? 90'000 : 20'000);
+  CHECK(events.empty());
+  CHECK(metric_line(*p100.session, "lull_latency_drift_pairs") == "lull_latency_drift_pairs 0");
 
   ServeOptions off = drift_options(&events);
   off.detect_drift = false;
