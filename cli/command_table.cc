@@ -15,11 +15,13 @@ int run_profile(int argc, char** argv);
 int run_loadgen(int argc, char** argv);
 int run_serve(int argc, char** argv);
 int run_profiles_interpolate(int argc, char** argv);
+int run_plan(int argc, char** argv);
 
 const Command kCommands[] = {
     {"compile", "build a policy set from profiles, an SLO, workers and loads", run_compile},
     {"profiles import", "convert a RAMSIS-artifact profile folder to lull's profile JSON", run_profiles_import},
     {"profiles interpolate", "add synthetic models along the accuracy/latency Pareto front (paper 7.3.2)", run_profiles_interpolate},
+    {"plan", "the fewest workers (and models) meeting an SLO target at a load or over a trace", run_plan},
     {"policy show", "print a readable summary of a policy set", run_policy_show},
     {"policy dump", "print every (n, j, model, batch) row of a policy set", run_policy_dump},
     {"bench compile", "time the compiler's phases on a profile set", run_bench_compile},

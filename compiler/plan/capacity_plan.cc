@@ -47,7 +47,7 @@ SubsetPlan best_subset(const PlanRequest& req, const ReducedProfiles& profiles, 
           *solves += cache->solves();
           continue;
         }
-        c = fewest_workers(*cache, load, req.target, req.max_workers, 0, best.choice.workers);
+        c = fewest_workers(*cache, load, req.target, req.max_workers, best.choice.workers / load);
       } else {
         c = fewest_workers(*cache, load, req.target, req.max_workers);
       }
@@ -94,7 +94,7 @@ void validate_plan_request(const PlanRequest& r) {
 
 std::vector<int> default_capacity_workers(int lowest, int highest, int max_workers) {
   const int from = std::max(1, lowest / 2), to = std::min(max_workers, std::max(from + 1, highest + (highest + 1) / 2));
-  const double raw = (to - from) / 7.0;
+  const double raw = (to - from) / 5.0;
   int step = 1;
   for (int s : {1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000})
     if (s >= raw) {
@@ -139,7 +139,8 @@ PlanResult run_plan(const PlanRequest& req, const ReducedProfiles& profiles, Sol
       result.fewer = cache.at(result.choice.workers - 1, req.load_qps);
     }
   } else {
-    result.schedule = fewest_workers_for_loads(cache, loads, req.target, req.max_workers);
+    result.schedule =
+        fewest_workers_for_loads(cache, loads, req.target, req.max_workers, plan.choice.workers / design_load);
     for (std::size_t i = 0; i < result.schedule.size(); ++i) {
       const auto& w = result.windows[i];
       result.worker_seconds += result.schedule[i].workers * (w.end_s - w.start_s);
@@ -150,7 +151,7 @@ PlanResult run_plan(const PlanRequest& req, const ReducedProfiles& profiles, Sol
   }
   const auto counts = req.capacity_workers.empty() ? default_capacity_workers(lowest, highest, req.max_workers)
                                                    : req.capacity_workers;
-  result.capacity = capacity_table(cache, counts, req.target);
+  result.capacity = capacity_table(cache, counts, req.target, design_load / plan.choice.workers);
   result.solves = solves + cache.solves();
   if (progress) progress("capacity table", result.solves);
   return result;

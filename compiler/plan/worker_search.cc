@@ -1,7 +1,5 @@
 #include "compiler/plan/worker_search.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,159 +10,216 @@
 namespace lull::compiler {
 namespace {
 
-// Probes per round: one per thread the solver can use at once.
-int probes_per_round(ExpectationCache& cache) {
-  (void)cache;
-  return std::max(1, std::min(8, omp_get_max_threads()));
-}
+constexpr double kLoadStep = 0.02;  // capacity tolerance: 2% of the load (at least 1 QPS)
 
-// The smallest worker count that meets the target at `load` (capacity alone
-// rules out the counts below it), or 0 when none would be by capacity.
+// The smallest count whose fastest-model capacity reaches `load` (counts
+// below it are never planned); max_workers + 1 when none does.
 int capacity_floor(const ExpectationCache& cache, double load, int max_workers) {
-  const double per_worker = cache.capacity_qps(1);
-  int k = std::max(1, static_cast<int>(std::ceil(load / per_worker)));
+  int k = std::max(1, static_cast<int>(std::ceil(load / cache.capacity_qps(1))));
   while (k > 1 && cache.capacity_qps(k - 1) >= load) --k;  // guard against rounding
   while (k <= max_workers && cache.capacity_qps(k) < load) ++k;
   return k;
 }
 
+// One search for the fewest workers at a load. lo: a count known short of the
+// target (by a probe, or by capacity: `lo_probed` false); hi: a count known
+// to meet it (0: none yet).
+struct WorkerSearch {
+  double load = 0;
+  int lo = 0, hi = 0, guess = 0, step = 1;
+  bool started = false, lo_probed = false;
+  std::vector<int> probes;
+  bool done() const { return hi > 0 && hi - lo == 1; }
+};
+
+void add_probe(WorkerSearch& s, int k, int max_workers) {
+  k = std::min(k, max_workers);
+  if (k > s.lo && (s.hi == 0 || k < s.hi) && std::find(s.probes.begin(), s.probes.end(), k) == s.probes.end())
+    s.probes.push_back(k);
+}
+
+void plan_probes(WorkerSearch& s, int max_workers) {
+  s.probes.clear();
+  if (!s.started) {  // the guess and the count below it: done in one round when the guess is right
+    s.started = true;
+    const int g = std::clamp(s.guess, s.lo + 2, std::max(s.lo + 2, max_workers));
+    add_probe(s, g - 1, max_workers);
+    add_probe(s, g, max_workers);
+  } else if (s.hi == 0) {  // gallop up
+    add_probe(s, s.lo + s.step, max_workers);
+    add_probe(s, s.lo + 2 * s.step, max_workers);
+    s.step *= 2;
+  } else if (!s.lo_probed && s.hi - s.lo > 3) {  // gallop down from a count that meets
+    add_probe(s, s.hi - s.step, max_workers);
+    add_probe(s, s.hi - 2 * s.step, max_workers);
+    s.step *= 2;
+  } else {  // bisect: two interior points
+    const int gap = s.hi - s.lo;
+    add_probe(s, s.lo + std::max(1, gap / 3), max_workers);
+    add_probe(s, s.lo + std::max(1, 2 * gap / 3), max_workers);
+  }
+}
+
+std::string unattainable(double load, const PlanTarget& target, int max_workers, int tried, const Expectation& e,
+                         bool flat) {
+  return "no worker count up to " + std::to_string(max_workers) + " meets the target at " + number_text(load) +
+         " QPS (expected violation <= " + number_text(target.max_violation) +
+         (target.min_accuracy > 0 ? ", accuracy >= " + number_text(target.min_accuracy) : "") +
+         "): the largest tried, " + std::to_string(tried) + " workers, has " + describe(e) +
+         (flat ? " (more workers no longer change it)" : "");
+}
+
 }  // namespace
 
 std::string describe(const Expectation& e) {
-  if (e.beyond_capacity) return "beyond the fastest model's capacity";
+  if (e.beyond_capacity) return "a load beyond the fastest model's capacity";
   char buf[96];
   std::snprintf(buf, sizeof buf, "expected violation %.4f, accuracy %.4f", e.violation_rate, e.accuracy);
   return buf;
 }
 
-WorkerChoice fewest_workers(ExpectationCache& cache, double load, const PlanTarget& target, int max_workers,
-                            int known_short, int known_enough) {
-  const int floor_k = capacity_floor(cache, load, max_workers);
-  const std::string at = " at " + number_text(load) + " QPS";
-  if (floor_k > max_workers)
-    throw PlanError("no worker count up to " + std::to_string(max_workers) + " meets the target" + at +
-                    ": even " + std::to_string(max_workers) + " workers are beyond the fastest model's capacity (" +
-                    number_text(cache.capacity_qps(max_workers)) + " QPS)");
-  int lo = std::max(known_short, floor_k - 1);  // does not meet (0: below every count)
-  int hi = known_enough > lo ? std::min(known_enough, max_workers) : 0;  // meets (0: not found yet)
-  // Find a count that meets the target: grow by half each round; stop when
-  // more workers no longer change the expectations (the target is out of reach).
-  Expectation last{};
-  bool have_last = false;
-  while (hi == 0) {
-    const int probe = std::min(max_workers, std::max(lo + 1, lo == 0 ? floor_k : lo + std::max(1, lo / 2)));
-    const Expectation e = cache.at(probe, load);
-    if (meets(e, target)) {
-      hi = probe;
-      break;
-    }
-    const bool flat = have_last && std::abs(e.accuracy - last.accuracy) < 1e-9 &&
-                      std::abs(e.violation_rate - last.violation_rate) < 1e-12;
-    if (probe == max_workers || flat)
-      throw PlanError("no worker count up to " + std::to_string(max_workers) + " meets the target" + at +
-                      " (violation <= " + number_text(target.max_violation) +
-                      (target.min_accuracy > 0 ? ", accuracy >= " + number_text(target.min_accuracy) : "") +
-                      "): the largest tried, " + std::to_string(probe) + " workers, has " + describe(e) +
-                      (flat ? " (more workers no longer change it)" : ""));
-    lo = probe;
-    last = e;
-    have_last = true;
-  }
-  // k-ary bisection: lo does not meet, hi meets.
-  const int probes = probes_per_round(cache);
-  while (hi - lo > 1) {
-    std::vector<PlanPoint> points;
-    const int t = std::min(probes, hi - lo - 1);
-    for (int i = 1; i <= t; ++i) {
-      const int k = lo + static_cast<int>(static_cast<long long>(hi - lo) * i / (t + 1));
-      if (k > lo && k < hi && (points.empty() || points.back().workers != k)) points.push_back({k, load});
-    }
-    const auto es = cache.at(points);
-    int new_lo = lo, new_hi = hi;
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      if (meets(es[i], target)) {
-        new_hi = points[i].workers;
-        break;
-      }
-      new_lo = points[i].workers;
-    }
-    lo = new_lo;
-    hi = new_hi;
-  }
-  return WorkerChoice{load, hi, cache.at(hi, load)};
-}
-
 std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, const std::vector<double>& loads_qps,
-                                                   const PlanTarget& target, int max_workers) {
-  std::vector<double> sorted = loads_qps;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::vector<int> k(sorted.size(), 0);
-  // Divide and conquer over the sorted loads: K(load) is non-decreasing, so a
-  // load between two that need the same count needs that count.
-  auto solve = [&](auto&& self, int i, int j, int short_k, int enough_k) -> void {
-    if (i > j) return;
-    if (enough_k > 0 && enough_k == short_k + 1) {
-      for (int x = i; x <= j; ++x) k[x] = enough_k;
-      return;
+                                                   const PlanTarget& target, int max_workers, double workers_per_qps) {
+  if (!(workers_per_qps > 0)) workers_per_qps = 1.5 / cache.capacity_qps(1);
+  std::map<double, WorkerSearch> searches;  // one per distinct load
+  for (double load : loads_qps) {
+    if (searches.count(load)) continue;
+    WorkerSearch s;
+    s.load = load;
+    const int floor_k = capacity_floor(cache, load, max_workers);
+    if (floor_k > max_workers)
+      throw PlanError("no worker count up to " + std::to_string(max_workers) + " meets the target at " +
+                      number_text(load) + " QPS: " + std::to_string(max_workers) +
+                      " workers are beyond the fastest model's capacity (" +
+                      number_text(cache.capacity_qps(max_workers)) + " QPS)");
+    s.lo = floor_k - 1;
+    s.guess = std::max(floor_k, static_cast<int>(std::ceil(load * workers_per_qps)));
+    searches[load] = s;
+  }
+  std::map<double, Expectation> last_top;  // gallop up: the largest count's expectations last round
+  for (;;) {
+    std::vector<PlanPoint> points;
+    for (auto& [load, s] : searches) {
+      if (s.done()) continue;
+      plan_probes(s, max_workers);
+      for (int k : s.probes) points.push_back({k, load});
     }
-    const int m = (i + j) / 2;
-    k[m] = fewest_workers(cache, sorted[m], target, max_workers, short_k, enough_k).workers;
-    self(self, i, m - 1, short_k, k[m]);
-    self(self, m + 1, j, k[m] - 1, enough_k);
-  };
-  solve(solve, 0, static_cast<int>(sorted.size()) - 1, 0, 0);
-  std::map<double, int> by_load;
-  for (std::size_t x = 0; x < sorted.size(); ++x) by_load[sorted[x]] = k[x];
-  std::vector<PlanPoint> points;
-  for (double l : loads_qps) points.push_back({by_load[l], l});
-  const auto es = cache.at(points);
+    if (points.empty()) break;
+    cache.at(points);  // solves the round in parallel
+    for (auto& [load, s] : searches) {
+      if (s.done() || s.probes.empty()) continue;
+      std::sort(s.probes.begin(), s.probes.end());
+      const auto es = cache.at([&] {
+        std::vector<PlanPoint> p;
+        for (int k : s.probes) p.push_back({k, load});
+        return p;
+      }());
+      for (std::size_t i = 0; i < s.probes.size(); ++i)
+        if (meets(es[i], target) && (s.hi == 0 || s.probes[i] < s.hi)) {
+          s.hi = s.probes[i];
+          break;
+        }
+      for (std::size_t i = 0; i < s.probes.size(); ++i)
+        if (!meets(es[i], target) && s.probes[i] > s.lo && (s.hi == 0 || s.probes[i] < s.hi)) {
+          s.lo = s.probes[i];
+          s.lo_probed = true;
+        }
+      if (s.hi == 0) {
+        const int top = s.probes.back();
+        const Expectation& e = es.back();
+        const auto prev = last_top.find(load);
+        const bool flat = prev != last_top.end() && std::abs(e.accuracy - prev->second.accuracy) < 1e-9 &&
+                          std::abs(e.violation_rate - prev->second.violation_rate) < 1e-12;
+        if (top >= max_workers || flat) throw PlanError(unattainable(load, target, max_workers, top, e, flat));
+        last_top[load] = e;
+      } else if (!s.lo_probed && s.hi - s.lo <= 3) {
+        s.lo_probed = true;  // close enough to bisect
+      }
+    }
+  }
+  std::vector<PlanPoint> answer;
+  for (double load : loads_qps) answer.push_back({searches[load].hi, load});
+  const auto es = cache.at(answer);
   std::vector<WorkerChoice> out;
-  for (std::size_t x = 0; x < loads_qps.size(); ++x) out.push_back({loads_qps[x], points[x].workers, es[x]});
+  for (std::size_t i = 0; i < answer.size(); ++i) out.push_back({loads_qps[i], answer[i].workers, es[i]});
   return out;
 }
 
+WorkerChoice fewest_workers(ExpectationCache& cache, double load_qps, const PlanTarget& target, int max_workers,
+                            double workers_per_qps) {
+  return fewest_workers_for_loads(cache, {load_qps}, target, max_workers, workers_per_qps).front();
+}
+
 std::vector<CapacityRow> capacity_table(ExpectationCache& cache, const std::vector<int>& workers,
-                                        const PlanTarget& target) {
-  struct Search {
-    int workers;
-    double lo, hi;  // lo meets (or 0), hi does not (or capacity)
+                                        const PlanTarget& target, double qps_per_worker) {
+  if (!(qps_per_worker > 0)) qps_per_worker = cache.capacity_qps(1) / 1.5;
+  // lo meets (0: none found), hi does not (at first the capacity: beyond it
+  // is never planned); `up`/`down`: gallop steps while one side is unprobed.
+  struct LoadSearch {
+    int workers = 0;
+    double lo = 0, hi = 0, guess = 0, step = kLoadStep;
+    bool started = false, hi_probed = false;
+    std::vector<double> probes;
+    bool done() const { return hi <= 1 || (lo > 0 && hi - lo <= std::max(1.0, kLoadStep * lo) && hi_probed); }
   };
-  std::vector<Search> searches;
-  const auto known = cache.known();
+  std::vector<LoadSearch> searches;
   for (int k : workers) {
-    Search s{k, 0, cache.capacity_qps(k)};
-    // Monotonicity: (K' <= K, L) meeting means K meets L; (K' >= K, L) short means K is short at L.
-    for (const auto& [p, e] : known) {
-      if (p.workers <= k && meets(e, target)) s.lo = std::max(s.lo, p.load_qps);
-      if (p.workers >= k && !meets(e, target)) s.hi = std::min(s.hi, p.load_qps);
-    }
-    if (s.hi < s.lo) s.hi = s.lo;  // the cache contradicts monotonicity: trust what meets
+    LoadSearch s;
+    s.workers = k;
+    s.hi = cache.capacity_qps(k) * (1 + 1e-9);
+    s.guess = std::min(s.hi / (1 + kLoadStep), k * qps_per_worker);
     searches.push_back(s);
   }
-  auto done = [](const Search& s) { return s.hi - s.lo <= std::max(1.0, 0.005 * s.hi); };
-  const int probes = probes_per_round(cache);
   for (;;) {
     std::vector<PlanPoint> points;
-    std::vector<int> owner;
-    int open = 0;
-    for (const auto& s : searches) open += done(s) ? 0 : 1;
-    if (open == 0) break;
-    const int per = std::max(1, probes / open);
-    for (std::size_t i = 0; i < searches.size(); ++i) {
-      const Search& s = searches[i];
-      if (done(s)) continue;
-      for (int q = 1; q <= per; ++q) {
-        points.push_back({s.workers, s.lo + (s.hi - s.lo) * q / (per + 1)});
-        owner.push_back(static_cast<int>(i));
+    for (auto& s : searches) {
+      s.probes.clear();
+      if (s.done()) continue;
+      const auto add = [&](double l) {
+        if (l > s.lo && l < s.hi && l >= 1) s.probes.push_back(l);
+      };
+      if (!s.started) {
+        s.started = true;
+        add(s.guess);
+        add(s.guess * (1 + kLoadStep));
+      } else if (s.lo == 0) {  // gallop down
+        add(s.hi / (1 + s.step));
+        add(s.hi / (1 + 2 * s.step));
+        s.step *= 2;
+      } else if (!s.hi_probed) {  // gallop up, below the capacity
+        add(s.lo * (1 + s.step));
+        add(s.lo * (1 + 2 * s.step));
+        if (s.probes.empty()) add((s.lo + s.hi) / 2);
+        s.step *= 2;
+      } else {
+        add(s.lo + (s.hi - s.lo) / 3);
+        add(s.lo + 2 * (s.hi - s.lo) / 3);
       }
+      if (s.probes.empty()) {  // nothing left between lo and hi
+        s.hi_probed = true;
+        if (s.lo == 0) s.hi = 0;
+      }
+      for (double l : s.probes) points.push_back({s.workers, l});
     }
-    const auto es = cache.at(points);
-    // Points of one search are ascending: the last that meets raises lo, the first that does not lowers hi.
-    for (std::size_t x = 0; x < points.size(); ++x) {
-      Search& s = searches[static_cast<std::size_t>(owner[x])];
-      if (meets(es[x], target)) s.lo = std::max(s.lo, points[x].load_qps);
-      else s.hi = std::min(s.hi, points[x].load_qps);
+    if (points.empty()) break;
+    cache.at(points);
+    for (auto& s : searches) {
+      if (s.probes.empty()) continue;
+      std::sort(s.probes.begin(), s.probes.end());
+      std::vector<PlanPoint> p;
+      for (double l : s.probes) p.push_back({s.workers, l});
+      const auto es = cache.at(p);
+      for (std::size_t i = s.probes.size(); i-- > 0;)
+        if (meets(es[i], target) && s.probes[i] > s.lo) {
+          s.lo = s.probes[i];
+          break;
+        }
+      for (std::size_t i = 0; i < s.probes.size(); ++i)
+        if (!meets(es[i], target) && s.probes[i] > s.lo && s.probes[i] < s.hi) {
+          s.hi = s.probes[i];
+          s.hi_probed = true;
+          break;
+        }
     }
   }
   std::vector<CapacityRow> rows;

@@ -1,11 +1,23 @@
 #pragma once
-// The planner's searches over compiled policies, built on two monotonicity
-// assumptions (more workers never hurt at a fixed load; more load never helps
-// at a fixed worker count): the fewest workers that meet a target at a load
-// (k-ary bisection over worker counts, one probe per thread and round), the
-// same for a sorted list of loads (divide and conquer: a load between two
-// loads that need the same count needs no solve at all), and the capacity
-// table (per worker count, the highest load that meets the target).
+// The planner's searches over compiled policies: the fewest workers that meet
+// a target at each of a list of loads, and the capacity table (per worker
+// count, the highest load that meets it).
+//
+// The compiler's expected violation is NOT monotone in workers or load: the
+// optimal policy trades accuracy against violations differently from one
+// (workers, load) to the next, so the violation can rise by a point from one
+// count to the next. The searches therefore use monotonicity only to guess
+// and to bracket, and verify what they return: a planned count meets the
+// target and one worker fewer does not (both solved, or the count below is
+// beyond the fastest model's capacity); a capacity load meets the target and
+// the load one tolerance step above it does not.
+//
+// All searches run in lockstep: each round every open search adds its probes
+// (two each, so both cores of a small machine stay busy even for one search)
+// and the expectation cache solves the round's new points in parallel. A
+// search starts from a guess scaled from a known answer (the same workers
+// per QPS), probes the guess and the count below it, gallops (steps 1, 2,
+// 4, ...) towards the answer, then bisects.
 // A worker count whose fastest-model capacity is below the load is never
 // planned (its queue would grow without bound whatever the MDP expects).
 #include <stdexcept>
@@ -28,15 +40,15 @@ struct WorkerChoice {
   Expectation expected;  // at `workers`
 };
 
-// The fewest workers in 1..max_workers that meet `target` at `load_qps`.
-// `known_short` is a count known not to meet it (0: none), `known_enough` one
-// known to meet it (0: none); both narrow the search. Throws PlanError.
-WorkerChoice fewest_workers(ExpectationCache& cache, double load_qps, const PlanTarget& target, int max_workers,
-                            int known_short = 0, int known_enough = 0);
-
-// fewest_workers for every load (any order; equal loads are solved once).
+// For each load, a count K in 1..max_workers that meets the target with K-1
+// not meeting it (the smallest such K when the expectations are monotone).
+// `workers_per_qps` seeds the guesses (0: from the fastest model's capacity).
+// Throws PlanError for a load no count up to max_workers meets.
 std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, const std::vector<double>& loads_qps,
-                                                   const PlanTarget& target, int max_workers);
+                                                   const PlanTarget& target, int max_workers,
+                                                   double workers_per_qps = 0);
+WorkerChoice fewest_workers(ExpectationCache& cache, double load_qps, const PlanTarget& target, int max_workers,
+                            double workers_per_qps = 0);
 
 struct CapacityRow {
   int workers = 0;
@@ -44,12 +56,13 @@ struct CapacityRow {
   Expectation expected;     // at max_load_qps
 };
 
-// For each worker count, the highest load (within max(1 QPS, 0.5%)) meeting
-// the target, bracketed first by what the cache already knows.
+// For each worker count, a load that meets the target while the load 2%
+// (at least 1 QPS) above it does not, found from a guess of
+// `qps_per_worker` x workers (0: from the fastest model's capacity).
 std::vector<CapacityRow> capacity_table(ExpectationCache& cache, const std::vector<int>& workers,
-                                        const PlanTarget& target);
+                                        const PlanTarget& target, double qps_per_worker = 0);
 
-// "violation 0.0123, accuracy 0.8410" (or "beyond the fastest model's capacity").
+// "expected violation 0.0123, accuracy 0.8410" (or "beyond the fastest model's capacity").
 std::string describe(const Expectation& e);
 
 }  // namespace lull::compiler
