@@ -225,7 +225,7 @@ std::vector<CapacityRow> capacity_table(ExpectationCache& cache, const std::vect
   std::vector<CapacityRow> rows;
   std::vector<PlanPoint> at;
   for (const auto& s : searches) {
-    rows.push_back({s.workers, s.lo, {}});
+    rows.push_back({s.workers, s.lo, s.hi, {}});
     if (s.lo > 0) at.push_back({s.workers, s.lo});
   }
   const auto es = cache.at(at);

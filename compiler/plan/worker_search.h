@@ -10,7 +10,7 @@
 // and to bracket, and verify what they return: a planned count meets the
 // target and one worker fewer does not (both solved, or the count below is
 // beyond the fastest model's capacity); a capacity load meets the target and
-// the load one tolerance step above it does not.
+// a load at most one tolerance step above it does not.
 //
 // All searches run in lockstep: each round every open search adds its probes
 // (two each, so both cores of a small machine stay busy even for one search)
@@ -52,12 +52,13 @@ WorkerChoice fewest_workers(ExpectationCache& cache, double load_qps, const Plan
 
 struct CapacityRow {
   int workers = 0;
-  double max_load_qps = 0;  // 0 when no load meets the target
+  double max_load_qps = 0;    // 0 when no load meets the target
+  double short_load_qps = 0;  // a load at most 2% (1 QPS) above it that does not
   Expectation expected;     // at max_load_qps
 };
 
-// For each worker count, a load that meets the target while the load 2%
-// (at least 1 QPS) above it does not, found from a guess of
+// For each worker count, a load that meets the target while a load at most
+// 2% (at least 1 QPS) above it does not, found from a guess of
 // `qps_per_worker` x workers (0: from the fastest model's capacity).
 std::vector<CapacityRow> capacity_table(ExpectationCache& cache, const std::vector<int>& workers,
                                         const PlanTarget& target, double qps_per_worker = 0);
