@@ -116,12 +116,15 @@ class Handler(BaseHTTPRequestHandler):
             name = m.group(1)
             if name not in models:
                 return self._error(404, "ModelNotFoundException", "Model not found: " + name)
+            worker = {"id": "9000", "status": "READY", "pid": os.getpid(), "gpu": False}
+            if hasattr(models[name], "memory_bytes"):  # real (TorchVision) models only
+                worker["memoryUsage"] = models[name].memory_bytes()
             return self._send(200, json.dumps([{
                 "modelName": name, "modelVersion": "1.0", "modelUrl": name + ".mar",
                 "runtime": "python", "minWorkers": 1, "maxWorkers": 1,
                 "batchSize": self.server.batch_size, "maxBatchDelay": self.server.max_batch_delay,
                 "loadedAtStartup": True,
-                "workers": [{"id": "9000", "status": "READY", "pid": os.getpid(), "gpu": False}],
+                "workers": [worker],
             }]))
         self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + path)
 
