@@ -57,6 +57,7 @@ int run_plan(int argc, char** argv) {
                           "       lull plan ... --trace rate-file:TRACE --window-s 60 --lead-s 30 [--plot PLAN.png]",
                           {nullptr, renamed_compile_flags(), nullptr}))
     return 0;
+  if (is_stdout(plot_path)) throw UsageError("--plot: a PNG does not go to stdout; name a file");
   req.spec = model_spec(flags);
   if (!trace.empty()) req.trace_path = rate_file_path(trace);
   for (double k : capacity_workers.empty() ? std::vector<double>{} : parse_number_list(capacity_workers, "--capacity-workers")) {

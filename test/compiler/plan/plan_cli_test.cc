@@ -45,6 +45,28 @@ TEST_CASE("lull plan for a load writes the issue's keys and a capacity table") {
   CHECK(json_number(json, "expected_violation_rate") <= 0.02);
   CHECK_THAT(r.out, Contains("capacity"));
   CHECK_THAT(r.out, Contains("at 400 QPS"));
+  // '-': the JSON on stdout (the same bytes but for the timing), the table moves to stderr.
+  const auto s = run_lull(plan_args("--max-violation 0.02 --load-qps 400 --capacity-workers 3,6 --out -"));
+  REQUIRE(s.exit_code == 0);
+  CHECK(s.out.rfind("{\n  \"task\": \"toy\"", 0) == 0);
+  CHECK(json_number(s.out, "workers") == json_number(json, "workers"));
+  CHECK_THAT(s.err, Contains("at 400 QPS"));
+  const auto p = run_lull(plan_args("--max-violation 0.02 --load-qps 400 --plot -"));
+  CHECK(p.exit_code == 2);
+  CHECK_THAT(p.err, Contains("--plot"));
+  CHECK_FALSE(std::filesystem::exists("-"));
+}
+
+TEST_CASE("lull plan --plot writes a PNG", "[plot]") {
+  const std::string png = temp_dir() + "/plan.png";
+  const auto r = run_lull(plan_args("--max-violation 0.02 --load-qps 400 --capacity-workers 3,6 --plot " + png));
+  INFO(r.err);
+  if (r.exit_code != 0 && r.err.find("matplotlib") != std::string::npos) {
+    WARN("skipped: python3 has no matplotlib (Debian package python3-matplotlib)");
+    return;
+  }
+  REQUIRE(r.exit_code == 0);
+  CHECK(slurp(png).rfind("\x89PNG", 0) == 0);
 }
 
 TEST_CASE("lull plan over a rate trace writes a schedule and worker-seconds") {
@@ -99,7 +121,7 @@ TEST_CASE("lull plan refuses bad input: one line, exit 2, no output file") {
   check_refused(plan_args("--max-violation 0.02"), "exactly one of --load-qps and --trace", out);
 }
 
-TEST_CASE("lull compile --workers A:B:S writes one library; one count still writes a set") {
+TEST_CASE("lull compile --workers A:B:S writes one library, and one count still writes a set") {
   const std::string lib = temp_dir() + "/lib.pb", set = temp_dir() + "/set.pb";
   const std::string base = "compile --profiles " + small_profile_path() + " --slo-ms 60 " + kSmallMdpFlags;
   auto r = run_lull(base + " --workers 2:6:2 --load-qps 100,300 --out " + lib);
