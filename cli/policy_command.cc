@@ -28,10 +28,19 @@ std::pair<int, int> row_state(int i, int J1, int N) {
 
 // A set these commands print is one simulate and serve would run: a sealed
 // set that breaks the runtime's invariants is refused with the same error.
-schema::PolicySet read_checked_policy_set(const std::string& path) {
-  auto set = read_policy_set(path);
-  runtime::policy_table_from_proto(set, {}, path);
-  return set;
+// From a library, the set for `workers` (0: the file must hold one set).
+schema::PolicySet read_checked_policy_set(const std::string& path, unsigned workers = 0) {
+  const auto lib = read_policy_library(path);
+  std::string counts;
+  for (const auto& set : lib.sets()) {
+    if (workers == 0 ? lib.sets_size() == 1 : set.workers() == workers) {
+      runtime::policy_table_from_proto(set, {}, path);
+      return set;
+    }
+    counts += (counts.empty() ? "" : ", ") + std::to_string(set.workers());
+  }
+  if (workers == 0) throw UsageError(path + " is a policy library (workers " + counts + "): pick a set with --workers K");
+  throw UsageError("--workers: " + path + " has no set for " + std::to_string(workers) + " workers (it has " + counts + ")");
 }
 
 }  // namespace
@@ -116,15 +125,17 @@ int run_policy_show(int argc, char** argv) {
 int run_policy_dump(int argc, char** argv) {
   std::string path, json_path;
   double load = -1;
+  unsigned workers = 0;
   po::options_description desc("lull policy dump options");
-  desc.add_options()("file", po::value(&path)->required(), "policy set file")
+  desc.add_options()("file", po::value(&path)->required(), "policy set or policy library file")
+      ("workers", po::value(&workers), "from a policy library: the set for this worker count")
       ("json", po::value(&json_path), "write the rows as JSON to this file ('-' for stdout) instead of text on stdout")
       ("load-qps", po::value(&load), "only the policy compiled for this load");
   po::positional_options_description pos;
   pos.add("file", 1);
-  if (!parse_command_line(argc, argv, desc, "usage: lull policy dump FILE [--json OUT.json|-] [--load-qps L]", {&pos, {}, nullptr}))
+  if (!parse_command_line(argc, argv, desc, "usage: lull policy dump FILE [--workers K] [--json OUT.json|-] [--load-qps L]", {&pos, {}, nullptr}))
     return 0;
-  const auto set = read_checked_policy_set(path);
+  const auto set = read_checked_policy_set(path, workers);
   const bool json = !json_path.empty();
   bool found = false, first = true;
   std::string out;

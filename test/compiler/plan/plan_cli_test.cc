@@ -136,6 +136,12 @@ TEST_CASE("lull compile --workers A:B:S writes one library, and one count still 
   CHECK(shown.exit_code == 0);
   CHECK_THAT(shown.out, Contains("policy library"));
   CHECK_THAT(shown.out, Contains("3 worker counts"));
+  const auto dumped = run_lull("policy dump " + lib + " --workers 4 --load-qps 300");
+  CHECK(dumped.exit_code == 0);
+  CHECK_THAT(dumped.out, Contains("# load 300 QPS"));
+  const auto unpicked = run_lull("policy dump " + lib);
+  CHECK(unpicked.exit_code == 2);
+  CHECK_THAT(unpicked.err, Contains("workers 2, 4, 6") && Contains("--workers K"));
   r = run_lull(base + " --workers 4 --load-qps 100 --out " + set);
   REQUIRE(r.exit_code == 0);
   CHECK(read_policy_set(set).workers() == 4);  // a plain set, as before
