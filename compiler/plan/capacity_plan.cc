@@ -86,7 +86,7 @@ void validate_plan_request(const PlanRequest& r) {
   if (!(r.max_workers >= 1 && r.max_workers <= limits::kMaxWorkers))
     bad("--max-workers must be in 1.." + std::to_string(limits::kMaxWorkers) + " (got " + std::to_string(r.max_workers) + ")");
   if (!(r.worker_memory_mb >= 0 && std::isfinite(r.worker_memory_mb)))
-    bad("--worker-memory-mb must be positive (got " + number_text(r.worker_memory_mb) + ")");
+    bad("--worker-memory-mb must be >= 0 MiB (0: every model fits; got " + number_text(r.worker_memory_mb) + ")");
   for (int k : r.capacity_workers)
     if (k < 1 || k > r.max_workers)
       bad("--capacity-workers: " + std::to_string(k) + " is outside 1..--max-workers (" + std::to_string(r.max_workers) + ")");

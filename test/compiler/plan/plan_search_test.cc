@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "compiler/compile_sweep.h"
+#include "compiler/plan/capacity_plan.h"
 #include "compiler/plan/memory_subsets.h"
 #include "compiler/plan/trace_windows.h"
 #include "compiler/plan/worker_search.h"
@@ -126,4 +127,28 @@ TEST_CASE("capacity table: each load meets the target and a load at most 2% abov
     CHECK_FALSE(meets_report(compile_at(p, r.workers, r.short_load_qps), target));
   }
   CHECK(rows[1].max_load_qps > rows[0].max_load_qps);
+}
+
+TEST_CASE("fewest workers with a minimum accuracy: both targets met, one fewer misses one of them") {
+  const ReducedProfiles p = test::linear_models(3, 8);
+  auto solver = make_solver("cpu", nullptr);
+  ExpectationCache cache(p, small_spec(), *solver);
+  const PlanTarget loose{0.02, 0}, strict{0.02, 0.8};
+  const auto a = fewest_workers(cache, 400, loose, 200);
+  const auto b = fewest_workers(cache, 400, strict, 200);
+  CHECK(b.expected.accuracy >= 0.8);
+  CHECK(b.workers >= a.workers);
+  CHECK(meets_report(compile_at(p, b.workers, 400), strict));
+  CHECK_FALSE(meets_report(compile_at(p, b.workers - 1, 400), strict));
+}
+
+TEST_CASE("default capacity counts span the plan on a round step") {
+  const auto c = default_capacity_workers(34, 78, 1000);
+  REQUIRE(c.size() >= 4);
+  CHECK(c.front() >= 17);
+  CHECK(c.back() <= 117);
+  for (std::size_t i = 1; i < c.size(); ++i) CHECK(c[i] - c[i - 1] == c[1] - c[0]);
+  CHECK(c[0] % (c[1] - c[0]) == 0);
+  CHECK(default_capacity_workers(1, 1, 1000).front() == 1);
+  for (int k : default_capacity_workers(50, 90, 60)) CHECK(k <= 60);
 }
