@@ -66,6 +66,15 @@ std::string plan_json(const compiler::PlanRequest& req, const compiler::PlanResu
     c.add("max_load_qps", row.max_load_qps);
     add_expectation(c, row.expected);
   }
+  JsonValue& curve = root.add("accuracy_by_workers", JsonValue::object());
+  curve.add("load_qps", r.curve_load_qps);
+  JsonValue& points = curve.add("points", JsonValue::array());
+  for (const auto& c : r.curve) {
+    JsonValue& pt = points.push(JsonValue::object());
+    pt.add("workers", c.workers);
+    add_expectation(pt, c.expected);
+    pt.add("meets_target", compiler::meets(c.expected, req.target) ? "yes" : "no");
+  }
   root.add("policies_compiled", static_cast<double>(r.solves));
   root.add("seconds", ctx.seconds);
   return root.text() + "\n";

@@ -6,9 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -44,10 +42,18 @@ else:
     left.set_xlabel("workers")
     left.set_ylabel("load (QPS)")
     left.legend()
-cap = [c for c in plan["capacity"] if c["max_load_qps"] > 0]
-right.plot([c["workers"] for c in cap], [100 * c["expected_accuracy"] for c in cap], "o-")
+curve = plan["accuracy_by_workers"]
+pts = curve["points"]
+right.plot([p["workers"] for p in pts], [100 * p["expected_accuracy"] for p in pts], "-", color="tab:blue")
+ok = [p for p in pts if p["meets_target"] == "yes"]
+short = [p for p in pts if p["meets_target"] != "yes"]
+right.plot([p["workers"] for p in ok], [100 * p["expected_accuracy"] for p in ok], "o", color="tab:blue",
+           label="meets the target")
+right.plot([p["workers"] for p in short], [100 * p["expected_accuracy"] for p in short], "o", mfc="none",
+           color="tab:blue", label="misses it")
 right.set_xlabel("workers")
-right.set_ylabel("expected accuracy (%) at the highest load")
+right.set_ylabel(f"expected accuracy (%) at {curve['load_qps']:g} QPS")
+right.legend()
 fig.suptitle(title)
 fig.tight_layout()
 tmp = sys.argv[2] + ".tmp.png"

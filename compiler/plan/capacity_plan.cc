@@ -95,12 +95,9 @@ void validate_plan_request(const PlanRequest& r) {
 std::vector<int> default_capacity_workers(int lowest, int highest, int max_workers) {
   const int from = std::max(1, lowest / 2), to = std::min(max_workers, std::max(from + 1, highest + (highest + 1) / 2));
   const double raw = (to - from) / 5.0;
-  int step = 1;
+  int step = 1;  // the largest round step that still gives about six counts
   for (int s : {1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000})
-    if (s >= raw) {
-      step = s;
-      break;
-    }
+    if (s <= raw) step = s;
   std::vector<int> out;
   for (int k = (from + step - 1) / step * step; k <= to; k += step) out.push_back(std::max(1, k));
   if (out.empty()) out.push_back(from);
@@ -152,6 +149,17 @@ PlanResult run_plan(const PlanRequest& req, const ReducedProfiles& profiles, Sol
   const auto counts = req.capacity_workers.empty() ? default_capacity_workers(lowest, highest, req.max_workers)
                                                    : req.capacity_workers;
   result.capacity = capacity_table(cache, counts, req.target, design_load / plan.choice.workers);
+  // The accuracy-against-workers curve: the same counts and the planned one at the plan's (peak) load.
+  result.curve_load_qps = design_load;
+  std::vector<int> curve_counts = counts;
+  curve_counts.push_back(plan.choice.workers);  // the planned count itself
+  std::sort(curve_counts.begin(), curve_counts.end());
+  curve_counts.erase(std::unique(curve_counts.begin(), curve_counts.end()), curve_counts.end());
+  std::vector<PlanPoint> curve;
+  for (int k : curve_counts)
+    if (cache.capacity_qps(k) >= design_load) curve.push_back({k, design_load});
+  const auto curve_e = cache.at(curve);
+  for (std::size_t i = 0; i < curve.size(); ++i) result.curve.push_back({design_load, curve[i].workers, curve_e[i]});
   result.solves = solves + cache.solves();
   if (progress) progress("capacity table", result.solves);
   return result;

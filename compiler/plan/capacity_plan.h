@@ -40,6 +40,11 @@ struct PlanResult {
   std::vector<WorkerChoice> schedule;
   double worker_seconds = 0;
   std::vector<CapacityRow> capacity;
+  // Expectations at the plan's load (a trace's busiest window) for the
+  // planned count and each capacity-table count that can carry the load:
+  // accuracy against workers.
+  double curve_load_qps = 0;
+  std::vector<WorkerChoice> curve;
   std::size_t solves = 0;  // policies compiled
 };
 

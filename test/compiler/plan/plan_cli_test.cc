@@ -39,7 +39,7 @@ TEST_CASE("lull plan for a load writes the issue's keys and a capacity table") {
   REQUIRE(r.exit_code == 0);
   const std::string json = slurp(out);
   for (const char* key : {"\"workers\"", "\"models\"", "\"expected_accuracy\"", "\"expected_violation_rate\"",
-                          "\"capacity\"", "\"one_worker_fewer\"", "\"max_load_qps\""})
+                          "\"capacity\"", "\"one_worker_fewer\"", "\"max_load_qps\"", "\"accuracy_by_workers\""})
     CHECK_THAT(json, Contains(key));
   CHECK(json_number(json, "workers") >= 1);
   CHECK(json_number(json, "expected_violation_rate") <= 0.02);
