@@ -94,10 +94,10 @@ void validate_plan_request(const PlanRequest& r) {
 
 std::vector<int> default_capacity_workers(int lowest, int highest, int max_workers) {
   const int from = std::max(1, lowest / 2), to = std::min(max_workers, std::max(from + 1, highest + (highest + 1) / 2));
-  const double raw = (to - from) / 5.0;
-  int step = 1;  // the largest round step that still gives about six counts
-  for (int s : {1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000})
-    if (s <= raw) step = s;
+  const double raw = (to - from) / 7.0;
+  int step = 1000;  // the smallest round step that gives at most about eight counts
+  for (int s : {1000, 500, 250, 200, 100, 50, 25, 20, 10, 5, 2, 1})
+    if (s >= raw) step = s;
   std::vector<int> out;
   for (int k = (from + step - 1) / step * step; k <= to; k += step) out.push_back(std::max(1, k));
   if (out.empty()) out.push_back(from);
