@@ -59,7 +59,7 @@ using PlanProgress = std::function<void(const std::string& stage, std::size_t so
 PlanResult run_plan(const PlanRequest& request, const ReducedProfiles& profiles, Solver& solver,
                     const PlanProgress& progress = nullptr);
 
-// The counts a capacity table shows by default: about six from
+// The counts a capacity table shows by default: five to eight from
 // max(1, lowest / 2) to highest * 1.5, on a round step.
 std::vector<int> default_capacity_workers(int lowest, int highest, int max_workers);
 
