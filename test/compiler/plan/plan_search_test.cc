@@ -9,6 +9,9 @@
 #include "compiler/plan/memory_subsets.h"
 #include "compiler/plan/trace_windows.h"
 #include "compiler/plan/worker_search.h"
+#include "compiler/profile/profile_reduction.h"
+#include "schema/profile_file.h"
+#include "test/support/cli_runner.h"
 #include "compiler/solver/solver_registry.h"
 #include "test/support/synthetic_profiles.h"
 
@@ -151,4 +154,24 @@ TEST_CASE("default capacity counts span the plan on a round step") {
   CHECK(c[0] % (c[1] - c[0]) == 0);
   CHECK(default_capacity_workers(1, 1, 1000).front() == 1);
   for (int k : default_capacity_workers(50, 90, 60)) CHECK(k <= 60);
+}
+
+TEST_CASE("profiles carry memory_mb: read from JSON, reduced, validated") {
+  const std::string path = test::write_temp(
+      "mem_profile.json",
+      R"({"task": "t", "models": [{"name": "a", "accuracy": 0.5, "memory_mb": 42.5, "latencies": [{"batch": 1, "latency_s": 0.01}, {"batch": 2, "latency_s": 0.015}]},
+                                  {"name": "b", "accuracy": 0.6, "memoryMb": 7, "latencies": [{"batch": 1, "latency_s": 0.02}, {"batch": 2, "latency_s": 0.03}]}]})");
+  const auto set = read_profile_set_json(path);
+  CHECK(set.models(0).memory_mb() == 42.5);
+  CHECK(set.models(1).memory_mb() == 7);
+  ReductionOptions all;
+  all.keep_all_models = true;
+  const auto reduced = reduce_profiles(set, all, 4, path);
+  CHECK(reduced.models[0].memory_mb == 42.5);
+  auto bad = set;
+  bad.mutable_models(1)->set_memory_mb(-1);
+  CHECK_THROWS_WITH(validate_profile_set(bad, path), Catch::Contains("models[1] (b).memory_mb"));
+  const std::string text = test::write_temp(
+      "mem_profile_bad.json", R"({"models": [{"name": "a", "accuracy": 0.5, "memory_mb": "lots", "latencies": []}]})");
+  CHECK_THROWS_WITH(read_profile_set_json(text), Catch::Contains("memory_mb"));
 }
