@@ -3,8 +3,11 @@
 // planner picks the subset of models (the same on every worker) that needs
 // the fewest workers at the load, and among those the one with the highest
 // expected accuracy at that count. Candidates are the maximal subsets that
-// fit (no further model fits beside them): adding a model only adds actions
-// to the MDP, which the solver may leave unused.
+// fit (no further model fits beside them): a model left out though it fits
+// would only lower the accuracy a policy can reach. (It can lower the worker
+// count too: the policy maximizes accuracy against a violation penalty, and
+// with fewer slow models it takes fewer risks; the planner does not search
+// below the maximal subsets, which would be 2^n compiles.)
 #include <string>
 #include <vector>
 
