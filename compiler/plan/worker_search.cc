@@ -27,9 +27,12 @@ int capacity_floor(const ExpectationCache& cache, double load, int max_workers) 
 struct WorkerSearch {
   double load = 0;
   int lo = 0, hi = 0, guess = 0, step = 1;
-  bool started = false, lo_probed = false;
+  int floor_lo = 0;  // below the fastest model's capacity from here down
+  int checked = 0;   // the hi whose pocket check ran
+  bool started = false, lo_probed = false, pocket = false;
   std::vector<int> probes;
-  bool done() const { return hi > 0 && hi - lo == 1; }
+  bool converged() const { return hi > 0 && hi - lo == 1; }
+  bool done() const { return converged() && checked == hi; }
 };
 
 void add_probe(WorkerSearch& s, int k, int max_workers) {
@@ -40,6 +43,14 @@ void add_probe(WorkerSearch& s, int k, int max_workers) {
 
 void plan_probes(WorkerSearch& s, int max_workers) {
   s.probes.clear();
+  s.pocket = false;
+  if (s.converged()) {  // K meets, K-1 does not: look for a lower pocket that meets (K-2, K-4)
+    s.pocket = true;
+    s.checked = s.hi;
+    for (int k : {s.hi - 2, s.hi - 4})
+      if (k > s.floor_lo) s.probes.push_back(k);
+    return;
+  }
   if (!s.started) {  // the guess and the count below it: done in one round when the guess is right
     s.started = true;
     const int g = std::clamp(s.guess, s.lo + 2, std::max(s.lo + 2, max_workers));
@@ -92,7 +103,7 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
                       number_text(load) + " QPS: " + std::to_string(max_workers) +
                       " workers are beyond the fastest model's capacity (" +
                       number_text(cache.capacity_qps(max_workers)) + " QPS)");
-    s.lo = floor_k - 1;
+    s.lo = s.floor_lo = floor_k - 1;
     s.guess = std::max(floor_k, static_cast<int>(std::ceil(load * workers_per_qps)));
     searches[load] = s;
   }
@@ -100,6 +111,7 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
   for (;;) {
     std::vector<PlanPoint> points;
     for (auto& [load, s] : searches) {
+      s.probes.clear();
       if (s.done()) continue;
       plan_probes(s, max_workers);
       for (int k : s.probes) points.push_back({k, load});
@@ -107,13 +119,24 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
     if (points.empty()) break;
     cache.at(points);  // solves the round in parallel
     for (auto& [load, s] : searches) {
-      if (s.done() || s.probes.empty()) continue;
+      if (s.probes.empty()) continue;
       std::sort(s.probes.begin(), s.probes.end());
       const auto es = cache.at([&] {
         std::vector<PlanPoint> p;
         for (int k : s.probes) p.push_back({k, load});
         return p;
       }());
+      if (s.pocket) {  // a lower count that meets: search again below it
+        const auto m = std::find_if(es.begin(), es.end(), [&](const Expectation& e) { return meets(e, target); });
+        if (m != es.end()) {
+          const std::size_t i = static_cast<std::size_t>(m - es.begin());
+          s.hi = s.probes[i];
+          s.lo = i > 0 ? s.probes[i - 1] : s.floor_lo;
+          s.lo_probed = i > 0;
+          s.step = 1;
+        }
+        continue;
+      }
       for (std::size_t i = 0; i < s.probes.size(); ++i)
         if (meets(es[i], target) && (s.hi == 0 || s.probes[i] < s.hi)) {
           s.hi = s.probes[i];
