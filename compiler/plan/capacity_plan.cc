@@ -137,7 +137,7 @@ PlanResult run_plan(const PlanRequest& req, const ReducedProfiles& profiles, Sol
     }
   } else {
     result.schedule =
-        fewest_workers_for_loads(cache, loads, req.target, req.max_workers, plan.choice.workers / design_load);
+        fewest_workers_for_loads(cache, loads, req.target, req.max_workers, plan.choice.workers / design_load, 2);
     for (std::size_t i = 0; i < result.schedule.size(); ++i) {
       const auto& w = result.windows[i];
       result.worker_seconds += result.schedule[i].workers * (w.end_s - w.start_s);

@@ -29,10 +29,12 @@ struct WorkerSearch {
   int lo = 0, hi = 0, guess = 0, step = 1;
   int floor_lo = 0;  // below the fastest model's capacity from here down
   int checked = 0;   // the hi whose pocket check ran
+  int cross = 0;     // a lower count that a busier load was planned with: try it here too
+  int pocket_depth = 4;  // the pocket check probes K-2, K-4, ... down to K-pocket_depth
   bool started = false, lo_probed = false, pocket = false;
   std::vector<int> probes;
   bool converged() const { return hi > 0 && hi - lo == 1; }
-  bool done() const { return converged() && checked == hi; }
+  bool done() const { return converged() && checked == hi && cross == 0; }
 };
 
 void add_probe(WorkerSearch& s, int k, int max_workers) {
@@ -44,11 +46,16 @@ void add_probe(WorkerSearch& s, int k, int max_workers) {
 void plan_probes(WorkerSearch& s, int max_workers) {
   s.probes.clear();
   s.pocket = false;
-  if (s.converged()) {  // K meets, K-1 does not: look for a lower pocket that meets (K-2, K-4)
+  if (s.converged()) {  // K meets, K-1 does not: look for a lower pocket that meets (K-2, K-4, a busier load's K)
     s.pocket = true;
-    s.checked = s.hi;
-    for (int k : {s.hi - 2, s.hi - 4})
-      if (k > s.floor_lo) s.probes.push_back(k);
+    if (s.checked != s.hi) {
+      s.checked = s.hi;
+      for (int d = 2; d <= s.pocket_depth; d += 2)
+        if (s.hi - d > s.floor_lo) s.probes.push_back(s.hi - d);
+    }
+    if (s.cross > s.floor_lo && s.cross < s.hi && std::find(s.probes.begin(), s.probes.end(), s.cross) == s.probes.end())
+      s.probes.push_back(s.cross);
+    s.cross = 0;
     return;
   }
   if (!s.started) {  // the guess and the count below it: done in one round when the guess is right
@@ -90,7 +97,8 @@ std::string describe(const Expectation& e) {
 }
 
 std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, const std::vector<double>& loads_qps,
-                                                   const PlanTarget& target, int max_workers, double workers_per_qps) {
+                                                   const PlanTarget& target, int max_workers, double workers_per_qps,
+                                                   int pocket_depth) {
   if (!(workers_per_qps > 0)) workers_per_qps = 1.5 / cache.capacity_qps(1);
   std::map<double, WorkerSearch> searches;  // one per distinct load
   for (double load : loads_qps) {
@@ -104,10 +112,28 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
                       " workers are beyond the fastest model's capacity (" +
                       number_text(cache.capacity_qps(max_workers)) + " QPS)");
     s.lo = s.floor_lo = floor_k - 1;
+    s.pocket_depth = pocket_depth;
     s.guess = std::max(floor_k, static_cast<int>(std::ceil(load * workers_per_qps)));
     searches[load] = s;
   }
   std::map<double, Expectation> last_top;  // gallop up: the largest count's expectations last round
+  // Rounds until every search is done; then, where a busier load was planned
+  // with fewer workers than a quieter one, the quieter one tries that count
+  // too (a pocket check), and the rounds go on. Three passes at most.
+  for (int pass = 0; pass < 3; ++pass) {
+    if (pass > 0) {
+      bool any = false;
+      int fewest_above = 0;  // the fewest workers planned for this load or a busier one
+      for (auto it = searches.rbegin(); it != searches.rend(); ++it) {
+        WorkerSearch& s = it->second;
+        if (fewest_above > 0 && fewest_above < s.hi) {
+          s.cross = fewest_above;
+          any = true;
+        }
+        fewest_above = fewest_above == 0 ? s.hi : std::min(fewest_above, s.hi);
+      }
+      if (!any) break;
+    }
   for (;;) {
     std::vector<PlanPoint> points;
     for (auto& [load, s] : searches) {
@@ -160,6 +186,7 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
       }
     }
   }
+  }
   std::vector<PlanPoint> answer;
   for (double load : loads_qps) answer.push_back({searches[load].hi, load});
   const auto es = cache.at(answer);
@@ -170,7 +197,7 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
 
 WorkerChoice fewest_workers(ExpectationCache& cache, double load_qps, const PlanTarget& target, int max_workers,
                             double workers_per_qps) {
-  return fewest_workers_for_loads(cache, {load_qps}, target, max_workers, workers_per_qps).front();
+  return fewest_workers_for_loads(cache, {load_qps}, target, max_workers, workers_per_qps, 8).front();
 }
 
 std::vector<CapacityRow> capacity_table(ExpectationCache& cache, const std::vector<int>& workers,

@@ -18,7 +18,9 @@
 // search starts from a guess scaled from a known answer (the same workers
 // per QPS), probes the guess and the count below it, gallops (steps 1, 2,
 // 4, ...) towards the answer, then bisects. Once at a count K that meets with
-// K-1 short, it probes K-2 and K-4: the expected violation has bumps (at 3000
+// K-1 short, it probes K-2, K-4, ... down to K - pocket_depth (a single
+// load: K-8), and, across the loads of one call, the count planned for a
+// busier load when that is lower: the expected violation has bumps (at 3000
 // QPS, image, SLO 150 ms: 55-57 workers meet 1%, 58-60 do not, 61 does), and
 // a lower count that meets restarts the search below it. So the answer is
 // the lowest boundary the probes saw, not always the fewest count there is.
@@ -51,7 +53,7 @@ struct WorkerChoice {
 // Throws PlanError for a load no count up to max_workers meets.
 std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, const std::vector<double>& loads_qps,
                                                    const PlanTarget& target, int max_workers,
-                                                   double workers_per_qps = 0);
+                                                   double workers_per_qps = 0, int pocket_depth = 4);
 WorkerChoice fewest_workers(ExpectationCache& cache, double load_qps, const PlanTarget& target, int max_workers,
                             double workers_per_qps = 0);
 
