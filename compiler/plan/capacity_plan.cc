@@ -87,6 +87,10 @@ void validate_plan_request(const PlanRequest& r) {
     bad("--max-workers must be in 1.." + std::to_string(limits::kMaxWorkers) + " (got " + std::to_string(r.max_workers) + ")");
   if (!(r.worker_memory_mb >= 0 && std::isfinite(r.worker_memory_mb)))
     bad("--worker-memory-mb must be >= 0 MiB (0: every model fits; got " + number_text(r.worker_memory_mb) + ")");
+  if (!(r.window_s > 0 && r.window_s <= limits::kMaxTraceSeconds))
+    bad("--window-s must be in (0, " + number_text(limits::kMaxTraceSeconds) + "] s (got " + number_text(r.window_s) + ")");
+  if (!(r.lead_s >= 0 && r.lead_s <= limits::kMaxTraceSeconds))
+    bad("--lead-s must be in [0, " + number_text(limits::kMaxTraceSeconds) + "] s (got " + number_text(r.lead_s) + ")");
   for (int k : r.capacity_workers)
     if (k < 1 || k > r.max_workers)
       bad("--capacity-workers: " + std::to_string(k) + " is outside 1..--max-workers (" + std::to_string(r.max_workers) + ")");

@@ -119,6 +119,10 @@ TEST_CASE("lull plan refuses bad input: one line, exit 2, no output file") {
   check_refused(plan_args("--max-violation 0.02 --trace rate-file:" + bad_trace), "plan_bad_trace.txt:2", out);
   check_refused(plan_args("--max-violation 0.02 --trace constant:100:10"), "rate-file:PATH", out);
   check_refused(plan_args("--max-violation 0.02"), "exactly one of --load-qps and --trace", out);
+  const std::string good_trace = write_temp("plan_ok_trace.txt", "0 200\n10 300\n");
+  check_refused(plan_args("--max-violation 0.02 --window-s 0 --trace rate-file:" + good_trace), "--window-s", out);
+  check_refused(plan_args("--max-violation 0.02 --lead-s nan --trace rate-file:" + good_trace), "--lead-s", out);
+  check_refused(plan_args("--max-violation 0.02 --load-qps 400 --max-workers 0"), "--max-workers", out);
 }
 
 TEST_CASE("lull compile --workers A:B:S writes one library, and one count still writes a set") {
