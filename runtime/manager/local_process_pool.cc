@@ -224,15 +224,15 @@ void LocalProcessPool::tick(std::vector<WorkerInfo>& changed) {
   for (auto& wp : workers_) {
     Worker& w = *wp;
     const bool exited = w.process && w.process->poll_exited();
-    const auto how = [&] {
+    const auto how = [&](const char* when) {
       const std::string line = w.process->last_log_line();
-      return w.process->exit_description() + (line.empty() ? "" : " (last output: " + line + ")");
+      return w.process->exit_description() + " " + when + (line.empty() ? "" : " (last output: " + line + ")");
     };
     switch (w.info.state) {
       case WorkerState::kStarting:
         if (exited) {
           w.cancel_check->store(true);
-          set_state(w, WorkerState::kFailed, changed, how() + " during start-up");
+          set_state(w, WorkerState::kFailed, changed, how("during start-up"));
         } else if (w.check.valid() && w.check.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
           const std::string why = w.check.get();
           if (why.empty()) {
@@ -244,11 +244,11 @@ void LocalProcessPool::tick(std::vector<WorkerInfo>& changed) {
         }
         break;
       case WorkerState::kUp:
-        if (exited) set_state(w, WorkerState::kFailed, changed, how() + " while up");
+        if (exited) set_state(w, WorkerState::kFailed, changed, how("while up"));
         break;
       case WorkerState::kDraining:
         if (exited && w.term_sent_us < 0) {
-          set_state(w, WorkerState::kFailed, changed, how() + " while draining");
+          set_state(w, WorkerState::kFailed, changed, how("while draining"));
         } else if (exited) {
           set_state(w, WorkerState::kStopped, changed);
         } else if (w.term_sent_us < 0 && (w.drained || now >= w.deadline_us)) {
