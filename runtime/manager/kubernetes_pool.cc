@@ -125,8 +125,15 @@ void KubernetesPool::refresh() {
   std::vector<std::string> to_remove;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // A ReplicaSet removes a pod that is not ready before it looks at deletion
+    // costs: while one is starting, lowering the count would remove it, not the
+    // drained pod. Those wait; a placeholder (a pod not yet wanted) need not.
+    const bool pod_starting = std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) {
+      return w.info.state == WorkerState::kStarting && !w.lull_stops;
+    });
     for (const auto& w : workers_)
-      if (w.lull_stops && w.drained && !w.scaled_away) to_remove.push_back(w.info.id);
+      if (w.lull_stops && w.drained && !w.scaled_away && (is_placeholder(w.info.id) || !pod_starting))
+        to_remove.push_back(w.info.id);
   }
   if (!to_remove.empty()) {
     try {

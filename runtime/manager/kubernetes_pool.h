@@ -4,7 +4,8 @@
 // Deployment's replica count by n through the scale subresource;
 // stop_worker(pod) drains the pod (drain hook), marks it to be removed first
 // (pod-deletion-cost) and lowers the count by one, so the ReplicaSet removes
-// that pod. refresh() reads the EndpointSlices: a ready endpoint is up, a
+// that pod (a ReplicaSet removes not-ready pods before it weighs deletion
+// costs, so that waits while another pod is starting). refresh() reads the EndpointSlices: a ready endpoint is up, a
 // terminating one draining, one not ready starting; a pod that leaves the
 // endpoints is stopped if lull removed it, else failed. The API calls retry
 // with backoff (kubernetes_api.h); when they give up, the reason is the

@@ -25,7 +25,7 @@ the lowest controller.kubernetes.io/pod-deletion-cost, then the newest.
 Test controls (no authorization, outside the API's paths):
   --fail METHOD:STATUS:COUNT   the next COUNT METHOD requests answer STATUS (409 Conflict,
                                500 InternalError, ...) with a Status body; repeatable
-  --start-not-ready            a new pod is not ready until the endpoints were listed once
+  --start-not-ready N          a new pod is not ready in its first N listings of the endpoints
   GET  /_fake/log              every API request so far, one line each:
                                "METHOD PATH|CONTENT_TYPE|BODY"
   POST /_fake/lose-pod?name=P  the pod vanishes (a node failure); the Deployment replaces it
@@ -62,11 +62,12 @@ class Cluster:
         seq = self.next_seq
         self.next_seq += 1
         self.pods.append({"name": "%s-%d" % (self.args.deployment, seq), "ip": "10.0.0.%d" % (seq + 1),
-                          "ready": ready, "annotations": {}, "seq": seq})
+                          "ready": ready, "annotations": {}, "seq": seq,
+                          "lists_left": 0 if ready else self.args.start_not_ready})
 
     def scale_to(self, replicas):
         while len(self.pods) < replicas:
-            self.add_pod(ready=not self.args.start_not_ready)
+            self.add_pod(ready=self.args.start_not_ready == 0)
         while len(self.pods) > replicas:
             victim = min(self.pods, key=lambda p: (p["ready"], int(p["annotations"].get(COST, "0")), -p["seq"]))
             self.pods.remove(victim)
@@ -123,7 +124,8 @@ class Handler(BaseHTTPRequestHandler):
                 conditions["ready"] = p["ready"]
             endpoints.append({"addresses": [p["ip"]], "conditions": conditions,
                               "targetRef": {"kind": "Pod", "name": p["name"], "namespace": c.args.namespace}})
-            p["ready"] = True if c.args.start_not_ready else p["ready"]  # ready from the next listing on
+            p["lists_left"] = max(0, p["lists_left"] - 1)
+            p["ready"] = p["lists_left"] == 0  # ready from the listing after its Nth on
         return {"kind": "EndpointSliceList", "apiVersion": "discovery.k8s.io/v1", "metadata": {},
                 "items": [{"kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1",
                            "metadata": {"name": c.args.service + "-abc12",
@@ -149,7 +151,7 @@ class Handler(BaseHTTPRequestHandler):
                 if url.path == "/_fake/lose-pod":
                     name = parse_qs(url.query).get("name", [""])[0]
                     c.pods = [p for p in c.pods if p["name"] != name]
-                    c.add_pod(ready=not c.args.start_not_ready)
+                    c.add_pod(ready=c.args.start_not_ready == 0)
                     return self._send(200, {})
             return self._status(404)
         ns, dep, svc = c.args.namespace, c.args.deployment, c.args.service
@@ -225,7 +227,7 @@ def main():
     ap.add_argument("--deployment", default="models")
     ap.add_argument("--service", default="models")
     ap.add_argument("--replicas", type=int, default=2)
-    ap.add_argument("--start-not-ready", action="store_true")
+    ap.add_argument("--start-not-ready", type=int, default=0)
     ap.add_argument("--fail", action="append", default=[])
     args = ap.parse_args()
     server = ThreadingHTTPServer((args.host, args.port), Handler)

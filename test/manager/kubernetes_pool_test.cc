@@ -105,7 +105,7 @@ WorkerInfo find(KubernetesPool& pool, const std::string& id) {
 }  // namespace
 
 TEST_CASE("kubernetes pool discovers pods from EndpointSlices and scales out through /scale", "[manager][kubernetes]") {
-  auto api = fake_api({"--replicas", "2", "--start-not-ready"});
+  auto api = fake_api({"--replicas", "2", "--start-not-ready", "1"});
   Rig rig;
   KubernetesPool pool(rig.client, rig.clock, rig.options(api));
   pool.refresh();
@@ -260,4 +260,28 @@ TEST_CASE("kubernetes pool: a pod that leaves the endpoints unasked is failed; a
   CHECK(find(pool, ids[0]).state == WorkerState::kStopped);
   const auto log = rig.log(api);
   CHECK(log[log.size() - 2] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":2}}");
+}
+
+TEST_CASE("kubernetes pool: a drained pod is scaled away only once no other pod is starting", "[manager][kubernetes]") {
+  // A ReplicaSet removes a not-ready pod before it weighs deletion costs
+  // (the fake does the same): scaling in while a new pod starts would remove the new pod.
+  auto api = fake_api({"--replicas", "2", "--start-not-ready", "2"});
+  Rig rig;
+  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  pool.refresh();
+  REQUIRE(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
+  pool.start_workers(1);
+  pool.refresh();  // models-2 shows, not ready (one more listing to go)
+  REQUIRE(find(pool, "models-2").state == WorkerState::kStarting);
+  pool.stop_worker("models-0");  // no drain hook: drained at once
+  pool.refresh();  // models-2 still not ready: models-0 must wait (lowering now would remove models-2)
+  CHECK(find(pool, "models-0").state == WorkerState::kDraining);
+  CHECK(find(pool, "models-2").state == WorkerState::kStarting);
+  pool.refresh();  // models-2 is ready in this listing
+  CHECK(find(pool, "models-0").state == WorkerState::kDraining);
+  CHECK(find(pool, "models-2").state == WorkerState::kUp);
+  pool.refresh();  // now models-0 goes
+  CHECK(find(pool, "models-0").state == WorkerState::kStopped);
+  CHECK(find(pool, "models-1").state == WorkerState::kUp);
+  CHECK(find(pool, "models-2").state == WorkerState::kUp);
 }
