@@ -206,7 +206,7 @@ TEST_CASE("kubernetes pool: 500 every time gives up after bounded backoff and sa
   CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
 }
 
-TEST_CASE("kubernetes pool: a refused token is not retried; a CA that does not sign the server fails TLS",
+TEST_CASE("kubernetes pool: a refused token is not retried, a CA that does not sign the server fails TLS",
           "[manager][kubernetes][fault]") {
   auto api = fake_api();
   Rig rig;
@@ -238,7 +238,7 @@ TEST_CASE("kubernetes pool: a refused token is not retried; a CA that does not s
   CHECK(no_token.last_error() == secrets().dir + "/missing: cannot read the service account token");
 }
 
-TEST_CASE("kubernetes pool: a pod that leaves the endpoints unasked is failed; a stopped placeholder lowers the count",
+TEST_CASE("kubernetes pool: a pod that leaves the endpoints unasked is failed, a stopped placeholder lowers the count",
           "[manager][kubernetes][fault]") {
   auto api = fake_api({"--replicas", "2"});
   Rig rig;

@@ -23,6 +23,11 @@ using lull::serve::testing::source_path;
 
 namespace {
 
+struct Rig {
+  HttpClient client;
+  lull::runtime::WallClock clock;
+};
+
 std::string server_command(const std::string& args) {
   return python3() + " " + source_path("runtime/modelserver/lull_modelserver.py") + " --port {port} " + args;
 }
@@ -49,6 +54,13 @@ bool settled(LocalProcessPool& pool, const std::string& id) {
   return s != WorkerState::kStarting && s != WorkerState::kDraining;
 }
 
+// Starts one worker and waits until it is up, failed or stopped.
+WorkerInfo start_one(LocalProcessPool& pool) {
+  const auto id = pool.start_workers(1).at(0);
+  REQUIRE(wait_until([&] { return settled(pool, id); }));
+  return info(pool, id);
+}
+
 bool pings(HttpClient& client, const std::string& url) {
   HttpRequest r;
   r.url = url + "/ping";
@@ -58,13 +70,12 @@ bool pings(HttpClient& client, const std::string& url) {
 
 }  // namespace
 
-TEST_CASE("local pool: workers are up after their checks; a removed one drains, then stops", "[manager][local]") {
-  HttpClient client;
-  lull::runtime::WallClock clock;
+TEST_CASE("local pool: workers are up after their checks, a removed one drains, then stops", "[manager][local]") {
+  Rig rig;
   LocalProcessPoolOptions o;
   o.command = server_command("--fake a:1:0 --fake b:1:0");
   o.models = {"a", "b"};
-  LocalProcessPool pool(client, clock, o);
+  LocalProcessPool pool(rig.client, rig.clock, o);
   std::vector<std::string> events;
   std::mutex events_mu;
   pool.set_state_handler([&](const WorkerInfo& w) {
@@ -86,19 +97,19 @@ TEST_CASE("local pool: workers are up after their checks; a removed one drains, 
   REQUIRE(w0.state == WorkerState::kUp);
   REQUIRE(w1.state == WorkerState::kUp);
   CHECK(w0.inference_url != w1.inference_url);  // each its own port
-  CHECK(pings(client, w0.inference_url));
+  CHECK(pings(rig.client, w0.inference_url));
 
   pool.stop_worker(ids[0]);
   CHECK(drain_asked == ids[0]);
   // Draining: still running (its batches in flight finish) until the serving layer says drained.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   CHECK(info(pool, ids[0]).state == WorkerState::kDraining);
-  CHECK(pings(client, w0.inference_url));
+  CHECK(pings(rig.client, w0.inference_url));
   drained();
   REQUIRE(wait_until([&] { return info(pool, ids[0]).state == WorkerState::kStopped; }));
   CHECK(info(pool, ids[0]).failure.empty());
   CHECK(pool.pid_of(ids[0]) == -1);
-  CHECK_FALSE(pings(client, w0.inference_url));
+  CHECK_FALSE(pings(rig.client, w0.inference_url));
   CHECK(info(pool, ids[1]).state == WorkerState::kUp);
   std::lock_guard<std::mutex> lock(events_mu);
   CHECK(events == std::vector<std::string>{ids[0] + " starting", ids[1] + " starting", ids[0] + " up",
@@ -106,14 +117,11 @@ TEST_CASE("local pool: workers are up after their checks; a removed one drains, 
 }
 
 TEST_CASE("local pool: a command that fails to start is failed with its exit status and output", "[manager][local][fault]") {
-  HttpClient client;
-  lull::runtime::WallClock clock;
+  Rig rig;
   LocalProcessPoolOptions o;
   o.command = "/nonexistent/model-server --port {port}";
-  LocalProcessPool pool(client, clock, o);
-  const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until([&] { return settled(pool, id); }));
-  const auto w = info(pool, id);
+  LocalProcessPool pool(rig.client, rig.clock, o);
+  const auto w = start_one(pool);
   INFO(w.failure);
   CHECK(w.state == WorkerState::kFailed);
   CHECK(w.failure.find("exited with status 127 during start-up") == 0);
@@ -122,56 +130,48 @@ TEST_CASE("local pool: a command that fails to start is failed with its exit sta
   // A server that refuses its arguments: exit status 2 and its own message.
   LocalProcessPoolOptions bad = o;
   bad.command = server_command("--fake broken-spec");
-  LocalProcessPool pool2(client, clock, bad);
-  const auto id2 = pool2.start_workers(1).at(0);
-  REQUIRE(wait_until([&] { return settled(pool2, id2); }));
-  INFO(info(pool2, id2).failure);
-  CHECK(info(pool2, id2).failure.find("exited with status 2 during start-up") == 0);
-  CHECK(info(pool2, id2).failure.find("name:base_ms:per_item_ms") != std::string::npos);
+  LocalProcessPool pool2(rig.client, rig.clock, bad);
+  const auto w2 = start_one(pool2);
+  INFO(w2.failure);
+  CHECK(w2.failure.find("exited with status 2 during start-up") == 0);
+  CHECK(w2.failure.find("name:base_ms:per_item_ms") != std::string::npos);
 }
 
 TEST_CASE("local pool: a command that hangs is failed at the start timeout and killed", "[manager][local][fault]") {
-  HttpClient client;
-  lull::runtime::WallClock clock;
+  Rig rig;
   LocalProcessPoolOptions o;
   o.command = "sleep 60 # {port}";  // runs, never answers /ping
   o.start_timeout_ms = 1000;
   o.stop_grace_ms = 500;
-  LocalProcessPool pool(client, clock, o);
-  const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until([&] { return settled(pool, id); }));
-  const auto w = info(pool, id);
+  LocalProcessPool pool(rig.client, rig.clock, o);
+  const auto w = start_one(pool);
   INFO(w.failure);
   CHECK(w.state == WorkerState::kFailed);
   CHECK(w.failure.find("not up within 1000 ms (last: health check GET /ping: ") == 0);
-  CHECK(wait_until([&] { return pool.pid_of(id) == -1; }, 10000));  // not left running
+  CHECK(wait_until([&] { return pool.pid_of(w.id) == -1; }, 10000));  // not left running
 }
 
 TEST_CASE("local pool: a worker whose model check never passes is failed naming the missing model", "[manager][local][fault]") {
-  HttpClient client;
-  lull::runtime::WallClock clock;
+  Rig rig;
   LocalProcessPoolOptions o;
   o.command = server_command("--fake a:1:0");
   o.models = {"a", "b"};
   o.start_timeout_ms = 8000;
-  LocalProcessPool pool(client, clock, o);
-  const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until([&] { return settled(pool, id); }));
-  const auto w = info(pool, id);
+  LocalProcessPool pool(rig.client, rig.clock, o);
+  const auto w = start_one(pool);
   INFO(w.failure);
   CHECK(w.state == WorkerState::kFailed);
   CHECK(w.failure.find("not up within 8000 ms (last: model check: worker ") == 0);
   CHECK(w.failure.find("lacks model b (loaded: a)") != std::string::npos);
-  CHECK(wait_until([&] { return pool.pid_of(id) == -1; }, 10000));
+  CHECK(wait_until([&] { return pool.pid_of(w.id) == -1; }, 10000));
 }
 
 TEST_CASE("local pool: a worker killed while up, or during scale-in, is failed saying how", "[manager][local][fault]") {
-  HttpClient client;
-  lull::runtime::WallClock clock;
+  Rig rig;
   LocalProcessPoolOptions o;
   o.command = server_command("--fake a:1:0");
   o.models = {"a"};
-  LocalProcessPool pool(client, clock, o);
+  LocalProcessPool pool(rig.client, rig.clock, o);
   bool drain_called = false;
   pool.set_drain_hook([&](const std::string&, std::function<void()>) { drain_called = true; });  // never drained
   const auto ids = pool.start_workers(3);
@@ -192,19 +192,17 @@ TEST_CASE("local pool: a worker killed while up, or during scale-in, is failed s
   CHECK(info(pool, ids[1]).failure.find("killed by signal 9 while draining") == 0);
   // The rest of the pool is untouched.
   CHECK(info(pool, ids[2]).state == WorkerState::kUp);
-  CHECK(pings(client, info(pool, ids[2]).inference_url));
+  CHECK(pings(rig.client, info(pool, ids[2]).inference_url));
 }
 
 TEST_CASE("local pool: a drain that never finishes stops the worker at the drain limit", "[manager][local][fault]") {
-  HttpClient client;
-  lull::runtime::WallClock clock;
+  Rig rig;
   LocalProcessPoolOptions o;
   o.command = server_command("--fake a:1:0");
   o.drain_timeout_ms = 300;
-  LocalProcessPool pool(client, clock, o);
+  LocalProcessPool pool(rig.client, rig.clock, o);
   pool.set_drain_hook([](const std::string&, std::function<void()>) {});
-  const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until([&] { return settled(pool, id); }));
+  const auto id = start_one(pool).id;
   REQUIRE(info(pool, id).state == WorkerState::kUp);
   pool.stop_worker(id);
   REQUIRE(wait_until([&] { return info(pool, id).state == WorkerState::kStopped; }));
@@ -212,13 +210,12 @@ TEST_CASE("local pool: a drain that never finishes stops the worker at the drain
 }
 
 TEST_CASE("local pool: a process that ignores SIGTERM is killed after the grace period", "[manager][local][fault]") {
-  HttpClient client;
-  lull::runtime::WallClock clock;
+  Rig rig;
   LocalProcessPoolOptions o;
   // Ignores SIGTERM (and so does its sleep): only SIGKILL can end it.
   o.command = "sh -c 'trap \"\" TERM; sleep 60; :' # {port}";
   o.stop_grace_ms = 300;
-  LocalProcessPool pool(client, clock, o);
+  LocalProcessPool pool(rig.client, rig.clock, o);
   const auto id = pool.start_workers(1).at(0);
   REQUIRE(pool.pid_of(id) > 0);
   pool.stop_worker(id);  // still starting: stopped at once, then terminated
@@ -229,11 +226,10 @@ TEST_CASE("local pool: a process that ignores SIGTERM is killed after the grace 
 TEST_CASE("local pool: the command template", "[manager][local]") {
   CHECK(expand_command("srv --port {port} --mgmt {management_port} --x {port}", 81, 82) ==
         "srv --port 81 --mgmt 82 --x 81");
-  HttpClient client;
-  lull::runtime::WallClock clock;
+  Rig rig;
   LocalProcessPoolOptions o;
   o.command = "srv --port 8080";
-  CHECK_THROWS_WITH(LocalProcessPool(client, clock, o), Catch::Contains("no {port}"));
-  CHECK_THROWS_WITH(LocalProcessPool(client, clock, LocalProcessPoolOptions{o.command + " {port}"}).stop_worker("x"),
+  CHECK_THROWS_WITH(LocalProcessPool(rig.client, rig.clock, o), Catch::Contains("no {port}"));
+  CHECK_THROWS_WITH(LocalProcessPool(rig.client, rig.clock, LocalProcessPoolOptions{o.command + " {port}"}).stop_worker("x"),
                     Catch::Contains("no worker 'x'"));
 }

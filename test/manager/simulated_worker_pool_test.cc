@@ -89,7 +89,7 @@ TEST_CASE("a simulated worker stops only once the serving layer says it is drain
   CHECK_THROWS_WITH(pool.stop_worker("sim-9"), Catch::Contains("no worker 'sim-9'"));
 }
 
-TEST_CASE("a starting simulated worker stops at once; a failed one keeps its reason", "[manager][sim]") {
+TEST_CASE("a starting simulated worker stops at once, a failed one keeps its reason", "[manager][sim]") {
   VirtualClock clock;
   SimulatedWorkerPool pool(clock, ProvisioningDelay::fixed(1000), 1);
   int drains = 0;

@@ -84,7 +84,7 @@ TEST_CASE("management client names TorchServe's 404 and 409 answers", "[serve][m
   CHECK(reason([&] { dead.list(); }).find("0 management API") == 0);
 }
 
-TEST_CASE("management client sends the management key; a refused key is named as such", "[serve][management]") {
+TEST_CASE("management client sends the management key, a refused key is named as such", "[serve][management]") {
   const std::string keys = "/tmp/lull-mgmt-keys-" + std::to_string(free_port()) + ".json";
   {
     std::FILE* f = std::fopen(keys.c_str(), "w");
