@@ -5,10 +5,12 @@
 // model check that never passes, a worker killed while up or while draining.
 // Every wait is bounded; every verdict is a state and a reason, not a time.
 #include <signal.h>
+#include <stdlib.h>
 
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <thread>
@@ -24,9 +26,22 @@ using lull::serve::testing::source_path;
 
 namespace {
 
+// The client and clock the pools use, and a log folder for the test's workers, removed after the pool.
 struct Rig {
   HttpClient client;
   lull::runtime::WallClock clock;
+  std::string log_dir;
+  Rig() {
+    char tmpl[] = "/tmp/lull-pool-test-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    log_dir = tmpl;
+  }
+  ~Rig() { std::system(("rm -rf " + log_dir).c_str()); }
+  LocalProcessPoolOptions options() const {
+    LocalProcessPoolOptions o;
+    o.log_dir = log_dir;
+    return o;
+  }
 };
 
 std::string server_command(const std::string& args) {
@@ -73,7 +88,7 @@ bool pings(HttpClient& client, const std::string& url) {
 
 TEST_CASE("local pool: workers are up after their checks, a removed one drains, then stops", "[manager][local]") {
   Rig rig;
-  LocalProcessPoolOptions o;
+  auto o = rig.options();
   o.command = server_command("--fake a:1:0 --fake b:1:0");
   o.models = {"a", "b"};
   LocalProcessPool pool(rig.client, rig.clock, o);
@@ -126,7 +141,7 @@ TEST_CASE("local pool: workers are up after their checks, a removed one drains, 
 
 TEST_CASE("local pool: a command that fails to start is failed with its exit status and output", "[manager][local][fault]") {
   Rig rig;
-  LocalProcessPoolOptions o;
+  auto o = rig.options();
   o.command = "/nonexistent/model-server --port {port}";
   LocalProcessPool pool(rig.client, rig.clock, o);
   const auto w = start_one(pool);
@@ -147,7 +162,7 @@ TEST_CASE("local pool: a command that fails to start is failed with its exit sta
 
 TEST_CASE("local pool: a command that hangs is failed at the start timeout and killed", "[manager][local][fault]") {
   Rig rig;
-  LocalProcessPoolOptions o;
+  auto o = rig.options();
   o.command = "sleep 60 # {port}";  // runs, never answers /ping
   o.start_timeout_ms = 1000;
   o.stop_grace_ms = 500;
@@ -161,7 +176,7 @@ TEST_CASE("local pool: a command that hangs is failed at the start timeout and k
 
 TEST_CASE("local pool: a worker whose model check never passes is failed naming the missing model", "[manager][local][fault]") {
   Rig rig;
-  LocalProcessPoolOptions o;
+  auto o = rig.options();
   o.command = server_command("--fake a:1:0");
   o.models = {"a", "b"};
   o.start_timeout_ms = 12000;  // long enough for a Python start-up on a busy machine
@@ -176,7 +191,7 @@ TEST_CASE("local pool: a worker whose model check never passes is failed naming 
 
 TEST_CASE("local pool: a worker killed while up, or during scale-in, is failed saying how", "[manager][local][fault]") {
   Rig rig;
-  LocalProcessPoolOptions o;
+  auto o = rig.options();
   o.command = server_command("--fake a:1:0");
   o.models = {"a"};
   LocalProcessPool pool(rig.client, rig.clock, o);
@@ -205,7 +220,7 @@ TEST_CASE("local pool: a worker killed while up, or during scale-in, is failed s
 
 TEST_CASE("local pool: a drain that never finishes stops the worker at the drain limit", "[manager][local][fault]") {
   Rig rig;
-  LocalProcessPoolOptions o;
+  auto o = rig.options();
   o.command = server_command("--fake a:1:0");
   o.drain_timeout_ms = 300;
   LocalProcessPool pool(rig.client, rig.clock, o);
@@ -219,7 +234,7 @@ TEST_CASE("local pool: a drain that never finishes stops the worker at the drain
 
 TEST_CASE("local pool: a process that ignores SIGTERM is killed after the grace period", "[manager][local][fault]") {
   Rig rig;
-  LocalProcessPoolOptions o;
+  auto o = rig.options();
   // Ignores SIGTERM (and so does its sleep) once it has said so: only SIGKILL can end it.
   o.command = "sh -c 'trap \"\" TERM; echo ignoring-TERM; sleep 60; :' # {port}";
   o.stop_grace_ms = 300;
@@ -240,9 +255,10 @@ TEST_CASE("local pool: the command template", "[manager][local]") {
   CHECK(expand_command("srv --port {port} --mgmt {management_port} --x {port}", 81, 82) ==
         "srv --port 81 --mgmt 82 --x 81");
   Rig rig;
-  LocalProcessPoolOptions o;
+  auto o = rig.options();
   o.command = "srv --port 8080";
   CHECK_THROWS_WITH(LocalProcessPool(rig.client, rig.clock, o), Catch::Contains("no {port}"));
-  CHECK_THROWS_WITH(LocalProcessPool(rig.client, rig.clock, LocalProcessPoolOptions{o.command + " {port}"}).stop_worker("x"),
+  o.command += " {port}";
+  CHECK_THROWS_WITH(LocalProcessPool(rig.client, rig.clock, o).stop_worker("x"),
                     Catch::Contains("no worker 'x'"));
 }
