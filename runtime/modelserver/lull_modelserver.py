@@ -115,7 +115,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         if path == "/models":
             return self._send(200, json.dumps(
-                {"models": [{"modelName": n, "modelUrl": n + ".mar"} for n in models.names()]}))
+                {"models": [{"modelName": n, "modelUrl": models.url(n)} for n in models.names()]}))
         m = re.fullmatch(r"/models/([^/]+)(?:/[^/]+)?", path)
         if m:
             name = unquote(m.group(1))
@@ -123,7 +123,7 @@ class Handler(BaseHTTPRequestHandler):
             if workers is None:
                 return self._error(404, "ModelNotFoundException", "Model not found: " + name)
             return self._send(200, json.dumps([{
-                "modelName": name, "modelVersion": "1.0", "modelUrl": name + ".mar",
+                "modelName": name, "modelVersion": "1.0", "modelUrl": models.url(name),
                 "runtime": "python", "minWorkers": 1, "maxWorkers": 1,
                 "batchSize": self.server.batch_size, "maxBatchDelay": self.server.max_batch_delay,
                 "loadedAtStartup": models.loaded_at_startup(name),
