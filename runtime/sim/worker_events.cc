@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "schema/input_limits.h"
-#include "schema/json_reader.h"
+#include "schema/plan_schedule.h"
 
 namespace lull::sim {
 namespace {
@@ -57,23 +57,18 @@ WorkerEvent parse_workers_at(const std::string& text) {
 }
 
 std::vector<WorkerEvent> read_workers_schedule(const std::string& path) {
-  json::JsonFileReader reader;
-  const simdjson::dom::element root = json::parse_file_or_throw<std::invalid_argument>(reader, path, "plan JSON");
-  simdjson::dom::array schedule;
-  if (root["schedule"].get(schedule))
-    throw std::invalid_argument(path + ": schedule: missing or not a list (expected lull plan --trace output)");
-  std::vector<WorkerEvent> out;
-  std::size_t i = 0;
-  for (simdjson::dom::element entry : schedule) {
-    const std::string at = path + ": schedule[" + std::to_string(i++) + "]";
-    double start_s = 0, workers = 0;
-    simdjson::dom::element e;
-    if (entry["start_s"].get(e) || !json::to_double(e, &start_s)) throw std::invalid_argument(at + ".start_s: missing or not a number");
-    if (entry["workers"].get(e) || !json::to_double(e, &workers)) throw std::invalid_argument(at + ".workers: missing or not a number");
-    out.push_back(WorkerEvent{seconds_to_us(start_s, at + ".start_s"), WorkerEvent::Kind::kPoolSize,
-                              whole(workers, 1, limits::kMaxWorkers, at + ".workers")});
+  std::vector<PlanScheduleEntry> schedule;
+  try {
+    schedule = read_plan_schedule(path);
+  } catch (const PlanFileError& e) {
+    throw std::invalid_argument(e.what());
   }
-  if (out.empty()) throw std::invalid_argument(path + ": schedule: the list is empty");
+  std::vector<WorkerEvent> out;
+  for (std::size_t i = 0; i < schedule.size(); ++i) {
+    const std::string at = path + ": schedule[" + std::to_string(i) + "]";
+    out.push_back(WorkerEvent{seconds_to_us(schedule[i].start_s, at + ".start_s"), WorkerEvent::Kind::kPoolSize,
+                              whole(schedule[i].workers, 1, limits::kMaxWorkers, at + ".workers")});
+  }
   return out;
 }
 
