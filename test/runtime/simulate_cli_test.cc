@@ -117,16 +117,16 @@ TEST_CASE("lull simulate: worker events and online compilation flags; a bad sche
 TEST_CASE("lull simulate --online-compile on compiles the K-1 policy with the library's settings", "[sim][cli][online]") {
   const std::string profile = std::string(LULL_SOURCE_DIR) + "/test/data/tiny_profile.json";
   const std::string pol = dir() + "/tiny_compiled.pb", out = dir() + "/online.json";
-  const Outcome c = run_lull("compile --profiles " + profile + " --slo-ms 60 --workers 3 --load-qps 100,200 --max-queue 6 "
+  const Outcome c = run_lull("compile --profiles " + profile + " --slo-ms 60 --workers 3 --load-qps 100,300 --max-queue 6 "
                              "--intervals 12 --device cpu --out " + pol);
   REQUIRE(c.code == 0);
-  const Outcome o = run_lull("simulate --policies " + pol + " --workers 3 --trace constant:120:10 --fail 2@3:4 "
+  const Outcome o = run_lull("simulate --policies " + pol + " --workers 3 --trace constant:200:10 --fail 2@3:4 "
                              "--online-compile on --profiles " + profile + " --compile-delay-ms 250 --out " + out);
   INFO(o.output);
   REQUIRE(o.code == 0);
   std::ifstream in(out);
   const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(json.find("\"compilations\": 1,") != std::string::npos);
-  CHECK(json.find("{\"workers\": 2, \"load_qps\": 200,") != std::string::npos);  // swapped in and used
+  CHECK(json.find("{\"workers\": 2, \"load_qps\": 300,") != std::string::npos);  // swapped in and used
   CHECK(json.find("\"worker_seconds\": ") != std::string::npos);
 }
