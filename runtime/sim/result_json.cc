@@ -55,6 +55,7 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
   o << "  \"plan_wall_s\": " << num(r.plan_wall_s) << ",\n";
   o << "  \"worker_seconds\": " << num(r.worker_seconds) << ",\n";
   o << "  \"compilations\": " << r.compilations << ",\n";
+  o << "  \"compile_wall_s\": " << num(r.compile_wall_s) << ",\n";
   // Expected values of every policy (worker count, load) that took
   // decisions, and their average weighted by the queries each served.
   double w_acc = 0, w_viol = 0, w = 0;

@@ -48,7 +48,7 @@ lull::sim::SimResult run(const lull::sim::SimOptions& o) {
 
 }  // namespace
 
-TEST_CASE("the catalog picks by workers up, then load; conservative while a policy is missing", "[online]") {
+TEST_CASE("the catalog picks by workers up, then load, conservative while a policy is missing", "[online]") {
   PolicyCatalog c({tiny_for(2), tiny_for(4)});
   CHECK(c.choose(4, 150, true).workers == 4);
   CHECK(c.choose(4, 150, true).policy->load_qps == 200);
@@ -80,7 +80,7 @@ TEST_CASE("the catalog picks by workers up, then load; conservative while a poli
   CHECK_THROWS_WITH(c.add(other), Catch::Contains("task"));
 }
 
-TEST_CASE("a worker failure triggers one compilation; its K-1 policy is swapped in after the delay", "[online][sim]") {
+TEST_CASE("a worker failure triggers one compilation, and its K-1 policy is swapped in after the delay", "[online][sim]") {
   FakeCompiler compiler;
   lull::sim::SimOptions o;
   o.compiler = &compiler;
@@ -124,7 +124,7 @@ TEST_CASE("a worker failure triggers one compilation; its K-1 policy is swapped 
   CHECK(late2.accuracy_per_satisfied_query == late.accuracy_per_satisfied_query);
 }
 
-TEST_CASE("without online compilation a failure keeps the stale policy; --workers-at changes the pool", "[online][sim]") {
+TEST_CASE("without online compilation a failure keeps the stale policy, and --workers-at changes the pool", "[online][sim]") {
   lull::sim::SimOptions o;
   o.worker_events = lull::sim::parse_fail("0@1:2");
   o.worker_events.push_back(lull::sim::parse_workers_at("5:2"));

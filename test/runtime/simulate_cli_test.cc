@@ -97,7 +97,7 @@ TEST_CASE("lull simulate: bad input is one line and exit code 2", "[sim][cli]") 
                      "arrivals");
 }
 
-TEST_CASE("lull simulate: worker events and online compilation flags; a bad schedule is one line, exit 2, no output",
+TEST_CASE("lull simulate: worker events and online compilation flags, and a bad schedule is one line, exit 2, no output",
           "[sim][cli][online]") {
   const std::string pol = tiny_policies(), out_path = dir() + "/online_bad.json", out = " --out " + out_path;
   std::filesystem::remove(out_path);
