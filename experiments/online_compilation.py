@@ -46,8 +46,8 @@ def main():
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--compile-delay-ms", type=float, default=300)
     args = ap.parse_args()
-    L.check_inputs()
     seeds = list(range(1, args.seeds + 1))
+    L.check_inputs()
     res = {(sit, on, seed): run(sit, on, seed, args.compile_delay_ms)
            for sit in SITUATIONS for on in ("off", "on") for seed in seeds}
 

@@ -6,24 +6,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "runtime/sim/number_field.h"
 #include "schema/input_limits.h"
 #include "schema/number_text.h"
 
 namespace lull::sim {
 namespace {
 
-double parse_number(const std::string& s, const std::string& what) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size() || !std::isfinite(v))
-    throw std::invalid_argument(what + ": '" + s + "' is not a number");
-  return v;
-}
+double parse_number(const std::string& s, const std::string& what) { return parse_number_field(s, what); }
 
 std::string str(double v) { return number_text(v); }
 
