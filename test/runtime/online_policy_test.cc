@@ -10,6 +10,7 @@
 #include "runtime/policy_catalog.h"
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/simulator.h"
+#include "runtime/sim/trace_spec.h"
 #include "test/runtime/runtime_test_support.h"
 
 namespace {
@@ -156,4 +157,16 @@ TEST_CASE("worker events: syntax and one-line errors", "[online][sim]") {
   CHECK_THROWS_WITH(lull::sim::read_workers_schedule(bad), Catch::Contains("schedule[0].workers"));
   const std::string broken = lull::test::write_temp("broken_plan.json", "{\"schedule\": [");
   CHECK_THROWS_WITH(lull::sim::read_workers_schedule(broken), Catch::Contains("broken_plan.json"));
+}
+
+TEST_CASE("--trace-scale multiplies the rates and is refused for replayed arrivals", "[online][sim][trace]") {
+  auto spec = lull::sim::parse_trace_spec("constant:100:20");
+  lull::sim::set_trace_scale(&spec, 1.5);
+  auto source = lull::sim::make_arrival_source(spec, lull::sim::ArrivalProcess{}, 3);
+  const auto times = lull::test::drain(*source);
+  CHECK(times.size() > 2700);  // 3000 expected (Poisson, sd ~55)
+  CHECK(times.size() < 3300);
+  auto arrivals = lull::sim::parse_trace_spec("arrivals:/x.txt");
+  CHECK_THROWS_WITH(lull::sim::set_trace_scale(&arrivals, 2), Catch::Contains("arrivals"));
+  CHECK_THROWS_WITH(lull::sim::set_trace_scale(&spec, 0), Catch::Contains("--trace-scale"));
 }
