@@ -75,6 +75,16 @@ TEST_CASE("the catalog picks by workers up, then load, conservative while a poli
   c.add(more);
   CHECK(c.choose(4, 450, true).policy->load_qps == 500);
   CHECK(c.wanted(4, 450).workers == 0);
+  // A set for 3 workers compiled online at 100 QPS only: at 150 QPS it does
+  // not cover the load; the 4-worker set at 150 x 4 / 3 = 200 expects more per
+  // worker (200 / 4 = 50 > 100 / 3), so it serves until 3 @ 200 arrives.
+  PolicyTable three = tiny_for(3);
+  three.policies.pop_back();
+  c.add(three);
+  CHECK(c.choose(3, 90, true).workers == 3);
+  CHECK(c.choose(3, 150, true).workers == 4);
+  CHECK(c.choose(3, 150, true).policy->load_qps == 200);
+  CHECK(c.choose(3, 150, false).workers == 3);
   // Another task's table is refused.
   PolicyTable other = tiny_for(5);
   other.task = "other";
