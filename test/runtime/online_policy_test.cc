@@ -169,7 +169,7 @@ TEST_CASE("worker events: syntax and one-line errors", "[online][sim]") {
   CHECK_THROWS_WITH(lull::sim::read_workers_schedule(broken), Catch::Contains("broken_plan.json"));
 }
 
-TEST_CASE("--trace-scale multiplies the rates and is refused for replayed arrivals", "[online][sim][trace]") {
+TEST_CASE("trace scale (--trace-scale) multiplies the rates and is refused for replayed arrivals", "[online][sim][trace]") {
   auto spec = lull::sim::parse_trace_spec("constant:100:20");
   lull::sim::set_trace_scale(&spec, 1.5);
   auto source = lull::sim::make_arrival_source(spec, lull::sim::ArrivalProcess{}, 3);
