@@ -10,6 +10,7 @@ int run_policy_show(int argc, char** argv);
 int run_policy_dump(int argc, char** argv);
 int run_bench_compile(int argc, char** argv);
 int run_bench_serve(int argc, char** argv);
+int run_bench_online(int argc, char** argv);
 int run_simulate(int argc, char** argv);
 int run_profile(int argc, char** argv);
 int run_loadgen(int argc, char** argv);
@@ -26,6 +27,7 @@ const Command kCommands[] = {
     {"policy dump", "print every (n, j, model, batch) row of a policy set", run_policy_dump},
     {"bench compile", "time the compiler's phases on a profile set", run_bench_compile},
     {"bench serve", "lull's latency overhead over calling a model server directly, side by side", run_bench_serve},
+    {"bench online", "the latency of one online compilation (request -> policy ready to swap in)", run_bench_online},
     {"simulate", "run a policy set or a baseline in the discrete-event simulator", run_simulate},
     {"profile", "measure batch latencies through a model server and write a profile", run_profile},
     {"loadgen", "open-loop HTTP load generator with latency percentiles", run_loadgen},

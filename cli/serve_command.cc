@@ -6,9 +6,11 @@
 #include <boost/program_options.hpp>
 
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "cli/online_compile.h"
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
@@ -39,6 +41,8 @@ struct StopBackendFirst {
 }  // namespace
 
 int run_serve(int argc, char** argv) {
+  OnlineCompileFlags online_flags;
+  std::string profiles;
   std::string policies, workers_text, management_text, listen, port_file, token_file;
   serve::ServeOptions opts;
   serve::TorchServeOptions backend_opts;
@@ -74,6 +78,8 @@ int run_serve(int argc, char** argv) {
        "several requests")
       ("strict-model-batching", po::bool_switch(&strict_model_batching),
        "fail (not warn) at start when a model's batchSize > 1 with maxBatchDelay > 0 would hold lull's batches");
+  desc.add_options()("profiles", po::value(&profiles), "online compilation: the profiles the policies were compiled from");
+  add_online_compile_options(desc, online_flags);
   const char* usage =
       "usage: lull serve --policies SET.pb --servers URL,URL,... --listen 127.0.0.1:7070";
   const std::vector<RenamedFlag> renamed = {
@@ -101,9 +107,23 @@ int run_serve(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  const bool online = online_compile_enabled(online_flags, profiles);
   runtime::PolicyExpectations expect;
   expect.workers = static_cast<int>(workers.size());
-  const runtime::PolicyTable table = runtime::load_policy_table(policies, expect);
+  // A library, or online compilation: the Dispatcher picks by the workers up;
+  // one set without it must match the servers, as before.
+  opts.library = runtime::load_policy_library(policies, {});
+  if (opts.library.size() == 1 && !online) opts.library.clear();
+  const runtime::PolicyTable table =
+      opts.library.empty() ? runtime::load_policy_table(policies, expect) : opts.library.front();
+  std::unique_ptr<CompilerPolicySource> source;
+  std::unique_ptr<runtime::BackgroundPolicyProvider> provider;
+  if (online) {
+    source = std::make_unique<CompilerPolicySource>(policies, profiles, online_flags);
+    provider = std::make_unique<runtime::BackgroundPolicyProvider>(
+        *source, [](const std::string& line) { std::cerr << "lull serve: " << line << std::endl; });
+    opts.online = provider.get();
+  }
   fe.task = table.task;
 
   // Block the stop signals before any thread starts, so all of them inherit

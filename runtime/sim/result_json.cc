@@ -53,27 +53,30 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
   o << "  \"simulated_s\": " << num(r.simulated_s) << ",\n";
   o << "  \"wall_s\": " << num(r.wall_s) << ",\n";
   o << "  \"plan_wall_s\": " << num(r.plan_wall_s) << ",\n";
-  // Expected values of every policy (grid point) that took decisions, and
-  // their average weighted by the queries each served.
+  o << "  \"worker_seconds\": " << num(r.worker_seconds) << ",\n";
+  o << "  \"compilations\": " << r.compilations << ",\n";
+  o << "  \"compile_wall_s\": " << num(r.compile_wall_s) << ",\n";
+  // Expected values of every policy (worker count, load) that took
+  // decisions, and their average weighted by the queries each served.
   double w_acc = 0, w_viol = 0, w = 0;
   o << "  \"policies_used\": [";
   bool first = true;
-  for (std::size_t g = 0; g < r.usage.size(); ++g) {
+  for (const PolicyUse& p : r.policies_used) {  // lull
+    o << (first ? "\n" : ",\n") << "    {\"workers\": " << p.workers << ", \"load_qps\": " << num(p.load_qps)
+      << ", \"decisions\": " << p.usage.decisions << ", \"queries\": " << p.usage.queries
+      << ", \"fallbacks\": " << p.usage.fallbacks << ", \"expected_accuracy\": " << num(p.expected_accuracy)
+      << ", \"expected_violation_rate\": " << num(p.expected_violation_rate) << "}";
+    w_acc += p.expected_accuracy * static_cast<double>(p.usage.queries);
+    w_viol += p.expected_violation_rate * static_cast<double>(p.usage.queries);
+    w += static_cast<double>(p.usage.queries);
+    first = false;
+  }
+  for (std::size_t g = 0; g < r.plan.size() && g < r.usage.size(); ++g) {  // baselines
     const auto& u = r.usage[g];
     if (u.decisions == 0) continue;
-    const auto& p = table.policies[g];
-    o << (first ? "\n" : ",\n") << "    {\"load_qps\": " << num(p.load_qps) << ", \"decisions\": " << u.decisions
-      << ", \"queries\": " << u.queries << ", \"fallbacks\": " << u.fallbacks;
-    if (r.plan.empty()) {
-      o << ", \"expected_accuracy\": " << num(p.expected_accuracy)
-        << ", \"expected_violation_rate\": " << num(p.expected_violation_rate);
-      w_acc += p.expected_accuracy * static_cast<double>(u.queries);
-      w_viol += p.expected_violation_rate * static_cast<double>(u.queries);
-      w += static_cast<double>(u.queries);
-    } else {
-      o << ", \"model\": " << quoted(table.models[r.plan[g].model].name) << ", \"max_batch\": " << r.plan[g].max_batch;
-    }
-    o << "}";
+    o << (first ? "\n" : ",\n") << "    {\"load_qps\": " << num(table.policies[g].load_qps)
+      << ", \"decisions\": " << u.decisions << ", \"queries\": " << u.queries << ", \"fallbacks\": " << u.fallbacks
+      << ", \"model\": " << quoted(table.models[r.plan[g].model].name) << ", \"max_batch\": " << r.plan[g].max_batch << "}";
     first = false;
   }
   o << (first ? "],\n" : "\n  ],\n");

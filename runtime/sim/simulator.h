@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "runtime/baseline_plan.h"
+#include "runtime/policy_provider.h"
 #include "runtime/policy_table.h"
 #include "runtime/scheduler.h"
 #include "runtime/sim/arrivals.h"
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/model_switching.h"
 #include "runtime/sim/sim_stats.h"
+#include "runtime/sim/worker_events.h"
 
 namespace lull::sim {
 
@@ -31,6 +33,27 @@ struct SimOptions {
   // The reference's end of run (mdp-spec 8): queries still queued at this
   // time are not dispatched and not counted as served. 0: serve every query.
   double dispatch_end_s = 0;
+  // Workers (lull's scheduler only). `table` is the set the run starts on;
+  // `library` may hold the other worker counts of its policy library (the
+  // Dispatcher picks by workers up and load). The pool is the largest of
+  // table.workers and every worker the events name; workers_up start
+  // available (0: table.workers).
+  std::vector<runtime::PolicyTable> library;
+  int workers_up = 0;
+  std::vector<WorkerEvent> worker_events;  // --fail, --workers-at, --workers-schedule
+  // Online compilation: the missing policy is compiled by `compiler` and
+  // delivered `compile_delay_us` of virtual time after the (one) compiler is
+  // free. nullptr: off (the stale policy).
+  runtime::PolicyCompiler* compiler = nullptr;
+  std::int64_t compile_delay_us = 300'000;
+};
+
+// A policy that took decisions: which (workers, load) and how many.
+struct PolicyUse {
+  int workers = 0;
+  double load_qps = 0;
+  double expected_accuracy = 0, expected_violation_rate = 0;
+  runtime::GridUsage usage;
 };
 
 struct SimResult {
@@ -39,7 +62,11 @@ struct SimResult {
   std::uint64_t not_dispatched_at_end = 0;  // with a dispatch end only
   double accuracy_per_satisfied_query = 0;
   double violation_rate = 0;  // violated / served
-  std::vector<runtime::GridUsage> usage;         // per compiled load
+  std::vector<runtime::GridUsage> usage;         // per compiled load (baselines)
+  std::vector<PolicyUse> policies_used;          // lull: every policy that took decisions
+  double worker_seconds = 0;  // provisioned workers integrated over the run (failed ones included)
+  int compilations = 0;       // online compilations
+  double compile_wall_s = 0;  // host time they took (the run modelled compile_delay_us each)
   std::vector<runtime::BaselineChoice> plan;     // baselines only
   std::vector<OfflineTrial> offline_trials;      // ModelSwitching's offline runs
   std::vector<std::uint64_t> satisfied_per_model;

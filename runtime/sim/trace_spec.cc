@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "runtime/sim/number_field.h"
 #include "schema/input_limits.h"
 #include "schema/number_text.h"
 #include "schema/rate_file.h"
@@ -13,9 +14,9 @@
 namespace lull::sim {
 namespace {
 
-std::string str(double v) { return number_text(v); }
+double parse_number(const std::string& s, const std::string& what) { return parse_number_field(s, what); }
 
-double parse_number(const std::string& s, const std::string& what) { return parse_trace_number(s, what); }
+std::string str(double v) { return number_text(v); }
 
 }  // namespace
 
@@ -83,6 +84,13 @@ void set_replay_mode(TraceSpec* spec, const std::string& text) {
   }
 }
 
+void set_trace_scale(TraceSpec* spec, double scale) {
+  if (!(scale > 0 && scale <= 1000)) throw std::invalid_argument("--trace-scale must be in (0, 1000], got " + str(scale));
+  if (scale != 1 && spec->kind == TraceSpec::Kind::kArrivals)
+    throw std::invalid_argument("--trace-scale applies to constant: and rate-file: traces, not arrivals:");
+  spec->scale = scale;
+}
+
 double trace_dispatch_end_s(const TraceSpec& spec) {
   if (spec.replay != ReplayMode::kReference) return 0;
   return spec.kind == TraceSpec::Kind::kConstant ? spec.duration_s : kReferenceReplaySeconds;
@@ -106,13 +114,17 @@ std::vector<std::int64_t> read_arrivals_file(const std::string& path) {
 }
 
 std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, ArrivalProcess process, std::uint64_t seed) {
+  auto scaled = [&](std::vector<RateSegment> segs) {
+    for (auto& s : segs) s.qps *= spec.scale;
+    return segs;
+  };
   switch (spec.kind) {
     case TraceSpec::Kind::kConstant:
-      return std::make_unique<RateArrivals>(std::vector<RateSegment>{{0, spec.duration_s, spec.qps}}, process, seed);
+      return std::make_unique<RateArrivals>(scaled({{0, spec.duration_s, spec.qps}}), process, seed);
     case TraceSpec::Kind::kRateFile:
-      return std::make_unique<RateArrivals>(spec.replay == ReplayMode::kReference
-                                                ? reference_replay_segments(read_rate_file(spec.path), kReferenceReplaySeconds)
-                                                : read_rate_file(spec.path),
+      return std::make_unique<RateArrivals>(scaled(spec.replay == ReplayMode::kReference
+                                                       ? reference_replay_segments(read_rate_file(spec.path), kReferenceReplaySeconds)
+                                                       : read_rate_file(spec.path)),
                                             process, seed);
     case TraceSpec::Kind::kArrivals:
       return std::make_unique<ReplayArrivals>(read_arrivals_file(spec.path));
