@@ -174,3 +174,32 @@ TEST_CASE("lull compile --load-qps auto:LO:HI: adjacent expected accuracies with
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Contains("auto:LO:HI"));
 }
+
+TEST_CASE("a trace plan's schedule replays in the simulator (--workers-schedule)") {
+  const std::string trace = write_temp("plan_replay_trace.txt", "0 200\n10 500\n20 300\n");
+  const std::string plan = temp_dir() + "/plan_replay.json", lib = temp_dir() + "/plan_replay_lib.pb",
+                    sim = temp_dir() + "/plan_replay_sim.json";
+  auto r = run_lull(plan_args("--max-violation 0.02 --trace rate-file:" + trace + " --window-s 10 --capacity-workers 4 --out " + plan));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string json = slurp(plan);
+  int most = 0, first = 0;
+  std::smatch m;
+  std::string rest = json.substr(json.find("\"schedule\""));
+  rest = rest.substr(0, rest.find(']'));
+  for (std::regex re("\"workers\":\\s*([0-9]+)"); std::regex_search(rest, m, re); rest = m.suffix()) {
+    if (first == 0) first = std::stoi(m[1]);
+    most = std::max(most, std::stoi(m[1]));
+  }
+  REQUIRE(most >= 1);
+  r = run_lull("compile --profiles " + small_profile_path() + " --slo-ms 60 " + kSmallMdpFlags + " --workers 1:" +
+               std::to_string(most) + ":1 --load-qps 100,300,500 --out " + lib);
+  REQUIRE(r.exit_code == 0);
+  r = run_lull("simulate --policies " + lib + " --workers " + std::to_string(first) + " --workers-schedule " + plan +
+               " --trace rate-file:" + trace + " --seed 1 --out " + sim);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string result = slurp(sim);
+  CHECK(json_number(result, "dropped") == 0);
+  CHECK(json_number(result, "worker_seconds") > 0);
+}
