@@ -1,23 +1,17 @@
 // The management-API start-up check (why: see model_check.h).
 #include "runtime/serve/model_check.h"
 
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
-
 #include <future>
 #include <memory>
 
+#include "runtime/serve/json_value.h"
 #include "runtime/serve/torchserve_token.h"
 
 namespace lull::serve {
 
 namespace {
 
-using google::protobuf::Value;
-
-bool parse_json(const std::string& text, Value* out) {
-  return google::protobuf::util::JsonStringToMessage(text, out).ok();
-}
+using Value = JsonValue;
 
 // TorchServe answers GET /models/{name} with a list of versions, each with its
 // workers; a model counts as loaded when some version has a worker.
