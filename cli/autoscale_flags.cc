@@ -25,7 +25,9 @@ void add_autoscale_options(po::options_description& desc, AutoscaleFlags& f) {
       ("autoscale-envelope", po::value(&f.envelope)->default_value(f.envelope),
        "safety net: WINDOW_S:TOLERANCE,...; a window whose rate passes the up workers' capacity x tolerance scales out at once")
       ("autoscale-holdoff-s", po::value(&f.holdoff_s)->default_value(f.holdoff_s),
-       "scale in only after fewer workers would have done for this long, and this long after the last scale event")
+       "scale in only after fewer workers would have done for this long, and this long after the last scale-out")
+      ("autoscale-step-interval-s", po::value(&f.step_interval_s)->default_value(f.step_interval_s),
+       "time between two scale-in steps (each one step of the library's worker counts)")
       ("autoscale-hysteresis", po::value(&f.hysteresis)->default_value(f.hysteresis),
        "scale in only if the load x (1 + this) fits fewer workers")
       ("autoscale-tick-s", po::value(&f.tick_s)->default_value(f.tick_s), "how often the autoscaler decides")
@@ -44,6 +46,7 @@ sim::SimAutoscale autoscale_config(const AutoscaleFlags& f, std::uint64_t seed) 
   if (!f.enabled) return c;
   check_positive_range("--autoscale-tick-s", f.tick_s, 3600);
   check_range("--autoscale-holdoff-s", f.holdoff_s, 0, limits::kMaxTraceSeconds);
+  check_range("--autoscale-step-interval-s", f.step_interval_s, 0, limits::kMaxTraceSeconds);
   check_range("--autoscale-hysteresis", f.hysteresis, 0, 1);
   check_range("--min-workers", f.min_workers, 1, limits::kMaxWorkers);
   check_range("--max-workers", f.max_workers, 0, limits::kMaxWorkers);
@@ -63,6 +66,7 @@ sim::SimAutoscale autoscale_config(const AutoscaleFlags& f, std::uint64_t seed) 
   c.options.forecast = f.forecast;
   c.options.tick_us = us(f.tick_s);
   c.options.scale_in_holdoff_us = us(f.holdoff_s);
+  c.options.scale_in_interval_us = us(f.step_interval_s);
   c.options.hysteresis = f.hysteresis;
   c.options.min_workers = f.min_workers;
   c.options.max_workers = f.max_workers;

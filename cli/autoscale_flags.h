@@ -17,7 +17,7 @@ struct AutoscaleFlags {
   std::string provisioning = "fixed:5";
   double lead_s = -1;  // < 0: the provisioning delay's planning value
   std::string envelope = "1:1.25,5:1.1,30:1";
-  double holdoff_s = 60, hysteresis = 0.1, tick_s = 1;
+  double holdoff_s = 60, step_interval_s = 10, hysteresis = 0.1, tick_s = 1;
   int min_workers = 1, max_workers = 0;
   double max_violation = 0.01, min_accuracy = 0;
   std::string log;  // file for the scale-event lines ('-': stderr)

@@ -32,6 +32,8 @@ Autoscaler::Autoscaler(CapacityTable capacity, AutoscaleOptions options)
   if (options_.tick_us <= 0) throw std::invalid_argument("autoscale: the tick must be positive");
   if (options_.lead_us < 0) throw std::invalid_argument("autoscale: the lead time must not be negative");
   if (options_.scale_in_holdoff_us < 0) throw std::invalid_argument("autoscale: the hold-off must not be negative");
+  if (options_.scale_in_interval_us < 0)
+    throw std::invalid_argument("autoscale: the scale-in step interval must not be negative");
   if (!(options_.hysteresis >= 0 && options_.hysteresis <= 1))
     throw std::invalid_argument("autoscale: the hysteresis must be in [0, 1]");
   ceiling_ = options_.max_workers > 0 ? std::min(options_.max_workers, capacity_.max_workers()) : capacity_.max_workers();
@@ -75,7 +77,7 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
     d.reason = std::max(for_forecast, for_envelope) < floor_ ? "floor"
                : for_envelope > for_forecast                  ? "envelope"
                                                                 : "forecast";
-    last_change_us_ = now_us;
+    last_scale_out_us_ = now_us;
     lower_since_us_ = -1;
     return d;
   }
@@ -90,13 +92,14 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
   }
   if (lower_since_us_ < 0) lower_since_us_ = now_us;
   const std::int64_t hold = options_.scale_in_holdoff_us;
-  if (now_us - lower_since_us_ < hold || (last_change_us_ >= 0 && now_us - last_change_us_ < hold)) return d;
+  if (now_us - lower_since_us_ < hold || (last_scale_out_us_ >= 0 && now_us - last_scale_out_us_ < hold)) return d;
+  if (last_scale_in_us_ >= 0 && now_us - last_scale_in_us_ < options_.scale_in_interval_us) return d;
   const int to = std::max({for_lower, capacity_.step_below(provisioned), floor_});
   if (to >= provisioned) return d;
   d.action = ScaleDecision::Action::kScaleIn;
   d.count = provisioned - to;
   d.reason = "forecast_lower";
-  last_change_us_ = now_us;  // the next step waits a hold-off from here
+  last_scale_in_us_ = now_us;  // the next step waits the step interval from here
   return d;
 }
 

@@ -14,9 +14,10 @@
 //   scale in   only when the forecast inflated by the hysteresis (and every
 //              envelope window's rate so inflated) fits fewer workers, that
 //              has held for the hold-off, and the hold-off has passed since
-//              the last scale event; then one step: down to the next compiled
+//              the last scale-out; then one step: down to the next compiled
 //              worker count (never below it, the need or the floor), starting
-//              workers first, then the newest up (reason "forecast_lower").
+//              workers first, then the newest up (reason "forecast_lower");
+//              the next step no sooner than the step interval after it.
 // Every decision that acts is one log line with its reason and numbers.
 #include <cstdint>
 #include <memory>
@@ -36,6 +37,7 @@ struct AutoscaleOptions {
   std::int64_t tick_us = 1'000'000;        // how often decide() runs
   std::vector<EnvelopeWindow> envelope = {{1'000'000, 1.25}, {5'000'000, 1.1}, {30'000'000, 1.0}};
   std::int64_t scale_in_holdoff_us = 60'000'000;
+  std::int64_t scale_in_interval_us = 10'000'000;  // between two scale-in steps
   double hysteresis = 0.1;  // scale in only if the load * (1 + hysteresis) fits the lower count
   int min_workers = 1;      // the floor (raised to the library's smallest worker count)
   int max_workers = 0;      // 0: the library's largest worker count
@@ -90,7 +92,8 @@ class Autoscaler {
   int floor_ = 1, ceiling_ = 1;
   std::uint64_t since_tick_ = 0;
   std::int64_t last_tick_us_ = -1;
-  std::int64_t last_change_us_ = -1;  // the last scale event
+  std::int64_t last_scale_out_us_ = -1;
+  std::int64_t last_scale_in_us_ = -1;
   std::int64_t lower_since_us_ = -1;  // since when fewer workers would do (-1: not now)
 };
 

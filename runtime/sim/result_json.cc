@@ -33,7 +33,7 @@ void autoscale_json(std::ostringstream& o, const AutoscaleReport& a) {
   const auto s = [](std::int64_t us) { return num(static_cast<double>(us) * 1e-6); };
   o << "  \"autoscale\": {\"forecast\": " << quoted(a.forecast) << ", \"lead_s\": " << s(a.options.lead_us)
     << ", \"provisioning\": " << quoted(a.provisioning) << ", \"tick_s\": " << s(a.options.tick_us)
-    << ", \"holdoff_s\": " << s(a.options.scale_in_holdoff_us) << ", \"hysteresis\": " << num(a.options.hysteresis)
+    << ", \"holdoff_s\": " << s(a.options.scale_in_holdoff_us) << ", \"step_interval_s\": " << s(a.options.scale_in_interval_us) << ", \"hysteresis\": " << num(a.options.hysteresis)
     << ", \"floor\": " << a.floor << ", \"ceiling\": " << a.ceiling
     << ", \"max_violation\": " << num(a.target.max_violation_rate) << ", \"min_accuracy\": " << num(a.target.min_accuracy)
     << ",\n    \"envelope\": [";

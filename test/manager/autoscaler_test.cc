@@ -25,6 +25,7 @@ AutoscaleOptions quiet_options() {
   o.lead_us = 0;
   o.envelope = {{1 * kS, 1.25}, {5 * kS, 1.1}};
   o.scale_in_holdoff_us = 10 * kS;
+  o.scale_in_interval_us = 10 * kS;
   o.hysteresis = 0.1;
   o.min_workers = 1;
   return o;
@@ -99,7 +100,8 @@ TEST_CASE("autoscaler: scale-in waits for the hold-off, then steps down one comp
   rig.run(20, 80, 150);
   // At t = 25 s the forecast window (5 s) and the 5 s envelope window hold
   // only 150 QPS: fewer workers would do from then on; the first step comes
-  // one hold-off (10 s) later, each next one a hold-off after the previous.
+  // one hold-off (10 s) later, each next one a step interval (10 s) after
+  // the previous.
   REQUIRE(rig.acted.size() == 3);
   CHECK(rig.acted[0].t_us == 35 * kS);
   CHECK(rig.acted[1].t_us == 45 * kS);
@@ -109,6 +111,19 @@ TEST_CASE("autoscaler: scale-in waits for the hold-off, then steps down one comp
     CHECK(d.reason == "forecast_lower");
     CHECK(d.count == 2);  // 8 -> 6 -> 4 -> 2: one step of the library's grid each
   }
+  CHECK(rig.counts.up == 2);
+}
+
+TEST_CASE("autoscaler: scale-in steps are spaced by the step interval, not the hold-off", "[manager][autoscale]") {
+  AutoscaleOptions o = quiet_options();
+  o.scale_in_interval_us = 2 * kS;
+  Rig rig(o, 8);
+  rig.run(0, 20, 750);
+  rig.run(20, 60, 150);
+  REQUIRE(rig.acted.size() == 3);
+  CHECK(rig.acted[0].t_us == 35 * kS);  // the hold-off still comes first
+  CHECK(rig.acted[1].t_us == 37 * kS);
+  CHECK(rig.acted[2].t_us == 39 * kS);
   CHECK(rig.counts.up == 2);
 }
 
