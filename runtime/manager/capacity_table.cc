@@ -22,6 +22,7 @@ CapacityTable::CapacityTable(const std::vector<runtime::PolicyTable>& library, C
       row.capacity_qps = p.load_qps;
       row.expected_accuracy = p.expected_accuracy;
       row.expected_violation_rate = p.expected_violation_rate;
+      row.at_grid_top = &p == &t.policies.back();
     }
     rows_.push_back(row);
   }
@@ -34,6 +35,16 @@ int CapacityTable::workers_for(double load_qps, bool* enough) const {
       if (enough) *enough = true;
       return r.workers;
     }
+  for (const auto& r : rows_) {
+    if (!r.at_grid_top) continue;
+    const double workers = static_cast<double>(r.workers) * load_qps / r.capacity_qps;
+    for (const auto& bigger : rows_)
+      if (bigger.workers >= workers) {
+        if (enough) *enough = true;
+        return bigger.workers;
+      }
+    break;
+  }
   if (enough) *enough = false;
   return rows_.back().workers;
 }

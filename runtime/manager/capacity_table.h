@@ -24,6 +24,9 @@ struct CapacityRow {
   double capacity_qps = 0;      // 0: not even its lowest load qualifies
   double expected_accuracy = 0;  // of the policy at the capacity
   double expected_violation_rate = 0;
+  // Every load of its table qualifies: the capacity is at least the grid's
+  // top, not known beyond it.
+  bool at_grid_top = false;
 };
 
 class CapacityTable {
@@ -32,8 +35,12 @@ class CapacityTable {
   // std::invalid_argument when it is empty or the target is out of range.
   CapacityTable(const std::vector<runtime::PolicyTable>& library, CapacityTarget target);
 
-  // The fewest compiled workers whose capacity covers load_qps; the largest
-  // compiled count when none does (*enough then false).
+  // The fewest compiled workers whose capacity covers load_qps. Above every
+  // capacity, when some count qualified up to its grid's top (its capacity
+  // only a lower bound), the load per worker of the smallest such count is
+  // assumed to hold for more workers: the compiled count covering
+  // load * its workers / its capacity. Otherwise, or beyond the largest
+  // count, the largest compiled count (*enough then false).
   int workers_for(double load_qps, bool* enough = nullptr) const;
   // The capacity of `workers` workers: that of the largest compiled count
   // not above it (the policy the runtime uses for them); 0 below the smallest.

@@ -99,7 +99,7 @@ TEST_CASE("capacity table: the highest load every policy up to which meets the t
   CHECK(t.workers_for(400) == 4);
   CHECK(t.workers_for(401) == 6);
   bool enough = true;
-  CHECK(t.workers_for(1100, &enough) == 10);
+  CHECK(t.workers_for(1100, &enough) == 10);  // 10 workers carry 1000: not enough, the largest count
   CHECK_FALSE(enough);
   CHECK(t.capacity_qps(5) == 400);  // 5 workers run the 4-worker policies
   CHECK(t.capacity_qps(1) == 0);
@@ -110,4 +110,27 @@ TEST_CASE("capacity table: the highest load every policy up to which meets the t
   CHECK(floor.capacity_qps(4) == 200);  // accuracy 0.8 only up to 50 QPS per worker
   CHECK(floor.workers_for(350) == 8);
   CHECK_THROWS_WITH(CapacityTable(lull::test::autoscale_library(), CapacityTarget{1.5, 0}), Catch::Contains("violation target"));
+}
+
+TEST_CASE("capacity table: above the grid's top, the load per worker of the first count to reach it carries on", "[manager][autoscale]") {
+  // Every policy of 10 and 12 workers qualifies up to the grid's top, 1200
+  // QPS: their capacities are lower bounds. 1500 QPS at 10 workers' 1200 is
+  // 12.5 workers: the next compiled count, 16.
+  auto lib = lull::test::autoscale_library();
+  for (int k : {12, 16}) {
+    auto t = lib.back();
+    t.workers = k;
+    for (auto& p : t.policies) p.expected_violation_rate = 0.001;
+    lib.push_back(t);
+  }
+  for (auto& p : lib[4].policies) p.expected_violation_rate = 0.001;  // 10 workers: all loads qualify
+  const CapacityTable t(lib, CapacityTarget{0.01, 0});
+  CHECK(t.rows()[4].at_grid_top);
+  CHECK_FALSE(t.rows()[3].at_grid_top);
+  bool enough = false;
+  CHECK(t.workers_for(1500, &enough) == 16);
+  CHECK(enough);
+  CHECK(t.workers_for(1200) == 10);
+  CHECK(t.workers_for(2000, &enough) == 16);  // 16.7 workers: beyond the largest count
+  CHECK_FALSE(enough);
 }
