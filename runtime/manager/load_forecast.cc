@@ -22,21 +22,22 @@ void ObservationWindow::add(std::int64_t t_us, double qps) {
   while (!points_.empty() && points_.front().first <= t_us - window_us_) points_.pop_front();
 }
 
-double WindowMaxForecaster::forecast(std::int64_t, std::int64_t) const {
-  double m = 0;
-  for (const auto& p : window_.points()) m = std::max(m, p.second);
-  return m;
-}
-std::string WindowMaxForecaster::describe() const { return "window_max:" + seconds_text(window_.window_us()); }
-
-double CurrentRateForecaster::forecast(std::int64_t, std::int64_t) const {
+double WindowForecaster::forecast(std::int64_t now_us, std::int64_t lead_us) const {
   const auto& pts = window_.points();
   if (pts.empty()) return 0;
-  double sum = 0;
-  for (const auto& p : pts) sum += p.second;
-  return sum / static_cast<double>(pts.size());
+  if (kind_ == Kind::kTrend) return trend(now_us, lead_us);
+  double m = 0, sum = 0;
+  for (const auto& p : pts) {
+    m = std::max(m, p.second);
+    sum += p.second;
+  }
+  return kind_ == Kind::kMax ? m : sum / static_cast<double>(pts.size());
 }
-std::string CurrentRateForecaster::describe() const { return "current:" + seconds_text(window_.window_us()); }
+
+std::string WindowForecaster::describe() const {
+  const char* name = kind_ == Kind::kMax ? "window_max:" : kind_ == Kind::kTrend ? "trend:" : "current:";
+  return name + seconds_text(window_.window_us());
+}
 
 void EwmaForecaster::observe(std::int64_t t_us, double qps) {
   if (!have_) {
@@ -54,9 +55,8 @@ void EwmaForecaster::observe(std::int64_t t_us, double qps) {
 double EwmaForecaster::forecast(std::int64_t, std::int64_t) const { return have_ ? level_ : 0; }
 std::string EwmaForecaster::describe() const { return "ewma:" + seconds_text(tau_us_); }
 
-double LinearTrendForecaster::forecast(std::int64_t now_us, std::int64_t lead_us) const {
+double WindowForecaster::trend(std::int64_t now_us, std::int64_t lead_us) const {
   const auto& pts = window_.points();
-  if (pts.empty()) return 0;
   if (pts.size() == 1) return pts.front().second;
   // Least squares over (t, qps), t in seconds relative to now for conditioning.
   double st = 0, sy = 0, stt = 0, sty = 0;
@@ -74,7 +74,6 @@ double LinearTrendForecaster::forecast(std::int64_t now_us, std::int64_t lead_us
   const double at_lead = at_now + slope * static_cast<double>(lead_us) * 1e-6;
   return std::max({at_now, at_lead, 0.0});
 }
-std::string LinearTrendForecaster::describe() const { return "trend:" + seconds_text(window_.window_us()); }
 
 std::unique_ptr<LoadForecaster> make_forecaster(const std::string& spec) {
   const auto colon = spec.find(':');
@@ -90,10 +89,10 @@ std::unique_ptr<LoadForecaster> make_forecaster(const std::string& spec) {
   if (w.empty() || *end != '\0' || !std::isfinite(s) || !(s > 0) || s > 86400)
     throw bad("window '" + w + "' is not a number of seconds in (0, 86400]");
   const auto us = static_cast<std::int64_t>(std::llround(s * 1e6));
-  if (kind == "window_max") return std::make_unique<WindowMaxForecaster>(us);
+  if (kind == "window_max") return std::make_unique<WindowForecaster>(WindowForecaster::Kind::kMax, us);
   if (kind == "ewma") return std::make_unique<EwmaForecaster>(us);
-  if (kind == "trend") return std::make_unique<LinearTrendForecaster>(us);
-  if (kind == "current") return std::make_unique<CurrentRateForecaster>(us);
+  if (kind == "trend") return std::make_unique<WindowForecaster>(WindowForecaster::Kind::kTrend, us);
+  if (kind == "current") return std::make_unique<WindowForecaster>(WindowForecaster::Kind::kMean, us);
   throw bad("unknown kind '" + kind + "'");
 }
 

@@ -47,25 +47,18 @@ class ObservationWindow {
   std::deque<std::pair<std::int64_t, double>> points_;
 };
 
-class WindowMaxForecaster final : public LoadForecaster {
+// window_max, trend and current: a statistic of the observations in the window.
+class WindowForecaster final : public LoadForecaster {
  public:
-  explicit WindowMaxForecaster(std::int64_t window_us) : window_(window_us) {}
+  enum class Kind { kMax, kTrend, kMean };
+  WindowForecaster(Kind kind, std::int64_t window_us) : kind_(kind), window_(window_us) {}
   void observe(std::int64_t t_us, double qps) override { window_.add(t_us, qps); }
   double forecast(std::int64_t now_us, std::int64_t lead_us) const override;
   std::string describe() const override;
 
  private:
-  ObservationWindow window_;
-};
-
-class CurrentRateForecaster final : public LoadForecaster {
- public:
-  explicit CurrentRateForecaster(std::int64_t window_us) : window_(window_us) {}
-  void observe(std::int64_t t_us, double qps) override { window_.add(t_us, qps); }
-  double forecast(std::int64_t now_us, std::int64_t lead_us) const override;
-  std::string describe() const override;
-
- private:
+  double trend(std::int64_t now_us, std::int64_t lead_us) const;
+  Kind kind_;
   ObservationWindow window_;
 };
 
@@ -81,17 +74,6 @@ class EwmaForecaster final : public LoadForecaster {
   bool have_ = false;
   std::int64_t last_us_ = 0;
   double level_ = 0;
-};
-
-class LinearTrendForecaster final : public LoadForecaster {
- public:
-  explicit LinearTrendForecaster(std::int64_t window_us) : window_(window_us) {}
-  void observe(std::int64_t t_us, double qps) override { window_.add(t_us, qps); }
-  double forecast(std::int64_t now_us, std::int64_t lead_us) const override;
-  std::string describe() const override;
-
- private:
-  ObservationWindow window_;
 };
 
 }  // namespace lull::manager
