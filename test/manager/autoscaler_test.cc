@@ -151,7 +151,7 @@ TEST_CASE("autoscaler: hysteresis keeps workers when the load is within its band
   CHECK(lower.counts.up == 4);
 }
 
-TEST_CASE("autoscaler: never below the floor; below it, scale out to it", "[manager][autoscale]") {
+TEST_CASE("autoscaler: never below the floor, and below it scale out to it", "[manager][autoscale]") {
   AutoscaleOptions o = quiet_options();
   o.min_workers = 6;
   Rig rig(o, 2);
