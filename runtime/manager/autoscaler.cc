@@ -24,11 +24,12 @@ std::string ScaleDecision::log_line(const std::string& forecaster) const {
   return buf;
 }
 
-Autoscaler::Autoscaler(CapacityTable capacity, AutoscaleOptions options)
+Autoscaler::Autoscaler(CapacityTable capacity, AutoscaleOptions options, std::int64_t start_us)
     : capacity_(std::move(capacity)),
       options_(std::move(options)),
       forecaster_(make_forecaster(options_.forecast)),
-      envelope_(options_.envelope) {
+      envelope_(options_.envelope),
+      last_tick_us_(start_us) {
   if (options_.tick_us <= 0) throw std::invalid_argument("autoscale: the tick must be positive");
   if (options_.lead_us < 0) throw std::invalid_argument("autoscale: the lead time must not be negative");
   if (options_.scale_in_holdoff_us < 0) throw std::invalid_argument("autoscale: the hold-off must not be negative");
@@ -51,9 +52,8 @@ void Autoscaler::record_arrival(std::int64_t t_us) {
 int Autoscaler::clamp(int workers) const { return std::min(std::max(workers, floor_), ceiling_); }
 
 ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
-  if (last_tick_us_ >= 0 && now_us > last_tick_us_)
+  if (now_us > last_tick_us_) {
     forecaster_->observe(now_us, static_cast<double>(since_tick_) / (static_cast<double>(now_us - last_tick_us_) * 1e-6));
-  if (last_tick_us_ < 0 || now_us > last_tick_us_) {
     since_tick_ = 0;
     last_tick_us_ = now_us;
   }

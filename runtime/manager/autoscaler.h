@@ -67,7 +67,9 @@ struct ScaleDecision {
 class Autoscaler {
  public:
   // Throws std::invalid_argument for options out of range (naming them).
-  Autoscaler(CapacityTable capacity, AutoscaleOptions options);
+  // start_us: when it starts counting arrivals (the first tick's rate covers
+  // (start_us, first tick]).
+  Autoscaler(CapacityTable capacity, AutoscaleOptions options, std::int64_t start_us);
 
   void record_arrival(std::int64_t t_us);
   // The decision at now_us (call once per tick, time ascending); updates
@@ -91,7 +93,7 @@ class Autoscaler {
   ArrivalEnvelope envelope_;
   int floor_ = 1, ceiling_ = 1;
   std::uint64_t since_tick_ = 0;
-  std::int64_t last_tick_us_ = -1;
+  std::int64_t last_tick_us_;
   std::int64_t last_scale_out_us_ = -1;
   std::int64_t last_scale_in_us_ = -1;
   std::int64_t lower_since_us_ = -1;  // since when fewer workers would do (-1: not now)

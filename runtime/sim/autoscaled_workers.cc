@@ -10,7 +10,7 @@ namespace lull::sim {
 AutoscaledWorkers::AutoscaledWorkers(const SimAutoscale& config, const std::vector<runtime::PolicyTable>& library,
                                      runtime::VirtualClock& clock, int initial_up)
     : clock_(clock),
-      scaler_(manager::CapacityTable(library, config.target), config.options),
+      scaler_(manager::CapacityTable(library, config.target), config.options, clock.now_us()),
       pool_(clock, manager::ProvisioningDelay::parse(config.provisioning, config.seed), initial_up),
       next_tick_us_(clock.now_us() + config.options.tick_us),
       desired_(initial_up),

@@ -35,7 +35,7 @@ AutoscaleOptions quiet_options() {
 // the end of every second; workers start and stop at once.
 struct Rig {
   explicit Rig(AutoscaleOptions o, int up, double accuracy_floor = 0)
-      : scaler(CapacityTable(lull::test::autoscale_library(), CapacityTarget{0.01, accuracy_floor}), std::move(o)) {
+      : scaler(CapacityTable(lull::test::autoscale_library(), CapacityTarget{0.01, accuracy_floor}), std::move(o), 0) {
     counts.up = up;
   }
   void run(int from_s, int to_s, int qps) {
@@ -151,17 +151,6 @@ TEST_CASE("autoscaler: hysteresis keeps workers when the load is within its band
   CHECK(lower.counts.up == 4);
 }
 
-TEST_CASE("autoscaler: never below the floor, and below it scale out to it", "[manager][autoscale]") {
-  AutoscaleOptions o = quiet_options();
-  o.min_workers = 6;
-  Rig rig(o, 2);
-  rig.run(0, 100, 50);
-  REQUIRE(rig.acted.size() == 1);
-  CHECK(rig.acted[0].reason == "floor");
-  CHECK(rig.acted[0].count == 4);
-  CHECK(rig.counts.up == 6);
-}
-
 TEST_CASE("autoscaler: the accuracy floor raises the workers a load needs", "[manager][autoscale]") {
   Rig rig(quiet_options(), 2, 0.75);  // 50 QPS per worker
   rig.run(0, 1, 350);
@@ -169,26 +158,38 @@ TEST_CASE("autoscaler: the accuracy floor raises the workers a load needs", "[ma
   CHECK(rig.acted[0].need == 8);
 }
 
-TEST_CASE("autoscaler: above every compiled capacity it asks for the largest count and no more", "[manager][autoscale]") {
-  AutoscaleOptions o = quiet_options();
-  o.max_workers = 8;
-  Rig rig(o, 2);
-  rig.run(0, 5, 5000);
-  REQUIRE(rig.acted.size() == 1);
-  CHECK(rig.counts.up == 8);
+TEST_CASE("autoscaler: the floor and the ceiling bound the workers", "[manager][autoscale]") {
+  // {floor, ceiling, up at the start, QPS} -> {reason, workers after}: below
+  // the floor it scales out to it and never under it at 50 QPS (which needs
+  // 2); above every capacity (5000 QPS) it asks for the ceiling, no more.
+  struct Case {
+    int floor, ceiling, up, qps;
+    const char* reason;
+    int after;
+  };
+  for (const Case c : {Case{6, 0, 2, 50, "floor", 6}, Case{1, 8, 2, 5000, "forecast", 8}}) {
+    AutoscaleOptions o = quiet_options();
+    o.min_workers = c.floor;
+    o.max_workers = c.ceiling;
+    Rig rig(o, c.up);
+    rig.run(0, 100, c.qps);
+    REQUIRE(rig.acted.size() == 1);
+    CHECK(rig.acted[0].reason == c.reason);
+    CHECK(rig.counts.up == c.after);
+  }
 }
 
 TEST_CASE("autoscaler: bad options are refused naming them", "[manager][autoscale]") {
   const CapacityTable t(lull::test::autoscale_library(), CapacityTarget{});
   AutoscaleOptions o;
   o.hysteresis = 2;
-  CHECK_THROWS_WITH(Autoscaler(t, o), Catch::Contains("hysteresis"));
+  CHECK_THROWS_WITH(Autoscaler(t, o, 0), Catch::Contains("hysteresis"));
   o = AutoscaleOptions{};
   o.min_workers = 12;
-  CHECK_THROWS_WITH(Autoscaler(t, o), Catch::Contains("floor (12 workers)"));
+  CHECK_THROWS_WITH(Autoscaler(t, o, 0), Catch::Contains("floor (12 workers)"));
   o = AutoscaleOptions{};
   o.forecast = "median:3";
-  CHECK_THROWS_WITH(Autoscaler(t, o), Catch::Contains("median"));
+  CHECK_THROWS_WITH(Autoscaler(t, o, 0), Catch::Contains("median"));
 }
 
 TEST_CASE("autoscaler over a simulated pool: starting workers count, scale-in stops starting ones first", "[manager][autoscale]") {
@@ -197,7 +198,7 @@ TEST_CASE("autoscaler over a simulated pool: starting workers count, scale-in st
   AutoscaleOptions o = quiet_options();
   o.scale_in_holdoff_us = 0;
   o.hysteresis = 0;
-  Autoscaler scaler(CapacityTable(lull::test::autoscale_library(), CapacityTarget{}), o);
+  Autoscaler scaler(CapacityTable(lull::test::autoscale_library(), CapacityTarget{}), o, 0);
   const auto second = [&](int s, int qps) {
     for (int i = 0; i < qps; ++i) scaler.record_arrival(s * kS + i * kS / qps);
     clock.advance_to_us((s + 1) * kS);
