@@ -8,6 +8,7 @@ int run_compile(int argc, char** argv);
 int run_profiles_import(int argc, char** argv);
 int run_policy_show(int argc, char** argv);
 int run_policy_dump(int argc, char** argv);
+int run_policy_library(int argc, char** argv);
 int run_bench_compile(int argc, char** argv);
 int run_bench_serve(int argc, char** argv);
 int run_bench_online(int argc, char** argv);
@@ -25,6 +26,7 @@ const Command kCommands[] = {
     {"plan", "the fewest workers (and models) meeting an SLO target at a load or over a trace", run_plan},
     {"policy show", "print a readable summary of a policy set", run_policy_show},
     {"policy dump", "print every (n, j, model, batch) row of a policy set", run_policy_dump},
+    {"policy library", "join policy sets of several worker counts into one policy library", run_policy_library},
     {"bench compile", "time the compiler's phases on a profile set", run_bench_compile},
     {"bench serve", "lull's latency overhead over calling a model server directly, side by side", run_bench_serve},
     {"bench online", "the latency of one online compilation (request -> policy ready to swap in)", run_bench_online},

@@ -1,13 +1,14 @@
 // lull simulate: runs a policy set or library (or a baseline) in the
 // discrete-event simulator, optionally with worker failures, worker-count
-// changes and online compilation, and writes a JSON result (and optionally a
-// per-second timeline).
+// changes, online compilation or the autoscaler (--autoscale), and writes a
+// JSON result (and optionally a per-second timeline).
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "cli/autoscale_flags.h"
 #include "cli/commands.h"
 #include "cli/online_compile.h"
 #include "cli/option_ranges.h"
@@ -62,6 +63,7 @@ int run_simulate(int argc, char** argv) {
   std::vector<std::string> fails, workers_at;
   std::string workers_schedule;
   OnlineCompileFlags online_flags;
+  AutoscaleFlags autoscale_flags;
   po::options_description opts("lull simulate options");
   opts.add_options()
       ("policies", po::value(&policies), "policy set or policy library file (from lull compile)")
@@ -88,6 +90,7 @@ int run_simulate(int argc, char** argv) {
       ("out", po::value(&out), "result JSON file ('-' for stdout)")
       ("timeline", po::value(&timeline), "optional per-second CSV ('-' for stdout)");
   add_online_compile_options(opts, online_flags);
+  add_autoscale_options(opts, autoscale_flags);
   po::variables_map vm;
   ParseExtras extras;
   extras.vm = &vm;
@@ -120,10 +123,13 @@ int run_simulate(int argc, char** argv) {
     throw UsageError(e.what());
   }
   const bool lull_scheduler = options.scheduler == sim::SchedulerKind::kLull;
-  if (!lull_scheduler && (online || !options.worker_events.empty()))
-    throw UsageError("--fail, --workers-at, --workers-schedule and --online-compile apply to --scheduler lull only");
+  if (!lull_scheduler && (online || !options.worker_events.empty() || autoscale_flags.enabled))
+    throw UsageError("--fail, --workers-at, --workers-schedule, --online-compile and --autoscale apply to --scheduler lull only");
+  if (autoscale_flags.enabled && !options.worker_events.empty())
+    throw UsageError("--autoscale decides the workers itself: not with --fail, --workers-at or --workers-schedule");
+  options.autoscale = autoscale_config(autoscale_flags, seed);
   std::vector<runtime::PolicyTable> library = runtime::load_policy_library(policies, runtime::PolicyExpectations{});
-  if (library.size() == 1 && !online)  // one set, as before: its worker count is the run's
+  if (library.size() == 1 && !online && !autoscale_flags.enabled)  // one set, as before: its worker count is the run's
     library.front() = runtime::load_policy_table(policies, runtime::PolicyExpectations{"", workers, 0});
   // The set the run starts on: the nearest worker count not above --workers.
   std::size_t start = 0;
@@ -157,7 +163,12 @@ int run_simulate(int argc, char** argv) {
     lat_model = std::make_unique<sim::CompiledLatency>(table);
   }
   const auto arrival_source = sim::make_arrival_source(spec, process, seed);
-  const sim::SimResult r = sim::simulate(table, *arrival_source, *lat_model, options);
+  sim::SimResult r;
+  try {
+    r = sim::simulate(table, *arrival_source, *lat_model, options);
+  } catch (const std::invalid_argument& e) {  // an autoscaler setting the library cannot meet
+    throw UsageError(e.what());
+  }
 
   write_output(out, sim::result_to_json(r, table, sim::RunInfo{policies, trace, replay, arrivals, latency, seed}));
   if (!timeline.empty()) write_output(timeline, sim::timeline_to_csv(r));
@@ -167,6 +178,15 @@ int run_simulate(int argc, char** argv) {
             << r.accuracy_per_satisfied_query << ", violation rate " << r.violation_rate << ", dropped " << r.dropped;
   if (options.dispatch_end_s > 0) summary << ", not dispatched at end " << r.not_dispatched_at_end;
   if (online) summary << ", " << r.compilations << " online compilations";
+  if (r.autoscale) {
+    summary << ", " << r.worker_seconds << " worker-seconds, " << r.autoscale->scale_events.size() << " scale events";
+    if (!autoscale_flags.log.empty()) {
+      std::string lines;
+      for (const auto& l : r.autoscale->log) lines += l + "\n";
+      if (autoscale_flags.log == "-") std::cerr << lines;
+      else write_output(autoscale_flags.log, lines);
+    }
+  }
   summary << ", " << r.wall_s + r.plan_wall_s << " s\n";
   return 0;
 }

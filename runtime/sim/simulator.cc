@@ -93,13 +93,19 @@ std::vector<PolicyUse> policies_used(const runtime::Dispatcher& d) {
 SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<runtime::BaselineChoice>* plan,
                          ArrivalSource& arrivals, LatencyModel& latency, const SimOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
-  if (plan && (!options.worker_events.empty() || options.compiler || options.workers_up > 0))
-    throw std::invalid_argument("worker events and online compilation apply to lull's scheduler only");
+  if (plan && (!options.worker_events.empty() || options.compiler || options.workers_up > 0 || options.autoscale.enabled))
+    throw std::invalid_argument("worker events, autoscaling and online compilation apply to lull's scheduler only");
+  if (options.autoscale.enabled && !options.worker_events.empty())
+    throw std::invalid_argument("--autoscale decides the workers itself: not with --fail, --workers-at or --workers-schedule");
   std::vector<WorkerEvent> worker_events = options.worker_events;
   sort_worker_events(&worker_events);
   const int up = options.workers_up > 0 ? options.workers_up : table.workers;
-  const int pool = std::max({table.workers, up, workers_named(worker_events)});
   runtime::VirtualClock clock;
+  std::unique_ptr<AutoscaledWorkers> scaler;
+  if (options.autoscale.enabled)
+    scaler = std::make_unique<AutoscaledWorkers>(
+        options.autoscale, options.library.empty() ? std::vector<runtime::PolicyTable>{table} : options.library, clock, up);
+  const int pool = scaler ? scaler->slots() : std::max({table.workers, up, workers_named(worker_events)});
   EventQueue events;
   SimBackend backend(pool, events, clock, latency);
   if (options.dispatch_end_s > 0) backend.set_dispatch_end_us(static_cast<std::int64_t>(std::llround(options.dispatch_end_s * 1e6)));
@@ -121,6 +127,7 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     auto d = std::make_unique<runtime::Dispatcher>(std::move(dp), clock, backend, so);
     lull = d.get();
     sched = std::move(d);
+    if (scaler) scaler->attach(*lull);
   }
   WorkerPool workers(pool, up);
   SimStats stats(table, options.timeline);
@@ -147,14 +154,21 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
       workers.apply(worker_events[next_worker_event++], *lull, backend);
       continue;
     }
+    if (scaler && scaler->next_time_us() <= next_us) {  // a worker comes up, or the autoscaler's tick
+      clock.advance_to_us(std::max(clock.now_us(), scaler->next_time_us()));
+      scaler->advance();
+      continue;
+    }
     const SimEvent e = events.pop();
     clock.advance_to_us(e.time_us);
     if (e.worker >= 0) {
       backend.complete(e.worker, e.batch);
+      if (scaler) scaler->on_batch_done(e.worker);
       continue;
     }
     const runtime::QueryId id = next_id++;
     stats.on_arrival(id, e.time_us);  // before the scheduler can possibly complete it
+    if (scaler) scaler->record_arrival(e.time_us);
     sched->on_arrival(id);
     if (options.timeline)
       stats.on_load(e.time_us, sched->last_estimate_qps(),
@@ -184,6 +198,10 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   r.new_policy_events = sched->new_policy_events();
   r.simulated_s = static_cast<double>(clock.now_us()) * 1e-6;
   r.worker_seconds = workers.worker_seconds();
+  if (scaler) {
+    r.worker_seconds = scaler->worker_seconds(clock.now_us());
+    r.autoscale = scaler->report();
+  }
   if (provider) {
     r.compilations = provider->compilations();
     r.compile_wall_s = provider->compile_wall_s();

@@ -5,6 +5,7 @@
 // a run that ends with completed + dropped + not_dispatched_at_end !=
 // arrivals throws.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "runtime/policy_table.h"
 #include "runtime/scheduler.h"
 #include "runtime/sim/arrivals.h"
+#include "runtime/sim/autoscaled_workers.h"
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/model_switching.h"
 #include "runtime/sim/sim_stats.h"
@@ -46,6 +48,9 @@ struct SimOptions {
   // free. nullptr: off (the stale policy).
   runtime::PolicyCompiler* compiler = nullptr;
   std::int64_t compile_delay_us = 300'000;
+  // --autoscale: the manager's autoscaler drives a simulated worker pool
+  // (from workers_up at the start); not with worker_events.
+  SimAutoscale autoscale;
 };
 
 // A policy that took decisions: which (workers, load) and how many.
@@ -75,6 +80,7 @@ struct SimResult {
   double wall_s = 0;        // host time of the event loop
   double plan_wall_s = 0;   // host time spent building a baseline plan
   std::vector<TimelineRow> timeline;
+  std::optional<AutoscaleReport> autoscale;  // with options.autoscale
 };
 
 // Runs lull's dispatcher (plan == nullptr) or the FIFO dispatcher with `plan`.
