@@ -6,10 +6,12 @@
 #include <boost/program_options.hpp>
 
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 
 #include "cli/commands.h"
 #include "cli/drift_recompiler.h"
+#include "cli/online_compile.h"
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
@@ -41,6 +43,8 @@ struct StopBackendFirst {
 }  // namespace
 
 int run_serve(int argc, char** argv) {
+  OnlineCompileFlags online_flags;
+  std::string profiles;
   std::string policies, workers_text, management_text, listen, port_file, token_file, recompile_out;
   serve::ServeOptions opts;
   serve::TorchServeOptions backend_opts;
@@ -78,6 +82,8 @@ int run_serve(int argc, char** argv) {
        "fail (not warn) at start when a model's batchSize > 1 with maxBatchDelay > 0 would hold lull's batches")
       ("recompile-on-drift", po::value(&recompile_out),
        "on latency drift, compile a policy set from the observed latencies and write it to this file");
+  desc.add_options()("profiles", po::value(&profiles), "online compilation: the profiles the policies were compiled from");
+  add_online_compile_options(desc, online_flags);
   const char* usage =
       "usage: lull serve --policies SET.pb --servers URL,URL,... --listen 127.0.0.1:7070";
   const std::vector<RenamedFlag> renamed = {
@@ -105,9 +111,23 @@ int run_serve(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  const bool online = online_compile_enabled(online_flags, profiles);
   runtime::PolicyExpectations expect;
   expect.workers = static_cast<int>(workers.size());
-  const runtime::PolicyTable table = runtime::load_policy_table(policies, expect);
+  // A library, or online compilation: the Dispatcher picks by the workers up;
+  // one set without it must match the servers, as before.
+  opts.library = runtime::load_policy_library(policies, {});
+  if (opts.library.size() == 1 && !online) opts.library.clear();
+  const runtime::PolicyTable table =
+      opts.library.empty() ? runtime::load_policy_table(policies, expect) : opts.library.front();
+  std::unique_ptr<CompilerPolicySource> source;
+  std::unique_ptr<runtime::BackgroundPolicyProvider> provider;
+  if (online) {
+    source = std::make_unique<CompilerPolicySource>(policies, profiles, online_flags);
+    provider = std::make_unique<runtime::BackgroundPolicyProvider>(
+        *source, [](const std::string& line) { std::cerr << "lull serve: " << line << std::endl; });
+    opts.online = provider.get();
+  }
   fe.task = table.task;
 
   // Block the stop signals before any thread starts, so all of them inherit
@@ -133,7 +153,7 @@ int run_serve(int argc, char** argv) {
   std::unique_ptr<DriftRecompiler> recompiler;  // outlives the session that calls it
   if (!recompile_out.empty()) {
     check_binary_output(recompile_out, "--recompile-on-drift");
-    recompiler = std::make_unique<DriftRecompiler>(read_policy_set(policies), recompile_out,
+    recompiler = std::make_unique<DriftRecompiler>(read_policy_library(policies).sets(0), recompile_out,
                                                    [](const std::string& line) { std::cerr << line << std::endl; });
     opts.on_drift = [r = recompiler.get()](const serve::DriftEvent& e) { r->on_drift(e); };
   }

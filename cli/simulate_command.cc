@@ -1,12 +1,16 @@
-// lull simulate: runs a policy set (or a baseline) in the discrete-event
-// simulator and writes a JSON result (and optionally a per-second timeline).
+// lull simulate: runs a policy set or library (or a baseline) in the
+// discrete-event simulator, optionally with worker failures, worker-count
+// changes, online compilation or the autoscaler (--autoscale), and writes a
+// JSON result (and optionally a per-second timeline).
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "cli/autoscale_flags.h"
 #include "cli/commands.h"
+#include "cli/online_compile.h"
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
@@ -16,6 +20,7 @@
 #include "runtime/sim/result_json.h"
 #include "runtime/sim/simulator.h"
 #include "runtime/sim/trace_spec.h"
+#include "runtime/sim/worker_events.h"
 #include "schema/input_limits.h"
 
 namespace lull::cli {
@@ -54,24 +59,38 @@ int run_simulate(int argc, char** argv) {
       timeline;
   int workers = 0;
   std::uint64_t seed = 1;
-  double window_ms = 500, ms_profile_s = 300;
+  double window_ms = 500, ms_profile_s = 300, trace_scale = 1, compile_delay_ms = 300;
+  std::vector<std::string> fails, workers_at;
+  std::string workers_schedule;
+  OnlineCompileFlags online_flags;
+  AutoscaleFlags autoscale_flags;
   po::options_description opts("lull simulate options");
   opts.add_options()
-      ("policies", po::value(&policies), "policy set file (from lull compile)")
-      ("workers", po::value(&workers), "number of workers; must match the policy set")
+      ("policies", po::value(&policies), "policy set or policy library file (from lull compile)")
+      ("workers", po::value(&workers),
+       "workers up at the start; must match a single policy set unless --online-compile on (a library: picks by it)")
       ("trace", po::value(&trace), "constant:QPS:SECONDS | rate-file:PATH (lines '<second> <QPS>') | arrivals:PATH (one time in s per line)")
+      ("trace-scale", po::value(&trace_scale)->default_value(trace_scale), "multiply every rate of a constant: or rate-file: trace")
       ("replay", po::value(&replay)->default_value(replay),
        "hold: run the trace as written and serve every query | reference: the reference simulator's replay "
        "(rate file: per-second rates, 300 s, wrap-around; queries still queued at the end are not counted)")
       ("arrivals", po::value(&arrivals)->default_value(arrivals), "arrival process for constant/rate traces: poisson | gamma:CV2")
       ("scheduler", po::value(&scheduler)->default_value(scheduler), "lull | jellyfish | modelswitching")
       ("latency", po::value(&latency)->default_value(latency), "pNN: deterministic at the compiled percentile | sampled: drawn from --profiles")
-      ("profiles", po::value(&profiles), "raw samples for --latency sampled: lull profile JSON or a RAMSIS-artifact folder")
+      ("profiles", po::value(&profiles), "lull profile JSON or a RAMSIS-artifact folder: raw samples for --latency sampled; what --online-compile on compiles from")
       ("seed", po::value(&seed)->default_value(seed), "random seed (arrivals, sampled latencies, baseline profiling)")
       ("load-window-ms", po::value(&window_ms)->default_value(window_ms), "load monitor's sliding window")
       ("ms-profile-s", po::value(&ms_profile_s)->default_value(ms_profile_s), "length of each ModelSwitching offline run")
+      ("fail", po::value(&fails)->composing(), "WORKER@T:DURATION: the worker fails at T s (its batch in flight fails "
+       "and is retried elsewhere) and is back DURATION s later; repeatable")
+      ("workers-at", po::value(&workers_at)->composing(), "T:K: from T s on, workers 0..K-1 are provisioned; repeatable")
+      ("workers-schedule", po::value(&workers_schedule), "PLAN.json from lull plan --trace: its schedule's worker counts over time")
+      ("compile-delay-ms", po::value(&compile_delay_ms)->default_value(compile_delay_ms),
+       "online compilation: virtual time one compilation takes (deterministic)")
       ("out", po::value(&out), "result JSON file ('-' for stdout)")
       ("timeline", po::value(&timeline), "optional per-second CSV ('-' for stdout)");
+  add_online_compile_options(opts, online_flags);
+  add_autoscale_options(opts, autoscale_flags);
   po::variables_map vm;
   ParseExtras extras;
   extras.vm = &vm;
@@ -83,6 +102,8 @@ int run_simulate(int argc, char** argv) {
   check_range("--workers", workers, 1, limits::kMaxWorkers);
   check_positive_range("--load-window-ms", window_ms, limits::kMaxIntervalMs);
   check_positive_range("--ms-profile-s", ms_profile_s, limits::kMaxTraceSeconds);
+  check_range("--compile-delay-ms", compile_delay_ms, 0, limits::kMaxIntervalMs);
+  const bool online = online_compile_enabled(online_flags, profiles);
 
   sim::SimOptions options;
   sim::TraceSpec spec;
@@ -91,11 +112,40 @@ int run_simulate(int argc, char** argv) {
     options.scheduler = sim::parse_scheduler_kind(scheduler);
     spec = sim::parse_trace_spec(trace);
     sim::set_replay_mode(&spec, replay);
+    sim::set_trace_scale(&spec, trace_scale);
     process = sim::parse_arrival_process(arrivals);
+    for (const auto& f : fails)
+      for (const auto& e : sim::parse_fail(f)) options.worker_events.push_back(e);
+    for (const auto& w : workers_at) options.worker_events.push_back(sim::parse_workers_at(w));
+    if (!workers_schedule.empty())
+      for (const auto& e : sim::read_workers_schedule(workers_schedule)) options.worker_events.push_back(e);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  const runtime::PolicyTable table = runtime::load_policy_table(policies, runtime::PolicyExpectations{"", workers, 0});
+  const bool lull_scheduler = options.scheduler == sim::SchedulerKind::kLull;
+  if (!lull_scheduler && (online || !options.worker_events.empty() || autoscale_flags.enabled))
+    throw UsageError("--fail, --workers-at, --workers-schedule, --online-compile and --autoscale apply to --scheduler lull only");
+  if (autoscale_flags.enabled && !options.worker_events.empty())
+    throw UsageError("--autoscale decides the workers itself: not with --fail, --workers-at or --workers-schedule");
+  options.autoscale = autoscale_config(autoscale_flags, seed);
+  std::vector<runtime::PolicyTable> library = runtime::load_policy_library(policies, runtime::PolicyExpectations{});
+  if (library.size() == 1 && !online && !autoscale_flags.enabled)  // one set, as before: its worker count is the run's
+    library.front() = runtime::load_policy_table(policies, runtime::PolicyExpectations{"", workers, 0});
+  // The set the run starts on: the nearest worker count not above --workers.
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < library.size(); ++i)
+    if (library[i].workers <= workers) start = i;
+  const runtime::PolicyTable table = library[start];
+  if (lull_scheduler) {
+    options.workers_up = workers;
+    options.library = std::move(library);
+  }
+  std::unique_ptr<CompilerPolicySource> source;
+  if (online) {
+    source = std::make_unique<CompilerPolicySource>(policies, profiles, online_flags);
+    options.compiler = source.get();
+    options.compile_delay_us = static_cast<std::int64_t>(std::llround(compile_delay_ms * 1000));
+  }
   const bool sampled = parse_latency_mode(latency, table);
   if (sampled && profiles.empty()) throw UsageError("--latency sampled needs --profiles FILE_OR_DIR");
 
@@ -112,8 +162,13 @@ int run_simulate(int argc, char** argv) {
   } else {
     lat_model = std::make_unique<sim::CompiledLatency>(table);
   }
-  const auto source = sim::make_arrival_source(spec, process, seed);
-  const sim::SimResult r = sim::simulate(table, *source, *lat_model, options);
+  const auto arrival_source = sim::make_arrival_source(spec, process, seed);
+  sim::SimResult r;
+  try {
+    r = sim::simulate(table, *arrival_source, *lat_model, options);
+  } catch (const std::invalid_argument& e) {  // an autoscaler setting the library cannot meet
+    throw UsageError(e.what());
+  }
 
   write_output(out, sim::result_to_json(r, table, sim::RunInfo{policies, trace, replay, arrivals, latency, seed}));
   if (!timeline.empty()) write_output(timeline, sim::timeline_to_csv(r));
@@ -122,6 +177,16 @@ int run_simulate(int argc, char** argv) {
   summary << r.scheduler << ": " << r.arrivals << " queries, accuracy per satisfied query "
             << r.accuracy_per_satisfied_query << ", violation rate " << r.violation_rate << ", dropped " << r.dropped;
   if (options.dispatch_end_s > 0) summary << ", not dispatched at end " << r.not_dispatched_at_end;
+  if (online) summary << ", " << r.compilations << " online compilations";
+  if (r.autoscale) {
+    summary << ", " << r.worker_seconds << " worker-seconds, " << r.autoscale->scale_events.size() << " scale events";
+    if (!autoscale_flags.log.empty()) {
+      std::string lines;
+      for (const auto& l : r.autoscale->log) lines += l + "\n";
+      if (autoscale_flags.log == "-") std::cerr << lines;
+      else write_output(autoscale_flags.log, lines);
+    }
+  }
   summary << ", " << r.wall_s + r.plan_wall_s << " s\n";
   return 0;
 }

@@ -1,24 +1,80 @@
 #include "runtime/dispatcher.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "runtime/model_selector.h"
 
 namespace lull::runtime {
+namespace {
+
+int pool_size(const DispatcherPolicies& p) {
+  if (p.library.empty()) throw std::invalid_argument("dispatcher needs at least one policy set");
+  return p.pool_workers > 0 ? p.pool_workers : p.library.front().workers;
+}
+
+int up_at_start(const DispatcherPolicies& p) {
+  const int pool = pool_size(p);
+  return p.initially_up > 0 ? std::min(p.initially_up, pool) : pool;
+}
+
+// The grid of the table the dispatcher starts on (load estimates and the
+// "new policy needed" events are reported against it).
+std::vector<double> start_grid(const DispatcherPolicies& p) {
+  const int up = up_at_start(p);
+  const PolicyTable* best = &p.library.front();
+  for (const auto& t : p.library)
+    if (t.workers <= up) best = &t;
+  return best->loads_qps();
+}
+
+}  // namespace
+
 Dispatcher::Dispatcher(const PolicyTable& table, Clock& clock, Backend& backend, const SchedulerOptions& options)
-    : Scheduler(table.loads_qps(), clock, backend, options),
-      table_(table),
-      central_(table.slo_us, table.workers),
-      queues_(static_cast<std::size_t>(table.workers)),
-      busy_(static_cast<std::size_t>(table.workers), 0),
-      running_(static_cast<std::size_t>(table.workers)),
-      retries_(static_cast<std::size_t>(table.workers)),
-      available_(static_cast<std::size_t>(table.workers), 1),
-      num_available_(table.workers) {}
+    : Dispatcher(DispatcherPolicies{{table}, table.workers, table.workers, nullptr}, clock, backend, options) {}
+
+Dispatcher::Dispatcher(DispatcherPolicies p, Clock& clock, Backend& backend, const SchedulerOptions& options)
+    : Scheduler(start_grid(p), clock, backend, options),
+      catalog_(p.library),
+      provider_(p.provider),
+      central_(p.library.at(0).slo_us, pool_size(p)),
+      queues_(static_cast<std::size_t>(pool_size(p))),
+      busy_(queues_.size(), 0),
+      running_(queues_.size()),
+      retries_(queues_.size()),
+      available_(queues_.size(), 0),
+      num_available_(up_at_start(p)) {
+  std::fill(available_.begin(), available_.begin() + num_available_, 1);
+  usage_.assign(static_cast<std::size_t>(catalog_.size()), GridUsage{});
+  refresh_policy();
+}
+
+void Dispatcher::add_policies(const PolicyTable& table) {
+  catalog_.add(table);
+  if (usage_.size() < static_cast<std::size_t>(catalog_.size())) usage_.resize(static_cast<std::size_t>(catalog_.size()));
+  refresh_policy();
+}
+
+void Dispatcher::refresh_policy() {
+  if (inbox_.has_mail())
+    for (const PolicyTable& t : inbox_.take()) add_policies(t);
+  const double load = last_estimate_qps();
+  choice_ = catalog_.choose(num_available_, load, provider_ != nullptr);
+  if (!provider_) return;
+  const PolicyRequest want = catalog_.wanted(num_available_, load);
+  if (want.workers == 0) return;
+  if (want.workers == last_request_.workers && want.load_qps == last_request_.load_qps) return;
+  last_request_ = want;
+  ++requests_;
+  provider_->request(want);
+}
 
 void Dispatcher::on_arrival(QueryId id) { on_arrival_at(id, clock_.now_us()); }
 
 void Dispatcher::on_arrival_at(QueryId id, std::int64_t arrival_us) {
   // The load estimate sees arrivals in the order they reach the Dispatcher.
   note_arrival(clock_.now_us());
+  refresh_policy();
   // With every worker available (always, under the simulator) this is plain
   // round-robin; the check costs one branch per arrival.
   const int w = num_available_ == static_cast<int>(queues_.size()) ? central_.next_worker()
@@ -28,7 +84,7 @@ void Dispatcher::on_arrival_at(QueryId id, std::int64_t arrival_us) {
 }
 
 std::int64_t Dispatcher::expected_end_us(int model, std::size_t batch) const {
-  const auto& lat = table_.models[model].latency_us;
+  const auto& lat = catalog_.header().models[model].latency_us;
   const double needed_us = batch <= lat.size() ? lat[batch - 1] : lat.back();
   return clock_.now_us() + static_cast<std::int64_t>(needed_us);
 }
@@ -58,6 +114,7 @@ void Dispatcher::set_worker_available(int worker, bool available) {
   if ((a != 0) == available) return;
   a = available ? 1 : 0;
   num_available_ += available ? 1 : -1;
+  refresh_policy();
   if (available || num_available_ == 0) return;  // with no one to take them, the queries stay
   WorkerQueue& q = queues_[worker];
   q.drain(moved_);
@@ -74,10 +131,9 @@ void Dispatcher::try_dispatch(int w) {
   if (!retries_[w].empty()) return start_retry(w);
   WorkerQueue& q = queues_[w];
   if (q.empty()) return;
-  const int grid_point = current_grid_point();
   const std::int64_t slack_us = q.front().deadline_us - clock_.now_us();
-  const Selection s = select_action(table_.policies[grid_point], q.size(), slack_us);
-  GridUsage& u = usage_[grid_point];
+  const Selection s = select_action(*choice_.policy, q.size(), slack_us);
+  GridUsage& u = usage_[static_cast<std::size_t>(choice_.id)];
   ++u.decisions;
   u.queries += static_cast<std::uint64_t>(s.batch);
   u.fallbacks += s.fallback ? 1 : 0;

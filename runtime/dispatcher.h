@@ -12,16 +12,46 @@
 #include <vector>
 
 #include "runtime/central_queue.h"
+#include "runtime/policy_catalog.h"
+#include "runtime/policy_inbox.h"
+#include "runtime/policy_provider.h"
 #include "runtime/policy_table.h"
 #include "runtime/scheduler.h"
 #include "runtime/worker_queue.h"
 
 namespace lull::runtime {
 
+// The policies a Dispatcher chooses from and the workers it drives.
+struct DispatcherPolicies {
+  std::vector<PolicyTable> library;  // one table per worker count (a library of one is fine)
+  int pool_workers = 0;              // workers it can drive (0: the first table's)
+  int initially_up = 0;              // workers 0..initially_up-1 start available (0: all)
+  // Online compilation: asked for the policy missing for (workers up, load);
+  // until it arrives the catalog's conservative choice serves. nullptr: the
+  // library only (the stale policy when workers go down or the load leaves
+  // the grid).
+  PolicyProvider* provider = nullptr;
+};
+
 class Dispatcher final : public Scheduler {
  public:
-  // `table` must outlive the dispatcher; its worker count sets the workers.
+  // One table; its worker count sets the workers.
   Dispatcher(const PolicyTable& table, Clock& clock, Backend& backend, const SchedulerOptions& options = {});
+  Dispatcher(DispatcherPolicies policies, Clock& clock, Backend& backend, const SchedulerOptions& options = {});
+
+  // Online compilation. A table produced for this dispatcher joins its
+  // catalog and the choice is made again at once (the dispatcher's thread:
+  // the simulator's event loop, or a server under its lock)...
+  void add_policies(const PolicyTable& table);
+  // ...or, from any thread, through the inbox, picked up at the next arrival.
+  PolicyInbox& policy_inbox() { return inbox_; }
+  // The policy now in use (worker count, load) and the catalog it came from.
+  const PolicyChoice& current_choice() const { return choice_; }
+  const PolicyCatalog& catalog() const { return catalog_; }
+  int workers_available() const { return num_available_; }
+  int pool_workers() const { return static_cast<int>(queues_.size()); }
+  // Requests made of the provider so far.
+  int policies_requested() const { return requests_; }
   void on_arrival(QueryId id) override;
   // The same for a query the caller received at `arrival_us` (<= now): its
   // deadline counts from then, so time spent before the Dispatcher saw it
@@ -38,9 +68,10 @@ class Dispatcher final : public Scheduler {
   // Failed batches waiting for their retry worker to become idle.
   int retries_waiting(int worker) const { return static_cast<int>(retries_.at(static_cast<std::size_t>(worker)).size()); }
 
-  // Worker availability, for real backends whose workers can fail (health
-  // checks); every worker starts available and the simulator never changes
-  // it. Round-robin skips unavailable workers, and a worker marked
+  // Worker availability: a server's health checks, the simulator's --fail
+  // and --workers-at. Workers 0..initially_up-1 start available. Each change
+  // chooses the policy again for the workers now up (and, with a provider,
+  // asks for a missing one). Round-robin skips unavailable workers, and a worker marked
   // unavailable hands its queued queries (deadlines kept) and waiting
   // retries to the available ones, which start them if idle. Its batch in
   // flight is the backend's to fail or finish.
@@ -75,8 +106,16 @@ class Dispatcher final : public Scheduler {
   int next_available_after(int worker) const;
   void dispatch_idle_available();
   std::int64_t expected_end_us(int model, std::size_t batch) const;
+  // Picks up delivered tables, chooses the policy for (workers up, load) and
+  // asks the provider for a missing one.
+  void refresh_policy();
 
-  const PolicyTable& table_;
+  PolicyCatalog catalog_;
+  PolicyProvider* provider_;
+  PolicyInbox inbox_;
+  PolicyChoice choice_;
+  PolicyRequest last_request_;  // not repeated while the catalog still misses it
+  int requests_ = 0;
   CentralQueue central_;
   std::vector<WorkerQueue> queues_;
   std::vector<char> busy_;

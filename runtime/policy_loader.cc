@@ -117,4 +117,16 @@ PolicyTable load_policy_table(const std::string& path, const PolicyExpectations&
   return policy_table_from_proto(set, expect, path);
 }
 
+std::vector<PolicyTable> load_policy_library(const std::string& path, const PolicyExpectations& expect) {
+  const schema::PolicyLibrary lib = lull::read_policy_library(path);  // checksums, version, ascending workers
+  PolicyExpectations any_workers = expect;
+  any_workers.workers = 0;
+  std::vector<PolicyTable> tables;
+  for (int i = 0; i < lib.sets_size(); ++i)
+    tables.push_back(policy_table_from_proto(lib.sets(i), any_workers,
+                                             lib.sets_size() == 1 ? path : path + ": sets[" + std::to_string(i) + "]"));
+  if (tables.empty()) throw std::runtime_error(path + ": the policy library holds no policy set");
+  return tables;
+}
+
 }  // namespace lull::runtime

@@ -4,6 +4,7 @@
 // and version, through schema/policy_file.h) and then the runtime's own
 // invariants, so every later stage can trust the table.
 #include <string>
+#include <vector>
 
 #include "runtime/policy_table.h"
 
@@ -20,6 +21,10 @@ struct PolicyExpectations {
 
 // Throws std::runtime_error("PATH: what is wrong") on any problem.
 PolicyTable load_policy_table(const std::string& path, const PolicyExpectations& expect);
+
+// A policy library (or a set file, a library of one): one table per worker
+// count, ascending. `expect.workers` is not checked (the caller picks).
+std::vector<PolicyTable> load_policy_library(const std::string& path, const PolicyExpectations& expect);
 
 // The same checks on an in-memory set (tests, tools); `where` prefixes errors.
 PolicyTable policy_table_from_proto(const schema::PolicySet& set, const PolicyExpectations& expect,

@@ -7,6 +7,9 @@ instead. It speaks the parts of TorchServe's APIs lull uses, on one port:
   GET  /ping                  -> {"status": "Healthy"}
   GET  /models                -> {"models": [{"modelName": ..., "modelUrl": ...}]}
   GET  /models/{name}         -> [{"modelName": ..., "workers": [{"status": "READY"}], ...}] or 404
+  POST /models?url=...        -> register (load) a model; DELETE /models/{name} unregisters it
+                                 (TorchServe's management API: management.py, with the
+                                 --store-fake, --fail-load and --load-delay-ms options)
   POST /predictions/{model}   -> lull's batch contract (runtime/torchserve/lull_batch_contract.py)
                                  for application/json bodies; any other body is ONE raw input
                                  and gets its bare prediction (TorchServe's single-input form).
@@ -51,7 +54,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "torchserve"))
 import lull_batch_contract as contract  # noqa: E402
+import management  # noqa: E402
 import models as zoo  # noqa: E402
+from urllib.parse import parse_qsl, unquote  # noqa: E402
 
 
 class ModelServer(ThreadingHTTPServer):
@@ -59,9 +64,9 @@ class ModelServer(ThreadingHTTPServer):
     allow_reuse_address = True  # a restarted server takes its old port back at once
     request_queue_size = 128  # the default backlog of 5 refuses bursts of new connections
 
-    def __init__(self, addr, models, delay_ms, keys=None):
+    def __init__(self, addr, registry, delay_ms, keys=None):
         super().__init__(addr, Handler)
-        self.models = models
+        self.models = registry  # management.ModelRegistry: what is loaded, and the store
         self.delay_ms = delay_ms
         self.keys = keys  # {"inference": KEY, "management": KEY}, or None: no token authorization
         self.batch_size = 1  # what GET /models/{name} reports (the stand-in never batches requests itself)
@@ -110,20 +115,32 @@ class Handler(BaseHTTPRequestHandler):
             return
         if path == "/models":
             return self._send(200, json.dumps(
-                {"models": [{"modelName": n, "modelUrl": n + ".mar"} for n in sorted(models)]}))
+                {"models": [{"modelName": n, "modelUrl": models.url(n)} for n in models.names()]}))
         m = re.fullmatch(r"/models/([^/]+)(?:/[^/]+)?", path)
         if m:
-            name = m.group(1)
-            if name not in models:
+            name = unquote(m.group(1))
+            workers = models.worker_count(name)
+            if workers is None:
                 return self._error(404, "ModelNotFoundException", "Model not found: " + name)
+            model = models.get(name)
+            memory = {"memoryUsage": model.memory_bytes()} if hasattr(model, "memory_bytes") else {}  # TorchVision only
             return self._send(200, json.dumps([{
-                "modelName": name, "modelVersion": "1.0", "modelUrl": name + ".mar",
+                "modelName": name, "modelVersion": "1.0", "modelUrl": models.url(name),
                 "runtime": "python", "minWorkers": 1, "maxWorkers": 1,
                 "batchSize": self.server.batch_size, "maxBatchDelay": self.server.max_batch_delay,
-                "loadedAtStartup": True,
-                "workers": [{"id": "9000", "status": "READY", "pid": os.getpid(), "gpu": False}],
+                "loadedAtStartup": models.loaded_at_startup(name),
+                "workers": [{"id": str(9000 + i), "status": "READY", "pid": os.getpid(), "gpu": False, **memory}
+                            for i in range(workers)],
             }]))
         self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + path)
+
+    def do_DELETE(self):
+        m = re.fullmatch(r"/models/([^/]+)(?:/[^/]+)?", self.path.split("?", 1)[0])
+        if not m:
+            return self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + self.path)
+        if self._token_refused("management"):
+            return
+        self._send(*self.server.models.unregister(unquote(m.group(1))))
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
@@ -134,7 +151,12 @@ class Handler(BaseHTTPRequestHandler):
         if self.server.max_request_size and length > self.server.max_request_size:
             return self._error(413, "RequestEntityTooLarge",
                                "request of %d bytes is over max_request_size %d" % (length, self.server.max_request_size))
-        m = re.fullmatch(r"/predictions/([^/?]+)(?:/[^/?]+)?", self.path.split("?", 1)[0])
+        path, _, query = self.path.partition("?")
+        if path == "/models":
+            if self._token_refused("management"):
+                return
+            return self._send(*self.server.models.register(dict(parse_qsl(query))))
+        m = re.fullmatch(r"/predictions/([^/?]+)(?:/[^/?]+)?", path)
         if not m:
             return self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + self.path)
         if self._token_refused("inference"):
@@ -183,27 +205,47 @@ def main():
     ap.add_argument("--token-file", help="TorchServe key_file.json: enforce its inference/management keys")
     ap.add_argument("--report-batch-size", type=int, default=1,
                     help="batchSize that GET /models/{name} reports (tests of lull's batching check)")
+    ap.add_argument("--store-fake", action="append", default=[],
+                    help="name:base_ms:per_item_ms: a fake the management API can load (POST /models?url=NAME.mar) "
+                         "but that is not loaded at start")
+    ap.add_argument("--fail-load", action="append", default=[],
+                    help="loading this store entry through the management API fails with TorchServe's 500 "
+                         "(fault tests)")
+    ap.add_argument("--load-delay-ms", type=float, default=0,
+                    help="how long a load through the management API takes")
     ap.add_argument("--report-max-batch-delay", type=int, default=100,
                     help="maxBatchDelay (ms) that GET /models/{name} reports")
     args = ap.parse_args()
 
-    models = {}
-    for spec in args.fake:
-        f = zoo.parse_fake(spec)
-        models[f.name] = f
+    models, store, make_torchvision = {}, {}, None
+    try:
+        for spec in args.fake:
+            f = zoo.parse_fake(spec)
+            models[f.name] = f
+        for spec in args.store_fake:
+            f = zoo.parse_fake(spec)
+            store[f.name] = f
+    except ValueError as e:
+        ap.error(str(e))
     names = [n for n in args.models.split(",") if n]
     if args.replay_profile:
         try:
-            models.update(zoo.load_replay(args.replay_profile, names, args.seed))
+            loaded = zoo.load_replay(args.replay_profile, names, args.seed)
+            # The rest of the profile is the store (its own draws: they start when one is loaded).
+            store.update({n: m for n, m in zoo.load_replay(args.replay_profile, [], args.seed + 1).items()
+                          if n not in loaded})
         except (OSError, ValueError) as e:
             ap.exit(2, "lull_modelserver: %s\n" % e)
+        models.update(loaded)
     elif names:
         import torch
         torch.set_num_threads(args.threads)
         for n in names:
             models[n] = zoo.TorchVisionModel(n, args.image_size)
+        make_torchvision = lambda n: zoo.TorchVisionModel(n, args.image_size)  # noqa: E731
     if not models:
         ap.error("no models: give --models, --fake or --replay-profile")
+    registry = management.ModelRegistry(models, store, args.fail_load, args.load_delay_ms, make_torchvision)
 
     keys = None
     if args.token_file:
@@ -213,7 +255,7 @@ def main():
             keys = {api: data[api]["key"] for api in ("inference", "management")}
         except (OSError, ValueError, KeyError, TypeError) as e:
             ap.exit(2, "lull_modelserver: %s: not a TorchServe key file (%s)\n" % (args.token_file, e))
-    server = ModelServer((args.host, args.port), models, args.delay_ms, keys)
+    server = ModelServer((args.host, args.port), registry, args.delay_ms, keys)
     server.batch_size = args.report_batch_size
     server.max_batch_delay = args.report_max_batch_delay
     server.max_request_size = args.max_request_size
@@ -225,7 +267,7 @@ def main():
         with open(tmp, "w") as f:
             f.write("%d\n" % port)
         os.replace(tmp, args.port_file)
-    print("lull-modelserver: %s on http://%s:%d" % (",".join(sorted(models)), args.host, port),
+    print("lull-modelserver: %s on http://%s:%d" % (",".join(registry.names()), args.host, port),
           file=sys.stderr, flush=True)
     try:
         server.serve_forever(poll_interval=0.2)

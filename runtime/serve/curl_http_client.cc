@@ -190,7 +190,9 @@ class HttpClient::Loop {
     if (r.timeout_ms > 0) curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout_ms));
     if (r.connect_timeout_ms > 0)
       curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(r.connect_timeout_ms));
-    if (r.method == "POST") {
+    if (!r.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, r.ca_file.c_str());
+    if (r.method != "GET" && r.method != "POST") curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+    if (r.method == "POST" || r.method == "PATCH" || r.method == "PUT") {
       curl_easy_setopt(easy, CURLOPT_POST, 1L);
       curl_easy_setopt(easy, CURLOPT_POSTFIELDS, r.body.data());
       curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));

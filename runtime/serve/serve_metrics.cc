@@ -87,6 +87,19 @@ std::string render_prometheus(const ServeSnapshot& s) {
   sample(out, "lull_load_estimate_queries_per_second", s.load_estimate_qps);
   family(out, "lull_policy_load_queries_per_second", "gauge", "The compiled load of the active policy.");
   sample(out, "lull_policy_load_queries_per_second", s.policy_load_qps);
+  family(out, "lull_policy_workers", "gauge", "The worker count the active policy was compiled for.");
+  sample(out, "lull_policy_workers", s.policy_workers);
+  if (s.online_compile) {
+    family(out, "lull_online_compilations_total", "counter", "Policies compiled online and swapped in (--online-compile on).");
+    sample(out, "lull_online_compilations_total", static_cast<double>(s.compilations));
+    family(out, "lull_online_compile_failures_total", "counter", "Online compilations that failed (logged on stderr).");
+    sample(out, "lull_online_compile_failures_total", static_cast<double>(s.compile_failures));
+    family(out, "lull_online_compile_seconds_total", "counter",
+           "Wall time of the online compilations; over lull_online_compilations_total, the mean latency.");
+    sample(out, "lull_online_compile_seconds_total", s.compile_seconds_sum);
+    family(out, "lull_online_compile_last_seconds", "gauge", "Wall time of the latest online compilation.");
+    sample(out, "lull_online_compile_last_seconds", s.compile_last_seconds);
+  }
   family(out, "lull_policy_expected_accuracy_ratio", "gauge",
          "The active policy's expected accuracy per satisfied query.");
   sample(out, "lull_policy_expected_accuracy_ratio", s.expected_accuracy);

@@ -53,6 +53,10 @@ struct ServeSnapshot {
   std::vector<std::string> model_names;
   double load_estimate_qps = 0;
   double policy_load_qps = 0;
+  int policy_workers = 0;          // the worker count the active policy was compiled for
+  bool online_compile = false;     // the online compilation families are shown
+  std::uint64_t compilations = 0, compile_failures = 0;
+  double compile_seconds_sum = 0, compile_last_seconds = 0;
   double expected_accuracy = 0;
   double expected_violation_rate = 0;
   std::vector<WorkerSnapshot> workers;

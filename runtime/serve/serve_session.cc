@@ -26,14 +26,18 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
       clock_(clock),
       options_(std::move(options)),
       relay_(*this),
-      dispatcher_(table, clock, relay_),
-      worker_batches_(static_cast<std::size_t>(table.workers)) {
-  current_grid_point_ = logged_grid_point_ = dispatcher_.current_grid_point();
-  if (health.num_workers() != table_.workers)
+      dispatcher_(runtime::DispatcherPolicies{options_.library.empty() ? std::vector<runtime::PolicyTable>{table}
+                                                                       : options_.library,
+                                              health.num_workers(), health.num_workers(), options_.online},
+                  clock, relay_),
+      worker_batches_(static_cast<std::size_t>(health.num_workers())) {
+  current_policy_ = logged_policy_ = dispatcher_.current_choice().id;
+  if (options_.online) options_.online->connect(dispatcher_.policy_inbox());
+  if (options_.library.empty() && !options_.online && health.num_workers() != table_.workers)
     throw std::invalid_argument("the policy set was compiled for " + std::to_string(table_.workers) +
                                 " workers but " + std::to_string(health.num_workers()) + " workers were given");
   if (options_.worker_names.empty())
-    for (int w = 0; w < table_.workers; ++w) options_.worker_names.push_back(std::to_string(w));
+    for (int w = 0; w < workers(); ++w) options_.worker_names.push_back(std::to_string(w));
   counters_.per_model.assign(table_.models.size(), 0);
   counters_.per_model_violations.assign(table_.models.size(), 0);
   counters_.per_model_satisfied.assign(table_.models.size(), 0);
@@ -50,10 +54,13 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
   dispatcher_.on_batch_done([this](const runtime::BatchResult& r, std::int64_t) { on_final_result(r); });
   std::lock_guard<std::mutex> lock(mu_);
   health.set_health_handler([this](int worker, bool up) { on_health(worker, up); });
-  for (int w = 0; w < table_.workers; ++w) dispatcher_.set_worker_available(w, health.worker_up(w));
+  for (int w = 0; w < workers(); ++w) dispatcher_.set_worker_available(w, health.worker_up(w));
 }
 
-ServeSession::~ServeSession() { shutdown(); }
+ServeSession::~ServeSession() {
+  if (options_.online) options_.online->disconnect();
+  shutdown();
+}
 
 void ServeSession::on_health(int worker, bool up) {
   std::unique_lock<std::mutex> lock(mu_);
@@ -130,18 +137,18 @@ std::pair<runtime::QueryId, std::future<Answer>> ServeSession::enqueue(std::stri
 }
 
 void ServeSession::log_policy_switch() {
-  const int grid_point = dispatcher_.current_grid_point();
-  if (grid_point != current_grid_point_) {
-    current_grid_point_ = grid_point;
+  const runtime::PolicyChoice& choice = dispatcher_.current_choice();
+  if (choice.id != current_policy_) {
+    current_policy_ = choice.id;
     ++switches_since_log_;
   }
   // Near a grid boundary the estimate flips between neighbours many times a
   // second; one line per second at most says where it settled and how often.
   const std::int64_t now_us = clock_.now_us();
-  if (switches_since_log_ == 0 || grid_point == logged_grid_point_ || now_us - last_log_us_ < 1'000'000) return;
-  std::fprintf(stderr, "lull serve: policy switch to the %g qps policy (load estimate %.1f qps; %d switches since the last line)\n",
-               table_.policies[grid_point].load_qps, dispatcher_.last_estimate_qps(), switches_since_log_);
-  logged_grid_point_ = grid_point;
+  if (switches_since_log_ == 0 || choice.id == logged_policy_ || now_us - last_log_us_ < 1'000'000) return;
+  std::fprintf(stderr, "lull serve: policy switch to the %g qps policy for %d workers (load estimate %.1f qps; %d switches since the last line)\n",
+               choice.policy->load_qps, choice.workers, dispatcher_.last_estimate_qps(), switches_since_log_);
+  logged_policy_ = choice.id;
   last_log_us_ = now_us;
   switches_since_log_ = 0;
 }
@@ -256,7 +263,7 @@ bool ServeSession::answer(runtime::QueryId id, Answer a) {
 bool ServeSession::healthy() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return false;
-  for (int w = 0; w < table_.workers; ++w)
+  for (int w = 0; w < workers(); ++w)
     if (dispatcher_.worker_available(w)) return true;
   return false;
 }
@@ -267,8 +274,10 @@ std::string ServeSession::metrics_text() {
     std::lock_guard<std::mutex> lock(mu_);
     s.counters = counters_;
     s.load_estimate_qps = dispatcher_.last_estimate_qps();
-    const auto& p = table_.policies[dispatcher_.current_grid_point()];
+    const runtime::PolicyChoice& choice = dispatcher_.current_choice();
+    const auto& p = *choice.policy;
     s.policy_load_qps = p.load_qps;
+    s.policy_workers = choice.workers;
     s.expected_accuracy = p.expected_accuracy;
     s.expected_violation_rate = p.expected_violation_rate;
     if (drift_) {
@@ -277,7 +286,7 @@ std::string ServeSession::metrics_text() {
       s.drift.drifting = drift_->drifting();
       s.drift.starts = drift_->drift_starts();
     }
-    for (int w = 0; w < table_.workers; ++w) {
+    for (int w = 0; w < workers(); ++w) {
       WorkerSnapshot ws;
       ws.url = options_.worker_names.at(static_cast<std::size_t>(w));
       ws.up = dispatcher_.worker_available(w);
@@ -287,6 +296,14 @@ std::string ServeSession::metrics_text() {
       ws.batches_failed = worker_batches_[w].failed;
       s.workers.push_back(ws);
     }
+  }
+  if (options_.online) {
+    const runtime::OnlineCompileStats o = options_.online->stats();
+    s.online_compile = true;
+    s.compilations = o.compilations;
+    s.compile_failures = o.failures;
+    s.compile_seconds_sum = o.seconds_sum;
+    s.compile_last_seconds = o.last_seconds;
   }
   s.task = table_.task;
   s.slo_seconds = table_.slo_us / 1e6;

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/background_policy_provider.h"
 #include "runtime/clock.h"
 #include "runtime/dispatcher.h"
 #include "runtime/policy_table.h"
@@ -57,6 +58,12 @@ struct ServeOptions {
   // (cli/: --recompile-on-drift). Must not block for long: it runs on the
   // backend's completion thread.
   std::function<void(const DriftEvent&)> on_drift;
+  // The other worker counts of a policy library (the session starts on
+  // `table`; the Dispatcher picks by the workers up and the load). Empty:
+  // `table` alone, whose worker count must be the servers'.
+  std::vector<runtime::PolicyTable> library;
+  // Online compilation (nullptr: off); must outlive the session.
+  runtime::BackgroundPolicyProvider* online = nullptr;
 };
 
 class ServeSession final : public QueryService {
@@ -111,6 +118,7 @@ class ServeSession final : public QueryService {
   // Sends the batches queued while `lock` (on mu_) was held, after releasing it.
   void send_outbox(std::unique_lock<std::mutex>& lock);
   void log_policy_switch();  // under mu_, after an arrival
+  int workers() const { return dispatcher_.pool_workers(); }
   void on_final_result(const runtime::BatchResult& r);  // under mu_, from the Dispatcher
   // Times an answered batch against the profile (under mu_); true when a
   // pair started drifting with it (*event then says which).
@@ -130,7 +138,7 @@ class ServeSession final : public QueryService {
   bool shut_down_ = false;
   runtime::QueryId next_id_ = 0;
   // Policy switches, logged at most once a second (log_policy_switch).
-  int current_grid_point_ = 0, logged_grid_point_ = 0, switches_since_log_ = 0;
+  int current_policy_ = 0, logged_policy_ = 0, switches_since_log_ = 0;
   std::int64_t last_log_us_ = 0;
   std::unordered_map<runtime::QueryId, Waiting> waiting_;
   std::vector<runtime::BatchRequest> outbox_;  // started under mu_, sent after it

@@ -12,12 +12,16 @@ struct SimEvent {
   std::int64_t time_us = 0;
   std::uint64_t seq = 0;
   int worker = -1;  // -1: an arrival; otherwise the worker whose batch completes
+  std::uint32_t batch = 0;  // completions: the worker's batch number (a failed batch's event is stale)
 };
 
 class EventQueue {
  public:
-  void push(std::int64_t time_us, int worker) { heap_.push(SimEvent{time_us, next_seq_++, worker}); }
+  void push(std::int64_t time_us, int worker, std::uint32_t batch = 0) {
+    heap_.push(SimEvent{time_us, next_seq_++, worker, batch});
+  }
   bool empty() const { return heap_.empty(); }
+  std::int64_t next_time_us() const { return heap_.top().time_us; }  // requires !empty()
   SimEvent pop() {
     SimEvent e = heap_.top();
     heap_.pop();

@@ -27,6 +27,42 @@ std::string num(double v) {
   return buf;
 }
 
+// --autoscale: the settings, the capacity table, the worker count over
+// time and every scale event with its reason and log line.
+void autoscale_json(std::ostringstream& o, const AutoscaleReport& a) {
+  const auto s = [](std::int64_t us) { return num(static_cast<double>(us) * 1e-6); };
+  o << "  \"autoscale\": {\"forecast\": " << quoted(a.forecast) << ", \"lead_s\": " << s(a.options.lead_us)
+    << ", \"provisioning\": " << quoted(a.provisioning) << ", \"tick_s\": " << s(a.options.tick_us)
+    << ", \"holdoff_s\": " << s(a.options.scale_in_holdoff_us) << ", \"step_interval_s\": " << s(a.options.scale_in_interval_us) << ", \"hysteresis\": " << num(a.options.hysteresis)
+    << ", \"floor\": " << a.floor << ", \"ceiling\": " << a.ceiling
+    << ", \"max_violation\": " << num(a.target.max_violation_rate) << ", \"min_accuracy\": " << num(a.target.min_accuracy)
+    << ",\n    \"envelope\": [";
+  for (std::size_t i = 0; i < a.options.envelope.size(); ++i)
+    o << (i ? ", " : "") << "{\"window_s\": " << s(a.options.envelope[i].window_us)
+      << ", \"tolerance\": " << num(a.options.envelope[i].tolerance) << "}";
+  o << "],\n    \"capacity\": [";
+  for (std::size_t i = 0; i < a.capacity.size(); ++i)
+    o << (i ? ", " : "") << "{\"workers\": " << a.capacity[i].workers << ", \"capacity_qps\": " << num(a.capacity[i].capacity_qps)
+      << ", \"expected_accuracy\": " << num(a.capacity[i].expected_accuracy) << "}";
+  o << "]},\n  \"workers_over_time\": [";
+  for (std::size_t i = 0; i < a.workers_over_time.size(); ++i) {
+    const auto& w = a.workers_over_time[i];
+    o << (i ? ",\n" : "\n") << "    {\"t_s\": " << num(w.t_s) << ", \"desired\": " << w.desired
+      << ", \"starting\": " << w.starting << ", \"up\": " << w.up << ", \"draining\": " << w.draining << "}";
+  }
+  o << "\n  ],\n  \"scale_events\": [";
+  for (std::size_t i = 0; i < a.scale_events.size(); ++i) {
+    const auto& e = a.scale_events[i];
+    o << (i ? ",\n" : "\n") << "    {\"t_s\": " << s(e.t_us) << ", \"action\": "
+      << quoted(e.action == manager::ScaleDecision::Action::kScaleOut ? "scale_out" : "scale_in")
+      << ", \"count\": " << e.count << ", \"reason\": " << quoted(e.reason) << ", \"need\": " << e.need
+      << ", \"up\": " << e.before.up << ", \"starting\": " << e.before.starting
+      << ", \"forecast_qps\": " << num(e.forecast_qps) << ", \"envelope_qps\": " << num(e.envelope_qps)
+      << ", \"capacity_up_qps\": " << num(e.capacity_up_qps) << ", \"log\": " << quoted(a.log[i]) << "}";
+  }
+  o << (a.scale_events.empty() ? "],\n" : "\n  ],\n");
+}
+
 }  // namespace
 
 std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table, const RunInfo& info) {
@@ -53,27 +89,30 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
   o << "  \"simulated_s\": " << num(r.simulated_s) << ",\n";
   o << "  \"wall_s\": " << num(r.wall_s) << ",\n";
   o << "  \"plan_wall_s\": " << num(r.plan_wall_s) << ",\n";
-  // Expected values of every policy (grid point) that took decisions, and
-  // their average weighted by the queries each served.
+  o << "  \"worker_seconds\": " << num(r.worker_seconds) << ",\n";
+  o << "  \"compilations\": " << r.compilations << ",\n";
+  o << "  \"compile_wall_s\": " << num(r.compile_wall_s) << ",\n";
+  // Expected values of every policy (worker count, load) that took
+  // decisions, and their average weighted by the queries each served.
   double w_acc = 0, w_viol = 0, w = 0;
   o << "  \"policies_used\": [";
   bool first = true;
-  for (std::size_t g = 0; g < r.usage.size(); ++g) {
+  for (const PolicyUse& p : r.policies_used) {  // lull
+    o << (first ? "\n" : ",\n") << "    {\"workers\": " << p.workers << ", \"load_qps\": " << num(p.load_qps)
+      << ", \"decisions\": " << p.usage.decisions << ", \"queries\": " << p.usage.queries
+      << ", \"fallbacks\": " << p.usage.fallbacks << ", \"expected_accuracy\": " << num(p.expected_accuracy)
+      << ", \"expected_violation_rate\": " << num(p.expected_violation_rate) << "}";
+    w_acc += p.expected_accuracy * static_cast<double>(p.usage.queries);
+    w_viol += p.expected_violation_rate * static_cast<double>(p.usage.queries);
+    w += static_cast<double>(p.usage.queries);
+    first = false;
+  }
+  for (std::size_t g = 0; g < r.plan.size() && g < r.usage.size(); ++g) {  // baselines
     const auto& u = r.usage[g];
     if (u.decisions == 0) continue;
-    const auto& p = table.policies[g];
-    o << (first ? "\n" : ",\n") << "    {\"load_qps\": " << num(p.load_qps) << ", \"decisions\": " << u.decisions
-      << ", \"queries\": " << u.queries << ", \"fallbacks\": " << u.fallbacks;
-    if (r.plan.empty()) {
-      o << ", \"expected_accuracy\": " << num(p.expected_accuracy)
-        << ", \"expected_violation_rate\": " << num(p.expected_violation_rate);
-      w_acc += p.expected_accuracy * static_cast<double>(u.queries);
-      w_viol += p.expected_violation_rate * static_cast<double>(u.queries);
-      w += static_cast<double>(u.queries);
-    } else {
-      o << ", \"model\": " << quoted(table.models[r.plan[g].model].name) << ", \"max_batch\": " << r.plan[g].max_batch;
-    }
-    o << "}";
+    o << (first ? "\n" : ",\n") << "    {\"load_qps\": " << num(table.policies[g].load_qps)
+      << ", \"decisions\": " << u.decisions << ", \"queries\": " << u.queries << ", \"fallbacks\": " << u.fallbacks
+      << ", \"model\": " << quoted(table.models[r.plan[g].model].name) << ", \"max_batch\": " << r.plan[g].max_batch << "}";
     first = false;
   }
   o << (first ? "],\n" : "\n  ],\n");
@@ -91,6 +130,7 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
     o << "  \"expected_accuracy\": " << num(w_acc / w) << ",\n";
     o << "  \"expected_violation_rate\": " << num(w_viol / w) << ",\n";
   }
+  if (r.autoscale) autoscale_json(o, *r.autoscale);
   o << "  \"satisfied_per_model\": {";
   for (std::size_t m = 0; m < table.models.size(); ++m)
     o << (m ? ", " : "") << quoted(table.models[m].name) << ": " << r.satisfied_per_model[m];

@@ -18,8 +18,15 @@ class SimBackend final : public runtime::Backend {
  public:
   SimBackend(int workers, EventQueue& events, runtime::VirtualClock& clock, LatencyModel& latency);
   void start_batch(const runtime::BatchRequest& batch) override;
-  // Called by the event loop when the worker's completion event fires.
-  void complete(int worker);
+  // Called by the event loop when the worker's completion event fires;
+  // `batch` is the event's batch number (events of failed batches are stale
+  // and ignored).
+  void complete(int worker, std::uint32_t batch);
+  // --fail: the worker's batch in flight, if any, fails now (reported with
+  // ok = false, so the Dispatcher retries it elsewhere); its completion
+  // event becomes stale.
+  void fail_in_flight(int worker);
+  bool busy(int worker) const { return busy_[static_cast<std::size_t>(worker)] != 0; }
   int in_flight() const { return in_flight_; }
   // Batches started at or after end_us are not run (0: no end).
   void set_dispatch_end_us(std::int64_t end_us) { end_us_ = end_us; }
@@ -32,7 +39,9 @@ class SimBackend final : public runtime::Backend {
   LatencyModel& latency_;
   std::vector<runtime::BatchResult> running_;  // one slot per worker
   std::vector<char> busy_;
+  void finish(int worker);
   std::vector<char> after_end_;  // per worker: its batch started after the end
+  std::vector<std::uint32_t> batch_no_;  // per worker: number of its current batch
   std::int64_t end_us_ = 0;
   bool reporting_undispatched_ = false;
   runtime::BatchResult done_;  // reused buffer handed to the completion handler

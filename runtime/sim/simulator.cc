@@ -1,5 +1,6 @@
 #include "runtime/sim/simulator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -9,6 +10,7 @@
 #include "runtime/fifo_dispatcher.h"
 #include "runtime/sim/event_queue.h"
 #include "runtime/sim/sim_backend.h"
+#include "runtime/sim/virtual_time_provider.h"
 
 namespace lull::sim {
 
@@ -28,18 +30,106 @@ const char* scheduler_name(SchedulerKind kind) {
   return "?";
 }
 
+namespace {
+
+// The workers' state through --fail / --workers-at events: a worker is
+// available when provisioned and not failed. Integrates provisioned
+// worker-seconds.
+class WorkerPool {
+ public:
+  WorkerPool(int pool, int up) : in_pool_(static_cast<std::size_t>(pool), 0), failed_(static_cast<std::size_t>(pool), 0) {
+    std::fill(in_pool_.begin(), in_pool_.begin() + up, 1);
+    provisioned_ = up;
+  }
+  void apply(const WorkerEvent& e, runtime::Dispatcher& d, SimBackend& backend) {
+    advance_to(e.time_us);
+    const auto before = snapshot();
+    if (e.kind == WorkerEvent::Kind::kPoolSize) {
+      for (std::size_t w = 0; w < in_pool_.size(); ++w) in_pool_[w] = static_cast<int>(w) < e.value;
+      provisioned_ = std::min<int>(e.value, static_cast<int>(in_pool_.size()));
+    } else {
+      failed_.at(static_cast<std::size_t>(e.value)) = e.kind == WorkerEvent::Kind::kFail;
+    }
+    for (std::size_t w = 0; w < in_pool_.size(); ++w) {
+      const bool up = in_pool_[w] && !failed_[w];
+      if (up != static_cast<bool>(before[w])) d.set_worker_available(static_cast<int>(w), up);
+    }
+    // After the Dispatcher has moved the worker's queue: its batch in flight
+    // fails and is retried on a worker still up.
+    if (e.kind == WorkerEvent::Kind::kFail) backend.fail_in_flight(e.value);
+  }
+  void advance_to(std::int64_t t_us) {
+    if (t_us > last_us_) worker_us_ += static_cast<double>(provisioned_) * static_cast<double>(t_us - last_us_);
+    last_us_ = std::max(last_us_, t_us);
+  }
+  double worker_seconds() const { return worker_us_ * 1e-6; }
+
+ private:
+  std::vector<char> snapshot() const {
+    std::vector<char> up(in_pool_.size());
+    for (std::size_t w = 0; w < up.size(); ++w) up[w] = in_pool_[w] && !failed_[w];
+    return up;
+  }
+  std::vector<char> in_pool_, failed_;
+  int provisioned_ = 0;
+  std::int64_t last_us_ = 0;
+  double worker_us_ = 0;
+};
+
+std::vector<PolicyUse> policies_used(const runtime::Dispatcher& d) {
+  std::vector<PolicyUse> out;
+  const auto& usage = d.usage();
+  for (std::size_t id = 0; id < usage.size(); ++id) {
+    if (usage[id].decisions == 0) continue;
+    const runtime::PolicyChoice& c = d.catalog().entry(static_cast<int>(id));
+    out.push_back(PolicyUse{c.workers, c.policy->load_qps, c.policy->expected_accuracy, c.policy->expected_violation_rate,
+                            usage[id]});
+  }
+  return out;
+}
+
+}  // namespace
+
 SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<runtime::BaselineChoice>* plan,
                          ArrivalSource& arrivals, LatencyModel& latency, const SimOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
+  if (plan && (!options.worker_events.empty() || options.compiler || options.workers_up > 0 || options.autoscale.enabled))
+    throw std::invalid_argument("worker events, autoscaling and online compilation apply to lull's scheduler only");
+  if (options.autoscale.enabled && !options.worker_events.empty())
+    throw std::invalid_argument("--autoscale decides the workers itself: not with --fail, --workers-at or --workers-schedule");
+  std::vector<WorkerEvent> worker_events = options.worker_events;
+  sort_worker_events(&worker_events);
+  const int up = options.workers_up > 0 ? options.workers_up : table.workers;
   runtime::VirtualClock clock;
+  std::unique_ptr<AutoscaledWorkers> scaler;
+  if (options.autoscale.enabled)
+    scaler = std::make_unique<AutoscaledWorkers>(
+        options.autoscale, options.library.empty() ? std::vector<runtime::PolicyTable>{table} : options.library, clock, up);
+  const int pool = scaler ? scaler->slots() : std::max({table.workers, up, workers_named(worker_events)});
   EventQueue events;
-  SimBackend backend(table.workers, events, clock, latency);
+  SimBackend backend(pool, events, clock, latency);
   if (options.dispatch_end_s > 0) backend.set_dispatch_end_us(static_cast<std::int64_t>(std::llround(options.dispatch_end_s * 1e6)));
   runtime::SchedulerOptions so;
   so.load_window_us = options.load_window_us;
+  std::unique_ptr<VirtualTimeProvider> provider;
+  if (options.compiler && !plan)
+    provider = std::make_unique<VirtualTimeProvider>(*options.compiler, clock, options.compile_delay_us);
   std::unique_ptr<runtime::Scheduler> sched;
-  if (plan) sched = std::make_unique<runtime::FifoDispatcher>(table, *plan, clock, backend, so);
-  else sched = std::make_unique<runtime::Dispatcher>(table, clock, backend, so);
+  runtime::Dispatcher* lull = nullptr;
+  if (plan) {
+    sched = std::make_unique<runtime::FifoDispatcher>(table, *plan, clock, backend, so);
+  } else {
+    runtime::DispatcherPolicies dp;
+    dp.library = options.library.empty() ? std::vector<runtime::PolicyTable>{table} : options.library;
+    dp.pool_workers = pool;
+    dp.initially_up = up;
+    dp.provider = provider.get();
+    auto d = std::make_unique<runtime::Dispatcher>(std::move(dp), clock, backend, so);
+    lull = d.get();
+    sched = std::move(d);
+    if (scaler) scaler->attach(*lull);
+  }
+  WorkerPool workers(pool, up);
   SimStats stats(table, options.timeline);
   sched->on_batch_done([&stats, &backend](const runtime::BatchResult& r, std::int64_t now_us) {
     if (backend.reporting_undispatched()) stats.on_not_dispatched(r);
@@ -48,21 +138,44 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
 
   std::int64_t t_us = 0;
   runtime::QueryId next_id = 0;
+  std::size_t next_worker_event = 0;
   if (arrivals.next(&t_us)) events.push(t_us, -1);
   while (!events.empty()) {
+    // At equal times: a delivered policy, then worker events, then arrivals
+    // and completions.
+    const std::int64_t next_us = events.next_time_us();
+    if (provider && provider->has_pending() && provider->next_ready_us() <= next_us) {
+      clock.advance_to_us(std::max(clock.now_us(), provider->next_ready_us()));
+      lull->add_policies(provider->pop_ready());
+      continue;
+    }
+    if (next_worker_event < worker_events.size() && worker_events[next_worker_event].time_us <= next_us) {
+      clock.advance_to_us(std::max(clock.now_us(), worker_events[next_worker_event].time_us));
+      workers.apply(worker_events[next_worker_event++], *lull, backend);
+      continue;
+    }
+    if (scaler && scaler->next_time_us() <= next_us) {  // a worker comes up, or the autoscaler's tick
+      clock.advance_to_us(std::max(clock.now_us(), scaler->next_time_us()));
+      scaler->advance();
+      continue;
+    }
     const SimEvent e = events.pop();
     clock.advance_to_us(e.time_us);
     if (e.worker >= 0) {
-      backend.complete(e.worker);
+      backend.complete(e.worker, e.batch);
+      if (scaler) scaler->on_batch_done(e.worker);
       continue;
     }
     const runtime::QueryId id = next_id++;
     stats.on_arrival(id, e.time_us);  // before the scheduler can possibly complete it
+    if (scaler) scaler->record_arrival(e.time_us);
     sched->on_arrival(id);
     if (options.timeline)
-      stats.on_load(e.time_us, sched->last_estimate_qps(), table.policies[sched->current_grid_point()].load_qps);
+      stats.on_load(e.time_us, sched->last_estimate_qps(),
+                    lull ? lull->current_choice().policy->load_qps : table.policies[sched->current_grid_point()].load_qps);
     if (arrivals.next(&t_us)) events.push(std::max(t_us, e.time_us), -1);
   }
+  workers.advance_to(clock.now_us());
 
   SimResult r;
   r.scheduler = plan ? "fifo" : "lull";
@@ -79,10 +192,20 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   r.accuracy_per_satisfied_query = r.satisfied ? stats.accuracy_sum() / static_cast<double>(r.satisfied) : 0;
   r.violation_rate = r.completed ? static_cast<double>(r.violated) / static_cast<double>(r.completed) : 0;
   r.usage = sched->usage();
+  if (lull) r.policies_used = policies_used(*lull);
   if (plan) r.plan = *plan;
   r.satisfied_per_model = stats.per_model();
   r.new_policy_events = sched->new_policy_events();
   r.simulated_s = static_cast<double>(clock.now_us()) * 1e-6;
+  r.worker_seconds = workers.worker_seconds();
+  if (scaler) {
+    r.worker_seconds = scaler->worker_seconds(clock.now_us());
+    r.autoscale = scaler->report();
+  }
+  if (provider) {
+    r.compilations = provider->compilations();
+    r.compile_wall_s = provider->compile_wall_s();
+  }
   r.timeline = stats.timeline();
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;

@@ -5,16 +5,20 @@
 // a run that ends with completed + dropped + not_dispatched_at_end !=
 // arrivals throws.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/baseline_plan.h"
+#include "runtime/policy_provider.h"
 #include "runtime/policy_table.h"
 #include "runtime/scheduler.h"
 #include "runtime/sim/arrivals.h"
+#include "runtime/sim/autoscaled_workers.h"
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/model_switching.h"
 #include "runtime/sim/sim_stats.h"
+#include "runtime/sim/worker_events.h"
 
 namespace lull::sim {
 
@@ -31,6 +35,30 @@ struct SimOptions {
   // The reference's end of run (mdp-spec 8): queries still queued at this
   // time are not dispatched and not counted as served. 0: serve every query.
   double dispatch_end_s = 0;
+  // Workers (lull's scheduler only). `table` is the set the run starts on;
+  // `library` may hold the other worker counts of its policy library (the
+  // Dispatcher picks by workers up and load). The pool is the largest of
+  // table.workers and every worker the events name; workers_up start
+  // available (0: table.workers).
+  std::vector<runtime::PolicyTable> library;
+  int workers_up = 0;
+  std::vector<WorkerEvent> worker_events;  // --fail, --workers-at, --workers-schedule
+  // Online compilation: the missing policy is compiled by `compiler` and
+  // delivered `compile_delay_us` of virtual time after the (one) compiler is
+  // free. nullptr: off (the stale policy).
+  runtime::PolicyCompiler* compiler = nullptr;
+  std::int64_t compile_delay_us = 300'000;
+  // --autoscale: the manager's autoscaler drives a simulated worker pool
+  // (from workers_up at the start); not with worker_events.
+  SimAutoscale autoscale;
+};
+
+// A policy that took decisions: which (workers, load) and how many.
+struct PolicyUse {
+  int workers = 0;
+  double load_qps = 0;
+  double expected_accuracy = 0, expected_violation_rate = 0;
+  runtime::GridUsage usage;
 };
 
 struct SimResult {
@@ -39,7 +67,11 @@ struct SimResult {
   std::uint64_t not_dispatched_at_end = 0;  // with a dispatch end only
   double accuracy_per_satisfied_query = 0;
   double violation_rate = 0;  // violated / served
-  std::vector<runtime::GridUsage> usage;         // per compiled load
+  std::vector<runtime::GridUsage> usage;         // per compiled load (baselines)
+  std::vector<PolicyUse> policies_used;          // lull: every policy that took decisions
+  double worker_seconds = 0;  // provisioned workers integrated over the run (failed ones included)
+  int compilations = 0;       // online compilations
+  double compile_wall_s = 0;  // host time they took (the run modelled compile_delay_us each)
   std::vector<runtime::BaselineChoice> plan;     // baselines only
   std::vector<OfflineTrial> offline_trials;      // ModelSwitching's offline runs
   std::vector<std::uint64_t> satisfied_per_model;
@@ -48,6 +80,7 @@ struct SimResult {
   double wall_s = 0;        // host time of the event loop
   double plan_wall_s = 0;   // host time spent building a baseline plan
   std::vector<TimelineRow> timeline;
+  std::optional<AutoscaleReport> autoscale;  // with options.autoscale
 };
 
 // Runs lull's dispatcher (plan == nullptr) or the FIFO dispatcher with `plan`.

@@ -6,43 +6,17 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "runtime/sim/number_field.h"
 #include "schema/input_limits.h"
 #include "schema/number_text.h"
+#include "schema/rate_file.h"
 
 namespace lull::sim {
 namespace {
 
-double parse_number(const std::string& s, const std::string& what) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size() || !std::isfinite(v))
-    throw std::invalid_argument(what + ": '" + s + "' is not a number");
-  return v;
-}
+double parse_number(const std::string& s, const std::string& what) { return parse_number_field(s, what); }
 
 std::string str(double v) { return number_text(v); }
-
-// Calls f(line_number, fields) for each non-blank, non-comment line.
-template <typename F>
-void for_each_line(const std::string& path, F f) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path + ": cannot open trace file");
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    std::istringstream ss(line);
-    std::vector<std::string> fields;
-    for (std::string w; ss >> w;) fields.push_back(w);
-    if (fields.empty() || fields[0][0] == '#') continue;
-    f(line_no, fields);
-  }
-}
 
 }  // namespace
 
@@ -79,33 +53,6 @@ TraceSpec parse_trace_spec(const std::string& text) {
   return spec;
 }
 
-std::vector<RateSegment> read_rate_file(const std::string& path) {
-  std::vector<RateSegment> segs;
-  for_each_line(path, [&](int n, const std::vector<std::string>& f) {
-    const std::string at = path + ":" + std::to_string(n);
-    if (f.size() != 2) throw std::invalid_argument(at + ": expected '<second> <QPS>', got " + std::to_string(f.size()) + " fields");
-    const double t = parse_number(f[0], at + ": second");
-    const double qps = parse_number(f[1], at + ": QPS");
-    if (t < 0) throw std::invalid_argument(at + ": second must not be negative");
-    if (qps < 0) throw std::invalid_argument(at + ": QPS must not be negative");
-    if (t > limits::kMaxTraceSeconds)
-      throw std::invalid_argument(at + ": second must be at most " + str(limits::kMaxTraceSeconds));
-    if (qps > limits::kMaxLoadQps) throw std::invalid_argument(at + ": QPS must be at most " + str(limits::kMaxLoadQps));
-    if (!segs.empty() && !(t > segs.back().start_s)) throw std::invalid_argument(at + ": seconds must increase");
-    if (!segs.empty()) segs.back().end_s = t;
-    segs.push_back(RateSegment{t, t, qps});
-  });
-  if (segs.empty()) throw std::invalid_argument(path + ": no '<second> <QPS>' lines");
-  const double hold_s = segs.size() >= 2 ? segs[segs.size() - 1].start_s - segs[segs.size() - 2].start_s : 10.0;
-  segs.back().end_s = segs.back().start_s + hold_s;
-  double queries = 0;
-  for (const auto& seg : segs) queries += seg.qps * (seg.end_s - seg.start_s);
-  if (queries > limits::kMaxTraceQueries)
-    throw std::invalid_argument(path + ": the trace holds " + str(queries) + " queries, more than " +
-                                str(limits::kMaxTraceQueries));
-  return segs;
-}
-
 std::vector<RateSegment> reference_replay_segments(const std::vector<RateSegment>& lines, double duration_s) {
   if (lines.empty()) throw std::invalid_argument("reference replay needs at least one rate line");
   const auto last = static_cast<std::int64_t>(std::floor(lines.back().start_s));
@@ -137,6 +84,13 @@ void set_replay_mode(TraceSpec* spec, const std::string& text) {
   }
 }
 
+void set_trace_scale(TraceSpec* spec, double scale) {
+  if (!(scale > 0 && scale <= 1000)) throw std::invalid_argument("--trace-scale must be in (0, 1000], got " + str(scale));
+  if (scale != 1 && spec->kind == TraceSpec::Kind::kArrivals)
+    throw std::invalid_argument("--trace-scale applies to constant: and rate-file: traces, not arrivals:");
+  spec->scale = scale;
+}
+
 double trace_dispatch_end_s(const TraceSpec& spec) {
   if (spec.replay != ReplayMode::kReference) return 0;
   return spec.kind == TraceSpec::Kind::kConstant ? spec.duration_s : kReferenceReplaySeconds;
@@ -144,7 +98,7 @@ double trace_dispatch_end_s(const TraceSpec& spec) {
 
 std::vector<std::int64_t> read_arrivals_file(const std::string& path) {
   std::vector<std::int64_t> times;
-  for_each_line(path, [&](int n, const std::vector<std::string>& f) {
+  for_each_trace_line(path, [&](int n, const std::vector<std::string>& f) {
     const std::string at = path + ":" + std::to_string(n);
     if (f.size() != 1) throw std::invalid_argument(at + ": expected one arrival time in seconds");
     const double t = parse_number(f[0], at + ": arrival time");
@@ -160,13 +114,17 @@ std::vector<std::int64_t> read_arrivals_file(const std::string& path) {
 }
 
 std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, ArrivalProcess process, std::uint64_t seed) {
+  auto scaled = [&](std::vector<RateSegment> segs) {
+    for (auto& s : segs) s.qps *= spec.scale;
+    return segs;
+  };
   switch (spec.kind) {
     case TraceSpec::Kind::kConstant:
-      return std::make_unique<RateArrivals>(std::vector<RateSegment>{{0, spec.duration_s, spec.qps}}, process, seed);
+      return std::make_unique<RateArrivals>(scaled({{0, spec.duration_s, spec.qps}}), process, seed);
     case TraceSpec::Kind::kRateFile:
-      return std::make_unique<RateArrivals>(spec.replay == ReplayMode::kReference
-                                                ? reference_replay_segments(read_rate_file(spec.path), kReferenceReplaySeconds)
-                                                : read_rate_file(spec.path),
+      return std::make_unique<RateArrivals>(scaled(spec.replay == ReplayMode::kReference
+                                                       ? reference_replay_segments(read_rate_file(spec.path), kReferenceReplaySeconds)
+                                                       : read_rate_file(spec.path)),
                                             process, seed);
     case TraceSpec::Kind::kArrivals:
       return std::make_unique<ReplayArrivals>(read_arrivals_file(spec.path));

@@ -35,6 +35,7 @@ struct TraceSpec {
   double duration_s = 0; // constant
   std::string path;      // rate-file, arrivals
   ReplayMode replay = ReplayMode::kHold;
+  double scale = 1;      // --trace-scale: every rate multiplied (constant, rate-file)
 };
 
 TraceSpec parse_trace_spec(const std::string& text);
@@ -43,10 +44,12 @@ void set_replay_mode(TraceSpec* spec, const std::string& text);
 // The time at which the run stops dispatching (SimOptions::dispatch_end_s):
 // the run's length under reference replay, 0 (serve everything) otherwise.
 double trace_dispatch_end_s(const TraceSpec& spec);
+// --trace-scale F: every rate times F (> 0); refused for arrivals: traces.
+void set_trace_scale(TraceSpec* spec, double scale);
 
 // Hold mode: segment i runs from line i's second to line i+1's; the last for
-// the gap before it.
-std::vector<RateSegment> read_rate_file(const std::string& path);
+// the gap before it (the parser is schema/rate_file.h's, shared with the planner).
+using lull::read_rate_file;
 // Reference mode: per-second rates from the lines' (second, QPS) (only
 // start_s and qps are read), repeated over `duration_s` seconds. Seconds
 // before the first line have rate 0. Equal neighbouring seconds are merged.

@@ -96,3 +96,42 @@ TEST_CASE("lull simulate: bad input is one line and exit code 2", "[sim][cli]") 
   expect_usage_error("--policies " + pol + " --workers 2 --trace arrivals:" + bad_trace + " --replay reference" + out,
                      "arrivals");
 }
+
+TEST_CASE("lull simulate: worker events and online compilation flags, and a bad schedule is one line, exit 2, no output",
+          "[sim][cli][online]") {
+  const std::string pol = tiny_policies(), out_path = dir() + "/online_bad.json", out = " --out " + out_path;
+  std::filesystem::remove(out_path);
+  const std::string broken = dir() + "/broken_plan.json";
+  std::ofstream(broken) << "{\"schedule\": [{\"start_s\": 0,";
+  const std::string base = "--policies " + pol + " --workers 2 --trace constant:100:5";
+  expect_usage_error(base + " --workers-schedule " + broken + out, "broken_plan.json");
+  expect_usage_error(base + " --fail 1@3" + out, "WORKER@T:DURATION");
+  expect_usage_error(base + " --workers-at 3" + out, "T:K");
+  expect_usage_error(base + " --online-compile maybe" + out, "--online-compile");
+  expect_usage_error(base + " --online-compile on" + out, "--profiles");
+  expect_usage_error(base + " --fail 1@1:1 --scheduler jellyfish" + out, "lull only");
+  expect_usage_error(base + " --trace-scale 0" + out, "--trace-scale");
+  CHECK_FALSE(std::filesystem::exists(out_path));
+}
+
+TEST_CASE("lull simulate --online-compile on compiles the K-1 policy with the library's settings", "[sim][cli][online]") {
+  const std::string profile = std::string(LULL_SOURCE_DIR) + "/test/data/tiny_profile.json";
+  const std::string pol = dir() + "/tiny_compiled.pb", out = dir() + "/online.json";
+  const Outcome c = run_lull("compile --profiles " + profile + " --slo-ms 60 --workers 3 --load-qps 100,300 --max-queue 6 "
+                             "--intervals 12 --device cpu --out " + pol);
+  REQUIRE(c.code == 0);
+  const Outcome o = run_lull("simulate --policies " + pol + " --workers 3 --trace constant:200:10 --fail 2@3:4 "
+                             "--online-compile on --profiles " + profile + " --compile-delay-ms 250 --out " + out);
+  INFO(o.output);
+  REQUIRE(o.code == 0);
+  std::ifstream in(out);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(json.find("\"compilations\": 1,") != std::string::npos);
+  CHECK(json.find("{\"workers\": 2, \"load_qps\": 300,") != std::string::npos);  // swapped in and used
+  CHECK(json.find("\"worker_seconds\": ") != std::string::npos);
+  // lull bench online times the same compilations, one per (workers, load).
+  const Outcome b = run_lull("bench online --policies " + pol + " --profiles " + profile + " --workers 2,3 --load-qps 250");
+  INFO(b.output);
+  CHECK(b.code == 0);
+  CHECK(b.output.find("2 compilations") != std::string::npos);
+}

@@ -34,8 +34,9 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
-ModelServerProcess::ModelServerProcess(std::vector<std::string> args, int port, double start_timeout_s)
-    : args_(std::move(args)), port_(port) {
+ModelServerProcess::ModelServerProcess(std::vector<std::string> args, int port, double start_timeout_s,
+                                       std::string script)
+    : args_(std::move(args)), script_(std::move(script)), port_(port) {
   char tmpl[] = "/tmp/lull-test-port-XXXXXX";
   int fd = mkstemp(tmpl);
   if (fd < 0) throw std::runtime_error("mkstemp failed");
@@ -73,7 +74,7 @@ void ModelServerProcess::restart() {
 
 void ModelServerProcess::launch(double start_timeout_s) {
   std::remove(port_file_.c_str());
-  std::vector<std::string> argv = {python3(), source_path("runtime/modelserver/lull_modelserver.py"),
+  std::vector<std::string> argv = {python3(), source_path(script_),
                                    "--host", "127.0.0.1", "--port", std::to_string(port_),
                                    "--port-file", port_file_};
   argv.insert(argv.end(), args_.begin(), args_.end());

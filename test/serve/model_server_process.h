@@ -13,7 +13,10 @@ class ModelServerProcess {
  public:
   // `args` are passed to the server (e.g. {"--fake", "fast:1:0.5"}); `port` 0
   // lets it pick one. Throws std::runtime_error if it is not up in time.
-  explicit ModelServerProcess(std::vector<std::string> args, int port = 0, double start_timeout_s = 60);
+  // `script` (in the source tree) may be another server taking the same
+  // --host/--port/--port-file flags (the fake Kubernetes API server).
+  explicit ModelServerProcess(std::vector<std::string> args, int port = 0, double start_timeout_s = 60,
+                              std::string script = "runtime/modelserver/lull_modelserver.py");
   ~ModelServerProcess();
   ModelServerProcess(const ModelServerProcess&) = delete;
   ModelServerProcess& operator=(const ModelServerProcess&) = delete;
@@ -27,6 +30,7 @@ class ModelServerProcess {
  private:
   void launch(double start_timeout_s);
   std::vector<std::string> args_;
+  std::string script_;
   int port_ = 0;
   pid_t pid_ = -1;
   std::string port_file_;

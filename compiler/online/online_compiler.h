@@ -1,0 +1,51 @@
+#pragma once
+// Compiles single policies on demand, for online compilation (lull serve /
+// simulate --online-compile): the runtime asks for "the policy for K workers
+// at load L" and cli/ routes the request here. The profiles are read and
+// reduced once, at construction, under the compile settings a policy
+// library recorded (spec_from_policy_set), so an online policy is the policy
+// `lull compile` would have written for that (K, L). Policies are cached.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "compiler/compile_spec.h"
+#include "compiler/profile/model_table.h"
+#include "compiler/solver/solver.h"
+#include "schema/policy.pb.h"
+
+namespace lull::compiler {
+
+// The compile specification a policy set was compiled under: its task, SLO,
+// models (by name, so the reduction keeps exactly those), and the MDP and
+// solver settings its first policy's inputs record; profiles from `inputs`.
+// Throws std::invalid_argument when the set records a setting it cannot
+// reproduce (an unknown discretization or batching).
+CompileSpec spec_from_policy_set(const schema::PolicySet& set, ProfileInputs inputs, const std::string& device);
+
+class OnlineCompiler {
+ public:
+  // Reads and reduces the profiles (errors name the file and field).
+  explicit OnlineCompiler(const CompileSpec& spec, std::ostream* log = nullptr);
+  ~OnlineCompiler();
+
+  // A sealed-in-memory policy set holding one policy: `workers` at `load_qps`.
+  // Thread-safe (one compilation at a time); a repeated request is served
+  // from the cache.
+  schema::PolicySet compile(int workers, double load_qps);
+
+  int compilations() const { return compilations_; }  // excluding cache hits
+  double last_compile_s() const { return last_s_; }
+
+ private:
+  CompileSpec spec_;
+  ReducedProfiles profiles_;
+  std::unique_ptr<Solver> solver_;
+  std::mutex mu_;
+  std::map<std::pair<int, double>, schema::PolicySet> cache_;
+  int compilations_ = 0;
+  double last_s_ = 0;
+};
+
+}  // namespace lull::compiler

@@ -1,0 +1,96 @@
+#include "runtime/background_policy_provider.h"
+
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+
+namespace lull::runtime {
+namespace {
+bool same(const PolicyRequest& a, const PolicyRequest& b) { return a.workers == b.workers && a.load_qps == b.load_qps; }
+}  // namespace
+
+BackgroundPolicyProvider::BackgroundPolicyProvider(PolicyCompiler& compiler, std::function<void(const std::string&)> log)
+    : compiler_(compiler), log_(std::move(log)), thread_([this] { run(); }) {}
+
+BackgroundPolicyProvider::~BackgroundPolicyProvider() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    waiting_.reset();
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void BackgroundPolicyProvider::connect(PolicyInbox& inbox) {
+  std::lock_guard<std::mutex> lock(mu_);
+  inbox_ = &inbox;
+}
+
+void BackgroundPolicyProvider::disconnect() {
+  std::lock_guard<std::mutex> lock(mu_);
+  inbox_ = nullptr;
+  waiting_.reset();
+}
+
+void BackgroundPolicyProvider::request(const PolicyRequest& r) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!inbox_) return;  // not connected (yet, or any more)
+    if (running_ && same(*running_, r)) return;
+    waiting_ = r;
+  }
+  cv_.notify_all();
+}
+
+OnlineCompileStats BackgroundPolicyProvider::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void BackgroundPolicyProvider::wait_idle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return stop_ || (!running_ && !waiting_); });
+}
+
+void BackgroundPolicyProvider::run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stop_ || waiting_.has_value(); });
+    if (stop_) return;
+    running_ = waiting_;
+    waiting_.reset();
+    const PolicyRequest r = *running_;
+    lock.unlock();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string line;
+    bool ok = false;
+    double seconds = 0;
+    std::optional<PolicyTable> table;
+    try {
+      table = compiler_.compile(r);
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ok = true;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "online compilation: policy for %d workers at %g QPS in %.3f s", r.workers,
+                    r.load_qps, seconds);
+      line = buf;
+    } catch (const std::exception& e) {
+      line = std::string("online compilation failed: ") + e.what();
+    }
+    if (log_) log_(line);
+    lock.lock();
+    if (ok && inbox_) inbox_->post(std::move(*table));
+    if (ok) {
+      ++stats_.compilations;
+      stats_.seconds_sum += seconds;
+      stats_.last_seconds = seconds;
+    } else {
+      ++stats_.failures;
+    }
+    running_.reset();
+    cv_.notify_all();
+  }
+}
+
+}  // namespace lull::runtime

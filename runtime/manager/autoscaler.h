@@ -1,0 +1,104 @@
+#pragma once
+// The autoscaler: decides, once per tick, how many workers to add or remove,
+// and applies the decision to a WorkerPool. Pure and clock-injected (time is
+// an argument), so the same code runs over virtual time in `lull simulate
+// --autoscale` and over wall time in a server. The rules (docs/scaling.md):
+//   need       the fewest compiled workers whose capacity (CapacityTable: the
+//              library's own expectations against the violation target and
+//              the accuracy floor) covers the forecast over the lead time;
+//   scale out  at once, by as many workers as `need` exceeds up + starting
+//              (reason "forecast", or "floor" below the floor);
+//   safety net the arrival envelope (several windows) against the capacity
+//              of the workers up: a trip scales out at once to what the
+//              observed rate needs (reason "envelope"), whatever the forecast;
+//   scale in   only when the forecast inflated by the hysteresis (and every
+//              envelope window's rate so inflated) fits fewer workers, that
+//              has held for the hold-off, and the hold-off has passed since
+//              the last scale-out; then one step: down to the next compiled
+//              worker count (never below it, the need or the floor), starting
+//              workers first, then the newest up (reason "forecast_lower");
+//              the next step no sooner than the step interval after it.
+// Every decision that acts is one log line with its reason and numbers.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/manager/arrival_envelope.h"
+#include "runtime/manager/capacity_table.h"
+#include "runtime/manager/load_forecast.h"
+#include "runtime/manager/worker_pool.h"
+
+namespace lull::manager {
+
+struct AutoscaleOptions {
+  std::string forecast = "window_max:30";  // make_forecaster's spec
+  std::int64_t lead_us = 5'000'000;        // the provisioning lead time the forecast covers
+  std::int64_t tick_us = 1'000'000;        // how often decide() runs
+  std::vector<EnvelopeWindow> envelope = {{1'000'000, 1.25}, {5'000'000, 1.1}, {30'000'000, 1.0}};
+  std::int64_t scale_in_holdoff_us = 60'000'000;
+  std::int64_t scale_in_interval_us = 10'000'000;  // between two scale-in steps
+  double hysteresis = 0.1;  // scale in only if the load * (1 + hysteresis) fits the lower count
+  int min_workers = 1;      // the floor (raised to the library's smallest worker count)
+  int max_workers = 0;      // 0: the library's largest worker count
+};
+
+struct PoolCounts {
+  int up = 0, starting = 0, draining = 0;
+};
+
+struct ScaleDecision {
+  enum class Action { kNone, kScaleOut, kScaleIn };
+  std::int64_t t_us = 0;
+  Action action = Action::kNone;
+  int count = 0;           // workers to start (scale out) or stop (scale in)
+  std::string reason;      // "forecast", "envelope", "floor", "forecast_lower"; "" when none
+  int need = 0;            // workers the forecast (or the envelope's trip) needs
+  double forecast_qps = 0;
+  double envelope_qps = 0;             // the tripping (else the highest) window's rate
+  std::int64_t envelope_window_us = 0;
+  bool envelope_tripped = false;
+  double capacity_up_qps = 0;          // capacity of the workers up
+  PoolCounts before;
+  // One line: "autoscale t=12.000s scale_out +3 reason=forecast need=70 ...".
+  std::string log_line(const std::string& forecaster) const;
+};
+
+class Autoscaler {
+ public:
+  // Throws std::invalid_argument for options out of range (naming them).
+  // start_us: when it starts counting arrivals (the first tick's rate covers
+  // (start_us, first tick]).
+  Autoscaler(CapacityTable capacity, AutoscaleOptions options, std::int64_t start_us);
+
+  void record_arrival(std::int64_t t_us);
+  // The decision at now_us (call once per tick, time ascending); updates
+  // the forecaster with the rate since the previous call.
+  ScaleDecision decide(std::int64_t now_us, PoolCounts counts);
+  // decide() on the pool's counts, then starts or stops its workers.
+  ScaleDecision step(std::int64_t now_us, WorkerPool& pool);
+
+  const CapacityTable& capacity() const { return capacity_; }
+  const AutoscaleOptions& options() const { return options_; }
+  std::string forecaster_name() const { return forecaster_->describe(); }
+  int floor_workers() const { return floor_; }
+  int ceiling_workers() const { return ceiling_; }
+
+ private:
+  int clamp(int workers) const;
+
+  CapacityTable capacity_;
+  AutoscaleOptions options_;
+  std::unique_ptr<LoadForecaster> forecaster_;
+  ArrivalEnvelope envelope_;
+  int floor_ = 1, ceiling_ = 1;
+  std::uint64_t since_tick_ = 0;
+  std::int64_t last_tick_us_;
+  std::int64_t last_scale_out_us_ = -1;
+  std::int64_t last_scale_in_us_ = -1;
+  std::int64_t lower_since_us_ = -1;  // since when fewer workers would do (-1: not now)
+};
+
+PoolCounts pool_counts(const std::vector<WorkerInfo>& workers);
+
+}  // namespace lull::manager

@@ -1,0 +1,227 @@
+// A Kubernetes Deployment as a worker pool (why and how: see kubernetes_pool.h).
+#include "runtime/manager/kubernetes_pool.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace lull::manager {
+
+namespace {
+bool is_placeholder(const std::string& id) { return id.rfind("pending-", 0) == 0; }
+}  // namespace
+
+KubernetesPool::KubernetesPool(serve::HttpClient& client, const runtime::Clock& clock, KubernetesPoolOptions options)
+    : api_(client, options.api), clock_(clock), options_(std::move(options)) {
+  if (options_.deployment.empty() || options_.service.empty())
+    throw std::invalid_argument("Kubernetes pool: the Deployment and the Service must be named");
+}
+
+void KubernetesPool::set_drain_hook(DrainHook hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  drain_hook_ = std::move(hook);
+}
+
+void KubernetesPool::set_state_handler(WorkerStateHandler handler) {
+  std::lock_guard<std::mutex> lock(mu_);
+  handler_ = std::move(handler);
+}
+
+void KubernetesPool::notify(const std::vector<WorkerInfo>& changed) {
+  WorkerStateHandler handler;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    handler = handler_;
+  }
+  if (handler)
+    for (const auto& w : changed) handler(w);
+}
+
+void KubernetesPool::set_state(Worker& w, WorkerState s, std::vector<WorkerInfo>& changed, const std::string& failure) {
+  if (w.info.state == s && failure.empty()) return;
+  w.info.state = s;
+  w.info.since_us = clock_.now_us();
+  if (!failure.empty()) w.info.failure = failure;
+  changed.push_back(w.info);
+}
+
+std::string KubernetesPool::url(const std::string& address, int port) const {
+  const bool v6 = address.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
+}
+
+std::string KubernetesPool::last_error() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_error_;
+}
+
+std::vector<std::string> KubernetesPool::start_workers(int n) {
+  if (n < 0) throw std::invalid_argument("start_workers: n < 0");
+  std::vector<std::string> ids;
+  std::vector<WorkerInfo> changed;
+  std::string failure;
+  if (n > 0) {
+    std::lock_guard<std::mutex> calls(calls_mu_);
+    try {
+      api_.set_replicas(options_.ns, options_.deployment, api_.get_replicas(options_.ns, options_.deployment) + n);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failure.empty()) last_error_ = failure;
+    for (int i = 0; i < n; ++i) {
+      Worker w;
+      w.info.id = "pending-" + std::to_string(next_pending_++);
+      w.info.since_us = clock_.now_us();
+      w.info.state = failure.empty() ? WorkerState::kStarting : WorkerState::kFailed;
+      w.info.failure = failure;
+      ids.push_back(w.info.id);
+      changed.push_back(w.info);
+      workers_.push_back(std::move(w));
+    }
+  }
+  notify(changed);
+  return ids;
+}
+
+void KubernetesPool::stop_worker(const std::string& id) {
+  std::vector<WorkerInfo> changed;
+  DrainHook hook;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = std::find_if(workers_.begin(), workers_.end(), [&](const Worker& w) { return w.info.id == id; });
+    if (it == workers_.end()) throw std::invalid_argument("worker pool: no worker '" + id + "'");
+    if (it->lull_stops || it->info.state == WorkerState::kStopped || it->info.state == WorkerState::kFailed) return;
+    it->lull_stops = true;
+    if (it->info.state == WorkerState::kUp) {
+      set_state(*it, WorkerState::kDraining, changed);
+      hook = drain_hook_;
+    }
+    if (!hook) it->drained = true;  // starting (never served), or no serving layer to ask
+  }
+  notify(changed);
+  if (hook) {
+    hook(id, [this, id] {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& w : workers_)
+        if (w.info.id == id) w.drained = true;
+    });
+  }
+}
+
+std::vector<WorkerInfo> KubernetesPool::list_workers() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<WorkerInfo> out;
+  for (const auto& w : workers_) out.push_back(w.info);
+  return out;
+}
+
+void KubernetesPool::refresh() {
+  std::lock_guard<std::mutex> calls(calls_mu_);
+  std::vector<WorkerInfo> changed;
+  std::string error;
+  // 1. Scale away the pods that are drained: mark each, then lower the count once for all.
+  std::vector<std::string> to_remove;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A ReplicaSet removes a pod that is not ready before it looks at deletion
+    // costs: while one is starting, lowering the count would remove it, not the
+    // drained pod. Those wait; a placeholder (a pod not yet wanted) need not.
+    const bool pod_starting = std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) {
+      return w.info.state == WorkerState::kStarting && !w.lull_stops;
+    });
+    for (const auto& w : workers_)
+      if (w.lull_stops && w.drained && !w.scaled_away && (is_placeholder(w.info.id) || !pod_starting))
+        to_remove.push_back(w.info.id);
+  }
+  if (!to_remove.empty()) {
+    try {
+      for (const auto& id : to_remove) {
+        if (is_placeholder(id)) continue;
+        try {
+          api_.mark_pod_for_removal(options_.ns, id);
+        } catch (const KubernetesApiError& e) {
+          // Gone already (404): its replacement is starting, so not ready, and goes first.
+          if (e.status != 404) throw;
+        }
+      }
+      const int replicas = api_.get_replicas(options_.ns, options_.deployment);
+      api_.set_replicas(options_.ns, options_.deployment, std::max(0, replicas - static_cast<int>(to_remove.size())));
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& w : workers_)
+        if (std::find(to_remove.begin(), to_remove.end(), w.info.id) != to_remove.end()) {
+          w.scaled_away = true;
+          if (is_placeholder(w.info.id)) set_state(w, WorkerState::kStopped, changed);  // no pod to wait for
+        }
+    } catch (const std::exception& e) {
+      error = e.what();  // tried again at the next refresh
+    }
+  }
+  // 2. Read the endpoints.
+  std::vector<KubernetesEndpoint> endpoints;
+  std::vector<std::pair<std::string, int>> ports;
+  int port = 0, management_port = 0;
+  bool listed = false;
+  try {
+    endpoints = api_.list_endpoints(options_.ns, options_.service, &ports);
+    for (const auto& [name, number] : ports) {
+      if (name == options_.port_name || (port == 0 && name != options_.management_port_name)) port = number;
+      if (name == options_.management_port_name) management_port = number;
+    }
+    listed = true;
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!error.empty()) last_error_ = error;
+    if (listed) {
+      std::vector<Worker> pods, pending;
+      for (auto& w : workers_) (is_placeholder(w.info.id) ? pending : pods).push_back(std::move(w));
+      int new_pods = 0;
+      for (const auto& ep : endpoints) {
+        auto it = std::find_if(pods.begin(), pods.end(), [&](const Worker& w) { return w.info.id == ep.pod; });
+        if (it == pods.end()) {
+          Worker w;
+          w.info.id = ep.pod;
+          w.info.state = WorkerState::kStarting;
+          w.info.since_us = clock_.now_us();
+          changed.push_back(w.info);
+          pods.push_back(std::move(w));
+          it = pods.end() - 1;
+          ++new_pods;
+        }
+        it->info.inference_url = url(ep.address, port);
+        it->info.management_url = url(ep.address, management_port ? management_port : port);
+        if (it->info.state == WorkerState::kStopped || it->info.state == WorkerState::kFailed) continue;
+        if (ep.terminating || it->lull_stops)
+          set_state(*it, WorkerState::kDraining, changed);
+        else
+          set_state(*it, ep.ready ? WorkerState::kUp : WorkerState::kStarting, changed);
+      }
+      for (auto& w : pods) {  // gone from the endpoints
+        const bool seen = std::any_of(endpoints.begin(), endpoints.end(), [&](const KubernetesEndpoint& ep) { return ep.pod == w.info.id; });
+        if (seen || w.info.state == WorkerState::kStopped || w.info.state == WorkerState::kFailed) continue;
+        if (w.lull_stops)
+          set_state(w, WorkerState::kStopped, changed);
+        else
+          set_state(w, WorkerState::kFailed, changed, "pod left the endpoints of Service " + options_.service);
+      }
+      // Each new pod takes the place of the oldest placeholder still starting.
+      std::vector<Worker> kept;
+      for (auto& p : pending) {
+        if (p.info.state == WorkerState::kStarting && !p.lull_stops && new_pods > 0) {
+          --new_pods;
+          continue;
+        }
+        kept.push_back(std::move(p));
+      }
+      workers_ = std::move(pods);
+      for (auto& p : kept) workers_.push_back(std::move(p));
+    }
+  }
+  notify(changed);
+}
+
+}  // namespace lull::manager

@@ -1,0 +1,79 @@
+#pragma once
+// Workers as the pods of a Kubernetes Deployment, found through the
+// EndpointSlices of the Service in front of them. start_workers(n) raises the
+// Deployment's replica count by n through the scale subresource;
+// stop_worker(pod) drains the pod (drain hook), marks it to be removed first
+// (pod-deletion-cost) and lowers the count by one, so the ReplicaSet removes
+// that pod (a ReplicaSet removes not-ready pods before it weighs deletion
+// costs, so that waits while another pod is starting). refresh() reads the EndpointSlices: a ready endpoint is up, a
+// terminating one draining, one not ready starting; a pod that leaves the
+// endpoints is stopped if lull removed it, else failed. The API calls retry
+// with backoff (kubernetes_api.h); when they give up, the reason is the
+// failure of the workers concerned and last_error().
+//
+// Until its pod shows in the endpoints, a worker asked for is a placeholder
+// "pending-K" (starting); refresh() drops placeholders as pods appear. No
+// thread of its own: the owner calls refresh() periodically (and after
+// drains: a drained pod is scaled away in the next refresh()). Tested only
+// against a fake API server (test/manager/fake_kube_api.py), never a cluster;
+// docs/scaling.md says what that covers.
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/clock.h"
+#include "runtime/manager/kubernetes_api.h"
+#include "runtime/manager/worker_pool.h"
+
+namespace lull::manager {
+
+struct KubernetesPoolOptions {
+  KubernetesApiOptions api;
+  std::string ns = "default";
+  std::string deployment;                      // the model servers' Deployment
+  std::string service;                         // the Service selecting its pods
+  std::string port_name = "http";              // the Service port of the inference API
+  std::string management_port_name = "management";  // TorchServe's management port; absent: the inference port
+};
+
+class KubernetesPool final : public WorkerPool {
+ public:
+  KubernetesPool(serve::HttpClient& client, const runtime::Clock& clock, KubernetesPoolOptions options);
+
+  std::vector<std::string> start_workers(int n) override;
+  void stop_worker(const std::string& id) override;
+  std::vector<WorkerInfo> list_workers() override;  // as of the last refresh()
+  void set_drain_hook(DrainHook hook) override;
+  void set_state_handler(WorkerStateHandler handler) override;
+
+  // Reads the endpoints and scales away drained pods. Never throws: a failed
+  // call is recorded in last_error() (the workers keep their last known state).
+  void refresh();
+  std::string last_error();
+
+ private:
+  struct Worker {
+    WorkerInfo info;
+    bool lull_stops = false;   // stop_worker() was called
+    bool drained = false;      // the serving layer said so
+    bool scaled_away = false;  // the replica count was lowered for it
+  };
+  void set_state(Worker& w, WorkerState s, std::vector<WorkerInfo>& changed, const std::string& failure = "");
+  void notify(const std::vector<WorkerInfo>& changed);
+  std::string url(const std::string& address, int port) const;
+
+  KubernetesApi api_;
+  const runtime::Clock& clock_;
+  KubernetesPoolOptions options_;
+  std::mutex mu_;               // workers_, pending_, last_error_
+  std::mutex calls_mu_;         // one API sequence (read, then set, the count) at a time
+  std::vector<Worker> workers_;  // pods seen, then placeholders
+  int next_pending_ = 0;
+  std::string last_error_;
+  DrainHook drain_hook_;
+  WorkerStateHandler handler_;
+};
+
+}  // namespace lull::manager

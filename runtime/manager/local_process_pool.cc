@@ -1,0 +1,270 @@
+// Model-server processes as workers (why and how: see local_process_pool.h).
+#include "runtime/manager/local_process_pool.h"
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "runtime/manager/text_template.h"
+#include "runtime/serve/model_check.h"
+
+namespace lull::manager {
+
+std::string expand_command(const std::string& command_template, int port, int management_port) {
+  return fill_template(command_template,
+                       {{"{port}", std::to_string(port)}, {"{management_port}", std::to_string(management_port)}});
+}
+
+LocalProcessPool::LocalProcessPool(serve::HttpClient& client, const runtime::Clock& clock,
+                                   LocalProcessPoolOptions options)
+    : client_(client), clock_(clock), options_(std::move(options)) {
+  if (options_.command.find("{port}") == std::string::npos)
+    throw std::invalid_argument("worker command '" + options_.command +
+                                "': no {port} (lull allocates each worker's port and puts it there)");
+  if (options_.log_dir.empty()) {
+    char tmpl[] = "/tmp/lull-workers-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("cannot create a log directory under /tmp");
+    options_.log_dir = tmpl;
+  }
+  supervisor_ = std::thread([this] { run(); });
+}
+
+LocalProcessPool::~LocalProcessPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (auto& w : workers_) {
+      w->cancel_check->store(true);
+      if (w->process && !w->process->poll_exited()) w->process->signal(SIGTERM);
+    }
+  }
+  wake_.notify_all();
+  supervisor_.join();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.stop_grace_ms);
+  for (auto& w : workers_) {
+    while (w->process && !w->process->poll_exited() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    w->process.reset();  // SIGKILLs what is left
+    if (w->check.valid()) w->check.wait();
+  }
+}
+
+void LocalProcessPool::set_drain_hook(DrainHook hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  drain_hook_ = std::move(hook);
+}
+
+void LocalProcessPool::set_state_handler(WorkerStateHandler handler) {
+  std::lock_guard<std::mutex> lock(handler_mu_);
+  handler_ = std::move(handler);
+}
+
+void LocalProcessPool::notify(const std::vector<WorkerInfo>& changed) {
+  std::lock_guard<std::mutex> lock(handler_mu_);
+  if (handler_)
+    for (const auto& info : changed) handler_(info);
+}
+
+LocalProcessPool::Worker* LocalProcessPool::find(const std::string& id) {
+  for (auto& w : workers_)
+    if (w->info.id == id) return w.get();
+  return nullptr;
+}
+
+void LocalProcessPool::set_state(Worker& w, WorkerState s, std::vector<WorkerInfo>& changed,
+                                 const std::string& failure) {
+  w.info.state = s;
+  w.info.since_us = clock_.now_us();
+  if (!failure.empty()) w.info.failure = failure;
+  changed.push_back(w.info);
+}
+
+void LocalProcessPool::terminate(Worker& w) {
+  w.cancel_check->store(true);
+  if (!w.process || w.process->poll_exited() || w.term_sent_us >= 0) return;
+  w.process->signal(SIGTERM);
+  w.term_sent_us = clock_.now_us();
+}
+
+std::string LocalProcessPool::start_check(const serve::WorkerEndpoint& endpoint, std::int64_t deadline_us,
+                                          std::shared_ptr<std::atomic<bool>> cancel) const {
+  std::string last = "no answer yet";
+  while (!cancel->load()) {
+    const std::int64_t left_ms = (deadline_us - clock_.now_us()) / 1000;
+    if (left_ms <= 0) break;
+    serve::HttpRequest ping;
+    ping.url = endpoint.inference_url + "/ping";
+    ping.timeout_ms = std::min<std::int64_t>(left_ms, 1000);
+    ping.connect_timeout_ms = ping.timeout_ms;
+    const auto r = client_.fetch(ping);
+    if (r.ok()) {
+      if (options_.models.empty()) return "";
+      try {
+        serve::ModelCheckOptions check;
+        check.management_key = options_.management_key;
+        check.timeout_ms = std::min<std::int64_t>(left_ms, 2000);
+        serve::check_models_loaded(client_, {endpoint}, options_.models, check);
+        return "";
+      } catch (const serve::ModelCheckError& e) {
+        last = std::string("model check: ") + e.what();
+      }
+    } else {
+      last = "health check GET /ping: " + r.describe();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.check_interval_ms));
+  }
+  if (cancel->load()) return "start-up cancelled";
+  return "not up within " + std::to_string(options_.start_timeout_ms) + " ms (last: " + last + ")";
+}
+
+std::vector<std::string> LocalProcessPool::start_workers(int n) {
+  if (n < 0) throw std::invalid_argument("start_workers: n < 0");
+  std::vector<std::string> ids;
+  std::vector<WorkerInfo> changed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int i = 0; i < n; ++i) {
+      auto w = std::make_unique<Worker>();
+      w->info.id = "local-" + std::to_string(next_id_++);
+      w->info.since_us = clock_.now_us();
+      ids.push_back(w->info.id);
+      try {
+        const int port = pick_free_port();
+        const bool two_ports = options_.command.find("{management_port}") != std::string::npos;
+        int management_port = port;
+        while (two_ports && management_port == port) management_port = pick_free_port();
+        w->info.inference_url = "http://127.0.0.1:" + std::to_string(port);
+        w->info.management_url = "http://127.0.0.1:" + std::to_string(management_port);
+        w->process = std::make_unique<ChildProcess>(expand_command(options_.command, port, management_port),
+                                                    options_.log_dir + "/" + w->info.id + ".log");
+        w->deadline_us = clock_.now_us() + options_.start_timeout_ms * 1000;
+        const serve::WorkerEndpoint endpoint{w->info.inference_url, w->info.management_url};
+        w->check = std::async(std::launch::async, [this, endpoint, deadline = w->deadline_us,
+                                                   cancel = w->cancel_check] {
+          return start_check(endpoint, deadline, cancel);
+        });
+        set_state(*w, WorkerState::kStarting, changed);
+      } catch (const std::exception& e) {
+        set_state(*w, WorkerState::kFailed, changed, e.what());
+      }
+      workers_.push_back(std::move(w));
+    }
+  }
+  notify(changed);
+  return ids;
+}
+
+void LocalProcessPool::stop_worker(const std::string& id) {
+  std::vector<WorkerInfo> changed;
+  DrainHook hook;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Worker* w = find(id);
+    if (!w) throw std::invalid_argument("worker pool: no worker '" + id + "'");
+    if (w->info.state == WorkerState::kStarting) {  // never served: nothing to drain
+      terminate(*w);
+      set_state(*w, WorkerState::kStopped, changed);
+    } else if (w->info.state == WorkerState::kUp) {
+      w->deadline_us = clock_.now_us() + options_.drain_timeout_ms * 1000;
+      set_state(*w, WorkerState::kDraining, changed);
+      hook = drain_hook_;
+      if (!hook) w->drained = true;
+    }
+  }
+  notify(changed);
+  if (hook) {
+    hook(id, [this, id] {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (Worker* w = find(id)) w->drained = true;
+      }
+      wake_.notify_all();
+    });
+  }
+  wake_.notify_all();
+}
+
+std::vector<WorkerInfo> LocalProcessPool::list_workers() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<WorkerInfo> out;
+  for (const auto& w : workers_) out.push_back(w->info);
+  return out;
+}
+
+int LocalProcessPool::pid_of(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Worker* w = find(id);
+  return w && w->process && !w->process->exited() ? static_cast<int>(w->process->pid()) : -1;
+}
+
+void LocalProcessPool::run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    std::vector<WorkerInfo> changed;
+    tick(changed);
+    if (!changed.empty()) {
+      lock.unlock();
+      notify(changed);
+      lock.lock();
+      continue;
+    }
+    wake_.wait_for(lock, std::chrono::milliseconds(options_.tick_ms));
+  }
+}
+
+void LocalProcessPool::tick(std::vector<WorkerInfo>& changed) {
+  const std::int64_t now = clock_.now_us();
+  for (auto& wp : workers_) {
+    Worker& w = *wp;
+    const bool exited = w.process && w.process->poll_exited();
+    const auto how = [&](const char* when) {
+      const std::string line = w.process->last_log_line();
+      return w.process->exit_description() + " " + when + (line.empty() ? "" : " (last output: " + line + ")");
+    };
+    switch (w.info.state) {
+      case WorkerState::kStarting:
+        if (exited) {
+          w.cancel_check->store(true);
+          set_state(w, WorkerState::kFailed, changed, how("during start-up"));
+        } else if (w.check.valid() && w.check.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+          const std::string why = w.check.get();
+          if (why.empty()) {
+            set_state(w, WorkerState::kUp, changed);
+          } else {
+            terminate(w);
+            set_state(w, WorkerState::kFailed, changed, why);
+          }
+        }
+        break;
+      case WorkerState::kUp:
+        if (exited) set_state(w, WorkerState::kFailed, changed, how("while up"));
+        break;
+      case WorkerState::kDraining:
+        if (exited && w.term_sent_us < 0) {
+          set_state(w, WorkerState::kFailed, changed, how("while draining"));
+        } else if (exited) {
+          set_state(w, WorkerState::kStopped, changed);
+        } else if (w.term_sent_us < 0 && (w.drained || now >= w.deadline_us)) {
+          if (!w.drained)
+            w.info.failure = "drain did not finish within " + std::to_string(options_.drain_timeout_ms) +
+                             " ms; stopped anyway";
+          terminate(w);
+        }
+        break;
+      case WorkerState::kStopped:
+      case WorkerState::kFailed:
+        break;
+    }
+    // SIGKILL whatever outlives its grace period after SIGTERM.
+    if (w.process && !w.process->exited() && w.term_sent_us >= 0 && !w.kill_sent &&
+        now >= w.term_sent_us + options_.stop_grace_ms * 1000) {
+      w.process->signal(SIGKILL);
+      w.kill_sent = true;
+    }
+  }
+}
+
+}  // namespace lull::manager

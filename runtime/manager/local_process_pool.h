@@ -1,0 +1,105 @@
+#pragma once
+// Workers as model-server processes on this machine. Each new worker gets a
+// free port from lull, and its command template (e.g. "python3
+// lull_modelserver.py --replay-profile P.json --port {port}") is run with
+// {port} (and {management_port}, which gets a second port, for a TorchServe
+// with two) replaced. It counts as up only when its health check (GET /ping
+// answers 200) and its model check (every model the policies name is loaded:
+// runtime/serve/model_check.h) pass, within start_timeout_ms; otherwise it is
+// failed, with the reason (its exit status and last log line, or the check
+// that did not pass), and its process is stopped.
+//
+// stop_worker() drains first (the drain hook: the serving layer sends it
+// nothing new and says when its batches in flight have finished, or
+// drain_timeout_ms passes), then sends SIGTERM and, after stop_grace_ms,
+// SIGKILL. A process that dies on its own is reported failed with how it
+// died. One supervisor thread does all of this, ticking every tick_ms; the
+// checks run on their own threads so a hanging server holds up nobody.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/clock.h"
+#include "runtime/manager/child_process.h"
+#include "runtime/manager/worker_pool.h"
+#include "runtime/serve/http_client.h"
+#include "runtime/serve/worker_endpoint.h"
+
+namespace lull::manager {
+
+struct LocalProcessPoolOptions {
+  std::string command;                  // template with {port}; run by /bin/sh -c "exec ..."
+  std::vector<std::string> models;      // the model check; empty: health check only
+  std::string management_key;           // TorchServe's management key for the model check
+  std::string log_dir;                  // DIR/ID.log gets each worker's output; empty: a new /tmp dir
+  std::int64_t start_timeout_ms = 60000;
+  std::int64_t check_interval_ms = 100; // between failed health/model checks
+  std::int64_t drain_timeout_ms = 30000;
+  std::int64_t stop_grace_ms = 5000;    // SIGTERM -> SIGKILL
+  std::int64_t tick_ms = 20;            // the supervisor's period
+};
+
+class LocalProcessPool final : public WorkerPool {
+ public:
+  // `client` and `clock` must outlive the pool. Throws std::invalid_argument
+  // when the template lacks {port}.
+  LocalProcessPool(serve::HttpClient& client, const runtime::Clock& clock, LocalProcessPoolOptions options);
+  // Stops every process still running (SIGTERM, then SIGKILL after the grace period).
+  ~LocalProcessPool() override;
+
+  std::vector<std::string> start_workers(int n) override;
+  void stop_worker(const std::string& id) override;
+  std::vector<WorkerInfo> list_workers() override;
+  void set_drain_hook(DrainHook hook) override;
+  void set_state_handler(WorkerStateHandler handler) override;
+
+  // The worker's process id (tests kill workers to play crashes); -1 once reaped or unknown.
+  int pid_of(const std::string& id);
+  const std::string& log_dir() const { return options_.log_dir; }
+
+ private:
+  struct Worker {
+    WorkerInfo info;
+    std::unique_ptr<ChildProcess> process;
+    std::int64_t deadline_us = 0;          // start-up or drain deadline
+    std::future<std::string> check;        // start-up checks: "" passed, else why not
+    std::shared_ptr<std::atomic<bool>> cancel_check = std::make_shared<std::atomic<bool>>(false);
+    bool drained = false;
+    std::int64_t term_sent_us = -1;        // SIGTERM sent; SIGKILL after the grace period
+    bool kill_sent = false;
+  };
+  void run();  // the supervisor thread
+  // One pass over the workers (under mu_); state changes go to `changed`.
+  void tick(std::vector<WorkerInfo>& changed);
+  void set_state(Worker& w, WorkerState s, std::vector<WorkerInfo>& changed, const std::string& failure = "");
+  void terminate(Worker& w);  // SIGTERM now, SIGKILL after the grace period (tick)
+  Worker* find(const std::string& id);
+  // Pings (inference port) then checks the models (management port) until both pass: "" then, else why not.
+  std::string start_check(const serve::WorkerEndpoint& endpoint, std::int64_t deadline_us,
+                          std::shared_ptr<std::atomic<bool>> cancel) const;
+  void notify(const std::vector<WorkerInfo>& changed);
+
+  serve::HttpClient& client_;
+  const runtime::Clock& clock_;
+  LocalProcessPoolOptions options_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  int next_id_ = 0;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  DrainHook drain_hook_;
+  WorkerStateHandler handler_;
+  std::mutex handler_mu_;  // handler calls in order, one at a time, never under mu_
+  std::thread supervisor_;
+};
+
+// The command with every {port} / {management_port} replaced.
+std::string expand_command(const std::string& command_template, int port, int management_port);
+
+}  // namespace lull::manager

@@ -1,0 +1,77 @@
+#pragma once
+// Every policy the runtime holds, by (worker count, load): the tables of a
+// policy library and those compiled online since. It answers which policy
+// serves `workers_up` workers at an estimated load, and which policy is
+// missing for that situation. Policies are stored one per allocation and
+// never freed or moved while the catalog lives, so a pointer to one stays
+// valid across later additions (readers never need a lock to use it).
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/policy_provider.h"
+#include "runtime/policy_table.h"
+
+namespace lull::runtime {
+
+struct PolicyChoice {
+  const CompiledPolicy* policy = nullptr;
+  int workers = 0;  // the worker count the policy was compiled for
+  int id = -1;      // stable index (0, 1, ... in order of addition)
+};
+
+class PolicyCatalog {
+ public:
+  // The library's tables: distinct worker counts, one task, SLO and model
+  // list (std::invalid_argument otherwise). Ids follow the tables' order.
+  explicit PolicyCatalog(std::vector<PolicyTable> library);
+
+  // Adds a table compiled later; a policy at a load the catalog already
+  // holds for that worker count is ignored. Throws std::invalid_argument
+  // when task, SLO or models differ from the library's.
+  void add(const PolicyTable& table);
+
+  // The policy for `workers_up` workers at `load_qps`:
+  // - a table for exactly workers_up covering the load: its lowest load >= it;
+  // - else the table for the nearest worker count below workers_up (each of
+  //   its workers expects more load: conservative), lowest load >= the load,
+  //   or its highest;
+  // - else (only larger worker counts): with `conservative`, the smallest
+  //   such table at the load each of its workers would see,
+  //   load * its workers / workers_up; without, at the load itself (what a
+  //   runtime without online compilation did: the stale policy).
+  // With `conservative`, when the set chosen first does not reach the load
+  // (a set compiled online for a few loads), a larger set whose policy
+  // expects more load per worker is taken instead. Above every compiled
+  // load: the highest.
+  PolicyChoice choose(int workers_up, double load_qps, bool conservative) const;
+
+  // The policy to compile so that `workers_up` at `load_qps` has its own:
+  // the library's grid load covering the estimate (above the grid, the
+  // estimate rounded up to the grid's step). workers == 0: nothing missing.
+  PolicyRequest wanted(int workers_up, double load_qps) const;
+
+  int size() const { return static_cast<int>(by_id_.size()); }
+  const PolicyChoice& entry(int id) const { return by_id_.at(static_cast<std::size_t>(id)); }
+  // Task, SLO, percentile and models; `workers` and `policies` are not set.
+  const PolicyTable& header() const { return header_; }
+  std::vector<int> worker_counts() const;
+
+ private:
+  struct Slot {
+    double load_qps;
+    std::unique_ptr<const CompiledPolicy> policy;
+    int id;
+  };
+  static PolicyChoice at_or_top(const std::vector<Slot>& slots, int workers, double load_qps);
+  void check_compatible(const PolicyTable& table, const std::string& what) const;
+
+  PolicyTable header_;
+  std::map<int, std::vector<Slot>> by_workers_;  // each ascending by load
+  std::vector<PolicyChoice> by_id_;
+  std::vector<double> grid_qps_;  // the first library table's loads
+  double step_qps_ = 0;           // spacing of its two highest loads
+};
+
+}  // namespace lull::runtime

@@ -1,0 +1,22 @@
+#pragma once
+// Reading the small JSON answers of the HTTP APIs lull talks to (TorchServe's
+// management API, the Kubernetes API server) as protobuf's generic Value, so
+// they need no JSON library beyond the one the schema already links.
+#include <google/protobuf/struct.pb.h>
+
+#include <string>
+
+namespace lull::serve {
+
+using JsonValue = google::protobuf::Value;
+
+// False when `text` is not JSON.
+bool parse_json(const std::string& text, JsonValue* out);
+// The member `name` of an object, or nullptr (not an object, or no such member).
+const JsonValue* json_field(const JsonValue& object, const std::string& name);
+// The member as a string / number / bool; `fallback` when absent or of another kind.
+std::string json_string(const JsonValue& object, const std::string& name, const std::string& fallback = "");
+double json_number(const JsonValue& object, const std::string& name, double fallback = 0);
+bool json_bool(const JsonValue& object, const std::string& name, bool fallback = false);
+
+}  // namespace lull::serve

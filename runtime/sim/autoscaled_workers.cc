@@ -1,0 +1,130 @@
+// The autoscaler and simulated pool inside the simulator (why: see
+// autoscaled_workers.h).
+#include "runtime/sim/autoscaled_workers.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace lull::sim {
+
+AutoscaledWorkers::AutoscaledWorkers(const SimAutoscale& config, const std::vector<runtime::PolicyTable>& library,
+                                     runtime::VirtualClock& clock, int initial_up)
+    : clock_(clock),
+      scaler_(manager::CapacityTable(library, config.target), config.options, clock.now_us()),
+      pool_(clock, manager::ProvisioningDelay::parse(config.provisioning, config.seed), initial_up),
+      next_tick_us_(clock.now_us() + config.options.tick_us),
+      desired_(initial_up),
+      active_(initial_up) {
+  if (initial_up > scaler_.ceiling_workers())
+    throw std::invalid_argument("--workers " + std::to_string(initial_up) + " is above the autoscaler's largest worker count (" +
+                                std::to_string(scaler_.ceiling_workers()) + ")");
+  slot_used_.assign(static_cast<std::size_t>(slots()), 0);
+  for (const auto& w : pool_.list_workers()) {
+    const int slot = static_cast<int>(slot_of_.size());
+    slot_of_[w.id] = slot;
+    slot_used_[static_cast<std::size_t>(slot)] = 1;
+  }
+  report_.forecast = scaler_.forecaster_name();
+  report_.provisioning = config.provisioning;
+  report_.options = config.options;
+  report_.floor = scaler_.floor_workers();
+  report_.ceiling = scaler_.ceiling_workers();
+  report_.capacity = scaler_.capacity().rows();
+  report_.target = config.target;
+  report_.max_slots_used = initial_up;
+  for (const auto& w : pool_.list_workers()) state_of_[w.id] = w.state;
+  counts_.up = initial_up;
+  sample();
+}
+
+void AutoscaledWorkers::attach(runtime::Dispatcher& dispatcher) {
+  dispatcher_ = &dispatcher;
+  pool_.set_state_handler([this](const manager::WorkerInfo& w) { on_state(w); });
+  pool_.set_drain_hook([this](const std::string& id, std::function<void()> drained) { on_drain(id, std::move(drained)); });
+}
+
+std::int64_t AutoscaledWorkers::next_time_us() const {
+  const std::int64_t change = pool_.next_change_us();
+  return change >= 0 ? std::min(change, next_tick_us_) : next_tick_us_;
+}
+
+void AutoscaledWorkers::charge(std::int64_t now_us) {
+  if (now_us > charged_us_) worker_us_ += static_cast<double>(active_) * static_cast<double>(now_us - charged_us_);
+  charged_us_ = std::max(charged_us_, now_us);
+}
+
+double AutoscaledWorkers::worker_seconds(std::int64_t end_us) {
+  charge(end_us);
+  return worker_us_ * 1e-6;
+}
+
+void AutoscaledWorkers::sample() {
+  const WorkerCountSample s{static_cast<double>(clock_.now_us()) * 1e-6, desired_, counts_.starting, counts_.up,
+                            counts_.draining};
+  auto& v = report_.workers_over_time;
+  if (!v.empty() && v.back().t_s == s.t_s) v.back() = s;
+  else if (v.empty() || v.back().desired != s.desired || v.back().starting != s.starting || v.back().up != s.up ||
+           v.back().draining != s.draining)
+    v.push_back(s);
+}
+
+void AutoscaledWorkers::on_state(const manager::WorkerInfo& w) {
+  charge(clock_.now_us());
+  using manager::WorkerState;
+  const auto count_of = [this](WorkerState st) -> int* {
+    return st == WorkerState::kUp ? &counts_.up : st == WorkerState::kStarting ? &counts_.starting
+                                              : st == WorkerState::kDraining   ? &counts_.draining
+                                                                               : nullptr;
+  };
+  const auto prev = state_of_.find(w.id);
+  if (prev != state_of_.end())
+    if (int* c = count_of(prev->second)) --*c;
+  if (int* c = count_of(w.state)) ++*c;
+  state_of_[w.id] = w.state;
+  if (w.state == WorkerState::kStopped || w.state == WorkerState::kFailed) state_of_.erase(w.id);
+  if (w.state == WorkerState::kStarting) {
+    ++active_;
+  } else if (w.state == WorkerState::kUp) {
+    auto free = std::find(slot_used_.begin(), slot_used_.end(), 0);
+    if (free == slot_used_.end()) throw std::logic_error("autoscaled simulation: no free worker slot");
+    *free = 1;
+    const int slot = static_cast<int>(free - slot_used_.begin());
+    slot_of_[w.id] = slot;
+    report_.max_slots_used = std::max(report_.max_slots_used, slot + 1);
+    dispatcher_->set_worker_available(slot, true);
+  } else if (w.state == WorkerState::kStopped || w.state == WorkerState::kFailed) {
+    --active_;
+    const auto it = slot_of_.find(w.id);
+    if (it != slot_of_.end()) {
+      if (dispatcher_->worker_available(it->second)) dispatcher_->set_worker_available(it->second, false);
+      slot_used_[static_cast<std::size_t>(it->second)] = 0;
+      slot_of_.erase(it);
+    }
+  }
+  sample();
+}
+
+void AutoscaledWorkers::on_drain(const std::string& id, std::function<void()> drained) {
+  const int slot = slot_of_.at(id);
+  dispatcher_->set_worker_available(slot, false);
+  drains_.begin(slot, dispatcher_->busy(slot), std::move(drained));
+}
+
+void AutoscaledWorkers::on_batch_done(int slot) {
+  if (drains_.draining(slot) && !dispatcher_->busy(slot)) drains_.on_idle(slot);
+}
+
+void AutoscaledWorkers::advance() {
+  pool_.poll();
+  const std::int64_t now = clock_.now_us();
+  if (now < next_tick_us_) return;
+  next_tick_us_ = now + scaler_.options().tick_us;
+  const manager::ScaleDecision d = scaler_.step(now, pool_);
+  if (d.action == manager::ScaleDecision::Action::kNone) return;
+  desired_ = d.before.up + d.before.starting + (d.action == manager::ScaleDecision::Action::kScaleOut ? d.count : -d.count);
+  report_.scale_events.push_back(d);
+  report_.log.push_back(d.log_line(scaler_.forecaster_name()));
+  sample();
+}
+
+}  // namespace lull::sim

@@ -1,0 +1,61 @@
+// Online compilation's compiler side: the settings a policy set records are
+// enough to compile, on demand, exactly the policy `lull compile` wrote for
+// that (workers, load); results are cached.
+#include <catch2/catch.hpp>
+
+#include "compiler/online/online_compiler.h"
+#include "schema/policy_file.h"
+#include "test/support/cli_runner.h"
+
+namespace {
+
+const std::string kTiny = std::string(LULL_SOURCE_DIR) + "/test/data/tiny_profile.json";
+
+lull::schema::PolicySet compile_cli(const std::string& name, const std::string& args) {
+  const std::string out = lull::test::temp_dir() + "/" + name;
+  const auto r = lull::test::run_lull("compile --profiles " + kTiny + " --device cpu --out " + out + " " + args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return lull::read_policy_set(out);
+}
+
+void same_policy(const lull::schema::Policy& a, const lull::schema::Policy& b) {
+  CHECK(a.inputs().SerializeAsString() == b.inputs().SerializeAsString());
+  CHECK(std::vector<unsigned>(a.action_model().begin(), a.action_model().end()) ==
+        std::vector<unsigned>(b.action_model().begin(), b.action_model().end()));
+  CHECK(std::vector<unsigned>(a.action_batch().begin(), a.action_batch().end()) ==
+        std::vector<unsigned>(b.action_batch().begin(), b.action_batch().end()));
+  CHECK(a.expected().accuracy() == b.expected().accuracy());
+  CHECK(a.expected().violation_rate() == b.expected().violation_rate());
+}
+
+}  // namespace
+
+TEST_CASE("an online policy is the one lull compile writes with the library's recorded settings", "[compiler][online]") {
+  // Non-default settings everywhere, so a setting not carried over shows.
+  const std::string settings = "--slo-ms 60 --load-qps 90,160 --max-queue 6 --intervals 12 --batching variable --horizon 80 "
+                               "--percentile 90";
+  const auto library = compile_cli("online_lib.pb", settings + " --workers 3");
+  const auto two = compile_cli("online_two.pb", settings + " --workers 2");
+  const auto spec = lull::compiler::spec_from_policy_set(library, {kTiny, "", ""}, "cpu");
+  lull::compiler::OnlineCompiler online(spec);
+  const auto got3 = online.compile(3, 160);
+  REQUIRE(got3.policies_size() == 1);
+  CHECK(got3.workers() == 3);
+  same_policy(got3.policies(0), library.policies(1));
+  const auto got2 = online.compile(2, 90);  // a worker count the library does not hold
+  CHECK(got2.workers() == 2);
+  same_policy(got2.policies(0), two.policies(0));
+  CHECK(online.compilations() == 2);
+  online.compile(3, 160);  // cached
+  CHECK(online.compilations() == 2);
+}
+
+TEST_CASE("spec_from_policy_set refuses a set that records no settings", "[compiler][online]") {
+  lull::schema::PolicySet empty;
+  CHECK_THROWS_WITH(lull::compiler::spec_from_policy_set(empty, {kTiny, "", ""}, "cpu"), Catch::Contains("no policy"));
+  lull::schema::PolicySet unrecorded;
+  unrecorded.add_policies();
+  CHECK_THROWS_WITH(lull::compiler::spec_from_policy_set(unrecorded, {kTiny, "", ""}, "cpu"),
+                    Catch::Contains("discretization"));
+}

@@ -1,0 +1,34 @@
+#pragma once
+// A hand-made policy library for the autoscaler tests: worker counts 2, 4,
+// 6, 8, 10, loads 100..1200 QPS by 100. The policy for k workers at load L
+// expects violation 0.002 when L <= 100 k (else 0.03) and accuracy 0.8 when
+// L <= 50 k (else 0.7): at a 1% target each worker carries 100 QPS, with an
+// accuracy floor of 0.75 only 50.
+#include <cstdint>
+#include <vector>
+
+#include "runtime/policy_table.h"
+
+namespace lull::test {
+
+inline std::vector<runtime::PolicyTable> autoscale_library() {
+  std::vector<runtime::PolicyTable> lib;
+  for (int k : {2, 4, 6, 8, 10}) {
+    runtime::PolicyTable t;
+    t.task = "test";
+    t.slo_us = 150'000;
+    t.workers = k;
+    t.models = {runtime::ModelInfo{"m", 0.8, {10'000}}};
+    for (int load = 100; load <= 1200; load += 100) {
+      runtime::CompiledPolicy p;
+      p.load_qps = load;
+      p.expected_violation_rate = load <= 100 * k ? 0.002 : 0.03;
+      p.expected_accuracy = load <= 50 * k ? 0.8 : 0.7;
+      t.policies.push_back(p);
+    }
+    lib.push_back(t);
+  }
+  return lib;
+}
+
+}  // namespace lull::test

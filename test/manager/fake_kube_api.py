@@ -1,0 +1,251 @@
+#!/usr/bin/python3
+"""A fake Kubernetes API server for the Kubernetes worker pool's tests.
+
+No cluster can run on the test machine, so lull's Kubernetes actuator is
+tested against this: one Deployment with its scale subresource, its pods and
+the EndpointSlices of the Service in front of them, answering only the calls
+the actuator makes, and checking each request as the Kubernetes API documents
+it. Anything else is refused the way the API server refuses it (a Status
+object), so a request that a real server would reject fails the test too:
+
+  Authorization: Bearer TOKEN           else 401 Unauthorized
+  GET   /apis/apps/v1/namespaces/NS/deployments/NAME/scale
+        -> {"kind": "Scale", "apiVersion": "autoscaling/v1", "spec": {"replicas": N}, "status": {...}}
+  PATCH /apis/apps/v1/namespaces/NS/deployments/NAME/scale
+        Content-Type: a patch type (application/merge-patch+json, ...strategic-merge-patch+json,
+        json-patch+json, apply-patch+yaml) else 415; only merge/strategic-merge are implemented
+        here; body {"spec": {"replicas": N >= 0}} else 422 Invalid (400 BadRequest: not JSON)
+  PATCH /api/v1/namespaces/NS/pods/POD  (merge patch of metadata.annotations) else 404 NotFound
+  GET   /apis/discovery.k8s.io/v1/namespaces/NS/endpointslices?labelSelector=kubernetes.io/service-name=SVC
+        -> {"kind": "EndpointSliceList", "items": [one EndpointSlice with every pod]}
+
+Scaling down removes pods as a ReplicaSet chooses: not-ready ones first, then
+the lowest controller.kubernetes.io/pod-deletion-cost, then the newest.
+
+Test controls (no authorization, outside the API's paths):
+  --fail METHOD:STATUS:COUNT   the next COUNT METHOD requests answer STATUS (409 Conflict,
+                               500 InternalError, ...) with a Status body; repeatable
+  --start-not-ready N          a new pod is not ready in its first N listings of the endpoints
+  GET  /_fake/log              every API request so far, one line each:
+                               "METHOD PATH|CONTENT_TYPE|BODY"
+  POST /_fake/lose-pod?name=P  the pod vanishes (a node failure); the Deployment replaces it
+"""
+import argparse
+import json
+import os
+import ssl
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json",
+               "application/json-patch+json", "application/apply-patch+yaml")
+COST = "controller.kubernetes.io/pod-deletion-cost"
+
+
+class Cluster:
+    def __init__(self, args):
+        self.lock = threading.Lock()
+        self.args = args
+        self.pods = []  # {"name", "ip", "ready", "annotations", "seq"}
+        self.next_seq = 0
+        self.log = []
+        self.failures = []  # [method, status, count]
+        for spec in args.fail:
+            method, status, count = spec.split(":")
+            self.failures.append([method, int(status), int(count)])
+        for _ in range(args.replicas):
+            self.add_pod(ready=True)
+
+    def add_pod(self, ready):
+        seq = self.next_seq
+        self.next_seq += 1
+        self.pods.append({"name": "%s-%d" % (self.args.deployment, seq), "ip": "10.0.0.%d" % (seq + 1),
+                          "ready": ready, "annotations": {}, "seq": seq,
+                          "lists_left": 0 if ready else self.args.start_not_ready})
+
+    def scale_to(self, replicas):
+        while len(self.pods) < replicas:
+            self.add_pod(ready=self.args.start_not_ready == 0)
+        while len(self.pods) > replicas:
+            victim = min(self.pods, key=lambda p: (p["ready"], int(p["annotations"].get(COST, "0")), -p["seq"]))
+            self.pods.remove(victim)
+
+    def take_failure(self, method):
+        for f in self.failures:
+            if f[0] == method and f[2] > 0:
+                f[2] -= 1
+                return f[1]
+        return None
+
+
+REASONS = {400: "BadRequest", 401: "Unauthorized", 404: "NotFound", 409: "Conflict", 415: "UnsupportedMediaType",
+           422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}
+MESSAGES = {409: 'Operation cannot be fulfilled on deployments.apps "%s": the object has been modified; '
+                 "please apply your changes to the latest version and try again",
+            500: "etcdserver: request timed out"}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def _send(self, code, obj):
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _status(self, code, message=None):
+        reason = REASONS.get(code, "Unknown")
+        if message is None:
+            message = MESSAGES.get(code, reason) % ((self.server.cluster.args.deployment,) if code == 409 else ())
+        self._send(code, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                          "message": message, "reason": reason, "code": code})
+
+    def _scale(self):
+        c = self.server.cluster
+        return {"kind": "Scale", "apiVersion": "autoscaling/v1",
+                "metadata": {"name": c.args.deployment, "namespace": c.args.namespace},
+                "spec": {"replicas": len(c.pods)},
+                "status": {"replicas": len(c.pods), "selector": "app=%s" % c.args.deployment}}
+
+    def _slices(self):
+        c = self.server.cluster
+        endpoints = []
+        for p in c.pods:
+            conditions = {"serving": p["ready"], "terminating": False}
+            if not p["ready"] or p["seq"] % 2:  # "ready" absent on some: the API says absent means ready
+                conditions["ready"] = p["ready"]
+            endpoints.append({"addresses": [p["ip"]], "conditions": conditions,
+                              "targetRef": {"kind": "Pod", "name": p["name"], "namespace": c.args.namespace}})
+            p["lists_left"] = max(0, p["lists_left"] - 1)
+            p["ready"] = p["lists_left"] == 0  # ready from the listing after its Nth on
+        return {"kind": "EndpointSliceList", "apiVersion": "discovery.k8s.io/v1", "metadata": {},
+                "items": [{"kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1",
+                           "metadata": {"name": c.args.service + "-abc12",
+                                        "labels": {"kubernetes.io/service-name": c.args.service}},
+                           "addressType": "IPv4", "endpoints": endpoints or None,
+                           "ports": [{"name": "http", "port": 8080, "protocol": "TCP"},
+                                     {"name": "management", "port": 8081, "protocol": "TCP"}]}]}
+
+    def _handle(self, method):
+        c = self.server.cluster
+        url = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length).decode() if length else ""
+        if url.path.startswith("/_fake/"):
+            with c.lock:
+                if url.path == "/_fake/log":
+                    data = "".join(line + "\n" for line in c.log).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    return self.wfile.write(data)
+                if url.path == "/_fake/lose-pod":
+                    name = parse_qs(url.query).get("name", [""])[0]
+                    c.pods = [p for p in c.pods if p["name"] != name]
+                    c.add_pod(ready=c.args.start_not_ready == 0)
+                    return self._send(200, {})
+            return self._status(404)
+        ns, dep, svc = c.args.namespace, c.args.deployment, c.args.service
+        ctype = self.headers.get("Content-Type") or ""
+        with c.lock:
+            c.log.append("%s %s|%s|%s" % (method, self.path, ctype if method == "PATCH" else "", body))
+            if self.headers.get("Authorization") != "Bearer " + c.args.token:
+                return self._status(401)
+            failure = c.take_failure(method)
+            if failure:
+                return self._status(failure)
+            scale_path = "/apis/apps/v1/namespaces/%s/deployments/%s/scale" % (ns, dep)
+            if url.path == scale_path and method == "GET":
+                return self._send(200, self._scale())
+            if method == "PATCH" and (url.path == scale_path or url.path.startswith("/api/v1/namespaces/%s/pods/" % ns)):
+                if ctype.split(";")[0].strip() not in PATCH_TYPES:
+                    return self._status(415, "the body of the request was in an unknown format - accepted media "
+                                             "types include: " + ", ".join(PATCH_TYPES))
+                if ctype.split(";")[0].strip() not in PATCH_TYPES[:2]:
+                    return self._status(415, "this fake implements merge patches only")
+                try:
+                    patch = json.loads(body)
+                except ValueError:
+                    return self._status(400, "error decoding patch: not JSON")
+                if url.path == scale_path:
+                    replicas = (patch.get("spec") or {}).get("replicas") if isinstance(patch, dict) else None
+                    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0 or set(patch) != {"spec"}:
+                        return self._status(422, 'Scale.autoscaling "%s" is invalid: spec.replicas' % dep)
+                    c.scale_to(replicas)
+                    return self._send(200, self._scale())
+                name = url.path.rsplit("/", 1)[1]
+                pod = next((p for p in c.pods if p["name"] == name), None)
+                if pod is None:
+                    return self._status(404, 'pods "%s" not found' % name)
+                annotations = ((patch.get("metadata") or {}).get("annotations")) if isinstance(patch, dict) else None
+                if not isinstance(annotations, dict) or set(patch) != {"metadata"}:
+                    return self._status(422, 'Pod "%s" is invalid: metadata.annotations' % name)
+                pod["annotations"].update(annotations)
+                return self._send(200, {"kind": "Pod", "apiVersion": "v1",
+                                        "metadata": {"name": name, "annotations": pod["annotations"]}})
+            if url.path == "/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices" % ns and method == "GET":
+                selector = parse_qs(url.query).get("labelSelector", [""])[0]
+                if selector != "kubernetes.io/service-name=" + svc:
+                    return self._send(200, {"kind": "EndpointSliceList", "items": []})
+                return self._send(200, self._slices())
+            return self._status(404, "the server could not find the requested resource")
+
+    def do_GET(self):
+        self._handle("GET")
+
+    def do_PATCH(self):
+        self._handle("PATCH")
+
+    def do_POST(self):
+        self._handle("POST")
+
+    def do_PUT(self):
+        self._handle("PUT")
+
+    def do_DELETE(self):
+        self._handle("DELETE")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="fake Kubernetes API server (tests)")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--port-file")
+    ap.add_argument("--token", required=True)
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
+    ap.add_argument("--namespace", default="lull")
+    ap.add_argument("--deployment", default="models")
+    ap.add_argument("--service", default="models")
+    ap.add_argument("--replicas", type=int, default=2)
+    ap.add_argument("--start-not-ready", type=int, default=0)
+    ap.add_argument("--fail", action="append", default=[])
+    args = ap.parse_args()
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    server.daemon_threads = True
+    server.cluster = Cluster(args)
+    if args.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    if args.port_file:
+        tmp = args.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % server.server_address[1])
+        os.replace(tmp, args.port_file)
+    print("fake-kube-api: https" if args.tls_cert else "fake-kube-api: http", server.server_address[1],
+          file=sys.stderr, flush=True)
+    server.serve_forever(poll_interval=0.2)
+
+
+if __name__ == "__main__":
+    main()

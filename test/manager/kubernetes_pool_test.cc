@@ -1,0 +1,314 @@
+// The Kubernetes worker pool against a fake API server (fake_kube_api.py,
+// over TLS with a CA made for the test): every request is checked there as
+// the Kubernetes API documents it (method, path, bearer token, patch type,
+// body), and the test reads back what was sent. Faults: 409 then 200, 500
+// every time (bounded retries with exponential backoff, the reason named),
+// a token refused (no retry), a CA that does not sign the server, a pod lost.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model_server_process.h"
+#include "runtime/manager/kubernetes_pool.h"
+
+using namespace lull::manager;
+using lull::serve::HttpClient;
+using lull::serve::HttpRequest;
+using lull::serve::testing::ModelServerProcess;
+using lull::serve::testing::free_port;
+
+namespace {
+
+const std::string kScale = "/apis/apps/v1/namespaces/lull/deployments/models/scale";
+const std::string kSlices =
+    "/apis/discovery.k8s.io/v1/namespaces/lull/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dmodels";
+
+// A scratch directory with a token file and a self-signed certificate for 127.0.0.1 (made once).
+struct Secrets {
+  std::string dir, token, cert, key, other_cert;
+  Secrets() {
+    dir = "/tmp/lull-kube-test-" + std::to_string(free_port());
+    token = dir + "/token";
+    cert = dir + "/ca.crt";
+    key = dir + "/tls.key";
+    other_cert = dir + "/other.crt";
+    const std::string mk = "mkdir -p " + dir + " && printf 'tok-123\\n' > " + token;
+    const auto openssl = [&](const std::string& crt, const std::string& k) {
+      return "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
+             "subjectAltName=IP:127.0.0.1 -keyout " + k + " -out " + crt + " 2>/dev/null";
+    };
+    if (std::system((mk + " && " + openssl(cert, key) + " && " + openssl(other_cert, dir + "/other.key")).c_str()) != 0)
+      throw std::runtime_error("cannot make the test certificate with openssl");
+  }
+  ~Secrets() { std::system(("rm -rf " + dir).c_str()); }
+};
+
+const Secrets& secrets() {
+  static Secrets s;
+  return s;
+}
+
+ModelServerProcess fake_api(std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"--token", "tok-123", "--tls-cert", secrets().cert, "--tls-key", secrets().key,
+                                   "--namespace", "lull", "--deployment", "models", "--service", "models"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return ModelServerProcess(args, 0, 60, "test/manager/fake_kube_api.py");
+}
+
+struct Rig {
+  HttpClient client;
+  lull::runtime::WallClock clock;
+  std::vector<std::int64_t> waits_ms;
+  KubernetesPoolOptions options(const ModelServerProcess& api) {
+    KubernetesPoolOptions o;
+    o.api.server = "https://127.0.0.1:" + std::to_string(api.port());
+    o.api.token_file = secrets().token;
+    o.api.ca_file = secrets().cert;
+    o.api.sleep_ms = [this](std::int64_t ms) { waits_ms.push_back(ms); };
+    o.ns = "lull";
+    o.deployment = "models";
+    o.service = "models";
+    return o;
+  }
+  // The requests the fake received, one "METHOD PATH|CONTENT_TYPE|BODY" each.
+  std::vector<std::string> log(const ModelServerProcess& api) {
+    HttpRequest r;
+    r.url = "https://127.0.0.1:" + std::to_string(api.port()) + "/_fake/log";
+    r.ca_file = secrets().cert;
+    const auto answer = client.fetch(r);
+    std::vector<std::string> lines;
+    std::string line;
+    for (char c : answer.body) {
+      if (c == '\n') {
+        lines.push_back(line);
+        line.clear();
+      } else {
+        line += c;
+      }
+    }
+    return lines;
+  }
+};
+
+WorkerInfo find(KubernetesPool& pool, const std::string& id) {
+  for (const auto& w : pool.list_workers())
+    if (w.id == id) return w;
+  FAIL("no worker " << id);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("kubernetes pool discovers pods from EndpointSlices and scales out through /scale", "[manager][kubernetes]") {
+  auto api = fake_api({"--replicas", "2", "--start-not-ready", "1"});
+  Rig rig;
+  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  pool.refresh();
+  INFO(pool.last_error());
+  auto workers = pool.list_workers();
+  REQUIRE(workers.size() == 2);
+  CHECK(workers[0].id == "models-0");
+  CHECK(workers[0].inference_url == "http://10.0.0.1:8080");
+  CHECK(workers[0].management_url == "http://10.0.0.1:8081");
+  // models-0 lists no "ready" condition (absent means ready), models-1 lists ready: true... after one listing.
+  pool.refresh();
+  CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
+
+  const auto ids = pool.start_workers(2);
+  CHECK(ids == std::vector<std::string>{"pending-0", "pending-1"});
+  CHECK(count_workers(pool.list_workers(), WorkerState::kStarting) == 2);
+  pool.refresh();  // the new pods show, not ready yet: they replace the placeholders
+  workers = pool.list_workers();
+  REQUIRE(workers.size() == 4);
+  CHECK(find(pool, "models-2").state == WorkerState::kStarting);
+  CHECK(find(pool, "models-3").state == WorkerState::kStarting);
+  pool.refresh();
+  CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 4);
+  CHECK(pool.last_error().empty());
+
+  const auto log = rig.log(api);
+  REQUIRE(log.size() >= 4);
+  CHECK(log[0] == "GET " + kSlices + "||");
+  CHECK(log[2] == "GET " + kScale + "||");
+  CHECK(log[3] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":4}}");
+  CHECK(rig.waits_ms.empty());
+}
+
+TEST_CASE("kubernetes pool removes the very pod it drained", "[manager][kubernetes]") {
+  auto api = fake_api({"--replicas", "3"});
+  Rig rig;
+  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  std::function<void()> drained;
+  pool.set_drain_hook([&](const std::string& id, std::function<void()> done) {
+    CHECK(id == "models-1");
+    drained = std::move(done);
+  });
+  pool.refresh();
+  REQUIRE(count_workers(pool.list_workers(), WorkerState::kUp) == 3);
+  pool.stop_worker("models-1");  // the middle one: not what a ReplicaSet removes by itself (the newest)
+  CHECK(find(pool, "models-1").state == WorkerState::kDraining);
+  const auto before = rig.log(api).size();
+  pool.refresh();  // not drained yet: nothing is scaled
+  auto log = rig.log(api);
+  CHECK(log.size() == before + 1);
+  CHECK(find(pool, "models-1").state == WorkerState::kDraining);
+
+  drained();
+  pool.refresh();
+  log = rig.log(api);
+  REQUIRE(log.size() == before + 5);
+  CHECK(log[before + 1] == "PATCH /api/v1/namespaces/lull/pods/models-1|application/merge-patch+json|"
+                           "{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":\"-1000\"}}}");
+  CHECK(log[before + 2] == "GET " + kScale + "||");
+  CHECK(log[before + 3] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":2}}");
+  CHECK(find(pool, "models-1").state == WorkerState::kStopped);
+  CHECK(find(pool, "models-0").state == WorkerState::kUp);
+  CHECK(find(pool, "models-2").state == WorkerState::kUp);
+}
+
+TEST_CASE("kubernetes pool: 409 Conflict then 200 is retried once after the first backoff", "[manager][kubernetes][fault]") {
+  auto api = fake_api({"--fail", "PATCH:409:1"});
+  Rig rig;
+  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  const auto ids = pool.start_workers(1);
+  CHECK(find(pool, ids[0]).state == WorkerState::kStarting);
+  CHECK(pool.last_error().empty());
+  CHECK(rig.waits_ms == std::vector<std::int64_t>{200});
+  const auto log = rig.log(api);
+  REQUIRE(log.size() == 3);
+  CHECK(log[1] == log[2]);  // the same PATCH again
+  CHECK(log[2] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":3}}");
+}
+
+TEST_CASE("kubernetes pool: 500 every time gives up after bounded backoff and says why", "[manager][kubernetes][fault]") {
+  auto api = fake_api({"--fail", "PATCH:500:100"});
+  Rig rig;
+  auto o = rig.options(api);
+  o.api.backoff_max_ms = 500;
+  KubernetesPool pool(rig.client, rig.clock, o);
+  const auto ids = pool.start_workers(2);
+  const std::string why = "Kubernetes API PATCH " + kScale +
+                          ": HTTP 500 InternalError: etcdserver: request timed out (after 5 attempts)";
+  CHECK(rig.waits_ms == std::vector<std::int64_t>{200, 400, 500, 500});
+  for (const auto& id : ids) {
+    CHECK(find(pool, id).state == WorkerState::kFailed);
+    CHECK(find(pool, id).failure == why);
+  }
+  CHECK(pool.last_error() == why);
+  CHECK(rig.log(api).size() == 1 + 5);  // one GET, five PATCHes
+  // The pool keeps serving with what is up.
+  pool.refresh();
+  CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
+}
+
+TEST_CASE("kubernetes pool: a refused token is not retried, a CA that does not sign the server fails TLS",
+          "[manager][kubernetes][fault]") {
+  auto api = fake_api();
+  Rig rig;
+  const std::string wrong_token = secrets().dir + "/wrong-token";
+  std::ofstream(wrong_token) << "nope\n";
+  auto o = rig.options(api);
+  o.api.token_file = wrong_token;
+  KubernetesPool pool(rig.client, rig.clock, o);
+  pool.refresh();
+  CHECK(pool.last_error() == "Kubernetes API GET " + kSlices + ": HTTP 401 Unauthorized: Unauthorized");
+  CHECK(rig.waits_ms.empty());
+  CHECK(pool.list_workers().empty());
+
+  auto o2 = rig.options(api);
+  o2.api.ca_file = secrets().other_cert;
+  o2.api.max_attempts = 2;
+  KubernetesPool untrusted(rig.client, rig.clock, o2);
+  untrusted.refresh();
+  INFO(untrusted.last_error());
+  CHECK(untrusted.last_error().find("Kubernetes API GET " + kSlices + ": ") == 0);
+  CHECK(untrusted.last_error().find("(after 2 attempts)") != std::string::npos);
+  CHECK(untrusted.list_workers().empty());
+  CHECK(rig.log(api).size() == 1);  // the token-refused GET; the untrusted client never got through TLS
+
+  auto o3 = rig.options(api);
+  o3.api.token_file = secrets().dir + "/missing";
+  KubernetesPool no_token(rig.client, rig.clock, o3);
+  no_token.refresh();
+  CHECK(no_token.last_error() == secrets().dir + "/missing: cannot read the service account token");
+}
+
+TEST_CASE("kubernetes pool: a pod that leaves the endpoints unasked is failed, a stopped placeholder lowers the count",
+          "[manager][kubernetes][fault]") {
+  auto api = fake_api({"--replicas", "2"});
+  Rig rig;
+  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  pool.refresh();
+  HttpRequest lose;
+  lose.method = "POST";
+  lose.url = "https://127.0.0.1:" + std::to_string(api.port()) + "/_fake/lose-pod?name=models-0";
+  lose.ca_file = secrets().cert;
+  REQUIRE(rig.client.fetch(lose).ok());
+  pool.refresh();
+  CHECK(find(pool, "models-0").state == WorkerState::kFailed);
+  CHECK(find(pool, "models-0").failure == "pod left the endpoints of Service models");
+  CHECK(find(pool, "models-2").state == WorkerState::kUp);  // the Deployment's replacement
+
+  const auto ids = pool.start_workers(1);
+  pool.stop_worker(ids[0]);  // asked for, then not wanted before its pod showed
+  pool.refresh();
+  CHECK(find(pool, ids[0]).state == WorkerState::kStopped);
+  const auto log = rig.log(api);
+  CHECK(log[log.size() - 2] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":2}}");
+}
+
+TEST_CASE("kubernetes pool: a drained pod is scaled away only once no other pod is starting", "[manager][kubernetes]") {
+  // A ReplicaSet removes a not-ready pod before it weighs deletion costs
+  // (the fake does the same): scaling in while a new pod starts would remove the new pod.
+  auto api = fake_api({"--replicas", "2", "--start-not-ready", "2"});
+  Rig rig;
+  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  pool.refresh();
+  REQUIRE(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
+  pool.start_workers(1);
+  pool.refresh();  // models-2 shows, not ready (one more listing to go)
+  REQUIRE(find(pool, "models-2").state == WorkerState::kStarting);
+  pool.stop_worker("models-0");  // no drain hook: drained at once
+  pool.refresh();  // models-2 still not ready: models-0 must wait (lowering now would remove models-2)
+  CHECK(find(pool, "models-0").state == WorkerState::kDraining);
+  CHECK(find(pool, "models-2").state == WorkerState::kStarting);
+  pool.refresh();  // models-2 is ready in this listing
+  CHECK(find(pool, "models-0").state == WorkerState::kDraining);
+  CHECK(find(pool, "models-2").state == WorkerState::kUp);
+  pool.refresh();  // now models-0 goes
+  CHECK(find(pool, "models-0").state == WorkerState::kStopped);
+  CHECK(find(pool, "models-1").state == WorkerState::kUp);
+  CHECK(find(pool, "models-2").state == WorkerState::kUp);
+}
+
+TEST_CASE("kubernetes pool: a pod lost while draining still lowers the count once", "[manager][kubernetes][fault]") {
+  auto api = fake_api({"--replicas", "3"});
+  Rig rig;
+  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  std::function<void()> drained;
+  pool.set_drain_hook([&](const std::string&, std::function<void()> done) { drained = std::move(done); });
+  pool.refresh();
+  pool.stop_worker("models-1");
+  HttpRequest lose;
+  lose.method = "POST";
+  lose.url = "https://127.0.0.1:" + std::to_string(api.port()) + "/_fake/lose-pod?name=models-1";
+  lose.ca_file = secrets().cert;
+  REQUIRE(rig.client.fetch(lose).ok());  // the Deployment replaces it with models-3
+  pool.refresh();
+  CHECK(find(pool, "models-1").state == WorkerState::kStopped);  // it was going anyway
+  drained();
+  pool.refresh();
+  CHECK(pool.last_error().empty());
+  const auto log = rig.log(api);
+  REQUIRE(log.size() >= 4);
+  CHECK(log[log.size() - 4].find("PATCH /api/v1/namespaces/lull/pods/models-1|") == 0);  // 404: gone
+  CHECK(log[log.size() - 2] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":2}}");
+  pool.refresh();  // nothing more to scale
+  CHECK(rig.log(api).size() == log.size() + 1);
+  CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
+}

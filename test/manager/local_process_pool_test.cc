@@ -1,0 +1,264 @@
+// The local-process worker pool with real processes of the stand-in model
+// server: a worker is up only after its health and model checks pass; a
+// removed worker drains first, then gets SIGTERM (SIGKILL past the grace
+// period); and the faults: a command that fails to start, one that hangs, a
+// model check that never passes, a worker killed while up or while draining.
+// Every wait is bounded; every verdict is a state and a reason, not a time.
+#include <signal.h>
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include "model_server_process.h"
+#include "runtime/manager/local_process_pool.h"
+
+using namespace lull::manager;
+using lull::serve::HttpClient;
+using lull::serve::HttpRequest;
+using lull::serve::testing::python3;
+using lull::serve::testing::source_path;
+
+namespace {
+
+// The client and clock the pools use, and a log folder for the test's workers, removed after the pool.
+struct Rig {
+  HttpClient client;
+  lull::runtime::WallClock clock;
+  std::string log_dir;
+  Rig() {
+    char tmpl[] = "/tmp/lull-pool-test-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    log_dir = tmpl;
+  }
+  ~Rig() { std::system(("rm -rf " + log_dir).c_str()); }
+  LocalProcessPoolOptions options() const {
+    LocalProcessPoolOptions o;
+    o.log_dir = log_dir;
+    return o;
+  }
+};
+
+std::string server_command(const std::string& args) {
+  return python3() + " " + source_path("runtime/modelserver/lull_modelserver.py") + " --port {port} " + args;
+}
+
+// Polls until `done` holds (at most 60 s: start-up of a Python process on a busy machine).
+bool wait_until(const std::function<bool()>& done, int timeout_ms = 60000) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+WorkerInfo info(LocalProcessPool& pool, const std::string& id) {
+  for (const auto& w : pool.list_workers())
+    if (w.id == id) return w;
+  FAIL("no worker " << id);
+  return {};
+}
+
+bool settled(LocalProcessPool& pool, const std::string& id) {
+  const auto s = info(pool, id).state;
+  return s != WorkerState::kStarting && s != WorkerState::kDraining;
+}
+
+// Starts one worker and waits until it is up, failed or stopped.
+WorkerInfo start_one(LocalProcessPool& pool) {
+  const auto id = pool.start_workers(1).at(0);
+  REQUIRE(wait_until([&] { return settled(pool, id); }));
+  return info(pool, id);
+}
+
+bool pings(HttpClient& client, const std::string& url) {
+  HttpRequest r;
+  r.url = url + "/ping";
+  r.timeout_ms = 2000;
+  return client.fetch(r).ok();
+}
+
+}  // namespace
+
+TEST_CASE("local pool: workers are up after their checks, a removed one drains, then stops", "[manager][local]") {
+  Rig rig;
+  auto o = rig.options();
+  o.command = server_command("--fake a:1:0 --fake b:1:0");
+  o.models = {"a", "b"};
+  LocalProcessPool pool(rig.client, rig.clock, o);
+  std::vector<std::string> events;
+  std::mutex events_mu;
+  pool.set_state_handler([&](const WorkerInfo& w) {
+    std::lock_guard<std::mutex> lock(events_mu);
+    events.push_back(w.id + " " + worker_state_name(w.state));
+  });
+  std::function<void()> drained;
+  std::string drain_asked;
+  pool.set_drain_hook([&](const std::string& id, std::function<void()> done) {
+    drain_asked = id;
+    drained = std::move(done);
+  });
+
+  const auto ids = pool.start_workers(2);
+  REQUIRE(ids.size() == 2);
+  REQUIRE(wait_until([&] { return settled(pool, ids[0]) && settled(pool, ids[1]); }));
+  const auto w0 = info(pool, ids[0]), w1 = info(pool, ids[1]);
+  INFO(w0.failure << " | " << w1.failure);
+  REQUIRE(w0.state == WorkerState::kUp);
+  REQUIRE(w1.state == WorkerState::kUp);
+  CHECK(w0.inference_url != w1.inference_url);  // each its own port
+  CHECK(pings(rig.client, w0.inference_url));
+
+  pool.stop_worker(ids[0]);
+  CHECK(drain_asked == ids[0]);
+  // Draining: still running (its batches in flight finish) until the serving layer says drained.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(info(pool, ids[0]).state == WorkerState::kDraining);
+  CHECK(pings(rig.client, w0.inference_url));
+  drained();
+  REQUIRE(wait_until([&] { return info(pool, ids[0]).state == WorkerState::kStopped; }));
+  CHECK(info(pool, ids[0]).failure.empty());
+  CHECK(pool.pid_of(ids[0]) == -1);
+  CHECK_FALSE(pings(rig.client, w0.inference_url));
+  CHECK(info(pool, ids[1]).state == WorkerState::kUp);
+  // Each worker's changes in order (the two start-ups may finish in either order).
+  std::lock_guard<std::mutex> lock(events_mu);
+  const auto of = [&](const std::string& id) {
+    std::vector<std::string> mine;
+    for (const auto& e : events)
+      if (e.rfind(id + " ", 0) == 0) mine.push_back(e.substr(id.size() + 1));
+    return mine;
+  };
+  CHECK(of(ids[0]) == std::vector<std::string>{"starting", "up", "draining", "stopped"});
+  CHECK(of(ids[1]) == std::vector<std::string>{"starting", "up"});
+}
+
+TEST_CASE("local pool: a command that fails to start is failed with its exit status and output", "[manager][local][fault]") {
+  Rig rig;
+  auto o = rig.options();
+  o.command = "/nonexistent/model-server --port {port}";
+  LocalProcessPool pool(rig.client, rig.clock, o);
+  const auto w = start_one(pool);
+  INFO(w.failure);
+  CHECK(w.state == WorkerState::kFailed);
+  CHECK(w.failure.find("exited with status 127 during start-up") == 0);
+  CHECK(w.failure.find("/nonexistent/model-server") != std::string::npos);
+
+  // A server that refuses its arguments: exit status 2 and its own message.
+  LocalProcessPoolOptions bad = o;
+  bad.command = server_command("--fake broken-spec");
+  LocalProcessPool pool2(rig.client, rig.clock, bad);
+  const auto w2 = start_one(pool2);
+  INFO(w2.failure);
+  CHECK(w2.failure.find("exited with status 2 during start-up") == 0);
+  CHECK(w2.failure.find("name:base_ms:per_item_ms") != std::string::npos);
+}
+
+TEST_CASE("local pool: a command that hangs is failed at the start timeout and killed", "[manager][local][fault]") {
+  Rig rig;
+  auto o = rig.options();
+  o.command = "sleep 60 # {port}";  // runs, never answers /ping
+  o.start_timeout_ms = 1000;
+  o.stop_grace_ms = 500;
+  LocalProcessPool pool(rig.client, rig.clock, o);
+  const auto w = start_one(pool);
+  INFO(w.failure);
+  CHECK(w.state == WorkerState::kFailed);
+  CHECK(w.failure.find("not up within 1000 ms (last: health check GET /ping: ") == 0);
+  CHECK(wait_until([&] { return pool.pid_of(w.id) == -1; }, 10000));  // not left running
+}
+
+TEST_CASE("local pool: a worker whose model check never passes is failed naming the missing model", "[manager][local][fault]") {
+  Rig rig;
+  auto o = rig.options();
+  o.command = server_command("--fake a:1:0");
+  o.models = {"a", "b"};
+  o.start_timeout_ms = 12000;  // long enough for a Python start-up on a busy machine
+  LocalProcessPool pool(rig.client, rig.clock, o);
+  const auto w = start_one(pool);
+  INFO(w.failure);
+  CHECK(w.state == WorkerState::kFailed);
+  CHECK(w.failure.find("not up within 12000 ms (last: model check: worker ") == 0);
+  CHECK(w.failure.find("lacks model b (loaded: a)") != std::string::npos);
+  CHECK(wait_until([&] { return pool.pid_of(w.id) == -1; }, 10000));
+}
+
+TEST_CASE("local pool: a worker killed while up, or during scale-in, is failed saying how", "[manager][local][fault]") {
+  Rig rig;
+  auto o = rig.options();
+  o.command = server_command("--fake a:1:0");
+  o.models = {"a"};
+  LocalProcessPool pool(rig.client, rig.clock, o);
+  bool drain_called = false;
+  pool.set_drain_hook([&](const std::string&, std::function<void()>) { drain_called = true; });  // never drained
+  const auto ids = pool.start_workers(3);
+  REQUIRE(wait_until([&] { return settled(pool, ids[0]) && settled(pool, ids[1]) && settled(pool, ids[2]); }));
+  for (const auto& id : ids) REQUIRE(info(pool, id).state == WorkerState::kUp);
+
+  // Crash while up.
+  ::kill(pool.pid_of(ids[0]), SIGKILL);
+  REQUIRE(wait_until([&] { return info(pool, ids[0]).state == WorkerState::kFailed; }));
+  CHECK(info(pool, ids[0]).failure.find("killed by signal 9 while up") == 0);
+
+  // Crash during scale-in: draining, its batches still finishing, then it dies.
+  pool.stop_worker(ids[1]);
+  CHECK(drain_called);
+  REQUIRE(info(pool, ids[1]).state == WorkerState::kDraining);
+  ::kill(pool.pid_of(ids[1]), SIGKILL);
+  REQUIRE(wait_until([&] { return info(pool, ids[1]).state == WorkerState::kFailed; }));
+  CHECK(info(pool, ids[1]).failure.find("killed by signal 9 while draining") == 0);
+  // The rest of the pool is untouched.
+  CHECK(info(pool, ids[2]).state == WorkerState::kUp);
+  CHECK(pings(rig.client, info(pool, ids[2]).inference_url));
+}
+
+TEST_CASE("local pool: a drain that never finishes stops the worker at the drain limit", "[manager][local][fault]") {
+  Rig rig;
+  auto o = rig.options();
+  o.command = server_command("--fake a:1:0");
+  o.drain_timeout_ms = 300;
+  LocalProcessPool pool(rig.client, rig.clock, o);
+  pool.set_drain_hook([](const std::string&, std::function<void()>) {});
+  const auto id = start_one(pool).id;
+  REQUIRE(info(pool, id).state == WorkerState::kUp);
+  pool.stop_worker(id);
+  REQUIRE(wait_until([&] { return info(pool, id).state == WorkerState::kStopped; }));
+  CHECK(info(pool, id).failure == "drain did not finish within 300 ms; stopped anyway");
+}
+
+TEST_CASE("local pool: a process that ignores SIGTERM is killed after the grace period", "[manager][local][fault]") {
+  Rig rig;
+  auto o = rig.options();
+  // Ignores SIGTERM (and so does its sleep) once it has said so: only SIGKILL can end it.
+  o.command = "sh -c 'trap \"\" TERM; echo ignoring-TERM; sleep 60; :' # {port}";
+  o.stop_grace_ms = 300;
+  LocalProcessPool pool(rig.client, rig.clock, o);
+  const auto id = pool.start_workers(1).at(0);
+  REQUIRE(pool.pid_of(id) > 0);
+  REQUIRE(wait_until([&] {
+    std::ifstream log(pool.log_dir() + "/" + id + ".log");
+    std::string line;
+    return std::getline(log, line) && line == "ignoring-TERM";
+  }));
+  pool.stop_worker(id);  // still starting: stopped at once, then terminated
+  CHECK(info(pool, id).state == WorkerState::kStopped);
+  CHECK(wait_until([&] { return pool.pid_of(id) == -1; }, 20000));
+}
+
+TEST_CASE("local pool: the command template", "[manager][local]") {
+  CHECK(expand_command("srv --port {port} --mgmt {management_port} --x {port}", 81, 82) ==
+        "srv --port 81 --mgmt 82 --x 81");
+  Rig rig;
+  auto o = rig.options();
+  o.command = "srv --port 8080";
+  CHECK_THROWS_WITH(LocalProcessPool(rig.client, rig.clock, o), Catch::Contains("no {port}"));
+  o.command += " {port}";
+  CHECK_THROWS_WITH(LocalProcessPool(rig.client, rig.clock, o).stop_worker("x"),
+                    Catch::Contains("no worker 'x'"));
+}
