@@ -7,8 +7,9 @@
 // completion thread that reports the drift never waits for it; drift
 // reported while a compilation runs starts one more afterwards, with the
 // latest latencies. Swapping the new set into the running session is not
-// done here: the runtime has no way yet to replace a session's policy set
-// (docs/serving.md, "Latency drift"); `lull serve --policies OUT.pb` serves it.
+// done here: the Dispatcher's policy catalog adds policies but does not
+// replace one it holds (docs/serving.md, "Latency drift");
+// `lull serve --policies OUT.pb` serves it.
 #include <condition_variable>
 #include <functional>
 #include <mutex>
