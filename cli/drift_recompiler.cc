@@ -84,6 +84,11 @@ void DriftRecompiler::on_drift(const serve::DriftEvent& event) {
   cv_.notify_all();
 }
 
+void DriftRecompiler::connect(std::function<void(const schema::PolicySet&)> target) {
+  std::lock_guard<std::mutex> lock(target_mu_);
+  target_ = std::move(target);
+}
+
 int DriftRecompiler::wait_idle() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return !pending_ && !running_; });
@@ -110,10 +115,12 @@ void DriftRecompiler::loop() {
       char buf[400];
       std::snprintf(buf, sizeof buf,
                     "lull serve: recompiled from observed latencies in %.2f s: at %g qps expected violation %.4f "
-                    "(the served set: %.4f), accuracy %.4f (%.4f); wrote %s (serve it with --policies)",
+                    "(the served set: %.4f), accuracy %.4f (%.4f); wrote %s",
                     s, set.policies(set.policies_size() - 1).inputs().load_qps(), last.violation_rate(),
                     was.violation_rate(), last.accuracy(), was.accuracy(), out_path_.c_str());
       line = buf;
+      std::lock_guard<std::mutex> target_lock(target_mu_);
+      if (target_) target_(set);
     } catch (const std::exception& e) {
       line = std::string("lull serve: recompiling from observed latencies failed: ") + e.what();
     }

@@ -6,10 +6,9 @@
 // to OUT.pb. The compilation runs on a thread of its own, so the backend's
 // completion thread that reports the drift never waits for it; drift
 // reported while a compilation runs starts one more afterwards, with the
-// latest latencies. Swapping the new set into the running session is not
-// done here: the Dispatcher's policy catalog adds policies but does not
-// replace one it holds (docs/serving.md, "Latency drift");
-// `lull serve --policies OUT.pb` serves it.
+// latest latencies. The new set is then handed to whoever is connected
+// (the serve session, which swaps it in at its next arrival:
+// PolicyCatalog::replace); OUT.pb serves it again after a restart.
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -47,6 +46,10 @@ class DriftRecompiler {
   void on_drift(const serve::DriftEvent& event);
   // Blocks until no compilation is pending or running; returns how many finished (tests).
   int wait_idle();
+  // Where each recompiled set goes after it is written (nullptr: nowhere).
+  // Returns once no call to the previous target is running, so a target
+  // may disconnect itself before it dies.
+  void connect(std::function<void(const schema::PolicySet&)> target);
 
  private:
   void loop();
@@ -58,6 +61,8 @@ class DriftRecompiler {
   bool pending_ = false, running_ = false, stop_ = false;
   int finished_ = 0;
   std::vector<std::vector<double>> latest_us_;
+  std::mutex target_mu_;  // held while the target runs
+  std::function<void(const schema::PolicySet&)> target_;
   std::thread thread_;
 };
 

@@ -161,6 +161,17 @@ int run_serve(int argc, char** argv) {
   runtime::WallClock clock;
   serve::TorchServeBackend backend(workers, model_names, inputs, backend_opts);
   serve::ServeSession session(table, backend, backend, inputs, clock, opts);
+  // Recompiled sets are swapped in live; disconnected before the session dies.
+  struct SwapIntoSession {
+    DriftRecompiler* recompiler;
+    ~SwapIntoSession() {
+      if (recompiler) recompiler->connect(nullptr);
+    }
+  } swap_into_session{recompiler.get()};
+  if (recompiler)
+    recompiler->connect([&session](const schema::PolicySet& set) {
+      session.replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
+    });
   StopBackendFirst stop_backend_first{backend};
   // Pings every worker; those up join the Dispatcher's rotation through the
   // session's health handler.

@@ -49,15 +49,26 @@ Dispatcher::Dispatcher(DispatcherPolicies p, Clock& clock, Backend& backend, con
   refresh_policy();
 }
 
-void Dispatcher::add_policies(const PolicyTable& table) {
-  catalog_.add(table);
+void Dispatcher::add_policies(const PolicyTable& table) { apply_mail(PolicyMail{table, false}); }
+
+void Dispatcher::replace_policies(const PolicyTable& table) { apply_mail(PolicyMail{table, true}); }
+
+void Dispatcher::apply_mail(const PolicyMail& mail) {
+  catalog_.apply(mail);
   if (usage_.size() < static_cast<std::size_t>(catalog_.size())) usage_.resize(static_cast<std::size_t>(catalog_.size()));
   refresh_policy();
 }
 
 void Dispatcher::refresh_policy() {
   if (inbox_.has_mail())
-    for (const PolicyTable& t : inbox_.take()) add_policies(t);
+    for (const PolicyMail& m : inbox_.take()) {
+      try {
+        apply_mail(m);
+      } catch (const std::invalid_argument& e) {  // never fails an arrival: the mail is dropped
+        ++mail_rejected_;
+        last_mail_error_ = e.what();
+      }
+    }
   const double load = last_estimate_qps();
   choice_ = catalog_.choose(num_available_, load, provider_ != nullptr);
   if (!provider_) return;

@@ -9,6 +9,7 @@
 // retried: once, as one batch, on the next available worker.
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "runtime/central_queue.h"
@@ -43,8 +44,15 @@ class Dispatcher final : public Scheduler {
   // catalog and the choice is made again at once (the dispatcher's thread:
   // the simulator's event loop, or a server under its lock)...
   void add_policies(const PolicyTable& table);
+  // The same for a table that replaces its worker count's policies
+  // (PolicyCatalog::replace: --recompile-on-drift).
+  void replace_policies(const PolicyTable& table);
   // ...or, from any thread, through the inbox, picked up at the next arrival.
+  // Mail the catalog refuses (another task or SLO, models in another order)
+  // is dropped and counted, never thrown into an arrival.
   PolicyInbox& policy_inbox() { return inbox_; }
+  int mail_rejected() const { return mail_rejected_; }
+  const std::string& last_mail_error() const { return last_mail_error_; }
   // The policy now in use (worker count, load) and the catalog it came from.
   const PolicyChoice& current_choice() const { return choice_; }
   const PolicyCatalog& catalog() const { return catalog_; }
@@ -109,6 +117,7 @@ class Dispatcher final : public Scheduler {
   // Picks up delivered tables, chooses the policy for (workers up, load) and
   // asks the provider for a missing one.
   void refresh_policy();
+  void apply_mail(const PolicyMail& mail);
 
   PolicyCatalog catalog_;
   PolicyProvider* provider_;
@@ -116,6 +125,8 @@ class Dispatcher final : public Scheduler {
   PolicyChoice choice_;
   PolicyRequest last_request_;  // not repeated while the catalog still misses it
   int requests_ = 0;
+  int mail_rejected_ = 0;
+  std::string last_mail_error_;
   CentralQueue central_;
   std::vector<WorkerQueue> queues_;
   std::vector<char> busy_;

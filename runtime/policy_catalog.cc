@@ -47,6 +47,19 @@ void PolicyCatalog::add(const PolicyTable& t) {
   }
 }
 
+void PolicyCatalog::replace(const PolicyTable& t) {
+  check_compatible(t, "replacement policy set for " + std::to_string(t.workers) + " workers");
+  for (std::size_t m = 0; m < t.models.size(); ++m)
+    if (t.models[m].latency_us.empty())
+      throw std::invalid_argument("replacement policy set: models[" + std::to_string(m) + "] has no latencies");
+  auto& slots = by_workers_[t.workers];
+  for (Slot& s : slots) retired_.push_back(std::move(s.policy));
+  slots.clear();
+  ++generation_;
+  add(t);
+  for (std::size_t m = 0; m < t.models.size(); ++m) header_.models[m].latency_us = t.models[m].latency_us;
+}
+
 PolicyChoice PolicyCatalog::at_or_top(const std::vector<Slot>& slots, int workers, double load_qps) {
   auto it = std::lower_bound(slots.begin(), slots.end(), load_qps, [](const Slot& s, double l) { return s.load_qps < l; });
   if (it == slots.end()) --it;

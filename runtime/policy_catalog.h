@@ -4,12 +4,14 @@
 // serves `workers_up` workers at an estimated load, and which policy is
 // missing for that situation. Policies are stored one per allocation and
 // never freed or moved while the catalog lives, so a pointer to one stays
-// valid across later additions (readers never need a lock to use it).
+// valid across later additions and replacements (readers never need a lock
+// to use it; a replaced policy is retired, not freed).
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "runtime/policy_inbox.h"
 #include "runtime/policy_provider.h"
 #include "runtime/policy_table.h"
 
@@ -31,6 +33,20 @@ class PolicyCatalog {
   // holds for that worker count is ignored. Throws std::invalid_argument
   // when task, SLO or models differ from the library's.
   void add(const PolicyTable& table);
+
+  // Replaces every policy held for table.workers with the table's (a set
+  // recompiled from observed latencies, --recompile-on-drift), and the
+  // models' latencies with the table's, so that header() (the Dispatcher's
+  // expected batch ends) agrees with the policies now chosen. New ids are
+  // given; the old ones keep naming the retired policies, which stay alive
+  // (a reader holding one is unaffected). Other worker counts keep their
+  // policies. Throws std::invalid_argument like add(), and when the table
+  // orders the models differently.
+  void replace(const PolicyTable& table);
+  // add() or replace(), as the mail says.
+  void apply(const PolicyMail& mail) { mail.replaces ? replace(mail.table) : add(mail.table); }
+  // Replacements so far.
+  int generation() const { return generation_; }
 
   // The policy for `workers_up` workers at `load_qps`:
   // - a table for exactly workers_up covering the load: its lowest load >= it;
@@ -70,6 +86,8 @@ class PolicyCatalog {
   PolicyTable header_;
   std::map<int, std::vector<Slot>> by_workers_;  // each ascending by load
   std::vector<PolicyChoice> by_id_;
+  std::vector<std::unique_ptr<const CompiledPolicy>> retired_;  // replaced, kept alive
+  int generation_ = 0;
   std::vector<double> grid_qps_;  // the first library table's loads
   double step_qps_ = 0;           // spacing of its two highest loads
 };

@@ -100,6 +100,9 @@ std::string render_prometheus(const ServeSnapshot& s) {
     family(out, "lull_online_compile_last_seconds", "gauge", "Wall time of the latest online compilation.");
     sample(out, "lull_online_compile_last_seconds", s.compile_last_seconds);
   }
+  family(out, "lull_drift_recompilations_total", "counter",
+         "Policy sets recompiled from observed latencies and swapped in (--recompile-on-drift).");
+  sample(out, "lull_drift_recompilations_total", static_cast<double>(s.policy_replacements));
   family(out, "lull_policy_expected_accuracy_ratio", "gauge",
          "The active policy's expected accuracy per satisfied query.");
   sample(out, "lull_policy_expected_accuracy_ratio", s.expected_accuracy);

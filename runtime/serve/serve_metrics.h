@@ -59,6 +59,7 @@ struct ServeSnapshot {
   double compile_seconds_sum = 0, compile_last_seconds = 0;
   double expected_accuracy = 0;
   double expected_violation_rate = 0;
+  std::uint64_t policy_replacements = 0;  // recompiled sets swapped in (--recompile-on-drift)
   std::vector<WorkerSnapshot> workers;
   DriftSnapshot drift;
 };

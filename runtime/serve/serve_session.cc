@@ -102,7 +102,9 @@ int ServeSession::refuse_seconds(std::int64_t arrival_us) const {
   const int w = dispatcher_.peek_next_worker();
   const runtime::AdmissionInput in{clock_.now_us(), arrival_us + table_.slo_us, dispatcher_.busy_remaining_us(w),
                                    dispatcher_.queued(w)};
-  const runtime::AdmissionVerdict v = runtime::admit_query(in, table_.models.front().latency_us);
+  // The catalog's latencies: the profile's, or those observed once a
+  // recompiled set was swapped in.
+  const runtime::AdmissionVerdict v = runtime::admit_query(in, dispatcher_.catalog().header().models.front().latency_us);
   return v.admit ? 0 : runtime::retry_after_seconds(in, v);
 }
 
@@ -131,9 +133,26 @@ std::pair<runtime::QueryId, std::future<Answer>> ServeSession::enqueue(std::stri
   w.arrival_us = arrival_us;
   auto future = w.promise.get_future();
   dispatcher_.on_arrival_at(id, arrival_us);
+  log_replacement();
   log_policy_switch();
   send_outbox(lock);
   return {id, std::move(future)};
+}
+
+void ServeSession::log_replacement() {
+  if (dispatcher_.mail_rejected() != logged_rejected_) {
+    logged_rejected_ = dispatcher_.mail_rejected();
+    std::fprintf(stderr, "lull serve: policies not swapped in: %s\n", dispatcher_.last_mail_error().c_str());
+  }
+  const int generation = dispatcher_.catalog().generation();
+  if (generation == logged_generation_) return;
+  logged_generation_ = generation;
+  const runtime::PolicyChoice& choice = dispatcher_.current_choice();
+  std::fprintf(stderr,
+               "lull serve: swapped in the policies recompiled from observed latencies (replacement %d): now the %g qps "
+               "policy for %d workers, expected violation %.4f, accuracy %.4f\n",
+               generation, choice.policy->load_qps, choice.workers, choice.policy->expected_violation_rate,
+               choice.policy->expected_accuracy);
 }
 
 void ServeSession::log_policy_switch() {
@@ -280,6 +299,7 @@ std::string ServeSession::metrics_text() {
     s.policy_workers = choice.workers;
     s.expected_accuracy = p.expected_accuracy;
     s.expected_violation_rate = p.expected_violation_rate;
+    s.policy_replacements = static_cast<std::uint64_t>(dispatcher_.catalog().generation());
     if (drift_) {
       s.drift.enabled = true;
       s.drift.pairs = drift_->judged();

@@ -88,6 +88,13 @@ class ServeSession final : public QueryService {
   std::string metrics_text() override;
   // Every worker serves every model, so: some worker is in rotation.
   bool healthy() override;
+  // From any thread, without the session's lock: the table (same task, SLO
+  // and models in the same order; a set recompiled from the observed
+  // latencies) replaces its worker count's policies at the next arrival
+  // (PolicyCatalog::replace). Logged in one line, counted in /metrics.
+  void replace_policies(runtime::PolicyTable table) {
+    dispatcher_.policy_inbox().post_replacement(std::move(table));
+  }
 
  private:
   // What the Dispatcher sees as its backend: queues the batches it starts
@@ -118,6 +125,7 @@ class ServeSession final : public QueryService {
   // Sends the batches queued while `lock` (on mu_) was held, after releasing it.
   void send_outbox(std::unique_lock<std::mutex>& lock);
   void log_policy_switch();  // under mu_, after an arrival
+  void log_replacement();    // under mu_, after an arrival
   int workers() const { return dispatcher_.pool_workers(); }
   void on_final_result(const runtime::BatchResult& r);  // under mu_, from the Dispatcher
   // Times an answered batch against the profile (under mu_); true when a
@@ -140,6 +148,7 @@ class ServeSession final : public QueryService {
   // Policy switches, logged at most once a second (log_policy_switch).
   int current_policy_ = 0, logged_policy_ = 0, switches_since_log_ = 0;
   std::int64_t last_log_us_ = 0;
+  int logged_generation_ = 0, logged_rejected_ = 0;  // replacements and refused mail logged so far
   std::unordered_map<runtime::QueryId, Waiting> waiting_;
   std::vector<runtime::BatchRequest> outbox_;  // started under mu_, sent after it
   std::vector<WorkerBatches> worker_batches_;

@@ -1,6 +1,6 @@
 // One selection: (queue length, earliest slack) -> state -> table lookup.
 // Target (issue 3): at most 100 ns median; the same while policies are
-// swapped in from another thread (issue 9).
+// swapped in from another thread (issue 9), or replaced (issue 11).
 #include <benchmark/benchmark.h>
 
 #include <atomic>
@@ -36,14 +36,16 @@ void BM_SelectAction(benchmark::State& state) {
 BENCHMARK(BM_SelectAction)->Repetitions(5)->ReportAggregatesOnly(true);
 
 
-// The same selection while online compilation swaps policies in: another
-// thread posts a new policy to the inbox every 200 us, and the selecting
-// thread does what the Dispatcher does per decision (check the inbox; when
-// there is mail, add it to the catalog and choose again; then select on the
-// policy in use). A swap never takes a lock the selection waits on: the
-// check is one atomic load, and only the selecting thread touches the
-// catalog.
-void BM_SelectActionDuringSwaps(benchmark::State& state) {
+// The same selection while policies are swapped in: another thread posts a
+// new policy to the inbox every `period`, and the selecting thread does what
+// the Dispatcher does per decision (check the inbox; when there is mail,
+// apply it to the catalog and choose again; then select on the policy in
+// use). A swap never takes a lock the selection waits on: the check is one
+// atomic load, and only the selecting thread touches the catalog.
+// `replaces`: every post replaces the set (--recompile-on-drift) instead of
+// adding a load (online compilation); posted less often, as each replaced
+// table stays alive for the catalog's life.
+void select_during_mail(benchmark::State& state, bool replaces, std::chrono::microseconds period) {
   const auto table = lull::bench::production_shaped_table();
   lull::runtime::PolicyCatalog catalog({table});
   lull::runtime::PolicyInbox inbox;
@@ -55,9 +57,12 @@ void BM_SelectActionDuringSwaps(benchmark::State& state) {
       one.policies.resize(1);
       one.policies[0] = table.policies[static_cast<std::size_t>(i % 20)];
       one.policies[0].load_qps = 4000 + i;  // a load not yet held: a real addition
-      inbox.post(std::move(one));
+      if (replaces)
+        inbox.post_replacement(std::move(one));
+      else
+        inbox.post(std::move(one));
       posted.fetch_add(1, std::memory_order_relaxed);
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      std::this_thread::sleep_for(period);
     }
   });
   std::mt19937_64 rng(42);
@@ -71,7 +76,7 @@ void BM_SelectActionDuringSwaps(benchmark::State& state) {
   std::uint64_t swaps = 0;
   for (auto _ : state) {
     if (inbox.has_mail()) {
-      for (const auto& t : inbox.take()) catalog.add(t);
+      for (const auto& m : inbox.take()) catalog.apply(m);
       choice = catalog.choose(table.workers, catalog.entry(catalog.size() - 1).policy->load_qps, true);
       ++swaps;
     }
@@ -83,6 +88,15 @@ void BM_SelectActionDuringSwaps(benchmark::State& state) {
   state.counters["swaps"] = static_cast<double>(swaps);
   state.counters["posted"] = static_cast<double>(posted.load());
 }
+
+void BM_SelectActionDuringSwaps(benchmark::State& state) {
+  select_during_mail(state, false, std::chrono::microseconds(200));
+}
 BENCHMARK(BM_SelectActionDuringSwaps)->Repetitions(5)->ReportAggregatesOnly(true);
+
+void BM_SelectActionDuringReplacements(benchmark::State& state) {
+  select_during_mail(state, true, std::chrono::microseconds(5000));
+}
+BENCHMARK(BM_SelectActionDuringReplacements)->Repetitions(5)->ReportAggregatesOnly(true);
 
 }  // namespace
