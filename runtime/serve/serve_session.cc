@@ -148,6 +148,7 @@ void ServeSession::log_replacement() {
   if (generation == logged_generation_) return;
   logged_generation_ = generation;
   const runtime::PolicyChoice& choice = dispatcher_.current_choice();
+  current_policy_ = logged_policy_ = choice.id;  // this line says which policy serves: no switch line too
   std::fprintf(stderr,
                "lull serve: swapped in the policies recompiled from observed latencies (replacement %d): now the %g qps "
                "policy for %d workers, expected violation %.4f, accuracy %.4f\n",

@@ -2,7 +2,8 @@
 // tiny profile (fast ~5 ms, slow ~12 ms at batch 1) served by a stand-in
 // whose models take ten times as long. After 20 batches lull must say
 // "latency drift" in one line, count it in /metrics and write a recompiled
-// set built for the latencies it saw. The verdict does not depend on timing:
+// set built for the latencies it saw, and swap it in at the next query (the
+// policy in use is then the recompiled one). The verdict does not depend on timing:
 // the stand-in's latencies are at least 40 ms, the profile's under 13 ms.
 #include <catch2/catch.hpp>
 
@@ -71,14 +72,15 @@ TEST_CASE("lull serve --recompile-on-drift: slower servers than profiled give a 
   REQUIRE_FALSE(port.empty());
   const std::string base = "http://127.0.0.1:" + port;
   HttpClient client;
-  for (int i = 0; i < 24; ++i) {  // one at a time: 24 batches of 1
+  const auto post = [&](int i) {
     HttpRequest r;
     r.method = "POST";
     r.url = base + "/predictions/tiny";
     r.body = "input-" + std::to_string(i);
     r.timeout_ms = 10000;
-    REQUIRE(client.fetch(r).status == 200);
-  }
+    return client.fetch(r);
+  };
+  for (int i = 0; i < 24; ++i) REQUIRE(post(i).status == 200);  // one at a time: 24 batches of 1
   HttpRequest m;
   m.url = base + "/metrics";
   const std::string metrics = client.fetch(m).body;
@@ -91,7 +93,9 @@ TEST_CASE("lull serve --recompile-on-drift: slower servers than profiled give a 
   // The recompilation runs beside serving; it takes well under a second here.
   for (int i = 0; i < 300 && !std::filesystem::exists(out); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   REQUIRE(std::filesystem::exists(out));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its log line follows the write
+  // Its log line follows the write and the hand-over to the session.
+  for (int i = 0; i < 300 && lull::test::slurp(log).find("recompiled from observed") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const std::string text = lull::test::slurp(log);
   INFO(text);
   CHECK(text.find("lull serve: latency drift: ") != std::string::npos);
@@ -109,4 +113,30 @@ TEST_CASE("lull serve --recompile-on-drift: slower servers than profiled give a 
   };
   CHECK(lat1(after, "slow") >= 60'000);
   CHECK(lat1(after, "fast") >= 4 * lat1(before, "fast"));
+
+  // The recompiled set is swapped in at the next arrival: /metrics counts
+  // it, the log says so, and the policy in use (the one selection reads) is
+  // the recompiled set's at the load /metrics names, not the served one's.
+  REQUIRE(post(0).status == 200);
+  const std::string swapped = client.fetch(m).body;
+  const auto now = [&](const std::string& name) {
+    const std::string line = metric_line(swapped, name + " ");
+    return line.empty() ? -1.0 : std::stod(line.substr(line.rfind(' ') + 1));
+  };
+  CHECK(now("lull_drift_recompilations_total") == 1);
+  const double load = now("lull_policy_load_queries_per_second");
+  const auto at = [&](const lull::schema::PolicySet& s) -> const lull::schema::Policy* {
+    for (const auto& p : s.policies())
+      if (p.inputs().load_qps() == load) return &p;
+    return nullptr;
+  };
+  REQUIRE(at(after) != nullptr);
+  REQUIRE(at(before) != nullptr);
+  INFO("policy in use at " << load << " qps; recompiled expects violation " << at(after)->expected().violation_rate()
+                           << ", the served set " << at(before)->expected().violation_rate());
+  CHECK(now("lull_policy_expected_violation_ratio") == Approx(at(after)->expected().violation_rate()).margin(1e-6));
+  CHECK(now("lull_policy_expected_accuracy_ratio") == Approx(at(after)->expected().accuracy()).margin(1e-6));
+  CHECK(at(after)->expected().violation_rate() != Approx(at(before)->expected().violation_rate()).margin(1e-6));
+  CHECK(lull::test::slurp(log).find("lull serve: swapped in the policies recompiled from observed latencies") !=
+        std::string::npos);
 }
