@@ -52,6 +52,12 @@ compiler::ReducedProfiles profiles_with_latencies(const schema::PolicySet& set,
   return out;
 }
 
+compiler::ReducedProfiles profiles_of(const schema::PolicySet& set) {
+  std::vector<std::vector<double>> latency_us;
+  for (const auto& m : set.models()) latency_us.emplace_back(m.latency_us().begin(), m.latency_us().end());
+  return profiles_with_latencies(set, latency_us);
+}
+
 schema::PolicySet recompile_with_latencies(const schema::PolicySet& set,
                                            const std::vector<std::vector<double>>& latency_us) {
   const compiler::CompileSpec spec = compile_spec_of(set);

@@ -32,6 +32,10 @@ compiler::CompileSpec compile_spec_of(const schema::PolicySet& set);
 compiler::ReducedProfiles profiles_with_latencies(const schema::PolicySet& set,
                                                   const std::vector<std::vector<double>>& latency_us);
 
+// The set's own models and latencies as profiles (a recompiled set: the
+// latencies observed while serving), for online compilation after a swap.
+compiler::ReducedProfiles profiles_of(const schema::PolicySet& set);
+
 // Compiles the set again on the CPU solver with these latencies. Throws
 // std::invalid_argument when the SLO is no longer feasible.
 schema::PolicySet recompile_with_latencies(const schema::PolicySet& set,

@@ -35,6 +35,8 @@ class CompilerPolicySource final : public runtime::PolicyCompiler {
  public:
   CompilerPolicySource(const std::string& policies_path, const std::string& profiles, const OnlineCompileFlags& flags);
   runtime::PolicyTable compile(const runtime::PolicyRequest& request) override;
+  // Later compilations use these profiles (compiler::OnlineCompiler::use_profiles).
+  void use_profiles(compiler::ReducedProfiles profiles) { compiler_->use_profiles(std::move(profiles)); }
   const compiler::OnlineCompiler& compiler() const { return *compiler_; }
 
  private:

@@ -169,8 +169,9 @@ int run_serve(int argc, char** argv) {
     }
   } swap_into_session{recompiler.get()};
   if (recompiler)
-    recompiler->connect([&session](const schema::PolicySet& set) {
+    recompiler->connect([&session, src = source.get()](const schema::PolicySet& set) {
       session.replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
+      if (src) src->use_profiles(profiles_of(set));  // online compilation from the observed latencies too
     });
   StopBackendFirst stop_backend_first{backend};
   // Pings every worker; those up join the Dispatcher's rotation through the

@@ -46,6 +46,12 @@ OnlineCompiler::OnlineCompiler(const CompileSpec& spec, std::ostream* log) : spe
 
 OnlineCompiler::~OnlineCompiler() = default;
 
+void OnlineCompiler::use_profiles(ReducedProfiles profiles) {
+  std::lock_guard<std::mutex> lock(mu_);
+  profiles_ = std::move(profiles);
+  cache_.clear();
+}
+
 schema::PolicySet OnlineCompiler::compile(int workers, double load_qps) {
   std::lock_guard<std::mutex> lock(mu_);
   const auto key = std::make_pair(workers, load_qps);

@@ -35,6 +35,11 @@ class OnlineCompiler {
   // from the cache.
   schema::PolicySet compile(int workers, double load_qps);
 
+  // Later compilations use these profiles instead (lull serve
+  // --recompile-on-drift: the latencies observed while serving); the cache
+  // is dropped. Waits for a compilation under way.
+  void use_profiles(ReducedProfiles profiles);
+
   int compilations() const { return compilations_; }  // excluding cache hits
   double last_compile_s() const { return last_s_; }
 

@@ -11,6 +11,7 @@
 #include "cli/drift_recompiler.h"
 #include "compiler/compile_inputs.h"
 #include "compiler/compile_sweep.h"
+#include "compiler/online/online_compiler.h"
 #include "compiler/solver/solver_registry.h"
 #include "schema/policy_file.h"
 #include "test/support/cli_runner.h"
@@ -114,4 +115,26 @@ TEST_CASE("drift recompiler: a drift event writes the recompiled set, a failure 
   CHECK(log[1].find(out) != std::string::npos);
   const auto written = read_policy_set(out);  // sealed and complete
   CHECK(written.models(0).latency_us(0) == Approx(set.models(0).latency_us(0) * 1.6));
+}
+
+TEST_CASE("drift recompiler: after a swap, online compilation uses the observed latencies", "[cli][drift][online]") {
+  // What `lull serve --recompile-on-drift --online-compile on` does after a
+  // swap: the online compiler takes the recompiled set's models as profiles,
+  // so a policy compiled afterwards is the one the recompiled set holds.
+  const auto set = tiny_set();
+  const auto slower = cli::recompile_with_latencies(set, latencies_of(set, 1.6));
+  compiler::OnlineCompiler online(compiler::spec_from_policy_set(set, tiny_spec().inputs, "cpu"));
+  const int workers = static_cast<int>(set.workers());
+  const double load = set.policies(1).inputs().load_qps();
+  const auto profiled = online.compile(workers, load);
+  CHECK(profiled.policies(0).expected().accuracy() == Approx(set.policies(1).expected().accuracy()));
+  online.use_profiles(cli::profiles_of(slower));
+  const auto observed = online.compile(workers, load);
+  CHECK(online.compilations() == 2);  // the cache was dropped
+  CHECK(observed.models(0).latency_us(0) == Approx(slower.models(0).latency_us(0)));
+  CHECK(observed.policies(0).expected().accuracy() == Approx(slower.policies(1).expected().accuracy()));
+  CHECK(observed.policies(0).expected().violation_rate() == Approx(slower.policies(1).expected().violation_rate()));
+  CHECK(std::vector<unsigned>(observed.policies(0).action_model().begin(), observed.policies(0).action_model().end()) ==
+        std::vector<unsigned>(slower.policies(1).action_model().begin(), slower.policies(1).action_model().end()));
+  CHECK(observed.policies(0).expected().accuracy() != Approx(profiled.policies(0).expected().accuracy()));
 }
