@@ -1,7 +1,8 @@
 // --recompile-on-drift's compiler side (cli/drift_recompiler): the spec a set
 // records, a recompilation with the same latencies reproducing the set, one
-// with slower latencies changing it, and the background recompiler writing
-// the new set (or saying why not) after a drift event.
+// with slower latencies changing it, the background recompiler writing
+// the new set (or saying why not) after a drift event, and online
+// compilation after a swap using the observed latencies.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
