@@ -11,21 +11,25 @@ int run_policy_dump(int argc, char** argv);
 int run_policy_library(int argc, char** argv);
 int run_bench_compile(int argc, char** argv);
 int run_bench_serve(int argc, char** argv);
+int run_bench_online(int argc, char** argv);
 int run_simulate(int argc, char** argv);
 int run_profile(int argc, char** argv);
 int run_loadgen(int argc, char** argv);
 int run_serve(int argc, char** argv);
 int run_profiles_interpolate(int argc, char** argv);
+int run_plan(int argc, char** argv);
 
 const Command kCommands[] = {
     {"compile", "build a policy set from profiles, an SLO, workers and loads", run_compile},
     {"profiles import", "convert a RAMSIS-artifact profile folder to lull's profile JSON", run_profiles_import},
     {"profiles interpolate", "add synthetic models along the accuracy/latency Pareto front (paper 7.3.2)", run_profiles_interpolate},
+    {"plan", "the fewest workers (and models) meeting an SLO target at a load or over a trace", run_plan},
     {"policy show", "print a readable summary of a policy set", run_policy_show},
     {"policy dump", "print every (n, j, model, batch) row of a policy set", run_policy_dump},
     {"policy library", "join policy sets of several worker counts into one policy library", run_policy_library},
     {"bench compile", "time the compiler's phases on a profile set", run_bench_compile},
     {"bench serve", "lull's latency overhead over calling a model server directly, side by side", run_bench_serve},
+    {"bench online", "the latency of one online compilation (request -> policy ready to swap in)", run_bench_online},
     {"simulate", "run a policy set or a baseline in the discrete-event simulator", run_simulate},
     {"profile", "measure batch latencies through a model server and write a profile", run_profile},
     {"loadgen", "open-loop HTTP load generator with latency percentiles", run_loadgen},

@@ -1,5 +1,6 @@
 // lull compile: profiles in, a verified policy set out (written atomically),
-// with an optional JSON report and a progress line for sweeps over a second.
+// or, for several worker counts, one policy library (a set per count); with an
+// optional JSON report and a progress line for compiles over a second.
 // The final line gives the whole process's wall time and its phases.
 #include <chrono>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "cli/progress_line.h"
 #include "cli/process_clock.h"
 #include "compiler/compile_inputs.h"
+#include "compiler/compile_library.h"
 #include "compiler/solver/solver_registry.h"
 #include "schema/policy_file.h"
 
@@ -25,56 +27,75 @@ int run_compile(int argc, char** argv) {
   po::options_description desc("lull compile options");
   add_compile_options(desc, flags);
   desc.add_options()
-      ("out", po::value(&out_path)->required(), "policy set to write (binary protobuf; '-' for stdout, not a terminal)")
+      ("out", po::value(&out_path)->required(),
+       "policy set to write (a policy library for several worker counts; binary protobuf; '-' for stdout, not a terminal)")
       ("report", po::value(&report_path), "JSON report to write ('-' for stdout)");
   if (!parse_command_line(argc, argv, desc,
-                          "usage: lull compile --profiles P --slo-ms 150 --workers 60 --load-qps 200:4000:200 --out SET.pb",
+                          "usage: lull compile --profiles P --slo-ms 150 --workers 60 --load-qps 200:4000:200 --out SET.pb\n"
+                          "       lull compile ... --workers 20:100:10 --load-qps auto:200:4000 --out LIBRARY.pb",
                           {nullptr, renamed_compile_flags(), nullptr}))
     return 0;
   check_binary_output(out_path, "--out");
-  const auto specs = compile_specs(flags);
-  if (specs.size() != 1) throw UsageError("--workers: compile takes one worker count (a policy set is per worker count)");
-  const compiler::CompileSpec& spec = specs.front();
-  auto solver = compiler::make_solver(spec.device, &std::cerr);
+  std::optional<compiler::AdaptiveLoads> adaptive;
+  const auto specs = compile_specs(flags, &adaptive);
+  const bool library = specs.size() > 1;
+  auto solver = compiler::make_solver(specs.front().device, &std::cerr);
 
   CompileSeconds sec;
   sec.setup = seconds_since_process_start();
-  auto inputs = compiler::load_compile_inputs(spec);
+  auto inputs = compiler::load_compile_inputs(specs.front());
   sec.inputs = inputs.seconds;
-  const compiler::SweepRequest req{std::move(inputs.profiles), spec};
   const auto t0 = std::chrono::steady_clock::now();
   ProgressLine progress(std::cerr);
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   bool progress_shown = false;
-  const auto result = compiler::run_sweep(req, *solver, [&](int done, int total, const compiler::LoadReport& r) {
-    if (r.beyond_capacity || r.expected_violation_rate > 0.05) {
-      char warning[200];
-      std::snprintf(warning, sizeof warning, "lull compile: warning: at %g QPS the expected violation rate is high (%.3f)%s",
-                    r.load_qps, r.expected_violation_rate,
-                    r.beyond_capacity ? ": the load is beyond what the workers can serve with the fastest model" : "");
-      progress.line(warning);
-    }
-    if (elapsed() > 1.0 || progress_shown) {
-      progress_shown = true;
-      char line[160];
-      std::snprintf(line, sizeof line, "lull compile: %d/%d loads, %.1f s; %g QPS -> accuracy %.4f, violation %.4f", done,
-                    total, elapsed(), r.load_qps, r.expected_accuracy, r.expected_violation_rate);
-      if (done == total)
-        progress.line(line);
-      else
-        progress.step(line);
-    }
-  });
+  const auto sweeps = compiler::compile_library(
+      inputs.profiles, specs, adaptive ? &*adaptive : nullptr, *solver,
+      [&](int set, int sets, int done, int total, const compiler::LoadReport& r) {
+        const int workers = specs[static_cast<std::size_t>(set)].mdp.workers;
+        if (r.beyond_capacity || r.expected_violation_rate > 0.05) {
+          char warning[240];
+          std::snprintf(warning, sizeof warning,
+                        "lull compile: warning: at %d workers, %g QPS the expected violation rate is high (%.3f)%s", workers,
+                        r.load_qps, r.expected_violation_rate,
+                        r.beyond_capacity ? ": the load is beyond what the workers can serve with the fastest model" : "");
+          progress.line(warning);
+        }
+        if (elapsed() > 1.0 || progress_shown) {
+          progress_shown = true;
+          char line[200];
+          char where[48] = "";
+          if (library) std::snprintf(where, sizeof where, "workers %d (%d/%d), ", workers, set + 1, sets);
+          std::snprintf(line, sizeof line, "lull compile: %s%d/%d loads, %.1f s; %g QPS -> accuracy %.4f, violation %.4f",
+                        where, done, total, elapsed(), r.load_qps, r.expected_accuracy, r.expected_violation_rate);
+          progress.step(line);
+        }
+      });
   sec.solve = elapsed();
+  progress.finish();
+  if (adaptive)
+    for (const auto& s : sweeps)
+      std::fprintf(stderr,
+                   "lull compile: adaptive load grid for %d workers: %zu loads in %d rounds "
+                   "(adjacent expected accuracies within %g point)\n",
+                   s.workers, s.sweep.reports.size(), s.rounds, adaptive->max_accuracy_gap * 100);
   const auto tw = std::chrono::steady_clock::now();
-  write_binary_output(out_path, policy_set_bytes(result.set), "--out");
+  int policies = 0;
+  for (const auto& s : sweeps) policies += s.sweep.set.policies_size();
+  if (library)
+    write_binary_output(out_path, policy_library_bytes(compiler::policy_library_of(sweeps)), "--out");
+  else
+    write_binary_output(out_path, policy_set_bytes(sweeps.front().sweep.set), "--out");
   sec.write = std::chrono::duration<double>(std::chrono::steady_clock::now() - tw).count();
   sec.total = seconds_since_process_start();
-  const std::string report = compile_report_json(result, solver->name(), sec);
-  if (!report_path.empty()) write_output(report_path, report);
-  std::fprintf(stderr, "lull compile: wrote %d policies to %s in %.2f s (read %.2f, validate %.2f, reduce %.2f, solve %.2f; %s solver)\n",
-               result.set.policies_size(), out_path.c_str(), seconds_since_process_start(), sec.inputs.read,
-               sec.inputs.validate, sec.inputs.reduce, sec.solve, solver->name().c_str());
+  if (!report_path.empty())
+    write_output(report_path, library ? library_report_json(sweeps, adaptive.has_value(), solver->name(), sec)
+                                      : compile_report_json(sweeps.front(), adaptive.has_value(), solver->name(), sec));
+  std::fprintf(stderr,
+               "lull compile: wrote %d policies%s to %s in %.2f s (read %.2f, validate %.2f, reduce %.2f, solve %.2f; %s solver)\n",
+               policies, library ? (" for " + std::to_string(sweeps.size()) + " worker counts").c_str() : "",
+               out_path.c_str(), seconds_since_process_start(), sec.inputs.read, sec.inputs.validate, sec.inputs.reduce,
+               sec.solve, solver->name().c_str());
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "cli/compile_options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -17,14 +18,20 @@ std::vector<RenamedFlag> renamed_compile_flags() {
 }
 
 void add_compile_options(po::options_description& desc, CompileFlags& f) {
+  add_model_options(desc, f);
+  desc.add_options()
+      ("workers", po::value(&f.workers)->required(), "worker count K, or a list / range (60,70,80 | 20:100:10): compile writes a policy library")
+      ("load-qps", po::value(&f.loads)->required(),
+       "central load(s) in QPS: 2000 | 2000,2200 | 200:4000:200 | auto:LO:HI (adaptive grid, compile only)");
+}
+
+void add_model_options(po::options_description& desc, CompileFlags& f) {
   auto& s = f.spec;
   desc.add_options()
       ("profiles", po::value(&s.inputs.path)->required(), "profile set: lull JSON file, or a RAMSIS artifact folder")
       ("accuracy-percent", po::value(&s.inputs.accuracy_json), "the artifact's accuracy table, in percent, for an artifact folder")
       ("task", po::value(&s.inputs.task), "task name (overrides the profile's)")
       ("slo-ms", po::value(&f.slo_ms)->required(), "latency SLO in milliseconds")
-      ("workers", po::value(&f.workers)->required(), "worker count K (a list for bench: 60,70,80)")
-      ("load-qps", po::value(&f.loads)->required(), "central load(s) in QPS: 2000 | 2000,2200 | 200:4000:200")
       ("intervals", po::value(&s.mdp.intervals)->default_value(100), "FLD slack intervals D")
       ("md", po::bool_switch(&f.md), "model-based slack discretization instead of FLD")
       ("batching", po::value(&f.batching)->default_value("max"), "max | variable")
@@ -36,7 +43,19 @@ void add_compile_options(po::options_description& desc, CompileFlags& f) {
       ("device", po::value(&s.device)->default_value("auto"), "solver: cpu | cuda | auto");
 }
 
-std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& f) {
+namespace {
+
+void validate_or_usage(const compiler::CompileSpec& spec) {
+  try {
+    compiler::validate_compile_spec(spec);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+}  // namespace
+
+compiler::CompileSpec model_spec(const CompileFlags& f) {
   compiler::CompileSpec spec = f.spec;
   spec.mdp.slo_us = f.slo_ms * 1000;
   spec.mdp.discretization = f.md ? compiler::Discretization::kMd : compiler::Discretization::kFld;
@@ -44,18 +63,44 @@ std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& f) {
     throw UsageError("--batching: expected 'max' or 'variable', got '" + f.batching + "'");
   spec.mdp.batching = f.batching == "max" ? compiler::Batching::kMaximal : compiler::Batching::kVariable;
   spec.reduction.models = split_commas(f.models);
-  spec.loads_qps = parse_number_list(f.loads, "--load-qps");
+  // Placeholders for the two settings the caller chooses, so the rest is checked now.
+  compiler::CompileSpec probe = spec;
+  probe.mdp.workers = 1;
+  probe.loads_qps = {1};
+  validate_or_usage(probe);
+  return spec;
+}
+
+std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& f, std::optional<compiler::AdaptiveLoads>* adaptive) {
+  compiler::CompileSpec spec = model_spec(f);
+  if (f.loads.rfind("auto:", 0) == 0) {
+    if (!adaptive) throw UsageError("--load-qps auto:LO:HI is for lull compile only");
+    std::string ends_text = f.loads.substr(5);
+    const bool two = std::count(ends_text.begin(), ends_text.end(), ':') == 1 && ends_text.find(',') == std::string::npos;
+    std::replace(ends_text.begin(), ends_text.end(), ':', ',');
+    const auto ends = two ? parse_number_list(ends_text, "--load-qps auto:LO:HI") : std::vector<double>{};
+    if (ends.size() != 2)
+      throw UsageError("--load-qps: expected auto:LO:HI, e.g. auto:200:4000 (got '" + f.loads + "')");
+    compiler::AdaptiveLoads grid;
+    grid.lo_qps = ends[0];
+    grid.hi_qps = ends[1];
+    try {
+      compiler::validate_adaptive_loads(grid);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    *adaptive = grid;
+    spec.loads_qps = {grid.lo_qps, grid.hi_qps};
+  } else {
+    spec.loads_qps = parse_number_list(f.loads, "--load-qps");
+  }
   std::vector<compiler::CompileSpec> out;
   for (double k : parse_number_list(f.workers, "--workers")) {
     if (!(k >= 1 && k <= limits::kMaxWorkers) || k != std::floor(k))
       throw UsageError("--workers: must be a whole number in 1.." + std::to_string(limits::kMaxWorkers) + " (got " +
                        std::to_string(k) + ")");
     spec.mdp.workers = static_cast<int>(k);
-    try {
-      compiler::validate_compile_spec(spec);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
+    validate_or_usage(spec);
     out.push_back(spec);
   }
   return out;

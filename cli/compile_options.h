@@ -4,10 +4,12 @@
 // single setting are bound to the spec directly; the few that need parsing
 // (lists, ms -> us, names) are held here and converted by compile_specs().
 #include <boost/program_options.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/parse_options.h"
+#include "compiler/adaptive_loads.h"
 #include "compiler/compile_spec.h"
 
 namespace lull::cli {
@@ -23,12 +25,22 @@ struct CompileFlags {
 // `--accuracy` (a fraction table elsewhere in lull) is `--accuracy-percent`.
 std::vector<RenamedFlag> renamed_compile_flags();
 
-// Adds the shared options to `desc`, bound to `flags`.
+// Adds the shared options to `desc`, bound to `flags`: the model options
+// (profiles, SLO, MDP, solver) and --workers / --load-qps.
 void add_compile_options(boost::program_options::options_description& desc, CompileFlags& flags);
+// The model options alone, for commands that choose workers and loads
+// themselves (lull plan).
+void add_model_options(boost::program_options::options_description& desc, CompileFlags& flags);
 
-// One spec per worker count (`--workers 60,70,80`; the rest is shared).
-// Throws UsageError naming the flag for a value that does not parse or is out
-// of range.
-std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& flags);
+// The spec of the model options (no workers, no loads), validated but for
+// those two. Throws UsageError naming the flag.
+compiler::CompileSpec model_spec(const CompileFlags& flags);
+
+// One spec per worker count (`--workers 60,70,80` or 20:100:10; the rest is
+// shared). Throws UsageError naming the flag for a value that does not parse
+// or is out of range. `--load-qps auto:LO:HI` is accepted only when
+// `adaptive` is given (it receives the grid; the specs then hold LO and HI).
+std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& flags,
+                                                 std::optional<compiler::AdaptiveLoads>* adaptive = nullptr);
 
 }  // namespace lull::cli

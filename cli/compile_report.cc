@@ -3,13 +3,16 @@
 #include "cli/json_object.h"
 
 namespace lull::cli {
+namespace {
 
-std::string compile_report_json(const compiler::SweepResult& result, const std::string& device,
-                                const CompileSeconds& seconds) {
+JsonValue header(const compiler::SweepResult& first) {
   JsonValue root = JsonValue::object();
-  root.add("task", result.set.task());
-  root.add("slo_ms", result.set.slo_ms());
-  root.add("workers", result.set.workers());
+  root.add("task", first.set.task());
+  root.add("slo_ms", first.set.slo_ms());
+  return root;
+}
+
+void add_run(JsonValue& root, const compiler::SweepResult& first, const std::string& device, const CompileSeconds& seconds) {
   root.add("device", device);
   root.add("total_seconds", seconds.total);
   JsonValue& phases = root.add("phase_seconds", JsonValue::object());
@@ -20,9 +23,19 @@ std::string compile_report_json(const compiler::SweepResult& result, const std::
   phases.add("solve", seconds.solve);
   phases.add("write", seconds.write);
   JsonValue& models = root.add("models", JsonValue::array());
-  for (const auto& m : result.set.models()) models.push(m.name());
-  JsonValue& list = root.add("policies", JsonValue::array());
-  for (const auto& r : result.reports) {
+  for (const auto& m : first.set.models()) models.push(m.name());
+}
+
+// The grid (when adaptive) and the policies of one worker count.
+void add_sweep(JsonValue& obj, const compiler::LibrarySweep& s, bool adaptive) {
+  if (adaptive) {
+    JsonValue& grid = obj.add("load_grid", JsonValue::object());
+    grid.add("kind", "adaptive");
+    grid.add("loads", static_cast<double>(s.sweep.reports.size()));
+    grid.add("rounds", s.rounds);
+  }
+  JsonValue& list = obj.add("policies", JsonValue::array());
+  for (const auto& r : s.sweep.reports) {
     JsonValue& p = list.push(JsonValue::object());
     p.add("load_qps", r.load_qps);
     p.add("expected_accuracy", r.expected_accuracy);
@@ -37,6 +50,31 @@ std::string compile_report_json(const compiler::SweepResult& result, const std::
     sec.add("build_transitions", r.seconds.build);
     sec.add("value_iteration", r.seconds.solve);
     sec.add("expectations", r.seconds.expect);
+  }
+}
+
+}  // namespace
+
+std::string compile_report_json(const compiler::LibrarySweep& sweep, bool adaptive, const std::string& device,
+                                const CompileSeconds& seconds) {
+  JsonValue root = header(sweep.sweep);
+  root.add("workers", sweep.sweep.set.workers());
+  add_run(root, sweep.sweep, device, seconds);
+  add_sweep(root, sweep, adaptive);
+  return root.text() + "\n";
+}
+
+std::string library_report_json(const std::vector<compiler::LibrarySweep>& sweeps, bool adaptive,
+                                const std::string& device, const CompileSeconds& seconds) {
+  JsonValue root = header(sweeps.front().sweep);
+  JsonValue& counts = root.add("workers", JsonValue::array());
+  for (const auto& s : sweeps) counts.push(s.workers);
+  add_run(root, sweeps.front().sweep, device, seconds);
+  JsonValue& sets = root.add("sets", JsonValue::array());
+  for (const auto& s : sweeps) {
+    JsonValue& obj = sets.push(JsonValue::object());
+    obj.add("workers", s.workers);
+    add_sweep(obj, s, adaptive);
   }
   return root.text() + "\n";
 }

@@ -1,10 +1,13 @@
 #pragma once
 // The compile report: one JSON object with the expectations, sizes and
-// per-phase seconds of every policy of a sweep, and the seconds of the whole
-// command by phase (setup, read, validate, reduce, solve, write).
+// per-phase seconds of every policy of a sweep (or of each worker count's
+// sweep, for a library), and the seconds of the whole command by phase
+// (setup, read, validate, reduce, solve, write).
 #include <string>
+#include <vector>
 
 #include "compiler/compile_inputs.h"
+#include "compiler/compile_library.h"
 #include "compiler/compile_sweep.h"
 
 namespace lull::cli {
@@ -18,7 +21,13 @@ struct CompileSeconds {
   double total = 0;                 // process start -> the report
 };
 
-std::string compile_report_json(const compiler::SweepResult& result, const std::string& device,
+// One worker count: the sweep's policies at top level; `load_grid` (the
+// adaptive grid's loads and rounds) only when `adaptive`.
+std::string compile_report_json(const compiler::LibrarySweep& sweep, bool adaptive, const std::string& device,
                                 const CompileSeconds& seconds);
+// A library: "workers" lists the counts; "sets" holds one object per count
+// with its load grid and policies.
+std::string library_report_json(const std::vector<compiler::LibrarySweep>& sweeps, bool adaptive,
+                                const std::string& device, const CompileSeconds& seconds);
 
 }  // namespace lull::cli

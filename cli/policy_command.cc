@@ -28,10 +28,49 @@ std::pair<int, int> row_state(int i, int J1, int N) {
 
 // A set these commands print is one simulate and serve would run: a sealed
 // set that breaks the runtime's invariants is refused with the same error.
-schema::PolicySet read_checked_policy_set(const std::string& path) {
-  auto set = read_policy_set(path);
-  runtime::policy_table_from_proto(set, {}, path);
-  return set;
+// From a library, the set for `workers` (0: the file must hold one set).
+schema::PolicySet read_checked_policy_set(const std::string& path, unsigned workers = 0) {
+  const auto lib = read_policy_library(path);
+  std::string counts;
+  for (const auto& set : lib.sets()) {
+    if (workers == 0 ? lib.sets_size() == 1 : set.workers() == workers) {
+      runtime::policy_table_from_proto(set, {}, path);
+      return set;
+    }
+    counts += (counts.empty() ? "" : ", ") + std::to_string(set.workers());
+  }
+  if (workers == 0) throw UsageError(path + " is a policy library (workers " + counts + "): pick a set with --workers K");
+  throw UsageError("--workers: " + path + " has no set for " + std::to_string(workers) + " workers (it has " + counts + ")");
+}
+
+}  // namespace
+
+namespace {
+
+// A library: one line per worker count (loads, load range, expectation ranges).
+void show_library(const std::string& path, const schema::PolicyLibrary& lib) {
+  const auto& first = lib.sets(0);
+  std::printf("policy library %s (format %u, checksum %016llx)\n", path.c_str(), lib.format_version(),
+              static_cast<unsigned long long>(lib.checksum()));
+  std::printf("task %s, SLO %g ms, %d worker counts\n", first.task().c_str(), first.slo_ms(), lib.sets_size());
+  std::string models;
+  for (const auto& m : first.models()) models += (models.empty() ? "" : ", ") + m.name();
+  std::printf("models: %s\n", models.c_str());
+  std::printf("\n  workers  loads  load QPS            exp. accuracy        exp. violation\n");
+  for (const auto& set : lib.sets()) {
+    double acc_lo = 1, acc_hi = 0, v_lo = 1, v_hi = 0;
+    for (const auto& p : set.policies()) {
+      acc_lo = std::min(acc_lo, p.expected().accuracy());
+      acc_hi = std::max(acc_hi, p.expected().accuracy());
+      v_lo = std::min(v_lo, p.expected().violation_rate());
+      v_hi = std::max(v_hi, p.expected().violation_rate());
+    }
+    char loads[48];
+    std::snprintf(loads, sizeof loads, "%g..%g", set.policies(0).inputs().load_qps(),
+                  set.policies(set.policies_size() - 1).inputs().load_qps());
+    std::printf("  %7u  %5d  %-18s  %.4f..%.4f     %.4f..%.4f\n", set.workers(), set.policies_size(), loads, acc_lo,
+                acc_hi, v_lo, v_hi);
+  }
 }
 
 }  // namespace
@@ -39,11 +78,18 @@ schema::PolicySet read_checked_policy_set(const std::string& path) {
 int run_policy_show(int argc, char** argv) {
   std::string path;
   po::options_description desc("lull policy show options");
-  desc.add_options()("file", po::value(&path)->required(), "policy set file");
+  desc.add_options()("file", po::value(&path)->required(), "policy set or policy library file");
   po::positional_options_description pos;
   pos.add("file", 1);
   if (!parse_command_line(argc, argv, desc, "usage: lull policy show FILE", {&pos, {}, nullptr})) return 0;
-  const auto set = read_checked_policy_set(path);
+  const auto lib = read_policy_library(path);
+  // Every set must be one simulate and serve would run (the runtime's loader checks).
+  for (const auto& set : lib.sets()) runtime::policy_table_from_proto(set, {}, path);
+  if (lib.sets_size() > 1) {
+    show_library(path, lib);
+    return 0;
+  }
+  const auto& set = lib.sets(0);
   std::printf("policy set %s (format %u, checksum %016llx)\n", path.c_str(), set.format_version(),
               static_cast<unsigned long long>(set.checksum()));
   std::printf("task %s, SLO %g ms, %u workers, %d policies\n", set.task().c_str(), set.slo_ms(), set.workers(),
@@ -79,15 +125,17 @@ int run_policy_show(int argc, char** argv) {
 int run_policy_dump(int argc, char** argv) {
   std::string path, json_path;
   double load = -1;
+  unsigned workers = 0;
   po::options_description desc("lull policy dump options");
-  desc.add_options()("file", po::value(&path)->required(), "policy set file")
+  desc.add_options()("file", po::value(&path)->required(), "policy set or policy library file")
+      ("workers", po::value(&workers), "from a policy library: the set for this worker count")
       ("json", po::value(&json_path), "write the rows as JSON to this file ('-' for stdout) instead of text on stdout")
       ("load-qps", po::value(&load), "only the policy compiled for this load");
   po::positional_options_description pos;
   pos.add("file", 1);
-  if (!parse_command_line(argc, argv, desc, "usage: lull policy dump FILE [--json OUT.json|-] [--load-qps L]", {&pos, {}, nullptr}))
+  if (!parse_command_line(argc, argv, desc, "usage: lull policy dump FILE [--workers K] [--json OUT.json|-] [--load-qps L]", {&pos, {}, nullptr}))
     return 0;
-  const auto set = read_checked_policy_set(path);
+  const auto set = read_checked_policy_set(path, workers);
   const bool json = !json_path.empty();
   bool found = false, first = true;
   std::string out;

@@ -35,6 +35,7 @@
 #include "cli/progress_line.h"
 #include "runtime/serve/batch_codec.h"
 #include "runtime/serve/http_client.h"
+#include "runtime/serve/model_check.h"
 #include "runtime/serve/torchserve_token.h"
 #include "runtime/serve/worker_endpoint.h"
 #include "schema/atomic_file.h"  // read_whole_file
@@ -101,7 +102,7 @@ std::vector<std::string> read_input_files(const std::string& dir) {
 }  // namespace
 
 int run_profile(int argc, char** argv) {
-  std::string worker, models_text, accuracy_path, out_path, batches_text, task, inputs_dir, token_file;
+  std::string worker, models_text, accuracy_path, out_path, batches_text, task, inputs_dir, token_file, management;
   int max_batch = 32, samples = 100, warmup = 3, input_bytes = 4096, pause_ms = 200;
   std::int64_t timeout_ms = 60000;
   po::options_description desc("lull profile: measure batch latencies through a model server's inference API");
@@ -122,6 +123,8 @@ int run_profile(int argc, char** argv) {
       ("torchserve-token-file", po::value(&token_file),
        "TorchServe's key_file.json: its inference key is sent as Authorization: Bearer KEY")
       ("timeout-ms", po::value(&timeout_ms)->default_value(60000), "per-request timeout")
+      ("management-url", po::value(&management),
+       "management API base URL, asked for each model's memory (default: --worker; TorchServe: port 8081)")
       ("out", po::value(&out_path)->required(), "profile JSON to write ('-' for stdout)");
   const char* usage =
       "usage: lull profile --worker URL --models a,b,c --max-batch 32 --samples 100 --accuracy ACC.json --out PROFILE.json";
@@ -163,7 +166,24 @@ int run_profile(int argc, char** argv) {
   // The queries of successive requests take the files in turn, round and round.
   size_t next_input = 0;
 
+  try {
+    management = management.empty() ? worker : serve::normalize_base_url(management);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--management-url ") + e.what());
+  }
   serve::HttpClient client;
+  // memory_mb: what the management API reports for the loaded model
+  // (docs/profiling.md says what each server measures); 0 with a warning when
+  // it reports nothing, so a profile is still written.
+  auto memory_mb = [&](const std::string& model) {
+    serve::HttpRequest req;
+    req.method = "GET";
+    req.url = management + "/models/" + model;
+    req.timeout_ms = timeout_ms;
+    req.bearer_token = keys.management;
+    const auto r = client.fetch(req);
+    return r.ok() ? serve::model_memory_mb(r.body) : 0.0;
+  };
   auto measure = [&](const std::string& model, int batch) {
     serve::HttpRequest req;
     req.method = "POST";
@@ -217,7 +237,10 @@ int run_profile(int argc, char** argv) {
       std::nth_element(got.begin(), got.begin() + got.size() / 2, got.end());
       medians << " b" << b << " " << std::fixed << std::setprecision(1) << got[got.size() / 2] * 1e3;
     }
-    progress.line("profile: " + model + ": median ms" + medians.str());
+    mp->set_memory_mb(memory_mb(model));
+    progress.line("profile: " + model + ": median ms" + medians.str() +
+                  (mp->memory_mb() > 0 ? "; memory " + std::to_string(static_cast<int>(mp->memory_mb() + 0.5)) + " MiB"
+                                       : "; memory not reported by " + management + " (memory_mb left 0)"));
   }
   write_output(out_path, profile_set_json_text(set, out_path));
   std::cerr << "profile: wrote " << out_path << " (" << models.size() << " models, " << batches.size()

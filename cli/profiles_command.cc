@@ -13,12 +13,12 @@ namespace po = boost::program_options;
 namespace lull::cli {
 
 int run_profiles_import(int argc, char** argv) {
-  std::string dir, accuracy, task = "image", out;
+  std::string dir, accuracy, task, out;
   po::options_description desc("lull profiles import options");
   desc.add_options()
       ("artifact", po::value(&dir)->required(), "folder with <model>/<model>_bsize-<b>_profile.json")
       ("accuracy-percent", po::value(&accuracy)->required(), "the artifact's JSON map from model name to accuracy in percent")
-      ("task", po::value(&task)->default_value("image"), "task name")
+      ("task", po::value(&task), "task name (default: the accuracy table's task field, else its file name's <task>_accuracy.json, else image)")
       ("out", po::value(&out)->required(), "profile JSON to write ('-' for stdout)");
   if (!parse_command_line(argc, argv, desc,
                           "usage: lull profiles import --artifact DIR --accuracy-percent ACC.json [--task NAME] --out PROFILE.json",

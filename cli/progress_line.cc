@@ -33,4 +33,9 @@ void ProgressLine::line(const std::string& text) {
   err_ << text << '\n' << std::flush;
 }
 
+void ProgressLine::finish() {
+  if (terminal_ && shown_ > 0) err_ << '\n' << std::flush;
+  shown_ = 0;
+}
+
 }  // namespace lull::cli

@@ -19,6 +19,8 @@ class ProgressLine {
   void step(const std::string& text);
   // A line that stays (a result): ends any in-place line first.
   void line(const std::string& text);
+  // Keeps the in-place line now on screen (ends it with a newline); nothing in a log.
+  void finish();
 
  private:
   std::ostream& err_;

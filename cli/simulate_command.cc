@@ -77,7 +77,7 @@ int run_simulate(int argc, char** argv) {
       ("arrivals", po::value(&arrivals)->default_value(arrivals), "arrival process for constant/rate traces: poisson | gamma:CV2")
       ("scheduler", po::value(&scheduler)->default_value(scheduler), "lull | jellyfish | modelswitching")
       ("latency", po::value(&latency)->default_value(latency), "pNN: deterministic at the compiled percentile | sampled: drawn from --profiles")
-      ("profiles", po::value(&profiles), "raw samples for --latency sampled: lull profile JSON or a RAMSIS-artifact folder")
+      ("profiles", po::value(&profiles), "lull profile JSON or a RAMSIS-artifact folder: raw samples for --latency sampled; what --online-compile on compiles from")
       ("seed", po::value(&seed)->default_value(seed), "random seed (arrivals, sampled latencies, baseline profiling)")
       ("load-window-ms", po::value(&window_ms)->default_value(window_ms), "load monitor's sliding window")
       ("ms-profile-s", po::value(&ms_profile_s)->default_value(ms_profile_s), "length of each ModelSwitching offline run")

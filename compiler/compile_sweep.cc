@@ -26,6 +26,27 @@ void check_slo_feasible(const ReducedProfiles& profiles, double slo_us) {
   }
 }
 
+LoadReport compile_load(const ReducedProfiles& profiles, const CompileSpec& spec, double load_qps, Solver& solver,
+                        schema::Policy* policy) {
+  MdpOptions o = spec.mdp;
+  o.load_qps = load_qps;
+  const MdpProblem problem = build_mdp_problem(profiles, o);
+  const SolverOutput out = solver.solve(problem, spec.solve);
+  if (policy) *policy = make_policy(problem, out, spec, profiles.task);
+  LoadReport r;
+  r.load_qps = load_qps;
+  r.expected_accuracy = out.expected_accuracy;
+  r.expected_violation_rate = out.expected_violation_rate;
+  r.states = problem.num_states();
+  r.actions = problem.actions.size();
+  r.seconds = out.seconds;
+  r.stationary_steps = out.stationary_steps;
+  r.residual = out.residual;
+  r.table_bytes = out.table_bytes;
+  r.beyond_capacity = load_qps > capacity_qps(profiles, spec.mdp.workers, spec.mdp.max_queue);
+  return r;
+}
+
 SweepResult run_sweep(const SweepRequest& req, Solver& solver, const SweepProgress& progress) {
   const CompileSpec& spec = req.spec;
   check_slo_feasible(req.profiles, spec.mdp.slo_us);
@@ -34,7 +55,6 @@ SweepResult run_sweep(const SweepRequest& req, Solver& solver, const SweepProgre
   std::vector<double> loads = spec.loads_qps;
   std::sort(loads.begin(), loads.end());
   loads.erase(std::unique(loads.begin(), loads.end()), loads.end());
-  const double capacity = capacity_qps(req.profiles, spec.mdp.workers, spec.mdp.max_queue);
   const int count = static_cast<int>(loads.size());
   std::vector<schema::Policy> policies(count);
   result.reports.resize(count);
@@ -46,22 +66,7 @@ SweepResult run_sweep(const SweepRequest& req, Solver& solver, const SweepProgre
 #pragma omp parallel for schedule(dynamic) if (solver.concurrent_solves() && count > 1)
   for (int i = 0; i < count; ++i) {
     try {
-      MdpOptions o = spec.mdp;
-      o.load_qps = loads[i];
-      const MdpProblem problem = build_mdp_problem(req.profiles, o);
-      const SolverOutput out = solver.solve(problem, spec.solve);
-      policies[i] = make_policy(problem, out, spec, req.profiles.task);
-      LoadReport& r = result.reports[i];
-      r.load_qps = loads[i];
-      r.expected_accuracy = out.expected_accuracy;
-      r.expected_violation_rate = out.expected_violation_rate;
-      r.states = problem.num_states();
-      r.actions = problem.actions.size();
-      r.seconds = out.seconds;
-      r.stationary_steps = out.stationary_steps;
-      r.residual = out.residual;
-      r.table_bytes = out.table_bytes;
-      r.beyond_capacity = loads[i] > capacity;
+      const LoadReport& r = result.reports[i] = compile_load(req.profiles, spec, loads[i], solver, &policies[i]);
 #pragma omp critical(lull_sweep_progress)
       {
         ++done;

@@ -47,6 +47,13 @@ double capacity_qps(const ReducedProfiles& profiles, int workers, int max_queue)
 // its batch-1 latency.
 void check_slo_feasible(const ReducedProfiles& profiles, double slo_us);
 
+// One load of a sweep: builds the MDP for spec.mdp at `load_qps`, solves it
+// and returns its report; fills `policy` when given. Every caller that
+// compiles a policy (sweeps, the adaptive load grid, the planner) goes
+// through here.
+LoadReport compile_load(const ReducedProfiles& profiles, const CompileSpec& spec, double load_qps, Solver& solver,
+                        schema::Policy* policy = nullptr);
+
 using SweepProgress = std::function<void(int done, int total, const LoadReport& last)>;
 
 SweepResult run_sweep(const SweepRequest& request, Solver& solver, const SweepProgress& progress = nullptr);

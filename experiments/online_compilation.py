@@ -22,15 +22,15 @@ SITUATIONS = {
 }
 
 
-def run(situation, online, seed, delay_ms):
+def run(situation, online, seed, delay_ms, task):
     s = SITUATIONS[situation]
-    pol = L.policy_set(s["workers"])
-    tag = f"online_{situation}_{online}_{seed}_{delay_ms:g}"
+    pol = L.policy_set(s["workers"], task=task)
+    tag = f"online_{task}_{situation}_{online}_{seed}_{delay_ms:g}"
     out = os.path.join(L.WORK, tag + ".json")
     timeline = os.path.join(L.WORK, tag + ".csv")
     cmd = [L.LULL, "simulate", "--policies", pol, "--workers", str(s["workers"]), "--trace", "rate-file:" + L.TWITTER,
-           "--replay", "reference", "--seed", str(seed), "--online-compile", online, "--profiles", L.PROFILES,
-           "--accuracy-percent", L.ACCURACY, "--compile-delay-ms", str(delay_ms), "--out", out,
+           "--replay", "reference", "--seed", str(seed), "--online-compile", online, "--profiles", L.TASKS[task].profiles,
+           "--accuracy-percent", L.TASKS[task].accuracy, "--compile-delay-ms", str(delay_ms), "--out", out,
            "--timeline", timeline] + s["args"]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
@@ -45,14 +45,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--compile-delay-ms", type=float, default=300)
+    L.add_task_argument(ap)
     args = ap.parse_args()
-    L.check_inputs()
     seeds = list(range(1, args.seeds + 1))
-    res = {(sit, on, seed): run(sit, on, seed, args.compile_delay_ms)
+    L.check_inputs(args.task)
+    res = {(sit, on, seed): run(sit, on, seed, args.compile_delay_ms, args.task)
            for sit in SITUATIONS for on in ("off", "on") for seed in seeds}
 
     lines = ["# Online compilation pays (issue 9)", "",
-             "Image task, SLO 150 ms, the 9 models of `lull_runs.MODELS`, policies compiled for 200:4000:200 QPS, "
+             f"Task {args.task}, SLO {L.TASKS[args.task].slos[0]} ms, the models of `lull_runs.TASKS`, policies compiled for 200:4000:200 QPS, "
              "Twitter trace under reference replay (300 s), deterministic p95 latencies. `off`: the library only "
              "(the stale policy: the top policy above the grid; the policy for all workers while some are down). "
              f"`on`: `--online-compile on`, each compilation modelled as {args.compile_delay_ms:g} ms of virtual "
@@ -82,7 +83,7 @@ def main():
     lines += ["", f"Host time per online compilation inside these runs (9 models, N = 32, FLD 100): mean "
               f"{sum(comp) / len(comp):.3f} s over {len(comp)} runs (busy 2-core machine shared with other jobs; "
               "not part of the simulated outcome)."]
-    L.write(f"{L.RESULTS}/online_compilation.md", "\n".join(lines) + "\n")
+    L.write(L.result_name("online_compilation", args.task) + ".md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
     import matplotlib
@@ -105,7 +106,7 @@ def main():
         axes[1][col].legend(fontsize=7)
     fig.suptitle(f"Online compilation on/off, seed {seeds[0]}")
     fig.tight_layout()
-    fig.savefig(f"{L.RESULTS}/online_compilation.png", dpi=110)
+    fig.savefig(L.result_name("online_compilation", args.task) + ".png", dpi=110)
 
 
 if __name__ == "__main__":

@@ -68,10 +68,10 @@ class Dispatcher final : public Scheduler {
   // Failed batches waiting for their retry worker to become idle.
   int retries_waiting(int worker) const { return static_cast<int>(retries_.at(static_cast<std::size_t>(worker)).size()); }
 
-  // Worker availability, for real backends whose workers can fail (health
-  // checks); every worker starts available and the simulator never changes
-  // it (the simulator does for --fail and --workers-at). Each change chooses
-  // the policy again for the workers now up. Round-robin skips unavailable workers, and a worker marked
+  // Worker availability: a server's health checks, the simulator's --fail
+  // and --workers-at. Workers 0..initially_up-1 start available. Each change
+  // chooses the policy again for the workers now up (and, with a provider,
+  // asks for a missing one). Round-robin skips unavailable workers, and a worker marked
   // unavailable hands its queued queries (deadlines kept) and waiting
   // retries to the available ones, which start them if idle. Its batch in
   // flight is the backend's to fail or finish.

@@ -54,14 +54,22 @@ PolicyChoice PolicyCatalog::at_or_top(const std::vector<Slot>& slots, int worker
 }
 
 PolicyChoice PolicyCatalog::choose(int workers_up, double load_qps, bool conservative) const {
-  auto above = by_workers_.upper_bound(workers_up);
-  if (above != by_workers_.begin()) {  // a table for workers_up or fewer
-    const auto at_most = std::prev(above);
-    return at_or_top(at_most->second, at_most->first, load_qps);
-  }
-  const int k = above->first;  // only larger worker counts: the smallest
-  const double per_worker_equivalent = conservative && workers_up > 0 ? load_qps * k / workers_up : load_qps;
-  return at_or_top(above->second, k, per_worker_equivalent);
+  const auto above = by_workers_.upper_bound(workers_up);
+  // The smallest larger worker count, at the load each of its workers would
+  // see (without `conservative`: at the load itself, the stale policy).
+  auto larger = [&] {
+    const int k = above->first;
+    const double equivalent = conservative && workers_up > 0 ? load_qps * k / workers_up : load_qps;
+    return at_or_top(above->second, k, equivalent);
+  };
+  if (above == by_workers_.begin()) return larger();  // only larger worker counts
+  const auto at_most = std::prev(above);            // workers_up or fewer
+  const PolicyChoice choice = at_or_top(at_most->second, at_most->first, load_qps);
+  if (!conservative || choice.policy->load_qps >= load_qps || above == by_workers_.end()) return choice;
+  // It does not cover the load (a set compiled online for a few loads, or
+  // above the grid): the larger set may expect more load per worker.
+  const PolicyChoice other = larger();
+  return other.policy->load_qps / other.workers > choice.policy->load_qps / choice.workers ? other : choice;
 }
 
 PolicyRequest PolicyCatalog::wanted(int workers_up, double load_qps) const {

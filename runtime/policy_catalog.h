@@ -41,7 +41,10 @@ class PolicyCatalog {
   //   such table at the load each of its workers would see,
   //   load * its workers / workers_up; without, at the load itself (what a
   //   runtime without online compilation did: the stale policy).
-  // Above every compiled load: the highest.
+  // With `conservative`, when the set chosen first does not reach the load
+  // (a set compiled online for a few loads), a larger set whose policy
+  // expects more load per worker is taken instead. Above every compiled
+  // load: the highest.
   PolicyChoice choose(int workers_up, double load_qps, bool conservative) const;
 
   // The policy to compile so that `workers_up` at `load_qps` has its own:

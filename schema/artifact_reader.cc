@@ -86,4 +86,14 @@ std::map<std::string, double> read_artifact_accuracy_percent(const std::string& 
   return out;
 }
 
+std::string read_artifact_task(const std::string& path) {
+  json::JsonFileReader reader;
+  const dom::element root = json::parse_file_or_throw<ArtifactError>(reader, path, "JSON");
+  dom::element task;
+  if (root["task"].get(task)) return "";
+  std::string_view name;
+  if (task.get_string().get(name)) throw ArtifactError(path + ": field 'task' must be a string");
+  return std::string(name);
+}
+
 }  // namespace lull

@@ -4,7 +4,7 @@
 // latencies (runtime/sim/raw_profiles). It lives in schema/ because the
 // runtime may depend on nothing else. The layout:
 //   DIR/<model>/<model>_bsize-<b>_profile.json   a JSON list of seconds
-//   ACC.json   {"accuracy": {"<model>": <percent>, ...}, ...} (or the bare map)
+//   ACC.json   {"accuracy": {"<model>": <percent>, ...}, "task": ...} (or the bare map)
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -29,5 +29,9 @@ std::vector<ArtifactModel> read_artifact_profiles(const std::string& dir, const 
 
 // Model name -> accuracy in percent.
 std::map<std::string, double> read_artifact_accuracy_percent(const std::string& path);
+
+// The accuracy table's "task" field (image_accuracy.json has one), or "" when
+// the table has none (text_accuracy.json is the bare map).
+std::string read_artifact_task(const std::string& path);
 
 }  // namespace lull

@@ -41,6 +41,7 @@ class ProfileJsonReader {
     for_each_field(e, label, [&](std::string_view key, dom::element v, const std::string& f) {
       if (key == "name") string_field(v, f, m->mutable_name());
       else if (key == "accuracy") double_field(v, f, [&](double d) { m->set_accuracy(d); });
+      else if (key == "memory_mb" || key == "memoryMb") double_field(v, f, [&](double d) { m->set_memory_mb(d); });
       else if (key == "latencies") list_field(v, f, [&](dom::element l, const std::string& item) { latency(l, item, m->add_latencies()); });
       else return false;
       return true;

@@ -1,5 +1,7 @@
 #include "compiler/online/online_compiler.h"
 
+#include <omp.h>
+
 #include <chrono>
 #include <stdexcept>
 
@@ -49,6 +51,15 @@ schema::PolicySet OnlineCompiler::compile(int workers, double load_qps) {
   const auto key = std::make_pair(workers, load_qps);
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
   const auto t0 = std::chrono::steady_clock::now();
+  // One thread (this one): an online compilation must not take the cores
+  // serving runs on, and a single 9-model policy is too small to gain from
+  // threads on a busy machine (measured: half the CPU time, lower wall time;
+  // docs/benchmarks.md). The setting is this thread's and restored after.
+  struct OneThread {
+    int before = omp_get_max_threads();
+    OneThread() { omp_set_num_threads(1); }
+    ~OneThread() { omp_set_num_threads(before); }
+  } one_thread;
   CompileSpec spec = spec_;
   spec.mdp.workers = workers;
   spec.loads_qps = {load_qps};

@@ -1,10 +1,21 @@
 #include "compiler/profile/artifact_import.h"
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "schema/artifact_reader.h"
 
 namespace lull::compiler {
+
+std::string artifact_task_name(const std::string& accuracy_json) {
+  const std::string field = read_artifact_task(accuracy_json);
+  if (!field.empty()) return field;
+  const std::string file = std::filesystem::path(accuracy_json).filename().string();
+  const std::string tail = "_accuracy.json";
+  if (file.size() > tail.size() && file.compare(file.size() - tail.size(), tail.size(), tail) == 0)
+    return file.substr(0, file.size() - tail.size());
+  return "image";
+}
 
 schema::ProfileSet import_artifact_profiles(const std::string& dir, const std::string& accuracy_json,
                                             const std::string& task) {
@@ -12,7 +23,7 @@ schema::ProfileSet import_artifact_profiles(const std::string& dir, const std::s
   if (models.empty()) throw std::runtime_error(dir + ": no <model>/<model>_bsize-<b>_profile.json files found");
   const auto accuracy = read_artifact_accuracy_percent(accuracy_json);
   schema::ProfileSet set;
-  set.set_task(task);
+  set.set_task(task.empty() ? artifact_task_name(accuracy_json) : task);
   set.set_provenance("imported from RAMSIS artifact profiles at " + dir);
   for (const auto& m : models) {
     const auto acc = accuracy.find(m.name);

@@ -9,7 +9,13 @@
 
 namespace lull::compiler {
 
-// Throws std::runtime_error("FILE: why") on malformed input.
+// The task an artifact's accuracy table is for: its "task" field when it has
+// one, else the file name's part before "_accuracy.json" (the artifact's
+// text_accuracy.json -> "text"), else "image" (the artifact's first task).
+std::string artifact_task_name(const std::string& accuracy_json);
+
+// Throws std::runtime_error("FILE: why") on malformed input. An empty `task`
+// is artifact_task_name(accuracy_json).
 schema::ProfileSet import_artifact_profiles(const std::string& dir, const std::string& accuracy_json,
                                             const std::string& task);
 

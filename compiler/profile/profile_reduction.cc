@@ -30,6 +30,8 @@ void validate_profile_set(const schema::ProfileSet& set, const std::string& wher
     if (!names.insert(m.name()).second) fail(at + ".name", "duplicate model name");
     if (!(m.accuracy() >= 0 && m.accuracy() <= 1))
       fail(at + ".accuracy", "must be a fraction in [0, 1] (got " + fmt(m.accuracy()) + ")");
+    if (!(std::isfinite(m.memory_mb()) && m.memory_mb() >= 0))
+      fail(at + ".memory_mb", "must be a finite number of MiB >= 0 (got " + fmt(m.memory_mb()) + "; 0 means not measured)");
     if (m.latencies_size() == 0) fail(at + ".latencies", "the model has no latencies");
     std::set<unsigned> batches;
     for (int k = 0; k < m.latencies_size(); ++k) {
@@ -97,6 +99,7 @@ ReducedProfiles reduce_valid_profiles(const schema::ProfileSet& set, const Reduc
     ModelTable t;
     t.name = m.name();
     t.accuracy = m.accuracy();
+    t.memory_mb = m.memory_mb();
     try {
       t.latency_us = complete_latency_table_us(measured_s, max_queue);
     } catch (const std::exception& e) {

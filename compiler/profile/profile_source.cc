@@ -12,8 +12,8 @@ schema::ProfileSet load_profile_source(const std::string& path, const std::strin
                                        const std::string& task) {
   if (std::filesystem::is_directory(path)) {
     if (accuracy_json.empty())
-      throw std::runtime_error(path + ": an artifact profile folder needs --accuracy ACC.json");
-    return import_artifact_profiles(path, accuracy_json, task.empty() ? "image" : task);
+      throw std::runtime_error(path + ": an artifact profile folder needs --accuracy-percent ACC.json");
+    return import_artifact_profiles(path, accuracy_json, task);
   }
   auto set = read_profile_set_json(path);
   if (!task.empty()) set.set_task(task);

@@ -137,8 +137,15 @@ void KubernetesPool::refresh() {
   }
   if (!to_remove.empty()) {
     try {
-      for (const auto& id : to_remove)
-        if (!is_placeholder(id)) api_.mark_pod_for_removal(options_.ns, id);
+      for (const auto& id : to_remove) {
+        if (is_placeholder(id)) continue;
+        try {
+          api_.mark_pod_for_removal(options_.ns, id);
+        } catch (const KubernetesApiError& e) {
+          // Gone already (404): its replacement is starting, so not ready, and goes first.
+          if (e.status != 404) throw;
+        }
+      }
       const int replicas = api_.get_replicas(options_.ns, options_.deployment);
       api_.set_replicas(options_.ns, options_.deployment, std::max(0, replicas - static_cast<int>(to_remove.size())));
       std::lock_guard<std::mutex> lock(mu_);

@@ -8,19 +8,14 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "runtime/manager/text_template.h"
 #include "runtime/serve/model_check.h"
 
 namespace lull::manager {
 
 std::string expand_command(const std::string& command_template, int port, int management_port) {
-  std::string out = command_template;
-  const auto replace_all = [&out](const std::string& key, const std::string& value) {
-    for (auto at = out.find(key); at != std::string::npos; at = out.find(key, at + value.size()))
-      out.replace(at, key.size(), value);
-  };
-  replace_all("{port}", std::to_string(port));
-  replace_all("{management_port}", std::to_string(management_port));
-  return out;
+  return fill_template(command_template,
+                       {{"{port}", std::to_string(port)}, {"{management_port}", std::to_string(management_port)}});
 }
 
 LocalProcessPool::LocalProcessPool(serve::HttpClient& client, const runtime::Clock& clock,

@@ -42,7 +42,8 @@ struct WorkerInfo {
 // Called by a pool to take a worker out of rotation. The serving layer stops
 // routing to `worker_id` at once and calls `drained` (once, from any thread)
 // when the worker has no batch in flight. Without a hook a pool treats every
-// worker as drained at once.
+// worker as drained at once. `drained` must not be called after the pool is
+// destroyed.
 using DrainHook = std::function<void(const std::string& worker_id, std::function<void()> drained)>;
 // Called after every change of a worker's state (possibly from a pool's own
 // thread): the serving layer adds a worker to rotation when it is up and

@@ -115,19 +115,21 @@ class Handler(BaseHTTPRequestHandler):
             return
         if path == "/models":
             return self._send(200, json.dumps(
-                {"models": [{"modelName": n, "modelUrl": n + ".mar"} for n in models.names()]}))
+                {"models": [{"modelName": n, "modelUrl": models.url(n)} for n in models.names()]}))
         m = re.fullmatch(r"/models/([^/]+)(?:/[^/]+)?", path)
         if m:
             name = unquote(m.group(1))
             workers = models.worker_count(name)
             if workers is None:
                 return self._error(404, "ModelNotFoundException", "Model not found: " + name)
+            model = models.get(name)
+            memory = {"memoryUsage": model.memory_bytes()} if hasattr(model, "memory_bytes") else {}  # TorchVision only
             return self._send(200, json.dumps([{
-                "modelName": name, "modelVersion": "1.0", "modelUrl": name + ".mar",
+                "modelName": name, "modelVersion": "1.0", "modelUrl": models.url(name),
                 "runtime": "python", "minWorkers": 1, "maxWorkers": 1,
                 "batchSize": self.server.batch_size, "maxBatchDelay": self.server.max_batch_delay,
                 "loadedAtStartup": models.loaded_at_startup(name),
-                "workers": [{"id": str(9000 + i), "status": "READY", "pid": os.getpid(), "gpu": False}
+                "workers": [{"id": str(9000 + i), "status": "READY", "pid": os.getpid(), "gpu": False, **memory}
                             for i in range(workers)],
             }]))
         self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + path)

@@ -43,6 +43,7 @@ class ModelRegistry:
         self.models = dict(loaded)       # name -> model, serving
         self.workers = {n: 1 for n in loaded}  # name -> worker count (0 while loading)
         self.at_startup = set(loaded)
+        self.urls = {n: n + ".mar" for n in loaded}  # name -> the archive URL it was registered from
         self.store = dict(store)         # archive name -> model
         self.store.update(loaded)
         self.fail_load = set(fail_load)
@@ -60,6 +61,10 @@ class ModelRegistry:
 
     def loaded_at_startup(self, name):
         return name in self.at_startup
+
+    def url(self, name):
+        with self.lock:
+            return self.urls.get(name, name + ".mar")
 
     def worker_count(self, name):
         """None when not registered."""
@@ -99,6 +104,7 @@ class ModelRegistry:
                                   "Model version %s is already registered for model %s" % (VERSION, name))
             self.models[name] = model
             self.workers[name] = 0
+            self.urls[name] = url
         if workers == 0:
             return 200, status('Model "%s" Version: %s registered with 0 initial workers. '
                                "Use scale workers API to add workers for the model." % (name, VERSION))
@@ -118,6 +124,7 @@ class ModelRegistry:
             if archive in self.fail_load:
                 self.models.pop(name, None)
                 self.workers.pop(name, None)
+                self.urls.pop(name, None)
                 return False
             if name in self.models:
                 self.workers[name] = workers
@@ -129,6 +136,7 @@ class ModelRegistry:
                 return 404, contract.error_body(404, "ModelNotFoundException", "Model not found: " + name)
             del self.models[name]
             del self.workers[name]
+            self.urls.pop(name, None)
             self.at_startup.discard(name)
         return 200, status('Model "%s" unregistered' % name)
 

@@ -85,6 +85,11 @@ class TorchVisionModel:
         with torch.no_grad():  # the first call pays one-off costs; do it now
             self.model(torch.zeros(1, 3, image_size, image_size))
 
+    def memory_bytes(self):
+        """The model's parameter and buffer bytes: what GET /models/{name}
+        reports as memoryUsage (TorchServe reports its worker process's RSS)."""
+        return sum(t.numel() * t.element_size() for t in list(self.model.parameters()) + list(self.model.buffers()))
+
     def prepare(self, raw):
         """An input tensor from a query's bytes: a decoded image when the bytes
         are PNG/JPEG (rejected, as the TorchServe handler rejects it, when it

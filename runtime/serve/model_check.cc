@@ -1,6 +1,7 @@
 // The management-API start-up check (why: see model_check.h).
 #include "runtime/serve/model_check.h"
 
+#include <algorithm>
 #include <future>
 #include <memory>
 
@@ -128,6 +129,25 @@ std::string batching_warning(const std::string& worker_url, const std::string& m
              "(lull sends each batch as one request)";
   }
   return "";
+}
+
+double model_memory_mb(const std::string& body) {
+  Value v;
+  if (!parse_json(body, &v) || v.kind_case() != Value::kListValue) return 0;
+  double bytes = 0;
+  for (const auto& version : v.list_value().values()) {
+    if (version.kind_case() != Value::kStructValue) continue;
+    const auto& f = version.struct_value().fields();
+    const auto workers = f.find("workers");
+    if (workers == f.end() || workers->second.kind_case() != Value::kListValue) continue;
+    for (const auto& w : workers->second.list_value().values()) {
+      if (w.kind_case() != Value::kStructValue) continue;
+      const auto& wf = w.struct_value().fields();
+      const auto mem = wf.find("memoryUsage");
+      if (mem != wf.end() && mem->second.kind_case() == Value::kNumberValue) bytes = std::max(bytes, mem->second.number_value());
+    }
+  }
+  return bytes / (1024.0 * 1024.0);
 }
 
 }  // namespace lull::serve

@@ -38,4 +38,11 @@ std::vector<std::string> check_models_loaded(HttpClient& client, const std::vect
 // batchSize/maxBatchDelay do not hold requests (or are absent).
 std::string batching_warning(const std::string& worker_url, const std::string& model, const std::string& body);
 
+// The memory one model takes on its server, in MiB, from a GET /models/{name}
+// answer: the largest workers[].memoryUsage (bytes; TorchServe reports each
+// model worker process's resident set size, the stand-in server the model's
+// parameter and buffer bytes). 0 when the answer has none. `lull profile`
+// writes it as the profile's memory_mb.
+double model_memory_mb(const std::string& body);
+
 }  // namespace lull::serve

@@ -6,6 +6,8 @@
 #include <random>
 #include <vector>
 
+#include "schema/rate_file.h"
+
 namespace lull::sim {
 
 class ArrivalSource {
@@ -16,11 +18,7 @@ class ArrivalSource {
 };
 
 // Rate `qps` from start_s (inclusive) to end_s (exclusive).
-struct RateSegment {
-  double start_s = 0;
-  double end_s = 0;
-  double qps = 0;
-};
+using RateSegment = lull::RateSegment;  // schema/rate_file.h
 
 struct ArrivalProcess {
   bool gamma = false;  // false: Poisson (exponential inter-arrivals)

@@ -48,8 +48,8 @@ double trace_dispatch_end_s(const TraceSpec& spec);
 void set_trace_scale(TraceSpec* spec, double scale);
 
 // Hold mode: segment i runs from line i's second to line i+1's; the last for
-// the gap before it.
-std::vector<RateSegment> read_rate_file(const std::string& path);
+// the gap before it (the parser is schema/rate_file.h's, shared with the planner).
+using lull::read_rate_file;
 // Reference mode: per-second rates from the lines' (second, QPS) (only
 // start_s and qps are read), repeated over `duration_s` seconds. Seconds
 // before the first line have rate 0. Equal neighbouring seconds are merged.

@@ -4,23 +4,14 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "runtime/sim/number_field.h"
 #include "schema/input_limits.h"
 #include "schema/plan_schedule.h"
 
 namespace lull::sim {
 namespace {
 
-double number(const std::string& s, const std::string& what) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size() || !std::isfinite(v)) throw std::invalid_argument(what + ": '" + s + "' is not a number");
-  return v;
-}
+double number(const std::string& s, const std::string& what) { return parse_number_field(s, what); }
 
 std::int64_t seconds_to_us(double s, const std::string& what) {
   if (!(s >= 0 && s <= limits::kMaxTraceSeconds))

@@ -77,6 +77,8 @@ TEST_CASE("artifact reader: the accuracy table, nested or bare", "[schema][artif
     CHECK(acc.at("a") == 70.5);
     CHECK(acc.at("b") == 80);
   }
+  CHECK(lull::read_artifact_task(nested) == "image");
+  CHECK(lull::read_artifact_task(bare).empty());
   const auto bad = lull::test::write_temp("acc_bad.json", R"({"accuracy": {"a": "high"}})");
   CHECK(error_of([&] { lull::read_artifact_accuracy_percent(bad); }).find("acc_bad.json: accuracy.a") != std::string::npos);
 }

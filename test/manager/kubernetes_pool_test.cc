@@ -285,3 +285,30 @@ TEST_CASE("kubernetes pool: a drained pod is scaled away only once no other pod 
   CHECK(find(pool, "models-1").state == WorkerState::kUp);
   CHECK(find(pool, "models-2").state == WorkerState::kUp);
 }
+
+TEST_CASE("kubernetes pool: a pod lost while draining still lowers the count once", "[manager][kubernetes][fault]") {
+  auto api = fake_api({"--replicas", "3"});
+  Rig rig;
+  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  std::function<void()> drained;
+  pool.set_drain_hook([&](const std::string&, std::function<void()> done) { drained = std::move(done); });
+  pool.refresh();
+  pool.stop_worker("models-1");
+  HttpRequest lose;
+  lose.method = "POST";
+  lose.url = "https://127.0.0.1:" + std::to_string(api.port()) + "/_fake/lose-pod?name=models-1";
+  lose.ca_file = secrets().cert;
+  REQUIRE(rig.client.fetch(lose).ok());  // the Deployment replaces it with models-3
+  pool.refresh();
+  CHECK(find(pool, "models-1").state == WorkerState::kStopped);  // it was going anyway
+  drained();
+  pool.refresh();
+  CHECK(pool.last_error().empty());
+  const auto log = rig.log(api);
+  REQUIRE(log.size() >= 4);
+  CHECK(log[log.size() - 4].find("PATCH /api/v1/namespaces/lull/pods/models-1|") == 0);  // 404: gone
+  CHECK(log[log.size() - 2] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":2}}");
+  pool.refresh();  // nothing more to scale
+  CHECK(rig.log(api).size() == log.size() + 1);
+  CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
+}

@@ -10,6 +10,7 @@
 #include "runtime/policy_catalog.h"
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/simulator.h"
+#include "runtime/sim/trace_spec.h"
 #include "test/runtime/runtime_test_support.h"
 
 namespace {
@@ -74,6 +75,16 @@ TEST_CASE("the catalog picks by workers up, then load, conservative while a poli
   c.add(more);
   CHECK(c.choose(4, 450, true).policy->load_qps == 500);
   CHECK(c.wanted(4, 450).workers == 0);
+  // A set for 3 workers compiled online at 100 QPS only: at 150 QPS it does
+  // not cover the load; the 4-worker set at 150 x 4 / 3 = 200 expects more per
+  // worker (200 / 4 = 50 > 100 / 3), so it serves until 3 @ 200 arrives.
+  PolicyTable three = tiny_for(3);
+  three.policies.pop_back();
+  c.add(three);
+  CHECK(c.choose(3, 90, true).workers == 3);
+  CHECK(c.choose(3, 150, true).workers == 4);
+  CHECK(c.choose(3, 150, true).policy->load_qps == 200);
+  CHECK(c.choose(3, 150, false).workers == 3);
   // Another task's table is refused.
   PolicyTable other = tiny_for(5);
   other.task = "other";
@@ -156,4 +167,16 @@ TEST_CASE("worker events: syntax and one-line errors", "[online][sim]") {
   CHECK_THROWS_WITH(lull::sim::read_workers_schedule(bad), Catch::Contains("schedule[0].workers"));
   const std::string broken = lull::test::write_temp("broken_plan.json", "{\"schedule\": [");
   CHECK_THROWS_WITH(lull::sim::read_workers_schedule(broken), Catch::Contains("broken_plan.json"));
+}
+
+TEST_CASE("trace scale (--trace-scale) multiplies the rates and is refused for replayed arrivals", "[online][sim][trace]") {
+  auto spec = lull::sim::parse_trace_spec("constant:100:20");
+  lull::sim::set_trace_scale(&spec, 1.5);
+  auto source = lull::sim::make_arrival_source(spec, lull::sim::ArrivalProcess{}, 3);
+  const auto times = lull::test::drain(*source);
+  CHECK(times.size() > 2700);  // 3000 expected (Poisson, sd ~55)
+  CHECK(times.size() < 3300);
+  auto arrivals = lull::sim::parse_trace_spec("arrivals:/x.txt");
+  CHECK_THROWS_WITH(lull::sim::set_trace_scale(&arrivals, 2), Catch::Contains("arrivals"));
+  CHECK_THROWS_WITH(lull::sim::set_trace_scale(&spec, 0), Catch::Contains("--trace-scale"));
 }

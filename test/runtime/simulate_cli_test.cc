@@ -129,4 +129,9 @@ TEST_CASE("lull simulate --online-compile on compiles the K-1 policy with the li
   CHECK(json.find("\"compilations\": 1,") != std::string::npos);
   CHECK(json.find("{\"workers\": 2, \"load_qps\": 300,") != std::string::npos);  // swapped in and used
   CHECK(json.find("\"worker_seconds\": ") != std::string::npos);
+  // lull bench online times the same compilations, one per (workers, load).
+  const Outcome b = run_lull("bench online --policies " + pol + " --profiles " + profile + " --workers 2,3 --load-qps 250");
+  INFO(b.output);
+  CHECK(b.code == 0);
+  CHECK(b.output.find("2 compilations") != std::string::npos);
 }

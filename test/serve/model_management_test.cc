@@ -40,6 +40,9 @@ TEST_CASE("management client loads, lists and unloads a model", "[serve][managem
   // Under another name, from a URL.
   CHECK(m.load("b2", "https://example.invalid/store/b.mar").find("\"b2\"") != std::string::npos);
   CHECK(has(m.list(), "b2"));
+  HttpRequest describe;
+  describe.url = s.url() + "/models/b2";
+  CHECK(client.fetch(describe).body.find("\"modelUrl\": \"https://example.invalid/store/b.mar\"") != std::string::npos);
 }
 
 TEST_CASE("management client reports a model that fails to load, as TorchServe answers it", "[serve][management][fault]") {

@@ -15,6 +15,11 @@ inline std::string shared_dir() { return LULL_SHARED_DIR; }
 inline std::string artifact_dir() { return shared_dir() + "/ramsis-artifact/profiles/image_cloud_cpu"; }
 inline std::string accuracy_json() { return shared_dir() + "/ramsis-artifact/image_accuracy.json"; }
 inline bool have_artifact() { return std::filesystem::exists(artifact_dir()) && std::filesystem::exists(accuracy_json()); }
+inline std::string text_artifact_dir() { return shared_dir() + "/ramsis-artifact/profiles/text_cloud_cpu"; }
+inline std::string text_accuracy_json() { return shared_dir() + "/ramsis-artifact/text_accuracy.json"; }
+inline bool have_text_artifact() {
+  return std::filesystem::exists(text_artifact_dir()) && std::filesystem::exists(text_accuracy_json());
+}
 inline bool have_golden() { return std::filesystem::exists(shared_dir() + "/golden/image_fld100_max.json"); }
 
 inline const std::vector<std::string>& golden_models() {

@@ -1,0 +1,95 @@
+// lull plan: the capacity planner. Reads profiles like compile, then asks the
+// compiler's planner (compiler/plan) for the fewest workers meeting a target
+// at a load or over a rate trace; prints the plan, and writes it as JSON
+// (--out) and as a PNG (--plot). Outputs are written only once the whole plan
+// is made, so a refused input leaves no file behind.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/compile_options.h"
+#include "cli/number_lists.h"
+#include "cli/output_file.h"
+#include "cli/plan_output.h"
+#include "cli/plan_plot.h"
+#include "cli/process_clock.h"
+#include "cli/progress_line.h"
+#include "compiler/compile_inputs.h"
+#include "compiler/plan/capacity_plan.h"
+#include "compiler/solver/solver_registry.h"
+
+namespace po = boost::program_options;
+
+namespace lull::cli {
+namespace {
+
+// The PATH of rate-file:PATH (the one trace kind a plan reads).
+std::string rate_file_path(const std::string& trace) {
+  const std::string kind = "rate-file:";
+  if (trace.rfind(kind, 0) != 0 || trace.size() == kind.size())
+    throw UsageError("--trace: expected rate-file:PATH (lines '<second> <QPS>'), got '" + trace + "'");
+  return trace.substr(kind.size());
+}
+
+}  // namespace
+
+int run_plan(int argc, char** argv) {
+  CompileFlags flags;
+  compiler::PlanRequest req;
+  std::string trace, capacity_workers, out_path, plot_path;
+  po::options_description desc("lull plan options");
+  add_model_options(desc, flags);
+  desc.add_options()
+      ("max-violation", po::value(&req.target.max_violation)->required(), "target expected violation rate, in (0, 1)")
+      ("min-accuracy", po::value(&req.target.min_accuracy)->default_value(0), "minimum expected accuracy, in (0, 1) (0: none)")
+      ("load-qps", po::value(&req.load_qps), "plan for this central load (QPS)")
+      ("trace", po::value(&trace), "plan over a rate trace: rate-file:PATH (lines '<second> <QPS>')")
+      ("window-s", po::value(&req.window_s)->default_value(60), "trace: workers change every this many seconds")
+      ("lead-s", po::value(&req.lead_s)->default_value(0), "trace: a window's count must also hold this long past its end")
+      ("worker-memory-mb", po::value(&req.worker_memory_mb)->default_value(0),
+       "memory per worker (MiB): load the best subset of models that fits (profiles need memory_mb)")
+      ("max-workers", po::value(&req.max_workers)->default_value(1000), "the search's largest worker count")
+      ("capacity-workers", po::value(&capacity_workers), "worker counts of the capacity table (default: around the plan)")
+      ("out", po::value(&out_path), "plan JSON to write ('-' for stdout)")
+      ("plot", po::value(&plot_path), "plan PNG to write (python3 with matplotlib)");
+  if (!parse_command_line(argc, argv, desc,
+                          "usage: lull plan --profiles P --slo-ms 150 --max-violation 0.01 --load-qps 3000 [--out PLAN.json]\n"
+                          "       lull plan ... --trace rate-file:TRACE --window-s 60 --lead-s 30 [--plot PLAN.png]",
+                          {nullptr, renamed_compile_flags(), nullptr}))
+    return 0;
+  if (is_stdout(plot_path)) throw UsageError("--plot: a PNG does not go to stdout; name a file");
+  req.spec = model_spec(flags);
+  if (!trace.empty()) req.trace_path = rate_file_path(trace);
+  for (double k : capacity_workers.empty() ? std::vector<double>{} : parse_number_list(capacity_workers, "--capacity-workers")) {
+    if (k != static_cast<int>(k)) throw UsageError("--capacity-workers: whole numbers expected");
+    req.capacity_workers.push_back(static_cast<int>(k));
+  }
+  try {
+    compiler::validate_plan_request(req);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  auto solver = compiler::make_solver(req.spec.device, &std::cerr);
+  compiler::CompileSpec input_spec = req.spec;
+  input_spec.mdp.workers = 1;
+  input_spec.loads_qps = {1};
+  const auto inputs = compiler::load_compile_inputs(input_spec);
+  ProgressLine progress(std::cerr);
+  const auto result = compiler::run_plan(req, inputs.profiles, *solver, [&](const std::string& stage, std::size_t solves) {
+    char line[160];
+    std::snprintf(line, sizeof line, "lull plan: %s, %zu policies compiled, %.1f s", stage.c_str(), solves,
+                  seconds_since_process_start());
+    progress.step(line);
+  });
+  progress.finish();
+  const PlanContext ctx{inputs.profiles.task, flags.slo_ms, seconds_since_process_start()};
+  const std::string json = plan_json(req, result, ctx);
+  if (!plot_path.empty()) write_plan_plot(json, plot_path);
+  if (!out_path.empty()) write_output(out_path, json);
+  std::string table = plan_table(req, result, ctx);
+  if (is_stdout(out_path)) std::fputs(table.c_str(), stderr);
+  else std::fputs(table.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace lull::cli

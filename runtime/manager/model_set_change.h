@@ -1,0 +1,43 @@
+#pragma once
+// Changing the models the workers hold, make-before-break (issue 10, model
+// variants): load every new model on every worker first; let the policy use
+// a new model only once every worker has it loaded (ready); stop using the
+// models that go, and only then unload them. So no query is ever sent to a
+// model that is not loaded, whichever order the steps finish in. A model
+// that fails to load on some worker is not used and is unloaded from the
+// workers where it did load (it would only take memory); the failure is
+// reported with the worker and TorchServe's reason. Needs memory for the old
+// and the new models at once during the change.
+//
+// The loading itself is behind ModelControl: TorchServe's management API
+// (TorchServeModelControl, torchserve_model_control.h) or a test fake.
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace lull::manager {
+
+class ModelControl {
+ public:
+  virtual ~ModelControl() = default;
+  // Loads the model on the worker and returns when it is ready; throws
+  // std::exception with the reason when it cannot.
+  virtual void load(const std::string& worker, const std::string& model) = 0;
+  virtual void unload(const std::string& worker, const std::string& model) = 0;
+};
+
+struct ModelSetChange {
+  std::vector<std::string> in_use;    // what the policy may use after the change (the set given to `use`)
+  std::vector<std::string> loaded;    // new models now ready on every worker
+  std::vector<std::string> unloaded;  // models removed from every worker
+  std::vector<std::string> failures;  // "worker W: loading M: reason", one per failed call
+};
+
+// `current`: the models every worker holds and the policy uses now;
+// `target`: the plan's. Calls use(in_use) once, after the loads and before
+// the unloads. Workers are handled one after another in the order given.
+ModelSetChange change_model_set(ModelControl& control, const std::vector<std::string>& workers,
+                                const std::vector<std::string>& current, const std::vector<std::string>& target,
+                                const std::function<void(const std::vector<std::string>& in_use)>& use);
+
+}  // namespace lull::manager

@@ -1,0 +1,58 @@
+// lull serve with online compilation, on the session's fakes: a worker
+// reported down makes the background provider compile the policy for the
+// workers still up; it is swapped in at the next arrival, and /metrics
+// shows the compilation and the policy in use.
+#include <catch2/catch.hpp>
+
+#include "runtime/background_policy_provider.h"
+#include "session_fakes.h"
+
+using namespace lull::serve;
+using namespace lull::serve::testing;
+
+namespace {
+
+class FakeCompiler final : public lull::runtime::PolicyCompiler {
+ public:
+  lull::runtime::PolicyTable compile(const lull::runtime::PolicyRequest& r) override {
+    ++calls;
+    lull::runtime::PolicyTable t = tiny_session_table(r.workers);
+    t.policies[0].load_qps = r.load_qps;
+    return t;
+  }
+  int calls = 0;
+};
+
+double value(ServeSession& s, const std::string& name) {
+  const std::string line = metric_line(s, name + " ");
+  REQUIRE_FALSE(line.empty());
+  return std::stod(line.substr(line.rfind(' ') + 1));
+}
+
+}  // namespace
+
+TEST_CASE("serve: a worker down compiles the K-1 policy in the background and swaps it in", "[serve][online]") {
+  FakeCompiler compiler;
+  lull::runtime::BackgroundPolicyProvider provider(compiler);
+  ServeOptions options;
+  options.online = &provider;
+  Rig rig(3, {}, options);
+  CHECK(value(*rig.session, "lull_policy_workers") == 3);
+  CHECK(value(*rig.session, "lull_online_compilations_total") == 0);
+  rig.health.set(2, false);
+  provider.wait_idle();
+  CHECK(compiler.calls == 1);
+  CHECK(value(*rig.session, "lull_online_compilations_total") == 1);
+  // Delivered to the inbox; the Dispatcher takes it at the next arrival.
+  CHECK(value(*rig.session, "lull_policy_workers") == 3);
+  auto answer = rig.session->submit("q");
+  CHECK(value(*rig.session, "lull_policy_workers") == 2);
+  CHECK(value(*rig.session, "lull_policy_load_queries_per_second") == 100);
+  CHECK(value(*rig.session, "lull_online_compile_last_seconds") >= 0);
+  // The same situation again needs nothing new.
+  rig.health.set(2, true);
+  rig.health.set(2, false);
+  provider.wait_idle();
+  CHECK(compiler.calls == 1);
+  rig.session->shutdown();
+}
