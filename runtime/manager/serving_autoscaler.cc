@@ -41,6 +41,7 @@ ServingAutoscaler::ServingAutoscaler(const std::vector<runtime::PolicyTable>& li
                                 " initial workers is above the largest worker count allowed (" +
                                 std::to_string(scaler_.ceiling_workers()) + ")");
   slot_used_.assign(static_cast<std::size_t>(slots()), 0);
+  last_tick_us_ = t0_us_;
 }
 
 ServingAutoscaler::~ServingAutoscaler() { stop(); }
@@ -148,7 +149,7 @@ void ServingAutoscaler::on_state(const WorkerInfo& w) {
       std::int64_t backoff = options_.retry_base_us;
       for (int i = 1; i < failures_in_row_ && backoff < options_.retry_max_us; ++i) backoff *= 2;
       backoff = std::min(backoff, options_.retry_max_us);
-      hold_until_us_ = clock_.now_us() + backoff;
+      hold_until_us_ = last_tick_us_ + backoff;  // from the decision that asked for it
       line += "; scaling on hold for " + seconds(backoff) + " (" + std::to_string(failures_in_row_) +
               " failed starts in a row), serving with the workers up";
     }
@@ -190,6 +191,7 @@ ScaleDecision ServingAutoscaler::tick(std::int64_t now_us) {
   if (options_.refresh) options_.refresh();
   {
     std::lock_guard<std::mutex> s(stats_mu_);
+    last_tick_us_ = now_us;
     if (hold_until_us_ >= 0 && now_us < hold_until_us_) {
       ScaleDecision held;
       held.t_us = now_us;
@@ -286,9 +288,9 @@ std::string ServingAutoscaler::metrics_text() {
     prom::sample(out, std::string("lull_autoscale_worker_failures_total{phase=\"") + phase + "\"}",
                  it == failures_by_phase_.end() ? 0.0 : static_cast<double>(it->second));
   }
-  const std::int64_t now = clock_.now_us();
+  const std::int64_t now = last_tick_us_;
   prom::family(out, "lull_autoscale_hold_seconds", "gauge",
-               "Time left before scaling resumes after failed starts (backoff); 0 when not on hold.");
+               "Time left, at the last tick, before scaling resumes after failed starts (backoff); 0 when not on hold.");
   prom::sample(out, "lull_autoscale_hold_seconds",
                hold_until_us_ > now ? static_cast<double>(hold_until_us_ - now) * 1e-6 : 0.0);
   if (!last_failure_.empty()) {

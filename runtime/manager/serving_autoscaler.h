@@ -116,6 +116,7 @@ class ServingAutoscaler {
   std::string last_failure_, last_failure_worker_;
   int failures_in_row_ = 0;
   std::int64_t hold_until_us_ = -1;  // scaling on hold (backoff) until then
+  std::int64_t last_tick_us_ = 0;
 
   std::mutex run_mu_;
   std::condition_variable run_cv_;

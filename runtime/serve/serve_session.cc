@@ -279,6 +279,7 @@ std::string ServeSession::metrics_text() {
     s.expected_violation_rate = p.expected_violation_rate;
     for (int w = 0; w < workers(); ++w) {
       WorkerSnapshot ws;
+      ws.slot = w;
       ws.url = options_.worker_names.at(static_cast<std::size_t>(w));
       if (ws.url.empty()) continue;  // a vacant slot of a worker pool
       ws.up = dispatcher_.worker_available(w);
