@@ -22,7 +22,7 @@
 #include <set>
 #include <thread>
 
-#include "model_server_process.h"
+#include "pool_test_support.h"
 #include "runtime/manager/local_process_pool.h"
 #include "runtime/manager/serving_autoscaler.h"
 #include "session_test_support.h"
@@ -30,8 +30,7 @@
 using namespace lull::manager;
 using lull::runtime::PolicyTable;
 using lull::serve::Answer;
-using lull::serve::testing::python3;
-using lull::serve::testing::source_path;
+using lull::manager::testing::wait_until;
 
 namespace {
 
@@ -51,15 +50,6 @@ std::vector<PolicyTable> two_counts_library() {
     lib.push_back(t);
   }
   return lib;
-}
-
-bool wait_until(const std::function<bool()>& done, int timeout_ms = 60000) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
 }
 
 // The serve stack of `lull serve --autoscale`, with the autoscaler on a
@@ -113,8 +103,7 @@ struct Rig {
   }
   static std::string server_command(int batch_ms) {
     const std::string ms = std::to_string(batch_ms);
-    return python3() + " " + source_path("runtime/modelserver/lull_modelserver.py") + " --port {port} --fake small:" +
-           ms + ":0 --fake big:" + ms + ":0";
+    return lull::manager::testing::server_command("--fake small:" + ms + ":0 --fake big:" + ms + ":0");
   }
   static lull::serve::TorchServeOptions fast_health() {
     lull::serve::TorchServeOptions o;
