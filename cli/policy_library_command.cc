@@ -31,7 +31,7 @@ int run_policy_library(int argc, char** argv) {
   ParseExtras extras;
   extras.positional = &pos;
   if (!parse_command_line(argc, argv, desc, "usage: lull policy library SET.pb... --out LIBRARY.pb", extras)) return 0;
-  if (sets.empty()) throw UsageError("lull policy library: name at least one policy set file");
+  if (sets.empty()) throw UsageError("name at least one policy set file (lull policy library SET.pb... --out LIBRARY.pb)");
   if (out.empty()) throw UsageError("--out is required (lull policy library --help)");
   schema::PolicyLibrary lib;
   for (const auto& path : sets) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "cli/drift_recompiler.h"
 #include "cli/online_compile.h"
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
@@ -27,6 +28,7 @@
 #include "runtime/serve/torchserve_backend.h"
 #include "runtime/serve/torchserve_token.h"
 #include "runtime/serve/worker_endpoint.h"
+#include "schema/policy_file.h"
 
 namespace lull::cli {
 
@@ -52,7 +54,7 @@ struct StopPoolFirst {
 int run_serve(int argc, char** argv) {
   OnlineCompileFlags online_flags;
   std::string profiles;
-  std::string policies, workers_text, management_text, listen, port_file, token_file;
+  std::string policies, workers_text, management_text, listen, port_file, token_file, recompile_out;
   serve::ServeOptions opts;
   serve::TorchServeOptions backend_opts;
   serve::FrontendOptions fe;
@@ -88,7 +90,9 @@ int run_serve(int argc, char** argv) {
        "largest request body sent to a model server (TorchServe's max_request_size); larger batches go as "
        "several requests")
       ("strict-model-batching", po::bool_switch(&strict_model_batching),
-       "fail (not warn) at start when a model's batchSize > 1 with maxBatchDelay > 0 would hold lull's batches");
+       "fail (not warn) at start when a model's batchSize > 1 with maxBatchDelay > 0 would hold lull's batches")
+      ("recompile-on-drift", po::value(&recompile_out),
+       "on latency drift, compile a policy set from the observed latencies and write it to this file");
   desc.add_options()("profiles", po::value(&profiles), "online compilation: the profiles the policies were compiled from");
   add_online_compile_options(desc, online_flags);
   po::options_description autoscale_desc("Autoscaling (--autoscale: a worker pool instead of --servers)");
@@ -173,6 +177,13 @@ int run_serve(int argc, char** argv) {
   }
   if (!autoscale)
     for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
+  std::unique_ptr<DriftRecompiler> recompiler;  // outlives the session that calls it
+  if (!recompile_out.empty()) {
+    check_binary_output(recompile_out, "--recompile-on-drift");
+    recompiler = std::make_unique<DriftRecompiler>(read_policy_library(policies).sets(0), recompile_out,
+                                                   [](const std::string& line) { std::cerr << line << std::endl; });
+    opts.on_drift = [r = recompiler.get()](const serve::DriftEvent& e) { r->on_drift(e); };
+  }
   serve::QueryInputs inputs;
   runtime::WallClock clock;
   serve::TorchServeBackend backend(workers, model_names, inputs, backend_opts);

@@ -154,6 +154,9 @@ for load in $LOADS; do
   curl -s "$TARGET/metrics" > "$WORK/metrics$load.txt"
   cat "$WORK/load$load.txt"
 done
+# What lull saw of the model servers' speed against the profile
+# (docs/serving.md, "Latency drift"): its drift lines go into the results.
+grep "latency drift" "$WORK/serve.log" > "$WORK/drift.txt" || true
 
 "$PY" - "$WORK" "$OUT" "$STRICT" "$LOADS" "$SLO_MS" "$COMPILE_SLO_MS" "$PROFILE" "$NAME" <<'PYEOF'
 import json, sys
@@ -198,6 +201,11 @@ try:
     fig.tight_layout(); fig.savefig(f"{out}/{name}.png", dpi=100)
 except ImportError:
     print("e2e: matplotlib missing, no PNG", file=sys.stderr)
+drift = open(f"{work}/drift.txt").read().splitlines()
+with open(f"{out}/{name}.md", "a") as f:
+    f.write(f"\nLatency drift reported by lull serve (docs/serving.md): {len(drift)} line(s)\n")
+    for line in drift[:20]:
+        f.write(f"    {line}\n")
 print(open(f"{out}/{name}.md").read())
 sys.exit(1 if hard_fail or (strict and soft_fail) else 0)
 PYEOF

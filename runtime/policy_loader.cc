@@ -7,6 +7,7 @@
 #include <set>
 
 #include "schema/input_limits.h"
+#include "schema/one_line.h"
 #include "schema/policy.pb.h"
 #include "schema/policy_file.h"
 
@@ -22,7 +23,7 @@ std::string num(double v) {
 
 CompiledPolicy convert_policy(const schema::Policy& p, const PolicyTable& table, const std::string& at,
                               const std::string& where) {
-  auto fail = [&](const std::string& why) { throw std::runtime_error(where + ": " + at + why); };
+  auto fail = [&](const std::string& why) { throw std::runtime_error(where + ": " + one_line(at + why)); };
   CompiledPolicy out;
   out.load_qps = p.inputs().load_qps();
   if (!(out.load_qps > 0 && out.load_qps <= limits::kMaxLoadQps))
@@ -66,7 +67,7 @@ CompiledPolicy convert_policy(const schema::Policy& p, const PolicyTable& table,
 
 PolicyTable policy_table_from_proto(const schema::PolicySet& set, const PolicyExpectations& expect,
                                     const std::string& where) {
-  auto fail = [&](const std::string& why) { throw std::runtime_error(where + ": " + why); };
+  auto fail = [&](const std::string& why) { throw std::runtime_error(where + ": " + one_line(why)); };
   if (!expect.task.empty() && set.task() != expect.task)
     fail("policy set is for task '" + set.task() + "', expected '" + expect.task + "'");
   if (expect.workers > 0 && static_cast<int>(set.workers()) != expect.workers)

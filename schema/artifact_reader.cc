@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "schema/json_reader.h"
+#include "schema/one_line.h"
 
 namespace lull {
 namespace {
@@ -80,7 +81,7 @@ std::map<std::string, double> read_artifact_accuracy_percent(const std::string& 
   for (const auto field : table) {
     double v = 0;
     if (field.value.type() == dom::element_type::STRING || !json::to_double(field.value, &v))
-      throw ArtifactError(path + ": accuracy." + std::string(field.key) + " must be a number (percent)");
+      throw ArtifactError(path + ": accuracy." + one_line(field.key) + " must be a number (percent)");
     out[std::string(field.key)] = v;
   }
   return out;

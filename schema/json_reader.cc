@@ -1,11 +1,15 @@
 #include "schema/json_reader.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+
+#include "schema/one_line.h"
 
 namespace lull::json {
 namespace dom = simdjson::dom;
@@ -16,6 +20,14 @@ namespace {
 void load_file(const std::string& path, simdjson::padded_string& text) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw JsonFileError(path + ": cannot open: " + std::strerror(errno));
+  // fopen opens a directory too, and its "size" from ftell is LONG_MAX: the
+  // buffer allocation failed and fread wrote through a null pointer (found
+  // by test/fuzz/artifact_import_fuzz.cc; docs/fuzzing.md).
+  struct stat st {};
+  if (::fstat(::fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+    std::fclose(f);
+    throw JsonFileError(path + (S_ISDIR(st.st_mode) ? ": is a directory, not a JSON file" : ": not a regular file"));
+  }
   std::fseek(f, 0, SEEK_END);
   const long size = std::ftell(f);
   std::fseek(f, 0, SEEK_SET);
@@ -109,7 +121,7 @@ std::string describe(dom::element e) {
     case dom::element_type::OBJECT: return "an object";
     case dom::element_type::STRING: {
       const auto s = e.get_string().value_unsafe();
-      return "the string \"" + std::string(s.substr(0, 40)) + (s.size() > 40 ? "...\"" : "\"");
+      return "the string \"" + one_line(s.substr(0, 40)) + (s.size() > 40 ? "...\"" : "\"");
     }
     case dom::element_type::BOOL: return e.get_bool().value_unsafe() ? "true" : "false";
     case dom::element_type::NULL_VALUE: return "null";

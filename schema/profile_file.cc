@@ -4,6 +4,7 @@
 
 #include "schema/atomic_file.h"
 #include "schema/json_reader.h"
+#include "schema/one_line.h"
 
 namespace lull {
 namespace {
@@ -120,7 +121,7 @@ class ProfileJsonReader {
   }
 
   [[noreturn]] void fail(const std::string& field, const std::string& why) const {
-    throw ProfileFileError(path_ + ": malformed profile JSON: " + field + ": " + why);
+    throw ProfileFileError(path_ + ": malformed profile JSON: " + one_line(field + ": " + why));
   }
 
   std::string path_;

@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <random>
+#include <utility>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -80,18 +83,50 @@ std::string ChildProcess::last_log_line() const {
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 
-int pick_free_port() {
+namespace {
+
+// The kernel's ephemeral range (where every outgoing connection's local port
+// comes from); 32768-60999 when it cannot be read.
+std::pair<int, int> ephemeral_port_range() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int lo = 32768, hi = 60999;
+  if (!(in >> lo >> hi) || lo <= 0 || hi < lo) return {32768, 60999};
+  return {lo, hi};
+}
+
+bool bindable(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) throw std::runtime_error(std::string("no socket for a free port: ") + std::strerror(errno));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as the servers bind
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   close(fd);
-  if (!ok) throw std::runtime_error(std::string("cannot find a free port: ") + std::strerror(errno));
-  return ntohs(addr.sin_port);
+  return ok;
+}
+
+}  // namespace
+
+int pick_free_port() {
+  // Not the kernel's "bind to port 0": that hands out a port from the
+  // ephemeral range, which every outgoing connection on the machine draws
+  // from too, so a busy machine (a test suite full of HTTP clients) often
+  // reuses it before the child binds. Below that range only listeners that
+  // chose their port compete. Random start, then a linear probe.
+  const auto [eph_lo, eph_hi] = ephemeral_port_range();
+  int lo = 10000, hi = eph_lo - 1;
+  if (hi - lo < 1000) lo = eph_hi + 1, hi = 65535;  // an unusual range: use what lies above it
+  thread_local std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> pick(lo, hi);
+  const int start = pick(rng);
+  for (int i = 0; i <= hi - lo; ++i) {
+    const int port = lo + (start - lo + i) % (hi - lo + 1);
+    if (bindable(port)) return port;
+  }
+  throw std::runtime_error("cannot find a free port in " + std::to_string(lo) + "-" + std::to_string(hi));
 }
 
 }  // namespace lull::manager

@@ -39,9 +39,10 @@ class ChildProcess {
   std::string log_path_;
 };
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then
-// released): the port lull hands a new model server. Another process may
-// take it in between; the worker then fails its start-up and says so.
+// A TCP port on 127.0.0.1 that was free a moment ago, chosen below the
+// kernel's ephemeral range so that outgoing connections cannot take it before
+// the model server binds it. Another listener may still take it in between;
+// the worker then fails its start-up and says so.
 int pick_free_port();
 
 }  // namespace lull::manager

@@ -134,7 +134,8 @@ std::vector<std::string> LocalProcessPool::start_workers(int n) {
       try {
         const int port = pick_free_port();
         const bool two_ports = options_.command.find("{management_port}") != std::string::npos;
-        const int management_port = two_ports ? pick_free_port() : port;
+        int management_port = port;
+        while (two_ports && management_port == port) management_port = pick_free_port();
         w->info.inference_url = "http://127.0.0.1:" + std::to_string(port);
         w->info.management_url = "http://127.0.0.1:" + std::to_string(management_port);
         w->process = std::make_unique<ChildProcess>(expand_command(options_.command, port, management_port),

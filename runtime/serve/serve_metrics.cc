@@ -39,6 +39,24 @@ void histogram(std::string& out, const char* name, const char* help, const Laten
   sample(out, base + "_count", static_cast<double>(h.count));
 }
 
+void drift(std::string& out, const ServeSnapshot& s) {
+  if (!s.drift.enabled) return;
+  family(out, "lull_latency_drift_pairs", "gauge",
+         "(model, batch size) pairs whose observed batch latency percentile exceeds the profile by more than the tolerance now.");
+  sample(out, "lull_latency_drift_pairs", s.drift.drifting);
+  family(out, "lull_latency_drift_total", "counter", "Times a (model, batch size) pair started drifting.");
+  sample(out, "lull_latency_drift_total", static_cast<double>(s.drift.starts));
+  const auto labels = [&](const DriftPair& p) {
+    const std::string name = static_cast<size_t>(p.model) < s.model_names.size() ? s.model_names[p.model] : "";
+    return "{model=\"" + prom::escape(name) + "\",batch=\"" + std::to_string(p.batch) + "\"}";
+  };
+  family(out, "lull_batch_latency_observed_seconds", "gauge",
+         "The drift rule's percentile of the last batches' send-to-answer time, by model and batch size (pairs with enough batches).");
+  for (const auto& p : s.drift.pairs) sample(out, "lull_batch_latency_observed_seconds" + labels(p), p.observed_us / 1e6);
+  family(out, "lull_batch_latency_profiled_seconds", "gauge", "The policy's latency for the same pairs.");
+  for (const auto& p : s.drift.pairs) sample(out, "lull_batch_latency_profiled_seconds" + labels(p), p.profiled_us / 1e6);
+}
+
 }  // namespace
 
 std::string render_prometheus(const ServeSnapshot& s) {
@@ -104,6 +122,7 @@ std::string render_prometheus(const ServeSnapshot& s) {
     sample(out, "lull_worker_batches_total{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\",result=\"failed\"}",
            static_cast<double>(s.workers[w].batches_failed));
   }
+  drift(out, s);
   out += render_build_info();
   out += render_process_metrics();
   return out;

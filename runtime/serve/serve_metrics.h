@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/serve/latency_drift.h"
 #include "runtime/serve/latency_histogram.h"
 
 namespace lull::serve {
@@ -38,6 +39,14 @@ struct WorkerSnapshot {
   std::uint64_t batches_failed = 0;
 };
 
+// Latency drift (runtime/serve/latency_drift.h), when detection is on.
+struct DriftSnapshot {
+  bool enabled = false;
+  std::vector<DriftPair> pairs;  // those with a verdict
+  int drifting = 0;
+  std::uint64_t starts = 0;
+};
+
 struct ServeSnapshot {
   std::string task;
   double slo_seconds = 0;
@@ -52,6 +61,7 @@ struct ServeSnapshot {
   double expected_accuracy = 0;
   double expected_violation_rate = 0;
   std::vector<WorkerSnapshot> workers;
+  DriftSnapshot drift;
 };
 
 // The session's families, then build info and process metrics.

@@ -1,5 +1,6 @@
 #include "runtime/serve/serve_session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
@@ -43,6 +44,14 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
   counters_.per_model_violations.assign(table_.models.size(), 0);
   counters_.per_model_satisfied.assign(table_.models.size(), 0);
   counters_.latency = LatencyHistogram::around_slo(table_.slo_us);
+  if (options_.detect_drift) {
+    DriftRule rule = options_.drift_rule;
+    if (table_.percentile > 0 && table_.percentile <= 100) {
+      rule.plan_percentile = table_.percentile;
+      rule.percentile = std::min(rule.percentile, table_.percentile);
+    }
+    drift_ = std::make_unique<LatencyDriftDetector>(table_.models, rule);
+  }
   backend_.set_completion_handler([this](const runtime::BatchResult& r) { on_backend_done(r); });
   dispatcher_.on_batch_done([this](const runtime::BatchResult& r, std::int64_t) { on_final_result(r); });
   std::lock_guard<std::mutex> lock(mu_);
@@ -106,6 +115,9 @@ void ServeSession::send_outbox(std::unique_lock<std::mutex>& lock) {
   if (outbox_.empty()) return;
   std::vector<runtime::BatchRequest> batches;
   batches.swap(outbox_);
+  const std::int64_t now_us = clock_.now_us();
+  for (const auto& b : batches)
+    if (!b.queries.empty()) batch_sent_us_[b.queries.front()] = now_us;
   lock.unlock();
   // The backend reports batches from its own thread (TorchServe) or when
   // its caller says so (fakes), never from inside start_batch, so sending
@@ -197,9 +209,40 @@ void ServeSession::on_backend_done(const runtime::BatchResult& r) {
   std::unique_lock<std::mutex> lock(mu_);
   WorkerBatches& wb = worker_batches_.at(static_cast<std::size_t>(r.worker));
   (r.ok ? wb.ok : wb.failed)++;
+  DriftEvent event;
+  const bool drifted = check_drift(r, &event);
   relay_.deliver(r);  // the Dispatcher frees the worker, retries or calls on_final_result
   if (drains_.draining(r.worker) && !dispatcher_.busy(r.worker)) drains_.on_idle(r.worker);
   send_outbox(lock);  // the worker's next batch, and any retry
+  if (lock.owns_lock()) lock.unlock();
+  if (drifted && options_.on_drift) options_.on_drift(event);
+}
+
+bool ServeSession::check_drift(const runtime::BatchResult& r, DriftEvent* event) {
+  if (r.queries.empty()) return false;
+  const auto sent = batch_sent_us_.find(r.queries.front());
+  if (sent == batch_sent_us_.end()) return false;
+  const std::int64_t took_us = clock_.now_us() - sent->second;
+  batch_sent_us_.erase(sent);
+  if (!drift_ || !r.ok) return false;
+  const int batch = static_cast<int>(r.queries.size());
+  const auto change = drift_->observe(r.model, batch, static_cast<double>(took_us));
+  if (change == LatencyDriftDetector::Change::kNone) return false;
+  const DriftPair& p = drift_->pair(r.model, batch);
+  const std::string& model = table_.models[r.model].name;
+  const double pct = (p.observed_us / p.profiled_us - 1) * 100;
+  if (change == LatencyDriftDetector::Change::kEnded) {
+    std::fprintf(stderr, "lull serve: latency drift over: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%)\n",
+                 model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000, pct);
+    return false;
+  }
+  std::fprintf(stderr, "lull serve: latency drift: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%); "
+               "the policy's expectations do not hold here\n",
+               model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000, pct);
+  event->pair = p;
+  event->model = model;
+  event->corrected_latency_us = drift_->corrected_latency_us();
+  return true;
 }
 
 void ServeSession::on_final_result(const runtime::BatchResult& r) {
@@ -277,6 +320,12 @@ std::string ServeSession::metrics_text() {
     s.policy_workers = choice.workers;
     s.expected_accuracy = p.expected_accuracy;
     s.expected_violation_rate = p.expected_violation_rate;
+    if (drift_) {
+      s.drift.enabled = true;
+      s.drift.pairs = drift_->judged();
+      s.drift.drifting = drift_->drifting();
+      s.drift.starts = drift_->drift_starts();
+    }
     for (int w = 0; w < workers(); ++w) {
       WorkerSnapshot ws;
       ws.slot = w;

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -39,6 +40,7 @@
 #include "runtime/manager/drain_tracker.h"
 #include "runtime/policy_table.h"
 #include "runtime/serve/frontend.h"
+#include "runtime/serve/latency_drift.h"
 #include "runtime/serve/query_inputs.h"
 #include "runtime/serve/serve_metrics.h"
 #include "runtime/serve/worker_health.h"
@@ -53,6 +55,17 @@ struct ServeOptions {
   // deadline. Off (the paper's behaviour): every query is served, late ones
   // counted as violations.
   bool reject_late = false;
+  // Latency drift (runtime/serve/latency_drift.h): each answered batch's
+  // time from send to answer is checked against the profile; a pair that
+  // starts or stops drifting is logged in one line and counted in /metrics.
+  // When the set records its compile percentile, it becomes the rule's
+  // plan_percentile and the verdict's percentile is at most it.
+  bool detect_drift = true;
+  DriftRule drift_rule;
+  // Called, outside the session's lock, each time a pair starts drifting
+  // (cli/: --recompile-on-drift). Must not block for long: it runs on the
+  // backend's completion thread.
+  std::function<void(const DriftEvent&)> on_drift;
   // The other worker counts of a policy library (the session starts on
   // `table`; the Dispatcher picks by the workers up and the load). Empty:
   // `table` alone, whose worker count must be the servers'.
@@ -131,6 +144,9 @@ class ServeSession final : public QueryService {
   void log_policy_switch();  // under mu_, after an arrival
   int workers() const { return dispatcher_.pool_workers(); }
   void on_final_result(const runtime::BatchResult& r);  // under mu_, from the Dispatcher
+  // Times an answered batch against the profile (under mu_); true when a
+  // pair started drifting with it (*event then says which).
+  bool check_drift(const runtime::BatchResult& r, DriftEvent* event);
   // Fulfils the query's promise and forgets it (under mu_); false if it was not waiting.
   bool answer(runtime::QueryId id, Answer a);
 
@@ -154,6 +170,10 @@ class ServeSession final : public QueryService {
   std::vector<WorkerBatches> worker_batches_;
   std::vector<char> admitted_;  // the slot may be in rotation (always, unless pool_managed)
   manager::DrainTracker drains_;
+  // When each batch in flight was sent, by its first query (a retry is sent
+  // after its failed batch was reported, so the key is free again).
+  std::unordered_map<runtime::QueryId, std::int64_t> batch_sent_us_;
+  std::unique_ptr<LatencyDriftDetector> drift_;  // null: detection off
   ServeCounters counters_;
 };
 

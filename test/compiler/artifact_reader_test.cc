@@ -68,6 +68,20 @@ TEST_CASE("artifact reader: bad files are named with the entry at fault", "[sche
   CHECK(error_of([&] { lull::read_artifact_profiles(dir + "/nope"); }).find("not a directory") != std::string::npos);
 }
 
+// Found by test/fuzz/artifact_import_fuzz.cc (docs/fuzzing.md): a directory
+// where a profile file or the accuracy table belongs was "read" with
+// ftell's LONG_MAX as its size (an AddressSanitizer abort; without it,
+// fread through a null buffer and "read failed: Bad address").
+TEST_CASE("artifact reader: a directory where a file belongs is one line naming it", "[schema][artifact][bad-input][fuzz]") {
+  const std::string dir = make_artifact("artifact_dir_as_file");
+  fs::create_directories(dir + "/net_b/net_b_bsize-4_profile.json");
+  const auto msg = error_of([&] { lull::read_artifact_profiles(dir); });
+  INFO(msg);
+  CHECK(msg == dir + "/net_b/net_b_bsize-4_profile.json: is a directory, not a JSON file");
+  const auto acc = error_of([&] { lull::read_artifact_accuracy_percent(dir); });
+  CHECK(acc == dir + ": is a directory, not a JSON file");
+}
+
 TEST_CASE("artifact reader: the accuracy table, nested or bare", "[schema][artifact]") {
   const auto nested = lull::test::write_temp("acc_nested.json", R"({"task": "image", "accuracy": {"a": 70.5, "b": 80}})");
   const auto bare = lull::test::write_temp("acc_bare.json", R"({"a": 70.5, "b": 80})");

@@ -112,3 +112,24 @@ TEST_CASE("profile JSON: malformed input is one line naming the file and the fie
   CHECK(error_of(lull::test::temp_dir() + "/does_not_exist.json").find("does_not_exist.json: cannot open") !=
         std::string::npos);
 }
+
+// Found by test/fuzz/profile_json_fuzz.cc (docs/fuzzing.md): a key or a name
+// holding an escaped newline split the error over two lines.
+TEST_CASE("profile JSON: keys, names and values with control characters stay on one line", "[schema][profile][bad-input][fuzz]") {
+  const std::vector<std::pair<const char*, const char*>> cases{
+      {"fuzz_key.json", "{\"task\": \"t\", \"models\": [{\"name\": \"a\", \"accuracy\": \"0.5\", \"latencies\": "
+                        "[{\"lat\\ncyS\": null}]}], \"synthetic\": \"true\"}\n"},
+      {"fuzz_name.json", R"({"models": [{"name": "a\nb\u0001", "acuracy": 0.5}]})"},
+      {"fuzz_value.json", R"({"models": [{"name": "a", "accuracy": "x\ty\nz"}]})"},
+  };
+  for (const auto& [name, text] : cases) {
+    const auto msg = error_of(lull::test::write_temp(name, text));
+    INFO(msg);
+    CHECK(lull::test::count_lines(msg) == 0);
+    CHECK(msg.find(name) != std::string::npos);
+  }
+  CHECK(error_of(lull::test::write_temp("fuzz_key2.json", cases[0].second)).find("lat\\ncyS: unknown field") !=
+        std::string::npos);
+  CHECK(error_of(lull::test::write_temp("fuzz_name2.json", cases[1].second)).find("(a\\nb\\u0001).acuracy") !=
+        std::string::npos);
+}

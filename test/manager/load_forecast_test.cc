@@ -1,4 +1,5 @@
-// The autoscaler's forecasters and arrival envelope, each rule on its own
+// The autoscaler's inputs: forecasters, arrival envelope and capacity
+// table, each rule on its own
 // with hand-computed numbers.
 #include <catch2/catch.hpp>
 

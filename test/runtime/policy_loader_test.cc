@@ -80,6 +80,16 @@ TEST_CASE("structural problems are named", "[runtime][loader]") {
     set.mutable_policies(0)->set_slack_grid_us(0, 5);
     CHECK_THROWS_WITH(policy_table_from_proto(set, {}, "f.pb"), Contains("slack_grid_us"));
   }
+  SECTION("a model name with a newline stays on one line (fuzz: test/fuzz/policy_loader_fuzz.cc)") {
+    set.mutable_models(1)->set_name("slow\nline");
+    set.mutable_models(1)->mutable_latency_us()->RemoveLast();
+    try {
+      policy_table_from_proto(set, {}, "f.pb");
+      FAIL("loaded");
+    } catch (const std::runtime_error& e) {
+      CHECK_THAT(e.what(), Contains("slow\\nline") && !Contains("\n"));
+    }
+  }
   SECTION("latency table too short for N+1") {
     set.mutable_models(1)->mutable_latency_us()->RemoveLast();
     CHECK_THROWS_WITH(policy_table_from_proto(set, {}, "f.pb"), Contains("slow"));

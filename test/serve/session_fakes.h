@@ -89,6 +89,10 @@ struct Rig {
       if (!up[w]) health.set(static_cast<int>(w), false);
     session = std::make_unique<ServeSession>(table, backend, health, inputs, clock, std::move(options));
   }
+  // The same on another table (its worker count), every worker up.
+  Rig(lull::runtime::PolicyTable t, ServeOptions options) : table(std::move(t)), health(table.workers), backend(inputs) {
+    session = std::make_unique<ServeSession>(table, backend, health, inputs, clock, std::move(options));
+  }
   lull::runtime::PolicyTable table;
   QueryInputs inputs;
   FakeHealth health;

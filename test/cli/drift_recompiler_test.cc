@@ -1,0 +1,117 @@
+// --recompile-on-drift's compiler side (cli/drift_recompiler): the spec a set
+// records, a recompilation with the same latencies reproducing the set, one
+// with slower latencies changing it, and the background recompiler writing
+// the new set (or saying why not) after a drift event.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli/drift_recompiler.h"
+#include "compiler/compile_inputs.h"
+#include "compiler/compile_sweep.h"
+#include "compiler/solver/solver_registry.h"
+#include "schema/policy_file.h"
+#include "test/support/cli_runner.h"
+
+using namespace lull;
+
+namespace {
+
+compiler::CompileSpec tiny_spec() {
+  compiler::CompileSpec spec;
+  spec.inputs.path = std::string(LULL_SOURCE_DIR) + "/test/data/tiny_profile.json";
+  spec.reduction.keep_all_models = true;
+  spec.mdp.slo_us = 40'000;
+  spec.mdp.workers = 2;
+  spec.mdp.max_queue = 4;
+  spec.mdp.intervals = 8;
+  spec.mdp.batching = compiler::Batching::kVariable;
+  spec.solve.horizon = 50;
+  spec.loads_qps = {50, 150};
+  spec.device = "cpu";
+  return spec;
+}
+
+schema::PolicySet tiny_set() {
+  const auto spec = tiny_spec();
+  auto inputs = compiler::load_compile_inputs(spec);
+  auto solver = compiler::make_solver("cpu", nullptr);
+  return compiler::run_sweep({std::move(inputs.profiles), spec}, *solver).set;
+}
+
+std::vector<std::vector<double>> latencies_of(const schema::PolicySet& set, double scale) {
+  std::vector<std::vector<double>> out;
+  for (const auto& m : set.models()) {
+    out.emplace_back();
+    for (double l : m.latency_us()) out.back().push_back(l * scale);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("drift recompiler: the spec a set records is the one it was compiled with", "[cli][drift]") {
+  const auto set = tiny_set();
+  const auto spec = cli::compile_spec_of(set);
+  const auto want = tiny_spec();
+  CHECK(spec.mdp.slo_us == want.mdp.slo_us);
+  CHECK(spec.mdp.workers == want.mdp.workers);
+  CHECK(spec.mdp.max_queue == want.mdp.max_queue);
+  CHECK(spec.mdp.intervals == want.mdp.intervals);
+  CHECK(spec.mdp.discretization == compiler::Discretization::kFld);
+  CHECK(spec.mdp.batching == compiler::Batching::kVariable);
+  CHECK(spec.solve.horizon == 50);
+  CHECK(spec.loads_qps == want.loads_qps);
+  CHECK(spec.reduction.percentile == 95);
+}
+
+TEST_CASE("drift recompiler: the profiled latencies give back the same policies, slower ones change them",
+          "[cli][drift]") {
+  const auto set = tiny_set();
+  const auto same = cli::recompile_with_latencies(set, latencies_of(set, 1.0));
+  REQUIRE(same.policies_size() == set.policies_size());
+  for (int i = 0; i < set.policies_size(); ++i) {
+    INFO("policy " << i);
+    CHECK(std::vector<unsigned>(same.policies(i).action_model().begin(), same.policies(i).action_model().end()) ==
+          std::vector<unsigned>(set.policies(i).action_model().begin(), set.policies(i).action_model().end()));
+    CHECK(std::vector<unsigned>(same.policies(i).action_batch().begin(), same.policies(i).action_batch().end()) ==
+          std::vector<unsigned>(set.policies(i).action_batch().begin(), set.policies(i).action_batch().end()));
+    CHECK(same.policies(i).expected().violation_rate() == Approx(set.policies(i).expected().violation_rate()));
+  }
+  // Everything 60% slower: the slow model no longer fits the 40 ms SLO at batch 2
+  // (16 ms -> 25.6 ms plus queueing), so the expectations change.
+  const auto slower = cli::recompile_with_latencies(set, latencies_of(set, 1.6));
+  REQUIRE(slower.policies_size() == 2);
+  CHECK(slower.models(0).latency_us(0) == Approx(set.models(0).latency_us(0) * 1.6));
+  CHECK(slower.policies(1).expected().accuracy() < set.policies(1).expected().accuracy());
+  CHECK(slower.provenance().find("observed") != std::string::npos);
+  // Latencies past the SLO: refused, naming why.
+  CHECK_THROWS_AS(cli::recompile_with_latencies(set, latencies_of(set, 100.0)), std::invalid_argument);
+}
+
+TEST_CASE("drift recompiler: a drift event writes the recompiled set, a failure is one log line", "[cli][drift]") {
+  const auto set = tiny_set();
+  const std::string out = test::temp_dir() + "/drift_recompiled.pb";
+  std::filesystem::remove(out);
+  std::vector<std::string> log;
+  {
+    cli::DriftRecompiler r(set, out, [&](const std::string& line) { log.push_back(line); });
+    serve::DriftEvent e;
+    e.corrected_latency_us = latencies_of(set, 100.0);  // infeasible
+    r.on_drift(e);
+    CHECK(r.wait_idle() == 1);
+    REQUIRE(log.size() == 1);
+    CHECK(log[0].find("failed") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(out));
+    e.corrected_latency_us = latencies_of(set, 1.6);
+    r.on_drift(e);
+    CHECK(r.wait_idle() == 2);
+  }
+  REQUIRE(log.size() == 2);
+  CHECK(log[1].find("recompiled from observed latencies") != std::string::npos);
+  CHECK(log[1].find(out) != std::string::npos);
+  const auto written = read_policy_set(out);  // sealed and complete
+  CHECK(written.models(0).latency_us(0) == Approx(set.models(0).latency_us(0) * 1.6));
+}

@@ -1,0 +1,126 @@
+// libFuzzer target: the HTTP request path, from raw bytes on a connection to
+// the answer. It drives lull's front end only through its public interface
+// (runtime/serve/frontend.h: Frontend, FrontendOptions, QueryService), so it
+// covers whichever HTTP server implements it: each input is written to a
+// fresh loopback connection, the write side is closed, and the server must
+// answer with an HTTP response or close within the time limit, never crash;
+// a query that reaches the service must carry a non-empty input. Every 256
+// inputs the target checks that /ping still answers (within three tries).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "runtime/serve/frontend.h"
+#include "test/fuzz/fuzz_support.h"
+
+namespace {
+
+using lull::fuzz::finding;
+
+class EchoService final : public lull::serve::QueryService {
+ public:
+  lull::serve::Answer serve(std::string input) override {
+    if (input.empty()) finding("the front end passed an empty input to the service");
+    lull::serve::Answer a;
+    a.body = "{\"len\":" + std::to_string(input.size()) + "}";
+    a.model = "m";
+    a.worker = 0;
+    return a;
+  }
+  std::string metrics_text() override { return "lull_fuzz 1\n"; }
+  bool healthy() override { return true; }
+};
+
+lull::serve::Frontend& frontend() {
+  static EchoService service;
+  static auto fe = [] {
+    lull::serve::FrontendOptions o;
+    o.port = 0;
+    o.task = "t";
+    o.max_body_bytes = 4096;
+    o.threads = 8;
+    auto f = std::make_unique<lull::serve::Frontend>(service, o);
+    f->start();
+    return f;
+  }();
+  return *fe;
+}
+
+// Sends `bytes`, closes the write side, returns what came back before the
+// server closed; finding when it neither answers nor closes in 10 s.
+std::string exchange(const std::string& bytes) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) finding("socket() failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(frontend().port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  // Each exchange leaves a TIME_WAIT socket (the server closes first); at a
+  // thousand inputs a second one source address runs out of ports, so the
+  // source rotates over 127.0.0.2-254, and a refused connect is retried.
+  static unsigned source = 0;
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  from.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1 + (source++ % 253));
+  ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from);
+  for (int attempt = 0; ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0; ++attempt) {
+    if (attempt == 50) {
+      std::fprintf(stderr, "connect: %s\n", std::strerror(errno));
+      finding("cannot connect to the front end for 5 s");
+    }
+    ::usleep(100'000);
+  }
+  for (size_t at = 0; at < bytes.size();) {
+    const ssize_t n = ::send(fd, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server may close early on a bad request
+    at += static_cast<size_t>(n);
+  }
+  ::shutdown(fd, SHUT_WR);
+  std::string reply;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) finding("the front end neither answered nor closed in 10 s");
+      break;  // reset by the server
+    }
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return reply;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
+  static unsigned count = 0;
+  const std::string reply = exchange(std::string(reinterpret_cast<const char*>(data), size));
+  if (!reply.empty() && reply.rfind("HTTP/1.", 0) != 0) finding("the reply is not an HTTP response");
+  if (++count % 256 == 0) {
+    // Three tries 100 ms apart: a server that stopped answering fails all of
+    // them; the last reply is printed for the record.
+    std::string ping;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      ping = exchange("GET /ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+      if (ping.find(" 200 ") != std::string::npos) break;
+      std::fprintf(stderr, "lull fuzz: /ping try %d got %zu bytes: %.200s\n", attempt + 1, ping.size(), ping.c_str());
+      ::usleep(100'000);
+    }
+    if (ping.find(" 200 ") == std::string::npos) finding("/ping stopped answering");
+  }
+  return 0;
+}
