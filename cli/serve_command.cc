@@ -15,6 +15,7 @@
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
+#include "cli/serve_autoscale.h"
 #include "runtime/policy_loader.h"
 #include "schema/input_limits.h"
 #include "runtime/clock.h"
@@ -40,6 +41,14 @@ struct StopBackendFirst {
   serve::TorchServeBackend& backend;
   ~StopBackendFirst() { backend.stop(); }
 };
+// The same for the worker pool's threads (--autoscale), which also call into
+// the session: stopped before the backend and the session.
+struct StopPoolFirst {
+  ServeAutoscale* autoscale;
+  ~StopPoolFirst() {
+    if (autoscale) autoscale->stop();
+  }
+};
 }  // namespace
 
 int run_serve(int argc, char** argv) {
@@ -49,11 +58,13 @@ int run_serve(int argc, char** argv) {
   serve::ServeOptions opts;
   serve::TorchServeOptions backend_opts;
   serve::FrontendOptions fe;
+  ServeAutoscaleFlags autoscale_flags;
   bool no_model_check = false, strict_model_batching = false;
   po::options_description desc("lull serve: serve a task through model servers under a compiled policy set");
   desc.add_options()
       ("policies", po::value(&policies)->required(), "policy set from lull compile (SET.pb)")
-      ("servers", po::value(&workers_text)->required(), "model servers' inference URLs, one per worker: http://H:P,...")
+      ("servers", po::value(&workers_text), "model servers' inference URLs, one per worker: http://H:P,... "
+       "(not with --autoscale: its worker pool starts them)")
       ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
       ("listen", po::value(&listen)->default_value("127.0.0.1:7070"), "HOST:PORT of the front end (port 0: any)")
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
@@ -84,8 +95,12 @@ int run_serve(int argc, char** argv) {
        "on latency drift, compile a policy set from the observed latencies and write it to this file");
   desc.add_options()("profiles", po::value(&profiles), "online compilation: the profiles the policies were compiled from");
   add_online_compile_options(desc, online_flags);
+  po::options_description autoscale_desc("Autoscaling (--autoscale: a worker pool instead of --servers)");
+  add_serve_autoscale_options(autoscale_desc, autoscale_flags);
+  desc.add(autoscale_desc);
   const char* usage =
-      "usage: lull serve --policies SET.pb --servers URL,URL,... --listen 127.0.0.1:7070";
+      "usage: lull serve --policies SET.pb --servers URL,URL,... --listen 127.0.0.1:7070\n"
+      "       lull serve --policies LIBRARY.pb --autoscale --worker-command 'CMD --port {port}' [options]";
   const std::vector<RenamedFlag> renamed = {
       {"--workers", "--workers is now --servers URL,URL (the model servers; --workers is a count in lull)"}};
   if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, nullptr})) return 0;
@@ -94,12 +109,16 @@ int run_serve(int argc, char** argv) {
               limits::kMaxIntervalMs);
   check_range("--health-timeout-ms", static_cast<double>(backend_opts.health_timeout_ms), 1, limits::kMaxIntervalMs);
   check_range("--batch-timeout-ms", static_cast<double>(backend_opts.batch_timeout_ms), 1, limits::kMaxIntervalMs);
+  const bool autoscale = autoscale_flags.autoscale.enabled;
+  if (autoscale == !workers_text.empty())
+    throw UsageError(autoscale ? "--servers with --autoscale: the worker pool starts the model servers"
+                               : "--servers is required (or --autoscale with a worker pool)");
   std::vector<serve::WorkerEndpoint> workers;
   serve::TorchServeKeys keys;
   try {
     if (!token_file.empty()) keys = serve::read_torchserve_key_file(token_file);
     backend_opts.inference_key = keys.inference;
-    workers = serve::parse_worker_endpoints(workers_text, management_text);
+    if (!autoscale) workers = serve::parse_worker_endpoints(workers_text, management_text);
     // Every query the front end accepts must fit in one request on its own.
     const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)});
     if (one_query > backend_opts.max_request_bytes)
@@ -117,7 +136,7 @@ int run_serve(int argc, char** argv) {
   // A library, or online compilation: the Dispatcher picks by the workers up;
   // one set without it must match the servers, as before.
   opts.library = runtime::load_policy_library(policies, {});
-  if (opts.library.size() == 1 && !online) opts.library.clear();
+  if (opts.library.size() == 1 && !online && !autoscale) opts.library.clear();
   const runtime::PolicyTable table =
       opts.library.empty() ? runtime::load_policy_table(policies, expect) : opts.library.front();
   std::unique_ptr<CompilerPolicySource> source;
@@ -140,7 +159,14 @@ int run_serve(int argc, char** argv) {
 
   std::vector<std::string> model_names;
   for (const auto& m : table.models) model_names.push_back(m.name);
-  if (!no_model_check) {
+  std::unique_ptr<ServeAutoscale> scaling;
+  if (autoscale) {
+    // Every worker passes the model check when its pool starts it.
+    scaling = std::make_unique<ServeAutoscale>(autoscale_flags, opts.library,
+                                               no_model_check ? std::vector<std::string>{} : model_names, keys.management);
+    workers.assign(static_cast<std::size_t>(scaling->slots()), serve::WorkerEndpoint{});  // vacant slots
+    scaling->configure(opts);
+  } else if (!no_model_check) {
     serve::HttpClient client;
     serve::ModelCheckOptions check;
     check.management_key = keys.management;
@@ -149,7 +175,8 @@ int run_serve(int argc, char** argv) {
       throw serve::ModelCheckError(warnings.front() + " (--strict-model-batching)");
     for (const auto& w : warnings) std::cerr << "lull serve: warning: " << w << std::endl;
   }
-  for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
+  if (!autoscale)
+    for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
   std::unique_ptr<DriftRecompiler> recompiler;  // outlives the session that calls it
   if (!recompile_out.empty()) {
     check_binary_output(recompile_out, "--recompile-on-drift");
@@ -174,13 +201,16 @@ int run_serve(int argc, char** argv) {
       if (src) src->use_profiles(profiles_of(set));  // online compilation from the observed latencies too
     });
   StopBackendFirst stop_backend_first{backend};
+  StopPoolFirst stop_pool_first{scaling.get()};
   // Pings every worker; those up join the Dispatcher's rotation through the
-  // session's health handler.
-  if (backend.start() == 0) throw std::runtime_error("no worker answers GET /ping");
+  // session's health handler. With --autoscale the pool starts the workers,
+  // and each joins when its checks pass.
+  if (backend.start() == 0 && !autoscale) throw std::runtime_error("no worker answers GET /ping");
+  const int workers_up = autoscale ? scaling->start(backend, session) : static_cast<int>(workers.size());
   serve::Frontend frontend(session, fe);
   frontend.start();
   if (!port_file.empty()) write_output(port_file, std::to_string(frontend.port()) + "\n");
-  std::cerr << "lull serve: task '" << table.task << "', " << workers.size() << " workers, "
+  std::cerr << "lull serve: task '" << table.task << "', " << workers_up << " workers" << (autoscale ? " (autoscaled)" : "") << ", "
             << table.models.size() << " models, SLO " << table.slo_us / 1000.0 << " ms, on http://" << fe.host
             << ":" << frontend.port() << "/predictions/" << table.task << std::endl;
   int sig = 0;

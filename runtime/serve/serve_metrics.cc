@@ -110,19 +110,19 @@ std::string render_prometheus(const ServeSnapshot& s) {
   sample(out, "lull_policy_expected_violation_ratio", s.expected_violation_rate);
   family(out, "lull_worker_up", "gauge", "1 while the worker is in rotation.");
   for (size_t w = 0; w < s.workers.size(); ++w)
-    sample(out, "lull_worker_up{worker=\"" + std::to_string(w) + "\",url=\"" + prom::escape(s.workers[w].url) + "\"}",
+    sample(out, "lull_worker_up{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\",url=\"" + prom::escape(s.workers[w].url) + "\"}",
            s.workers[w].up ? 1 : 0);
   family(out, "lull_worker_queue_length", "gauge", "Queries waiting in the worker's queue.");
   for (size_t w = 0; w < s.workers.size(); ++w)
-    sample(out, "lull_worker_queue_length{worker=\"" + std::to_string(w) + "\"}", s.workers[w].queue_length);
+    sample(out, "lull_worker_queue_length{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\"}", s.workers[w].queue_length);
   family(out, "lull_worker_batches_in_flight", "gauge", "Batches sent to the worker and not yet answered.");
   for (size_t w = 0; w < s.workers.size(); ++w)
-    sample(out, "lull_worker_batches_in_flight{worker=\"" + std::to_string(w) + "\"}", s.workers[w].batches_in_flight);
+    sample(out, "lull_worker_batches_in_flight{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\"}", s.workers[w].batches_in_flight);
   family(out, "lull_worker_batches_total", "counter", "Batches finished by the worker, by result.");
   for (size_t w = 0; w < s.workers.size(); ++w) {
-    sample(out, "lull_worker_batches_total{worker=\"" + std::to_string(w) + "\",result=\"ok\"}",
+    sample(out, "lull_worker_batches_total{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\",result=\"ok\"}",
            static_cast<double>(s.workers[w].batches_ok));
-    sample(out, "lull_worker_batches_total{worker=\"" + std::to_string(w) + "\",result=\"failed\"}",
+    sample(out, "lull_worker_batches_total{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\",result=\"failed\"}",
            static_cast<double>(s.workers[w].batches_failed));
   }
   drift(out, s);

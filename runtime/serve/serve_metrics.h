@@ -30,6 +30,7 @@ struct ServeCounters {
 };
 
 struct WorkerSnapshot {
+  int slot = -1;  // the worker label: the Dispatcher's slot (-1: its position in the list)
   std::string url;
   bool up = false;
   int queue_length = 0;

@@ -24,20 +24,22 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
       backend_(backend),
       inputs_(inputs),
       clock_(clock),
+      health_(health),
       options_(std::move(options)),
       relay_(*this),
       dispatcher_(runtime::DispatcherPolicies{options_.library.empty() ? std::vector<runtime::PolicyTable>{table}
                                                                        : options_.library,
                                               health.num_workers(), health.num_workers(), options_.online},
                   clock, relay_),
-      worker_batches_(static_cast<std::size_t>(health.num_workers())) {
+      worker_batches_(static_cast<std::size_t>(health.num_workers())),
+      admitted_(static_cast<std::size_t>(health.num_workers()), options_.pool_managed ? 0 : 1) {
   current_policy_ = logged_policy_ = dispatcher_.current_choice().id;
   if (options_.online) options_.online->connect(dispatcher_.policy_inbox());
   if (options_.library.empty() && !options_.online && health.num_workers() != table_.workers)
     throw std::invalid_argument("the policy set was compiled for " + std::to_string(table_.workers) +
                                 " workers but " + std::to_string(health.num_workers()) + " workers were given");
   if (options_.worker_names.empty())
-    for (int w = 0; w < workers(); ++w) options_.worker_names.push_back(std::to_string(w));
+    for (int w = 0; w < workers(); ++w) options_.worker_names.push_back(options_.pool_managed ? "" : std::to_string(w));
   counters_.per_model.assign(table_.models.size(), 0);
   counters_.per_model_violations.assign(table_.models.size(), 0);
   counters_.per_model_satisfied.assign(table_.models.size(), 0);
@@ -54,7 +56,7 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
   dispatcher_.on_batch_done([this](const runtime::BatchResult& r, std::int64_t) { on_final_result(r); });
   std::lock_guard<std::mutex> lock(mu_);
   health.set_health_handler([this](int worker, bool up) { on_health(worker, up); });
-  for (int w = 0; w < workers(); ++w) dispatcher_.set_worker_available(w, health.worker_up(w));
+  for (int w = 0; w < workers(); ++w) dispatcher_.set_worker_available(w, admitted_[w] && health.worker_up(w));
 }
 
 ServeSession::~ServeSession() {
@@ -64,12 +66,48 @@ ServeSession::~ServeSession() {
 
 void ServeSession::on_health(int worker, bool up) {
   std::unique_lock<std::mutex> lock(mu_);
+  up = up && admitted_.at(static_cast<std::size_t>(worker));  // a pool's worker joins only through add_worker
   if (dispatcher_.worker_available(worker) != up)
     std::fprintf(stderr, "lull serve: worker %d (%s) %s\n", worker,
                  options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
                  up ? "up: back in rotation" : "down: out of rotation");
   // Going down hands the worker's queue to the others, which may start batches.
   dispatcher_.set_worker_available(worker, up);
+  send_outbox(lock);
+}
+
+void ServeSession::add_worker(int slot, const std::string& name) {
+  std::unique_lock<std::mutex> lock(mu_);
+  admitted_.at(static_cast<std::size_t>(slot)) = 1;
+  options_.worker_names.at(static_cast<std::size_t>(slot)) = name;
+  worker_batches_[static_cast<std::size_t>(slot)] = WorkerBatches{};
+  const bool up = health_.worker_up(slot);
+  std::fprintf(stderr, "lull serve: worker %d (%s) added: %s\n", slot, name.c_str(),
+               up ? "in rotation" : "joins the rotation at its next passing ping");
+  dispatcher_.set_worker_available(slot, up);
+  send_outbox(lock);
+}
+
+void ServeSession::drain_worker(int slot, std::function<void()> drained) {
+  std::unique_lock<std::mutex> lock(mu_);
+  admitted_.at(static_cast<std::size_t>(slot)) = 0;
+  const bool busy = dispatcher_.busy(slot);
+  std::fprintf(stderr, "lull serve: worker %d (%s) draining: out of rotation, %d queued queries move to the others%s\n",
+               slot, options_.worker_names.at(static_cast<std::size_t>(slot)).c_str(), dispatcher_.queued(slot),
+               busy ? ", its batch in flight finishes" : "");
+  // Its queue and waiting retries go to the workers still available.
+  if (dispatcher_.worker_available(slot)) dispatcher_.set_worker_available(slot, false);
+  drains_.begin(slot, busy, std::move(drained));
+  send_outbox(lock);
+}
+
+void ServeSession::remove_worker(int slot) {
+  std::unique_lock<std::mutex> lock(mu_);
+  admitted_.at(static_cast<std::size_t>(slot)) = 0;
+  if (dispatcher_.worker_available(slot)) dispatcher_.set_worker_available(slot, false);
+  std::fprintf(stderr, "lull serve: worker %d (%s) removed\n", slot,
+               options_.worker_names.at(static_cast<std::size_t>(slot)).c_str());
+  options_.worker_names.at(static_cast<std::size_t>(slot)).clear();
   send_outbox(lock);
 }
 
@@ -118,6 +156,7 @@ std::pair<runtime::QueryId, std::future<Answer>> ServeSession::enqueue(std::stri
   };
   if (shut_down_) return answered_now(error_answer(503, "server shutting down"));
   counters_.queries++;
+  if (options_.on_arrival) options_.on_arrival(arrival_us);
   if (options_.reject_late) {
     if (const int retry_s = refuse_seconds(arrival_us)) {
       counters_.rejected++;
@@ -193,6 +232,7 @@ void ServeSession::on_backend_done(const runtime::BatchResult& r) {
   DriftEvent event;
   const bool drifted = check_drift(r, &event);
   relay_.deliver(r);  // the Dispatcher frees the worker, retries or calls on_final_result
+  if (drains_.draining(r.worker) && !dispatcher_.busy(r.worker)) drains_.on_idle(r.worker);
   send_outbox(lock);  // the worker's next batch, and any retry
   if (lock.owns_lock()) lock.unlock();
   if (drifted && options_.on_drift) options_.on_drift(event);
@@ -309,7 +349,9 @@ std::string ServeSession::metrics_text() {
     }
     for (int w = 0; w < workers(); ++w) {
       WorkerSnapshot ws;
+      ws.slot = w;
       ws.url = options_.worker_names.at(static_cast<std::size_t>(w));
+      if (ws.url.empty()) continue;  // a vacant slot of a worker pool
       ws.up = dispatcher_.worker_available(w);
       ws.queue_length = dispatcher_.queued(w);
       ws.batches_in_flight = dispatcher_.busy(w) ? 1 : 0;
@@ -329,7 +371,9 @@ std::string ServeSession::metrics_text() {
   s.task = table_.task;
   s.slo_seconds = table_.slo_us / 1e6;
   for (const auto& m : table_.models) s.model_names.push_back(m.name);
-  return render_prometheus(s);
+  std::string text = render_prometheus(s);
+  if (options_.extra_metrics) text += options_.extra_metrics();
+  return text;
 }
 
 }  // namespace lull::serve

@@ -17,6 +17,13 @@
 // stderr, one line each; policy switches too, at most one line a second.
 // A query's time (deadline, latency) counts from serve()'s entry, before
 // the lock, so waiting for the lock under overload is queue time.
+//
+// With a worker pool (`lull serve --autoscale`, ServeOptions::pool_managed)
+// the Dispatcher's worker slots start vacant: a slot joins the rotation only
+// when add_worker() says its pool found it up (and the health source agrees),
+// and leaves it through drain_worker() (no new queries, its queue moves to
+// the others, `drained` runs once its batch in flight is done: DrainTracker)
+// or remove_worker().
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -30,6 +37,7 @@
 #include "runtime/background_policy_provider.h"
 #include "runtime/clock.h"
 #include "runtime/dispatcher.h"
+#include "runtime/manager/drain_tracker.h"
 #include "runtime/policy_table.h"
 #include "runtime/serve/frontend.h"
 #include "runtime/serve/latency_drift.h"
@@ -64,6 +72,13 @@ struct ServeOptions {
   std::vector<runtime::PolicyTable> library;
   // Online compilation (nullptr: off); must outlive the session.
   runtime::BackgroundPolicyProvider* online = nullptr;
+  // Slots join the rotation only through add_worker() (a worker pool decides).
+  bool pool_managed = false;
+  // Called with each query's arrival time, under the session's lock (keep it
+  // short; the autoscaler's arrival count).
+  std::function<void(std::int64_t arrival_us)> on_arrival;
+  // More Prometheus text appended to /metrics (called without the lock).
+  std::function<std::string()> extra_metrics;
 };
 
 class ServeSession final : public QueryService {
@@ -95,6 +110,15 @@ class ServeSession final : public QueryService {
   void replace_policies(runtime::PolicyTable table) {
     dispatcher_.policy_inbox().post_replacement(std::move(table));
   }
+
+  // Worker pools (pool_managed): the slot's worker (`name`: its URL) is up.
+  void add_worker(int slot, const std::string& name);
+  // Out of rotation now; `drained` runs (under the session's lock, once) when
+  // the slot has no batch in flight, possibly before this returns.
+  void drain_worker(int slot, std::function<void()> drained);
+  // The slot's worker is gone (stopped or failed): out of rotation, vacant.
+  void remove_worker(int slot);
+  int worker_slots() const { return workers(); }
 
  private:
   // What the Dispatcher sees as its backend: queues the batches it starts
@@ -138,6 +162,7 @@ class ServeSession final : public QueryService {
   runtime::Backend& backend_;
   QueryInputs& inputs_;
   runtime::Clock& clock_;
+  WorkerHealth& health_;
   ServeOptions options_;
   Relay relay_;
   runtime::Dispatcher dispatcher_;
@@ -152,6 +177,8 @@ class ServeSession final : public QueryService {
   std::unordered_map<runtime::QueryId, Waiting> waiting_;
   std::vector<runtime::BatchRequest> outbox_;  // started under mu_, sent after it
   std::vector<WorkerBatches> worker_batches_;
+  std::vector<char> admitted_;  // the slot may be in rotation (always, unless pool_managed)
+  manager::DrainTracker drains_;
   // When each batch in flight was sent, by its first query (a retry is sent
   // after its failed batch was reported, so the key is free again).
   std::unordered_map<runtime::QueryId, std::int64_t> batch_sent_us_;

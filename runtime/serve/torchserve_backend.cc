@@ -18,7 +18,7 @@ TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::v
       options_(options),
       state_(workers_.size()),
       client_(std::make_unique<HttpClient>()) {
-  if (workers_.empty()) throw std::invalid_argument("TorchServe backend: no workers");
+  if (workers_.empty()) throw std::invalid_argument("TorchServe backend: no workers");  // slots may be vacant
   for (auto& s : state_) s.detector = OutlierDetector(options_.outlier);
 }
 
@@ -49,6 +49,7 @@ int TorchServeBackend::start() {
   // First round of pings, waited for, so that start-up knows who is up.
   std::vector<std::future<void>> done;
   for (int w = 0; w < num_workers(); ++w) {
+    if (workers_[w].inference_url.empty()) continue;  // a vacant slot: nothing to ping
     auto p = std::make_shared<std::promise<void>>();
     done.push_back(p->get_future());
     HttpRequest req;
@@ -71,6 +72,32 @@ int TorchServeBackend::start() {
   int up = 0;
   for (int w = 0; w < num_workers(); ++w) up += worker_up(w);
   return up;
+}
+
+WorkerEndpoint TorchServeBackend::endpoint(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return workers_.at(static_cast<std::size_t>(worker));
+}
+
+void TorchServeBackend::assign(int worker, const WorkerEndpoint& endpoint) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Worker& s = state_.at(static_cast<std::size_t>(worker));
+  workers_[static_cast<std::size_t>(worker)] = endpoint;
+  s.up = true;
+  s.down_epoch++;
+  s.detector = OutlierDetector(options_.outlier);
+  s.last_error.clear();
+}
+
+void TorchServeBackend::vacate(int worker, const std::string& why) {
+  std::vector<runtime::BatchResult> failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    failed = take_down_locked(worker, why);
+    workers_.at(static_cast<std::size_t>(worker)) = WorkerEndpoint{};
+  }
+  for (const auto& r : failed) report(r);
 }
 
 bool TorchServeBackend::worker_up(int worker) const {
@@ -131,13 +158,15 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
   try {
     parts = split_batch_request(sizes, options_.max_request_bytes);
   } catch (const RequestTooLargeError& e) {
-    return fail_now(batch, workers_[batch.worker].inference_url + " " + models_[batch.model] + ": " + e.what());
+    return fail_now(batch, endpoint(batch.worker).inference_url + " " + models_[batch.model] + ": " + e.what());
   }
+  const std::string base_url = endpoint(batch.worker).inference_url;
+  if (base_url.empty()) return fail_now(batch, "worker slot " + std::to_string(batch.worker) + " is vacant");
   std::vector<HttpRequest> requests;
   for (const auto& part : parts) {
     HttpRequest req;
     req.method = "POST";
-    req.url = workers_[batch.worker].inference_url + "/predictions/" + models_[batch.model];
+    req.url = base_url + "/predictions/" + models_[batch.model];
     req.body = encode_batch_request({inputs.begin() + part.begin, inputs.begin() + part.end});
     req.content_type = kBatchContentType;
     req.timeout_ms = options_.batch_timeout_ms;
@@ -158,7 +187,7 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
       f.parts_left = parts.size();
     }
   }
-  if (serial == 0) return fail_now(batch, "worker " + workers_[batch.worker].inference_url + " is down");
+  if (serial == 0) return fail_now(batch, "worker " + base_url + " is down");
   const int worker = batch.worker;
   std::vector<HttpRequestId> ids;
   for (size_t p = 0; p < parts.size(); ++p) {
@@ -305,12 +334,15 @@ void TorchServeBackend::notify(int worker, bool up) {
 void TorchServeBackend::ping_all() {
   for (int w = 0; w < num_workers(); ++w) {
     std::uint64_t epoch;
+    std::string base_url;
     {
       std::lock_guard<std::mutex> lock(mu_);
       epoch = state_[w].down_epoch;
+      base_url = workers_[w].inference_url;
     }
+    if (base_url.empty()) continue;  // vacant slot
     HttpRequest req;
-    req.url = workers_[w].inference_url + "/ping";
+    req.url = base_url + "/ping";
     req.timeout_ms = options_.health_timeout_ms;
     req.connect_timeout_ms = options_.health_timeout_ms;
     req.bearer_token = options_.inference_key;

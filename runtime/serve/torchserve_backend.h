@@ -17,6 +17,12 @@
 // fault and a failed ping change the same per-worker state under one lock,
 // so that taking a worker down and failing what it holds is one step. It
 // reports health changes; the Dispatcher keeps the record the scheduler uses.
+//
+// Worker slots may change at run time (`lull serve --autoscale`): a slot
+// with an empty URL is vacant (never pinged, down); assign() gives a slot the
+// endpoint of a worker its pool found up, vacate() empties it again. Every
+// read of an endpoint is under the lock, so a batch never goes to a slot's
+// old URL.
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -76,7 +82,14 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
   int num_workers() const override { return static_cast<int>(workers_.size()); }
   bool worker_up(int worker) const override;
   WorkerStats stats(int worker) const;
-  const WorkerEndpoint& endpoint(int worker) const { return workers_.at(worker); }
+  WorkerEndpoint endpoint(int worker) const;
+  // A worker pool's worker takes the slot: the pool checked its health and
+  // models, so it counts as up at once (no handler call: the caller puts it
+  // into rotation). Stale pings of the slot's last worker cannot change it.
+  void assign(int worker, const WorkerEndpoint& endpoint);
+  // The slot becomes vacant: out of rotation, no more pings, and its batches
+  // in flight are reported failed (before it returns) so they can be retried.
+  void vacate(int worker, const std::string& why);
   // Called with (worker, up) whenever a worker leaves or rejoins rotation,
   // from the HTTP client's thread. Set before start().
   void set_health_handler(std::function<void(int worker, bool up)> handler) override { on_health_ = std::move(handler); }

@@ -16,13 +16,14 @@
 #include <thread>
 
 #include "model_server_process.h"
+#include "pool_test_support.h"
 #include "runtime/manager/local_process_pool.h"
 
 using namespace lull::manager;
 using lull::serve::HttpClient;
 using lull::serve::HttpRequest;
-using lull::serve::testing::python3;
-using lull::serve::testing::source_path;
+using lull::manager::testing::server_command;
+using lull::manager::testing::wait_until;
 
 namespace {
 
@@ -43,20 +44,6 @@ struct Rig {
     return o;
   }
 };
-
-std::string server_command(const std::string& args) {
-  return python3() + " " + source_path("runtime/modelserver/lull_modelserver.py") + " --port {port} " + args;
-}
-
-// Polls until `done` holds (at most 60 s: start-up of a Python process on a busy machine).
-bool wait_until(const std::function<bool()>& done, int timeout_ms = 60000) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
 
 WorkerInfo info(LocalProcessPool& pool, const std::string& id) {
   for (const auto& w : pool.list_workers())

@@ -1,0 +1,145 @@
+// The worker pool and autoscaler of `lull serve --autoscale` (why: see
+// serve_autoscale.h).
+#include "cli/serve_autoscale.h"
+
+#include <cmath>
+#include <iostream>
+#include <stdexcept>
+
+#include "cli/commands.h"
+#include "cli/option_ranges.h"
+#include "runtime/manager/kubernetes_pool.h"
+#include "runtime/manager/local_process_pool.h"
+#include "schema/input_limits.h"
+
+namespace lull::cli {
+namespace po = boost::program_options;
+
+namespace {
+std::int64_t ms(double s) { return static_cast<std::int64_t>(std::llround(s * 1e3)); }
+}  // namespace
+
+void add_serve_autoscale_options(po::options_description& desc, ServeAutoscaleFlags& f) {
+  add_autoscale_options(desc, f.autoscale);
+  desc.add_options()
+      ("worker-pool", po::value(&f.pool)->default_value(f.pool),
+       "--autoscale: who runs the workers: local (model-server processes on this machine, --worker-command) | "
+       "kubernetes (a Deployment's replicas, --k8s-*)")
+      ("worker-command", po::value(&f.command),
+       "local pool: the model server's command, {port} (and {management_port}) replaced by ports lull picks, "
+       "e.g. 'python3 runtime/modelserver/lull_modelserver.py --replay-profile P.json --port {port}'")
+      ("worker-log-dir", po::value(&f.log_dir), "local pool: each worker's output goes to DIR/ID.log (default: a new /tmp dir)")
+      ("initial-workers", po::value(&f.initial_workers)->default_value(0),
+       "workers started before serving (0: the autoscaler's floor)")
+      ("worker-start-timeout-s", po::value(&f.start_timeout_s)->default_value(f.start_timeout_s),
+       "local pool: a worker not passing its health and model checks within this is failed and stopped")
+      ("drain-timeout-s", po::value(&f.drain_timeout_s)->default_value(f.drain_timeout_s),
+       "local pool: a draining worker is stopped after this even if its batch has not finished")
+      ("worker-stop-grace-s", po::value(&f.stop_grace_s)->default_value(f.stop_grace_s),
+       "local pool: SIGTERM, then SIGKILL after this")
+      ("autoscale-retry-s", po::value(&f.retry_base_s)->default_value(f.retry_base_s),
+       "after a worker fails to start, scaling waits this long, doubled per failure in a row...")
+      ("autoscale-retry-max-s", po::value(&f.retry_max_s)->default_value(f.retry_max_s), "...up to this")
+      ("k8s-api-server", po::value(&f.k8s_server),
+       "kubernetes pool: https://HOST:PORT of the API server (in a pod: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)")
+      ("k8s-token-file", po::value(&f.k8s_token_file)->default_value(f.k8s_token_file), "bearer token file")
+      ("k8s-ca-file", po::value(&f.k8s_ca_file)->default_value(f.k8s_ca_file), "CA certificate file ('' : the system CAs)")
+      ("k8s-namespace", po::value(&f.k8s_namespace)->default_value(f.k8s_namespace), "namespace")
+      ("k8s-deployment", po::value(&f.k8s_deployment), "the model servers' Deployment (scaled through /scale)")
+      ("k8s-service", po::value(&f.k8s_service), "the Service whose EndpointSlices list the workers")
+      ("k8s-port-name", po::value(&f.k8s_port_name)->default_value(f.k8s_port_name), "the Service port of the inference API")
+      ("k8s-management-port-name", po::value(&f.k8s_management_port_name)->default_value(f.k8s_management_port_name),
+       "its management port (absent from the Service: the inference port)");
+}
+
+ServeAutoscale::ServeAutoscale(const ServeAutoscaleFlags& flags, const std::vector<runtime::PolicyTable>& library,
+                               std::vector<std::string> models, const std::string& management_key)
+    : flags_(flags) {
+  const sim::SimAutoscale config = autoscale_config(flags.autoscale, 1);
+  check_range("--initial-workers", flags.initial_workers, 0, limits::kMaxWorkers);
+  check_positive_range("--worker-start-timeout-s", flags.start_timeout_s, 3600);
+  check_range("--drain-timeout-s", flags.drain_timeout_s, 0, 3600);
+  check_range("--worker-stop-grace-s", flags.stop_grace_s, 0, 3600);
+  check_positive_range("--autoscale-retry-s", flags.retry_base_s, 3600);
+  check_range("--autoscale-retry-max-s", flags.retry_max_s, flags.retry_base_s, 86400);
+  if (!flags.autoscale.log.empty() && flags.autoscale.log != "-") {
+    log_file_.open(flags.autoscale.log, std::ios::app);
+    if (!log_file_) throw UsageError("--autoscale-log " + flags.autoscale.log + ": cannot open for writing");
+  }
+  try {
+    if (flags.pool == "local") {
+      if (flags.command.empty()) throw UsageError("--worker-pool local needs --worker-command");
+      manager::LocalProcessPoolOptions o;
+      o.command = flags.command;
+      o.models = std::move(models);
+      o.management_key = management_key;
+      o.log_dir = flags.log_dir;
+      o.start_timeout_ms = ms(flags.start_timeout_s);
+      o.drain_timeout_ms = ms(flags.drain_timeout_s);
+      o.stop_grace_ms = ms(flags.stop_grace_s);
+      pool_ = std::make_unique<manager::LocalProcessPool>(client_, clock_, o);
+    } else if (flags.pool == "kubernetes") {
+      if (flags.k8s_server.empty() || flags.k8s_deployment.empty() || flags.k8s_service.empty())
+        throw UsageError("--worker-pool kubernetes needs --k8s-api-server, --k8s-deployment and --k8s-service");
+      manager::KubernetesPoolOptions o;
+      o.api.server = flags.k8s_server;
+      o.api.token_file = flags.k8s_token_file;
+      o.api.ca_file = flags.k8s_ca_file;
+      o.ns = flags.k8s_namespace;
+      o.deployment = flags.k8s_deployment;
+      o.service = flags.k8s_service;
+      o.port_name = flags.k8s_port_name;
+      o.management_port_name = flags.k8s_management_port_name;
+      pool_ = std::make_unique<manager::KubernetesPool>(client_, clock_, o);
+    } else {
+      throw UsageError("--worker-pool: expected local or kubernetes (got '" + flags.pool + "')");
+    }
+    manager::ServingAutoscalerOptions o;
+    o.autoscale = config.options;
+    o.target = config.target;
+    o.initial_workers = flags.initial_workers;
+    o.retry_base_us = ms(flags.retry_base_s) * 1000;
+    o.retry_max_us = ms(flags.retry_max_s) * 1000;
+    o.log = [this](const std::string& line) { log(line); };
+    if (auto* kube = dynamic_cast<manager::KubernetesPool*>(pool_.get())) o.refresh = [kube] { kube->refresh(); };
+    scaler_ = std::make_unique<manager::ServingAutoscaler>(library, o, *pool_, clock_);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+ServeAutoscale::~ServeAutoscale() { stop(); }
+
+void ServeAutoscale::stop() {
+  if (scaler_) scaler_->stop();
+  pool_.reset();  // stops every worker process
+}
+
+void ServeAutoscale::log(const std::string& line) {
+  std::lock_guard<std::mutex> lock(log_mu_);
+  std::cerr << "lull serve: " << line << std::endl;
+  if (log_file_.is_open()) log_file_ << line << std::endl;
+}
+
+void ServeAutoscale::configure(serve::ServeOptions& options) {
+  options.pool_managed = true;
+  options.worker_names.assign(static_cast<std::size_t>(slots()), "");
+  manager::ServingAutoscaler* scaler = scaler_.get();
+  options.on_arrival = [scaler](std::int64_t t_us) { scaler->record_arrival(t_us); };
+  options.extra_metrics = [scaler] { return scaler->metrics_text(); };
+}
+
+int ServeAutoscale::start(serve::TorchServeBackend& backend, serve::ServeSession& session) {
+  scaler_->attach(backend, session);
+  const int up = scaler_->start_initial(ms(flags_.start_timeout_s) * 1000 + 1'000'000);
+  if (up == 0) {
+    std::string why;
+    for (const auto& w : pool_->list_workers())
+      if (!w.failure.empty()) why = " (" + w.id + ": " + w.failure + ")";
+    throw std::runtime_error("autoscale: no initial worker came up" + why);
+  }
+  scaler_->start();
+  return up;
+}
+
+}  // namespace lull::cli

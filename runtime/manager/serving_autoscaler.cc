@@ -1,0 +1,305 @@
+// The autoscaler over a real worker pool under `lull serve` (why and how:
+// see serving_autoscaler.h).
+#include "runtime/manager/serving_autoscaler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "runtime/serve/prometheus_text.h"
+
+namespace lull::manager {
+
+namespace {
+// The pool's `drained` callbacks wait in the session, which outlives this
+// object and the pool: after stop() they must not reach the pool.
+struct DrainGate {
+  std::mutex mu;
+  bool open = true;
+};
+
+std::string seconds(std::int64_t us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(us) * 1e-6);
+  return buf;
+}
+}  // namespace
+
+ServingAutoscaler::ServingAutoscaler(const std::vector<runtime::PolicyTable>& library,
+                                     ServingAutoscalerOptions options, WorkerPool& pool,
+                                     const runtime::Clock& clock)
+    : options_(std::move(options)),
+      pool_(pool),
+      clock_(clock),
+      t0_us_(clock.now_us()),
+      scaler_(CapacityTable(library, options_.target), options_.autoscale, 0) {
+  if (options_.retry_base_us <= 0 || options_.retry_max_us < options_.retry_base_us)
+    throw std::invalid_argument("autoscale: the retry backoff must be positive, its maximum at least its start");
+  if (options_.initial_workers > scaler_.ceiling_workers())
+    throw std::invalid_argument("autoscale: " + std::to_string(options_.initial_workers) +
+                                " initial workers is above the largest worker count allowed (" +
+                                std::to_string(scaler_.ceiling_workers()) + ")");
+  slot_used_.assign(static_cast<std::size_t>(slots()), 0);
+  last_tick_us_ = t0_us_;
+}
+
+ServingAutoscaler::~ServingAutoscaler() { stop(); }
+
+void ServingAutoscaler::say(const std::string& line) {
+  if (options_.log) options_.log(line);
+}
+
+void ServingAutoscaler::record_arrival(std::int64_t t_us) {
+  std::lock_guard<std::mutex> lock(arrivals_mu_);
+  arrivals_.push_back(t_us);
+}
+
+int ServingAutoscaler::slot_of(const std::string& worker_id) {
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  const auto it = slot_of_.find(worker_id);
+  return it == slot_of_.end() ? -1 : it->second;
+}
+
+void ServingAutoscaler::attach(serve::TorchServeBackend& backend, serve::ServeSession& session) {
+  if (backend.num_workers() != slots() || session.worker_slots() != slots())
+    throw std::invalid_argument("autoscale: the backend and session need " + std::to_string(slots()) + " worker slots");
+  {
+    std::lock_guard<std::mutex> lock(slots_mu_);
+    backend_ = &backend;
+    session_ = &session;
+  }
+  pool_.set_state_handler([this](const WorkerInfo& w) { on_state(w); });
+  auto gate = std::make_shared<DrainGate>();
+  pool_.set_drain_hook([this, gate](const std::string& id, std::function<void()> drained) {
+    on_drain(id, [gate, drained = std::move(drained)] {
+      std::lock_guard<std::mutex> lock(gate->mu);
+      if (gate->open) drained();
+    });
+  });
+  // stop() closes the gate through this hook's replacement below.
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  close_gate_ = [gate] {
+    std::lock_guard<std::mutex> g(gate->mu);
+    gate->open = false;
+  };
+}
+
+void ServingAutoscaler::on_drain(const std::string& id, std::function<void()> drained) {
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  const auto it = slot_of_.find(id);
+  if (detached_ || it == slot_of_.end()) {
+    drained();  // never in rotation: nothing in flight
+    return;
+  }
+  say("autoscale: draining worker " + id + " (slot " + std::to_string(it->second) + ")");
+  session_->drain_worker(it->second, std::move(drained));
+}
+
+void ServingAutoscaler::on_state(const WorkerInfo& w) {
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  if (detached_) return;
+  const auto prev_it = state_of_.find(w.id);
+  const WorkerState prev = prev_it == state_of_.end() ? WorkerState::kStarting : prev_it->second;
+  state_of_[w.id] = w.state;
+  if (w.state == WorkerState::kUp) {
+    const auto free = std::find(slot_used_.begin(), slot_used_.end(), 0);
+    if (free == slot_used_.end()) {
+      say("autoscale: worker " + w.id + " is up but every slot is taken; it serves nothing");
+      return;
+    }
+    *free = 1;
+    const int slot = static_cast<int>(free - slot_used_.begin());
+    slot_of_[w.id] = slot;
+    backend_->assign(slot, serve::WorkerEndpoint{w.inference_url, w.management_url});
+    session_->add_worker(slot, w.inference_url);
+    {
+      std::lock_guard<std::mutex> s(stats_mu_);
+      failures_in_row_ = 0;
+      hold_until_us_ = -1;
+    }
+    say("autoscale: worker " + w.id + " up at " + w.inference_url + " (slot " + std::to_string(slot) + ")");
+    return;
+  }
+  if (w.state != WorkerState::kStopped && w.state != WorkerState::kFailed) return;
+  state_of_.erase(w.id);
+  const auto slot_it = slot_of_.find(w.id);
+  if (slot_it != slot_of_.end()) {
+    const int slot = slot_it->second;
+    session_->remove_worker(slot);
+    // What it still had in flight (a worker that died) fails over now.
+    backend_->vacate(slot, w.state == WorkerState::kFailed ? "worker " + w.id + " failed: " + w.failure
+                                                           : "worker " + w.id + " stopped");
+    slot_used_[static_cast<std::size_t>(slot)] = 0;
+    slot_of_.erase(slot_it);
+  }
+  if (w.state == WorkerState::kStopped) {
+    say("autoscale: worker " + w.id + " stopped" + (w.failure.empty() ? "" : " (" + w.failure + ")"));
+    return;
+  }
+  const char* phase = prev == WorkerState::kStarting ? "start" : prev == WorkerState::kUp ? "up" : "draining";
+  std::string line = "autoscale: worker " + w.id + " failed (" + phase + "): " + w.failure;
+  {
+    std::lock_guard<std::mutex> s(stats_mu_);
+    failures_by_phase_[phase]++;
+    last_failure_ = w.failure;
+    last_failure_worker_ = w.id;
+    if (prev == WorkerState::kStarting) {
+      ++failures_in_row_;
+      std::int64_t backoff = options_.retry_base_us;
+      for (int i = 1; i < failures_in_row_ && backoff < options_.retry_max_us; ++i) backoff *= 2;
+      backoff = std::min(backoff, options_.retry_max_us);
+      hold_until_us_ = last_tick_us_ + backoff;  // from the decision that asked for it
+      line += "; scaling on hold for " + seconds(backoff) + " (" + std::to_string(failures_in_row_) +
+              " failed starts in a row), serving with the workers up";
+    }
+  }
+  say(line);
+}
+
+int ServingAutoscaler::start_initial(std::int64_t timeout_us) {
+  const int n = options_.initial_workers > 0 ? options_.initial_workers : scaler_.floor_workers();
+  {
+    std::lock_guard<std::mutex> s(stats_mu_);
+    desired_ = n;
+  }
+  const std::vector<std::string> ids = pool_.start_workers(n);
+  say("autoscale: starting " + std::to_string(n) + " initial workers");
+  const std::int64_t deadline = clock_.now_us() + timeout_us;
+  for (;;) {
+    int up = 0, settled = 0;
+    for (const auto& w : pool_.list_workers()) {
+      if (std::find(ids.begin(), ids.end(), w.id) == ids.end()) continue;
+      up += w.state == WorkerState::kUp;
+      settled += w.state != WorkerState::kStarting;
+    }
+    if (settled == static_cast<int>(ids.size()) || clock_.now_us() >= deadline) return up;
+    if (options_.refresh) options_.refresh();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+ScaleDecision ServingAutoscaler::tick(std::int64_t now_us) {
+  std::vector<std::int64_t> arrivals;
+  {
+    std::lock_guard<std::mutex> lock(arrivals_mu_);
+    arrivals.swap(arrivals_);
+  }
+  // Stamped before the session's lock: nearly, not exactly, in order.
+  std::sort(arrivals.begin(), arrivals.end());
+  for (const std::int64_t t : arrivals) scaler_.record_arrival(std::max<std::int64_t>(std::min(t, now_us) - t0_us_, 0));
+  if (options_.refresh) options_.refresh();
+  {
+    std::lock_guard<std::mutex> s(stats_mu_);
+    last_tick_us_ = now_us;
+    if (hold_until_us_ >= 0 && now_us < hold_until_us_) {
+      ScaleDecision held;
+      held.t_us = now_us;
+      return held;
+    }
+  }
+  const ScaleDecision d = scaler_.step(now_us - t0_us_, pool_);
+  {
+    std::lock_guard<std::mutex> s(stats_mu_);
+    last_ = d;
+    if (d.action != ScaleDecision::Action::kNone) {
+      desired_ = d.before.up + d.before.starting +
+                 (d.action == ScaleDecision::Action::kScaleOut ? d.count : -d.count);
+      events_by_reason_[d.reason]++;
+    }
+  }
+  if (d.action != ScaleDecision::Action::kNone) say(d.log_line(scaler_.forecaster_name()));
+  return d;
+}
+
+void ServingAutoscaler::start() {
+  std::lock_guard<std::mutex> lock(run_mu_);
+  if (running_) return;
+  running_ = true;
+  thread_ = std::thread([this] { run(); });
+}
+
+void ServingAutoscaler::run() {
+  std::unique_lock<std::mutex> lock(run_mu_);
+  std::int64_t next = clock_.now_us() + scaler_.options().tick_us;
+  while (!stop_) {
+    const std::int64_t wait = next - clock_.now_us();
+    if (wait > 0) {
+      run_cv_.wait_for(lock, std::chrono::microseconds(wait));
+      continue;
+    }
+    lock.unlock();
+    tick(clock_.now_us());
+    lock.lock();
+    next += scaler_.options().tick_us;
+    next = std::max(next, clock_.now_us());  // after a slow tick, no burst of catch-up ticks
+  }
+}
+
+void ServingAutoscaler::stop() {
+  {
+    std::lock_guard<std::mutex> lock(run_mu_);
+    stop_ = true;
+  }
+  run_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::function<void()> close;
+  {
+    std::lock_guard<std::mutex> lock(slots_mu_);
+    if (detached_) return;
+    detached_ = true;
+    close = close_gate_;
+  }
+  if (close) close();
+  pool_.set_state_handler(nullptr);
+  pool_.set_drain_hook(nullptr);
+}
+
+std::string ServingAutoscaler::metrics_text() {
+  namespace prom = serve::prom;
+  const PoolCounts counts = pool_counts(pool_.list_workers());
+  std::lock_guard<std::mutex> s(stats_mu_);
+  std::string out;
+  prom::family(out, "lull_autoscale_workers", "gauge",
+               "Workers the autoscaler wants (desired) and the pool's workers by state.");
+  prom::sample(out, "lull_autoscale_workers{state=\"desired\"}", desired_);
+  prom::sample(out, "lull_autoscale_workers{state=\"starting\"}", counts.starting);
+  prom::sample(out, "lull_autoscale_workers{state=\"up\"}", counts.up);
+  prom::sample(out, "lull_autoscale_workers{state=\"draining\"}", counts.draining);
+  const std::string forecast_help =
+      "The load forecast over the lead time at the last decision (" + scaler_.forecaster_name() + ").";
+  prom::family(out, "lull_autoscale_forecast_qps", "gauge", forecast_help.c_str());
+  prom::sample(out, "lull_autoscale_forecast_qps", last_.forecast_qps);
+  prom::family(out, "lull_autoscale_envelope_qps", "gauge", "The arrival envelope's rate at the last decision.");
+  prom::sample(out, "lull_autoscale_envelope_qps", last_.envelope_qps);
+  prom::family(out, "lull_autoscale_needed_workers", "gauge",
+               "Workers the forecast (or the envelope) needed at the last decision.");
+  prom::sample(out, "lull_autoscale_needed_workers", last_.need);
+  prom::family(out, "lull_autoscale_scale_events_total", "counter", "Scale decisions that acted, by reason.");
+  for (const char* reason : {"forecast", "envelope", "floor", "forecast_lower"}) {
+    const auto it = events_by_reason_.find(reason);
+    prom::sample(out, std::string("lull_autoscale_scale_events_total{reason=\"") + reason + "\"}",
+                 it == events_by_reason_.end() ? 0.0 : static_cast<double>(it->second));
+  }
+  prom::family(out, "lull_autoscale_worker_failures_total", "counter",
+               "Workers that failed, by when: start (the actuator's command or the checks), up, draining.");
+  for (const char* phase : {"start", "up", "draining"}) {
+    const auto it = failures_by_phase_.find(phase);
+    prom::sample(out, std::string("lull_autoscale_worker_failures_total{phase=\"") + phase + "\"}",
+                 it == failures_by_phase_.end() ? 0.0 : static_cast<double>(it->second));
+  }
+  const std::int64_t now = last_tick_us_;
+  prom::family(out, "lull_autoscale_hold_seconds", "gauge",
+               "Time left, at the last tick, before scaling resumes after failed starts (backoff); 0 when not on hold.");
+  prom::sample(out, "lull_autoscale_hold_seconds",
+               hold_until_us_ > now ? static_cast<double>(hold_until_us_ - now) * 1e-6 : 0.0);
+  if (!last_failure_.empty()) {
+    prom::family(out, "lull_autoscale_last_failure_info", "gauge", "The last worker failure and its reason.");
+    prom::sample(out, "lull_autoscale_last_failure_info{worker=\"" + prom::escape(last_failure_worker_) +
+                          "\",reason=\"" + prom::escape(last_failure_) + "\"}",
+                 1);
+  }
+  return out;
+}
+
+}  // namespace lull::manager

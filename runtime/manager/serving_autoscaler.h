@@ -1,0 +1,127 @@
+#pragma once
+// `lull serve --autoscale`: the Autoscaler (the same controller code as
+// `lull simulate --autoscale`) driving a real WorkerPool (model-server
+// processes, a Kubernetes Deployment) under a running ServeSession.
+//
+// The session's Dispatcher has a fixed number of worker slots (slots(): room
+// for every worker allowed plus as many draining), vacant at first. A pool
+// worker that comes up (the pool ran its health and model checks) takes a
+// free slot: the TorchServe backend learns its URL (assign) and the session
+// puts it into rotation (add_worker). A worker being removed is drained
+// through the pool's drain hook (the session stops routing to it, moves its
+// queue to the others and says when its batch in flight is done); when the
+// pool reports it stopped or failed its slot is vacated (what it still had in
+// flight fails over to the others) and freed.
+//
+// A manager thread ticks on the real clock: arrivals the session reported are
+// fed to the autoscaler, then it decides and acts. Every decision that acts
+// is one log line with its reason and numbers (ScaleDecision::log_line). A
+// worker that fails to start (the actuator's command failed, or its checks
+// did not pass) puts scaling on hold for a backoff that doubles with each
+// failure in a row (retry_base .. retry_max) and resets when a worker comes
+// up: meanwhile the server keeps serving with what is up. Each failure is
+// logged with its reason and shown in /metrics (metrics_text).
+#include <cstdint>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/clock.h"
+#include "runtime/manager/autoscaler.h"
+#include "runtime/manager/worker_pool.h"
+#include "runtime/policy_table.h"
+#include "runtime/serve/serve_session.h"
+#include "runtime/serve/torchserve_backend.h"
+
+namespace lull::manager {
+
+struct ServingAutoscalerOptions {
+  AutoscaleOptions autoscale;
+  CapacityTarget target;
+  int initial_workers = 0;                   // started by start_initial(); 0: the autoscaler's floor
+  std::int64_t retry_base_us = 1'000'000;    // scaling on hold after a worker failed to start...
+  std::int64_t retry_max_us = 30'000'000;    // ...doubling per failure in a row, up to this
+  std::function<void(const std::string&)> log;  // every line (scale decisions, failures); may be empty
+  std::function<void()> refresh;  // before each decision (KubernetesPool::refresh); may be empty
+};
+
+class ServingAutoscaler {
+ public:
+  // `pool` and `clock` must outlive it. Throws std::invalid_argument for
+  // options out of range (Autoscaler's checks).
+  ServingAutoscaler(const std::vector<runtime::PolicyTable>& library, ServingAutoscalerOptions options,
+                    WorkerPool& pool, const runtime::Clock& clock);
+  ~ServingAutoscaler();  // stop()
+
+  // The Dispatcher slots the session and backend must have (all vacant).
+  int slots() const { return 2 * scaler_.ceiling_workers(); }
+  // The session's arrival hook (ServeOptions::on_arrival); any thread.
+  void record_arrival(std::int64_t t_us);
+  // Plugs the pool's hooks into the backend and session (both must outlive
+  // stop()). Before start_initial().
+  void attach(serve::TorchServeBackend& backend, serve::ServeSession& session);
+  // Starts the initial workers and waits until each is up or failed, at most
+  // timeout_us. Returns how many are up.
+  int start_initial(std::int64_t timeout_us);
+  // The manager thread: tick() every autoscale.tick_us of the clock.
+  void start();
+  // One decision at now_us of the clock (the thread calls it; tests may
+  // instead). The autoscaler itself counts time from construction, so its
+  // log lines say "t=12.000s" from the start of serving.
+  ScaleDecision tick(std::int64_t now_us);
+  // Ends the thread; no pool hook reaches the session afterwards (pending
+  // drains are dropped). The pool itself is the caller's to stop.
+  void stop();
+
+  // Prometheus text: workers desired/starting/up/draining, the forecast,
+  // scale events by reason, worker failures, the backoff and the last failure.
+  std::string metrics_text();
+  const Autoscaler& autoscaler() const { return scaler_; }
+  // The slot a worker holds; -1 if none.
+  int slot_of(const std::string& worker_id);
+
+ private:
+  void on_state(const WorkerInfo& w);
+  void on_drain(const std::string& id, std::function<void()> drained);
+  void say(const std::string& line);
+  void run();
+
+  ServingAutoscalerOptions options_;
+  WorkerPool& pool_;
+  const runtime::Clock& clock_;
+  std::int64_t t0_us_;  // the clock at construction: the autoscaler's time 0
+  Autoscaler scaler_;  // the manager thread's (or tick()'s caller's) alone
+
+  std::mutex arrivals_mu_;  // a leaf: taken under the session's lock
+  std::vector<std::int64_t> arrivals_;
+
+  std::mutex slots_mu_;  // slot map, the session and backend hooks
+  serve::TorchServeBackend* backend_ = nullptr;
+  serve::ServeSession* session_ = nullptr;
+  bool detached_ = false;
+  std::function<void()> close_gate_;  // stop(): pending `drained` callbacks no longer reach the pool
+  std::map<std::string, int> slot_of_;
+  std::map<std::string, WorkerState> state_of_;
+  std::vector<char> slot_used_;
+
+  mutable std::mutex stats_mu_;  // what /metrics shows
+  int desired_ = 0;
+  ScaleDecision last_;
+  std::map<std::string, std::uint64_t> events_by_reason_;
+  std::map<std::string, std::uint64_t> failures_by_phase_;
+  std::string last_failure_, last_failure_worker_;
+  int failures_in_row_ = 0;
+  std::int64_t hold_until_us_ = -1;  // scaling on hold (backoff) until then
+  std::int64_t last_tick_us_ = 0;
+
+  std::mutex run_mu_;
+  std::condition_variable run_cv_;
+  bool running_ = false, stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace lull::manager

@@ -1,0 +1,337 @@
+// `lull serve --autoscale` below the command line: the ServingAutoscaler
+// driving a LocalProcessPool of stand-in model servers under a real
+// TorchServe backend and ServeSession. The autoscaler runs on a virtual
+// clock (arrivals and ticks are fed by the test, so every decision is
+// known); the processes, health checks and HTTP run for real, and each wait
+// for them is bounded. Verdicts are states, counts and which worker answered
+// each query, never a time: a load step scales out (new processes start and
+// get queries only once up) and back in (drained workers get no new
+// queries, their batch in flight finishes, the processes stop), with no
+// query lost and no 5xx; a worker killed while it drains; a worker command
+// that fails (scaling held with doubling backoff, serving goes on, the
+// reason in the log and /metrics).
+#include <signal.h>
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "pool_test_support.h"
+#include "runtime/manager/local_process_pool.h"
+#include "runtime/manager/serving_autoscaler.h"
+#include "session_test_support.h"
+
+using namespace lull::manager;
+using lull::runtime::PolicyTable;
+using lull::serve::Answer;
+using lull::manager::testing::wait_until;
+
+namespace {
+
+// Worker counts 2 and 4; each worker carries 100 QPS at a 1% target.
+std::vector<PolicyTable> two_counts_library() {
+  std::vector<PolicyTable> lib;
+  for (int k : {2, 4}) {
+    PolicyTable t = lull::serve::testing::tiny_session_table(k);
+    const auto proto = t.policies.front();
+    t.policies.clear();
+    for (int load = 100; load <= 800; load += 100) {
+      auto p = proto;
+      p.load_qps = load;
+      p.expected_violation_rate = load <= 100 * k ? 0.002 : 0.03;
+      t.policies.push_back(p);
+    }
+    lib.push_back(t);
+  }
+  return lib;
+}
+
+// The serve stack of `lull serve --autoscale`, with the autoscaler on a
+// virtual clock. `command`: the workers' command (empty: the stand-in
+// server whose models take batch_ms per batch).
+struct Rig {
+  explicit Rig(const std::string& command, int batch_ms = 300) : library(two_counts_library()) {
+    char tmpl[] = "/tmp/lull-serving-autoscaler-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    log_dir = tmpl;
+    LocalProcessPoolOptions po;
+    po.command = command.empty() ? server_command(batch_ms) : command;
+    po.models = {"small", "big"};
+    po.log_dir = log_dir;
+    po.stop_grace_ms = 2000;
+    pool = std::make_unique<LocalProcessPool>(client, wall, po);
+    ServingAutoscalerOptions o;
+    o.autoscale.forecast = "window_max:1";
+    o.autoscale.lead_us = 0;
+    o.autoscale.tick_us = 1'000'000;
+    o.autoscale.envelope = {{1'000'000, 1.25}};
+    o.autoscale.scale_in_holdoff_us = 2'000'000;
+    o.autoscale.scale_in_interval_us = 1'000'000;
+    o.target = CapacityTarget{0.01, 0};
+    o.retry_base_us = 1'000'000;
+    o.retry_max_us = 8'000'000;
+    o.log = [this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(log_mu);
+      log.push_back(line);
+    };
+    scaler = std::make_unique<ServingAutoscaler>(library, o, *pool, vclock);
+    backend = std::make_unique<lull::serve::TorchServeBackend>(
+        std::vector<lull::serve::WorkerEndpoint>(static_cast<std::size_t>(scaler->slots())),
+        std::vector<std::string>{"small", "big"}, inputs, fast_health());
+    lull::serve::ServeOptions so;
+    so.pool_managed = true;
+    so.library = library;
+    so.worker_names.assign(static_cast<std::size_t>(scaler->slots()), "");
+    so.extra_metrics = [this] { return scaler->metrics_text(); };
+    session = std::make_unique<lull::serve::ServeSession>(library.front(), *backend, *backend, inputs, wall, so);
+    backend->start();
+    scaler->attach(*backend, *session);
+  }
+  ~Rig() {
+    scaler->stop();
+    pool.reset();
+    session->shutdown();
+    backend->stop();
+    session.reset();
+    std::system(("rm -rf " + log_dir).c_str());
+  }
+  static std::string server_command(int batch_ms) {
+    const std::string ms = std::to_string(batch_ms);
+    return lull::manager::testing::server_command("--fake small:" + ms + ":0 --fake big:" + ms + ":0");
+  }
+  static lull::serve::TorchServeOptions fast_health() {
+    lull::serve::TorchServeOptions o;
+    o.health_interval_ms = 100;
+    o.health_timeout_ms = 1000;
+    o.batch_timeout_ms = 10000;
+    return o;
+  }
+  // `n` arrivals spread over (from_s, to_s] of the autoscaler's time, then a tick at to_s.
+  ScaleDecision load(int n, double from_s, double to_s) {
+    const auto us = [](double s) { return static_cast<std::int64_t>(s * 1e6); };
+    for (int i = 1; i <= n; ++i) scaler->record_arrival(us(from_s) + (us(to_s) - us(from_s)) * i / n);
+    vclock.advance_to_us(us(to_s));
+    return scaler->tick(us(to_s));
+  }
+  int count(WorkerState s) { return count_workers(pool->list_workers(), s); }
+  std::vector<std::future<Answer>> submit(int n) {
+    std::vector<std::future<Answer>> out;
+    for (int i = 0; i < n; ++i) out.push_back(session->submit("q"));
+    return out;
+  }
+  // Waits until the workers hold session slots (the pool's handler ran).
+  bool joined_in_session(const std::vector<std::string>& ids) {
+    return wait_until([&] {
+      for (const auto& id : ids)
+        if (scaler->slot_of(id) < 0) return false;
+      return true;
+    });
+  }
+  bool logged(const std::string& text) {
+    return wait_until([&] { return joined_log().find(text) != std::string::npos; });
+  }
+  std::string joined_log() {
+    std::lock_guard<std::mutex> lock(log_mu);
+    std::string s;
+    for (const auto& l : log) s += l + "\n";
+    return s;
+  }
+
+  std::vector<PolicyTable> library;
+  std::string log_dir;
+  lull::serve::HttpClient client;
+  lull::runtime::WallClock wall;
+  lull::runtime::VirtualClock vclock;
+  lull::serve::QueryInputs inputs;
+  std::unique_ptr<LocalProcessPool> pool;
+  std::unique_ptr<ServingAutoscaler> scaler;
+  std::unique_ptr<lull::serve::TorchServeBackend> backend;
+  std::unique_ptr<lull::serve::ServeSession> session;
+  std::mutex log_mu;
+  std::vector<std::string> log;
+};
+
+// Every answer 200; returns the slots that answered.
+std::multiset<int> answered_by(std::vector<std::future<Answer>>& answers) {
+  std::multiset<int> slots;
+  for (auto& f : answers) {
+    REQUIRE(f.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+    const Answer a = f.get();
+    INFO(a.body);
+    CHECK(a.http_status == 200);
+    slots.insert(a.worker);
+  }
+  return slots;
+}
+
+std::string metric(const std::string& text, const std::string& name) {
+  return lull::serve::testing::metric_line(text, name);
+}
+
+}  // namespace
+
+TEST_CASE("serving autoscaler: a load step scales out and back in, no query lost", "[manager][serving]") {
+  Rig rig("");
+  REQUIRE(rig.scaler->start_initial(60'000'000) == 2);  // the floor: the library's smallest count
+  REQUIRE(rig.session->healthy());
+
+  // 3x load: 400 QPS needs 4 workers (100 each).
+  const ScaleDecision out = rig.load(400, 0, 1);
+  REQUIRE(out.action == ScaleDecision::Action::kScaleOut);
+  CHECK(out.count == 2);
+  CHECK(out.need == 4);
+  CHECK(rig.joined_log().find("scale_out +2") != std::string::npos);
+  // The new workers take no query while starting: everything goes to slots 0 and 1.
+  {
+    auto answers = rig.submit(4);
+    if (rig.count(WorkerState::kStarting) == 2) {  // (when they were not up already)
+      for (int s : answered_by(answers)) CHECK(s < 2);
+    } else {
+      answered_by(answers);
+    }
+  }
+  REQUIRE(rig.joined_in_session({"local-2", "local-3"}));
+  std::set<int> new_slots = {rig.scaler->slot_of("local-2"), rig.scaler->slot_of("local-3")};
+  CHECK(new_slots == std::set<int>{2, 3});
+  {
+    auto answers = rig.submit(8);  // round-robin: two per worker
+    const auto slots = answered_by(answers);
+    CHECK(slots.count(2) == 2);
+    CHECK(slots.count(3) == 2);
+  }
+  const std::string m = rig.session->metrics_text();
+  CHECK(metric(m, "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 4");
+  CHECK(metric(m, "lull_autoscale_workers{state=\"desired\"}") == "lull_autoscale_workers{state=\"desired\"} 4");
+  CHECK(metric(m, "lull_autoscale_scale_events_total{reason=\"forecast\"}") ==
+        "lull_autoscale_scale_events_total{reason=\"forecast\"} 1");
+  CHECK(metric(m, "lull_policy_workers") == "lull_policy_workers 4");
+
+  // Back to 1x (50 QPS): after the 2 s hold-off, one step down to 2 workers.
+  CHECK(rig.load(50, 1, 2).action == ScaleDecision::Action::kNone);
+  CHECK(rig.load(50, 2, 3).action == ScaleDecision::Action::kNone);
+  // A batch in flight on every worker (each idle worker starts its first
+  // query at once), and a second query queued behind it.
+  auto before = rig.submit(8);
+  const ScaleDecision in = rig.load(50, 3, 4);
+  REQUIRE(in.action == ScaleDecision::Action::kScaleIn);
+  CHECK(in.count == 2);
+  CHECK(in.reason == "forecast_lower");
+  CHECK(rig.count(WorkerState::kDraining) == 2);
+  auto after = rig.submit(8);
+  const auto before_slots = answered_by(before);
+  // The batches in flight on the drained workers finished there; what was
+  // queued behind them moved to the others.
+  CHECK(before_slots.count(2) == 1);
+  CHECK(before_slots.count(3) == 1);
+  for (int s : answered_by(after)) CHECK(s < 2);  // no new query to a draining worker
+  REQUIRE(wait_until([&] { return rig.count(WorkerState::kStopped) == 2; }));
+  REQUIRE(wait_until([&] { return rig.scaler->slot_of("local-2") == -1 && rig.scaler->slot_of("local-3") == -1; }));
+  CHECK(rig.pool->pid_of("local-2") == -1);
+  CHECK(rig.pool->pid_of("local-3") == -1);
+  const std::string log = rig.joined_log();
+  CHECK(log.find("scale_in -2 reason=forecast_lower") != std::string::npos);
+  CHECK(log.find("worker local-3 stopped") != std::string::npos);
+  const std::string m2 = rig.session->metrics_text();
+  CHECK(metric(m2, "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 2");
+  CHECK(metric(m2, "lull_autoscale_scale_events_total{reason=\"forecast_lower\"}") ==
+        "lull_autoscale_scale_events_total{reason=\"forecast_lower\"} 1");
+  CHECK(metric(m2, "lull_failed_total") == "lull_failed_total 0");
+}
+
+TEST_CASE("serving autoscaler: a worker killed while it drains loses no query", "[manager][serving][fault]") {
+  Rig rig("", 2000);  // long batches: the kill lands while one is in flight
+  REQUIRE(rig.scaler->start_initial(60'000'000) == 2);
+  REQUIRE(rig.load(400, 0, 1).action == ScaleDecision::Action::kScaleOut);
+  REQUIRE(rig.joined_in_session({"local-2", "local-3"}));
+  rig.load(50, 1, 2);
+  rig.load(50, 2, 3);
+  auto answers = rig.submit(4);  // one batch in flight on each worker
+  const int killed_slot = rig.scaler->slot_of("local-3");
+  REQUIRE(rig.load(50, 3, 4).action == ScaleDecision::Action::kScaleIn);
+  const int pid = rig.pool->pid_of("local-3");
+  REQUIRE(pid > 0);
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  // Its batch fails over to a worker still up: answered, not lost.
+  std::multiset<int> slots = answered_by(answers);
+  CHECK(slots.count(killed_slot) == 0);
+  // Gone, and its slot free. Usually the pool sees it die ("failed while
+  // draining"); when the failed batch completes the drain before the process
+  // is reaped, the pool stops it as drained instead: both end it.
+  WorkerState killed_state = WorkerState::kStarting;
+  REQUIRE(wait_until([&] {
+    for (const auto& w : rig.pool->list_workers())
+      if (w.id == "local-3") killed_state = w.state;
+    return (killed_state == WorkerState::kFailed || killed_state == WorkerState::kStopped) &&
+           rig.scaler->slot_of("local-3") < 0;
+  }));
+  REQUIRE(wait_until([&] {
+    for (const auto& w : rig.pool->list_workers())
+      if (w.id == "local-2") return w.state == WorkerState::kStopped;  // drained normally
+    return false;
+  }));
+  const std::string m = rig.session->metrics_text();
+  if (killed_state == WorkerState::kFailed) {
+    CHECK(metric(m, "lull_autoscale_worker_failures_total{phase=\"draining\"}") ==
+          "lull_autoscale_worker_failures_total{phase=\"draining\"} 1");
+    CHECK(rig.joined_log().find("worker local-3 failed (draining)") != std::string::npos);
+  } else {
+    CHECK(rig.joined_log().find("worker local-3 stopped") != std::string::npos);
+  }
+  CHECK(metric(m, "lull_failed_total") == "lull_failed_total 0");
+  CHECK(metric(m, "lull_retried_total") == "lull_retried_total 1");  // its batch, once, elsewhere
+  CHECK(metric(m, "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 2");
+  CHECK(rig.session->healthy());
+}
+
+TEST_CASE("serving autoscaler: a failing worker command holds scaling with backoff while serving goes on",
+          "[manager][serving][fault]") {
+  // The command fails (exit 3) once the marker file exists: the initial
+  // workers start, the scale-out's do not.
+  char tmpl[] = "/tmp/lull-fail-marker-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string marker = std::string(tmpl) + "/fail";
+  Rig rig("sh -c 'if [ -e " + marker + " ]; then echo \"cannot start: marker present\" >&2; exit 3; fi; exec " +
+          Rig::server_command(50) + "'");
+  REQUIRE(rig.scaler->start_initial(60'000'000) == 2);
+  REQUIRE(std::system(("touch " + marker).c_str()) == 0);
+
+  REQUIRE(rig.load(400, 0, 1).action == ScaleDecision::Action::kScaleOut);
+  REQUIRE(rig.logged("(2 failed starts in a row)"));
+  // Two failed starts in a row: on hold for 1 s x 2 from the decision at 1 s.
+  std::string log = rig.joined_log();
+  CHECK(log.find("failed (start): exited with status 3 during start-up") != std::string::npos);
+  CHECK(log.find("cannot start: marker present") != std::string::npos);
+  CHECK(log.find("scaling on hold for 2.0 s (2 failed starts in a row)") != std::string::npos);
+  CHECK(rig.load(400, 1, 2).action == ScaleDecision::Action::kNone);  // held
+  std::string m = rig.session->metrics_text();
+  CHECK(metric(m, "lull_autoscale_worker_failures_total{phase=\"start\"}") ==
+        "lull_autoscale_worker_failures_total{phase=\"start\"} 2");
+  CHECK(metric(m, "lull_autoscale_hold_seconds") == "lull_autoscale_hold_seconds 1");
+  CHECK(m.find("lull_autoscale_last_failure_info{worker=\"local-") != std::string::npos);
+  CHECK(m.find("\",reason=\"exited with status 3 during start-up") != std::string::npos);
+  // Serving goes on with the workers up.
+  {
+    auto answers = rig.submit(6);
+    for (int s : answered_by(answers)) CHECK(s < 2);
+  }
+  // The hold over, the autoscaler asks again: it fails again, the hold doubles (4 failures: 8 s, the maximum).
+  const ScaleDecision retry = rig.load(400, 2, 3);
+  REQUIRE(retry.action == ScaleDecision::Action::kScaleOut);
+  CHECK(retry.count == 2);
+  REQUIRE(rig.logged("(4 failed starts in a row)"));
+  CHECK(rig.joined_log().find("scaling on hold for 8.0 s (4 failed starts in a row)") != std::string::npos);
+  // Once the command works again, the next try brings the workers up and ends the hold.
+  REQUIRE(std::system(("rm -rf " + std::string(tmpl)).c_str()) == 0);
+  CHECK(rig.load(400, 3, 10).action == ScaleDecision::Action::kNone);  // 10 < 3 + 8: still held
+  REQUIRE(rig.load(400, 11, 12).action == ScaleDecision::Action::kScaleOut);
+  REQUIRE(rig.joined_in_session({"local-6", "local-7"}));
+  m = rig.session->metrics_text();
+  CHECK(metric(m, "lull_autoscale_hold_seconds") == "lull_autoscale_hold_seconds 0");
+  CHECK(metric(m, "lull_failed_total") == "lull_failed_total 0");
+}
