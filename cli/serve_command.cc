@@ -53,7 +53,7 @@ int run_serve(int argc, char** argv) {
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
       ("max-body-bytes", po::value(&fe.max_body_bytes)->default_value(4 << 20),
        "larger request bodies get 413 (chunked ones too)")
-      ("http-threads", po::value(&fe.threads)->default_value(2),
+      ("http-threads", po::value(&fe.io_threads)->default_value(2),
        "front-end I/O threads (event-driven: a connection or a waiting query holds none)")
       ("header-timeout-ms", po::value(&fe.header_timeout_ms)->default_value(10000),
        "a request header must be complete this long after its first byte, else the connection is closed")
@@ -89,7 +89,7 @@ int run_serve(int argc, char** argv) {
   const std::vector<RenamedFlag> renamed = {
       {"--workers", "--workers is now --servers URL,URL (the model servers; --workers is a count in lull)"}};
   if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, nullptr})) return 0;
-  check_range("--http-threads", fe.threads, 1, limits::kMaxThreads);
+  check_range("--http-threads", fe.io_threads, 1, limits::kMaxThreads);
   check_range("--header-timeout-ms", fe.header_timeout_ms, 1, limits::kMaxIntervalMs);
   check_range("--body-timeout-ms", fe.body_timeout_ms, 1, limits::kMaxIntervalMs);
   check_range("--idle-timeout-ms", fe.idle_timeout_ms, 1, limits::kMaxIntervalMs);

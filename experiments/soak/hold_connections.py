@@ -14,16 +14,22 @@ import sys
 HOST = "127.0.0.1"
 
 
+async def connect(port, stats, kind):
+    """A connection, retried a second later while the server refuses."""
+    while True:
+        try:
+            connection = await asyncio.open_connection(HOST, port)
+            stats[kind + "_opened"] += 1
+            return connection
+        except OSError:
+            stats[kind + "_connect_failed"] += 1
+            await asyncio.sleep(1)
+
+
 async def slowloris(port, stats):
     header = b"POST /predictions/soak HTTP/1.1\r\nHost: soak\r\nX-Slow: " + b"a" * 100000
     while True:
-        try:
-            reader, writer = await asyncio.open_connection(HOST, port)
-        except OSError:
-            stats["slow_connect_failed"] += 1
-            await asyncio.sleep(1)
-            continue
-        stats["slow_opened"] += 1
+        reader, writer = await connect(port, stats, "slow")
         try:
             for i in range(len(header)):
                 writer.write(header[i:i + 1])
@@ -42,13 +48,7 @@ async def slowloris(port, stats):
 
 async def idle(port, stats):
     while True:
-        try:
-            reader, writer = await asyncio.open_connection(HOST, port)
-        except OSError:
-            stats["idle_connect_failed"] += 1
-            await asyncio.sleep(1)
-            continue
-        stats["idle_opened"] += 1
+        reader, writer = await connect(port, stats, "idle")
         try:
             while await reader.read(4096):
                 pass

@@ -131,26 +131,11 @@ void parse_listen_address(const std::string& text, std::string* host, int* port)
   *host = text.substr(0, colon);
 }
 
-namespace {
-HttpServerOptions server_options(const FrontendOptions& o) {
-  HttpServerOptions s;
-  s.host = o.host;
-  s.port = o.port;
-  s.max_body_bytes = o.max_body_bytes;
-  s.io_threads = o.threads;
-  s.header_timeout_ms = o.header_timeout_ms;
-  s.body_timeout_ms = o.body_timeout_ms;
-  s.idle_timeout_ms = o.idle_timeout_ms;
-  s.max_connections = o.max_connections;
-  return s;
-}
-}  // namespace
-
 Frontend::Frontend(QueryService& service, FrontendOptions options)
     : service_(service),
       options_(std::move(options)),
       server_(
-          server_options(options_), [this](ServerRequest req, Respond respond) { route(std::move(req), std::move(respond)); },
+          options_, [this](ServerRequest req, Respond respond) { route(std::move(req), std::move(respond)); },
           error_response, [this](int status) { responses_.count(status); }) {}
 
 Frontend::~Frontend() { stop(); }

@@ -58,16 +58,11 @@ class QueryService {
   virtual bool healthy() = 0;
 };
 
-struct FrontendOptions {
-  std::string host = "127.0.0.1";       // loopback unless asked otherwise
-  int port = 7070;                      // 0 picks a free port
-  std::string task;                     // the one task served; POST /predictions/{task}
-  std::size_t max_body_bytes = 4 << 20; // larger bodies get 413, chunked ones too
-  int threads = 2;                      // I/O threads (a connection holds none)
-  int header_timeout_ms = 10000;        // slowloris: a request header must arrive within this
-  int body_timeout_ms = 30000;          // ... and its body within this after the header
-  int idle_timeout_ms = 60000;          // a kept-alive connection idle this long is closed
-  int max_connections = 1024;           // beyond: shed the oldest idle connection (http_server.h)
+// The server's options (http_server.h: address, body limit, I/O threads,
+// timeouts, connection cap) and the task served.
+struct FrontendOptions : HttpServerOptions {
+  FrontendOptions() { port = 7070; }
+  std::string task;  // the one task served; POST /predictions/{task}
 };
 
 class Frontend {

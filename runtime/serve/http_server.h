@@ -29,7 +29,7 @@
 namespace lull::serve {
 
 struct HttpServerOptions {
-  std::string host = "127.0.0.1";
+  std::string host = "127.0.0.1";        // loopback unless asked otherwise
   int port = 0;                          // 0 picks a free port
   std::size_t max_body_bytes = 4 << 20;  // larger bodies get 413
   int io_threads = 2;                    // threads running the event loop

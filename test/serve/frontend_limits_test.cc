@@ -92,7 +92,7 @@ FrontendOptions limits_options() {
   FrontendOptions o;
   o.port = 0;
   o.task = "classify";
-  o.threads = 1;  // one I/O thread: no pool for slow clients to exhaust
+  o.io_threads = 1;  // one I/O thread: no pool for slow clients to exhaust
   o.max_body_bytes = 1000;
   return o;
 }
@@ -207,7 +207,7 @@ TEST_CASE("front end: 250 kept-alive clients are all served, and an idle one is 
   CHECK(stat_reaching(fe2, &HttpServerStats::idle_timeouts, 1) == 1);
 }
 
-TEST_CASE("front end: queries waiting for their batch hold no I/O thread; at the cap with all busy, 503",
+TEST_CASE("front end: queries waiting for their batch hold no I/O thread, and at the cap with all busy a new connection gets 503",
           "[serve][frontend][limits]") {
   HoldingService service;
   service.hold = true;
