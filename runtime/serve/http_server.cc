@@ -109,6 +109,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (s == kIdle || s == kHeader || s == kLingering) {
       server_.shed++;
       close();
+    } else {
+      shed_requested = false;  // it is serving now: a candidate again once idle
     }
   }
 
