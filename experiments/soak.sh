@@ -9,11 +9,15 @@
 # capacity (SOAK_PHASE_S each, 600 s by default; the whole run ~21 min).
 #
 # Planned capacity: the highest compiled load whose expected violation rate
-# is at most 5%; beyond it the plan itself says the workers cannot keep up
-# even with the fastest model (the rate jumps to 11% one grid step above).
+# is at most SOAK_CAPACITY_VIOLATION (default 0.01: the load up to which the
+# plan itself keeps the p99 within the SLO; the plan's accuracy trade-off
+# keeps it near 2-4% from there up to what the workers can serve with the
+# fastest model, ~1000 qps here, which SOAK_CAPACITY_VIOLATION=0.05 picks).
 # wrk is closed-loop: with SOAK_CONNECTIONS connections at most that many
-# queries are outstanding, so at 150% the achieved rate is what lull serves
-# and the excess shows as queueing (late answers), not as a growing backlog. Checks, written to experiments/results/soak.{md,json}, exit 1 if any
+# queries are outstanding, so past what lull can serve the achieved rate is
+# lull's throughput and the excess shows as queueing (late answers), not as
+# a growing backlog. Checks, written to experiments/results/soak.{md,json}
+# (SOAK_OUT), exit 1 if any
 # fails:
 #   - lull is alive at the end; wrk saw no timeout, read or connect error;
 #   - no unanswered query: every query /metrics counted was answered,
@@ -26,14 +30,15 @@
 #     over lull's SLO, 503s, 504s) within 1% of the phase's queries.
 #   SOAK_PHASE_S (600), SOAK_SLO_MS (80, end to end; lull plans for 10 ms
 #   less, as e2e.sh), SOAK_CONNECTIONS (128), SOAK_SLOW (70),
-#   SOAK_IDLE (200), SOAK_REJECT_LATE=1 (serve with the bouncer), LULL, SOAK_OUT
+#   SOAK_IDLE (200), SOAK_REJECT_LATE=1 (serve with the bouncer),
+#   SOAK_CAPACITY_VIOLATION (0.01), LULL, SOAK_OUT
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LULL="${LULL:-$ROOT/build/lull}"
 PY=/usr/bin/python3
 OUT="${SOAK_OUT:-$ROOT/experiments/results}"
 PHASE_S="${SOAK_PHASE_S:-600}"; SLO_MS="${SOAK_SLO_MS:-80}"; HOP_MS=10
-CONNS="${SOAK_CONNECTIONS:-128}"; THREADS=2; SLOW="${SOAK_SLOW:-70}"; IDLE="${SOAK_IDLE:-200}"
+CONNS="${SOAK_CONNECTIONS:-128}"; CAP_VIOLATION="${SOAK_CAPACITY_VIOLATION:-0.01}"; THREADS=2; SLOW="${SOAK_SLOW:-70}"; IDLE="${SOAK_IDLE:-200}"
 PROFILE="$ROOT/test/data/replay_profile.json"
 WORK="$(mktemp -d /tmp/lull-soak.XXXXXX)"
 PIDS=()
@@ -56,9 +61,9 @@ for i in 0 1; do wait_file "$WORK/port$i"; URLS+=("http://127.0.0.1:$(cat "$WORK
     --load-qps 25:1500:25 --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>/dev/null
 CAPACITY="$("$PY" -c 'import json, sys
 ps = json.load(open(sys.argv[1]))["policies"]
-print(max(p["load_qps"] for p in ps if p["expected_violation_rate"] <= 0.05))' "$WORK/report.json")"
+print(max(p["load_qps"] for p in ps if p["expected_violation_rate"] <= float(sys.argv[2])))' "$WORK/report.json" "$CAP_VIOLATION")"
 LOW="$("$PY" -c "print(round(0.8 * $CAPACITY))")"; HIGH="$("$PY" -c "print(round(1.5 * $CAPACITY))")"
-echo "soak: planned capacity $CAPACITY qps (expected violation <= 5%); phases $LOW and $HIGH qps, ${PHASE_S} s each" >&2
+echo "soak: planned capacity $CAPACITY qps (expected violation <= $CAP_VIOLATION); phases $LOW and $HIGH qps, ${PHASE_S} s each" >&2
 
 EXTRA=()
 [ "${SOAK_REJECT_LATE:-0}" = 1 ] && EXTRA+=(--reject-late)
@@ -96,10 +101,10 @@ kill -TERM "$HOLD_PID"; wait "$HOLD_PID" || true
 ALIVE=0; kill -0 "$LULL_PID" 2>/dev/null && ALIVE=1
 
 "$PY" - "$WORK" "$OUT" "$CAPACITY" "$LOW" "$HIGH" "$PHASE_S" "$SLO_MS" "$CONNS" "$SLOW" "$IDLE" "$RSS_START" \
-    "$RSS_END" "$ALIVE" "${SOAK_REJECT_LATE:-0}" <<'PYEOF'
+    "$RSS_END" "$ALIVE" "${SOAK_REJECT_LATE:-0}" "$CAP_VIOLATION" <<'PYEOF'
 import json, re, sys
 (work, out, capacity, low, high, phase_s, slo_ms, conns, slow, idle, rss_start, rss_end, alive,
- reject_late) = sys.argv[1:15]
+ reject_late, cap_violation) = sys.argv[1:16]
 slo_ms, conns, rss_start, rss_end = float(slo_ms), int(conns), int(rss_start), int(rss_end)
 
 def metrics(path):
@@ -143,14 +148,14 @@ checks["lull alive at the end"] = alive == "1"
 checks["RSS flat (end <= 1.2 x start + 16 MiB)"] = rss_end <= 1.2 * rss_start + 16 * 1024
 closed = metrics(f"{work}/metrics_high_after.txt")
 conn_closed = {k.split('"')[1]: v for k, v in closed.items() if k.startswith("lull_http_connections_closed_total{")}
-result = dict(capacity_qps=float(capacity), phase_s=int(phase_s), slo_ms=slo_ms, connections=conns,
+result = dict(capacity_qps=float(capacity), capacity_max_expected_violation=float(cap_violation), phase_s=int(phase_s), slo_ms=slo_ms, connections=conns,
               slowloris=int(slow), idle=int(idle), reject_late=reject_late == "1", rss_start_kib=rss_start,
               rss_end_kib=rss_end, hold=hold, connections_closed=conn_closed, phases=phases,
               checks={k: bool(v) for k, v in checks.items()})
 json.dump(result, open(f"{out}/soak.json", "w"), indent=1)
 with open(f"{out}/soak.md", "w") as f:
     f.write(f"# lull soak (experiments/soak.sh)\n\nPlanned capacity {float(capacity):g} qps (highest compiled load with "
-            f"expected violation <= 5%), SLO {slo_ms:g} ms, 2 replay workers, wrk {conns} connections, "
+            f"expected violation <= {float(cap_violation):g}), SLO {slo_ms:g} ms, 2 replay workers, wrk {conns} connections, "
             f"{slow} slowloris + {idle} idle connections held open, {phase_s} s per phase"
             f"{', --reject-late' if reject_late == '1' else ''}.\n\n")
     f.write("| phase | target qps | achieved | requests | 200 | late (wrk / lull) | 503 | 504 | p50 ms | p99 ms | max ms |\n")
