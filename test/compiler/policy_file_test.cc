@@ -85,7 +85,7 @@ lull::schema::PolicySet set_for_workers(unsigned workers) {
 
 }  // namespace
 
-TEST_CASE("a policy library reads back per worker count; a set file reads as a library of one", "[schema]") {
+TEST_CASE("a policy library reads back per worker count, and a set file reads as a library of one", "[schema]") {
   lull::schema::PolicyLibrary lib;
   *lib.add_sets() = set_for_workers(2);
   *lib.add_sets() = set_for_workers(5);
