@@ -1,0 +1,123 @@
+// `lull serve --variant-sets`: flags, the variant sets, the switching thread
+// (why: serve_variants.h).
+#include "cli/serve_variants.h"
+
+#include <iostream>
+#include <stdexcept>
+
+#include "cli/commands.h"
+#include "cli/number_lists.h"
+#include "cli/option_ranges.h"
+#include "cli/parse_options.h"
+#include "runtime/manager/model_variants.h"
+#include "runtime/policy_loader.h"
+
+namespace lull::cli {
+
+namespace po = boost::program_options;
+
+void add_serve_variants_options(po::options_description& desc, ServeVariantsFlags& f) {
+  desc.add_options()
+      ("variant-sets", po::value(&f.sets),
+       "model variants: SET.pb@QPS,... each a policy set compiled (lull compile --models) for a subset of "
+       "--policies' models that starts with its model 0; it serves from QPS up, and the models it does not use "
+       "are unloaded from the servers (management API), make-before-break. Below the lowest QPS: --policies")
+      ("variant-hysteresis", po::value(&f.hysteresis)->default_value(0.1),
+       "back to a lower variant only below its boundary by this fraction")
+      ("variant-dwell-s", po::value(&f.dwell_s)->default_value(5), "at least this long between variant switches")
+      ("variant-interval-ms", po::value(&f.interval_ms)->default_value(200), "how often the load is checked")
+      ("variant-drain-timeout-s", po::value(&f.drain_timeout_s)->default_value(30),
+       "longest wait for batches in flight on a model before it is unloaded")
+      ("model-archive", po::value(&f.archive)->default_value("{model}.mar"),
+       "the archive a model is registered from (POST /models?url=...), {model} replaced");
+}
+
+class ServeVariants::SessionSwap final : public manager::PolicySwap {
+ public:
+  SessionSwap(serve::ServeSession& session, std::int64_t timeout_ms) : session_(session), timeout_ms_(timeout_ms) {}
+  void swap(const runtime::PolicyTable& table, const std::vector<int>& dropped) override {
+    session_.swap_policies_and_wait(table, dropped, timeout_ms_);
+  }
+
+ private:
+  serve::ServeSession& session_;
+  std::int64_t timeout_ms_;
+};
+
+ServeVariants::ServeVariants(const ServeVariantsFlags& flags, const runtime::PolicyTable& full,
+                             const std::string& full_name, std::vector<std::string> management_urls,
+                             const std::string& management_key)
+    : flags_(flags), workers_(std::move(management_urls)), control_(client_, [&] {
+        serve::ModelManagementOptions o;
+        o.management_key = management_key;
+        return o;
+      }(), flags.archive) {
+  check_range("--variant-hysteresis", flags.hysteresis, 0, 0.9);
+  check_range("--variant-dwell-s", flags.dwell_s, 0, 86400);
+  check_range("--variant-interval-ms", flags.interval_ms, 1, 60000);
+  check_range("--variant-drain-timeout-s", flags.drain_timeout_s, 0.001, 3600);
+  variants_.push_back({full_name, 0, full, manager::model_names(full)});
+  for (const auto& item : split_commas(flags.sets)) {
+    const auto at = item.rfind('@');
+    if (at == std::string::npos || at == 0)
+      throw UsageError("--variant-sets: '" + item + "' is not SET.pb@QPS");
+    const std::string file = item.substr(0, at);
+    const double from = parse_number_list(item.substr(at + 1), "--variant-sets").at(0);
+    if (!(from > variants_.back().from_qps))
+      throw UsageError("--variant-sets: '" + item + "': loads must be positive and ascending");
+    runtime::PolicyExpectations expect;
+    expect.workers = full.workers;
+    const runtime::PolicyTable subset = runtime::load_policy_table(file, expect);
+    try {
+      variants_.push_back({file, from, manager::widen_policy_table(subset, full, "--variant-sets " + file),
+                           manager::model_names(subset)});
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
+  if (variants_.size() < 2) throw UsageError("--variant-sets: no set given");
+}
+
+ServeVariants::~ServeVariants() { stop(); }
+
+void ServeVariants::configure(serve::ServeOptions& options) {
+  auto before = options.extra_metrics;
+  options.extra_metrics = [this, before] {
+    std::string out = before ? before() : "";
+    std::lock_guard<std::mutex> lock(mu_);
+    if (switcher_) out += switcher_->metrics_text();
+    return out;
+  };
+}
+
+void ServeVariants::start(serve::ServeSession& session) {
+  swap_ = std::make_unique<SessionSwap>(session, static_cast<std::int64_t>(flags_.drain_timeout_s * 1000));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    switcher_ = std::make_unique<manager::VariantSwitcher>(
+        variants_, workers_, control_, *swap_, [](const std::string& line) { std::cerr << line << std::endl; },
+        manager::VariantSwitchOptions{flags_.hysteresis, static_cast<std::int64_t>(flags_.dwell_s * 1e6)});
+  }
+  thread_ = std::thread([this, &session] { loop(session); });
+}
+
+void ServeVariants::loop(serve::ServeSession& session) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!wake_.wait_for(lock, std::chrono::microseconds(static_cast<std::int64_t>(flags_.interval_ms * 1000)),
+                         [this] { return stopping_; })) {
+    lock.unlock();
+    switcher_->step(session.load_estimate_qps(), clock_.now_us());
+    lock.lock();
+  }
+}
+
+void ServeVariants::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace lull::cli
