@@ -32,18 +32,6 @@ void add_serve_variants_options(po::options_description& desc, ServeVariantsFlag
        "the archive a model is registered from (POST /models?url=...), {model} replaced");
 }
 
-class ServeVariants::SessionSwap final : public manager::PolicySwap {
- public:
-  SessionSwap(serve::ServeSession& session, std::int64_t timeout_ms) : session_(session), timeout_ms_(timeout_ms) {}
-  void swap(const runtime::PolicyTable& table, const std::vector<int>& dropped) override {
-    session_.swap_policies_and_wait(table, dropped, timeout_ms_);
-  }
-
- private:
-  serve::ServeSession& session_;
-  std::int64_t timeout_ms_;
-};
-
 ServeVariants::ServeVariants(const ServeVariantsFlags& flags, const runtime::PolicyTable& full,
                              const std::string& full_name, std::vector<std::string> management_urls,
                              const std::string& management_key)
@@ -91,7 +79,7 @@ void ServeVariants::configure(serve::ServeOptions& options) {
 }
 
 void ServeVariants::start(serve::ServeSession& session) {
-  swap_ = std::make_unique<SessionSwap>(session, static_cast<std::int64_t>(flags_.drain_timeout_s * 1000));
+  swap_ = std::make_unique<manager::SessionPolicySwap>(session, static_cast<std::int64_t>(flags_.drain_timeout_s * 1000));
   {
     std::lock_guard<std::mutex> lock(mu_);
     switcher_ = std::make_unique<manager::VariantSwitcher>(

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/clock.h"
+#include "runtime/manager/session_policy_swap.h"
 #include "runtime/manager/torchserve_model_control.h"
 #include "runtime/manager/variant_switcher.h"
 #include "runtime/policy_table.h"
@@ -47,7 +48,6 @@ class ServeVariants {
   void stop();
 
  private:
-  class SessionSwap;
   void loop(serve::ServeSession& session);
 
   ServeVariantsFlags flags_;
@@ -55,7 +55,7 @@ class ServeVariants {
   std::vector<std::string> workers_;
   serve::HttpClient client_;
   manager::TorchServeModelControl control_;
-  std::unique_ptr<SessionSwap> swap_;
+  std::unique_ptr<manager::SessionPolicySwap> swap_;
   std::unique_ptr<manager::VariantSwitcher> switcher_;
   runtime::WallClock clock_;
   std::mutex mu_;

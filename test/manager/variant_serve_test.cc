@@ -20,6 +20,7 @@
 #include "runtime/clock.h"
 #include "runtime/manager/model_variants.h"
 #include "runtime/manager/torchserve_model_control.h"
+#include "runtime/manager/session_policy_swap.h"
 #include "runtime/manager/variant_switcher.h"
 #include "runtime/serve/model_management.h"
 #include "runtime/serve/query_inputs.h"
@@ -42,17 +43,6 @@ PolicyTable table_of(std::vector<lull::runtime::ModelInfo> models, lull::runtime
 const lull::runtime::ModelInfo kSmall{"small", 0.6, {5e3, 6e3, 7e3, 8e3}}, kMid{"mid", 0.65, {10e3, 11e3, 12e3, 13e3}},
     kBig{"big", 0.7, {20e3, 22e3, 24e3, 26e3}};
 
-class SessionSwap final : public PolicySwap {
- public:
-  explicit SessionSwap(lull::serve::ServeSession& s) : s_(s) {}
-  void swap(const PolicyTable& table, const std::vector<int>& dropped) override {
-    s_.swap_policies_and_wait(table, dropped, 20000);
-  }
-
- private:
-  lull::serve::ServeSession& s_;
-};
-
 struct Served {
   int epoch;  // when it was submitted: 0 full set, 1 after the switch to the small set, 2 switching back
   lull::serve::Answer answer;
@@ -65,7 +55,11 @@ struct VariantStack {
       : s0(args({})), s1(args(extra)),
         full(table_of({kSmall, kMid, kBig}, {2, 1})),
         backend({{s0.url(), s0.url()}, {s1.url(), s1.url()}}, {"small", "mid", "big"}, inputs),
-        session(full, backend, backend, inputs, clock) {
+        session(full, backend, backend, inputs, clock),
+        control(client),
+        swap(session, 20000),
+        switcher(variants(), {s0.url(), s1.url()}, control, swap, [this](const std::string& l) { log.push_back(l); },
+                 {0.1, 0}) {
     REQUIRE(backend.start() == 2);
   }
   ~VariantStack() {
@@ -123,6 +117,10 @@ struct VariantStack {
   lull::serve::TorchServeBackend backend;
   lull::serve::ServeSession session;
   lull::serve::HttpClient client;
+  TorchServeModelControl control;
+  SessionPolicySwap swap;
+  std::vector<std::string> log;  // the switcher's lines (written by the test's thread only)
+  VariantSwitcher switcher;
   std::atomic<int> epoch{0};
   std::atomic<bool> stop{false};
   std::vector<std::thread> clients;
@@ -141,11 +139,8 @@ int count_if_model(const std::vector<Served>& v, int epoch, const std::string& m
 TEST_CASE("variants for real: full set -> small set -> full set under load, through the management API",
           "[manager][variants][e2e]") {
   VariantStack stack({});
-  TorchServeModelControl control(stack.client);
-  SessionSwap swap(stack.session);
-  std::vector<std::string> log;
-  VariantSwitcher switcher(stack.variants(), {stack.s0.url(), stack.s1.url()}, control, swap,
-                           [&](const std::string& l) { log.push_back(l); }, {0.1, 0});
+  VariantSwitcher& switcher = stack.switcher;
+  const std::vector<std::string>& log = stack.log;
   stack.start_clients(2);
   stack.wait_served(40);
   REQUIRE(switcher.step(150, 1));  // high load: the small set
@@ -181,11 +176,8 @@ TEST_CASE("variants for real: full set -> small set -> full set under load, thro
 TEST_CASE("variants for real: a model that fails to load on one server keeps the small set in use",
           "[manager][variants][e2e][fault]") {
   VariantStack stack({"--fail-load", "big"});
-  TorchServeModelControl control(stack.client);
-  SessionSwap swap(stack.session);
-  std::vector<std::string> log;
-  VariantSwitcher switcher(stack.variants(), {stack.s0.url(), stack.s1.url()}, control, swap,
-                           [&](const std::string& l) { log.push_back(l); }, {0.1, 0});
+  VariantSwitcher& switcher = stack.switcher;
+  const std::vector<std::string>& log = stack.log;
   stack.start_clients(2);
   REQUIRE(switcher.step(150, 1));
   stack.epoch = 1;

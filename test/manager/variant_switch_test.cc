@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime/manager/model_variants.h"
+#include "runtime/manager/session_policy_swap.h"
 #include "runtime/manager/variant_switcher.h"
 #include "session_fakes.h"
 
@@ -69,17 +70,6 @@ class FakeModels final : public ModelControl {
   std::set<std::size_t>& finished_;
 };
 
-class SessionSwap final : public PolicySwap {
- public:
-  explicit SessionSwap(lull::serve::ServeSession& s) : s_(s) {}
-  void swap(const PolicyTable& table, const std::vector<int>& dropped) override {
-    s_.swap_policies_and_wait(table, dropped, 10000);
-  }
-
- private:
-  lull::serve::ServeSession& s_;
-};
-
 std::vector<ModelVariant> variants(const PolicyTable& full) {
   return {{"full", 0, full, model_names(full)},
           {"small-set", 100, widen_policy_table(subset_table(), full, "subset"), {"small", "mid"}}};
@@ -120,7 +110,7 @@ TEST_CASE("variants: switch to the small set and back under load, make-before-br
     rig.backend.succeed(i, {"ok"});
   };
   FakeModels models(rig.backend, finished);
-  SessionSwap swap(*rig.session);
+  SessionPolicySwap swap(*rig.session, 10000);
   std::vector<std::string> log;
   VariantSwitcher switcher(variants(full_table()), {"w0"}, models, swap,
                            [&](const std::string& l) { log.push_back(l); }, {0.1, 1'000'000});
@@ -168,7 +158,7 @@ TEST_CASE("variants: a model that fails to load keeps the old set, reason logged
   Rig rig(full_table(), {});
   std::set<std::size_t> finished;
   FakeModels models(rig.backend, finished);
-  SessionSwap swap(*rig.session);
+  SessionPolicySwap swap(*rig.session, 10000);
   std::vector<std::string> log;
   VariantSwitcher switcher(variants(full_table()), {"w0"}, models, swap,
                            [&](const std::string& l) { log.push_back(l); }, {0.1, 0});

@@ -8,12 +8,6 @@
 // for it are bounded. Then a malformed --variant-sets is a usage error.
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -21,13 +15,12 @@
 #include <thread>
 #include <vector>
 
+#include "lull_serve_process.h"
 #include "model_server_process.h"
 #include "runtime/serve/http_client.h"
 #include "runtime/serve/model_management.h"
 #include "session_test_support.h"
 #include "test/support/cli_runner.h"
-
-extern char** environ;
 
 using namespace lull::serve;
 using namespace lull::serve::testing;
@@ -44,42 +37,11 @@ TEST_CASE("lull serve --variant-sets: under load the small set is swapped in and
   REQUIRE(lull::test::run_lull(compile + " --models fast --out " + small).exit_code == 0);
   ModelServerProcess server({"--fake", "fast:5:1", "--fake", "slow:10:1"});
 
-  std::vector<std::string> args = {LULL_BINARY, "serve", "--policies", full, "--servers", server.url(),
-                                   "--listen", "127.0.0.1:0", "--port-file", port_file, "--variant-sets",
-                                   small + "@0.5", "--variant-dwell-s", "0", "--variant-interval-ms", "50"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  REQUIRE(posix_spawn(&pid, LULL_BINARY, &actions, nullptr, argv.data(), environ) == 0);
-  posix_spawn_file_actions_destroy(&actions);
-  struct Stop {  // SIGTERM on every way out
-    pid_t pid;
-    ~Stop() {
-      ::kill(pid, SIGTERM);
-      int status = 0;
-      ::waitpid(pid, &status, 0);
-    }
-  } stop{pid};
-  std::string port;
-  for (int i = 0; i < 300 && port.empty(); ++i) {
-    std::ifstream(port_file) >> port;
-    if (port.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  REQUIRE_FALSE(port.empty());
-  const std::string base = "http://127.0.0.1:" + port;
+  LullServeProcess serve({"--policies", full, "--servers", server.url(), "--variant-sets", small + "@0.5",
+                          "--variant-dwell-s", "0", "--variant-interval-ms", "50"},
+                         log, port_file);
   HttpClient client;
-  const auto post = [&](int i) {
-    HttpRequest r;
-    r.method = "POST";
-    r.url = base + "/predictions/tiny";
-    r.body = "input-" + std::to_string(i);
-    r.timeout_ms = 10000;
-    return client.fetch(r);
-  };
+  const auto post = [&](int i) { return serve.post("tiny", "input-" + std::to_string(i)); };
   const auto header = [](const HttpResponse& r, const std::string& name) {
     for (const auto& [k, v] : r.headers)
       if (k == name) return v;
@@ -99,7 +61,7 @@ TEST_CASE("lull serve --variant-sets: under load the small set is swapped in and
     CHECK(header(r, "x-lull-model") == "fast");
   }
   HttpRequest m;
-  m.url = base + "/metrics";
+  m.url = serve.base() + "/metrics";
   const std::string metrics = client.fetch(m).body;
   CHECK(metric_line(metrics, "lull_variant_switches_total") == "lull_variant_switches_total 1");
   CHECK(metric_line(metrics, "lull_worker_models_loaded") == "lull_worker_models_loaded{worker=\"" + server.url() + "\"} 1");
