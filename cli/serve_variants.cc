@@ -26,6 +26,9 @@ void add_serve_variants_options(po::options_description& desc, ServeVariantsFlag
        "back to a lower variant only below its boundary by this fraction")
       ("variant-dwell-s", po::value(&f.dwell_s)->default_value(5), "at least this long between variant switches")
       ("variant-interval-ms", po::value(&f.interval_ms)->default_value(200), "how often the load is checked")
+      ("variant-load", po::value(&f.load)->default_value("current:5"),
+       "the load that picks the variant: a forecaster over the arrival rate (current:S the mean of the last S s, "
+       "window_max:S, ewma:S, trend:S)")
       ("variant-drain-timeout-s", po::value(&f.drain_timeout_s)->default_value(30),
        "longest wait for batches in flight on a model before it is unloaded")
       ("model-archive", po::value(&f.archive)->default_value("{model}.mar"),
@@ -44,6 +47,11 @@ ServeVariants::ServeVariants(const ServeVariantsFlags& flags, const runtime::Pol
   check_range("--variant-dwell-s", flags.dwell_s, 0, 86400);
   check_range("--variant-interval-ms", flags.interval_ms, 1, 60000);
   check_range("--variant-drain-timeout-s", flags.drain_timeout_s, 0.001, 3600);
+  try {
+    forecaster_ = manager::make_forecaster(flags.load);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--variant-load: ") + e.what());
+  }
   variants_.push_back({full_name, 0, full, manager::model_names(full)});
   for (const auto& item : split_commas(flags.sets)) {
     const auto at = item.rfind('@');
@@ -69,6 +77,11 @@ ServeVariants::ServeVariants(const ServeVariantsFlags& flags, const runtime::Pol
 ServeVariants::~ServeVariants() { stop(); }
 
 void ServeVariants::configure(serve::ServeOptions& options) {
+  auto arrived = options.on_arrival;
+  options.on_arrival = [this, arrived](std::int64_t t_us) {
+    arrivals_.fetch_add(1, std::memory_order_relaxed);
+    if (arrived) arrived(t_us);
+  };
   auto before = options.extra_metrics;
   options.extra_metrics = [this, before] {
     std::string out = before ? before() : "";
@@ -86,15 +99,22 @@ void ServeVariants::start(serve::ServeSession& session) {
         variants_, workers_, control_, *swap_, [](const std::string& line) { std::cerr << line << std::endl; },
         manager::VariantSwitchOptions{flags_.hysteresis, static_cast<std::int64_t>(flags_.dwell_s * 1e6)});
   }
-  thread_ = std::thread([this, &session] { loop(session); });
+  thread_ = std::thread([this] { loop(); });
 }
 
-void ServeVariants::loop(serve::ServeSession& session) {
+void ServeVariants::loop() {
+  std::int64_t last_us = clock_.now_us();
+  std::uint64_t last_count = arrivals_.load();
   std::unique_lock<std::mutex> lock(mu_);
   while (!wake_.wait_for(lock, std::chrono::microseconds(static_cast<std::int64_t>(flags_.interval_ms * 1000)),
                          [this] { return stopping_; })) {
     lock.unlock();
-    switcher_->step(session.load_estimate_qps(), clock_.now_us());
+    const std::int64_t now_us = clock_.now_us();
+    const std::uint64_t count = arrivals_.load();
+    if (now_us > last_us) forecaster_->observe(now_us, static_cast<double>(count - last_count) * 1e6 / (now_us - last_us));
+    last_us = now_us;
+    last_count = count;
+    switcher_->step(forecaster_->forecast(now_us, 0), now_us);
     lock.lock();
   }
 }
