@@ -258,11 +258,6 @@ void ServeSession::swap_policies_and_wait(const runtime::PolicyTable& table, con
                              std::to_string(timeout_ms) + " ms");
 }
 
-double ServeSession::load_estimate_qps() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return dispatcher_.last_estimate_qps();
-}
-
 bool ServeSession::check_drift(const runtime::BatchResult& r, DriftEvent* event) {
   if (r.queries.empty()) return false;
   const auto sent = batch_sent_us_.find(r.queries.front());

@@ -120,8 +120,6 @@ class ServeSession final : public QueryService {
   // std::invalid_argument when the catalog refuses the table.
   void swap_policies_and_wait(const runtime::PolicyTable& table, const std::vector<int>& dropped,
                               std::int64_t timeout_ms);
-  // The Dispatcher's load estimate at the last arrival (qps).
-  double load_estimate_qps();
 
   // Worker pools (pool_managed): the slot's worker (`name`: its URL) is up.
   void add_worker(int slot, const std::string& name);
