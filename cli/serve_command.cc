@@ -77,8 +77,18 @@ int run_serve(int argc, char** argv) {
       ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
       ("listen", po::value(&listen)->default_value("127.0.0.1:7070"), "HOST:PORT of the front end (port 0: any)")
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
-      ("max-body-bytes", po::value(&fe.max_body_bytes)->default_value(4 << 20), "larger request bodies get 413")
-      ("http-threads", po::value(&fe.threads)->default_value(64), "requests in service at once")
+      ("max-body-bytes", po::value(&fe.max_body_bytes)->default_value(4 << 20),
+       "larger request bodies get 413 (chunked ones too)")
+      ("http-threads", po::value(&fe.io_threads)->default_value(2),
+       "front-end I/O threads (event-driven: a connection or a waiting query holds none)")
+      ("header-timeout-ms", po::value(&fe.header_timeout_ms)->default_value(10000),
+       "a request header must be complete this long after its first byte, else the connection is closed")
+      ("body-timeout-ms", po::value(&fe.body_timeout_ms)->default_value(30000),
+       "a request body must be complete this long after its header (and a response written), else closed")
+      ("idle-timeout-ms", po::value(&fe.idle_timeout_ms)->default_value(60000),
+       "a kept-alive connection with no request for this long is closed")
+      ("max-connections", po::value(&fe.max_connections)->default_value(1024),
+       "open client connections; a new one beyond closes the oldest idle one (or is answered 503 when all are busy)")
       ("batch-timeout-ms", po::value(&backend_opts.batch_timeout_ms)->default_value(2000),
        "a batch slower than this fails (and counts towards ejecting its worker)")
       ("eject-after-failures", po::value(&backend_opts.outlier.eject_after_failures)->default_value(3),
@@ -116,7 +126,11 @@ int run_serve(int argc, char** argv) {
   const std::vector<RenamedFlag> renamed = {
       {"--workers", "--workers is now --servers URL,URL (the model servers; --workers is a count in lull)"}};
   if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, nullptr})) return 0;
-  check_range("--http-threads", fe.threads, 1, limits::kMaxThreads);
+  check_range("--http-threads", fe.io_threads, 1, limits::kMaxThreads);
+  check_range("--header-timeout-ms", fe.header_timeout_ms, 1, limits::kMaxIntervalMs);
+  check_range("--body-timeout-ms", fe.body_timeout_ms, 1, limits::kMaxIntervalMs);
+  check_range("--idle-timeout-ms", fe.idle_timeout_ms, 1, limits::kMaxIntervalMs);
+  check_range("--max-connections", fe.max_connections, 1, limits::kMaxConnections);
   check_range("--health-interval-ms", static_cast<double>(backend_opts.health_interval_ms), limits::kMinHealthIntervalMs,
               limits::kMaxIntervalMs);
   check_range("--health-timeout-ms", static_cast<double>(backend_opts.health_timeout_ms), 1, limits::kMaxIntervalMs);

@@ -18,6 +18,7 @@ inline constexpr double kMaxTraceQueries = 1e9;     // QPS x seconds of a consta
 inline constexpr double kMaxIntervalMs = 3.6e6;     // timeouts, windows (1 hour)
 inline constexpr int kMinHealthIntervalMs = 10;
 inline constexpr int kMaxThreads = 1024;
+inline constexpr int kMaxConnections = 100000;     // serve --max-connections (each one is a descriptor)
 inline constexpr int kMaxSamples = 1000000;       // lull profile --samples / --warmup per batch size
 inline constexpr int kMaxInputBytes = 64 << 20;     // synthetic request bodies (loadgen, bench serve)
 

@@ -1,5 +1,5 @@
 #pragma once
-// lull's model-less HTTP front end (cpp-httplib), shaped like TorchServe's
+// lull's model-less HTTP front end, shaped like TorchServe's
 // inference API so its clients work unchanged: they send an input to
 // /predictions/{task} (or /predictions/{task}/{version}; any version) and
 // never name a model; the answer carries the prediction and headers naming
@@ -13,14 +13,17 @@
 //   GET /metrics  -> Prometheus text (the service renders it)
 // Errors use TorchServe's JSON shape {"code", "type", "message"}: empty or
 // malformed bodies 400, bodies over max_body_bytes 413, an unknown task 404.
+// The sockets, timeouts and connection cap are runtime/serve/http_server.h's
+// (event-driven: no thread per connection); this file is the routes. No
+// general JSON parser runs on a request: the {"data": ...} form is read by
+// json_data_field.h (bounded depth, linear time).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "runtime/serve/http_response_counts.h"
-
-namespace httplib { class Server; }
+#include "runtime/serve/http_server.h"
 
 namespace lull::serve {
 
@@ -38,19 +41,28 @@ struct Answer {
 class QueryService {
  public:
   virtual ~QueryService() = default;
-  // Blocks the calling HTTP thread until the query is answered or failed.
+  // Blocks the calling thread until the query is answered or failed.
   virtual Answer serve(std::string input) = 0;
+  // What the front end calls: `done` runs exactly once, on any thread,
+  // possibly before this returns. `waited_us`: how long the request has
+  // been in lull already (since its header was complete); it counts as
+  // queue time. By default it calls serve() on the caller's thread, which
+  // suits fakes that answer at once; the serve session answers later
+  // without holding the caller.
+  virtual void serve_async(std::string input, std::int64_t waited_us, std::function<void(Answer)> done) {
+    (void)waited_us;
+    done(serve(std::move(input)));
+  }
   virtual std::string metrics_text() = 0;
   // GET /ping: true while some worker can serve every model of the active policy.
   virtual bool healthy() = 0;
 };
 
-struct FrontendOptions {
-  std::string host = "127.0.0.1";       // loopback unless asked otherwise
-  int port = 7070;                      // 0 picks a free port
-  std::string task;                     // the one task served; POST /predictions/{task}
-  std::size_t max_body_bytes = 4 << 20; // larger bodies get 413
-  int threads = 64;                     // concurrent requests in service (each blocks one)
+// The server's options (http_server.h: address, body limit, I/O threads,
+// timeouts, connection cap) and the task served.
+struct FrontendOptions : HttpServerOptions {
+  FrontendOptions() { port = 7070; }
+  std::string task;  // the one task served; POST /predictions/{task}
 };
 
 class Frontend {
@@ -61,16 +73,16 @@ class Frontend {
   // std::runtime_error("HOST:PORT: cannot listen") if the address is taken.
   void start();
   void stop();
-  int port() const { return port_; }
+  int port() const { return server_.port(); }
+  HttpServerStats connection_stats() const { return server_.stats(); }
 
  private:
-  void install_routes();
+  void route(ServerRequest req, Respond respond);
+  void predict(ServerRequest req, Respond respond);
   QueryService& service_;
   FrontendOptions options_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
-  int port_ = 0;
   HttpResponseCounts responses_;  // every response sent, by code; appended to /metrics
+  HttpServer server_;
 };
 
 // Parses "HOST:PORT" (for --listen); throws std::invalid_argument naming it.

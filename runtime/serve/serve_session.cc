@@ -57,11 +57,38 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
   std::lock_guard<std::mutex> lock(mu_);
   health.set_health_handler([this](int worker, bool up) { on_health(worker, up); });
   for (int w = 0; w < workers(); ++w) dispatcher_.set_worker_available(w, admitted_[w] && health.worker_up(w));
+  reaper_ = std::thread([this] { reap_late_queries(); });
 }
 
 ServeSession::~ServeSession() {
   if (options_.online) options_.online->disconnect();
   shutdown();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reaper_stop_ = true;
+  }
+  reaper_wake_.notify_all();
+  reaper_.join();
+}
+
+void ServeSession::reap_late_queries() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!reaper_stop_) {
+    if (deadlines_.empty()) {
+      reaper_wake_.wait(lock);
+      continue;
+    }
+    const auto [due, id] = deadlines_.front();
+    if (std::chrono::steady_clock::now() < due) {
+      reaper_wake_.wait_until(lock, due);
+      continue;
+    }
+    deadlines_.pop_front();
+    if (waiting_.count(id)) {  // still unanswered: give up on it
+      counters_.failed++;
+      answer(id, error_answer(504, "no answer within " + std::to_string(options_.answer_timeout_ms) + " ms"));
+    }
+  }
 }
 
 void ServeSession::on_health(int worker, bool up) {
@@ -146,15 +173,15 @@ int ServeSession::refuse_seconds(std::int64_t arrival_us) const {
   return v.admit ? 0 : runtime::retry_after_seconds(in, v);
 }
 
-std::pair<runtime::QueryId, std::future<Answer>> ServeSession::enqueue(std::string input) {
-  const std::int64_t arrival_us = clock_.now_us();  // before the lock: waiting for it is queue time
+void ServeSession::serve_async(std::string input, std::int64_t waited_us, std::function<void(Answer)> done) {
+  // Before the lock: time in the front end and waiting for the lock is queue time.
+  const std::int64_t arrival_us = clock_.now_us() - std::max<std::int64_t>(waited_us, 0);
   std::unique_lock<std::mutex> lock(mu_);
-  const auto answered_now = [](Answer a) {
-    std::promise<Answer> p;
-    p.set_value(std::move(a));
-    return std::pair<runtime::QueryId, std::future<Answer>>{0, p.get_future()};
+  const auto answer_now = [&](Answer a) {
+    lock.unlock();
+    done(std::move(a));
   };
-  if (shut_down_) return answered_now(error_answer(503, "server shutting down"));
+  if (shut_down_) return answer_now(error_answer(503, "server shutting down"));
   counters_.queries++;
   if (options_.on_arrival) options_.on_arrival(arrival_us);
   if (options_.reject_late) {
@@ -163,19 +190,29 @@ std::pair<runtime::QueryId, std::future<Answer>> ServeSession::enqueue(std::stri
       Answer a = error_answer(503, "overloaded: even the fastest model (" + table_.models.front().name +
                                        ") cannot answer within the SLO at the current queue; retry later");
       a.retry_after_s = retry_s;
-      return answered_now(std::move(a));
+      return answer_now(std::move(a));
     }
   }
   const runtime::QueryId id = ++next_id_;
   inputs_.put(id, std::move(input));
   Waiting& w = waiting_[id];
   w.arrival_us = arrival_us;
-  auto future = w.promise.get_future();
+  w.done = std::move(done);
+  if (deadlines_.empty()) reaper_wake_.notify_one();
+  deadlines_.emplace_back(std::chrono::steady_clock::now() - std::chrono::microseconds(waited_us) +
+                              std::chrono::milliseconds(options_.answer_timeout_ms),
+                          id);
   dispatcher_.on_arrival_at(id, arrival_us);
   log_replacement();
   log_policy_switch();
   send_outbox(lock);
-  return {id, std::move(future)};
+}
+
+std::future<Answer> ServeSession::submit(std::string input) {
+  auto promise = std::make_shared<std::promise<Answer>>();
+  auto future = promise->get_future();
+  serve_async(std::move(input), 0, [promise](Answer a) { promise->set_value(std::move(a)); });
+  return future;
 }
 
 void ServeSession::log_replacement() {
@@ -212,18 +249,7 @@ void ServeSession::log_policy_switch() {
   switches_since_log_ = 0;
 }
 
-Answer ServeSession::serve(std::string input) {
-  auto [id, future] = enqueue(std::move(input));
-  if (future.wait_for(std::chrono::milliseconds(options_.answer_timeout_ms)) != std::future_status::ready) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (waiting_.erase(id)) {  // still unanswered: give up on it
-      inputs_.erase(id);
-      counters_.failed++;
-      return error_answer(504, "no answer within " + std::to_string(options_.answer_timeout_ms) + " ms");
-    }
-  }
-  return future.get();
-}
+Answer ServeSession::serve(std::string input) { return submit(std::move(input)).get(); }
 
 void ServeSession::on_backend_done(const runtime::BatchResult& r) {
   std::unique_lock<std::mutex> lock(mu_);
@@ -334,7 +360,7 @@ void ServeSession::on_final_result(const runtime::BatchResult& r) {
 bool ServeSession::answer(runtime::QueryId id, Answer a) {
   auto it = waiting_.find(id);
   if (it == waiting_.end()) return false;
-  it->second.promise.set_value(std::move(a));
+  it->second.done(std::move(a));
   waiting_.erase(it);
   inputs_.erase(id);
   return true;

@@ -15,8 +15,9 @@
 // rest of the batch is answered as usual), or 503 with the reason. 504 when
 // no answer comes within answer_timeout_ms. Worker up/down is logged to
 // stderr, one line each; policy switches too, at most one line a second.
-// A query's time (deadline, latency) counts from serve()'s entry, before
-// the lock, so waiting for the lock under overload is queue time.
+// A query's time (deadline, latency) counts from its arrival at the front
+// end (serve_async's waited_us back from entry), before the lock, so time
+// spent in the front end and waiting for the lock under overload is queue time.
 //
 // With a worker pool (`lull serve --autoscale`, ServeOptions::pool_managed)
 // the Dispatcher's worker slots start vacant: a slot joins the rotation only
@@ -24,11 +25,14 @@
 // and leaves it through drain_worker() (no new queries, its queue moves to
 // the others, `drained` runs once its batch in flight is done: DrainTracker)
 // or remove_worker().
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <future>
 #include <memory>
+#include <thread>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -99,8 +103,11 @@ class ServeSession final : public QueryService {
 
   // Blocks until the query is answered, at most answer_timeout_ms.
   Answer serve(std::string input) override;
-  // The same without waiting: the answer's future (tests drive it this way).
-  std::future<Answer> submit(std::string input) { return enqueue(std::move(input)).second; }
+  // The front end's form: `done` is called once, under the session's lock
+  // (it must not call back into the session), or at once when refused.
+  void serve_async(std::string input, std::int64_t waited_us, std::function<void(Answer)> done) override;
+  // The same as a future (tests drive it this way).
+  std::future<Answer> submit(std::string input);
   std::string metrics_text() override;
   // Every worker serves every model, so: some worker is in rotation.
   bool healthy() override;
@@ -146,14 +153,15 @@ class ServeSession final : public QueryService {
     ServeSession& s_;
   };
   struct Waiting {
-    std::promise<Answer> promise;
+    std::function<void(Answer)> done;
     std::int64_t arrival_us = 0;
   };
   struct WorkerBatches {
     std::uint64_t ok = 0, failed = 0;
   };
 
-  std::pair<runtime::QueryId, std::future<Answer>> enqueue(std::string input);
+  // Answers queries still waiting at their answer_timeout_ms with 504 (its own thread).
+  void reap_late_queries();
   // The bouncer's verdict for a query arriving now (under mu_); 0 admits,
   // else the Retry-After seconds.
   int refuse_seconds(std::int64_t arrival_us) const;
@@ -168,7 +176,7 @@ class ServeSession final : public QueryService {
   // Times an answered batch against the profile (under mu_); true when a
   // pair started drifting with it (*event then says which).
   bool check_drift(const runtime::BatchResult& r, DriftEvent* event);
-  // Fulfils the query's promise and forgets it (under mu_); false if it was not waiting.
+  // Calls the query's `done` and forgets it (under mu_); false if it was not waiting.
   bool answer(runtime::QueryId id, Answer a);
 
   const runtime::PolicyTable& table_;
@@ -199,6 +207,12 @@ class ServeSession final : public QueryService {
   std::unordered_map<runtime::QueryId, std::int64_t> batch_sent_us_;
   std::unique_ptr<LatencyDriftDetector> drift_;  // null: detection off
   ServeCounters counters_;
+  // Each query's give-up time, in arrival order (one timeout for all, so
+  // the front is always the earliest); the reaper sleeps until it.
+  std::deque<std::pair<std::chrono::steady_clock::time_point, runtime::QueryId>> deadlines_;
+  std::condition_variable reaper_wake_;
+  bool reaper_stop_ = false;
+  std::thread reaper_;  // last: starts once everything above exists
 };
 
 }  // namespace lull::serve

@@ -140,6 +140,10 @@ TEST_CASE("serve refuses thread counts and intervals out of range before serving
   expect_refused(base + "--health-interval-ms 0", {"--health-interval-ms"});
   expect_refused(base + "--health-timeout-ms -5", {"--health-timeout-ms"});
   expect_refused(base + "--batch-timeout-ms 0", {"--batch-timeout-ms"});
+  expect_refused(base + "--header-timeout-ms 0", {"--header-timeout-ms"});
+  expect_refused(base + "--body-timeout-ms -1", {"--body-timeout-ms"});
+  expect_refused(base + "--idle-timeout-ms 3600001", {"--idle-timeout-ms"});
+  expect_refused(base + "--max-connections 0", {"--max-connections"});
 }
 
 TEST_CASE("profile, loadgen and bench serve refuse counts and rates out of range", "[cli][limits]") {

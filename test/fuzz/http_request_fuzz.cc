@@ -4,7 +4,8 @@
 // covers whichever HTTP server implements it: each input is written to a
 // fresh loopback connection, the write side is closed, and the server must
 // answer with an HTTP response or close within the time limit, never crash;
-// a query that reaches the service must carry a non-empty input. Every 256
+// a query that reaches the service must carry a non-empty input. The body
+// readers (JSON {"data"}, multipart) are also called on each input directly. Every 256
 // inputs the target checks that /ping still answers (within three tries).
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -19,8 +20,11 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "runtime/serve/frontend.h"
+#include "runtime/serve/json_data_field.h"
+#include "runtime/serve/multipart_form.h"
 #include "test/fuzz/fuzz_support.h"
 
 namespace {
@@ -48,7 +52,7 @@ lull::serve::Frontend& frontend() {
     o.port = 0;
     o.task = "t";
     o.max_body_bytes = 4096;
-    o.threads = 8;
+    o.io_threads = 2;
     auto f = std::make_unique<lull::serve::Frontend>(service, o);
     f->start();
     return f;
@@ -108,6 +112,13 @@ std::string exchange(const std::string& bytes) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   static unsigned count = 0;
+  const std::string_view raw(reinterpret_cast<const char*>(data), size);
+  // The two body readers directly too (the server reaches them only behind a
+  // well-formed header): never crash, never report data from a body that is not JSON.
+  const auto json = lull::serve::read_json_data_field(raw);
+  if (json.data && !json.valid_json) finding("read_json_data_field found \"data\" in a body that is not JSON");
+  if (json.too_deep && json.valid_json) finding("read_json_data_field: too deep yet valid");
+  (void)lull::serve::multipart_field("multipart/form-data; boundary=b", raw, "data");
   const std::string reply = exchange(std::string(reinterpret_cast<const char*>(data), size));
   if (!reply.empty() && reply.rfind("HTTP/1.", 0) != 0) finding("the reply is not an HTTP response");
   if (++count % 256 == 0) {

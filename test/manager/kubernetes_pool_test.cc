@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model_server_process.h"
+#include "pool_test_support.h"
 #include "runtime/manager/kubernetes_pool.h"
 
 using namespace lull::manager;
@@ -21,6 +22,8 @@ using lull::serve::HttpClient;
 using lull::serve::HttpRequest;
 using lull::serve::testing::ModelServerProcess;
 using lull::serve::testing::free_port;
+
+using lull::manager::testing::find_worker;
 
 namespace {
 
@@ -95,13 +98,6 @@ struct Rig {
   }
 };
 
-WorkerInfo find(KubernetesPool& pool, const std::string& id) {
-  for (const auto& w : pool.list_workers())
-    if (w.id == id) return w;
-  FAIL("no worker " << id);
-  return {};
-}
-
 }  // namespace
 
 TEST_CASE("kubernetes pool discovers pods from EndpointSlices and scales out through /scale", "[manager][kubernetes]") {
@@ -125,8 +121,8 @@ TEST_CASE("kubernetes pool discovers pods from EndpointSlices and scales out thr
   pool.refresh();  // the new pods show, not ready yet: they replace the placeholders
   workers = pool.list_workers();
   REQUIRE(workers.size() == 4);
-  CHECK(find(pool, "models-2").state == WorkerState::kStarting);
-  CHECK(find(pool, "models-3").state == WorkerState::kStarting);
+  CHECK(find_worker(pool, "models-2").state == WorkerState::kStarting);
+  CHECK(find_worker(pool, "models-3").state == WorkerState::kStarting);
   pool.refresh();
   CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 4);
   CHECK(pool.last_error().empty());
@@ -151,12 +147,12 @@ TEST_CASE("kubernetes pool removes the very pod it drained", "[manager][kubernet
   pool.refresh();
   REQUIRE(count_workers(pool.list_workers(), WorkerState::kUp) == 3);
   pool.stop_worker("models-1");  // the middle one: not what a ReplicaSet removes by itself (the newest)
-  CHECK(find(pool, "models-1").state == WorkerState::kDraining);
+  CHECK(find_worker(pool, "models-1").state == WorkerState::kDraining);
   const auto before = rig.log(api).size();
   pool.refresh();  // not drained yet: nothing is scaled
   auto log = rig.log(api);
   CHECK(log.size() == before + 1);
-  CHECK(find(pool, "models-1").state == WorkerState::kDraining);
+  CHECK(find_worker(pool, "models-1").state == WorkerState::kDraining);
 
   drained();
   pool.refresh();
@@ -166,9 +162,9 @@ TEST_CASE("kubernetes pool removes the very pod it drained", "[manager][kubernet
                            "{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":\"-1000\"}}}");
   CHECK(log[before + 2] == "GET " + kScale + "||");
   CHECK(log[before + 3] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":2}}");
-  CHECK(find(pool, "models-1").state == WorkerState::kStopped);
-  CHECK(find(pool, "models-0").state == WorkerState::kUp);
-  CHECK(find(pool, "models-2").state == WorkerState::kUp);
+  CHECK(find_worker(pool, "models-1").state == WorkerState::kStopped);
+  CHECK(find_worker(pool, "models-0").state == WorkerState::kUp);
+  CHECK(find_worker(pool, "models-2").state == WorkerState::kUp);
 }
 
 TEST_CASE("kubernetes pool: 409 Conflict then 200 is retried once after the first backoff", "[manager][kubernetes][fault]") {
@@ -176,7 +172,7 @@ TEST_CASE("kubernetes pool: 409 Conflict then 200 is retried once after the firs
   Rig rig;
   KubernetesPool pool(rig.client, rig.clock, rig.options(api));
   const auto ids = pool.start_workers(1);
-  CHECK(find(pool, ids[0]).state == WorkerState::kStarting);
+  CHECK(find_worker(pool, ids[0]).state == WorkerState::kStarting);
   CHECK(pool.last_error().empty());
   CHECK(rig.waits_ms == std::vector<std::int64_t>{200});
   const auto log = rig.log(api);
@@ -196,8 +192,8 @@ TEST_CASE("kubernetes pool: 500 every time gives up after bounded backoff and sa
                           ": HTTP 500 InternalError: etcdserver: request timed out (after 5 attempts)";
   CHECK(rig.waits_ms == std::vector<std::int64_t>{200, 400, 500, 500});
   for (const auto& id : ids) {
-    CHECK(find(pool, id).state == WorkerState::kFailed);
-    CHECK(find(pool, id).failure == why);
+    CHECK(find_worker(pool, id).state == WorkerState::kFailed);
+    CHECK(find_worker(pool, id).failure == why);
   }
   CHECK(pool.last_error() == why);
   CHECK(rig.log(api).size() == 1 + 5);  // one GET, five PATCHes
@@ -250,14 +246,14 @@ TEST_CASE("kubernetes pool: a pod that leaves the endpoints unasked is failed, a
   lose.ca_file = secrets().cert;
   REQUIRE(rig.client.fetch(lose).ok());
   pool.refresh();
-  CHECK(find(pool, "models-0").state == WorkerState::kFailed);
-  CHECK(find(pool, "models-0").failure == "pod left the endpoints of Service models");
-  CHECK(find(pool, "models-2").state == WorkerState::kUp);  // the Deployment's replacement
+  CHECK(find_worker(pool, "models-0").state == WorkerState::kFailed);
+  CHECK(find_worker(pool, "models-0").failure == "pod left the endpoints of Service models");
+  CHECK(find_worker(pool, "models-2").state == WorkerState::kUp);  // the Deployment's replacement
 
   const auto ids = pool.start_workers(1);
   pool.stop_worker(ids[0]);  // asked for, then not wanted before its pod showed
   pool.refresh();
-  CHECK(find(pool, ids[0]).state == WorkerState::kStopped);
+  CHECK(find_worker(pool, ids[0]).state == WorkerState::kStopped);
   const auto log = rig.log(api);
   CHECK(log[log.size() - 2] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":2}}");
 }
@@ -272,18 +268,18 @@ TEST_CASE("kubernetes pool: a drained pod is scaled away only once no other pod 
   REQUIRE(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
   pool.start_workers(1);
   pool.refresh();  // models-2 shows, not ready (one more listing to go)
-  REQUIRE(find(pool, "models-2").state == WorkerState::kStarting);
+  REQUIRE(find_worker(pool, "models-2").state == WorkerState::kStarting);
   pool.stop_worker("models-0");  // no drain hook: drained at once
   pool.refresh();  // models-2 still not ready: models-0 must wait (lowering now would remove models-2)
-  CHECK(find(pool, "models-0").state == WorkerState::kDraining);
-  CHECK(find(pool, "models-2").state == WorkerState::kStarting);
+  CHECK(find_worker(pool, "models-0").state == WorkerState::kDraining);
+  CHECK(find_worker(pool, "models-2").state == WorkerState::kStarting);
   pool.refresh();  // models-2 is ready in this listing
-  CHECK(find(pool, "models-0").state == WorkerState::kDraining);
-  CHECK(find(pool, "models-2").state == WorkerState::kUp);
+  CHECK(find_worker(pool, "models-0").state == WorkerState::kDraining);
+  CHECK(find_worker(pool, "models-2").state == WorkerState::kUp);
   pool.refresh();  // now models-0 goes
-  CHECK(find(pool, "models-0").state == WorkerState::kStopped);
-  CHECK(find(pool, "models-1").state == WorkerState::kUp);
-  CHECK(find(pool, "models-2").state == WorkerState::kUp);
+  CHECK(find_worker(pool, "models-0").state == WorkerState::kStopped);
+  CHECK(find_worker(pool, "models-1").state == WorkerState::kUp);
+  CHECK(find_worker(pool, "models-2").state == WorkerState::kUp);
 }
 
 TEST_CASE("kubernetes pool: a pod lost while draining still lowers the count once", "[manager][kubernetes][fault]") {
@@ -300,7 +296,7 @@ TEST_CASE("kubernetes pool: a pod lost while draining still lowers the count onc
   lose.ca_file = secrets().cert;
   REQUIRE(rig.client.fetch(lose).ok());  // the Deployment replaces it with models-3
   pool.refresh();
-  CHECK(find(pool, "models-1").state == WorkerState::kStopped);  // it was going anyway
+  CHECK(find_worker(pool, "models-1").state == WorkerState::kStopped);  // it was going anyway
   drained();
   pool.refresh();
   CHECK(pool.last_error().empty());

@@ -25,6 +25,8 @@ using lull::serve::HttpRequest;
 using lull::manager::testing::server_command;
 using lull::manager::testing::wait_until;
 
+using lull::manager::testing::find_worker;
+
 namespace {
 
 // The client and clock the pools use, and a log folder for the test's workers, removed after the pool.
@@ -45,15 +47,8 @@ struct Rig {
   }
 };
 
-WorkerInfo info(LocalProcessPool& pool, const std::string& id) {
-  for (const auto& w : pool.list_workers())
-    if (w.id == id) return w;
-  FAIL("no worker " << id);
-  return {};
-}
-
 bool settled(LocalProcessPool& pool, const std::string& id) {
-  const auto s = info(pool, id).state;
+  const auto s = find_worker(pool, id).state;
   return s != WorkerState::kStarting && s != WorkerState::kDraining;
 }
 
@@ -61,7 +56,7 @@ bool settled(LocalProcessPool& pool, const std::string& id) {
 WorkerInfo start_one(LocalProcessPool& pool) {
   const auto id = pool.start_workers(1).at(0);
   REQUIRE(wait_until([&] { return settled(pool, id); }));
-  return info(pool, id);
+  return find_worker(pool, id);
 }
 
 bool pings(HttpClient& client, const std::string& url) {
@@ -95,7 +90,7 @@ TEST_CASE("local pool: workers are up after their checks, a removed one drains, 
   const auto ids = pool.start_workers(2);
   REQUIRE(ids.size() == 2);
   REQUIRE(wait_until([&] { return settled(pool, ids[0]) && settled(pool, ids[1]); }));
-  const auto w0 = info(pool, ids[0]), w1 = info(pool, ids[1]);
+  const auto w0 = find_worker(pool, ids[0]), w1 = find_worker(pool, ids[1]);
   INFO(w0.failure << " | " << w1.failure);
   REQUIRE(w0.state == WorkerState::kUp);
   REQUIRE(w1.state == WorkerState::kUp);
@@ -106,14 +101,14 @@ TEST_CASE("local pool: workers are up after their checks, a removed one drains, 
   CHECK(drain_asked == ids[0]);
   // Draining: still running (its batches in flight finish) until the serving layer says drained.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  CHECK(info(pool, ids[0]).state == WorkerState::kDraining);
+  CHECK(find_worker(pool, ids[0]).state == WorkerState::kDraining);
   CHECK(pings(rig.client, w0.inference_url));
   drained();
-  REQUIRE(wait_until([&] { return info(pool, ids[0]).state == WorkerState::kStopped; }));
-  CHECK(info(pool, ids[0]).failure.empty());
+  REQUIRE(wait_until([&] { return find_worker(pool, ids[0]).state == WorkerState::kStopped; }));
+  CHECK(find_worker(pool, ids[0]).failure.empty());
   CHECK(pool.pid_of(ids[0]) == -1);
   CHECK_FALSE(pings(rig.client, w0.inference_url));
-  CHECK(info(pool, ids[1]).state == WorkerState::kUp);
+  CHECK(find_worker(pool, ids[1]).state == WorkerState::kUp);
   // Each worker's changes in order (the two start-ups may finish in either order).
   std::lock_guard<std::mutex> lock(events_mu);
   const auto of = [&](const std::string& id) {
@@ -186,23 +181,23 @@ TEST_CASE("local pool: a worker killed while up, or during scale-in, is failed s
   pool.set_drain_hook([&](const std::string&, std::function<void()>) { drain_called = true; });  // never drained
   const auto ids = pool.start_workers(3);
   REQUIRE(wait_until([&] { return settled(pool, ids[0]) && settled(pool, ids[1]) && settled(pool, ids[2]); }));
-  for (const auto& id : ids) REQUIRE(info(pool, id).state == WorkerState::kUp);
+  for (const auto& id : ids) REQUIRE(find_worker(pool, id).state == WorkerState::kUp);
 
   // Crash while up.
   ::kill(pool.pid_of(ids[0]), SIGKILL);
-  REQUIRE(wait_until([&] { return info(pool, ids[0]).state == WorkerState::kFailed; }));
-  CHECK(info(pool, ids[0]).failure.find("killed by signal 9 while up") == 0);
+  REQUIRE(wait_until([&] { return find_worker(pool, ids[0]).state == WorkerState::kFailed; }));
+  CHECK(find_worker(pool, ids[0]).failure.find("killed by signal 9 while up") == 0);
 
   // Crash during scale-in: draining, its batches still finishing, then it dies.
   pool.stop_worker(ids[1]);
   CHECK(drain_called);
-  REQUIRE(info(pool, ids[1]).state == WorkerState::kDraining);
+  REQUIRE(find_worker(pool, ids[1]).state == WorkerState::kDraining);
   ::kill(pool.pid_of(ids[1]), SIGKILL);
-  REQUIRE(wait_until([&] { return info(pool, ids[1]).state == WorkerState::kFailed; }));
-  CHECK(info(pool, ids[1]).failure.find("killed by signal 9 while draining") == 0);
+  REQUIRE(wait_until([&] { return find_worker(pool, ids[1]).state == WorkerState::kFailed; }));
+  CHECK(find_worker(pool, ids[1]).failure.find("killed by signal 9 while draining") == 0);
   // The rest of the pool is untouched.
-  CHECK(info(pool, ids[2]).state == WorkerState::kUp);
-  CHECK(pings(rig.client, info(pool, ids[2]).inference_url));
+  CHECK(find_worker(pool, ids[2]).state == WorkerState::kUp);
+  CHECK(pings(rig.client, find_worker(pool, ids[2]).inference_url));
 }
 
 TEST_CASE("local pool: a drain that never finishes stops the worker at the drain limit", "[manager][local][fault]") {
@@ -213,10 +208,10 @@ TEST_CASE("local pool: a drain that never finishes stops the worker at the drain
   LocalProcessPool pool(rig.client, rig.clock, o);
   pool.set_drain_hook([](const std::string&, std::function<void()>) {});
   const auto id = start_one(pool).id;
-  REQUIRE(info(pool, id).state == WorkerState::kUp);
+  REQUIRE(find_worker(pool, id).state == WorkerState::kUp);
   pool.stop_worker(id);
-  REQUIRE(wait_until([&] { return info(pool, id).state == WorkerState::kStopped; }));
-  CHECK(info(pool, id).failure == "drain did not finish within 300 ms; stopped anyway");
+  REQUIRE(wait_until([&] { return find_worker(pool, id).state == WorkerState::kStopped; }));
+  CHECK(find_worker(pool, id).failure == "drain did not finish within 300 ms; stopped anyway");
 }
 
 TEST_CASE("local pool: a process that ignores SIGTERM is killed after the grace period", "[manager][local][fault]") {
@@ -234,7 +229,7 @@ TEST_CASE("local pool: a process that ignores SIGTERM is killed after the grace 
     return std::getline(log, line) && line == "ignoring-TERM";
   }));
   pool.stop_worker(id);  // still starting: stopped at once, then terminated
-  CHECK(info(pool, id).state == WorkerState::kStopped);
+  CHECK(find_worker(pool, id).state == WorkerState::kStopped);
   CHECK(wait_until([&] { return pool.pid_of(id) == -1; }, 20000));
 }
 

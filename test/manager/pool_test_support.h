@@ -1,12 +1,15 @@
 #pragma once
-// What the tests over real worker processes share: the stand-in model
-// server's command for a pool, and a bounded wait.
+// What the pool tests share: the stand-in model server's command for a
+// pool, a bounded wait, and one worker's entry in a pool's list.
+#include <catch2/catch.hpp>
+
 #include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
 
 #include "model_server_process.h"
+#include "runtime/manager/worker_pool.h"
 
 namespace lull::manager::testing {
 
@@ -24,6 +27,14 @@ inline bool wait_until(const std::function<bool()>& done, int timeout_ms = 60000
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return done();
+}
+
+// The pool's entry for worker `id` (fails the test when there is none).
+inline WorkerInfo find_worker(WorkerPool& pool, const std::string& id) {
+  for (const auto& w : pool.list_workers())
+    if (w.id == id) return w;
+  FAIL("no worker " << id);
+  return {};
 }
 
 }  // namespace lull::manager::testing

@@ -353,3 +353,33 @@ TEST_CASE("serve session: without --reject-late the same burst is all served, la
   CHECK(metric_line(*rig.session, "lull_violations_total{model=\"big\"}") == "lull_violations_total{model=\"big\"} 1");
 }
 
+
+TEST_CASE("serve session: time a query spent in the front end counts towards its deadline", "[serve][session]") {
+  Rig rig(1);
+  rig.clock.advance_to_us(1'000'000);
+  std::promise<Answer> late, on_time;
+  // Header complete 600 ms ago (the SLO is 500 ms): late however fast the batch.
+  rig.session->serve_async("waited", 600'000, [&](Answer a) { late.set_value(std::move(a)); });
+  REQUIRE(rig.backend.started.size() == 1);
+  rig.clock.advance_to_us(1'010'000);
+  rig.backend.succeed(0, {"\"w\""});
+  CHECK(late.get_future().get().http_status == 200);
+  rig.session->serve_async("fresh", 0, [&](Answer a) { on_time.set_value(std::move(a)); });
+  REQUIRE(rig.backend.started.size() == 2);
+  rig.clock.advance_to_us(1'020'000);
+  rig.backend.succeed(1, {"\"f\""});
+  CHECK(on_time.get_future().get().http_status == 200);
+  CHECK(metric_line(*rig.session, "lull_violations_total{model=\"big\"}") == "lull_violations_total{model=\"big\"} 1");
+  CHECK(metric_line(*rig.session, "lull_satisfied_total{model=\"big\"}") == "lull_satisfied_total{model=\"big\"} 1");
+}
+
+TEST_CASE("serve session: an asynchronous query with no answer gets 504 at answer_timeout_ms", "[serve][session]") {
+  ServeOptions o;
+  o.answer_timeout_ms = 50;
+  Rig rig(1, {}, o);
+  auto never = rig.session->submit("never answered");  // the batch never completes
+  REQUIRE(never.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  const Answer a = never.get();
+  CHECK(a.http_status == 504);
+  CHECK(metric_line(*rig.session, "lull_failed_total") == "lull_failed_total 1");
+}

@@ -1,0 +1,100 @@
+#pragma once
+// The event-driven HTTP/1.1 server under lull's front end (Boost.Beast over
+// Asio; docs/dependencies.md says why). It exists so that no client can
+// monopolize the front end: a connection holds no thread, only a socket and
+// a small buffer, so slow or idle clients cost memory, not service.
+//   - a connection waits for its next request at most idle_timeout_ms, reads
+//     a request header within header_timeout_ms of its first byte and the
+//     body within body_timeout_ms of the header (slowloris); a timed-out
+//     connection is closed;
+//   - at max_connections, a new connection sheds the oldest idle one (then
+//     the one that has been reading a request header longest); when every
+//     connection has a request in service it is answered 503 and closed;
+//   - bodies over max_body_bytes get 413, chunked ones included (counted as
+//     they arrive, never buffered past the limit); conflicting Content-Length
+//     headers get 400 (Beast's parser);
+//   - requests are handed over complete, stamped with the time their header
+//     was complete, and answered asynchronously: the handler may call
+//     `respond` later from any thread, so a query waiting for its batch
+//     holds no I/O thread.
+// Beast stays inside http_server.cc; this header names no Boost type.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lull::serve {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";        // loopback unless asked otherwise
+  int port = 0;                          // 0 picks a free port
+  std::size_t max_body_bytes = 4 << 20;  // larger bodies get 413
+  int io_threads = 2;                    // threads running the event loop
+  int header_timeout_ms = 10000;         // first byte of a request to the end of its header
+  int body_timeout_ms = 30000;           // end of the header to the end of the body; also a response's write
+  int idle_timeout_ms = 60000;           // a kept-alive connection's wait for its next request
+  int max_connections = 1024;            // open connections; see the shedding above
+};
+
+struct ServerRequest {
+  std::string method;        // "GET", "POST", ...
+  std::string target;        // the path, query string removed
+  std::string content_type;  // the Content-Type header, or ""
+  std::string body;
+  std::chrono::steady_clock::time_point arrived;  // when the header was complete
+};
+
+struct ServerResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+};
+
+// Sends the response; call exactly once, from any thread, at any time (a
+// call after the server stopped or the client left is dropped).
+using Respond = std::function<void(ServerResponse)>;
+using RequestHandler = std::function<void(ServerRequest, Respond)>;
+// The body of the server's own refusals (400, 413, 431, 503), by status and message.
+using ErrorRenderer = std::function<ServerResponse(int status, const std::string& message)>;
+
+// Connection counts, for /metrics.
+struct HttpServerStats {
+  std::uint64_t open = 0;              // connections open now
+  std::uint64_t accepted = 0;          // connections accepted since start
+  std::uint64_t idle_timeouts = 0;     // closed: no request within idle_timeout_ms
+  std::uint64_t header_timeouts = 0;   // closed: header not complete within header_timeout_ms
+  std::uint64_t body_timeouts = 0;     // closed: body (or a response write) not done in body_timeout_ms
+  std::uint64_t shed = 0;              // closed to make room at max_connections
+  std::uint64_t refused = 0;           // answered 503 at max_connections (all busy)
+};
+
+class HttpServer {
+ public:
+  // `on_response` is called with the status of every response sent,
+  // the server's own refusals included.
+  HttpServer(HttpServerOptions options, RequestHandler handler, ErrorRenderer render_error,
+             std::function<void(int)> on_response);
+  ~HttpServer();  // stops
+  // Binds, listens and starts the I/O threads; throws std::runtime_error
+  // "HOST:PORT: cannot listen ..." when the address is taken.
+  void start();
+  // Closes every connection and joins the I/O threads; responses not yet
+  // sent are dropped. Idempotent.
+  void stop();
+  int port() const;
+  HttpServerStats stats() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// The stats as Prometheus text (lull_http_connections...).
+std::string render_http_server_stats(const HttpServerStats& s);
+
+}  // namespace lull::serve
