@@ -16,6 +16,7 @@
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "cli/serve_autoscale.h"
+#include "cli/serve_variants.h"
 #include "runtime/policy_loader.h"
 #include "schema/input_limits.h"
 #include "runtime/clock.h"
@@ -43,6 +44,13 @@ struct StopBackendFirst {
 };
 // The same for the worker pool's threads (--autoscale), which also call into
 // the session: stopped before the backend and the session.
+// The same for the variant switcher's thread (--variant-sets).
+struct StopVariantsFirst {
+  ServeVariants* variants;
+  ~StopVariantsFirst() {
+    if (variants) variants->stop();
+  }
+};
 struct StopPoolFirst {
   ServeAutoscale* autoscale;
   ~StopPoolFirst() {
@@ -59,6 +67,7 @@ int run_serve(int argc, char** argv) {
   serve::TorchServeOptions backend_opts;
   serve::FrontendOptions fe;
   ServeAutoscaleFlags autoscale_flags;
+  ServeVariantsFlags variant_flags;
   bool no_model_check = false, strict_model_batching = false;
   po::options_description desc("lull serve: serve a task through model servers under a compiled policy set");
   desc.add_options()
@@ -108,6 +117,9 @@ int run_serve(int argc, char** argv) {
   po::options_description autoscale_desc("Autoscaling (--autoscale: a worker pool instead of --servers)");
   add_serve_autoscale_options(autoscale_desc, autoscale_flags);
   desc.add(autoscale_desc);
+  po::options_description variants_desc("Model variants (--variant-sets: fewer models at high load)");
+  add_serve_variants_options(variants_desc, variant_flags);
+  desc.add(variants_desc);
   const char* usage =
       "usage: lull serve --policies SET.pb --servers URL,URL,... --listen 127.0.0.1:7070\n"
       "       lull serve --policies LIBRARY.pb --autoscale --worker-command 'CMD --port {port}' [options]";
@@ -191,6 +203,15 @@ int run_serve(int argc, char** argv) {
   }
   if (!autoscale)
     for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
+  std::unique_ptr<ServeVariants> variants;
+  if (!variant_flags.sets.empty()) {
+    if (autoscale || online || !opts.library.empty() || !recompile_out.empty())
+      throw UsageError("--variant-sets: not with --autoscale, a policy library, online compilation or --recompile-on-drift");
+    std::vector<std::string> management;
+    for (const auto& w : workers) management.push_back(w.management_url);
+    variants = std::make_unique<ServeVariants>(variant_flags, table, policies, management, keys.management);
+    variants->configure(opts);
+  }
   std::unique_ptr<DriftRecompiler> recompiler;  // outlives the session that calls it
   if (!recompile_out.empty()) {
     check_binary_output(recompile_out, "--recompile-on-drift");
@@ -216,11 +237,13 @@ int run_serve(int argc, char** argv) {
     });
   StopBackendFirst stop_backend_first{backend};
   StopPoolFirst stop_pool_first{scaling.get()};
+  StopVariantsFirst stop_variants_first{variants.get()};
   // Pings every worker; those up join the Dispatcher's rotation through the
   // session's health handler. With --autoscale the pool starts the workers,
   // and each joins when its checks pass.
   if (backend.start() == 0 && !autoscale) throw std::runtime_error("no worker answers GET /ping");
   const int workers_up = autoscale ? scaling->start(backend, session) : static_cast<int>(workers.size());
+  if (variants) variants->start(session);
   serve::Frontend frontend(session, fe);
   frontend.start();
   if (!port_file.empty()) write_output(port_file, std::to_string(frontend.port()) + "\n");

@@ -12,7 +12,8 @@ bool contains(const std::vector<std::string>& v, const std::string& x) { return 
 
 ModelSetChange change_model_set(ModelControl& control, const std::vector<std::string>& workers,
                                 const std::vector<std::string>& current, const std::vector<std::string>& target,
-                                const std::function<void(const std::vector<std::string>&)>& use) {
+                                const std::function<void(const std::vector<std::string>&)>& use,
+                                bool all_or_nothing) {
   ModelSetChange out;
   const auto attempt = [&](const std::string& worker, const std::string& model, bool load) {
     try {
@@ -36,6 +37,13 @@ ModelSetChange change_model_set(ModelControl& control, const std::vector<std::st
       for (const auto& worker : holding) attempt(worker, model, false);
       broken.push_back(model);
     }
+  }
+  if (all_or_nothing && !broken.empty()) {  // cancelled: the new models go, the old set stays in use
+    for (const auto& model : out.loaded)
+      for (const auto& worker : workers) attempt(worker, model, false);
+    out.loaded.clear();
+    out.in_use = current;
+    return out;
   }
   // 2. Switch: the policy uses what every worker has.
   for (const auto& model : target)

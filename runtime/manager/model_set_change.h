@@ -36,8 +36,13 @@ struct ModelSetChange {
 // `current`: the models every worker holds and the policy uses now;
 // `target`: the plan's. Calls use(in_use) once, after the loads and before
 // the unloads. Workers are handled one after another in the order given.
+// With `all_or_nothing` (a variant switch: the policies were compiled for
+// exactly `target`), a model that fails to load cancels the change: the new
+// models are taken back off, `use` is not called, nothing of `current` is
+// unloaded, and in_use is `current`.
 ModelSetChange change_model_set(ModelControl& control, const std::vector<std::string>& workers,
                                 const std::vector<std::string>& current, const std::vector<std::string>& target,
-                                const std::function<void(const std::vector<std::string>& in_use)>& use);
+                                const std::function<void(const std::vector<std::string>& in_use)>& use,
+                                bool all_or_nothing = false);
 
 }  // namespace lull::manager

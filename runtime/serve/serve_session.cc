@@ -257,11 +257,31 @@ void ServeSession::on_backend_done(const runtime::BatchResult& r) {
   (r.ok ? wb.ok : wb.failed)++;
   DriftEvent event;
   const bool drifted = check_drift(r, &event);
+  --in_flight_by_model_[r.model];
   relay_.deliver(r);  // the Dispatcher frees the worker, retries or calls on_final_result
+  batch_done_.notify_all();
   if (drains_.draining(r.worker) && !dispatcher_.busy(r.worker)) drains_.on_idle(r.worker);
   send_outbox(lock);  // the worker's next batch, and any retry
   if (lock.owns_lock()) lock.unlock();
   if (drifted && options_.on_drift) options_.on_drift(event);
+}
+
+void ServeSession::swap_policies_and_wait(const runtime::PolicyTable& table, const std::vector<int>& dropped,
+                                          std::int64_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  dispatcher_.replace_policies(table);  // from the next decision on, only the new set's models
+  logged_generation_ = dispatcher_.catalog().generation();  // the caller logs this swap, not log_replacement
+  current_policy_ = logged_policy_ = dispatcher_.current_choice().id;
+  const auto idle = [&] {
+    for (int w = 0; w < workers(); ++w)
+      if (dispatcher_.retries_waiting(w) > 0) return false;  // a retry may run on its failed batch's model
+    for (int m : dropped)
+      if (in_flight_by_model_[m] > 0) return false;
+    return true;
+  };
+  if (!batch_done_.wait_for(lock, std::chrono::milliseconds(timeout_ms), idle))
+    throw std::runtime_error("batches in flight on the models that go did not finish within " +
+                             std::to_string(timeout_ms) + " ms");
 }
 
 bool ServeSession::check_drift(const runtime::BatchResult& r, DriftEvent* event) {

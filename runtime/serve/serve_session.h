@@ -119,6 +119,15 @@ class ServeSession final : public QueryService {
     dispatcher_.policy_inbox().post_replacement(std::move(table));
   }
 
+  // Model variants (cli/serve_variants.cc): puts `table` (the same task,
+  // SLO, workers and models; policies that use fewer of them) in use at
+  // once, then waits until no batch is in flight or waiting for a retry on
+  // the models with the ids in `dropped`, so that they may be unloaded.
+  // Throws std::runtime_error when that takes longer than `timeout_ms`, and
+  // std::invalid_argument when the catalog refuses the table.
+  void swap_policies_and_wait(const runtime::PolicyTable& table, const std::vector<int>& dropped,
+                              std::int64_t timeout_ms);
+
   // Worker pools (pool_managed): the slot's worker (`name`: its URL) is up.
   void add_worker(int slot, const std::string& name);
   // Out of rotation now; `drained` runs (under the session's lock, once) when
@@ -134,7 +143,10 @@ class ServeSession final : public QueryService {
   class Relay final : public runtime::Backend {
    public:
     explicit Relay(ServeSession& s) : s_(s) {}
-    void start_batch(const runtime::BatchRequest& b) override { s_.outbox_.push_back(b); }
+    void start_batch(const runtime::BatchRequest& b) override {
+      s_.outbox_.push_back(b);
+      ++s_.in_flight_by_model_[b.model];
+    }
     void deliver(const runtime::BatchResult& r) { report(r); }
 
    private:
@@ -185,6 +197,8 @@ class ServeSession final : public QueryService {
   int logged_generation_ = 0, logged_rejected_ = 0;  // replacements and refused mail logged so far
   std::unordered_map<runtime::QueryId, Waiting> waiting_;
   std::vector<runtime::BatchRequest> outbox_;  // started under mu_, sent after it
+  std::unordered_map<int, int> in_flight_by_model_;  // batches started and not reported, by model id
+  std::condition_variable batch_done_;               // a batch was reported (swap_policies_and_wait)
   std::vector<WorkerBatches> worker_batches_;
   std::vector<char> admitted_;  // the slot may be in rotation (always, unless pool_managed)
   manager::DrainTracker drains_;

@@ -7,12 +7,6 @@
 // the stand-in's latencies are at least 40 ms, the profile's under 13 ms.
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -20,13 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "lull_serve_process.h"
 #include "model_server_process.h"
 #include "runtime/serve/http_client.h"
 #include "schema/policy_file.h"
 #include "session_test_support.h"
 #include "test/support/cli_runner.h"
-
-extern char** environ;
 
 using namespace lull::serve;
 using namespace lull::serve::testing;
@@ -43,43 +36,11 @@ TEST_CASE("lull serve --recompile-on-drift: slower servers than profiled give a 
   REQUIRE(compiled.exit_code == 0);
   ModelServerProcess server({"--fake", "fast:40:5", "--fake", "slow:60:10"});
 
-  std::vector<std::string> args = {LULL_BINARY, "serve", "--policies", set, "--servers", server.url(),
-                                   "--listen", "127.0.0.1:0", "--port-file", port_file, "--no-model-check",
-                                   "--recompile-on-drift", out};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  REQUIRE(posix_spawn(&pid, LULL_BINARY, &actions, nullptr, argv.data(), environ) == 0);
-  posix_spawn_file_actions_destroy(&actions);
-  struct Stop {  // SIGTERM on every way out
-    pid_t pid;
-    ~Stop() {
-      ::kill(pid, SIGTERM);
-      int status = 0;
-      ::waitpid(pid, &status, 0);
-    }
-  } stop{pid};
-
-  std::string port;
-  for (int i = 0; i < 300 && port.empty(); ++i) {
-    std::ifstream(port_file) >> port;
-    if (port.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  REQUIRE_FALSE(port.empty());
-  const std::string base = "http://127.0.0.1:" + port;
+  LullServeProcess serve({"--policies", set, "--servers", server.url(), "--no-model-check", "--recompile-on-drift", out},
+                         log, port_file);
+  const std::string& base = serve.base();
   HttpClient client;
-  const auto post = [&](int i) {
-    HttpRequest r;
-    r.method = "POST";
-    r.url = base + "/predictions/tiny";
-    r.body = "input-" + std::to_string(i);
-    r.timeout_ms = 10000;
-    return client.fetch(r);
-  };
+  const auto post = [&](int i) { return serve.post("tiny", "input-" + std::to_string(i)); };
   for (int i = 0; i < 24; ++i) REQUIRE(post(i).status == 200);  // one at a time: 24 batches of 1
   HttpRequest m;
   m.url = base + "/metrics";

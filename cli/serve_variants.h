@@ -1,0 +1,76 @@
+#pragma once
+// `lull serve --variant-sets SMALL.pb@QPS,...`: model variants while serving
+// (issue 10). The servers start with the full set (--policies) loaded; above
+// each variant's load its set's policies (compiled with `lull compile
+// --models`) serve, and the models only the full set uses are unloaded
+// through the management API, make-before-break (runtime/manager/
+// variant_switcher.h). A thread counts the arrivals and feeds their rate to
+// a load forecaster (by default the mean of the last 5 s: the Dispatcher's
+// own estimate follows bursts, and switching on it would load and unload
+// models every few seconds), whose value picks the variant. Kept out
+// of serve_command.cc (the composition root), which only asks this file for
+// the session's hooks and to start and stop.
+#include <boost/program_options.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/clock.h"
+#include "runtime/manager/load_forecast.h"
+#include "runtime/manager/session_policy_swap.h"
+#include "runtime/manager/torchserve_model_control.h"
+#include "runtime/manager/variant_switcher.h"
+#include "runtime/policy_table.h"
+#include "runtime/serve/http_client.h"
+#include "runtime/serve/serve_session.h"
+
+namespace lull::cli {
+
+struct ServeVariantsFlags {
+  std::string sets;  // FILE@QPS,...
+  double hysteresis = 0.1, dwell_s = 5, interval_ms = 200, drain_timeout_s = 30;
+  std::string archive = "{model}.mar";
+  std::string load = "current:5";  // the forecaster (load_forecast.h) whose value picks the variant
+};
+
+void add_serve_variants_options(boost::program_options::options_description& desc, ServeVariantsFlags& flags);
+
+class ServeVariants {
+ public:
+  // Reads and checks the variant sets against the full set `full` (UsageError
+  // naming the flag, or the loader's error naming the file); starts nothing.
+  ServeVariants(const ServeVariantsFlags& flags, const runtime::PolicyTable& full, const std::string& full_name,
+                std::vector<std::string> management_urls, const std::string& management_key);
+  ~ServeVariants();
+  // Arrivals are counted; /metrics gains the variant families.
+  void configure(serve::ServeOptions& options);
+  void start(serve::ServeSession& session);
+  // Ends the thread; call it before the session goes.
+  void stop();
+
+ private:
+  void loop();
+
+  ServeVariantsFlags flags_;
+  std::vector<manager::ModelVariant> variants_;
+  std::vector<std::string> workers_;
+  serve::HttpClient client_;
+  manager::TorchServeModelControl control_;
+  std::unique_ptr<manager::SessionPolicySwap> swap_;
+  std::unique_ptr<manager::VariantSwitcher> switcher_;
+  std::unique_ptr<manager::LoadForecaster> forecaster_;
+  std::atomic<std::uint64_t> arrivals_{0};
+  runtime::WallClock clock_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace lull::cli

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Model variants for real: `lull serve --variant-sets` over two latency-replay
+# stand-in servers (test/data/replay_profile.json: tiny_net, small_net,
+# medium_net, large_net), Poisson load from `lull loadgen` stepping 1x -> 3x
+# -> 1x. Below the boundary the full set's policies serve; above it a set
+# compiled for {tiny_net, small_net} (as a per-worker memory budget would
+# force at high load), so medium_net and large_net are unloaded from both
+# servers through the management API, and registered again when the load
+# falls. Exits non-zero if a check fails:
+#   - two switches logged (full -> small, small -> full) and counted in /metrics;
+#   - the servers' GET /models (sampled every 0.2 s) lacked the big models at
+#     some point and holds all four at the end;
+#   - no query lost and no 5xx (every query sent answered 200);
+#   - no batch failed or retried (a batch sent to an unregistered model gets
+#     404 from the stand-in, fails and is retried: none may be).
+# Writes variants-e2e.{md,json} to VE2E_OUT (default experiments/results).
+#   VE2E_QUICK=1: phases 8/12/12 s instead of 15/25/25 s
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LULL="${LULL:-$ROOT/build/lull}"
+PY=/usr/bin/python3
+OUT="${VE2E_OUT:-$ROOT/experiments/results}"
+QUICK="${VE2E_QUICK:-0}"
+BASE=15; BOUNDARY=30
+PROFILE="$ROOT/test/data/replay_profile.json"
+SLO_MS=80
+if [ "$QUICK" = 1 ]; then PHASES="1:8 3:12 1:12"; else PHASES="1:15 3:25 1:25"; fi
+WORK="$(mktemp -d /tmp/lull-variants-e2e.XXXXXX)"
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+mkdir -p "$OUT"
+wait_file() { for _ in $(seq 1 600); do [ -s "$1" ] && return 0; sleep 0.1; done; echo "variants_e2e: $1 never appeared" >&2; exit 1; }
+
+COMPILE=(--profiles "$PROFILE" --slo-ms $((SLO_MS - 10)) --workers 2 --percentile 100 --load-qps 5:100:5 --max-queue 8 --intervals 50)
+"$LULL" compile "${COMPILE[@]}" --all-models --out "$WORK/full.pb" 2>/dev/null
+"$LULL" compile "${COMPILE[@]}" --models tiny_net,small_net --out "$WORK/small.pb" 2>/dev/null
+"$PY" -c 'import json, sys; json.dump({m["name"]: m["accuracy"] for m in json.load(open(sys.argv[1]))["models"]}, open(sys.argv[2], "w"))' \
+    "$PROFILE" "$WORK/accuracy.json"
+for s in 0 1; do
+  "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --port 0 --port-file "$WORK/s$s.port" \
+      2>"$WORK/s$s.log" &
+  PIDS+=($!)
+done
+wait_file "$WORK/s0.port"; wait_file "$WORK/s1.port"
+S0="http://127.0.0.1:$(cat "$WORK/s0.port")"; S1="http://127.0.0.1:$(cat "$WORK/s1.port")"
+"$LULL" serve --policies "$WORK/full.pb" --servers "$S0,$S1" --listen 127.0.0.1:0 --port-file "$WORK/lull.port" \
+    --variant-sets "$WORK/small.pb@$BOUNDARY" --variant-dwell-s 2 --variant-interval-ms 100 2>"$WORK/serve.log" &
+PIDS+=($!)
+wait_file "$WORK/lull.port"
+TARGET="http://127.0.0.1:$(cat "$WORK/lull.port")"
+# The models each server holds, every 0.2 s.
+( while sleep 0.2; do
+    echo "$(curl -s "$S0/models" | tr -d ' \n') $(curl -s "$S1/models" | tr -d ' \n')" >> "$WORK/models.txt" || true
+  done ) &
+PIDS+=($!)
+
+i=0
+for phase in $PHASES; do
+  mult="${phase%%:*}"; secs="${phase##*:}"; rate=$((BASE * mult))
+  "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate "$rate" --duration "${secs}s" \
+      --seed $((i + 1)) --slo-ms "$SLO_MS" --accuracy "$WORK/accuracy.json" --json "$WORK/phase$i.json" > /dev/null || true
+  echo "variants_e2e: phase $i: ${rate} qps for ${secs} s done" >&2
+  i=$((i + 1))
+done
+curl -s "$TARGET/metrics" > "$WORK/metrics.txt"
+curl -s "$S0/models" | tr -d ' \n' > "$WORK/final0.txt"; curl -s "$S1/models" | tr -d ' \n' > "$WORK/final1.txt"
+
+"$PY" - "$WORK" "$OUT" "$PHASES" "$BASE" "$QUICK" <<'PYEOF'
+import json, re, sys
+work, out, phases, base, quick = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.argv[4]), sys.argv[5] == "1"
+rows = []
+for i, p in enumerate(phases):
+    mult, secs = p.split(":")
+    r = json.load(open(f"{work}/phase{i}.json"))
+    rows.append(dict(phase=i, load=base * int(mult), seconds=int(secs), sent=r["sent"], ok=r["ok"], http_5xx=r["http_5xx"],
+                     unanswered=r["unanswered"], violation=r["violation_rate"], accuracy=r["accuracy_per_satisfied"],
+                     models=r.get("models", {})))
+metrics = open(f"{work}/metrics.txt").read()
+def metric(name):
+    m = re.search("^" + re.escape(name) + r" (\S+)$", metrics, re.M)
+    return float(m.group(1)) if m else None
+serve_log = open(f"{work}/serve.log").read()
+switch_lines = [l for l in serve_log.splitlines() if "variant switch" in l]
+big = ("medium_net", "large_net")
+samples = [l.strip() for l in open(f"{work}/models.txt")]
+without_big = sum(1 for s in samples if not any(b in s for b in big))
+finals = [open(f"{work}/final{s}.txt").read() for s in (0, 1)]
+failed_batches = sum(float(v) for v in re.findall(r'^lull_worker_batches_total\{[^}]*result="failed"\} (\S+)$', metrics, re.M))
+checks = {
+    "switched_to_small_and_back": len(switch_lines) == 2 and "now using" in switch_lines[0] and "now using" in switch_lines[1]
+        and metric("lull_variant_switches_total") == 2,
+    "big_models_unloaded_then_loaded": without_big > 0 and all(all(b in f for b in big) for f in finals),
+    "no_loss_no_5xx": all(r["sent"] == r["ok"] and r["http_5xx"] == 0 and r["unanswered"] == 0 for r in rows),
+    "no_failed_or_retried_batch": failed_batches == 0 and metric("lull_retried_total") == 0,
+}
+result = dict(rows=rows, switch_lines=switch_lines, samples_without_big_models=without_big, samples=len(samples),
+              failed_batches=failed_batches, checks=checks)
+name = "variants-e2e-quick" if quick else "variants-e2e"
+json.dump(result, open(f"{out}/{name}.json", "w"), indent=1)
+with open(f"{out}/{name}.md", "w") as f:
+    f.write(f"# lull serve --variant-sets end to end ({'quick' if quick else 'full'})\n\n"
+            f"Two latency-replay stand-in servers; Poisson load {base} -> {3 * base} -> {base} QPS; SLO 80 ms; the small set "
+            f"(tiny_net, small_net) from 30 QPS up, the full set below.\n\n")
+    f.write("| phase | load qps | s | sent | ok | 5xx | unanswered | violation | acc/satisfied | answers by model |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n")
+    for r in rows:
+        f.write(f"| {r['phase']} | {r['load']} | {r['seconds']} | {r['sent']} | {r['ok']} | {r['http_5xx']} | {r['unanswered']} | "
+                f"{r['violation']:.4f} | {r['accuracy']:.4f} | {r['models']} |\n")
+    f.write(f"\nSwitches (the log):\n\n")
+    for l in switch_lines: f.write(f"    {l}\n")
+    f.write(f"\nGET /models samples without medium_net/large_net on either server: {without_big} of {len(samples)}; "
+            f"failed batches {failed_batches:g}.\n\nChecks: " + ", ".join(f"{k} {'pass' if v else 'FAIL'}" for k, v in checks.items()) + "\n")
+print(open(f"{out}/{name}.md").read())
+sys.exit(0 if all(checks.values()) else 1)
+PYEOF

@@ -1,0 +1,51 @@
+// Model variants: choosing a set by load, restating a subset's policies (see
+// model_variants.h).
+#include "runtime/manager/model_variants.h"
+
+#include <stdexcept>
+
+namespace lull::manager {
+
+std::vector<std::string> model_names(const runtime::PolicyTable& table) {
+  std::vector<std::string> names;
+  for (const auto& m : table.models) names.push_back(m.name);
+  return names;
+}
+
+runtime::PolicyTable widen_policy_table(const runtime::PolicyTable& subset, const runtime::PolicyTable& full,
+                                        const std::string& what) {
+  if (subset.task != full.task || subset.slo_us != full.slo_us || subset.workers != full.workers)
+    throw std::invalid_argument(what + ": task, SLO or worker count differ from the full set's ('" + subset.task + "', " +
+                                std::to_string(subset.slo_us) + " us, " + std::to_string(subset.workers) +
+                                " workers vs '" + full.task + "', " + std::to_string(full.slo_us) + " us, " +
+                                std::to_string(full.workers) + ")");
+  std::vector<std::uint16_t> to_full;
+  for (const auto& m : subset.models) {
+    std::size_t i = 0;
+    while (i < full.models.size() && full.models[i].name != m.name) ++i;
+    if (i == full.models.size())
+      throw std::invalid_argument(what + ": model '" + m.name + "' is not in the full set's models");
+    to_full.push_back(static_cast<std::uint16_t>(i));
+  }
+  if (full.models.empty() || to_full.empty() || to_full.front() != 0)
+    throw std::invalid_argument(what + ": models must start with the full set's model 0 ('" +
+                                (full.models.empty() ? std::string() : full.models.front().name) +
+                                "', the fallback and retry model, which stays loaded)");
+  runtime::PolicyTable out = full;
+  out.policies = subset.policies;
+  for (auto& p : out.policies)
+    for (auto& a : p.actions)
+      if (a.batch != 0) a.model = to_full.at(a.model);
+  return out;
+}
+
+int choose_variant(const std::vector<double>& from_qps, int current, double load_qps, double hysteresis) {
+  int raw = 0;
+  for (std::size_t i = 0; i < from_qps.size(); ++i)
+    if (load_qps >= from_qps[i]) raw = static_cast<int>(i);
+  if (raw >= current) return raw;
+  // Lower: leave the current variant only once clearly below its boundary.
+  return load_qps < from_qps.at(static_cast<std::size_t>(current)) * (1 - hysteresis) ? raw : current;
+}
+
+}  // namespace lull::manager

@@ -1,0 +1,130 @@
+// Make-before-break variant switches (the order and why: variant_switcher.h).
+#include "runtime/manager/variant_switcher.h"
+
+#include <algorithm>
+#include <exception>
+#include <sstream>
+
+#include "runtime/manager/model_variants.h"
+#include "runtime/serve/prometheus_text.h"
+
+namespace lull::manager {
+
+// Passes calls on, and records which models each worker holds after each
+// call that succeeded (for /metrics).
+class VariantSwitcher::Recording final : public ModelControl {
+ public:
+  explicit Recording(VariantSwitcher& s) : s_(s) {}
+  void load(const std::string& worker, const std::string& model) override {
+    s_.control_.load(worker, model);
+    std::lock_guard<std::mutex> lock(s_.mu_);
+    s_.loaded_[worker].insert(model);
+  }
+  void unload(const std::string& worker, const std::string& model) override {
+    s_.control_.unload(worker, model);
+    std::lock_guard<std::mutex> lock(s_.mu_);
+    s_.loaded_[worker].erase(model);
+  }
+
+ private:
+  VariantSwitcher& s_;
+};
+
+namespace {
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
+  return out.empty() ? "none" : out;
+}
+}  // namespace
+
+VariantSwitcher::VariantSwitcher(std::vector<ModelVariant> variants, std::vector<std::string> workers,
+                                 ModelControl& control, PolicySwap& swap, std::function<void(const std::string&)> log,
+                                 VariantSwitchOptions options)
+    : variants_(std::move(variants)), workers_(std::move(workers)), control_(control), swap_(swap),
+      log_(std::move(log)), options_(options) {
+  for (const auto& v : variants_) from_qps_.push_back(v.from_qps);
+  for (const auto& w : workers_)
+    for (const auto& m : variants_.at(0).models) loaded_[w].insert(m);
+}
+
+int VariantSwitcher::current() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return current_;
+}
+
+bool VariantSwitcher::step(double load_qps, std::int64_t now_us) {
+  const int from = current();
+  const int to = choose_variant(from_qps_, from, load_qps, options_.hysteresis);
+  if (to == from || (attempted_ && now_us - last_attempt_us_ < options_.dwell_us)) return false;
+  attempted_ = true;
+  last_attempt_us_ = now_us;
+  const ModelVariant& old_v = variants_[static_cast<std::size_t>(from)];
+  const ModelVariant& new_v = variants_[static_cast<std::size_t>(to)];
+  std::vector<int> dropped;  // ids in the full set's model list
+  for (std::size_t i = 0; i < new_v.table.models.size(); ++i) {
+    const std::string& m = new_v.table.models[i].name;
+    const auto in = [&m](const std::vector<std::string>& v) { return std::find(v.begin(), v.end(), m) != v.end(); };
+    if (in(old_v.models) && !in(new_v.models)) dropped.push_back(static_cast<int>(i));
+  }
+  Recording recording(*this);
+  bool swapped = false;
+  std::string swap_error;
+  ModelSetChange change;
+  try {
+    change = change_model_set(
+        recording, workers_, old_v.models, new_v.models,
+        [&](const std::vector<std::string>&) {
+          swap_.swap(new_v.table, dropped);
+          swapped = true;
+        },
+        /*all_or_nothing=*/true);
+  } catch (const std::exception& e) {  // the swap failed or its batches did not finish: nothing unloaded
+    swap_error = e.what();
+  }
+  std::ostringstream line;
+  line << "lull serve: variant switch " << old_v.name << " -> " << new_v.name << " at load " << load_qps << " qps: ";
+  std::lock_guard<std::mutex> lock(mu_);
+  if (swapped) {
+    current_ = to;
+    ++switches_;
+    line << "now using " << joined(new_v.models) << " (loaded " << joined(change.loaded) << ", unloaded "
+         << joined(change.unloaded) << ")";
+    if (!swap_error.empty()) line << "; not unloaded: " << swap_error;
+  } else {
+    ++failures_;
+    last_failure_ = !swap_error.empty() ? swap_error : change.failures.empty() ? "unknown" : change.failures.front();
+    line << "failed, keeping " << old_v.name << " (" << joined(old_v.models) << "): " << last_failure_;
+  }
+  for (std::size_t i = 1; i < change.failures.size(); ++i) line << "; " << change.failures[i];
+  if (log_) log_(line.str());
+  return swapped;
+}
+
+std::string VariantSwitcher::metrics_text() const {
+  namespace prom = serve::prom;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  prom::family(out, "lull_variant_current", "gauge", "The model variant in use (0: the full set), by name.");
+  prom::sample(out, "lull_variant_current{variant=\"" + prom::escape(variants_[static_cast<std::size_t>(current_)].name) + "\"}",
+               current_);
+  prom::family(out, "lull_variant_switches_total", "counter", "Variant switches done.");
+  prom::sample(out, "lull_variant_switches_total", static_cast<double>(switches_));
+  prom::family(out, "lull_variant_switch_failures_total", "counter",
+               "Variant switches abandoned (a model failed to load, or the swap did not finish); the old set stays.");
+  prom::sample(out, "lull_variant_switch_failures_total", static_cast<double>(failures_));
+  if (!last_failure_.empty()) {
+    prom::family(out, "lull_variant_last_failure_info", "gauge", "Why the last variant switch failed.");
+    prom::sample(out, "lull_variant_last_failure_info{reason=\"" + prom::escape(last_failure_) + "\"}", 1);
+  }
+  prom::family(out, "lull_worker_models_loaded", "gauge", "Models each worker holds (loaded through the management API).");
+  for (const auto& [worker, models] : loaded_)
+    prom::sample(out, "lull_worker_models_loaded{worker=\"" + prom::escape(worker) + "\"}", static_cast<double>(models.size()));
+  prom::family(out, "lull_worker_model_loaded", "gauge", "1 for each model a worker holds.");
+  for (const auto& [worker, models] : loaded_)
+    for (const auto& m : models)
+      prom::sample(out, "lull_worker_model_loaded{worker=\"" + prom::escape(worker) + "\",model=\"" + prom::escape(m) + "\"}", 1);
+  return out;
+}
+
+}  // namespace lull::manager

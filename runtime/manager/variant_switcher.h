@@ -1,0 +1,82 @@
+#pragma once
+// Switching model variants while serving (issue 10): when the load crosses a
+// variant's boundary (model_variants.h), the new set's models are loaded on
+// every worker (change_model_set, all or nothing: a model that fails to load
+// keeps the old set in use), then the new set's policies are swapped in, and
+// only after the swap, and after the batches in flight on the models that go
+// have finished, are those unloaded. So no batch is ever sent to a model
+// being unloaded. No threads or clocks of its own: the caller calls step()
+// with the load and the time (cli/serve_variants.cc: a thread; tests: by hand).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/manager/model_set_change.h"
+#include "runtime/policy_table.h"
+
+namespace lull::manager {
+
+// The serving side of a switch (ServeSession::swap_policies_and_wait).
+class PolicySwap {
+ public:
+  virtual ~PolicySwap() = default;
+  // Puts `table` in use at once; returns when no batch is in flight (or
+  // waiting for a retry) on the models with the ids in `dropped`. Throws
+  // std::exception when they do not finish in time (nothing is unloaded then).
+  virtual void swap(const runtime::PolicyTable& table, const std::vector<int>& dropped) = 0;
+};
+
+struct ModelVariant {
+  std::string name;                  // for the log and /metrics (its file)
+  double from_qps = 0;               // serves loads from here up
+  runtime::PolicyTable table;        // over the full set's models (widen_policy_table)
+  std::vector<std::string> models;   // the models its policies use
+};
+
+struct VariantSwitchOptions {
+  double hysteresis = 0.1;        // choose_variant's
+  std::int64_t dwell_us = 5'000'000;  // at least this long between switches (and after a failed one)
+};
+
+class VariantSwitcher {
+ public:
+  // variants[0]: the full set, in use and loaded on every worker at start,
+  // from 0 qps; the others ascending by from_qps. `workers`: the management
+  // URLs. `control`, `swap` must outlive this.
+  VariantSwitcher(std::vector<ModelVariant> variants, std::vector<std::string> workers, ModelControl& control,
+                  PolicySwap& swap, std::function<void(const std::string&)> log, VariantSwitchOptions options = {});
+
+  // Switches if the load calls for another variant and the dwell time has
+  // passed; one log line per switch or failed switch. True when it switched.
+  bool step(double load_qps, std::int64_t now_us);
+
+  int current() const;
+  // Prometheus families: the variant in use, switches and failed switches,
+  // the last failure's reason, the models each worker holds. Thread-safe.
+  std::string metrics_text() const;
+
+ private:
+  class Recording;  // ModelControl that keeps loaded_ current
+
+  std::vector<ModelVariant> variants_;
+  std::vector<std::string> workers_;
+  ModelControl& control_;
+  PolicySwap& swap_;
+  std::function<void(const std::string&)> log_;
+  VariantSwitchOptions options_;
+  std::vector<double> from_qps_;
+  std::int64_t last_attempt_us_ = 0;
+  bool attempted_ = false;
+
+  mutable std::mutex mu_;  // guards what metrics_text reads
+  int current_ = 0;
+  std::uint64_t switches_ = 0, failures_ = 0;
+  std::string last_failure_;
+  std::map<std::string, std::set<std::string>> loaded_;  // by worker
+};
+
+}  // namespace lull::manager

@@ -1,0 +1,80 @@
+// `lull serve --variant-sets` end to end: a full set {fast, slow} and a set
+// compiled with --models fast; under load the variant thread switches to the
+// small set and unloads `slow` from the stand-in server through the
+// management API: the log line, /metrics and the server's GET /models say
+// so, every query is answered 200, and those sent after the switch are
+// answered by `fast`. The boundary (0.5 qps) is far below the load sent
+// (one query at a time), so the switch does not depend on timing; the waits
+// for it are bounded. Then a malformed --variant-sets is a usage error.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lull_serve_process.h"
+#include "model_server_process.h"
+#include "runtime/serve/http_client.h"
+#include "runtime/serve/model_management.h"
+#include "session_test_support.h"
+#include "test/support/cli_runner.h"
+
+using namespace lull::serve;
+using namespace lull::serve::testing;
+
+TEST_CASE("lull serve --variant-sets: under load the small set is swapped in and the other model unloaded",
+          "[serve][variants][cli]") {
+  const std::string dir = lull::test::temp_dir() + "/variants_cli";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string full = dir + "/full.pb", small = dir + "/small.pb", port_file = dir + "/port", log = dir + "/serve.log";
+  const std::string compile = "compile --profiles " + source_path("test/data/tiny_profile.json") +
+                              " --slo-ms 300 --workers 1 --load-qps 5,10 --max-queue 4 --intervals 10 --device cpu";
+  REQUIRE(lull::test::run_lull(compile + " --all-models --out " + full).exit_code == 0);
+  REQUIRE(lull::test::run_lull(compile + " --models fast --out " + small).exit_code == 0);
+  ModelServerProcess server({"--fake", "fast:5:1", "--fake", "slow:10:1"});
+
+  LullServeProcess serve({"--policies", full, "--servers", server.url(), "--variant-sets", small + "@0.5",
+                          "--variant-dwell-s", "0", "--variant-interval-ms", "50"},
+                         log, port_file);
+  HttpClient client;
+  const auto post = [&](int i) { return serve.post("tiny", "input-" + std::to_string(i)); };
+  const auto header = [](const HttpResponse& r, const std::string& name) {
+    for (const auto& [k, v] : r.headers)
+      if (k == name) return v;
+    return std::string();
+  };
+  int sent = 0;
+  for (; sent < 3000 && lull::test::slurp(log).find("variant switch") == std::string::npos; ++sent)
+    REQUIRE(post(sent).status == 200);
+  const std::string text = lull::test::slurp(log);
+  INFO(text);
+  REQUIRE(text.find("lull serve: variant switch " + full + " -> " + small) != std::string::npos);
+  CHECK(text.find("unloaded slow") != std::string::npos);
+  CHECK(ModelManagementClient(client, server.url()).list() == std::vector<std::string>{"fast"});
+  for (int i = 0; i < 20; ++i) {
+    const auto r = post(sent + i);
+    REQUIRE(r.status == 200);
+    CHECK(header(r, "x-lull-model") == "fast");
+  }
+  HttpRequest m;
+  m.url = serve.base() + "/metrics";
+  const std::string metrics = client.fetch(m).body;
+  CHECK(metric_line(metrics, "lull_variant_switches_total") == "lull_variant_switches_total 1");
+  CHECK(metric_line(metrics, "lull_worker_models_loaded") == "lull_worker_models_loaded{worker=\"" + server.url() + "\"} 1");
+  CHECK(metric_line(metrics, "lull_retried_total") == "lull_retried_total 0");
+}
+
+TEST_CASE("lull serve --variant-sets: a malformed item is a usage error naming the flag", "[serve][variants][cli]") {
+  const std::string set = lull::test::temp_dir() + "/variants_usage.pb";
+  REQUIRE(lull::test::run_lull("compile --profiles " + source_path("test/data/tiny_profile.json") +
+                               " --slo-ms 300 --workers 1 --load-qps 5 --max-queue 4 --intervals 10 --device cpu"
+                               " --all-models --out " + set).exit_code == 0);
+  const auto r = lull::test::run_lull("serve --policies " + set + " --servers http://127.0.0.1:1 --no-model-check --variant-sets small.pb");
+  CHECK(r.exit_code == 2);
+  INFO(r.err);
+  CHECK(r.err.find("--variant-sets: 'small.pb' is not SET.pb@QPS") != std::string::npos);
+}
