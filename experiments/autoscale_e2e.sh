@@ -35,10 +35,9 @@ WORK="$(mktemp -d /tmp/lull-autoscale-e2e.XXXXXX)"
 RT=()
 if [ "${AE2E_RT:-1}" = 1 ] && chrt -f 1 true 2>/dev/null; then RT=(chrt -f 1); fi
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file
 trap cleanup EXIT
 mkdir -p "$OUT"
-wait_file() { for _ in $(seq 1 600); do [ -s "$1" ] && return 0; sleep 0.1; done; echo "autoscale_e2e: $1 never appeared" >&2; exit 1; }
 
 "$LULL" compile --profiles "$PROFILE" --slo-ms $((SLO_MS - HOP_MS)) --workers 1:4:1 --percentile 100 \
     --load-qps 5:200:5 --max-queue 8 --intervals 50 --out "$WORK/library.pb" 2>/dev/null

@@ -77,11 +77,10 @@ if [ "$REPLAY" = 1 ] && [ "${E2E_RT:-1}" = 1 ]; then
   if chrt -f 1 true 2>/dev/null; then RT=(chrt -f 1); else echo "e2e: chrt -f not allowed; normal priority" >&2; fi
 fi
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file
 trap cleanup EXIT
 mkdir -p "$OUT"
 
-wait_file() { for _ in $(seq 1 600); do [ -s "$1" ] && return 0; sleep 0.1; done; echo "e2e: $1 never appeared" >&2; exit 1; }
 
 URLS=()
 for i in $(seq 0 $((SERVERS - 1))); do

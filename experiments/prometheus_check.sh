@@ -23,9 +23,8 @@ SERVERS="${PC_SERVERS:-2}"
 command -v prometheus >/dev/null || { echo "prometheus_check: needs prometheus (apt-get install prometheus)" >&2; exit 2; }
 WORK="$(mktemp -d /tmp/lull-prom.XXXXXX)"
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file
 trap cleanup EXIT
-wait_file() { for _ in $(seq 1 600); do [ -s "$1" ] && return 0; sleep 0.1; done; echo "prometheus_check: $1 never appeared" >&2; exit 1; }
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 URLS=()

@@ -16,16 +16,15 @@ RATE="${OVERHEAD_RATE:-40}"; DURATION="${OVERHEAD_DURATION:-60s}"; MODEL_MS="${O
 ROUNDS="${OVERHEAD_ROUNDS:-1}"; BYTES="${OVERHEAD_INPUT_BYTES:-4096}"
 WORK="$(mktemp -d /tmp/lull-overhead.XXXXXX)"
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file
 trap cleanup EXIT
-wait_file() { for _ in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; echo "serve_overhead: $1 never appeared" >&2; exit 1; }
 
 for i in 0 1; do
   "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --fake "m:$MODEL_MS:0.2" --port-file "$WORK/port$i" \
       2>"$WORK/server$i.log" &
   PIDS+=($!)
 done
-wait_file "$WORK/port0"; wait_file "$WORK/port1"
+wait_file "$WORK/port0" 300; wait_file "$WORK/port1" 300
 DIRECT="http://127.0.0.1:$(cat "$WORK/port0")"; BEHIND="http://127.0.0.1:$(cat "$WORK/port1")"
 echo '{"m": 0.5}' > "$WORK/acc.json"
 "$LULL" profile --worker "$BEHIND" --models m --max-batch 4 --samples 10 --accuracy "$WORK/acc.json" \
@@ -35,7 +34,7 @@ echo '{"m": 0.5}' > "$WORK/acc.json"
 "$LULL" serve --policies "$WORK/set.pb" --servers "$BEHIND" --listen 127.0.0.1:0 --port-file "$WORK/lull.port" \
     2>"$WORK/serve.log" &
 PIDS+=($!)
-wait_file "$WORK/lull.port"
+wait_file "$WORK/lull.port" 300
 echo "serve_overhead: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(date -u +%F)"
 for r in $(seq 1 "$ROUNDS"); do
   "$LULL" bench serve --direct "$DIRECT/predictions/m" --lull "http://127.0.0.1:$(cat "$WORK/lull.port")/predictions/overhead" \

@@ -50,7 +50,7 @@ CONNS="${SOAK_CONNECTIONS:-128}"; CAP_VIOLATION="${SOAK_CAPACITY_VIOLATION:-0.01
 PROFILE="$ROOT/test/data/replay_profile.json"
 WORK="$(mktemp -d /tmp/lull-soak.XXXXXX)"
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file
 trap cleanup EXIT
 mkdir -p "$OUT"
 RT=()
@@ -58,7 +58,6 @@ if [ "${SOAK_RT:-1}" = 1 ]; then
   if chrt -f 1 true 2>/dev/null; then RT=(chrt -f 1); else echo "soak: chrt -f not allowed; normal priority" >&2; fi
 fi
 command -v wrk >/dev/null || { echo "soak: wrk is not installed (apt-get install wrk)" >&2; exit 2; }
-wait_file() { for _ in $(seq 1 600); do [ -s "$1" ] && return 0; sleep 0.1; done; echo "soak: $1 never appeared" >&2; exit 1; }
 
 URLS=()
 for i in 0 1; do

@@ -27,10 +27,9 @@ SLO_MS=80
 if [ "$QUICK" = 1 ]; then PHASES="1:8 3:12 1:12"; else PHASES="1:15 3:25 1:25"; fi
 WORK="$(mktemp -d /tmp/lull-variants-e2e.XXXXXX)"
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file
 trap cleanup EXIT
 mkdir -p "$OUT"
-wait_file() { for _ in $(seq 1 600); do [ -s "$1" ] && return 0; sleep 0.1; done; echo "variants_e2e: $1 never appeared" >&2; exit 1; }
 
 COMPILE=(--profiles "$PROFILE" --slo-ms $((SLO_MS - 10)) --workers 2 --percentile 100 --load-qps 5:100:5 --max-queue 8 --intervals 50)
 "$LULL" compile "${COMPILE[@]}" --all-models --out "$WORK/full.pb" 2>/dev/null
