@@ -18,12 +18,14 @@ int run_loadgen(int argc, char** argv);
 int run_serve(int argc, char** argv);
 int run_profiles_interpolate(int argc, char** argv);
 int run_plan(int argc, char** argv);
+int run_plan_variants(int argc, char** argv);
 
 const Command kCommands[] = {
     {"compile", "build a policy set from profiles, an SLO, workers and loads", run_compile},
     {"profiles import", "convert a RAMSIS-artifact profile folder to lull's profile JSON", run_profiles_import},
     {"profiles interpolate", "add synthetic models along the accuracy/latency Pareto front (paper 7.3.2)", run_profiles_interpolate},
     {"plan", "the fewest workers (and models) meeting an SLO target at a load or over a trace", run_plan},
+    {"plan variants", "model variants by load under a memory budget: policy sets and a manifest for serve --variant-sets", run_plan_variants},
     {"policy show", "print a readable summary of a policy set", run_policy_show},
     {"policy dump", "print every (n, j, model, batch) row of a policy set", run_policy_dump},
     {"policy library", "join policy sets of several worker counts into one policy library", run_policy_library},

@@ -11,15 +11,74 @@
 #include "cli/parse_options.h"
 #include "runtime/manager/model_variants.h"
 #include "runtime/policy_loader.h"
+#include "schema/variant_manifest.h"
 
 namespace lull::cli {
 
 namespace po = boost::program_options;
 
+namespace {
+
+std::string joined_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+// A variant set to load: its file, the load it serves from, and (from a
+// manifest) the models the manifest says it uses, with the field that says so.
+struct VariantSource {
+  std::string path;
+  double from_qps = 0;
+  std::vector<std::string> models;  // empty: not stated (FILE@QPS)
+  std::string what;                 // "variants[i]" in a manifest
+};
+
+bool is_manifest(const std::string& sets) {
+  return sets.find('@') == std::string::npos && sets.size() > 5 && sets.compare(sets.size() - 5, 5, ".json") == 0;
+}
+
+// The sets above the full one: from SET.pb@QPS,... or from a manifest
+// (lull plan variants), whose first variant must be the full set itself
+// (--policies: the models the servers hold at start).
+std::vector<VariantSource> variant_sources(const std::string& sets, const std::vector<std::string>& full_models) {
+  std::vector<VariantSource> out;
+  if (is_manifest(sets)) {
+    std::vector<VariantManifestEntry> entries;
+    try {
+      entries = read_variant_manifest(sets);
+    } catch (const VariantManifestError& e) {
+      throw UsageError(std::string("--variant-sets: ") + e.what());
+    }
+    if (entries.front().models != full_models)
+      throw UsageError("--variant-sets: " + sets + ": variants[0].models: " + joined_names(entries.front().models) +
+                       " are not --policies' models (" + joined_names(full_models) + "); serve the manifest's " +
+                       entries.front().file + " as --policies");
+    for (std::size_t i = 1; i < entries.size(); ++i)
+      out.push_back({entries[i].path, entries[i].from_qps, entries[i].models, "variants[" + std::to_string(i) + "]"});
+    return out;
+  }
+  double last = 0;
+  for (const auto& item : split_commas(sets)) {
+    const auto at = item.rfind('@');
+    if (at == std::string::npos || at == 0)
+      throw UsageError("--variant-sets: '" + item + "' is not SET.pb@QPS (or give a manifest, VARIANTS.json)");
+    const double from = parse_number_list(item.substr(at + 1), "--variant-sets").at(0);
+    if (!(from > last)) throw UsageError("--variant-sets: '" + item + "': loads must be positive and ascending");
+    last = from;
+    out.push_back({item.substr(0, at), from, {}, item});
+  }
+  if (out.empty()) throw UsageError("--variant-sets: no set given");
+  return out;
+}
+
+}  // namespace
+
 void add_serve_variants_options(po::options_description& desc, ServeVariantsFlags& f) {
   desc.add_options()
       ("variant-sets", po::value(&f.sets),
-       "model variants: SET.pb@QPS,... each a policy set compiled (lull compile --models) for a subset of "
+       "model variants: VARIANTS.json (the manifest lull plan variants writes; its first variant is --policies), "
+       "or SET.pb@QPS,... each a policy set compiled (lull compile --models) for a subset of "
        "--policies' models that starts with its model 0; it serves from QPS up, and the models it does not use "
        "are unloaded from the servers (management API), make-before-break. Below the lowest QPS: --policies")
       ("variant-hysteresis", po::value(&f.hysteresis)->default_value(0.1),
@@ -53,19 +112,15 @@ ServeVariants::ServeVariants(const ServeVariantsFlags& flags, const runtime::Pol
     throw UsageError(std::string("--variant-load: ") + e.what());
   }
   variants_.push_back({full_name, 0, full, manager::model_names(full)});
-  for (const auto& item : split_commas(flags.sets)) {
-    const auto at = item.rfind('@');
-    if (at == std::string::npos || at == 0)
-      throw UsageError("--variant-sets: '" + item + "' is not SET.pb@QPS");
-    const std::string file = item.substr(0, at);
-    const double from = parse_number_list(item.substr(at + 1), "--variant-sets").at(0);
-    if (!(from > variants_.back().from_qps))
-      throw UsageError("--variant-sets: '" + item + "': loads must be positive and ascending");
+  for (const auto& v : variant_sources(flags.sets, variants_.front().models)) {
     runtime::PolicyExpectations expect;
     expect.workers = full.workers;
-    const runtime::PolicyTable subset = runtime::load_policy_table(file, expect);
+    const runtime::PolicyTable subset = runtime::load_policy_table(v.path, expect);
+    if (!v.models.empty() && manager::model_names(subset) != v.models)
+      throw UsageError("--variant-sets " + flags.sets + ": " + v.what + ".models: " + v.path +
+                       " holds policies for other models (" + joined_names(manager::model_names(subset)) + ")");
     try {
-      variants_.push_back({file, from, manager::widen_policy_table(subset, full, "--variant-sets " + file),
+      variants_.push_back({v.path, v.from_qps, manager::widen_policy_table(subset, full, "--variant-sets " + v.path),
                            manager::model_names(subset)});
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());

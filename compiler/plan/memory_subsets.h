@@ -21,6 +21,18 @@ namespace lull::compiler {
 // model when it alone does not fit.
 std::vector<std::vector<int>> maximal_subsets_within(const ReducedProfiles& profiles, double budget_mb);
 
+// The most models a variant plan searches over: its candidates are every
+// subset holding model 0, 2^(n-1) of them, each compiled at every load.
+constexpr int kMaxVariantModels = 12;
+
+// Indices into profiles.models of every subset that holds model 0 (the
+// fastest: the Dispatcher's fallback and retry model, which every model
+// variant keeps) and whose memory_mb sum is at most budget_mb (budget 0: every
+// such subset), by bit pattern (so {0} first). Throws std::invalid_argument
+// for more than kMaxVariantModels models, a missing memory_mb (with a budget),
+// or a budget below model 0's memory.
+std::vector<std::vector<int>> subsets_with_fastest_within(const ReducedProfiles& profiles, double budget_mb);
+
 // The profiles restricted to `models` (order kept: fastest first).
 ReducedProfiles restrict_models(const ReducedProfiles& profiles, const std::vector<int>& models);
 
