@@ -78,3 +78,40 @@ TEST_CASE("lull serve --variant-sets: a malformed item is a usage error naming t
   INFO(r.err);
   CHECK(r.err.find("--variant-sets: 'small.pb' is not SET.pb@QPS") != std::string::npos);
 }
+
+TEST_CASE("lull serve --variant-sets MANIFEST.json: a bad manifest is one line naming the file and field, exit 2",
+          "[serve][variants][cli]") {
+  const std::string dir = lull::test::temp_dir() + "/variants_manifest_usage";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string compile = "compile --profiles " + source_path("test/data/tiny_profile.json") +
+                              " --slo-ms 300 --workers 1 --load-qps 5,10 --max-queue 4 --intervals 10 --device cpu";
+  const std::string full = dir + "/full.pb", small = dir + "/small.pb";
+  REQUIRE(lull::test::run_lull(compile + " --all-models --out " + full).exit_code == 0);
+  REQUIRE(lull::test::run_lull(compile + " --models fast --out " + small).exit_code == 0);
+  const auto serve_with = [&](const std::string& manifest_text) {
+    const std::string manifest = dir + "/variants.json";
+    std::ofstream(manifest) << manifest_text;
+    return lull::test::run_lull("serve --policies " + full +
+                                " --servers http://127.0.0.1:1 --no-model-check --variant-sets " + manifest);
+  };
+  const auto refused = [&](const std::string& manifest_text, const std::string& what) {
+    const auto r = serve_with(manifest_text);
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(lull::test::count_lines(r.err) == 1);
+    CHECK(r.err.find(what) != std::string::npos);
+  };
+  const std::string head = R"({"format": "lull-variants/1", "variants": [)";
+  const std::string first = R"({"file": "full.pb", "from_qps": 0, "models": ["fast", "slow"]})";
+  refused(head + first + R"(, {"file": "small.pb", "from_qps": "x", "models": ["fast"]}]})",
+          dir + "/variants.json: variants[1].from_qps");
+  // The first variant must be --policies' set (the models the servers hold at start).
+  refused(head + R"({"file": "small.pb", "from_qps": 0, "models": ["fast"]}, )" +
+              R"({"file": "full.pb", "from_qps": 5, "models": ["fast", "slow"]}]})",
+          "variants[0].models: fast are not --policies' models (fast,slow)");
+  // The manifest's models must be the file's.
+  refused(head + first + R"(, {"file": "small.pb", "from_qps": 5, "models": ["slow"]}]})",
+          "variants[1].models: " + small + " holds policies for other models (fast)");
+  refused(head + first + R"(, {"file": "gone.pb", "from_qps": 5, "models": ["fast"]}]})", dir + "/gone.pb");
+}
