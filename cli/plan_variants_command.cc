@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/compile_options.h"
+#include "cli/output_file.h"
 #include "cli/plan_variants_output.h"
 #include "cli/process_clock.h"
 #include "cli/progress_line.h"
@@ -47,6 +48,7 @@ int run_plan_variants(int argc, char** argv) {
   const auto specs = compile_specs(flags);
   if (specs.size() != 1) throw UsageError("--workers: one count expected (the workers the variants serve on)");
   req.spec = specs.front();
+  if (is_stdout(out_dir)) throw UsageError("--variants-out: a folder of files does not go to stdout; name a folder");
   if (std::filesystem::exists(out_dir) && !std::filesystem::is_directory(out_dir))
     throw UsageError("--variants-out: " + out_dir + " exists and is not a folder");
   auto solver = compiler::make_solver(req.spec.device, &std::cerr);

@@ -73,6 +73,15 @@ TEST_CASE("lull plan variants writes the variants' sets and a manifest that read
   const std::string json = slurp(manifest);
   for (const char* key : {"\"loads\"", "\"meets_target\"", "\"expected_accuracy\"", "\"memory_mb\"", "\"workers\": 1"})
     CHECK_THAT(json, Contains(key));
+  // Each variant's set is bit for bit what lull compile --models writes for its models.
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    std::string models;
+    for (const auto& m : entries[i].models) models += (models.empty() ? "" : ",") + m;
+    const std::string compiled = dir + "/compiled-" + std::to_string(i) + ".pb";
+    REQUIRE(run_lull("compile --profiles " + small_profile_path() + " --slo-ms 60 " + kSmallMdpFlags +
+                     " --workers 1 --load-qps 20:200:20 --models " + models + " --out " + compiled).exit_code == 0);
+    CHECK(slurp(compiled) == slurp(entries[i].path));
+  }
   // The same plan again: the same bytes but for nothing (no timing in the manifest).
   const std::string again = fresh_dir("plan_variants_again");
   REQUIRE(run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --variants-out " + again)).exit_code == 0);
@@ -106,6 +115,9 @@ TEST_CASE("lull plan variants refuses bad input: one line, exit 2, no manifest")
   refused("--workers 1 --load-qps 20:200:20 --max-violation 1.5", "--max-violation");
   refused("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --worker-memory-mb 50", "below the smallest model's memory");
   refused("--workers 1 --load-qps 20:200:20", "max-violation");
+  const auto dash = run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --variants-out -"));
+  CHECK(dash.exit_code == 2);
+  CHECK_THAT(dash.err, Contains("--variants-out: a folder of files does not go to stdout"));
   const std::string file = write_temp("plan_variants_not_a_dir", "x");
   const auto r = run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --variants-out " + file));
   CHECK(r.exit_code == 2);
