@@ -1,7 +1,6 @@
 #include "compiler/plan/capacity_plan.h"
 
 #include <algorithm>
-#include <cmath>
 #include <memory>
 #include <stdexcept>
 
@@ -76,17 +75,12 @@ SubsetPlan best_subset(const PlanRequest& req, const ReducedProfiles& profiles, 
 
 void validate_plan_request(const PlanRequest& r) {
   const auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
-  if (!(r.target.max_violation > 0 && r.target.max_violation < 1))
-    bad("--max-violation must be in (0, 1) (got " + number_text(r.target.max_violation) + ")");
-  if (!(r.target.min_accuracy >= 0 && r.target.min_accuracy < 1))
-    bad("--min-accuracy must be in (0, 1) (got " + number_text(r.target.min_accuracy) + ")");
+  validate_target_and_memory(r.target, r.worker_memory_mb);
   if ((r.load_qps != 0) == !r.trace_path.empty()) bad("lull plan needs exactly one of --load-qps and --trace");
   if (r.trace_path.empty() && !(r.load_qps > 0 && r.load_qps <= limits::kMaxLoadQps))
     bad("--load-qps must be in (0, " + number_text(limits::kMaxLoadQps) + "] (got " + number_text(r.load_qps) + ")");
   if (!(r.max_workers >= 1 && r.max_workers <= limits::kMaxWorkers))
     bad("--max-workers must be in 1.." + std::to_string(limits::kMaxWorkers) + " (got " + std::to_string(r.max_workers) + ")");
-  if (!(r.worker_memory_mb >= 0 && std::isfinite(r.worker_memory_mb)))
-    bad("--worker-memory-mb must be >= 0 MiB (0: every model fits; got " + number_text(r.worker_memory_mb) + ")");
   if (!(r.window_s > 0 && r.window_s <= limits::kMaxTraceSeconds))
     bad("--window-s must be in (0, " + number_text(limits::kMaxTraceSeconds) + "] s (got " + number_text(r.window_s) + ")");
   if (!(r.lead_s >= 0 && r.lead_s <= limits::kMaxTraceSeconds))

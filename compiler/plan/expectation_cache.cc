@@ -2,14 +2,28 @@
 
 #include <omp.h>
 
+#include <cmath>
 #include <exception>
+#include <stdexcept>
+#include <string>
 
 #include "compiler/compile_sweep.h"
+#include "schema/number_text.h"
 
 namespace lull::compiler {
 
 bool meets(const Expectation& e, const PlanTarget& target) {
   return !e.beyond_capacity && e.violation_rate <= target.max_violation && e.accuracy >= target.min_accuracy;
+}
+
+void validate_target_and_memory(const PlanTarget& t, double worker_memory_mb) {
+  const auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
+  if (!(t.max_violation > 0 && t.max_violation < 1))
+    bad("--max-violation must be in (0, 1) (got " + number_text(t.max_violation) + ")");
+  if (!(t.min_accuracy >= 0 && t.min_accuracy < 1))
+    bad("--min-accuracy must be in (0, 1) (got " + number_text(t.min_accuracy) + ")");
+  if (!(worker_memory_mb >= 0 && std::isfinite(worker_memory_mb)))
+    bad("--worker-memory-mb must be >= 0 MiB (0: every model fits; got " + number_text(worker_memory_mb) + ")");
 }
 
 ExpectationCache::ExpectationCache(ReducedProfiles profiles, CompileSpec spec, Solver& solver)

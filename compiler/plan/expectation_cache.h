@@ -29,6 +29,12 @@ struct PlanTarget {
 
 bool meets(const Expectation& e, const PlanTarget& target);
 
+// Throws std::invalid_argument naming the flag for a target outside its
+// range (--max-violation in (0, 1), --min-accuracy in [0, 1)) or a memory
+// budget below 0 or not finite (--worker-memory-mb). Shared by lull plan and
+// lull plan variants.
+void validate_target_and_memory(const PlanTarget& target, double worker_memory_mb);
+
 struct PlanPoint {
   int workers = 0;
   double load_qps = 0;

@@ -8,20 +8,14 @@
 #include <stdexcept>
 
 #include "compiler/plan/memory_subsets.h"
-#include "schema/number_text.h"
 
 namespace lull::compiler {
 namespace {
 
 void validate(const VariantPlanRequest& r) {
-  const auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
-  if (!(r.target.max_violation > 0 && r.target.max_violation < 1))
-    bad("--max-violation must be in (0, 1) (got " + number_text(r.target.max_violation) + ")");
-  if (!(r.target.min_accuracy >= 0 && r.target.min_accuracy < 1))
-    bad("--min-accuracy must be in (0, 1) (got " + number_text(r.target.min_accuracy) + ")");
-  if (!(r.worker_memory_mb >= 0 && r.worker_memory_mb < 1e12))
-    bad("--worker-memory-mb must be >= 0 MiB (0: every model fits; got " + number_text(r.worker_memory_mb) + ")");
-  if (r.spec.loads_qps.size() < 2) bad("--load-qps: variants need a sweep of loads (LO:HI:STEP or a list), got one load");
+  validate_target_and_memory(r.target, r.worker_memory_mb);
+  if (r.spec.loads_qps.size() < 2)
+    throw std::invalid_argument("--load-qps: variants need a sweep of loads (LO:HI:STEP or a list), got one load");
   validate_compile_spec(r.spec);
 }
 

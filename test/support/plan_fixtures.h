@@ -34,6 +34,11 @@ inline std::string small_profile_path() {
   return path;
 }
 
+// `lull COMMAND` on the small profile at SLO 60 ms with the small MDP, then `extra`.
+inline std::string small_profile_args(const std::string& command, const std::string& extra) {
+  return command + " --profiles " + small_profile_path() + " --slo-ms 60 " + kSmallMdpFlags + " " + extra;
+}
+
 // The number after "key": in a JSON text (the first occurrence); NaN when absent.
 inline double json_number(const std::string& json, const std::string& key) {
   std::smatch m;

@@ -15,9 +15,7 @@ using Catch::Contains;
 
 namespace {
 
-std::string plan_args(const std::string& extra) {
-  return "plan --profiles " + small_profile_path() + " --slo-ms 60 " + kSmallMdpFlags + " " + extra;
-}
+std::string plan_args(const std::string& extra) { return small_profile_args("plan", extra); }
 
 // A refused input: exit 2, one line naming `what`, and no file at `out`.
 void check_refused(const std::string& args, const std::string& what, const std::string& out) {

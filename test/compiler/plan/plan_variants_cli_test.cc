@@ -18,9 +18,7 @@ using Catch::Contains;
 
 namespace {
 
-std::string variants_args(const std::string& extra) {
-  return "plan variants --profiles " + small_profile_path() + " --slo-ms 60 --all-models " + kSmallMdpFlags + " " + extra;
-}
+std::string variants_args(const std::string& extra) { return small_profile_args("plan variants", "--all-models " + extra); }
 
 std::string fresh_dir(const std::string& name) {
   const std::string dir = temp_dir() + "/" + name;
@@ -78,8 +76,8 @@ TEST_CASE("lull plan variants writes the variants' sets and a manifest that read
     std::string models;
     for (const auto& m : entries[i].models) models += (models.empty() ? "" : ",") + m;
     const std::string compiled = dir + "/compiled-" + std::to_string(i) + ".pb";
-    REQUIRE(run_lull("compile --profiles " + small_profile_path() + " --slo-ms 60 " + kSmallMdpFlags +
-                     " --workers 1 --load-qps 20:200:20 --models " + models + " --out " + compiled).exit_code == 0);
+    REQUIRE(run_lull(small_profile_args("compile", "--workers 1 --load-qps 20:200:20 --models " + models + " --out " + compiled))
+                .exit_code == 0);
     CHECK(slurp(compiled) == slurp(entries[i].path));
   }
   // The same plan again: the same bytes but for nothing (no timing in the manifest).
