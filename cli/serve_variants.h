@@ -1,8 +1,9 @@
 #pragma once
-// `lull serve --variant-sets SMALL.pb@QPS,...`: model variants while serving
-// (issue 10). The servers start with the full set (--policies) loaded; above
-// each variant's load its set's policies (compiled with `lull compile
-// --models`) serve, and the models only the full set uses are unloaded
+// `lull serve --variant-sets VARIANTS.json` (the manifest `lull plan variants`
+// writes) or `SMALL.pb@QPS,...`: model variants while serving (issue 10).
+// The servers start with the full set (--policies; a manifest's first
+// variant) loaded; above each variant's load its set's policies (compiled by
+// the plan, or with `lull compile --models`) serve, and the models only the full set uses are unloaded
 // through the management API, make-before-break (runtime/manager/
 // variant_switcher.h). A thread counts the arrivals and feeds their rate to
 // a load forecaster (by default the mean of the last 5 s: the Dispatcher's

@@ -90,7 +90,7 @@ TEST_CASE("variant candidates: every set holding model 0 that fits the budget") 
                     Catch::Contains("at most 12 models"));
 }
 
-TEST_CASE("a variant plan: each load's pick checked against independent compiles; the variants nest") {
+TEST_CASE("a variant plan: each load's pick checked against independent compiles, and the variants nest") {
   const auto req = small_request();
   const auto inputs = load_compile_inputs(req.spec);
   auto solver = make_solver("cpu", nullptr);
