@@ -33,7 +33,9 @@ import lull_runs as L
 
 TARGET = 0.01
 FLOORS = (0, 0.70, 0.72, 0.73, 0.74, 0.745, 0.75, 0.755, 0.76, 0.765, 0.77, 0.775, 0.78, 0.785, 0.79, 0.795, 0.80)
-PRICES = (0, 5, 10, 15, 20, 25, 30, 40, 50, 60, 80, 100, 125, 150, 200, 300, 500, 1000, 1e9)
+# Fine where the curve moves (the library's accuracy per worker is nearly
+# flat above each load's capacity, so the choice jumps between 200 and 300).
+PRICES = tuple(range(0, 200, 20)) + tuple(range(200, 320, 2)) + (350, 400, 500, 1000, 1e9)
 
 
 def library_expectations(lib, counts):
