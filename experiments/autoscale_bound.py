@@ -27,6 +27,7 @@ summary) or alone: prints the bound for both traces."""
 import argparse
 import bisect
 import json
+import os
 import subprocess
 
 import lull_runs as L
@@ -169,11 +170,19 @@ def main():
     import autoscale as A
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--troughs", default="", help="also the diurnal generator's trace with each of these troughs "
+                   "(QPS, comma-separated; the rest its defaults): how the bound grows with the peak-to-mean ratio")
     args = p.parse_args()
     L.check_inputs()
     expect = library_expectations(A.library(), A.LIBRARY_WORKERS)
-    for name, (trace, replay) in A.traces(args.seed).items():
-        rates = trace_rates(trace.split(":", 1)[1], replay)
+    runs = [(name, trace.split(":", 1)[1], replay) for name, (trace, replay) in A.traces(args.seed).items()]
+    for trough in filter(None, args.troughs.split(",")):
+        path = os.path.join(L.WORK, f"diurnal_trough{trough}_1h_seed{args.seed}.txt")
+        subprocess.run(["/usr/bin/python3", os.path.join(L.ROOT, "experiments", "diurnal_trace.py"), "--seed",
+                        str(args.seed), "--trough", trough, "--out", path], check=True, stdout=subprocess.DEVNULL)
+        runs.append((f"diurnal, trough {trough} QPS", path, "hold"))
+    for name, path, replay in runs:
+        rates = trace_rates(path, replay)
         b = bound(expect, rates, A.FIXED)
         s = savings(b)
         print(f"## {name}: {len(rates)} s, mean {sum(rates) / len(rates):.0f} QPS, peak {max(rates):.0f} "
