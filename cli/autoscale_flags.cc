@@ -37,6 +37,12 @@ void add_autoscale_options(po::options_description& desc, AutoscaleFlags& f) {
        "target expected violation rate: a worker count's capacity is the highest load its policies meet it at")
       ("min-accuracy", po::value(&f.min_accuracy)->default_value(f.min_accuracy),
        "accuracy floor (fraction): loads whose policy expects less count as beyond capacity (0: none)")
+      ("autoscale-objective", po::value(&f.objective)->default_value(f.objective),
+       "how many workers for a load: floor (the fewest meeting --max-violation and --min-accuracy) | price (among "
+       "those, the most accuracy net of --autoscale-worker-price)")
+      ("autoscale-worker-price", po::value(&f.worker_price),
+       "with --autoscale-objective price: accuracy points (a query at 78% earns 78) a worker must add per second to "
+       "be worth running")
       ("autoscale-log", po::value(&f.log), "write every scale event as one line to this file ('-': stderr)");
 }
 
@@ -53,6 +59,16 @@ sim::SimAutoscale autoscale_config(const AutoscaleFlags& f, std::uint64_t seed) 
   check_range("--min-accuracy", f.min_accuracy, 0, 0.999999);
   if (!(f.max_violation > 0 && f.max_violation < 1))
     throw UsageError("--max-violation: must be in (0, 1) (got " + std::to_string(f.max_violation) + ")");
+  manager::CapacityObjective objective = manager::CapacityObjective::kFloor;
+  if (f.objective == "price") {
+    if (std::isnan(f.worker_price)) throw UsageError("--autoscale-objective price: needs --autoscale-worker-price");
+    check_range("--autoscale-worker-price", f.worker_price, 0, 1e9);
+    objective = manager::CapacityObjective::kPrice;
+  } else if (f.objective != "floor") {
+    throw UsageError("--autoscale-objective: expected floor or price (got '" + f.objective + "')");
+  } else if (!std::isnan(f.worker_price)) {
+    throw UsageError("--autoscale-worker-price: only with --autoscale-objective price");
+  }
   const auto us = [](double s) { return static_cast<std::int64_t>(std::llround(s * 1e6)); };
   try {
     const manager::ProvisioningDelay delay = manager::ProvisioningDelay::parse(f.provisioning, seed);
@@ -70,7 +86,8 @@ sim::SimAutoscale autoscale_config(const AutoscaleFlags& f, std::uint64_t seed) 
   c.options.hysteresis = f.hysteresis;
   c.options.min_workers = f.min_workers;
   c.options.max_workers = f.max_workers;
-  c.target = manager::CapacityTarget{f.max_violation, f.min_accuracy};
+  c.target = manager::CapacityTarget{f.max_violation, f.min_accuracy, objective,
+                                       objective == manager::CapacityObjective::kPrice ? f.worker_price : 0};
   c.provisioning = f.provisioning;
   c.seed = seed ^ 0xa5ca1e5ULL;
   return c;

@@ -3,8 +3,10 @@
 // server would take the same): the forecast and its window, the lead time,
 // the provisioning delay of simulated workers, the envelope, the hold-off,
 // hysteresis, floor and ceiling, and the planner's targets (violation rate,
-// accuracy floor) that make the capacity table.
+// accuracy floor) and objective (fewest workers, or accuracy net of a price
+// per worker-second) that make the capacity table.
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <string>
 
 #include "runtime/sim/autoscaled_workers.h"
@@ -20,6 +22,8 @@ struct AutoscaleFlags {
   double holdoff_s = 60, step_interval_s = 10, hysteresis = 0.1, tick_s = 1;
   int min_workers = 1, max_workers = 0;
   double max_violation = 0.01, min_accuracy = 0;
+  std::string objective = "floor";  // floor | price
+  double worker_price = std::nan("");  // --autoscale-worker-price (NaN: not given)
   std::string log;  // file for the scale-event lines ('-': stderr)
 };
 

@@ -81,11 +81,12 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
     lower_since_us_ = -1;
     return d;
   }
-  // Scale in: the inflated forecast and every window's inflated rate must
-  // fit fewer workers.
+  // Scale in: the forecast, the inflated forecast and every window's inflated
+  // rate must fit fewer workers (the forecast itself counts for the price
+  // objective, whose count need not grow with the load).
   const double inflate = 1 + options_.hysteresis;
-  const int for_lower = clamp(std::max(capacity_.workers_for(d.forecast_qps * inflate),
-                                       capacity_.workers_for(env.rate_qps * inflate)));
+  const int for_lower = clamp(std::max({for_forecast, capacity_.workers_for(d.forecast_qps * inflate),
+                                        capacity_.workers_for(env.rate_qps * inflate)}));
   if (for_lower >= provisioned || env.tripped) {
     lower_since_us_ = -1;
     return d;

@@ -6,6 +6,8 @@
 //   need       the fewest compiled workers whose capacity (CapacityTable: the
 //              library's own expectations against the violation target and
 //              the accuracy floor) covers the forecast over the lead time;
+//              with the price objective, the count among those covering it
+//              that maximizes accuracy net of the workers' price;
 //   scale out  at once, by as many workers as `need` exceeds up + starting
 //              (reason "forecast", or "floor" below the floor);
 //   safety net the arrival envelope (several windows) against the capacity

@@ -1,8 +1,10 @@
-// Capacity per compiled worker count from the library's expectations (why:
-// see capacity_table.h).
+// Capacity per compiled worker count from the library's expectations, and the
+// two rules that pick a worker count for a load (why: see capacity_table.h).
 #include "runtime/manager/capacity_table.h"
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 namespace lull::manager {
@@ -14,22 +16,34 @@ CapacityTable::CapacityTable(const std::vector<runtime::PolicyTable>& library, C
     throw std::invalid_argument("capacity table: the violation target must be in (0, 1)");
   if (!(target.min_accuracy >= 0 && target.min_accuracy < 1))
     throw std::invalid_argument("capacity table: the accuracy floor must be in [0, 1)");
-  for (const auto& t : library) {
+  if (!(target.worker_price >= 0 && std::isfinite(target.worker_price)))
+    throw std::invalid_argument("capacity table: the worker price must be finite and not negative");
+  std::vector<std::size_t> order(library.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return library[a].workers < library[b].workers; });
+  for (std::size_t i : order) {
+    const auto& t = library[i];
     CapacityRow row;
+    AccuracyCurve curve;
     row.workers = t.workers;
+    bool qualifying = true;
     for (const auto& p : t.policies) {  // ascending load
-      if (p.expected_violation_rate > target.max_violation_rate || p.expected_accuracy < target.min_accuracy) break;
+      curve.load_qps.push_back(p.load_qps);
+      curve.accuracy.push_back(p.expected_accuracy);
+      if (p.expected_violation_rate > target.max_violation_rate || p.expected_accuracy < target.min_accuracy)
+        qualifying = false;
+      if (!qualifying) continue;
       row.capacity_qps = p.load_qps;
       row.expected_accuracy = p.expected_accuracy;
       row.expected_violation_rate = p.expected_violation_rate;
       row.at_grid_top = &p == &t.policies.back();
     }
     rows_.push_back(row);
+    curves_.push_back(std::move(curve));
   }
-  std::sort(rows_.begin(), rows_.end(), [](const CapacityRow& a, const CapacityRow& b) { return a.workers < b.workers; });
 }
 
-int CapacityTable::workers_for(double load_qps, bool* enough) const {
+int CapacityTable::fewest_workers_for(double load_qps, bool* enough) const {
   for (const auto& r : rows_)
     if (r.capacity_qps > 0 && r.capacity_qps >= load_qps) {
       if (enough) *enough = true;
@@ -49,11 +63,54 @@ int CapacityTable::workers_for(double load_qps, bool* enough) const {
   return rows_.back().workers;
 }
 
-double CapacityTable::capacity_qps(int workers) const {
-  double c = 0;
+int CapacityTable::workers_for(double load_qps, bool* enough) const {
+  bool ok = false;
+  const int fewest = fewest_workers_for(load_qps, &ok);
+  if (enough) *enough = ok;
+  if (target_.objective == CapacityObjective::kFloor || !ok) return fewest;
+  // Every count from `fewest` up that meets the targets at this load: its
+  // capacity covers it, or (above every capacity) it qualified up to the
+  // grid's top, where `fewest` already extrapolated the load per worker.
+  int best = fewest;
+  double best_score = -INFINITY;
+  for (const auto& r : rows_) {
+    if (r.workers < fewest) continue;
+    if (!(r.capacity_qps > 0 && r.capacity_qps >= load_qps) && !r.at_grid_top) continue;
+    const double score = 100 * load_qps * curve_accuracy(r, load_qps) - target_.worker_price * r.workers;
+    if (score > best_score) {  // strict: the fewest workers on a tie
+      best_score = score;
+      best = r.workers;
+    }
+  }
+  return best;
+}
+
+const CapacityRow* CapacityTable::row_for(int workers) const {
+  const CapacityRow* row = nullptr;
   for (const auto& r : rows_)
-    if (r.workers <= workers) c = r.capacity_qps;
-  return c;
+    if (r.workers <= workers) row = &r;
+  return row;
+}
+
+double CapacityTable::curve_accuracy(const CapacityRow& row, double load_qps) const {
+  const AccuracyCurve& c = curves_[static_cast<std::size_t>(&row - rows_.data())];
+  if (c.load_qps.empty()) return 0;
+  if (load_qps <= c.load_qps.front()) return c.accuracy.front();
+  if (load_qps >= c.load_qps.back()) return c.accuracy.back();
+  const auto hi = static_cast<std::size_t>(std::upper_bound(c.load_qps.begin(), c.load_qps.end(), load_qps) - c.load_qps.begin());
+  const std::size_t lo = hi - 1;
+  const double f = (load_qps - c.load_qps[lo]) / (c.load_qps[hi] - c.load_qps[lo]);
+  return c.accuracy[lo] + f * (c.accuracy[hi] - c.accuracy[lo]);
+}
+
+double CapacityTable::expected_accuracy(int workers, double load_qps) const {
+  const CapacityRow* r = row_for(workers);
+  return r ? curve_accuracy(*r, load_qps) : 0;
+}
+
+double CapacityTable::capacity_qps(int workers) const {
+  const CapacityRow* r = row_for(workers);
+  return r ? r->capacity_qps : 0;
 }
 
 int CapacityTable::step_below(int workers) const {

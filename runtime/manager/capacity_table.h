@@ -7,6 +7,11 @@
 // target) read from the library in the runtime, so the manager needs no
 // compiler. A policy at load L serves estimates up to L, so the capacity is
 // the top of the run of qualifying loads from the bottom of the grid.
+// The price objective (--autoscale-objective price) chooses, among the counts
+// meeting the targets, the one that maximizes the accuracy of the load's
+// queries minus a price per worker: it spends workers where they buy the
+// most accuracy, instead of holding accuracy level across loads as the
+// fewest-workers rule does (docs/scaling.md, "The price rule").
 #include <string>
 #include <vector>
 
@@ -14,9 +19,18 @@
 
 namespace lull::manager {
 
+enum class CapacityObjective {
+  kFloor,  // the fewest workers meeting the targets (the planner's rule)
+  kPrice,  // among those meeting them, the most accuracy net of the workers' price
+};
+
 struct CapacityTarget {
   double max_violation_rate = 0.01;  // in (0, 1)
   double min_accuracy = 0;           // 0: no floor
+  CapacityObjective objective = CapacityObjective::kFloor;
+  // kPrice: accuracy points (a query at accuracy 0.78 earns 78) per
+  // worker-second. At load L, workers K score 100 * L * acc(K, L) - price * K.
+  double worker_price = 0;
 };
 
 struct CapacityRow {
@@ -35,13 +49,24 @@ class CapacityTable {
   // std::invalid_argument when it is empty or the target is out of range.
   CapacityTable(const std::vector<runtime::PolicyTable>& library, CapacityTarget target);
 
+  // kFloor: fewest_workers_for(load_qps). kPrice: among the compiled counts
+  // from that one up whose capacity covers load_qps (above every capacity,
+  // those qualifying up to the grid's top), the one maximizing
+  // 100 * load * expected_accuracy(K, load) - worker_price * K, the fewest on
+  // a tie; that is never fewer workers than kFloor, and a higher price never
+  // more. With *enough false, the kFloor answer.
+  int workers_for(double load_qps, bool* enough = nullptr) const;
   // The fewest compiled workers whose capacity covers load_qps. Above every
   // capacity, when some count qualified up to its grid's top (its capacity
   // only a lower bound), the load per worker of the smallest such count is
   // assumed to hold for more workers: the compiled count covering
   // load * its workers / its capacity. Otherwise, or beyond the largest
   // count, the largest compiled count (*enough then false).
-  int workers_for(double load_qps, bool* enough = nullptr) const;
+  int fewest_workers_for(double load_qps, bool* enough = nullptr) const;
+  // The expected accuracy of `workers`' policies (the largest compiled count
+  // not above it) at load_qps: linear between compiled loads, the end value
+  // beyond them; 0 below the smallest count.
+  double expected_accuracy(int workers, double load_qps) const;
   // The capacity of `workers` workers: that of the largest compiled count
   // not above it (the policy the runtime uses for them); 0 below the smallest.
   double capacity_qps(int workers) const;
@@ -53,7 +78,16 @@ class CapacityTable {
   const CapacityTarget& target() const { return target_; }
 
  private:
+  // Per row (same order): the compiled loads, ascending, and their policies'
+  // expected accuracy, for expected_accuracy().
+  struct AccuracyCurve {
+    std::vector<double> load_qps, accuracy;
+  };
+  const CapacityRow* row_for(int workers) const;  // the largest compiled count <= workers
+  double curve_accuracy(const CapacityRow& row, double load_qps) const;
+
   std::vector<CapacityRow> rows_;
+  std::vector<AccuracyCurve> curves_;
   CapacityTarget target_;
 };
 

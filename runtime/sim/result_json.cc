@@ -36,6 +36,8 @@ void autoscale_json(std::ostringstream& o, const AutoscaleReport& a) {
     << ", \"holdoff_s\": " << s(a.options.scale_in_holdoff_us) << ", \"step_interval_s\": " << s(a.options.scale_in_interval_us) << ", \"hysteresis\": " << num(a.options.hysteresis)
     << ", \"floor\": " << a.floor << ", \"ceiling\": " << a.ceiling
     << ", \"max_violation\": " << num(a.target.max_violation_rate) << ", \"min_accuracy\": " << num(a.target.min_accuracy)
+    << ", \"objective\": " << quoted(a.target.objective == manager::CapacityObjective::kPrice ? "price" : "floor")
+    << ", \"worker_price\": " << num(a.target.worker_price)
     << ",\n    \"envelope\": [";
   for (std::size_t i = 0; i < a.options.envelope.size(); ++i)
     o << (i ? ", " : "") << "{\"window_s\": " << s(a.options.envelope[i].window_us)

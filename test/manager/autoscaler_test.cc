@@ -34,8 +34,9 @@ AutoscaleOptions quiet_options() {
 // Runs seconds [from_s, to_s) at `qps` (evenly spaced arrivals), deciding at
 // the end of every second; workers start and stop at once.
 struct Rig {
-  explicit Rig(AutoscaleOptions o, int up, double accuracy_floor = 0)
-      : scaler(CapacityTable(lull::test::autoscale_library(), CapacityTarget{0.01, accuracy_floor}), std::move(o), 0) {
+  explicit Rig(AutoscaleOptions o, int up, CapacityTarget target = {},
+               const std::vector<lull::runtime::PolicyTable>& library = lull::test::autoscale_library())
+      : scaler(CapacityTable(library, target), std::move(o), 0) {
     counts.up = up;
   }
   void run(int from_s, int to_s, int qps) {
@@ -152,10 +153,34 @@ TEST_CASE("autoscaler: hysteresis keeps workers when the load is within its band
 }
 
 TEST_CASE("autoscaler: the accuracy floor raises the workers a load needs", "[manager][autoscale]") {
-  Rig rig(quiet_options(), 2, 0.75);  // 50 QPS per worker
+  Rig rig(quiet_options(), 2, CapacityTarget{0.01, 0.75});  // 50 QPS per worker
   rig.run(0, 1, 350);
   REQUIRE(rig.acted.size() == 1);
   CHECK(rig.acted[0].need == 8);
+}
+
+TEST_CASE("autoscaler: the price objective scales to the count worth its price, and back in when the load falls",
+          "[manager][autoscale]") {
+  // Accuracy 0.8 - 0.05 x (load per 100 QPS of capacity): at 300 QPS and a
+  // price of 150 points per worker-second, 6 workers score 23250 - 900 and
+  // beat 4 (22875 - 600) and 8 (23437.5 - 1200); at 100 QPS (and 110, its
+  // hysteresis band) 2 workers win: 7750 - 300 against 7875 - 600 for 4.
+  // The fewest-workers rule stays at 4 for 300 QPS.
+  const auto library = lull::test::autoscale_library([](int k, int load) { return 0.8 - 0.05 * load / (100.0 * k); });
+  Rig rig(quiet_options(), 2, CapacityTarget{0.01, 0, CapacityObjective::kPrice, 150}, library);
+  rig.run(0, 1, 300);
+  REQUIRE(rig.acted.size() == 1);
+  CHECK(rig.acted[0].reason == "forecast");
+  CHECK(rig.counts.up == 6);
+  rig.run(1, 10, 300);
+  CHECK(rig.acted.size() == 1);  // holds 6 at the same load
+  rig.run(10, 60, 100);
+  REQUIRE(rig.acted.size() == 3);  // one compiled step at a time: 6 -> 4 -> 2
+  CHECK(rig.acted[1].action == Action::kScaleIn);
+  CHECK(rig.counts.up == 2);
+  Rig fewest(quiet_options(), 2, CapacityTarget{0.01, 0}, library);
+  fewest.run(0, 1, 300);
+  CHECK(fewest.counts.up == 4);
 }
 
 TEST_CASE("autoscaler: the floor and the ceiling bound the workers", "[manager][autoscale]") {

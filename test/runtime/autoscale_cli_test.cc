@@ -72,6 +72,20 @@ TEST_CASE("lull simulate --autoscale scales out and reports worker-seconds, work
   CHECK(lines.find("scale_out +2 reason=forecast need=4 up=2") != std::string::npos);
 }
 
+TEST_CASE("lull simulate --autoscale-objective price reaches the capacity table and the result", "[sim][cli][autoscale]") {
+  // Both counts of the tiny library expect the same accuracy, so no price
+  // buys accuracy with workers: the rule keeps the fewest that meet the target.
+  const std::string lib = tiny_library(), out = lull::test::temp_dir() + "/autoscale_price.json";
+  const CliResult r = run_lull("simulate --policies " + lib + " --workers 2 --trace constant:150:20 --autoscale "
+                               "--max-violation 0.02 --provisioning-delay fixed:3 --autoscale-objective price "
+                               "--autoscale-worker-price 12.5 --out " + out);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string json = lull::test::slurp(out);
+  CHECK(json.find("\"objective\": \"price\", \"worker_price\": 12.5") != std::string::npos);
+  CHECK(json.find("\"reason\": \"forecast\"") != std::string::npos);  // 150 QPS needs 4 workers either way
+}
+
 TEST_CASE("lull simulate --autoscale: bad settings are one line, exit code 2, no result", "[sim][cli][autoscale]") {
   const std::string lib = tiny_library(), out = lull::test::temp_dir() + "/bad_autoscale.json";
   const std::string base = "simulate --policies " + lib + " --workers 2 --trace constant:150:5 --out " + out + " --autoscale ";
@@ -85,6 +99,10 @@ TEST_CASE("lull simulate --autoscale: bad settings are one line, exit code 2, no
       {"--min-workers 9", "floor (9 workers)"},
       {"--workers-at 3:2", "not with --fail"},
       {"--scheduler jellyfish", "lull only"},
+      {"--autoscale-objective best", "--autoscale-objective: expected floor or price"},
+      {"--autoscale-objective price", "needs --autoscale-worker-price"},
+      {"--autoscale-worker-price 10", "only with --autoscale-objective price"},
+      {"--autoscale-objective price --autoscale-worker-price -1", "--autoscale-worker-price"},
   };
   for (const auto& [flags, needle] : cases) {
     std::filesystem::remove(out);
