@@ -163,17 +163,14 @@ int ServingAutoscaler::start_initial(std::int64_t timeout_us) {
     std::lock_guard<std::mutex> s(stats_mu_);
     desired_ = n;
   }
-  const std::vector<std::string> ids = pool_.start_workers(n);
+  pool_.start_workers(n);
   say("autoscale: starting " + std::to_string(n) + " initial workers");
   const std::int64_t deadline = clock_.now_us() + timeout_us;
   for (;;) {
-    int up = 0, settled = 0;
-    for (const auto& w : pool_.list_workers()) {
-      if (std::find(ids.begin(), ids.end(), w.id) == ids.end()) continue;
-      up += w.state == WorkerState::kUp;
-      settled += w.state != WorkerState::kStarting;
-    }
-    if (settled == static_cast<int>(ids.size()) || clock_.now_us() >= deadline) return up;
+    // Counted over the whole pool, not by the ids start_workers() returned:
+    // a Kubernetes pool's placeholders give way to pods with other names.
+    const PoolCounts counts = pool_counts(pool_.list_workers());
+    if (counts.starting == 0 || clock_.now_us() >= deadline) return counts.up;
     if (options_.refresh) options_.refresh();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

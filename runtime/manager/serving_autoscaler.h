@@ -64,8 +64,8 @@ class ServingAutoscaler {
   // Plugs the pool's hooks into the backend and session (both must outlive
   // stop()). Before start_initial().
   void attach(serve::TorchServeBackend& backend, serve::ServeSession& session);
-  // Starts the initial workers and waits until each is up or failed, at most
-  // timeout_us. Returns how many are up.
+  // Starts the initial workers and waits until no worker of the pool is
+  // starting (each up or failed), at most timeout_us. Returns how many are up.
   int start_initial(std::int64_t timeout_us);
   // The manager thread: tick() every autoscale.tick_us of the clock.
   void start();
