@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -87,6 +88,9 @@ class ServingAutoscaler {
  private:
   void on_state(const WorkerInfo& w);
   void on_drain(const std::string& id, std::function<void()> drained);
+  // The pool's workers that hold a slot the backend has out of rotation
+  // (ejected, or failing its health checks).
+  std::set<std::string> out_of_rotation();
   void say(const std::string& line);
   void run();
 
