@@ -7,19 +7,27 @@
 
 namespace lull::manager {
 
-PoolCounts pool_counts(const std::vector<WorkerInfo>& workers) {
-  return PoolCounts{count_workers(workers, WorkerState::kUp), count_workers(workers, WorkerState::kStarting),
-                    count_workers(workers, WorkerState::kDraining)};
+PoolCounts pool_counts(const std::vector<WorkerInfo>& workers, const std::set<std::string>& out_of_rotation) {
+  PoolCounts c{count_workers(workers, WorkerState::kUp), count_workers(workers, WorkerState::kStarting),
+               count_workers(workers, WorkerState::kDraining)};
+  for (const auto& w : workers)
+    if (w.state == WorkerState::kUp && out_of_rotation.count(w.id)) {
+      --c.up;
+      ++c.out_of_rotation;
+    }
+  return c;
 }
 
 std::string ScaleDecision::log_line(const std::string& forecaster) const {
   const char* what = action == Action::kScaleOut ? "scale_out +" : action == Action::kScaleIn ? "scale_in -" : "hold ";
-  char buf[512];
+  char out[32] = "";
+  if (before.out_of_rotation > 0) std::snprintf(out, sizeof out, " out_of_rotation=%d", before.out_of_rotation);
+  char buf[560];
   std::snprintf(buf, sizeof buf,
-                "autoscale t=%.3fs %s%d reason=%s need=%d up=%d starting=%d draining=%d forecast_qps=%.1f (%s) "
+                "autoscale t=%.3fs %s%d reason=%s need=%d up=%d starting=%d draining=%d%s forecast_qps=%.1f (%s) "
                 "envelope_qps=%.1f (%gs window%s) capacity_up_qps=%.1f",
                 static_cast<double>(t_us) * 1e-6, what, count, reason.empty() ? "none" : reason.c_str(), need,
-                before.up, before.starting, before.draining, forecast_qps, forecaster.c_str(), envelope_qps,
+                before.up, before.starting, before.draining, out, forecast_qps, forecaster.c_str(), envelope_qps,
                 static_cast<double>(envelope_window_us) * 1e-6, envelope_tripped ? ", tripped" : "", capacity_up_qps);
   return buf;
 }
@@ -104,9 +112,9 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
   return d;
 }
 
-ScaleDecision Autoscaler::step(std::int64_t now_us, WorkerPool& pool) {
+ScaleDecision Autoscaler::step(std::int64_t now_us, WorkerPool& pool, const std::set<std::string>& out_of_rotation) {
   const std::vector<WorkerInfo> workers = pool.list_workers();
-  ScaleDecision d = decide(now_us, pool_counts(workers));
+  ScaleDecision d = decide(now_us, pool_counts(workers, out_of_rotation));
   if (d.action == ScaleDecision::Action::kScaleOut) {
     pool.start_workers(d.count);
   } else if (d.action == ScaleDecision::Action::kScaleIn) {
@@ -114,7 +122,7 @@ ScaleDecision Autoscaler::step(std::int64_t now_us, WorkerPool& pool) {
     std::vector<std::string> victims;
     for (WorkerState s : {WorkerState::kStarting, WorkerState::kUp})
       for (auto it = workers.rbegin(); it != workers.rend() && static_cast<int>(victims.size()) < d.count; ++it)
-        if (it->state == s) victims.push_back(it->id);
+        if (it->state == s && !out_of_rotation.count(it->id)) victims.push_back(it->id);
     for (const auto& id : victims) pool.stop_worker(id);
   }
   return d;

@@ -20,9 +20,16 @@
 //              worker count (never below it, the need or the floor), starting
 //              workers first, then the newest up (reason "forecast_lower");
 //              the next step no sooner than the step interval after it.
+//   out of     a worker up in its pool that the serving layer took out of
+//   rotation   rotation (outlier ejection, a failed health check) is not
+//              counted up: its capacity is not there, so the forecast rule
+//              replaces it if the load needs it. It is not stopped for that
+//              (ejection is temporary; a worker that dies is failed by its
+//              pool), nor chosen by a scale-in (it is not counted).
 // Every decision that acts is one log line with its reason and numbers.
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +54,7 @@ struct AutoscaleOptions {
 
 struct PoolCounts {
   int up = 0, starting = 0, draining = 0;
+  int out_of_rotation = 0;  // up in the pool but out of the serving rotation: not in `up`
 };
 
 struct ScaleDecision {
@@ -78,7 +86,9 @@ class Autoscaler {
   // the forecaster with the rate since the previous call.
   ScaleDecision decide(std::int64_t now_us, PoolCounts counts);
   // decide() on the pool's counts, then starts or stops its workers.
-  ScaleDecision step(std::int64_t now_us, WorkerPool& pool);
+  // `out_of_rotation`: ids of workers up in the pool that the serving layer
+  // does not route to now (counted apart, never stopped by a scale-in).
+  ScaleDecision step(std::int64_t now_us, WorkerPool& pool, const std::set<std::string>& out_of_rotation = {});
 
   const CapacityTable& capacity() const { return capacity_; }
   const AutoscaleOptions& options() const { return options_; }
@@ -101,6 +111,8 @@ class Autoscaler {
   std::int64_t lower_since_us_ = -1;  // since when fewer workers would do (-1: not now)
 };
 
-PoolCounts pool_counts(const std::vector<WorkerInfo>& workers);
+// The workers by state; those up whose ids are in `out_of_rotation` count
+// as out_of_rotation, not up.
+PoolCounts pool_counts(const std::vector<WorkerInfo>& workers, const std::set<std::string>& out_of_rotation = {});
 
 }  // namespace lull::manager

@@ -163,20 +163,26 @@ int ServingAutoscaler::start_initial(std::int64_t timeout_us) {
     std::lock_guard<std::mutex> s(stats_mu_);
     desired_ = n;
   }
-  const std::vector<std::string> ids = pool_.start_workers(n);
+  pool_.start_workers(n);
   say("autoscale: starting " + std::to_string(n) + " initial workers");
   const std::int64_t deadline = clock_.now_us() + timeout_us;
   for (;;) {
-    int up = 0, settled = 0;
-    for (const auto& w : pool_.list_workers()) {
-      if (std::find(ids.begin(), ids.end(), w.id) == ids.end()) continue;
-      up += w.state == WorkerState::kUp;
-      settled += w.state != WorkerState::kStarting;
-    }
-    if (settled == static_cast<int>(ids.size()) || clock_.now_us() >= deadline) return up;
+    // Counted over the whole pool, not by the ids start_workers() returned:
+    // a Kubernetes pool's placeholders give way to pods with other names.
+    const PoolCounts counts = pool_counts(pool_.list_workers());
+    if (counts.starting == 0 || clock_.now_us() >= deadline) return counts.up;
     if (options_.refresh) options_.refresh();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+std::set<std::string> ServingAutoscaler::out_of_rotation() {
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  std::set<std::string> out;
+  if (backend_ && !detached_)
+    for (const auto& [id, slot] : slot_of_)
+      if (!backend_->worker_up(slot)) out.insert(id);
+  return out;
 }
 
 ScaleDecision ServingAutoscaler::tick(std::int64_t now_us) {
@@ -198,7 +204,7 @@ ScaleDecision ServingAutoscaler::tick(std::int64_t now_us) {
       return held;
     }
   }
-  const ScaleDecision d = scaler_.step(now_us - t0_us_, pool_);
+  const ScaleDecision d = scaler_.step(now_us - t0_us_, pool_, out_of_rotation());
   {
     std::lock_guard<std::mutex> s(stats_mu_);
     last_ = d;
@@ -257,15 +263,17 @@ void ServingAutoscaler::stop() {
 
 std::string ServingAutoscaler::metrics_text() {
   namespace prom = serve::prom;
-  const PoolCounts counts = pool_counts(pool_.list_workers());
+  const PoolCounts counts = pool_counts(pool_.list_workers(), out_of_rotation());
   std::lock_guard<std::mutex> s(stats_mu_);
   std::string out;
   prom::family(out, "lull_autoscale_workers", "gauge",
-               "Workers the autoscaler wants (desired) and the pool's workers by state.");
+               "Workers the autoscaler wants (desired) and the pool's workers by state; out_of_rotation: up in the "
+               "pool but taken out of rotation (outlier ejection, failed health checks), not counted up.");
   prom::sample(out, "lull_autoscale_workers{state=\"desired\"}", desired_);
   prom::sample(out, "lull_autoscale_workers{state=\"starting\"}", counts.starting);
   prom::sample(out, "lull_autoscale_workers{state=\"up\"}", counts.up);
   prom::sample(out, "lull_autoscale_workers{state=\"draining\"}", counts.draining);
+  prom::sample(out, "lull_autoscale_workers{state=\"out_of_rotation\"}", counts.out_of_rotation);
   const std::string forecast_help =
       "The load forecast over the lead time at the last decision (" + scaler_.forecaster_name() + ").";
   prom::family(out, "lull_autoscale_forecast_qps", "gauge", forecast_help.c_str());

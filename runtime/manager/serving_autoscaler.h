@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,8 +65,8 @@ class ServingAutoscaler {
   // Plugs the pool's hooks into the backend and session (both must outlive
   // stop()). Before start_initial().
   void attach(serve::TorchServeBackend& backend, serve::ServeSession& session);
-  // Starts the initial workers and waits until each is up or failed, at most
-  // timeout_us. Returns how many are up.
+  // Starts the initial workers and waits until no worker of the pool is
+  // starting (each up or failed), at most timeout_us. Returns how many are up.
   int start_initial(std::int64_t timeout_us);
   // The manager thread: tick() every autoscale.tick_us of the clock.
   void start();
@@ -87,6 +88,9 @@ class ServingAutoscaler {
  private:
   void on_state(const WorkerInfo& w);
   void on_drain(const std::string& id, std::function<void()> drained);
+  // The pool's workers that hold a slot the backend has out of rotation
+  // (ejected, or failing its health checks).
+  std::set<std::string> out_of_rotation();
   void say(const std::string& line);
   void run();
 

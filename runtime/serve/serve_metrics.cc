@@ -125,6 +125,20 @@ std::string render_prometheus(const ServeSnapshot& s) {
     sample(out, "lull_worker_batches_total{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\",result=\"failed\"}",
            static_cast<double>(s.workers[w].batches_failed));
   }
+  // Outlier ejection (--eject-*): per worker, and how many are out now.
+  const auto worker_label = [&s](size_t w) {
+    return "{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\"}";
+  };
+  family(out, "lull_worker_ejections_total", "counter",
+         "Times consecutive failed batches (5xx, timeouts, undecodable answers) ejected the worker.");
+  int ejected = 0;
+  for (size_t w = 0; w < s.workers.size(); ++w) {
+    sample(out, "lull_worker_ejections_total" + worker_label(w), static_cast<double>(s.workers[w].ejections));
+    ejected += s.workers[w].ejected ? 1 : 0;
+  }
+  family(out, "lull_workers_ejected", "gauge",
+         "Workers out of rotation now because of an outlier ejection (until its time is over and a ping passes).");
+  sample(out, "lull_workers_ejected", ejected);
   drift(out, s);
   out += render_build_info();
   out += render_process_metrics();

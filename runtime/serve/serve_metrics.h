@@ -37,6 +37,8 @@ struct WorkerSnapshot {
   int batches_in_flight = 0;
   std::uint64_t batches_ok = 0;
   std::uint64_t batches_failed = 0;
+  std::uint64_t ejections = 0;  // outlier ejections of the slot's workers so far
+  bool ejected = false;         // out of rotation now for an ejection
 };
 
 // Latency drift (runtime/serve/latency_drift.h), when detection is on.

@@ -406,6 +406,11 @@ std::string ServeSession::metrics_text() {
       s.workers.push_back(ws);
     }
   }
+  for (auto& ws : s.workers) {  // the health source's own lock, not under the session's
+    const WorkerEjection e = health_.ejection(ws.slot);
+    ws.ejections = e.total;
+    ws.ejected = e.ejected;
+  }
   if (options_.online) {
     const runtime::OnlineCompileStats o = options_.online->stats();
     s.online_compile = true;

@@ -118,6 +118,12 @@ WorkerStats TorchServeBackend::stats(int worker) const {
   return out;
 }
 
+WorkerEjection TorchServeBackend::ejection(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Worker& s = state_.at(static_cast<std::size_t>(worker));
+  return WorkerEjection{s.ejections, s.detector.ejected()};
+}
+
 void TorchServeBackend::fail_now(const runtime::BatchRequest& batch, const std::string& why) {
   // Reported from the client's thread, never from inside start_batch: the
   // dispatcher may hold its own lock while it calls us.

@@ -82,6 +82,7 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
   int num_workers() const override { return static_cast<int>(workers_.size()); }
   bool worker_up(int worker) const override;
   WorkerStats stats(int worker) const;
+  WorkerEjection ejection(int worker) const override;
   WorkerEndpoint endpoint(int worker) const;
   // A worker pool's worker takes the slot: the pool checked its health and
   // models, so it counts as up at once (no handler call: the caller puts it

@@ -3,9 +3,16 @@
 // The session only forwards these events to the Dispatcher, which is the one
 // record of availability; implemented by the TorchServe backend's health
 // checks (pings and batch faults) and by test fakes.
+#include <cstdint>
 #include <functional>
 
 namespace lull::serve {
+
+// A worker's outlier ejections (outlier_detector.h), for /metrics.
+struct WorkerEjection {
+  std::uint64_t total = 0;  // times consecutive failed batches took it out
+  bool ejected = false;     // out now for that (until its ejection time is over and a ping passes)
+};
 
 class WorkerHealth {
  public:
@@ -16,6 +23,9 @@ class WorkerHealth {
   // Called with (worker, up) whenever a worker leaves or rejoins rotation,
   // possibly from another thread. Set before the health checks start.
   virtual void set_health_handler(std::function<void(int worker, bool up)> handler) = 0;
+  // Its ejections (thread-safe). A health source without outlier ejection
+  // never ejects: zero, not ejected.
+  virtual WorkerEjection ejection(int /*worker*/) const { return {}; }
 };
 
 }  // namespace lull::serve

@@ -5,6 +5,7 @@
 // rule it is about; the last tests drive a SimulatedWorkerPool.
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -243,4 +244,29 @@ TEST_CASE("autoscaler over a simulated pool: starting workers count, scale-in st
   CHECK(pool_counts(w).up == 4);
   CHECK(w.back().state == WorkerState::kStopped);
   CHECK(w[0].state == WorkerState::kUp);  // the initial workers stay
+}
+
+TEST_CASE("autoscaler over a simulated pool: a worker out of rotation is neither counted up nor stopped by a scale-in",
+          "[manager][autoscale][outlier]") {
+  lull::runtime::VirtualClock clock;
+  SimulatedWorkerPool pool(clock, ProvisioningDelay::fixed(0), 4);
+  AutoscaleOptions o = quiet_options();
+  o.scale_in_holdoff_us = 0;
+  o.hysteresis = 0;
+  Autoscaler scaler(CapacityTable(lull::test::autoscale_library(), CapacityTarget{}), o, 0);
+  const std::set<std::string> ejected = {"sim-3"};  // the newest: a scale-in would take it first if counted
+  const PoolCounts before = pool_counts(pool.list_workers(), ejected);
+  CHECK(before.up == 3);
+  CHECK(before.out_of_rotation == 1);
+  for (int i = 0; i < 150; ++i) scaler.record_arrival(i * kS / 150);
+  clock.advance_to_us(kS);
+  const ScaleDecision d = scaler.step(kS, pool, ejected);  // 150 QPS fits 2: one step down from the 3 counted
+  REQUIRE(d.action == Action::kScaleIn);
+  CHECK(d.count == 1);
+  CHECK(d.before.up == 3);
+  CHECK(d.log_line("window_max:5").find("draining=0 out_of_rotation=1 ") != std::string::npos);
+  const auto w = pool.list_workers();
+  CHECK(w[3].state == WorkerState::kUp);  // not stopped
+  CHECK(w[2].state != WorkerState::kUp);  // the newest counted one was
+  CHECK(pool_counts(w, ejected).up == 2);
 }

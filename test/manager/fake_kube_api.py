@@ -28,16 +28,29 @@ Test controls (no authorization, outside the API's paths):
   --start-not-ready N          a new pod is not ready in its first N listings of the endpoints
   GET  /_fake/log              every API request so far, one line each:
                                "METHOD PATH|CONTENT_TYPE|BODY"
+  GET  /_fake/answers          every API request's answer so far, one line each: "STATUS METHOD PATH"
   POST /_fake/lose-pod?name=P  the pod vanishes (a node failure); the Deployment replaces it
+
+Pods that run (fake_kube_pods.py): with --run-command CMD every pod is a
+process on its own loopback IP (127.0.1.K), started when the pod is created
+and stopped (SIGTERM) when a scale-down removes it; its endpoint is ready only
+while its readiness probe (GET /ping) passes, and a removed pod stays listed
+as terminating until its process has exited. The EndpointSlice then names one
+port, "http" (the pool uses it for the management API too). --start-not-ready
+does not apply: the probe decides.
 """
 import argparse
 import json
 import os
+import signal
 import ssl
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from fake_kube_pods import PodRunner
 
 PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json",
                "application/json-patch+json", "application/apply-patch+yaml")
@@ -48,9 +61,12 @@ class Cluster:
     def __init__(self, args):
         self.lock = threading.Lock()
         self.args = args
-        self.pods = []  # {"name", "ip", "ready", "annotations", "seq"}
+        self.pods = []  # {"name", "ip", "ready", "annotations", "seq"}; running: "proc"
+        self.terminating = []  # running: pods scaled away whose processes have not exited yet
         self.next_seq = 0
         self.log = []
+        self.answers = []
+        self.runner = PodRunner(args.run_command, args.run_log_dir) if args.run_command else None
         self.failures = []  # [method, status, count]
         for spec in args.fail:
             method, status, count = spec.split(":")
@@ -61,9 +77,14 @@ class Cluster:
     def add_pod(self, ready):
         seq = self.next_seq
         self.next_seq += 1
-        self.pods.append({"name": "%s-%d" % (self.args.deployment, seq), "ip": "10.0.0.%d" % (seq + 1),
-                          "ready": ready, "annotations": {}, "seq": seq,
-                          "lists_left": 0 if ready else self.args.start_not_ready})
+        pod = {"name": "%s-%d" % (self.args.deployment, seq), "ip": "10.0.0.%d" % (seq + 1),
+               "ready": ready, "annotations": {}, "seq": seq,
+               "lists_left": 0 if ready else self.args.start_not_ready}
+        if self.runner:
+            pod["ip"] = self.runner.address(seq)
+            pod["ready"] = False  # until its readiness probe passes
+            self.runner.start(pod)
+        self.pods.append(pod)
 
     def scale_to(self, replicas):
         while len(self.pods) < replicas:
@@ -71,6 +92,28 @@ class Cluster:
         while len(self.pods) > replicas:
             victim = min(self.pods, key=lambda p: (p["ready"], int(p["annotations"].get(COST, "0")), -p["seq"]))
             self.pods.remove(victim)
+            if self.runner:
+                self.runner.terminate(victim)
+                self.terminating.append(victim)
+
+    def lose(self, name):
+        for p in [p for p in self.pods if p["name"] == name]:
+            self.pods.remove(p)
+            if self.runner:
+                self.runner.kill(p)
+        self.add_pod(ready=self.args.start_not_ready == 0)
+
+    def kubelet(self, interval_s):
+        """Running pods: readiness probes, and terminating pods leave once exited (its own thread)."""
+        while True:
+            with self.lock:
+                pods = list(self.pods)
+            ready = {p["name"]: self.runner.probe(p) for p in pods}  # HTTP outside the lock
+            with self.lock:
+                for p in self.pods:
+                    p["ready"] = ready.get(p["name"], p["ready"])
+                self.terminating = [p for p in self.terminating if not self.runner.exited(p)]
+            time.sleep(interval_s)
 
     def take_failure(self, method):
         for f in self.failures:
@@ -94,6 +137,9 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, code, obj):
+        if getattr(self, "api_request", None):  # under the cluster's lock
+            self.server.cluster.answers.append("%d %s" % (code, self.api_request))
+            self.api_request = None
         data = json.dumps(obj).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
@@ -124,15 +170,20 @@ class Handler(BaseHTTPRequestHandler):
                 conditions["ready"] = p["ready"]
             endpoints.append({"addresses": [p["ip"]], "conditions": conditions,
                               "targetRef": {"kind": "Pod", "name": p["name"], "namespace": c.args.namespace}})
-            p["lists_left"] = max(0, p["lists_left"] - 1)
-            p["ready"] = p["lists_left"] == 0  # ready from the listing after its Nth on
+            if not c.runner:
+                p["lists_left"] = max(0, p["lists_left"] - 1)
+                p["ready"] = p["lists_left"] == 0  # ready from the listing after its Nth on
+        for p in c.terminating:  # still running: ready false, serving while its probe passed
+            endpoints.append({"addresses": [p["ip"]],
+                              "conditions": {"ready": False, "serving": p["ready"], "terminating": True},
+                              "targetRef": {"kind": "Pod", "name": p["name"], "namespace": c.args.namespace}})
+        ports = [{"name": "http", "port": c.runner.port, "protocol": "TCP"}] if c.runner else \
+                [{"name": "http", "port": 8080, "protocol": "TCP"}, {"name": "management", "port": 8081, "protocol": "TCP"}]
         return {"kind": "EndpointSliceList", "apiVersion": "discovery.k8s.io/v1", "metadata": {},
                 "items": [{"kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1",
                            "metadata": {"name": c.args.service + "-abc12",
                                         "labels": {"kubernetes.io/service-name": c.args.service}},
-                           "addressType": "IPv4", "endpoints": endpoints or None,
-                           "ports": [{"name": "http", "port": 8080, "protocol": "TCP"},
-                                     {"name": "management", "port": 8081, "protocol": "TCP"}]}]}
+                           "addressType": "IPv4", "endpoints": endpoints or None, "ports": ports}]}
 
     def _handle(self, method):
         c = self.server.cluster
@@ -141,23 +192,23 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length).decode() if length else ""
         if url.path.startswith("/_fake/"):
             with c.lock:
-                if url.path == "/_fake/log":
-                    data = "".join(line + "\n" for line in c.log).encode()
+                if url.path in ("/_fake/log", "/_fake/answers"):
+                    lines = c.log if url.path == "/_fake/log" else c.answers
+                    data = "".join(line + "\n" for line in lines).encode()
                     self.send_response(200)
                     self.send_header("Content-Type", "text/plain")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     return self.wfile.write(data)
                 if url.path == "/_fake/lose-pod":
-                    name = parse_qs(url.query).get("name", [""])[0]
-                    c.pods = [p for p in c.pods if p["name"] != name]
-                    c.add_pod(ready=c.args.start_not_ready == 0)
+                    c.lose(parse_qs(url.query).get("name", [""])[0])
                     return self._send(200, {})
             return self._status(404)
         ns, dep, svc = c.args.namespace, c.args.deployment, c.args.service
         ctype = self.headers.get("Content-Type") or ""
         with c.lock:
             c.log.append("%s %s|%s|%s" % (method, self.path, ctype if method == "PATCH" else "", body))
+            self.api_request = "%s %s" % (method, url.path)
             if self.headers.get("Authorization") != "Bearer " + c.args.token:
                 return self._status(401)
             failure = c.take_failure(method)
@@ -229,6 +280,9 @@ def main():
     ap.add_argument("--replicas", type=int, default=2)
     ap.add_argument("--start-not-ready", type=int, default=0)
     ap.add_argument("--fail", action="append", default=[])
+    ap.add_argument("--run-command", help="run each pod: a command with {host} (the pod's IP) and {port}")
+    ap.add_argument("--run-log-dir", help="each running pod's output goes to DIR/POD.log")
+    ap.add_argument("--probe-interval-s", type=float, default=0.2, help="running pods' readiness probe period")
     args = ap.parse_args()
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     server.daemon_threads = True
@@ -244,7 +298,16 @@ def main():
         os.replace(tmp, args.port_file)
     print("fake-kube-api: https" if args.tls_cert else "fake-kube-api: http", server.server_address[1],
           file=sys.stderr, flush=True)
-    server.serve_forever(poll_interval=0.2)
+    cluster = server.cluster
+    if cluster.runner:
+        threading.Thread(target=cluster.kubelet, args=(args.probe_interval_s,), daemon=True).start()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so that the pods' processes are stopped
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        if cluster.runner:
+            with cluster.lock:
+                cluster.runner.stop_all(cluster.pods + cluster.terminating)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@
 // queries, their batch in flight finishes, the processes stop), with no
 // query lost and no 5xx; a worker killed while it drains; a worker command
 // that fails (scaling held with doubling backoff, serving goes on, the
-// reason in the log and /metrics).
+// reason in the log and /metrics); a worker ejected for malformed answers
+// (not counted up, so replaced; not stopped).
 #include <signal.h>
 #include <stdlib.h>
 
@@ -56,7 +57,8 @@ std::vector<PolicyTable> two_counts_library() {
 // virtual clock. `command`: the workers' command (empty: the stand-in
 // server whose models take batch_ms per batch).
 struct Rig {
-  explicit Rig(const std::string& command, int batch_ms = 300) : library(two_counts_library()) {
+  explicit Rig(const std::string& command, int batch_ms = 300, lull::serve::OutlierOptions outlier = {})
+      : library(two_counts_library()) {
     char tmpl[] = "/tmp/lull-serving-autoscaler-XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
     log_dir = tmpl;
@@ -83,7 +85,7 @@ struct Rig {
     scaler = std::make_unique<ServingAutoscaler>(library, o, *pool, vclock);
     backend = std::make_unique<lull::serve::TorchServeBackend>(
         std::vector<lull::serve::WorkerEndpoint>(static_cast<std::size_t>(scaler->slots())),
-        std::vector<std::string>{"small", "big"}, inputs, fast_health());
+        std::vector<std::string>{"small", "big"}, inputs, fast_health(outlier));
     lull::serve::ServeOptions so;
     so.pool_managed = true;
     so.library = library;
@@ -105,8 +107,9 @@ struct Rig {
     const std::string ms = std::to_string(batch_ms);
     return lull::manager::testing::server_command("--fake small:" + ms + ":0 --fake big:" + ms + ":0");
   }
-  static lull::serve::TorchServeOptions fast_health() {
+  static lull::serve::TorchServeOptions fast_health(lull::serve::OutlierOptions outlier) {
     lull::serve::TorchServeOptions o;
+    o.outlier = outlier;
     o.health_interval_ms = 100;
     o.health_timeout_ms = 1000;
     o.batch_timeout_ms = 10000;
@@ -334,4 +337,63 @@ TEST_CASE("serving autoscaler: a failing worker command holds scaling with backo
   m = rig.session->metrics_text();
   CHECK(metric(m, "lull_autoscale_hold_seconds") == "lull_autoscale_hold_seconds 0");
   CHECK(metric(m, "lull_failed_total") == "lull_failed_total 0");
+}
+
+TEST_CASE("serving autoscaler: a worker ejected by outlier detection is not counted up, so it is replaced, not stopped",
+          "[manager][serving][fault][outlier]") {
+  // Exactly one worker takes the marker (mv is atomic) and answers every
+  // prediction 200 with an undecodable body, while its /ping passes.
+  char tmpl[] = "/tmp/lull-eject-marker-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string marker = std::string(tmpl) + "/broken";
+  REQUIRE(std::system(("touch " + marker).c_str()) == 0);
+  lull::serve::OutlierOptions outlier;
+  outlier.eject_after_failures = 2;
+  outlier.base_ms = 600'000;  // out for the whole test
+  outlier.max_ms = 600'000;
+  Rig rig("sh -c 'if mv " + marker + " " + marker + ".taken 2>/dev/null; then exec " + Rig::server_command(50) +
+              " --malformed-predictions; else exec " + Rig::server_command(50) + "; fi'",
+          50, outlier);
+  REQUIRE(rig.scaler->start_initial(60'000'000) == 2);
+  // Queries until the broken worker is ejected; each of its failed batches is
+  // retried on the other worker, so every query is still answered 200.
+  int ejected_slot = -1;
+  for (int round = 0; round < 20 && ejected_slot < 0; ++round) {
+    auto answers = rig.submit(2);
+    answered_by(answers);
+    for (int slot : {0, 1})
+      if (rig.backend->stats(slot).ejections > 0) ejected_slot = slot;
+  }
+  REQUIRE(ejected_slot >= 0);
+  CHECK_FALSE(rig.backend->worker_up(ejected_slot));
+  std::string ejected_id;
+  for (const std::string id : {"local-0", "local-1"})
+    if (rig.scaler->slot_of(id) == ejected_slot) ejected_id = id;
+  REQUIRE(!ejected_id.empty());
+  CHECK(lull::manager::testing::find_worker(*rig.pool, ejected_id).state == WorkerState::kUp);  // the pool's view
+
+  // 150 QPS needs the library's 2 workers: one is in rotation, so one more.
+  // (Counted up, the ejected worker hid the lost capacity: no action.)
+  const ScaleDecision d = rig.load(150, 0, 1);
+  REQUIRE(d.action == ScaleDecision::Action::kScaleOut);
+  CHECK(d.count == 1);
+  CHECK(d.reason == "forecast");
+  CHECK(d.before.up == 1);
+  CHECK(d.before.out_of_rotation == 1);
+  CHECK(rig.joined_log().find("scale_out +1 reason=forecast need=2 up=1 starting=0 draining=0 out_of_rotation=1") !=
+        std::string::npos);
+  REQUIRE(rig.joined_in_session({"local-2"}));
+  // The ejected worker is not stopped; the new one serves with the good one.
+  CHECK(lull::manager::testing::find_worker(*rig.pool, ejected_id).state == WorkerState::kUp);
+  {
+    auto answers = rig.submit(6);
+    for (int s : answered_by(answers)) CHECK(s != ejected_slot);
+  }
+  const std::string m = rig.session->metrics_text();
+  CHECK(metric(m, "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 2");
+  CHECK(metric(m, "lull_autoscale_workers{state=\"out_of_rotation\"}") ==
+        "lull_autoscale_workers{state=\"out_of_rotation\"} 1");
+  // Enough now: no further scale-out while the ejected worker stays out.
+  CHECK(rig.load(150, 1, 2).action == ScaleDecision::Action::kNone);
+  std::system(("rm -rf " + std::string(tmpl)).c_str());
 }

@@ -1,13 +1,15 @@
 // Outlier ejection through the TorchServe backend against stand-in servers:
 // a server whose predictions hang while /ping answers is ejected and stays out
 // for growing periods instead of flapping; one answering 200 with undecodable
-// bodies is ejected; per-input rejections never eject. Verdicts are counts and
-// lower bounds that a slow machine only makes easier to meet.
+// bodies is ejected; per-input rejections never eject; `lull serve`'s
+// /metrics counts an ejection per worker and the workers out for one. Verdicts
+// are counts and lower bounds that a slow machine only makes easier to meet.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -17,7 +19,9 @@
 #include <vector>
 
 #include "backend_test_support.h"
+#include "lull_serve_process.h"
 #include "model_server_process.h"
+#include "session_test_support.h"
 #include "runtime/serve/query_inputs.h"
 #include "runtime/serve/torchserve_backend.h"
 #include "test/support/cli_runner.h"
@@ -193,4 +197,49 @@ TEST_CASE("lull serve: bad --eject-* values are one line naming the flag and exi
     CHECK(run.output.find(named) != std::string::npos);
     CHECK(run.output.find("absent.pb") == std::string::npos);  // refused before the policy set is read
   }
+}
+
+TEST_CASE("lull serve /metrics: a forced ejection shows per worker and in the gauge of workers ejected",
+          "[serve][outlier][cli]") {
+  const std::string dir = lull::test::temp_dir() + "/ejection_metrics";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string set = dir + "/set.pb";
+  const auto compiled = lull::test::run_lull("compile --profiles " + source_path("test/data/tiny_profile.json") +
+                                             " --slo-ms 300 --workers 2 --load-qps 5,10 --max-queue 4 --intervals 10"
+                                             " --all-models --device cpu --out " + set);
+  REQUIRE(compiled.exit_code == 0);
+  ModelServerProcess good({"--fake", "fast:0:0", "--fake", "slow:0:0"});
+  ModelServerProcess broken({"--fake", "fast:0:0", "--fake", "slow:0:0", "--malformed-predictions"});  // /ping passes
+  // Ejected after 2 failed batches, for longer than the test runs.
+  LullServeProcess serve({"--policies", set, "--servers", good.url() + "," + broken.url(), "--no-model-check",
+                          "--eject-after-failures", "2", "--eject-base-ms", "600000", "--eject-max-ms", "600000"},
+                         dir + "/serve.log", dir + "/port");
+  HttpClient client;
+  const auto metrics = [&] {
+    HttpRequest m;
+    m.url = serve.base() + "/metrics";
+    return client.fetch(m).body;
+  };
+  // One query at a time: round-robin sends every other one to the broken
+  // server, whose failed batch is retried on the good one (answered 200).
+  std::string text;
+  for (int i = 0; i < 20; ++i) {
+    REQUIRE(serve.post("tiny", "input-" + std::to_string(i)).status == 200);
+    text = metrics();
+    if (metric_line(text, "lull_workers_ejected ") == "lull_workers_ejected 1") break;
+  }
+  INFO(text);
+  CHECK(metric_line(text, "lull_workers_ejected ") == "lull_workers_ejected 1");
+  CHECK(metric_line(text, "lull_worker_ejections_total{worker=\"1\"}") == "lull_worker_ejections_total{worker=\"1\"} 1");
+  CHECK(metric_line(text, "lull_worker_ejections_total{worker=\"0\"}") == "lull_worker_ejections_total{worker=\"0\"} 0");
+  CHECK(text.find("# TYPE lull_worker_ejections_total counter") != std::string::npos);
+  CHECK(text.find("# TYPE lull_workers_ejected gauge") != std::string::npos);
+  CHECK(metric_line(text, "lull_worker_up{worker=\"1\"") ==
+        "lull_worker_up{worker=\"1\",url=\"" + broken.url() + "\"} 0");
+  // Still out, still counted once, while the good worker serves.
+  for (int i = 0; i < 4; ++i) REQUIRE(serve.post("tiny", "after-" + std::to_string(i)).status == 200);
+  text = metrics();
+  CHECK(metric_line(text, "lull_workers_ejected ") == "lull_workers_ejected 1");
+  CHECK(metric_line(text, "lull_worker_ejections_total{worker=\"1\"}") == "lull_worker_ejections_total{worker=\"1\"} 1");
 }
