@@ -30,30 +30,23 @@ PY=/usr/bin/python3
 OUT="${VSE2E_OUT:-$ROOT/experiments/results}"
 QUICK="${VSE2E_QUICK:-0}"
 BASE=20
-REPLAY="$ROOT/test/data/replay_profile.json"
 SLO_MS=60
 BUDGET_MB=1100
 if [ "$QUICK" = 1 ]; then PHASES="1:8 4:15 1:20"; else PHASES="1:15 4:30 1:40"; fi
 WORK="$(mktemp -d /tmp/lull-varscale-e2e.XXXXXX)"
 PIDS=()
-source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file
+source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file, the load phases and samplers
 trap cleanup EXIT
 mkdir -p "$OUT"
 
 PROFILE="$WORK/profile.json"  # the replay profile with the made-up memory sizes
-"$PY" -c 'import json, sys
-p = json.load(open(sys.argv[1]))
-for m in p["models"]: m["memory_mb"] = {"tiny_net": 100, "small_net": 200, "medium_net": 400, "large_net": 800}[m["name"]]
-p["provenance"] += " memory_mb: made up for varscale_e2e.sh."
-json.dump(p, open(sys.argv[2], "w"))' "$REPLAY" "$PROFILE"
+replay_profile_with_memory "$PROFILE"
 "$LULL" plan variants --profiles "$PROFILE" --slo-ms $((SLO_MS - 10)) --workers 1:4:1 --percentile 100 --load-qps 5:120:5 \
     --max-queue 8 --intervals 50 --all-models --max-violation 0.0005 --worker-memory-mb "$BUDGET_MB" \
     --variants-out "$WORK/variants" > "$WORK/plan.txt" 2>"$WORK/plan.log"
 FIRST_MODELS="$("$PY" -c 'import json, sys; print(",".join(json.load(open(sys.argv[1]))["variants"][0]["models"]))' \
     "$WORK/variants/variants.json")"
-"$PY" -c 'import json, sys; json.dump({m["name"]: m["accuracy"] for m in json.load(open(sys.argv[1]))["models"]}, open(sys.argv[2], "w"))' \
-    "$PROFILE" "$WORK/accuracy.json"
-
+accuracy_json "$PROFILE" "$WORK/accuracy.json"
 # Each new worker starts with the first variant's models (the pool's model
 # check makes sure), and is trimmed to the variant in use once it is up.
 WORKER_CMD="$PY $ROOT/runtime/modelserver/lull_modelserver.py --replay-profile $PROFILE --models $FIRST_MODELS --port {port}"
@@ -68,42 +61,18 @@ wait_file "$WORK/lull.port"
 TARGET="http://127.0.0.1:$(cat "$WORK/lull.port")"
 
 # Worker counts once a second.
-( t=0; while sleep 1; do t=$((t + 1))
-    curl -s "$TARGET/metrics" | awk -v t="$t" '/^lull_autoscale_workers\{/ { split($1, a, "\""); v[a[2]] = $2 }
-      END { print t, v["desired"], v["starting"], v["up"], v["draining"] }' >> "$WORK/workers.txt" || true
-  done ) &
+sample_workers "$TARGET" "$WORK/workers.txt" &
 PIDS+=($!)
+run_phases "$TARGET" "$PHASES" "$BASE" "$SLO_MS" varscale_e2e
+wait_scaled_in "$TARGET"  # the last scale-in done (drained and stopped)
 
-i=0
-for phase in $PHASES; do
-  mult="${phase%%:*}"; secs="${phase##*:}"; rate=$((BASE * mult))
-  "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate "$rate" --duration "${secs}s" \
-      --seed $((i + 1)) --slo-ms "$SLO_MS" --accuracy "$WORK/accuracy.json" --json "$WORK/phase$i.json" > /dev/null || true
-  echo "varscale_e2e: phase $i: ${rate} qps for ${secs} s done" >&2
-  i=$((i + 1))
-done
-# Let the last scale-in finish (drain and stop), then read the final state.
-for _ in $(seq 1 150); do
-  curl -s "$TARGET/metrics" > "$WORK/metrics.txt"
-  if grep -q '^lull_autoscale_workers{state="up"} 1$' "$WORK/metrics.txt" &&
-     grep -q '^lull_autoscale_workers{state="draining"} 0$' "$WORK/metrics.txt"; then break; fi
-  sleep 0.2
-done
-
-"$PY" - "$WORK" "$OUT" "$PHASES" "$BASE" "$QUICK" <<'PYEOF'
+PYTHONPATH="$ROOT/experiments" "$PY" - "$WORK" "$OUT" "$PHASES" "$BASE" "$QUICK" <<'PYEOF'
 import json, re, sys
+import e2e_phases
 work, out, phases, base, quick = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.argv[4]), sys.argv[5] == "1"
-rows = []
-for i, p in enumerate(phases):
-    mult, secs = p.split(":")
-    r = json.load(open(f"{work}/phase{i}.json"))
-    rows.append(dict(phase=i, load=base * int(mult), seconds=int(secs), sent=r["sent"], ok=r["ok"], http_5xx=r["http_5xx"],
-                     unanswered=r["unanswered"], violation=r["violation_rate"], accuracy=r["accuracy_per_satisfied"],
-                     models=r.get("models", {})))
+rows = e2e_phases.phase_rows(work, phases, base)
 metrics = open(f"{work}/metrics.txt").read()
-def metric(name):
-    m = re.search("^" + re.escape(name) + r" (\S+)$", metrics, re.M)
-    return float(m.group(1)) if m else None
+def metric(name): return e2e_phases.metric(metrics, name)
 serve_log = open(f"{work}/serve.log").read()
 switch_lines = [l.replace(work, "WORK") for l in serve_log.splitlines() if "variant switch" in l]
 trim_lines = [l.replace(work, "WORK") for l in serve_log.splitlines() if "variant: new worker" in l]
@@ -116,7 +85,7 @@ variants = manifest["variants"]
 first = variants[0]["models"]
 second = variants[1]["models"] if len(variants) > 1 else first
 dropped = [m for m in first if m not in second]
-failed_batches = sum(float(v) for v in re.findall(r'^lull_worker_batches_total\{[^}]*result="failed"\} (\S+)$', metrics, re.M))
+failed_batches = e2e_phases.failed_batches(metrics)
 checks = {
     "plan_wrote_nested_libraries": manifest.get("policies") == "library" and manifest.get("worker_counts") == [1, 2, 3, 4]
         and len(variants) >= 2 and set(second) < set(first),
@@ -126,7 +95,7 @@ checks = {
     "switched_to_small_and_back": len(switch_lines) == 2 and all("now using" in l for l in switch_lines)
         and f"unloaded {','.join(dropped)})" in switch_lines[0] and f"(loaded {','.join(dropped)}," in switch_lines[1]
         and metric("lull_variant_switches_total") == 2,
-    "no_loss_no_5xx": all(r["sent"] == r["ok"] and r["http_5xx"] == 0 and r["unanswered"] == 0 for r in rows),
+    "no_loss_no_5xx": e2e_phases.no_loss_no_5xx(rows),
     "no_failed_or_retried_batch": failed_batches == 0 and metric("lull_retried_total") == 0,
 }
 result = dict(rows=rows, variants=variants, switch_lines=switch_lines, trim_lines=trim_lines, scale_log=scale_lines,

@@ -79,25 +79,31 @@ class Swaps final : public PolicySwap {
 
 std::set<std::string> set_of(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 
+// One worker, w0, up and holding the full set; the fakes the switcher drives.
+struct Pool {
+  Pool() { models.held["w0"] = set_of(kFull); }
+  Models models;
+  Swaps swaps;
+  std::vector<std::string> up = {"w0"};
+};
+
 bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 }  // namespace
 
 TEST_CASE("variants under autoscaling: a new worker is trimmed to what the others hold; a worker gone is forgotten",
           "[manager][variants][scaling]") {
-  Models models;
-  Swaps swaps;
-  std::vector<std::string> up = {"w0"};
-  models.held["w0"] = set_of(kFull);
+  Pool pool;
+  Models& models = pool.models;
   std::vector<std::string> log;
-  VariantSwitcher switcher(library_variants(), [&] { return up; }, models, swaps,
+  VariantSwitcher switcher(library_variants(), [&] { return pool.up; }, models, pool.swaps,
                            [&](const std::string& l) { log.push_back(l); }, {0.1, 1'000'000});
   REQUIRE(switcher.step(150, 0));  // the small set: big unloaded from w0, both counts swapped at once
   CHECK(models.calls == std::vector<std::string>{"unload big on w0"});
-  CHECK(swaps.swapped == std::vector<std::vector<int>>{{1, 2}});
+  CHECK(pool.swaps.swapped == std::vector<std::vector<int>>{{1, 2}});
 
   // w1 joins with the full set (its pool checked every model of --policies).
-  up.push_back("w1");
+  pool.up.push_back("w1");
   models.held["w1"] = set_of(kFull);
   CHECK_FALSE(switcher.step(150, 100'000));  // no switch (same variant), but the trim
   CHECK(models.calls.back() == "unload big on w1");
@@ -113,7 +119,7 @@ TEST_CASE("variants under autoscaling: a new worker is trimmed to what the other
   CHECK(models.held["w1"] == set_of(kFull));
 
   // w0 is drained away; w2 joins while the full set is in use: nothing to trim.
-  up = {"w1", "w2"};
+  pool.up = {"w1", "w2"};
   models.held["w2"] = set_of(kFull);
   const std::size_t calls = models.calls.size();
   CHECK_FALSE(switcher.step(10, 2'100'000));
@@ -125,17 +131,15 @@ TEST_CASE("variants under autoscaling: a new worker is trimmed to what the other
 
 TEST_CASE("variants under autoscaling: a worker joining during a switch keeps the full set until the next step",
           "[manager][variants][scaling]") {
-  Models models;
-  Swaps swaps;
-  std::vector<std::string> up = {"w0"};
-  models.held["w0"] = set_of(kFull);
+  Pool pool;
+  Models& models = pool.models;
   // While big is unloaded from w0 (after the swap), w1 comes up holding every model.
   models.during_unload = [&] {
-    if (contains(up, "w1")) return;
-    up.push_back("w1");
+    if (contains(pool.up, "w1")) return;
+    pool.up.push_back("w1");
     models.held["w1"] = set_of(kFull);
   };
-  VariantSwitcher switcher(library_variants(), [&] { return up; }, models, swaps, nullptr, {0.1, 1'000'000});
+  VariantSwitcher switcher(library_variants(), [&] { return pool.up; }, models, pool.swaps, nullptr, {0.1, 1'000'000});
   REQUIRE(switcher.step(150, 0));
   // The switch worked on the workers it started with: w1 was not touched.
   CHECK(models.calls == std::vector<std::string>{"unload big on w0"});
