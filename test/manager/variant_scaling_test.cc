@@ -91,7 +91,7 @@ bool contains(const std::vector<std::string>& v, const std::string& x) { return 
 
 }  // namespace
 
-TEST_CASE("variants under autoscaling: a new worker is trimmed to what the others hold; a worker gone is forgotten",
+TEST_CASE("variants under autoscaling: a new worker is trimmed to what the others hold, a worker gone is forgotten",
           "[manager][variants][scaling]") {
   Pool pool;
   Models& models = pool.models;
