@@ -209,6 +209,9 @@ int run_serve(int argc, char** argv) {
     // set only; a variant's models would not be what they pick.
     if (online || !recompile_out.empty())
       throw UsageError("--variant-sets: not with online compilation or --recompile-on-drift");
+    if (autoscale && autoscale_flags.pool != "local")
+      throw UsageError("--variant-sets with --autoscale: only with --worker-pool local (its model check makes sure a new "
+                       "worker holds every model of --policies before it joins; the Kubernetes pool checks health only)");
     if (autoscale && no_model_check)
       throw UsageError("--variant-sets with --autoscale: not with --no-model-check (a new worker must be checked to "
                        "hold every model of --policies before it joins)");

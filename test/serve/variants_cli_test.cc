@@ -97,6 +97,9 @@ TEST_CASE("lull serve --variant-sets: what it does not support is refused in one
   refused("--policies " + lib + " --autoscale --worker-command 'true {port}' --max-violation 0.01 --no-model-check "
           "--variant-sets " + lib + "@10",
           "--variant-sets with --autoscale: not with --no-model-check");
+  refused("--policies " + lib + " --autoscale --worker-pool kubernetes --k8s-api-server https://127.0.0.1:1 --k8s-deployment d "
+          "--k8s-service s --max-violation 0.01 --variant-sets " + lib + "@10",
+          "--variant-sets with --autoscale: only with --worker-pool local");
   refused("--policies " + lib + " --servers http://127.0.0.1:1,http://127.0.0.1:2 --no-model-check --recompile-on-drift " +
               dir + "/variants_drift.pb --variant-sets " + lib + "@10",
           "--variant-sets: not with online compilation or --recompile-on-drift");
