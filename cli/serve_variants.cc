@@ -80,7 +80,9 @@ void add_serve_variants_options(po::options_description& desc, ServeVariantsFlag
        "model variants: VARIANTS.json (the manifest lull plan variants writes; its first variant is --policies), "
        "or SET.pb@QPS,... each a policy set compiled (lull compile --models) for a subset of "
        "--policies' models that starts with its model 0; it serves from QPS up, and the models it does not use "
-       "are unloaded from the servers (management API), make-before-break. Below the lowest QPS: --policies")
+       "are unloaded from the servers (management API), make-before-break. Below the lowest QPS: --policies. "
+       "With a library as --policies (and with --autoscale) each variant is a library over the same worker counts "
+       "(lull plan variants --workers A:B:S)")
       ("variant-hysteresis", po::value(&f.hysteresis)->default_value(0.1),
        "back to a lower variant only below its boundary by this fraction")
       ("variant-dwell-s", po::value(&f.dwell_s)->default_value(5), "at least this long between variant switches")
