@@ -12,11 +12,19 @@
 namespace lull::manager {
 
 // Passes calls on, and records which models each worker holds after each
-// call that succeeded (for /metrics).
+// call that succeeded (for /metrics and the trim of new workers); a load of
+// a model the record says the worker holds is not sent.
 class VariantSwitcher::Recording final : public ModelControl {
  public:
   explicit Recording(VariantSwitcher& s) : s_(s) {}
   void load(const std::string& worker, const std::string& model) override {
+    {
+      // Already there (a new worker whose trim failed keeps the model): the
+      // management API would refuse to register it twice, and it is ready.
+      std::lock_guard<std::mutex> lock(s_.mu_);
+      const auto it = s_.loaded_.find(worker);
+      if (it != s_.loaded_.end() && it->second.count(model)) return;
+    }
     s_.control_.load(worker, model);
     std::lock_guard<std::mutex> lock(s_.mu_);
     s_.loaded_[worker].insert(model);

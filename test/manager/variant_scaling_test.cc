@@ -3,7 +3,8 @@
 // that joined (holding the full set, as its pool's model check made sure) is
 // trimmed to what the workers already there hold, never while a switch runs;
 // a worker that joins during a switch keeps the full set until the next
-// step; a worker gone is forgotten. A variant is a library: the switch swaps
+// step; a worker gone is forgotten; a worker whose trim failed keeps the
+// model and is not asked to register it again. A variant is a library: the switch swaps
 // every worker count at once (through a real ServeSession: the policy for
 // each count of workers up uses the variant's models), and the autoscaler's
 // capacity table follows the variant.
@@ -13,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -58,12 +60,14 @@ class Models final : public ModelControl {
   }
   void unload(const std::string& worker, const std::string& model) override {
     calls.push_back("unload " + model + " on " + worker);
+    if (refuse_unload.count(worker)) throw std::runtime_error("HTTP 500 InternalServerException");
     held[worker].erase(model);
     if (during_unload) during_unload();
   }
   std::map<std::string, std::set<std::string>> held;
   std::vector<std::string> calls;
   std::function<void()> during_unload;
+  std::set<std::string> refuse_unload;  // workers whose unloads fail
 };
 
 // The serving side's fake: records the worker counts of each swap.
@@ -148,6 +152,28 @@ TEST_CASE("variants under autoscaling: a worker joining during a switch keeps th
   CHECK_FALSE(switcher.step(150, 100'000));
   CHECK(models.calls.back() == "unload big on w1");
   CHECK(models.held["w1"] == set_of(kSmall));
+}
+
+TEST_CASE("variants under autoscaling: a new worker whose trim fails keeps the model, and is not asked to load it again",
+          "[manager][variants][scaling]") {
+  Pool pool;
+  Models& models = pool.models;
+  std::vector<std::string> log;
+  VariantSwitcher switcher(library_variants(), [&] { return pool.up; }, models, pool.swaps,
+                           [&](const std::string& l) { log.push_back(l); }, {0.1, 1'000'000});
+  REQUIRE(switcher.step(150, 0));
+  pool.up.push_back("w1");
+  models.held["w1"] = set_of(kFull);
+  models.refuse_unload.insert("w1");
+  CHECK_FALSE(switcher.step(150, 100'000));
+  CHECK(models.held["w1"] == set_of(kFull));
+  CHECK(log.back().find("could not unload big") != std::string::npos);
+  // Back to the full set: big is loaded where it is missing only (a second
+  // registration would be refused), and the switch goes through.
+  REQUIRE(switcher.step(10, 2'000'000));
+  CHECK(contains(models.calls, "load big on w0"));
+  CHECK_FALSE(contains(models.calls, "load big on w1"));
+  CHECK(switcher.current() == 0);
 }
 
 TEST_CASE("variants under autoscaling: a library swap replaces every worker count's policies at once",
