@@ -83,12 +83,16 @@ class Swaps final : public PolicySwap {
 
 std::set<std::string> set_of(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 
-// One worker, w0, up and holding the full set; the fakes the switcher drives.
+// One worker, w0, up and holding the full set; the fakes the switcher
+// drives, and the switcher (library variants, 1 s dwell) over them.
 struct Pool {
   Pool() { models.held["w0"] = set_of(kFull); }
   Models models;
   Swaps swaps;
   std::vector<std::string> up = {"w0"};
+  std::vector<std::string> log;
+  VariantSwitcher switcher{library_variants(), [this] { return up; }, models, swaps,
+                           [this](const std::string& l) { log.push_back(l); }, VariantSwitchOptions{0.1, 1'000'000}};
 };
 
 bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
@@ -99,9 +103,8 @@ TEST_CASE("variants under autoscaling: a new worker is trimmed to what the other
           "[manager][variants][scaling]") {
   Pool pool;
   Models& models = pool.models;
-  std::vector<std::string> log;
-  VariantSwitcher switcher(library_variants(), [&] { return pool.up; }, models, pool.swaps,
-                           [&](const std::string& l) { log.push_back(l); }, {0.1, 1'000'000});
+  VariantSwitcher& switcher = pool.switcher;
+  const std::vector<std::string>& log = pool.log;
   REQUIRE(switcher.step(150, 0));  // the small set: big unloaded from w0, both counts swapped at once
   CHECK(models.calls == std::vector<std::string>{"unload big on w0"});
   CHECK(pool.swaps.swapped == std::vector<std::vector<int>>{{1, 2}});
@@ -143,7 +146,7 @@ TEST_CASE("variants under autoscaling: a worker joining during a switch keeps th
     pool.up.push_back("w1");
     models.held["w1"] = set_of(kFull);
   };
-  VariantSwitcher switcher(library_variants(), [&] { return pool.up; }, models, pool.swaps, nullptr, {0.1, 1'000'000});
+  VariantSwitcher& switcher = pool.switcher;
   REQUIRE(switcher.step(150, 0));
   // The switch worked on the workers it started with: w1 was not touched.
   CHECK(models.calls == std::vector<std::string>{"unload big on w0"});
@@ -158,9 +161,8 @@ TEST_CASE("variants under autoscaling: a new worker whose trim fails keeps the m
           "[manager][variants][scaling]") {
   Pool pool;
   Models& models = pool.models;
-  std::vector<std::string> log;
-  VariantSwitcher switcher(library_variants(), [&] { return pool.up; }, models, pool.swaps,
-                           [&](const std::string& l) { log.push_back(l); }, {0.1, 1'000'000});
+  VariantSwitcher& switcher = pool.switcher;
+  const std::vector<std::string>& log = pool.log;
   REQUIRE(switcher.step(150, 0));
   pool.up.push_back("w1");
   models.held["w1"] = set_of(kFull);
