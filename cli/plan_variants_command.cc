@@ -4,8 +4,11 @@
 // sets nest); consecutive loads with the same set become one variant, whose
 // policy set (compiled at every load of the sweep, as `lull compile --models`
 // would) is written to the output folder with a manifest that
-// `lull serve --variant-sets DIR/variants.json` reads. Each file is written
+// `lull serve --variant-sets DIR/variants.json` reads. With a range of worker
+// counts (--workers A:B:S, for --autoscale) the sets are picked on A and each
+// variant's file is a policy library over every count. Each file is written
 // atomically, the manifest last, so a manifest names only finished files.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -17,6 +20,7 @@
 #include "cli/process_clock.h"
 #include "cli/progress_line.h"
 #include "compiler/compile_inputs.h"
+#include "compiler/plan/variant_libraries.h"
 #include "compiler/plan/variant_plan.h"
 #include "compiler/solver/solver_registry.h"
 #include "schema/atomic_file.h"
@@ -41,12 +45,16 @@ int run_plan_variants(int argc, char** argv) {
       ("variants-out", po::value(&out_dir)->required(),
        "folder to write the variants' policy sets (variant-I.pb) and their manifest (variants.json) to");
   if (!parse_command_line(argc, argv, desc,
-                          "usage: lull plan variants --profiles P --slo-ms 70 --workers 2 --load-qps 5:100:5 "
+                          "usage: lull plan variants --profiles P --slo-ms 70 --workers 2 (or a range 1:4:1) --load-qps 5:100:5 "
                           "--max-violation 0.01 --worker-memory-mb 1500 --variants-out DIR",
                           {nullptr, renamed_compile_flags(), nullptr}))
     return 0;
-  const auto specs = compile_specs(flags);
-  if (specs.size() != 1) throw UsageError("--workers: one count expected (the workers the variants serve on)");
+  auto specs = compile_specs(flags);
+  std::stable_sort(specs.begin(), specs.end(), [](const compiler::CompileSpec& a, const compiler::CompileSpec& b) {
+    return a.mdp.workers < b.mdp.workers;
+  });
+  // A range (A:B:S): the variants are picked on A, each compiled for every
+  // count into a library (compiler/plan/variant_libraries.h).
   req.spec = specs.front();
   if (is_stdout(out_dir)) throw UsageError("--variants-out: a folder of files does not go to stdout; name a folder");
   if (std::filesystem::exists(out_dir) && !std::filesystem::is_directory(out_dir))
@@ -65,13 +73,28 @@ int run_plan_variants(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  std::vector<std::vector<compiler::LibrarySweep>> libraries;
+  if (specs.size() > 1)
+    libraries = compiler::variant_libraries(plan, inputs.profiles, specs, *solver,
+                                            [&](int set, int sets, int done, int total, const compiler::LoadReport&) {
+                                              char line[160];
+                                              std::snprintf(line, sizeof line,
+                                                            "lull plan variants: libraries: count %d/%d, load %d/%d, %.1f s",
+                                                            set + 1, sets, done, total, seconds_since_process_start());
+                                              progress.step(line);
+                                            });
   progress.finish();
-  VariantsContext ctx{inputs.profiles.task, flags.slo_ms, {}, {}};
+  VariantsContext ctx{inputs.profiles.task, flags.slo_ms, {}, {}, {}};
+  for (const auto& s : specs) ctx.worker_counts.push_back(s.mdp.workers);
   for (const auto& m : inputs.profiles.models) ctx.model_names.push_back(m.name);
   std::filesystem::create_directories(out_dir);
   for (std::size_t i = 0; i < plan.variants.size(); ++i) {
     ctx.files.push_back(variant_file_name(i));
-    write_policy_set(plan.variants[i].sweep.set, (std::filesystem::path(out_dir) / ctx.files.back()).string());
+    const std::string path = (std::filesystem::path(out_dir) / ctx.files.back()).string();
+    if (libraries.empty())
+      write_policy_set(plan.variants[i].sweep.set, path);
+    else
+      write_policy_library(compiler::policy_library_of(libraries[i]), path);
   }
   write_file_atomically((std::filesystem::path(out_dir) / kVariantManifestName).string(),
                         variants_manifest_json(req, plan, ctx));

@@ -32,7 +32,11 @@ std::string variants_manifest_json(const compiler::VariantPlanRequest& req, cons
   root.add("format", kVariantManifestFormat);
   root.add("task", ctx.task);
   root.add("slo_ms", ctx.slo_ms);
-  root.add("workers", req.spec.mdp.workers);
+  root.add("workers", req.spec.mdp.workers);  // the count the sets were picked on
+  // What each file holds: one policy set, or a library over these counts.
+  root.add("policies", ctx.worker_counts.size() > 1 ? "library" : "set");
+  JsonValue& counts = root.add("worker_counts", JsonValue::array());
+  for (int k : ctx.worker_counts) counts.push(static_cast<double>(k));
   root.add("max_violation", req.target.max_violation);
   root.add("min_accuracy", req.target.min_accuracy);
   root.add("worker_memory_mb", req.worker_memory_mb);
@@ -72,6 +76,12 @@ std::string variants_table(const compiler::VariantPlanRequest& req, const compil
                                          : "",
                 plan.candidates);
   out += line;
+  if (ctx.worker_counts.size() > 1) {
+    std::string counts;
+    for (int k : ctx.worker_counts) counts += (counts.empty() ? "" : ",") + std::to_string(k);
+    out += "  picked on " + std::to_string(req.spec.mdp.workers) + " workers; each file a policy library for " + counts +
+           " workers\n\n";
+  }
   out += "  variant  from QPS  memory MiB  file  models\n";
   for (std::size_t i = 0; i < plan.variants.size(); ++i) {
     const auto& v = plan.variants[i];

@@ -15,6 +15,7 @@ struct VariantsContext {
   double slo_ms = 0;
   std::vector<std::string> model_names;  // the profiles' models, indexed by the plan's model indices
   std::vector<std::string> files;        // each variant's policy set, relative to the manifest's folder
+  std::vector<int> worker_counts;        // the counts each file covers (more than one: a library each)
 };
 
 // The file name of variant i in the output folder.

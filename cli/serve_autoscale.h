@@ -55,6 +55,10 @@ class ServeAutoscale {
   // Plugs the pool into the stack, starts the initial workers (an error when
   // none comes up) and the manager thread. Returns the workers up.
   int start(serve::TorchServeBackend& backend, serve::ServeSession& session);
+  // Model variants (--variant-sets): the workers in rotation, and the
+  // library whose capacities decide from the next tick (ServingAutoscaler).
+  std::vector<std::string> management_urls_up() { return scaler_->management_urls_up(); }
+  void use_library(const std::vector<runtime::PolicyTable>& library) { scaler_->use_library(library); }
   // Ends the manager thread, unplugs the pool from the stack and stops its
   // workers. Call it before the session goes (the pool's threads call into
   // it); /metrics must not be asked afterwards.

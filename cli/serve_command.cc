@@ -205,11 +205,28 @@ int run_serve(int argc, char** argv) {
     for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
   std::unique_ptr<ServeVariants> variants;
   if (!variant_flags.sets.empty()) {
-    if (autoscale || online || !opts.library.empty() || !recompile_out.empty())
-      throw UsageError("--variant-sets: not with --autoscale, a policy library, online compilation or --recompile-on-drift");
-    std::vector<std::string> management;
-    for (const auto& w : workers) management.push_back(w.management_url);
-    variants = std::make_unique<ServeVariants>(variant_flags, table, policies, management, keys.management);
+    // Online compilation and drift recompilation make policies for the full
+    // set only; a variant's models would not be what they pick.
+    if (online || !recompile_out.empty())
+      throw UsageError("--variant-sets: not with online compilation or --recompile-on-drift");
+    if (autoscale && autoscale_flags.pool != "local")
+      throw UsageError("--variant-sets with --autoscale: only with --worker-pool local (its model check makes sure a new "
+                       "worker holds every model of --policies before it joins; the Kubernetes pool checks health only)");
+    if (autoscale && no_model_check)
+      throw UsageError("--variant-sets with --autoscale: not with --no-model-check (a new worker must be checked to "
+                       "hold every model of --policies before it joins)");
+    manager::WorkerList list;
+    if (autoscale) {
+      list = [s = scaling.get()] { return s->management_urls_up(); };
+    } else {
+      std::vector<std::string> management;
+      for (const auto& w : workers) management.push_back(w.management_url);
+      list = [management] { return management; };
+    }
+    const std::vector<runtime::PolicyTable> full = opts.library.empty() ? std::vector<runtime::PolicyTable>{table}
+                                                                        : opts.library;
+    variants = std::make_unique<ServeVariants>(variant_flags, full, policies, list, keys.management);
+    if (autoscale) variants->on_switch([s = scaling.get()](const std::vector<runtime::PolicyTable>& lib) { s->use_library(lib); });
     variants->configure(opts);
   }
   std::unique_ptr<DriftRecompiler> recompiler;  // outlives the session that calls it

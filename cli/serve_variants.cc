@@ -80,7 +80,9 @@ void add_serve_variants_options(po::options_description& desc, ServeVariantsFlag
        "model variants: VARIANTS.json (the manifest lull plan variants writes; its first variant is --policies), "
        "or SET.pb@QPS,... each a policy set compiled (lull compile --models) for a subset of "
        "--policies' models that starts with its model 0; it serves from QPS up, and the models it does not use "
-       "are unloaded from the servers (management API), make-before-break. Below the lowest QPS: --policies")
+       "are unloaded from the servers (management API), make-before-break. Below the lowest QPS: --policies. "
+       "With a library as --policies (and with --autoscale) each variant is a library over the same worker counts "
+       "(lull plan variants --workers A:B:S)")
       ("variant-hysteresis", po::value(&f.hysteresis)->default_value(0.1),
        "back to a lower variant only below its boundary by this fraction")
       ("variant-dwell-s", po::value(&f.dwell_s)->default_value(5), "at least this long between variant switches")
@@ -94,10 +96,10 @@ void add_serve_variants_options(po::options_description& desc, ServeVariantsFlag
        "the archive a model is registered from (POST /models?url=...), {model} replaced");
 }
 
-ServeVariants::ServeVariants(const ServeVariantsFlags& flags, const runtime::PolicyTable& full,
-                             const std::string& full_name, std::vector<std::string> management_urls,
+ServeVariants::ServeVariants(const ServeVariantsFlags& flags, const std::vector<runtime::PolicyTable>& full,
+                             const std::string& full_name, manager::WorkerList workers,
                              const std::string& management_key)
-    : flags_(flags), workers_(std::move(management_urls)), control_(client_, [&] {
+    : flags_(flags), workers_(std::move(workers)), control_(client_, [&] {
         serve::ModelManagementOptions o;
         o.management_key = management_key;
         return o;
@@ -111,17 +113,18 @@ ServeVariants::ServeVariants(const ServeVariantsFlags& flags, const runtime::Pol
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--variant-load: ") + e.what());
   }
-  variants_.push_back({full_name, 0, full, manager::model_names(full)});
+  variants_.push_back({full_name, 0, full, manager::model_names(full.at(0))});
   for (const auto& v : variant_sources(flags.sets, variants_.front().models)) {
-    runtime::PolicyExpectations expect;
-    expect.workers = full.workers;
-    const runtime::PolicyTable subset = runtime::load_policy_table(v.path, expect);
-    if (!v.models.empty() && manager::model_names(subset) != v.models)
-      throw UsageError("--variant-sets " + flags.sets + ": " + v.what + ".models: " + v.path +
-                       " holds policies for other models (" + joined_names(manager::model_names(subset)) + ")");
+    // A set or a library (lull plan variants --workers A:B:S), one table per worker count.
+    const std::vector<runtime::PolicyTable> subset = runtime::load_policy_library(v.path, {});
+    const std::vector<std::string> models = v.models.empty() ? manager::model_names(subset.at(0)) : v.models;
+    for (const auto& t : subset)  // the same models at every worker count
+      if (manager::model_names(t) != models)
+        throw UsageError("--variant-sets " + flags.sets + ": " + v.what + ".models: " + v.path +
+                         " holds policies for other models (" + joined_names(manager::model_names(t)) + ")");
     try {
-      variants_.push_back({v.path, v.from_qps, manager::widen_policy_table(subset, full, "--variant-sets " + v.path),
-                           manager::model_names(subset)});
+      variants_.push_back({v.path, v.from_qps, manager::widen_policy_library(subset, full, "--variant-sets " + v.path),
+                           manager::model_names(subset.at(0))});
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
@@ -169,7 +172,13 @@ void ServeVariants::loop() {
     if (now_us > last_us) forecaster_->observe(now_us, static_cast<double>(count - last_count) * 1e6 / (now_us - last_us));
     last_us = now_us;
     last_count = count;
-    switcher_->step(forecaster_->forecast(now_us, 0), now_us);
+    if (switcher_->step(forecaster_->forecast(now_us, 0), now_us) && on_switch_) {
+      try {
+        on_switch_(switcher_->variant(switcher_->current()).tables);
+      } catch (const std::exception& e) {  // checked at start; never ends serving
+        std::cerr << "lull serve: variant: " << e.what() << std::endl;
+      }
+    }
     lock.lock();
   }
 }

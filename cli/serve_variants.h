@@ -1,6 +1,10 @@
 #pragma once
 // `lull serve --variant-sets VARIANTS.json` (the manifest `lull plan variants`
-// writes) or `SMALL.pb@QPS,...`: model variants while serving (issue 10).
+// writes) or `SMALL.pb@QPS,...`: model variants while serving (issue 10),
+// on fixed servers or under --autoscale (then each variant is a policy
+// library over the same worker counts as --policies, the switcher asks the
+// autoscaler for the workers up, and the autoscaler's capacity table follows
+// the variant in use: docs/scaling.md, "Variants and autoscaling").
 // The servers start with the full set (--policies; a manifest's first
 // variant) loaded; above each variant's load its set's policies (compiled by
 // the plan, or with `lull compile --models`) serve, and the models only the full set uses are unloaded
@@ -16,6 +20,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -44,13 +49,20 @@ void add_serve_variants_options(boost::program_options::options_description& des
 
 class ServeVariants {
  public:
-  // Reads and checks the variant sets against the full set `full` (UsageError
-  // naming the flag, or the loader's error naming the file); starts nothing.
-  ServeVariants(const ServeVariantsFlags& flags, const runtime::PolicyTable& full, const std::string& full_name,
-                std::vector<std::string> management_urls, const std::string& management_key);
+  // Reads and checks the variant sets against the full set `full` (one
+  // table per worker count: --policies, a set or a library; each variant's
+  // file must cover the same counts) (UsageError naming the flag, or the
+  // loader's error naming the file); starts nothing. `workers`: the
+  // management URLs of the workers in rotation, asked at each step (fixed
+  // servers, or the autoscaler's pool).
+  ServeVariants(const ServeVariantsFlags& flags, const std::vector<runtime::PolicyTable>& full,
+                const std::string& full_name, manager::WorkerList workers, const std::string& management_key);
   ~ServeVariants();
   // Arrivals are counted; /metrics gains the variant families.
   void configure(serve::ServeOptions& options);
+  // Called after each switch with the new variant's library (--autoscale:
+  // the autoscaler's capacity table follows the variant). Before start().
+  void on_switch(std::function<void(const std::vector<runtime::PolicyTable>&)> hook) { on_switch_ = std::move(hook); }
   void start(serve::ServeSession& session);
   // Ends the thread; call it before the session goes.
   void stop();
@@ -60,7 +72,8 @@ class ServeVariants {
 
   ServeVariantsFlags flags_;
   std::vector<manager::ModelVariant> variants_;
-  std::vector<std::string> workers_;
+  manager::WorkerList workers_;
+  std::function<void(const std::vector<runtime::PolicyTable>&)> on_switch_;
   serve::HttpClient client_;
   manager::TorchServeModelControl control_;
   std::unique_ptr<manager::SessionPolicySwap> swap_;

@@ -61,8 +61,7 @@ mkdir -p "$OUT"
 
 "$LULL" compile --profiles "$PROFILE" --slo-ms $((SLO_MS - HOP_MS)) --workers 1:4:1 --percentile 100 \
     --load-qps 5:200:5 --max-queue 8 --intervals 50 --out "$WORK/library.pb" 2>/dev/null
-"$PY" -c 'import json, sys; json.dump({m["name"]: m["accuracy"] for m in json.load(open(sys.argv[1]))["models"]}, open(sys.argv[2], "w"))' \
-    "$PROFILE" "$WORK/accuracy.json"
+accuracy_json "$PROFILE" "$WORK/accuracy.json"
 
 # Scale-out as soon as the 5 s maximum needs it (lead 2 s: a replay server is
 # up in about a second); scale-in after 5 s of less, one step at a time; the
@@ -98,50 +97,28 @@ wait_file "$WORK/lull.port"
 TARGET="http://127.0.0.1:$(cat "$WORK/lull.port")"
 
 # Worker counts once a second, for the table and the scale-out check.
-( t=0; while sleep 1; do t=$((t + 1))
-    curl -s "$TARGET/metrics" | awk -v t="$t" '/^lull_autoscale_workers\{/ { split($1, a, "\""); v[a[2]] = $2 }
-      END { print t, v["desired"], v["starting"], v["up"], v["draining"] }' >> "$WORK/workers.txt" || true
-  done ) &
+sample_workers "$TARGET" "$WORK/workers.txt" &
 PIDS+=($!)
 
 "${RT[@]}" "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate 5 --duration 1s > /dev/null || true
-i=0
-for phase in $PHASES; do
-  mult="${phase%%:*}"; secs="${phase##*:}"; rate=$((BASE * mult))
-  "${RT[@]}" "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate "$rate" --duration "${secs}s" \
-      --seed $((i + 1)) --slo-ms "$SLO_MS" --accuracy "$WORK/accuracy.json" --json "$WORK/phase$i.json" > /dev/null || true
-  echo "autoscale_e2e: phase $i: ${rate} qps for ${secs} s done" >&2
-  i=$((i + 1))
-done
-# Let the last scale-in finish (drain and stop), then read the final state.
-for _ in $(seq 1 100); do
-  curl -s "$TARGET/metrics" > "$WORK/metrics.txt"
-  if grep -q '^lull_autoscale_workers{state="up"} 1$' "$WORK/metrics.txt" &&
-     grep -q '^lull_autoscale_workers{state="draining"} 0$' "$WORK/metrics.txt"; then break; fi
-  sleep 0.2
-done
+run_phases "$TARGET" "$PHASES" "$BASE" "$SLO_MS" autoscale_e2e "${RT[@]}"
+wait_scaled_in "$TARGET"  # the last scale-in done (drained and stopped)
 if [ -n "$KUBE" ]; then  # what the fake API server was asked and answered
   curl -s --cacert "$WORK/ca.crt" "$KUBE/_fake/log" > "$WORK/kube-requests.txt"
   curl -s --cacert "$WORK/ca.crt" "$KUBE/_fake/answers" > "$WORK/kube-answers.txt"
 fi
 
-"$PY" - "$WORK" "$OUT" "$PHASES" "$BASE" "$TARGET_VIOLATION" "$QUICK" "$POOL" <<'PYEOF'
+PYTHONPATH="$ROOT/experiments" "$PY" - "$WORK" "$OUT" "$PHASES" "$BASE" "$TARGET_VIOLATION" "$QUICK" "$POOL" <<'PYEOF'
 import json, re, sys
+import e2e_phases
 work, out, phases, base, target, quick = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6] == "1"
 kube = sys.argv[7] == "kubernetes"
-rows = []
-for i, p in enumerate(phases):
-    mult, secs = p.split(":")
-    r = json.load(open(f"{work}/phase{i}.json"))
-    rows.append(dict(phase=i, load=base * int(mult), seconds=int(secs), sent=r["sent"], ok=r["ok"], http_5xx=r["http_5xx"],
-                     unanswered=r["unanswered"], violation=r["violation_rate"], accuracy=r["accuracy_per_satisfied"]))
+rows = e2e_phases.phase_rows(work, phases, base)
 sent = sum(r["sent"] for r in rows)
 ok = sum(r["ok"] for r in rows)
 violation = sum(r["violation"] * r["ok"] for r in rows) / max(ok, 1)
 metrics = open(f"{work}/metrics.txt").read()
-def metric(name):
-    m = re.search("^" + re.escape(name) + r" (\S+)$", metrics, re.M)
-    return float(m.group(1)) if m else None
+def metric(name): return e2e_phases.metric(metrics, name)
 events = {r: metric(f'lull_autoscale_scale_events_total{{reason="{r}"}}') or 0 for r in ("forecast", "envelope", "floor", "forecast_lower")}
 scale_lines = [l.strip() for l in open(f"{work}/scale.log") if re.search(r"autoscale t=\S+ scale_(out|in) ", l)]
 serve_log = open(f"{work}/serve.log").read()
@@ -151,7 +128,7 @@ stopped = len(re.findall(r"autoscale: worker \S+ stopped", serve_log))
 checks = {
     "scaled_out": max_up >= 2 and any(" scale_out " in l for l in scale_lines),
     "scaled_in": any(" scale_in " in l for l in scale_lines) and metric('lull_autoscale_workers{state="up"}') == 1 and stopped >= 1,
-    "no_loss_no_5xx": all(r["sent"] == r["ok"] and r["http_5xx"] == 0 and r["unanswered"] == 0 for r in rows),
+    "no_loss_no_5xx": e2e_phases.no_loss_no_5xx(rows),
     "violation_within_target_plus_2_points": violation <= target + 0.02,
     "every_scale_event_logged": len(scale_lines) == sum(events.values()) and all("reason=" in l for l in scale_lines),
 }

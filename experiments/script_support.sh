@@ -1,5 +1,5 @@
 # Shell helpers shared by the experiment scripts that start processes
-# (e2e.sh, autoscale_e2e.sh, variants_e2e.sh, soak.sh, serve_overhead.sh,
+# (e2e.sh, autoscale_e2e.sh, variants_e2e.sh, varscale_e2e.sh, soak.sh, serve_overhead.sh,
 # prometheus_check.sh): source it after setting PIDS (the processes to kill)
 # and WORK (the scratch folder to remove), then `trap cleanup EXIT`.
 
@@ -27,4 +27,60 @@ cpu_ticks_of() {
     if [ -r "/proc/$p/stat" ]; then sum=$((sum + $(sed 's/^.*) //' "/proc/$p/stat" | awk '{print $12+$13}'))); fi
   done
   echo "$sum"
+}
+
+# The helpers below are shared by the scaling end-to-end scripts
+# (autoscale_e2e.sh, variants_e2e.sh, varscale_e2e.sh); they read ROOT and PY.
+
+# replay_profile_with_memory OUT: test/data/replay_profile.json with made-up
+# memory sizes (tiny_net 100, small_net 200, medium_net 400, large_net 800
+# MiB), for the plans that need a memory budget.
+replay_profile_with_memory() {
+  "$PY" -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+for m in p["models"]: m["memory_mb"] = {"tiny_net": 100, "small_net": 200, "medium_net": 400, "large_net": 800}[m["name"]]
+p["provenance"] += " memory_mb: made up for the scaling end-to-end scripts."
+json.dump(p, open(sys.argv[2], "w"))' "$ROOT/test/data/replay_profile.json" "$1"
+}
+
+# accuracy_json PROFILE OUT: each model's accuracy, as lull loadgen --accuracy reads it.
+accuracy_json() {
+  "$PY" -c 'import json, sys; json.dump({m["name"]: m["accuracy"] for m in json.load(open(sys.argv[1]))["models"]}, open(sys.argv[2], "w"))' \
+      "$1" "$2"
+}
+
+# run_phases TARGET "MULT:SECONDS ..." BASE_QPS SLO_MS NAME [CMD_PREFIX...]:
+# lull loadgen's Poisson load, one phase after another, each phase's report
+# in WORK/phaseI.json (accuracies from WORK/accuracy.json).
+run_phases() {
+  local target="$1" phases="$2" base="$3" slo="$4" name="$5" i=0 phase mult secs rate
+  shift 5
+  for phase in $phases; do
+    mult="${phase%%:*}"; secs="${phase##*:}"; rate=$((base * mult))
+    "$@" "$LULL" loadgen --target "$target/predictions/image-classification" --rate "$rate" --duration "${secs}s" \
+        --seed $((i + 1)) --slo-ms "$slo" --accuracy "$WORK/accuracy.json" --json "$WORK/phase$i.json" > /dev/null || true
+    echo "$name: phase $i: ${rate} qps for ${secs} s done" >&2
+    i=$((i + 1))
+  done
+}
+
+# sample_workers TARGET FILE: once a second, "t desired starting up draining"
+# from lull serve --autoscale's /metrics (run it in the background).
+sample_workers() {
+  local t=0
+  while sleep 1; do t=$((t + 1))
+    curl -s "$1/metrics" | awk -v t="$t" '/^lull_autoscale_workers\{/ { split($1, a, "\""); v[a[2]] = $2 }
+      END { print t, v["desired"], v["starting"], v["up"], v["draining"] }' >> "$2" || true
+  done
+}
+
+# wait_scaled_in TARGET: waits (at most 30 s) until one worker is up and none
+# drains, then leaves /metrics in WORK/metrics.txt.
+wait_scaled_in() {
+  for _ in $(seq 1 150); do
+    curl -s "$1/metrics" > "$WORK/metrics.txt"
+    if grep -q '^lull_autoscale_workers{state="up"} 1$' "$WORK/metrics.txt" &&
+       grep -q '^lull_autoscale_workers{state="draining"} 0$' "$WORK/metrics.txt"; then return 0; fi
+    sleep 0.2
+  done
 }

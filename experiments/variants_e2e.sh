@@ -30,30 +30,24 @@ PY=/usr/bin/python3
 OUT="${VE2E_OUT:-$ROOT/experiments/results}"
 QUICK="${VE2E_QUICK:-0}"
 BASE=15
-REPLAY="$ROOT/test/data/replay_profile.json"
 SLO_MS=60
 BUDGET_MB=1100
 if [ "$QUICK" = 1 ]; then PHASES="1:8 3:12 1:12"; else PHASES="1:15 3:25 1:25"; fi
 WORK="$(mktemp -d /tmp/lull-variants-e2e.XXXXXX)"
 PIDS=()
-source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file
+source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file, the load phases
 trap cleanup EXIT
 mkdir -p "$OUT"
 
 PROFILE="$WORK/profile.json"  # the replay profile with the made-up memory sizes
-"$PY" -c 'import json, sys
-p = json.load(open(sys.argv[1]))
-for m in p["models"]: m["memory_mb"] = {"tiny_net": 100, "small_net": 200, "medium_net": 400, "large_net": 800}[m["name"]]
-p["provenance"] += " memory_mb: made up for variants_e2e.sh."
-json.dump(p, open(sys.argv[2], "w"))' "$REPLAY" "$PROFILE"
+replay_profile_with_memory "$PROFILE"
 "$LULL" plan variants --profiles "$PROFILE" --slo-ms $((SLO_MS - 10)) --workers 2 --percentile 100 --load-qps 5:60:5 \
     --max-queue 8 --intervals 50 --all-models --max-violation 0.001 --worker-memory-mb "$BUDGET_MB" \
     --variants-out "$WORK/variants" > "$WORK/plan.txt" 2>"$WORK/plan.log"
 # The servers hold the first variant's models (what fits the budget at low load).
 FIRST_MODELS="$("$PY" -c 'import json, sys; print(",".join(json.load(open(sys.argv[1]))["variants"][0]["models"]))' \
     "$WORK/variants/variants.json")"
-"$PY" -c 'import json, sys; json.dump({m["name"]: m["accuracy"] for m in json.load(open(sys.argv[1]))["models"]}, open(sys.argv[2], "w"))' \
-    "$PROFILE" "$WORK/accuracy.json"
+accuracy_json "$PROFILE" "$WORK/accuracy.json"
 for s in 0 1; do
   "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --models "$FIRST_MODELS" --port 0 --port-file "$WORK/s$s.port" \
       2>"$WORK/s$s.log" &
@@ -72,31 +66,17 @@ TARGET="http://127.0.0.1:$(cat "$WORK/lull.port")"
   done ) &
 PIDS+=($!)
 
-i=0
-for phase in $PHASES; do
-  mult="${phase%%:*}"; secs="${phase##*:}"; rate=$((BASE * mult))
-  "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate "$rate" --duration "${secs}s" \
-      --seed $((i + 1)) --slo-ms "$SLO_MS" --accuracy "$WORK/accuracy.json" --json "$WORK/phase$i.json" > /dev/null || true
-  echo "variants_e2e: phase $i: ${rate} qps for ${secs} s done" >&2
-  i=$((i + 1))
-done
+run_phases "$TARGET" "$PHASES" "$BASE" "$SLO_MS" variants_e2e
 curl -s "$TARGET/metrics" > "$WORK/metrics.txt"
 curl -s "$S0/models" | tr -d ' \n' > "$WORK/final0.txt"; curl -s "$S1/models" | tr -d ' \n' > "$WORK/final1.txt"
 
-"$PY" - "$WORK" "$OUT" "$PHASES" "$BASE" "$QUICK" <<'PYEOF'
+PYTHONPATH="$ROOT/experiments" "$PY" - "$WORK" "$OUT" "$PHASES" "$BASE" "$QUICK" <<'PYEOF'
 import json, re, sys
+import e2e_phases
 work, out, phases, base, quick = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.argv[4]), sys.argv[5] == "1"
-rows = []
-for i, p in enumerate(phases):
-    mult, secs = p.split(":")
-    r = json.load(open(f"{work}/phase{i}.json"))
-    rows.append(dict(phase=i, load=base * int(mult), seconds=int(secs), sent=r["sent"], ok=r["ok"], http_5xx=r["http_5xx"],
-                     unanswered=r["unanswered"], violation=r["violation_rate"], accuracy=r["accuracy_per_satisfied"],
-                     models=r.get("models", {})))
+rows = e2e_phases.phase_rows(work, phases, base)
 metrics = open(f"{work}/metrics.txt").read()
-def metric(name):
-    m = re.search("^" + re.escape(name) + r" (\S+)$", metrics, re.M)
-    return float(m.group(1)) if m else None
+def metric(name): return e2e_phases.metric(metrics, name)
 serve_log = open(f"{work}/serve.log").read()
 switch_lines = [l.replace(work, "WORK") for l in serve_log.splitlines() if "variant switch" in l]
 manifest = json.load(open(f"{work}/variants/variants.json"))
@@ -111,14 +91,14 @@ def has(sample, m): return '"modelName":"' + m + '"' in sample
 without_big = sum(1 for s in samples if big and not any(has(s, b) for b in big))
 with_over_budget = sum(1 for s in samples if any(has(s, m) for m in over_budget))
 finals = [open(f"{work}/final{s}.txt").read() for s in (0, 1)]
-failed_batches = sum(float(v) for v in re.findall(r'^lull_worker_batches_total\{[^}]*result="failed"\} (\S+)$', metrics, re.M))
+failed_batches = e2e_phases.failed_batches(metrics)
 checks = {
     "plan_made_two_nested_variants": len(variants) == 2 and set(second) < set(first) and len(over_budget) > 0,
     "switched_to_small_and_back": len(switch_lines) == 2 and "now using" in switch_lines[0] and "now using" in switch_lines[1]
         and metric("lull_variant_switches_total") == 2,
     "big_models_unloaded_then_loaded": without_big > 0 and all(all(has(f, b) for b in big) for f in finals),
     "over_budget_model_never_loaded": with_over_budget == 0 and not any(has(f, m) for f in finals for m in over_budget),
-    "no_loss_no_5xx": all(r["sent"] == r["ok"] and r["http_5xx"] == 0 and r["unanswered"] == 0 for r in rows),
+    "no_loss_no_5xx": e2e_phases.no_loss_no_5xx(rows),
     "no_failed_or_retried_batch": failed_batches == 0 and metric("lull_retried_total") == 0,
 }
 result = dict(rows=rows, variants=variants, plan_loads=manifest["loads"], switch_lines=switch_lines,

@@ -52,6 +52,12 @@ Autoscaler::Autoscaler(CapacityTable capacity, AutoscaleOptions options, std::in
                                 "worker count allowed (" + std::to_string(ceiling_) + ")");
 }
 
+void Autoscaler::set_capacity(CapacityTable capacity) {
+  if (capacity.worker_counts() != capacity_.worker_counts())
+    throw std::invalid_argument("autoscale: a capacity table over other worker counts than the library's");
+  capacity_ = std::move(capacity);
+}
+
 void Autoscaler::record_arrival(std::int64_t t_us) {
   ++since_tick_;
   envelope_.record_arrival(t_us);

@@ -91,6 +91,11 @@ class Autoscaler {
   ScaleDecision step(std::int64_t now_us, WorkerPool& pool, const std::set<std::string>& out_of_rotation = {});
 
   const CapacityTable& capacity() const { return capacity_; }
+  // Another library's capacities from the next decision on (model variants:
+  // the variant in use decides what each worker count carries). Throws
+  // std::invalid_argument when its worker counts differ from the current
+  // table's (the floor and ceiling stay as they are).
+  void set_capacity(CapacityTable capacity);
   const AutoscaleOptions& options() const { return options_; }
   std::string forecaster_name() const { return forecaster_->describe(); }
   int floor_workers() const { return floor_; }

@@ -120,4 +120,10 @@ int CapacityTable::step_below(int workers) const {
   return s;
 }
 
+std::vector<int> CapacityTable::worker_counts() const {
+  std::vector<int> out;
+  for (const auto& r : rows_) out.push_back(r.workers);
+  return out;
+}
+
 }  // namespace lull::manager

@@ -73,6 +73,7 @@ class CapacityTable {
   // The largest compiled count below `workers` (the next step down); 0 if none.
   int step_below(int workers) const;
   int max_workers() const { return rows_.back().workers; }
+  std::vector<int> worker_counts() const;  // ascending
   int min_workers() const { return rows_.front().workers; }
   const std::vector<CapacityRow>& rows() const { return rows_; }  // ascending by workers
   const CapacityTarget& target() const { return target_; }

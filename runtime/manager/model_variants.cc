@@ -39,6 +39,22 @@ runtime::PolicyTable widen_policy_table(const runtime::PolicyTable& subset, cons
   return out;
 }
 
+std::vector<runtime::PolicyTable> widen_policy_library(const std::vector<runtime::PolicyTable>& subset,
+                                                       const std::vector<runtime::PolicyTable>& full,
+                                                       const std::string& what) {
+  const auto counts = [](const std::vector<runtime::PolicyTable>& lib) {
+    std::string out;
+    for (const auto& t : lib) out += (out.empty() ? "" : ",") + std::to_string(t.workers);
+    return out;
+  };
+  if (counts(subset) != counts(full))
+    throw std::invalid_argument(what + ": worker counts " + counts(subset) + " differ from the full set's (" +
+                                counts(full) + "); every variant needs a set for each worker count");
+  std::vector<runtime::PolicyTable> out;
+  for (std::size_t i = 0; i < subset.size(); ++i) out.push_back(widen_policy_table(subset[i], full[i], what));
+  return out;
+}
+
 int choose_variant(const std::vector<double>& from_qps, int current, double load_qps, double hysteresis) {
   int raw = 0;
   for (std::size_t i = 0; i < from_qps.size(); ++i)

@@ -26,6 +26,13 @@ std::vector<std::string> model_names(const runtime::PolicyTable& table);
 runtime::PolicyTable widen_policy_table(const runtime::PolicyTable& subset, const runtime::PolicyTable& full,
                                         const std::string& what);
 
+// The same for a policy library (one table per worker count): `subset[i]`
+// widened against the full library's table with the same worker count.
+// Throws std::invalid_argument naming `what` when the worker counts differ.
+std::vector<runtime::PolicyTable> widen_policy_library(const std::vector<runtime::PolicyTable>& subset,
+                                                       const std::vector<runtime::PolicyTable>& full,
+                                                       const std::string& what);
+
 // Which variant serves `load_qps`: variant i serves from `from_qps[i]` up
 // (ascending; from_qps[0] == 0, the full set). Moving to a higher variant
 // happens at its boundary; moving back down only once the load is below the

@@ -41,6 +41,7 @@ ServingAutoscaler::ServingAutoscaler(const std::vector<runtime::PolicyTable>& li
                                 " initial workers is above the largest worker count allowed (" +
                                 std::to_string(scaler_.ceiling_workers()) + ")");
   slot_used_.assign(static_cast<std::size_t>(slots()), 0);
+  worker_counts_ = scaler_.capacity().worker_counts();
   last_tick_us_ = t0_us_;
 }
 
@@ -59,6 +60,24 @@ int ServingAutoscaler::slot_of(const std::string& worker_id) {
   std::lock_guard<std::mutex> lock(slots_mu_);
   const auto it = slot_of_.find(worker_id);
   return it == slot_of_.end() ? -1 : it->second;
+}
+
+std::vector<std::string> ServingAutoscaler::management_urls_up() {
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  std::vector<std::string> out;
+  for (const auto& [id, url] : management_of_) {
+    const auto state = state_of_.find(id);
+    if (state != state_of_.end() && state->second == WorkerState::kUp) out.push_back(url);
+  }
+  return out;
+}
+
+void ServingAutoscaler::use_library(const std::vector<runtime::PolicyTable>& library) {
+  auto table = std::make_unique<CapacityTable>(library, options_.target);
+  if (table->worker_counts() != worker_counts_)
+    throw std::invalid_argument("autoscale: a variant's library covers other worker counts than --policies'");
+  std::lock_guard<std::mutex> s(stats_mu_);
+  next_capacity_ = std::move(table);
 }
 
 void ServingAutoscaler::attach(serve::TorchServeBackend& backend, serve::ServeSession& session) {
@@ -111,6 +130,7 @@ void ServingAutoscaler::on_state(const WorkerInfo& w) {
     *free = 1;
     const int slot = static_cast<int>(free - slot_used_.begin());
     slot_of_[w.id] = slot;
+    management_of_[w.id] = w.management_url;
     backend_->assign(slot, serve::WorkerEndpoint{w.inference_url, w.management_url});
     session_->add_worker(slot, w.inference_url);
     {
@@ -132,6 +152,7 @@ void ServingAutoscaler::on_state(const WorkerInfo& w) {
                                                            : "worker " + w.id + " stopped");
     slot_used_[static_cast<std::size_t>(slot)] = 0;
     slot_of_.erase(slot_it);
+    management_of_.erase(w.id);
   }
   if (w.state == WorkerState::kStopped) {
     say("autoscale: worker " + w.id + " stopped" + (w.failure.empty() ? "" : " (" + w.failure + ")"));
@@ -198,6 +219,10 @@ ScaleDecision ServingAutoscaler::tick(std::int64_t now_us) {
   {
     std::lock_guard<std::mutex> s(stats_mu_);
     last_tick_us_ = now_us;
+    if (next_capacity_) {  // a variant switch: that library's capacities
+      scaler_.set_capacity(std::move(*next_capacity_));
+      next_capacity_.reset();
+    }
     if (hold_until_us_ >= 0 && now_us < hold_until_us_) {
       ScaleDecision held;
       held.t_us = now_us;

@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -84,6 +85,13 @@ class ServingAutoscaler {
   const Autoscaler& autoscaler() const { return scaler_; }
   // The slot a worker holds; -1 if none.
   int slot_of(const std::string& worker_id);
+  // The management URLs of the workers in the session's rotation (up, not
+  // draining): the model variants' worker list. Any thread.
+  std::vector<std::string> management_urls_up();
+  // Model variants: the capacity table of this library (the variant now in
+  // use; same worker counts) decides from the next tick on. Any thread.
+  // Throws std::invalid_argument for another set of worker counts.
+  void use_library(const std::vector<runtime::PolicyTable>& library);
 
  private:
   void on_state(const WorkerInfo& w);
@@ -99,6 +107,7 @@ class ServingAutoscaler {
   const runtime::Clock& clock_;
   std::int64_t t0_us_;  // the clock at construction: the autoscaler's time 0
   Autoscaler scaler_;  // the manager thread's (or tick()'s caller's) alone
+  std::vector<int> worker_counts_;  // its capacity table's (use_library checks against them)
 
   std::mutex arrivals_mu_;  // a leaf: taken under the session's lock
   std::vector<std::int64_t> arrivals_;
@@ -110,6 +119,7 @@ class ServingAutoscaler {
   std::function<void()> close_gate_;  // stop(): pending `drained` callbacks no longer reach the pool
   std::map<std::string, int> slot_of_;
   std::map<std::string, WorkerState> state_of_;
+  std::map<std::string, std::string> management_of_;  // workers holding a slot
   std::vector<char> slot_used_;
 
   mutable std::mutex stats_mu_;  // what /metrics shows
@@ -121,6 +131,7 @@ class ServingAutoscaler {
   int failures_in_row_ = 0;
   std::int64_t hold_until_us_ = -1;  // scaling on hold (backoff) until then
   std::int64_t last_tick_us_ = 0;
+  std::unique_ptr<CapacityTable> next_capacity_;  // use_library's, taken by the next tick
 
   std::mutex run_mu_;
   std::condition_variable run_cv_;

@@ -16,8 +16,8 @@ class SessionPolicySwap final : public PolicySwap {
   // `session` must outlive this.
   SessionPolicySwap(serve::ServeSession& session, std::int64_t drain_timeout_ms)
       : session_(session), timeout_ms_(drain_timeout_ms) {}
-  void swap(const runtime::PolicyTable& table, const std::vector<int>& dropped) override {
-    session_.swap_policies_and_wait(table, dropped, timeout_ms_);
+  void swap(const std::vector<runtime::PolicyTable>& tables, const std::vector<int>& dropped) override {
+    session_.swap_policies_and_wait(tables, dropped, timeout_ms_);
   }
 
  private:

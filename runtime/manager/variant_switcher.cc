@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
 #include <sstream>
 
 #include "runtime/manager/model_variants.h"
@@ -11,11 +12,19 @@
 namespace lull::manager {
 
 // Passes calls on, and records which models each worker holds after each
-// call that succeeded (for /metrics).
+// call that succeeded (for /metrics and the trim of new workers); a load of
+// a model the record says the worker holds is not sent.
 class VariantSwitcher::Recording final : public ModelControl {
  public:
   explicit Recording(VariantSwitcher& s) : s_(s) {}
   void load(const std::string& worker, const std::string& model) override {
+    {
+      // Already there (a new worker whose trim failed keeps the model): the
+      // management API would refuse to register it twice, and it is ready.
+      std::lock_guard<std::mutex> lock(s_.mu_);
+      const auto it = s_.loaded_.find(worker);
+      if (it != s_.loaded_.end() && it->second.count(model)) return;
+    }
     s_.control_.load(worker, model);
     std::lock_guard<std::mutex> lock(s_.mu_);
     s_.loaded_[worker].insert(model);
@@ -38,14 +47,71 @@ std::string joined(const std::vector<std::string>& v) {
 }
 }  // namespace
 
-VariantSwitcher::VariantSwitcher(std::vector<ModelVariant> variants, std::vector<std::string> workers,
-                                 ModelControl& control, PolicySwap& swap, std::function<void(const std::string&)> log,
+VariantSwitcher::VariantSwitcher(std::vector<ModelVariant> variants, WorkerList workers, ModelControl& control,
+                                 PolicySwap& swap, std::function<void(const std::string&)> log,
                                  VariantSwitchOptions options)
     : variants_(std::move(variants)), workers_(std::move(workers)), control_(control), swap_(swap),
       log_(std::move(log)), options_(options) {
   for (const auto& v : variants_) from_qps_.push_back(v.from_qps);
-  for (const auto& w : workers_)
+  // The workers up now hold the full set; so does every one that joins later.
+  for (const auto& w : workers_())
     for (const auto& m : variants_.at(0).models) loaded_[w].insert(m);
+}
+
+VariantSwitcher::VariantSwitcher(std::vector<ModelVariant> variants, std::vector<std::string> workers,
+                                 ModelControl& control, PolicySwap& swap, std::function<void(const std::string&)> log,
+                                 VariantSwitchOptions options)
+    : VariantSwitcher(std::move(variants), [workers = std::move(workers)] { return workers; }, control, swap,
+                      std::move(log), options) {}
+
+std::vector<std::string> VariantSwitcher::sync_workers(ModelControl& recording) {
+  const std::vector<std::string> now = workers_();
+  std::vector<std::string> fresh;
+  std::set<std::string> held;  // what every worker it knows holds
+  bool known_any = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = loaded_.begin(); it != loaded_.end();)  // gone: stopped, failed or draining
+      it = std::find(now.begin(), now.end(), it->first) == now.end() ? loaded_.erase(it) : std::next(it);
+    for (const auto& w : now) {
+      const auto it = loaded_.find(w);
+      if (it == loaded_.end()) {
+        fresh.push_back(w);
+        continue;
+      }
+      if (!known_any) {
+        held = it->second;
+      } else {
+        std::set<std::string> both;
+        for (const auto& m : held)
+          if (it->second.count(m)) both.insert(m);
+        held.swap(both);
+      }
+      known_any = true;
+    }
+    if (!known_any) {
+      const auto& models = variants_[static_cast<std::size_t>(current_)].models;
+      held.insert(models.begin(), models.end());
+    }
+    for (const auto& w : fresh)
+      for (const auto& m : variants_.at(0).models) loaded_[w].insert(m);
+  }
+  for (const auto& w : fresh) {
+    std::vector<std::string> unloaded, failed;
+    for (const auto& m : variants_.at(0).models) {
+      if (held.count(m)) continue;
+      try {
+        recording.unload(w, m);
+        unloaded.push_back(m);
+      } catch (const std::exception& e) {  // it keeps the model: only memory, never a wrong answer
+        failed.push_back(m + " (" + e.what() + ")");
+      }
+    }
+    if (log_ && (!unloaded.empty() || !failed.empty()))
+      log_("lull serve: variant: new worker " + w + " joined with the full set; unloaded " + joined(unloaded) +
+           " (not in use)" + (failed.empty() ? "" : "; could not unload " + joined(failed)));
+  }
+  return now;
 }
 
 int VariantSwitcher::current() const {
@@ -54,6 +120,8 @@ int VariantSwitcher::current() const {
 }
 
 bool VariantSwitcher::step(double load_qps, std::int64_t now_us) {
+  Recording recording(*this);
+  const std::vector<std::string> workers = sync_workers(recording);
   const int from = current();
   const int to = choose_variant(from_qps_, from, load_qps, options_.hysteresis);
   if (to == from || (attempted_ && now_us - last_attempt_us_ < options_.dwell_us)) return false;
@@ -62,20 +130,20 @@ bool VariantSwitcher::step(double load_qps, std::int64_t now_us) {
   const ModelVariant& old_v = variants_[static_cast<std::size_t>(from)];
   const ModelVariant& new_v = variants_[static_cast<std::size_t>(to)];
   std::vector<int> dropped;  // ids in the full set's model list
-  for (std::size_t i = 0; i < new_v.table.models.size(); ++i) {
-    const std::string& m = new_v.table.models[i].name;
+  const auto& full_models = new_v.tables.at(0).models;
+  for (std::size_t i = 0; i < full_models.size(); ++i) {
+    const std::string& m = full_models[i].name;
     const auto in = [&m](const std::vector<std::string>& v) { return std::find(v.begin(), v.end(), m) != v.end(); };
     if (in(old_v.models) && !in(new_v.models)) dropped.push_back(static_cast<int>(i));
   }
-  Recording recording(*this);
   bool swapped = false;
   std::string swap_error;
   ModelSetChange change;
   try {
     change = change_model_set(
-        recording, workers_, old_v.models, new_v.models,
+        recording, workers, old_v.models, new_v.models,
         [&](const std::vector<std::string>&) {
-          swap_.swap(new_v.table, dropped);
+          swap_.swap(new_v.tables, dropped);
           swapped = true;
         },
         /*all_or_nothing=*/true);

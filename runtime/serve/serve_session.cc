@@ -266,10 +266,11 @@ void ServeSession::on_backend_done(const runtime::BatchResult& r) {
   if (drifted && options_.on_drift) options_.on_drift(event);
 }
 
-void ServeSession::swap_policies_and_wait(const runtime::PolicyTable& table, const std::vector<int>& dropped,
-                                          std::int64_t timeout_ms) {
+void ServeSession::swap_policies_and_wait(const std::vector<runtime::PolicyTable>& tables,
+                                          const std::vector<int>& dropped, std::int64_t timeout_ms) {
   std::unique_lock<std::mutex> lock(mu_);
-  dispatcher_.replace_policies(table);  // from the next decision on, only the new set's models
+  // From the next decision on, only the new set's models, at every worker count.
+  for (const auto& table : tables) dispatcher_.replace_policies(table);
   logged_generation_ = dispatcher_.catalog().generation();  // the caller logs this swap, not log_replacement
   current_policy_ = logged_policy_ = dispatcher_.current_choice().id;
   const auto idle = [&] {

@@ -119,13 +119,14 @@ class ServeSession final : public QueryService {
     dispatcher_.policy_inbox().post_replacement(std::move(table));
   }
 
-  // Model variants (cli/serve_variants.cc): puts `table` (the same task,
-  // SLO, workers and models; policies that use fewer of them) in use at
-  // once, then waits until no batch is in flight or waiting for a retry on
+  // Model variants (cli/serve_variants.cc): puts `tables` (one per worker
+  // count, each with the same task, SLO and models as the catalog; policies
+  // that use fewer of them) in use at once, every count replaced under one
+  // lock, then waits until no batch is in flight or waiting for a retry on
   // the models with the ids in `dropped`, so that they may be unloaded.
   // Throws std::runtime_error when that takes longer than `timeout_ms`, and
-  // std::invalid_argument when the catalog refuses the table.
-  void swap_policies_and_wait(const runtime::PolicyTable& table, const std::vector<int>& dropped,
+  // std::invalid_argument when the catalog refuses a table.
+  void swap_policies_and_wait(const std::vector<runtime::PolicyTable>& tables, const std::vector<int>& dropped,
                               std::int64_t timeout_ms);
 
   // Worker pools (pool_managed): the slot's worker (`name`: its URL) is up.

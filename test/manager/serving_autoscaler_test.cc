@@ -247,6 +247,33 @@ TEST_CASE("serving autoscaler: a load step scales out and back in, no query lost
   CHECK(metric(m2, "lull_failed_total") == "lull_failed_total 0");
 }
 
+TEST_CASE("serving autoscaler: the workers in rotation, and a variant's capacities from the next tick",
+          "[manager][serving][variants]") {
+  Rig rig("");
+  REQUIRE(rig.scaler->start_initial(60'000'000) == 2);
+  REQUIRE(rig.joined_in_session({"local-0", "local-1"}));
+  // What the variant switcher asks for: the management URLs of the workers up.
+  std::set<std::string> urls;
+  for (const auto& w : rig.pool->list_workers())
+    if (w.state == WorkerState::kUp) urls.insert(w.management_url);
+  const auto listed = rig.scaler->management_urls_up();
+  CHECK(std::set<std::string>(listed.begin(), listed.end()) == urls);
+  CHECK(listed.size() == 2);
+  // A variant whose policies carry 200 QPS a worker: 400 QPS fits the 2 up
+  // (with the full set's capacities it needs 4: the test above).
+  auto fast = rig.library;
+  for (auto& t : fast)
+    for (auto& p : t.policies) p.expected_violation_rate = p.load_qps <= 200 * t.workers ? 0.002 : 0.03;
+  rig.scaler->use_library(fast);
+  const ScaleDecision d = rig.load(400, 0, 1);
+  CHECK(d.need == 2);
+  CHECK(d.action == ScaleDecision::Action::kNone);
+  CHECK(rig.count(WorkerState::kStarting) == 0);
+  auto other = rig.library;
+  other.pop_back();
+  CHECK_THROWS_WITH(rig.scaler->use_library(other), Catch::Contains("other worker counts"));
+}
+
 TEST_CASE("serving autoscaler: a worker killed while it drains loses no query", "[manager][serving][fault]") {
   Rig rig("", 2000);  // long batches: the kill lands while one is in flight
   REQUIRE(rig.scaler->start_initial(60'000'000) == 2);

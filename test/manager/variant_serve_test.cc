@@ -106,8 +106,8 @@ struct VariantStack {
     return lull::serve::ModelManagementClient(client, s.url()).list();
   }
   std::vector<ModelVariant> variants() {
-    return {{"full", 0, full, {"small", "mid", "big"}},
-            {"small-set", 100, widen_policy_table(table_of({kSmall, kMid}, {1, 1}), full, "small set"), {"small", "mid"}}};
+    return {{"full", 0, {full}, {"small", "mid", "big"}},
+            {"small-set", 100, {widen_policy_table(table_of({kSmall, kMid}, {1, 1}), full, "small set")}, {"small", "mid"}}};
   }
 
   ModelServerProcess s0, s1;

@@ -71,8 +71,8 @@ class FakeModels final : public ModelControl {
 };
 
 std::vector<ModelVariant> variants(const PolicyTable& full) {
-  return {{"full", 0, full, model_names(full)},
-          {"small-set", 100, widen_policy_table(subset_table(), full, "subset"), {"small", "mid"}}};
+  return {{"full", 0, {full}, model_names(full)},
+          {"small-set", 100, {widen_policy_table(subset_table(), full, "subset")}, {"small", "mid"}}};
 }
 
 }  // namespace

@@ -79,6 +79,36 @@ TEST_CASE("lull serve --variant-sets: a malformed item is a usage error naming t
   CHECK(r.err.find("--variant-sets: 'small.pb' is not SET.pb@QPS") != std::string::npos);
 }
 
+TEST_CASE("lull serve --variant-sets: what it does not support is refused in one line naming the flags",
+          "[serve][variants][cli]") {
+  const std::string dir = lull::test::temp_dir();
+  const std::string compile = "compile --profiles " + source_path("test/data/tiny_profile.json") +
+                              " --slo-ms 300 --load-qps 5 --max-queue 4 --intervals 10 --device cpu --all-models";
+  REQUIRE(lull::test::run_lull(compile + " --workers 1:2:1 --out " + dir + "/variants_full_lib.pb").exit_code == 0);
+  REQUIRE(lull::test::run_lull(compile + " --workers 1 --out " + dir + "/variants_one.pb").exit_code == 0);
+  const std::string lib = dir + "/variants_full_lib.pb";
+  const auto refused = [](const std::string& args, const std::string& what) {
+    const auto r = lull::test::run_lull("serve " + args);
+    INFO(args << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(what) != std::string::npos);
+    CHECK(r.err.find('\n') == r.err.size() - 1);
+  };
+  refused("--policies " + lib + " --autoscale --worker-command 'true {port}' --max-violation 0.01 --no-model-check "
+          "--variant-sets " + lib + "@10",
+          "--variant-sets with --autoscale: not with --no-model-check");
+  refused("--policies " + lib + " --autoscale --worker-pool kubernetes --k8s-api-server https://127.0.0.1:1 --k8s-deployment d "
+          "--k8s-service s --max-violation 0.01 --variant-sets " + lib + "@10",
+          "--variant-sets with --autoscale: only with --worker-pool local");
+  refused("--policies " + lib + " --servers http://127.0.0.1:1,http://127.0.0.1:2 --no-model-check --recompile-on-drift " +
+              dir + "/variants_drift.pb --variant-sets " + lib + "@10",
+          "--variant-sets: not with online compilation or --recompile-on-drift");
+  // A variant over other worker counts than --policies' library.
+  refused("--policies " + lib + " --servers http://127.0.0.1:1,http://127.0.0.1:2 --no-model-check --variant-sets " + dir +
+              "/variants_one.pb@10",
+          "worker counts 1 differ from the full set's (1,2)");
+}
+
 TEST_CASE("lull serve --variant-sets MANIFEST.json: a bad manifest is one line naming the file and field, exit 2",
           "[serve][variants][cli]") {
   const std::string dir = lull::test::temp_dir() + "/variants_manifest_usage";

@@ -87,6 +87,38 @@ TEST_CASE("lull plan variants writes the variants' sets and a manifest that read
   CHECK(slurp(again + "/variant-1.pb") == slurp(dir + "/variant-1.pb"));
 }
 
+TEST_CASE("lull plan variants over a worker range: the sets picked on the smallest count, each variant a library") {
+  const std::string one = fresh_dir("plan_variants_one_count"), range = fresh_dir("plan_variants_range");
+  REQUIRE(run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --variants-out " + one)).exit_code == 0);
+  const auto r = run_lull(variants_args("--workers 1:2:1 --load-qps 20:200:20 --max-violation 0.01 --variants-out " + range));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("picked on 1 workers; each file a policy library for 1,2 workers"));
+  const std::string json = slurp(range + "/variants.json");
+  CHECK_THAT(json, Contains("\"policies\": \"library\""));
+  CHECK_THAT(json, Contains("\"worker_counts\": [\n    1,\n    2\n  ]"));
+  CHECK_THAT(slurp(one + "/variants.json"), Contains("\"policies\": \"set\""));
+  const auto single = read_variant_manifest(one + "/variants.json");
+  const auto entries = read_variant_manifest(range + "/variants.json");
+  REQUIRE(entries.size() == single.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    INFO("variant " << i);
+    CHECK(entries[i].models == single[i].models);  // the same picks as on 1 worker alone
+    CHECK(entries[i].from_qps == single[i].from_qps);
+    const schema::PolicyLibrary lib = read_policy_library(entries[i].path);
+    REQUIRE(lib.sets_size() == 2);
+    // Count 1: the one-count plan's set; count 2: what lull compile --models writes for 2 workers.
+    CHECK(lib.sets(0).SerializeAsString() == read_policy_set(single[i].path).SerializeAsString());
+    std::string models;
+    for (const auto& m : entries[i].models) models += (models.empty() ? "" : ",") + m;
+    const std::string compiled = range + "/compiled-" + std::to_string(i) + ".pb";
+    REQUIRE(run_lull(small_profile_args("compile", "--workers 2 --load-qps 20:200:20 --models " + models + " --out " + compiled))
+                .exit_code == 0);
+    CHECK(lib.sets(1).workers() == 2);
+    CHECK(lib.sets(1).SerializeAsString() == read_policy_set(compiled).SerializeAsString());
+  }
+}
+
 TEST_CASE("lull plan variants with a memory budget: only sets that fit") {
   const std::string dir = fresh_dir("plan_variants_budget");
   const auto r = run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --worker-memory-mb 1000 --variants-out " + dir));
@@ -108,7 +140,6 @@ TEST_CASE("lull plan variants refuses bad input: one line, exit 2, no manifest")
     CHECK_THAT(r.err, Contains(what));
     CHECK_FALSE(std::filesystem::exists(dir + "/variants.json"));
   };
-  refused("--workers 1,2 --load-qps 20:200:20 --max-violation 0.01", "--workers: one count expected");
   refused("--workers 1 --load-qps 100 --max-violation 0.01", "--load-qps: variants need a sweep");
   refused("--workers 1 --load-qps 20:200:20 --max-violation 1.5", "--max-violation");
   refused("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --worker-memory-mb 50", "below the smallest model's memory");
