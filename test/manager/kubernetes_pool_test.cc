@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "model_server_process.h"
+#include "fake_kube_support.h"
 #include "pool_test_support.h"
 #include "runtime/manager/kubernetes_pool.h"
 
@@ -23,45 +23,15 @@ using lull::serve::HttpRequest;
 using lull::serve::testing::ModelServerProcess;
 using lull::serve::testing::free_port;
 
+using lull::manager::testing::fake_api;
 using lull::manager::testing::find_worker;
+using lull::manager::testing::secrets;
 
 namespace {
 
 const std::string kScale = "/apis/apps/v1/namespaces/lull/deployments/models/scale";
 const std::string kSlices =
     "/apis/discovery.k8s.io/v1/namespaces/lull/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dmodels";
-
-// A scratch directory with a token file and a self-signed certificate for 127.0.0.1 (made once).
-struct Secrets {
-  std::string dir, token, cert, key, other_cert;
-  Secrets() {
-    dir = "/tmp/lull-kube-test-" + std::to_string(free_port());
-    token = dir + "/token";
-    cert = dir + "/ca.crt";
-    key = dir + "/tls.key";
-    other_cert = dir + "/other.crt";
-    const std::string mk = "mkdir -p " + dir + " && printf 'tok-123\\n' > " + token;
-    const auto openssl = [&](const std::string& crt, const std::string& k) {
-      return "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
-             "subjectAltName=IP:127.0.0.1 -keyout " + k + " -out " + crt + " 2>/dev/null";
-    };
-    if (std::system((mk + " && " + openssl(cert, key) + " && " + openssl(other_cert, dir + "/other.key")).c_str()) != 0)
-      throw std::runtime_error("cannot make the test certificate with openssl");
-  }
-  ~Secrets() { std::system(("rm -rf " + dir).c_str()); }
-};
-
-const Secrets& secrets() {
-  static Secrets s;
-  return s;
-}
-
-ModelServerProcess fake_api(std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"--token", "tok-123", "--tls-cert", secrets().cert, "--tls-key", secrets().key,
-                                   "--namespace", "lull", "--deployment", "models", "--service", "models"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return ModelServerProcess(args, 0, 60, "test/manager/fake_kube_api.py");
-}
 
 struct Rig {
   HttpClient client;
