@@ -16,6 +16,9 @@ namespace lull::manager::testing {
 using serve::testing::ModelServerProcess;
 using serve::testing::free_port;
 
+// The fake Deployment's scale subresource.
+inline const std::string kScale = "/apis/apps/v1/namespaces/lull/deployments/models/scale";
+
 // A scratch directory with a token file and a self-signed certificate for 127.0.0.1 (made once).
 struct Secrets {
   std::string dir, token, cert, key, other_cert;

@@ -27,9 +27,9 @@ using lull::manager::testing::fake_api;
 using lull::manager::testing::find_worker;
 using lull::manager::testing::secrets;
 
-namespace {
+using lull::manager::testing::kScale;
 
-const std::string kScale = "/apis/apps/v1/namespaces/lull/deployments/models/scale";
+namespace {
 const std::string kSlices =
     "/apis/discovery.k8s.io/v1/namespaces/lull/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dmodels";
 

@@ -35,27 +35,31 @@ using lull::manager::testing::secrets;
 using lull::manager::testing::ServingRig;
 using lull::manager::testing::wait_until;
 
+using lull::manager::testing::kScale;
+
 namespace {
 
-const std::string kScale = "/apis/apps/v1/namespaces/lull/deployments/models/scale";
+// The fake API server with no pods yet, each pod a stand-in server (batch_ms
+// per batch) on 127.0.1.K; and the backoff waits its client recorded.
+struct KubeCluster {
+  KubeCluster(const std::string& name, int batch_ms)
+      : api(fake_api({"--replicas", "0", "--run-command", ServingRig::server_command(batch_ms) + " --host {host}",
+                      "--run-log-dir", secrets().dir + "/pods-" + name, "--probe-interval-s", "0.1"})) {}
+  std::shared_ptr<std::vector<std::int64_t>> waits_ms = std::make_shared<std::vector<std::int64_t>>();
+  ModelServerProcess api;
+};
 
-// The fake API server with no pods yet; each pod a stand-in server (batch_ms per batch) on 127.0.1.K.
-ModelServerProcess fake_cluster(const std::string& pod_log_dir, int batch_ms) {
-  return fake_api({"--replicas", "0", "--run-command", ServingRig::server_command(batch_ms) + " --host {host}",
-                   "--run-log-dir", pod_log_dir, "--probe-interval-s", "0.1"});
-}
-
-// The rig over a KubernetesPool on `api`, wired as cli/serve_autoscale.cc
+// The rig over a KubernetesPool on the cluster, wired as cli/serve_autoscale.cc
 // wires it (the pool's log lines, refresh before each decision, its metrics).
 struct KubeRig : ServingRig {
-  explicit KubeRig(const ModelServerProcess& api)
+  explicit KubeRig(KubeCluster& cluster)
       : ServingRig([&](lull::serve::HttpClient& client, const lull::runtime::Clock& clock, const std::string&,
                        ServingAutoscalerOptions& o) {
           KubernetesPoolOptions po;
-          po.api.server = "https://127.0.0.1:" + std::to_string(api.port());
+          po.api.server = "https://127.0.0.1:" + std::to_string(cluster.api.port());
           po.api.token_file = secrets().token;
           po.api.ca_file = secrets().cert;
-          po.api.sleep_ms = [waits = waits_ms](std::int64_t ms) { waits->push_back(ms); };
+          po.api.sleep_ms = [waits = cluster.waits_ms](std::int64_t ms) { waits->push_back(ms); };
           po.ns = "lull";
           po.deployment = "models";
           po.service = "models";
@@ -66,8 +70,13 @@ struct KubeRig : ServingRig {
           o.pool_metrics = [kube] { return kube->metrics_text(); };
           return std::unique_ptr<WorkerPool>(std::move(pool));
         }),
-        api_(api) {}
+        cluster_(cluster) {}
   KubernetesPool& kube() { return static_cast<KubernetesPool&>(*pool); }
+  // The two initial pods up and in rotation, then `fault` asked of the fake (empty: none).
+  void start(const std::string& fault = "") {
+    REQUIRE(scaler->start_initial(60'000'000) == 2);
+    if (!fault.empty()) REQUIRE(control(fault));
+  }
   // Reads the endpoints until `done` (the pool has no thread of its own).
   bool refresh_until(const std::function<bool()>& done) {
     return wait_until([&] {
@@ -82,29 +91,20 @@ struct KubeRig : ServingRig {
       return true;
     });
   }
-  bool control(const std::string& path_and_query) { return fake_control(client, api_, path_and_query); }
+  bool control(const std::string& path_and_query) { return fake_control(client, cluster_.api, path_and_query); }
   std::string metrics() { return session->metrics_text(); }
 
-  // Shared with the API client's sleep hook (built in the base's constructor).
-  static inline std::shared_ptr<std::vector<std::int64_t>> waits_ms;
-  const ModelServerProcess& api_;
+  KubeCluster& cluster_;
 };
-
-// A fresh record of backoff waits for each rig.
-std::shared_ptr<std::vector<std::int64_t>> reset_waits() {
-  KubeRig::waits_ms = std::make_shared<std::vector<std::int64_t>>();
-  return KubeRig::waits_ms;
-}
 
 }  // namespace
 
 TEST_CASE("kubernetes serving: a 409 Conflict on the scale PATCH is retried and the scale-out happens",
           "[manager][kubernetes][serving][fault]") {
-  const auto waits = reset_waits();
-  ModelServerProcess api = fake_cluster(secrets().dir + "/pods-409", 50);
-  KubeRig rig(api);
-  REQUIRE(rig.scaler->start_initial(60'000'000) == 2);
-  REQUIRE(rig.control("/_fake/faults?method=PATCH&status=409&count=1&path=/scale"));
+  KubeCluster cluster("409", 50);
+  KubeRig rig(cluster);
+  rig.start("/_fake/faults?method=PATCH&status=409&count=1&path=/scale");
+  const auto& waits = cluster.waits_ms;
 
   const ScaleDecision d = rig.load(400, 0, 1);  // 400 QPS: 4 workers
   REQUIRE(d.action == ScaleDecision::Action::kScaleOut);
@@ -132,11 +132,10 @@ TEST_CASE("kubernetes serving: a 409 Conflict on the scale PATCH is retried and 
 
 TEST_CASE("kubernetes serving: 500 on every scale PATCH holds scaling, serving goes on, scaling resumes after",
           "[manager][kubernetes][serving][fault]") {
-  const auto waits = reset_waits();
-  ModelServerProcess api = fake_cluster(secrets().dir + "/pods-500", 50);
-  KubeRig rig(api);
-  REQUIRE(rig.scaler->start_initial(60'000'000) == 2);
-  REQUIRE(rig.control("/_fake/faults?method=PATCH&status=500&count=-1&path=/scale"));
+  KubeCluster cluster("500", 50);
+  KubeRig rig(cluster);
+  rig.start("/_fake/faults?method=PATCH&status=500&count=-1&path=/scale");
+  const auto& waits = cluster.waits_ms;
 
   REQUIRE(rig.load(400, 0, 1).action == ScaleDecision::Action::kScaleOut);
   CHECK(*waits == std::vector<std::int64_t>{200, 400, 800, 1600});  // five attempts, then the call gives up
@@ -183,13 +182,12 @@ TEST_CASE("kubernetes serving: 500 on every scale PATCH holds scaling, serving g
   CHECK(metric(m, "lull_failed_total") == "lull_failed_total 0");
 }
 
-TEST_CASE("kubernetes serving: a pod whose process dies leaves rotation and rejoins after its restart; a lost pod "
+TEST_CASE("kubernetes serving: a pod whose process dies leaves rotation and rejoins after its restart, a lost pod "
           "is replaced",
           "[manager][kubernetes][serving][fault]") {
-  reset_waits();
-  ModelServerProcess api = fake_cluster(secrets().dir + "/pods-kill", 1000);  // long batches: the kill lands in one
-  KubeRig rig(api);
-  REQUIRE(rig.scaler->start_initial(60'000'000) == 2);
+  KubeCluster cluster("kill", 1000);  // long batches: the kill lands in one
+  KubeRig rig(cluster);
+  rig.start();
   const int slot0 = rig.scaler->slot_of("models-0"), slot1 = rig.scaler->slot_of("models-1");
   REQUIRE(slot0 >= 0);
   REQUIRE(slot1 >= 0);
