@@ -26,16 +26,7 @@
 #include "serving_rig.h"
 
 using namespace lull::manager;
-using lull::manager::testing::answered_by;
-using lull::manager::testing::fake_api;
-using lull::manager::testing::fake_control;
-using lull::manager::testing::metric;
-using lull::manager::testing::ModelServerProcess;
-using lull::manager::testing::secrets;
-using lull::manager::testing::ServingRig;
-using lull::manager::testing::wait_until;
-
-using lull::manager::testing::kScale;
+using namespace lull::manager::testing;  // the rig, the fake cluster, answered_by, metric
 
 namespace {
 
@@ -104,12 +95,11 @@ TEST_CASE("kubernetes serving: a 409 Conflict on the scale PATCH is retried and 
   KubeCluster cluster("409", 50);
   KubeRig rig(cluster);
   rig.start("/_fake/faults?method=PATCH&status=409&count=1&path=/scale");
-  const auto& waits = cluster.waits_ms;
 
   const ScaleDecision d = rig.load(400, 0, 1);  // 400 QPS: 4 workers
   REQUIRE(d.action == ScaleDecision::Action::kScaleOut);
   CHECK(d.count == 2);
-  CHECK(*waits == std::vector<std::int64_t>{200});  // one retry, after the first backoff
+  CHECK(*cluster.waits_ms == std::vector<std::int64_t>{200});  // one retry, after the first backoff
   const std::string log = rig.joined_log();
   INFO(log);
   CHECK(log.find("kubernetes API: PATCH " + kScale +
@@ -135,10 +125,9 @@ TEST_CASE("kubernetes serving: 500 on every scale PATCH holds scaling, serving g
   KubeCluster cluster("500", 50);
   KubeRig rig(cluster);
   rig.start("/_fake/faults?method=PATCH&status=500&count=-1&path=/scale");
-  const auto& waits = cluster.waits_ms;
 
   REQUIRE(rig.load(400, 0, 1).action == ScaleDecision::Action::kScaleOut);
-  CHECK(*waits == std::vector<std::int64_t>{200, 400, 800, 1600});  // five attempts, then the call gives up
+  CHECK(*cluster.waits_ms == std::vector<std::int64_t>{200, 400, 800, 1600});  // five attempts, then the call gives up
   const std::string why =
       "Kubernetes API PATCH " + kScale + ": HTTP 500 InternalError: etcdserver: request timed out (after 5 attempts)";
   std::string log = rig.joined_log();
