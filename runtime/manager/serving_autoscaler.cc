@@ -108,6 +108,7 @@ void ServingAutoscaler::on_state(const WorkerInfo& w) {
     // Kubernetes restarts it): out of rotation, what it had in flight fails
     // over; it takes a slot again once up.
     release_slot(w.id, "worker " + w.id + " not ready: " + w.failure);
+    state_of_[w.id] = WorkerState::kUp;  // if it fails now, it failed while serving: no start backoff
     {
       std::lock_guard<std::mutex> s(stats_mu_);
       not_ready_++;

@@ -13,7 +13,8 @@
 //     scale-out happens;
 //   - a pod's process killed while serving: out of rotation (its batch fails
 //     over), back once Kubernetes restarted it; a pod lost: failed, and the
-//     Deployment's replacement joins.
+//     Deployment's replacement joins; a pod that dies and is then lost
+//     failed while serving (no start backoff).
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -224,4 +225,24 @@ TEST_CASE("kubernetes serving: a pod whose process dies leaves rotation and rejo
   CHECK(metric(m, "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 2");
   CHECK(metric(m, "lull_failed_total") == "lull_failed_total 0");
   CHECK(metric(m, "lull_retried_total") == "lull_retried_total 1");  // the killed pod's batch, once
+
+  // A pod that dies and is then lost before it is restarted failed while
+  // serving, not while starting: no start backoff holds scaling.
+  REQUIRE(rig.control("/_fake/kill-pod?name=models-2&restart_after_s=3600"));
+  REQUIRE(rig.refresh_until([&] { return rig.scaler->slot_of("models-2") < 0; }));
+  REQUIRE(rig.control("/_fake/lose-pod?name=models-2"));
+  REQUIRE(rig.joined({"models-3"}));
+  CHECK(rig.joined_log().find("autoscale: worker models-2 failed (up): pod left the endpoints of Service models") !=
+        std::string::npos);
+  m = rig.metrics();
+  CHECK(metric(m, "lull_autoscale_worker_failures_total{phase=\"up\"}") ==
+        "lull_autoscale_worker_failures_total{phase=\"up\"} 2");
+  CHECK(metric(m, "lull_autoscale_worker_failures_total{phase=\"start\"}") ==
+        "lull_autoscale_worker_failures_total{phase=\"start\"} 0");
+  CHECK(metric(m, "lull_autoscale_workers_not_ready_total") == "lull_autoscale_workers_not_ready_total 2");
+  CHECK(metric(m, "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 2");
+  {
+    auto more = rig.submit(4);
+    answered_by(more);
+  }
 }
