@@ -213,7 +213,7 @@ void KubernetesPool::refresh() {
           set_state(*it, WorkerState::kUp, changed);
         else  // a pod that served and no longer passes its readiness probe (its container died, say)
           set_state(*it, WorkerState::kStarting, changed,
-                    it->info.state == WorkerState::kUp ? "its endpoint is no longer ready (readiness probe failing)" : "");
+                    it->info.state == WorkerState::kUp ? "endpoint no longer ready (readiness probe failing)" : "");
       }
       for (auto& w : pods) {  // gone from the endpoints
         const bool seen = std::any_of(endpoints.begin(), endpoints.end(), [&](const KubernetesEndpoint& ep) { return ep.pod == w.info.id; });

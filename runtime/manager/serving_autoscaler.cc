@@ -115,8 +115,8 @@ void ServingAutoscaler::on_state(const WorkerInfo& w) {
       last_failure_ = w.failure;
       last_failure_worker_ = w.id;
     }
-    say("autoscale: worker " + w.id + " is no longer ready (" + w.failure +
-        "): out of rotation until it is up again, serving with the others");
+    say("autoscale: worker " + w.id + " out of rotation: " + w.failure +
+        "; it rejoins once up, serving with the others");
     return;
   }
   if (w.state == WorkerState::kUp) {

@@ -185,6 +185,13 @@ TEST_CASE("kubernetes pool: a refused token is not retried, a CA that does not s
   CHECK(pool.last_error() == "Kubernetes API GET " + kSlices + ": HTTP 401 Unauthorized: Unauthorized");
   CHECK(rig.waits_ms.empty());
   CHECK(pool.list_workers().empty());
+  // Counted for /metrics: one failed attempt, given up at once.
+  const std::string m = pool.metrics_text();
+  CHECK(m.find("\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"401\"} 1\n") !=
+        std::string::npos);
+  CHECK(m.find("\nlull_kubernetes_api_gave_up_total{method=\"GET\",resource=\"endpointslices\"} 1\n") != std::string::npos);
+  CHECK(m.find("\nlull_kubernetes_api_last_error_info{reason=\"GET endpointslices: HTTP 401 Unauthorized: Unauthorized\"} 1\n") !=
+        std::string::npos);
 
   auto o2 = rig.options(api);
   o2.api.ca_file = secrets().other_cert;
@@ -194,6 +201,9 @@ TEST_CASE("kubernetes pool: a refused token is not retried, a CA that does not s
   INFO(untrusted.last_error());
   CHECK(untrusted.last_error().find("Kubernetes API GET " + kSlices + ": ") == 0);
   CHECK(untrusted.last_error().find("(after 2 attempts)") != std::string::npos);
+  CHECK(untrusted.metrics_text().find(
+            "\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"0\"} 2\n") !=
+        std::string::npos);  // no answer: status 0, each attempt counted
   CHECK(untrusted.list_workers().empty());
   CHECK(rig.log(api).size() == 1);  // the token-refused GET; the untrusted client never got through TLS
 

@@ -188,8 +188,8 @@ TEST_CASE("kubernetes serving: a pod whose process dies leaves rotation and rejo
   REQUIRE(rig.refresh_until([&] { return rig.scaler->slot_of("models-1") < 0; }));
   std::string log = rig.joined_log();
   INFO(log);
-  CHECK(log.find("autoscale: worker models-1 is no longer ready (its endpoint is no longer ready (readiness probe "
-                 "failing)): out of rotation until it is up again, serving with the others") != std::string::npos);
+  CHECK(log.find("autoscale: worker models-1 out of rotation: endpoint no longer ready (readiness probe failing); it "
+                 "rejoins once up, serving with the others") != std::string::npos);
   std::string m = rig.metrics();
   CHECK(metric(m, "lull_autoscale_workers_not_ready_total") == "lull_autoscale_workers_not_ready_total 1");
   CHECK(metric(m, "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 1");
