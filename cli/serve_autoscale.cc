@@ -90,6 +90,7 @@ ServeAutoscale::ServeAutoscale(const ServeAutoscaleFlags& flags, const std::vect
       o.service = flags.k8s_service;
       o.port_name = flags.k8s_port_name;
       o.management_port_name = flags.k8s_management_port_name;
+      o.log = [this](const std::string& line) { log(line); };
       pool_ = std::make_unique<manager::KubernetesPool>(client_, clock_, o);
     } else {
       throw UsageError("--worker-pool: expected local or kubernetes (got '" + flags.pool + "')");
@@ -101,7 +102,10 @@ ServeAutoscale::ServeAutoscale(const ServeAutoscaleFlags& flags, const std::vect
     o.retry_base_us = ms(flags.retry_base_s) * 1000;
     o.retry_max_us = ms(flags.retry_max_s) * 1000;
     o.log = [this](const std::string& line) { log(line); };
-    if (auto* kube = dynamic_cast<manager::KubernetesPool*>(pool_.get())) o.refresh = [kube] { kube->refresh(); };
+    if (auto* kube = dynamic_cast<manager::KubernetesPool*>(pool_.get())) {
+      o.refresh = [kube] { kube->refresh(); };
+      o.pool_metrics = [kube] { return kube->metrics_text(); };
+    }
     scaler_ = std::make_unique<manager::ServingAutoscaler>(library, o, *pool_, clock_);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());

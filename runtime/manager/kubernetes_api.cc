@@ -83,7 +83,11 @@ HttpResponse KubernetesApi::call(const std::string& method, const std::string& p
     }
     r = client_.fetch(req);
     if (r.ok()) return r;
-    if (!worth_retrying(r) || attempt >= options_.max_attempts) break;
+    const bool retrying = worth_retrying(r) && attempt < options_.max_attempts;
+    if (options_.on_failed_attempt)
+      options_.on_failed_attempt(KubernetesApiAttempt{method, path, r.status, describe_kubernetes_error(r), attempt,
+                                                      options_.max_attempts, retrying, retrying ? backoff_ms : 0});
+    if (!retrying) break;
     options_.sleep_ms(backoff_ms);
     backoff_ms = std::min(backoff_ms * 2, options_.backoff_max_ms);
   }

@@ -27,6 +27,18 @@
 
 namespace lull::manager {
 
+// One failed attempt of a call, as the caller's hook sees it (for the log
+// and /metrics: a retry is otherwise invisible).
+struct KubernetesApiAttempt {
+  std::string method, path;
+  int status = 0;           // 0: no answer (transport error)
+  std::string description;  // describe_kubernetes_error(): "HTTP 409 Conflict: the object has been modified ..."
+  int attempt = 1;          // 1-based
+  int max_attempts = 1;
+  bool retrying = false;    // false: the call gives up (or the status is not worth retrying)
+  std::int64_t backoff_ms = 0;  // the wait before the next attempt, when retrying
+};
+
 struct KubernetesApiOptions {
   std::string server;          // https://HOST:PORT (in a pod: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)
   std::string token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
@@ -37,6 +49,8 @@ struct KubernetesApiOptions {
   std::int64_t timeout_ms = 10000;     // per attempt
   // How the client waits between attempts; tests record the waits instead.
   std::function<void(std::int64_t ms)> sleep_ms;
+  // Called after each failed attempt, before the wait; may be empty.
+  std::function<void(const KubernetesApiAttempt&)> on_failed_attempt;
 };
 
 struct KubernetesApiError : std::runtime_error {

@@ -8,10 +8,22 @@ namespace lull::manager {
 
 namespace {
 bool is_placeholder(const std::string& id) { return id.rfind("pending-", 0) == 0; }
+
+// The API's options with the pool's hook added after the caller's own.
+KubernetesApiOptions with_failure_hook(KubernetesApiOptions api, KubernetesApiStats& stats,
+                                       std::function<void(const std::string&)> log) {
+  auto previous = std::move(api.on_failed_attempt);
+  api.on_failed_attempt = [previous, &stats, log = std::move(log)](const KubernetesApiAttempt& a) {
+    if (previous) previous(a);
+    const std::string line = stats.record(a);
+    if (log) log(line);
+  };
+  return api;
+}
 }  // namespace
 
 KubernetesPool::KubernetesPool(serve::HttpClient& client, const runtime::Clock& clock, KubernetesPoolOptions options)
-    : api_(client, options.api), clock_(clock), options_(std::move(options)) {
+    : api_(client, with_failure_hook(options.api, stats_, options.log)), clock_(clock), options_(std::move(options)) {
   if (options_.deployment.empty() || options_.service.empty())
     throw std::invalid_argument("Kubernetes pool: the Deployment and the Service must be named");
 }
@@ -197,8 +209,11 @@ void KubernetesPool::refresh() {
         if (it->info.state == WorkerState::kStopped || it->info.state == WorkerState::kFailed) continue;
         if (ep.terminating || it->lull_stops)
           set_state(*it, WorkerState::kDraining, changed);
-        else
-          set_state(*it, ep.ready ? WorkerState::kUp : WorkerState::kStarting, changed);
+        else if (ep.ready)
+          set_state(*it, WorkerState::kUp, changed);
+        else  // a pod that served and no longer passes its readiness probe (its container died, say)
+          set_state(*it, WorkerState::kStarting, changed,
+                    it->info.state == WorkerState::kUp ? "endpoint no longer ready (readiness probe failing)" : "");
       }
       for (auto& w : pods) {  // gone from the endpoints
         const bool seen = std::any_of(endpoints.begin(), endpoints.end(), [&](const KubernetesEndpoint& ep) { return ep.pod == w.info.id; });

@@ -17,6 +17,7 @@
 // drains: a drained pod is scaled away in the next refresh()). Tested only
 // against a fake API server (test/manager/fake_kube_api.py), never a cluster;
 // docs/scaling.md says what that covers.
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -25,6 +26,7 @@
 
 #include "runtime/clock.h"
 #include "runtime/manager/kubernetes_api.h"
+#include "runtime/manager/kubernetes_api_stats.h"
 #include "runtime/manager/worker_pool.h"
 
 namespace lull::manager {
@@ -36,6 +38,8 @@ struct KubernetesPoolOptions {
   std::string service;                         // the Service selecting its pods
   std::string port_name = "http";              // the Service port of the inference API
   std::string management_port_name = "management";  // TorchServe's management port; absent: the inference port
+  // Each failed API attempt, one line (KubernetesApiStats::record); may be empty.
+  std::function<void(const std::string&)> log;
 };
 
 class KubernetesPool final : public WorkerPool {
@@ -52,6 +56,8 @@ class KubernetesPool final : public WorkerPool {
   // call is recorded in last_error() (the workers keep their last known state).
   void refresh();
   std::string last_error();
+  // The API's failed attempts and give-ups (KubernetesApiStats), for /metrics.
+  std::string metrics_text() { return stats_.metrics_text(); }
 
  private:
   struct Worker {
@@ -64,6 +70,7 @@ class KubernetesPool final : public WorkerPool {
   void notify(const std::vector<WorkerInfo>& changed);
   std::string url(const std::string& address, int port) const;
 
+  KubernetesApiStats stats_;  // before api_: its hook counts here
   KubernetesApi api_;
   const runtime::Clock& clock_;
   KubernetesPoolOptions options_;

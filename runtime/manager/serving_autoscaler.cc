@@ -121,6 +121,23 @@ void ServingAutoscaler::on_state(const WorkerInfo& w) {
   const auto prev_it = state_of_.find(w.id);
   const WorkerState prev = prev_it == state_of_.end() ? WorkerState::kStarting : prev_it->second;
   state_of_[w.id] = w.state;
+  if (w.state == WorkerState::kUp && slot_of_.count(w.id)) return;  // in rotation already
+  if (w.state == WorkerState::kStarting && slot_of_.count(w.id)) {
+    // It served and is not ready now (a pod whose container died, before
+    // Kubernetes restarts it): out of rotation, what it had in flight fails
+    // over; it takes a slot again once up.
+    release_slot(w.id, "worker " + w.id + " not ready: " + w.failure);
+    state_of_[w.id] = WorkerState::kUp;  // if it fails now, it failed while serving: no start backoff
+    {
+      std::lock_guard<std::mutex> s(stats_mu_);
+      not_ready_++;
+      last_failure_ = w.failure;
+      last_failure_worker_ = w.id;
+    }
+    say("autoscale: worker " + w.id + " out of rotation: " + w.failure +
+        "; it rejoins once up, serving with the others");
+    return;
+  }
   if (w.state == WorkerState::kUp) {
     const auto free = std::find(slot_used_.begin(), slot_used_.end(), 0);
     if (free == slot_used_.end()) {
@@ -143,17 +160,8 @@ void ServingAutoscaler::on_state(const WorkerInfo& w) {
   }
   if (w.state != WorkerState::kStopped && w.state != WorkerState::kFailed) return;
   state_of_.erase(w.id);
-  const auto slot_it = slot_of_.find(w.id);
-  if (slot_it != slot_of_.end()) {
-    const int slot = slot_it->second;
-    session_->remove_worker(slot);
-    // What it still had in flight (a worker that died) fails over now.
-    backend_->vacate(slot, w.state == WorkerState::kFailed ? "worker " + w.id + " failed: " + w.failure
-                                                           : "worker " + w.id + " stopped");
-    slot_used_[static_cast<std::size_t>(slot)] = 0;
-    slot_of_.erase(slot_it);
-    management_of_.erase(w.id);
-  }
+  release_slot(w.id, w.state == WorkerState::kFailed ? "worker " + w.id + " failed: " + w.failure
+                                                     : "worker " + w.id + " stopped");
   if (w.state == WorkerState::kStopped) {
     say("autoscale: worker " + w.id + " stopped" + (w.failure.empty() ? "" : " (" + w.failure + ")"));
     return;
@@ -176,6 +184,18 @@ void ServingAutoscaler::on_state(const WorkerInfo& w) {
     }
   }
   say(line);
+}
+
+void ServingAutoscaler::release_slot(const std::string& id, const std::string& why) {
+  const auto slot_it = slot_of_.find(id);
+  if (slot_it == slot_of_.end()) return;
+  const int slot = slot_it->second;
+  session_->remove_worker(slot);
+  // What it still had in flight (a worker that died) fails over now.
+  backend_->vacate(slot, why);
+  slot_used_[static_cast<std::size_t>(slot)] = 0;
+  slot_of_.erase(slot_it);
+  management_of_.erase(id);  // the variant switcher asks only workers holding a slot
 }
 
 int ServingAutoscaler::start_initial(std::int64_t timeout_us) {
@@ -321,6 +341,10 @@ std::string ServingAutoscaler::metrics_text() {
     prom::sample(out, std::string("lull_autoscale_worker_failures_total{phase=\"") + phase + "\"}",
                  it == failures_by_phase_.end() ? 0.0 : static_cast<double>(it->second));
   }
+  prom::family(out, "lull_autoscale_workers_not_ready_total", "counter",
+               "Workers taken out of rotation because their pool says they are no longer ready (not failed: they "
+               "rejoin once up, e.g. a pod whose container Kubernetes restarts).");
+  prom::sample(out, "lull_autoscale_workers_not_ready_total", static_cast<double>(not_ready_));
   const std::int64_t now = last_tick_us_;
   prom::family(out, "lull_autoscale_hold_seconds", "gauge",
                "Time left, at the last tick, before scaling resumes after failed starts (backoff); 0 when not on hold.");
@@ -332,6 +356,7 @@ std::string ServingAutoscaler::metrics_text() {
                           "\",reason=\"" + prom::escape(last_failure_) + "\"}",
                  1);
   }
+  if (options_.pool_metrics) out += options_.pool_metrics();
   return out;
 }
 

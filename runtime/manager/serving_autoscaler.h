@@ -20,7 +20,10 @@
 // did not pass) puts scaling on hold for a backoff that doubles with each
 // failure in a row (retry_base .. retry_max) and resets when a worker comes
 // up: meanwhile the server keeps serving with what is up. Each failure is
-// logged with its reason and shown in /metrics (metrics_text).
+// logged with its reason and shown in /metrics (metrics_text). A worker
+// that was up and that its pool reports starting again (a Kubernetes pod no
+// longer ready: its container died and is being restarted) leaves rotation
+// the same way and takes a slot again once up.
 #include <cstdint>
 #include <condition_variable>
 #include <functional>
@@ -49,6 +52,7 @@ struct ServingAutoscalerOptions {
   std::int64_t retry_max_us = 30'000'000;    // ...doubling per failure in a row, up to this
   std::function<void(const std::string&)> log;  // every line (scale decisions, failures); may be empty
   std::function<void()> refresh;  // before each decision (KubernetesPool::refresh); may be empty
+  std::function<std::string()> pool_metrics;  // the pool's own /metrics families (KubernetesPool); may be empty
 };
 
 class ServingAutoscaler {
@@ -96,6 +100,8 @@ class ServingAutoscaler {
  private:
   void on_state(const WorkerInfo& w);
   void on_drain(const std::string& id, std::function<void()> drained);
+  // Out of rotation, its slot vacated (in flight: failed over, `why`) and free. Under slots_mu_.
+  void release_slot(const std::string& id, const std::string& why);
   // The pool's workers that hold a slot the backend has out of rotation
   // (ejected, or failing its health checks).
   std::set<std::string> out_of_rotation();
@@ -128,6 +134,7 @@ class ServingAutoscaler {
   std::map<std::string, std::uint64_t> events_by_reason_;
   std::map<std::string, std::uint64_t> failures_by_phase_;
   std::string last_failure_, last_failure_worker_;
+  std::uint64_t not_ready_ = 0;  // workers up, then not ready (out of rotation until up again)
   int failures_in_row_ = 0;
   std::int64_t hold_until_us_ = -1;  // scaling on hold (backoff) until then
   std::int64_t last_tick_us_ = 0;

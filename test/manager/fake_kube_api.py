@@ -30,6 +30,16 @@ Test controls (no authorization, outside the API's paths):
                                "METHOD PATH|CONTENT_TYPE|BODY"
   GET  /_fake/answers          every API request's answer so far, one line each: "STATUS METHOD PATH"
   POST /_fake/lose-pod?name=P  the pod vanishes (a node failure); the Deployment replaces it
+  POST /_fake/faults?method=M&status=S&count=N[&path=SUFFIX]
+                               queue: the next N requests with method M (and a path ending in
+                               SUFFIX, e.g. /scale) answer S with the Status body the API sends
+                               (409 Conflict, 500 InternalError, ...); count=-1: until cleared
+  POST /_fake/faults?clear=1   drop every queued fault
+  POST /_fake/kill-pod?name=P[&restart_after_s=S]
+                               running pods: SIGKILL the pod's process (as an OOM kill); the
+                               kubelet restarts the container after S (--restart-delay-s; the
+                               Deployment's restartPolicy: Always); meanwhile its probe fails
+  POST /_fake/restart-pod?name=P  restart a killed pod's container now (tests: no waiting)
 
 Pods that run (fake_kube_pods.py): with --run-command CMD every pod is a
 process on its own loopback IP (127.0.1.K), started when the pod is created
@@ -67,10 +77,10 @@ class Cluster:
         self.log = []
         self.answers = []
         self.runner = PodRunner(args.run_command, args.run_log_dir) if args.run_command else None
-        self.failures = []  # [method, status, count]
+        self.failures = []  # [method, status, count (-1: until cleared), path suffix]
         for spec in args.fail:
             method, status, count = spec.split(":")
-            self.failures.append([method, int(status), int(count)])
+            self.failures.append([method, int(status), int(count), ""])
         for _ in range(args.replicas):
             self.add_pod(ready=True)
 
@@ -113,14 +123,43 @@ class Cluster:
                 for p in self.pods:
                     p["ready"] = ready.get(p["name"], p["ready"])
                 self.terminating = [p for p in self.terminating if not self.runner.exited(p)]
+                self.restart_dead()
             time.sleep(interval_s)
 
-    def take_failure(self, method):
+    def take_failure(self, method, path):
         for f in self.failures:
-            if f[0] == method and f[2] > 0:
-                f[2] -= 1
+            if f[0] == method and f[2] != 0 and path.endswith(f[3]):
+                if f[2] > 0:
+                    f[2] -= 1
                 return f[1]
         return None
+
+    def kill(self, name, restart_after_s):
+        """The pod's process is SIGKILLed; the kubelet restarts it (restartPolicy: Always) after the delay."""
+        for p in self.pods:
+            if p["name"] == name and self.runner:
+                self.runner.kill(p)
+                p["restart_at"] = time.monotonic() + restart_after_s
+                return True
+        return False
+
+    def restart_now(self, name):
+        for p in self.pods:
+            if p["name"] == name and "restart_at" in p:
+                p["restart_at"] = time.monotonic()
+                return True
+        return False
+
+    def restart_dead(self):
+        """The kubelet's part: a running pod whose container exited is restarted when its delay is over."""
+        for p in self.pods:
+            if p["proc"].poll() is None:
+                continue
+            p.setdefault("restart_at", time.monotonic() + self.args.restart_delay_s)
+            if time.monotonic() >= p["restart_at"]:
+                p.pop("restart_at")
+                p["restarts"] = p.get("restarts", 0) + 1
+                self.runner.start(p)
 
 
 REASONS = {400: "BadRequest", 401: "Unauthorized", 404: "NotFound", 409: "Conflict", 415: "UnsupportedMediaType",
@@ -200,8 +239,24 @@ class Handler(BaseHTTPRequestHandler):
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     return self.wfile.write(data)
+                query = parse_qs(url.query)
                 if url.path == "/_fake/lose-pod":
-                    c.lose(parse_qs(url.query).get("name", [""])[0])
+                    c.lose(query.get("name", [""])[0])
+                    return self._send(200, {})
+                if url.path == "/_fake/kill-pod":
+                    delay = float(query.get("restart_after_s", [c.args.restart_delay_s])[0])
+                    return self._send(200, {}) if c.kill(query.get("name", [""])[0], delay) else self._status(404)
+                if url.path == "/_fake/restart-pod":
+                    return self._send(200, {}) if c.restart_now(query.get("name", [""])[0]) else self._status(404)
+                if url.path == "/_fake/faults":
+                    if "clear" in query:
+                        c.failures.clear()
+                        return self._send(200, {})
+                    try:
+                        c.failures.append([query["method"][0], int(query["status"][0]), int(query["count"][0]),
+                                           query.get("path", [""])[0]])
+                    except (KeyError, ValueError):
+                        return self._status(400, "faults: method, status and count are required")
                     return self._send(200, {})
             return self._status(404)
         ns, dep, svc = c.args.namespace, c.args.deployment, c.args.service
@@ -211,7 +266,7 @@ class Handler(BaseHTTPRequestHandler):
             self.api_request = "%s %s" % (method, url.path)
             if self.headers.get("Authorization") != "Bearer " + c.args.token:
                 return self._status(401)
-            failure = c.take_failure(method)
+            failure = c.take_failure(method, url.path)
             if failure:
                 return self._status(failure)
             scale_path = "/apis/apps/v1/namespaces/%s/deployments/%s/scale" % (ns, dep)
@@ -282,6 +337,8 @@ def main():
     ap.add_argument("--fail", action="append", default=[])
     ap.add_argument("--run-command", help="run each pod: a command with {host} (the pod's IP) and {port}")
     ap.add_argument("--run-log-dir", help="each running pod's output goes to DIR/POD.log")
+    ap.add_argument("--restart-delay-s", type=float, default=0.5,
+                    help="running pods: a container that died is restarted after this")
     ap.add_argument("--probe-interval-s", type=float, default=0.2, help="running pods' readiness probe period")
     args = ap.parse_args()
     server = ThreadingHTTPServer((args.host, args.port), Handler)

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "model_server_process.h"
+#include "fake_kube_support.h"
 #include "pool_test_support.h"
 #include "runtime/manager/kubernetes_pool.h"
 
@@ -23,45 +23,15 @@ using lull::serve::HttpRequest;
 using lull::serve::testing::ModelServerProcess;
 using lull::serve::testing::free_port;
 
+using lull::manager::testing::fake_api;
 using lull::manager::testing::find_worker;
+using lull::manager::testing::secrets;
+
+using lull::manager::testing::kScale;
 
 namespace {
-
-const std::string kScale = "/apis/apps/v1/namespaces/lull/deployments/models/scale";
 const std::string kSlices =
     "/apis/discovery.k8s.io/v1/namespaces/lull/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dmodels";
-
-// A scratch directory with a token file and a self-signed certificate for 127.0.0.1 (made once).
-struct Secrets {
-  std::string dir, token, cert, key, other_cert;
-  Secrets() {
-    dir = "/tmp/lull-kube-test-" + std::to_string(free_port());
-    token = dir + "/token";
-    cert = dir + "/ca.crt";
-    key = dir + "/tls.key";
-    other_cert = dir + "/other.crt";
-    const std::string mk = "mkdir -p " + dir + " && printf 'tok-123\\n' > " + token;
-    const auto openssl = [&](const std::string& crt, const std::string& k) {
-      return "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
-             "subjectAltName=IP:127.0.0.1 -keyout " + k + " -out " + crt + " 2>/dev/null";
-    };
-    if (std::system((mk + " && " + openssl(cert, key) + " && " + openssl(other_cert, dir + "/other.key")).c_str()) != 0)
-      throw std::runtime_error("cannot make the test certificate with openssl");
-  }
-  ~Secrets() { std::system(("rm -rf " + dir).c_str()); }
-};
-
-const Secrets& secrets() {
-  static Secrets s;
-  return s;
-}
-
-ModelServerProcess fake_api(std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"--token", "tok-123", "--tls-cert", secrets().cert, "--tls-key", secrets().key,
-                                   "--namespace", "lull", "--deployment", "models", "--service", "models"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return ModelServerProcess(args, 0, 60, "test/manager/fake_kube_api.py");
-}
 
 struct Rig {
   HttpClient client;
@@ -215,6 +185,13 @@ TEST_CASE("kubernetes pool: a refused token is not retried, a CA that does not s
   CHECK(pool.last_error() == "Kubernetes API GET " + kSlices + ": HTTP 401 Unauthorized: Unauthorized");
   CHECK(rig.waits_ms.empty());
   CHECK(pool.list_workers().empty());
+  // Counted for /metrics: one failed attempt, given up at once.
+  const std::string m = pool.metrics_text();
+  CHECK(m.find("\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"401\"} 1\n") !=
+        std::string::npos);
+  CHECK(m.find("\nlull_kubernetes_api_gave_up_total{method=\"GET\",resource=\"endpointslices\"} 1\n") != std::string::npos);
+  CHECK(m.find("\nlull_kubernetes_api_last_error_info{reason=\"GET endpointslices: HTTP 401 Unauthorized: Unauthorized\"} 1\n") !=
+        std::string::npos);
 
   auto o2 = rig.options(api);
   o2.api.ca_file = secrets().other_cert;
@@ -224,6 +201,9 @@ TEST_CASE("kubernetes pool: a refused token is not retried, a CA that does not s
   INFO(untrusted.last_error());
   CHECK(untrusted.last_error().find("Kubernetes API GET " + kSlices + ": ") == 0);
   CHECK(untrusted.last_error().find("(after 2 attempts)") != std::string::npos);
+  CHECK(untrusted.metrics_text().find(
+            "\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"0\"} 2\n") !=
+        std::string::npos);  // no answer: status 0, each attempt counted
   CHECK(untrusted.list_workers().empty());
   CHECK(rig.log(api).size() == 1);  // the token-refused GET; the untrusted client never got through TLS
 

@@ -23,10 +23,8 @@
 #include <set>
 #include <thread>
 
-#include "pool_test_support.h"
 #include "runtime/manager/local_process_pool.h"
-#include "runtime/manager/serving_autoscaler.h"
-#include "session_test_support.h"
+#include "serving_rig.h"
 
 using namespace lull::manager;
 using lull::runtime::PolicyTable;
@@ -35,147 +33,26 @@ using lull::manager::testing::wait_until;
 
 namespace {
 
-// Worker counts 2 and 4; each worker carries 100 QPS at a 1% target.
-std::vector<PolicyTable> two_counts_library() {
-  std::vector<PolicyTable> lib;
-  for (int k : {2, 4}) {
-    PolicyTable t = lull::serve::testing::tiny_session_table(k);
-    const auto proto = t.policies.front();
-    t.policies.clear();
-    for (int load = 100; load <= 800; load += 100) {
-      auto p = proto;
-      p.load_qps = load;
-      p.expected_violation_rate = load <= 100 * k ? 0.002 : 0.03;
-      t.policies.push_back(p);
-    }
-    lib.push_back(t);
-  }
-  return lib;
-}
+using lull::manager::testing::answered_by;
+using lull::manager::testing::metric;
 
-// The serve stack of `lull serve --autoscale`, with the autoscaler on a
-// virtual clock. `command`: the workers' command (empty: the stand-in
-// server whose models take batch_ms per batch).
-struct Rig {
+// The rig over a LocalProcessPool. `command`: the workers' command (empty:
+// the stand-in server whose models take batch_ms per batch).
+struct Rig : lull::manager::testing::ServingRig {
   explicit Rig(const std::string& command, int batch_ms = 300, lull::serve::OutlierOptions outlier = {})
-      : library(two_counts_library()) {
-    char tmpl[] = "/tmp/lull-serving-autoscaler-XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    log_dir = tmpl;
-    LocalProcessPoolOptions po;
-    po.command = command.empty() ? server_command(batch_ms) : command;
-    po.models = {"small", "big"};
-    po.log_dir = log_dir;
-    po.stop_grace_ms = 2000;
-    pool = std::make_unique<LocalProcessPool>(client, wall, po);
-    ServingAutoscalerOptions o;
-    o.autoscale.forecast = "window_max:1";
-    o.autoscale.lead_us = 0;
-    o.autoscale.tick_us = 1'000'000;
-    o.autoscale.envelope = {{1'000'000, 1.25}};
-    o.autoscale.scale_in_holdoff_us = 2'000'000;
-    o.autoscale.scale_in_interval_us = 1'000'000;
-    o.target = CapacityTarget{0.01, 0};
-    o.retry_base_us = 1'000'000;
-    o.retry_max_us = 8'000'000;
-    o.log = [this](const std::string& line) {
-      std::lock_guard<std::mutex> lock(log_mu);
-      log.push_back(line);
-    };
-    scaler = std::make_unique<ServingAutoscaler>(library, o, *pool, vclock);
-    backend = std::make_unique<lull::serve::TorchServeBackend>(
-        std::vector<lull::serve::WorkerEndpoint>(static_cast<std::size_t>(scaler->slots())),
-        std::vector<std::string>{"small", "big"}, inputs, fast_health(outlier));
-    lull::serve::ServeOptions so;
-    so.pool_managed = true;
-    so.library = library;
-    so.worker_names.assign(static_cast<std::size_t>(scaler->slots()), "");
-    so.extra_metrics = [this] { return scaler->metrics_text(); };
-    session = std::make_unique<lull::serve::ServeSession>(library.front(), *backend, *backend, inputs, wall, so);
-    backend->start();
-    scaler->attach(*backend, *session);
-  }
-  ~Rig() {
-    scaler->stop();
-    pool.reset();
-    session->shutdown();
-    backend->stop();
-    session.reset();
-    std::system(("rm -rf " + log_dir).c_str());
-  }
-  static std::string server_command(int batch_ms) {
-    const std::string ms = std::to_string(batch_ms);
-    return lull::manager::testing::server_command("--fake small:" + ms + ":0 --fake big:" + ms + ":0");
-  }
-  static lull::serve::TorchServeOptions fast_health(lull::serve::OutlierOptions outlier) {
-    lull::serve::TorchServeOptions o;
-    o.outlier = outlier;
-    o.health_interval_ms = 100;
-    o.health_timeout_ms = 1000;
-    o.batch_timeout_ms = 10000;
-    return o;
-  }
-  // `n` arrivals spread over (from_s, to_s] of the autoscaler's time, then a tick at to_s.
-  ScaleDecision load(int n, double from_s, double to_s) {
-    const auto us = [](double s) { return static_cast<std::int64_t>(s * 1e6); };
-    for (int i = 1; i <= n; ++i) scaler->record_arrival(us(from_s) + (us(to_s) - us(from_s)) * i / n);
-    vclock.advance_to_us(us(to_s));
-    return scaler->tick(us(to_s));
-  }
-  int count(WorkerState s) { return count_workers(pool->list_workers(), s); }
-  std::vector<std::future<Answer>> submit(int n) {
-    std::vector<std::future<Answer>> out;
-    for (int i = 0; i < n; ++i) out.push_back(session->submit("q"));
-    return out;
-  }
-  // Waits until the workers hold session slots (the pool's handler ran).
-  bool joined_in_session(const std::vector<std::string>& ids) {
-    return wait_until([&] {
-      for (const auto& id : ids)
-        if (scaler->slot_of(id) < 0) return false;
-      return true;
-    });
-  }
-  bool logged(const std::string& text) {
-    return wait_until([&] { return joined_log().find(text) != std::string::npos; });
-  }
-  std::string joined_log() {
-    std::lock_guard<std::mutex> lock(log_mu);
-    std::string s;
-    for (const auto& l : log) s += l + "\n";
-    return s;
-  }
-
-  std::vector<PolicyTable> library;
-  std::string log_dir;
-  lull::serve::HttpClient client;
-  lull::runtime::WallClock wall;
-  lull::runtime::VirtualClock vclock;
-  lull::serve::QueryInputs inputs;
-  std::unique_ptr<LocalProcessPool> pool;
-  std::unique_ptr<ServingAutoscaler> scaler;
-  std::unique_ptr<lull::serve::TorchServeBackend> backend;
-  std::unique_ptr<lull::serve::ServeSession> session;
-  std::mutex log_mu;
-  std::vector<std::string> log;
+      : ServingRig(
+            [&](lull::serve::HttpClient& client, const lull::runtime::Clock& clock, const std::string& dir,
+                ServingAutoscalerOptions&) {
+              LocalProcessPoolOptions po;
+              po.command = command.empty() ? server_command(batch_ms) : command;
+              po.models = {"small", "big"};
+              po.log_dir = dir;
+              po.stop_grace_ms = 2000;
+              return std::unique_ptr<WorkerPool>(std::make_unique<LocalProcessPool>(client, clock, po));
+            },
+            outlier) {}
+  LocalProcessPool& local() { return static_cast<LocalProcessPool&>(*pool); }
 };
-
-// Every answer 200; returns the slots that answered.
-std::multiset<int> answered_by(std::vector<std::future<Answer>>& answers) {
-  std::multiset<int> slots;
-  for (auto& f : answers) {
-    REQUIRE(f.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
-    const Answer a = f.get();
-    INFO(a.body);
-    CHECK(a.http_status == 200);
-    slots.insert(a.worker);
-  }
-  return slots;
-}
-
-std::string metric(const std::string& text, const std::string& name) {
-  return lull::serve::testing::metric_line(text, name);
-}
 
 }  // namespace
 
@@ -235,8 +112,8 @@ TEST_CASE("serving autoscaler: a load step scales out and back in, no query lost
   for (int s : answered_by(after)) CHECK(s < 2);  // no new query to a draining worker
   REQUIRE(wait_until([&] { return rig.count(WorkerState::kStopped) == 2; }));
   REQUIRE(wait_until([&] { return rig.scaler->slot_of("local-2") == -1 && rig.scaler->slot_of("local-3") == -1; }));
-  CHECK(rig.pool->pid_of("local-2") == -1);
-  CHECK(rig.pool->pid_of("local-3") == -1);
+  CHECK(rig.local().pid_of("local-2") == -1);
+  CHECK(rig.local().pid_of("local-3") == -1);
   const std::string log = rig.joined_log();
   CHECK(log.find("scale_in -2 reason=forecast_lower") != std::string::npos);
   CHECK(log.find("worker local-3 stopped") != std::string::npos);
@@ -284,7 +161,7 @@ TEST_CASE("serving autoscaler: a worker killed while it drains loses no query", 
   auto answers = rig.submit(4);  // one batch in flight on each worker
   const int killed_slot = rig.scaler->slot_of("local-3");
   REQUIRE(rig.load(50, 3, 4).action == ScaleDecision::Action::kScaleIn);
-  const int pid = rig.pool->pid_of("local-3");
+  const int pid = rig.local().pid_of("local-3");
   REQUIRE(pid > 0);
   REQUIRE(::kill(pid, SIGKILL) == 0);
   // Its batch fails over to a worker still up: answered, not lost.

@@ -1,0 +1,58 @@
+// Failed Kubernetes API attempts for the log and /metrics (why: see
+// kubernetes_api_stats.h).
+#include "runtime/manager/kubernetes_api_stats.h"
+
+#include "runtime/serve/prometheus_text.h"
+
+namespace lull::manager {
+
+std::string KubernetesApiStats::resource_of(const std::string& path) {
+  const std::string p = path.substr(0, path.find('?'));
+  if (p.size() >= 6 && p.compare(p.size() - 6, 6, "/scale") == 0) return "scale";
+  if (p.find("/pods/") != std::string::npos) return "pods";
+  if (p.find("/endpointslices") != std::string::npos) return "endpointslices";
+  return "other";
+}
+
+std::string KubernetesApiStats::record(const KubernetesApiAttempt& a) {
+  const std::string resource = resource_of(a.path);
+  std::string line = "kubernetes API: " + a.method + " " + a.path + ": " + a.description + " (attempt " +
+                     std::to_string(a.attempt) + " of " + std::to_string(a.max_attempts) + "); ";
+  if (a.retrying)
+    line += "retrying in " + std::to_string(a.backoff_ms) + " ms";
+  else if (a.attempt >= a.max_attempts)
+    line += "giving up";
+  else
+    line += "not retried (not a failure that may pass)";
+  std::lock_guard<std::mutex> lock(mu_);
+  failed_[{a.method, resource, a.status}]++;
+  if (!a.retrying) gave_up_[{a.method, resource}]++;
+  last_ = a.method + " " + resource + ": " + a.description;
+  return line;
+}
+
+std::string KubernetesApiStats::metrics_text() {
+  namespace prom = serve::prom;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  prom::family(out, "lull_kubernetes_api_failed_attempts_total", "counter",
+               "Kubernetes API requests that failed (status 0: no answer), each attempt of a retried call counted.");
+  for (const auto& [key, n] : failed_) {
+    const auto& [method, resource, status] = key;
+    prom::sample(out, "lull_kubernetes_api_failed_attempts_total{method=\"" + method + "\",resource=\"" + resource +
+                          "\",status=\"" + std::to_string(status) + "\"}",
+                 static_cast<double>(n));
+  }
+  prom::family(out, "lull_kubernetes_api_gave_up_total", "counter",
+               "Kubernetes API calls that failed for good (retries exhausted, or an answer not worth retrying).");
+  for (const auto& [key, n] : gave_up_)
+    prom::sample(out, "lull_kubernetes_api_gave_up_total{method=\"" + key.first + "\",resource=\"" + key.second + "\"}",
+                 static_cast<double>(n));
+  if (!last_.empty()) {
+    prom::family(out, "lull_kubernetes_api_last_error_info", "gauge", "The last failed Kubernetes API request.");
+    prom::sample(out, "lull_kubernetes_api_last_error_info{reason=\"" + prom::escape(last_) + "\"}", 1);
+  }
+  return out;
+}
+
+}  // namespace lull::manager
