@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/variant_sets.h"
 #include "runtime/clock.h"
 #include "runtime/manager/load_forecast.h"
 #include "runtime/manager/session_policy_swap.h"
@@ -38,11 +39,11 @@
 
 namespace lull::cli {
 
-struct ServeVariantsFlags {
-  std::string sets;  // FILE@QPS,...
-  double hysteresis = 0.1, dwell_s = 5, interval_ms = 200, drain_timeout_s = 30;
+// The choice of variant (shared with lull simulate: variant_sets.h), and how
+// a server loads models and waits for the batches on the ones that go.
+struct ServeVariantsFlags : VariantChoiceFlags {
+  double drain_timeout_s = 30;
   std::string archive = "{model}.mar";
-  std::string load = "current:5";  // the forecaster (load_forecast.h) whose value picks the variant
 };
 
 void add_serve_variants_options(boost::program_options::options_description& desc, ServeVariantsFlags& flags);

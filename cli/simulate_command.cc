@@ -14,6 +14,7 @@
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
+#include "cli/variant_sets.h"
 #include "runtime/policy_loader.h"
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/raw_profiles.h"
@@ -64,6 +65,8 @@ int run_simulate(int argc, char** argv) {
   std::string workers_schedule;
   OnlineCompileFlags online_flags;
   AutoscaleFlags autoscale_flags;
+  VariantChoiceFlags variant_flags;
+  double variant_load_delay_ms = 5000;
   po::options_description opts("lull simulate options");
   opts.add_options()
       ("policies", po::value(&policies), "policy set or policy library file (from lull compile)")
@@ -91,6 +94,10 @@ int run_simulate(int argc, char** argv) {
       ("timeline", po::value(&timeline), "optional per-second CSV ('-' for stdout)");
   add_online_compile_options(opts, online_flags);
   add_autoscale_options(opts, autoscale_flags);
+  add_variant_choice_options(opts, variant_flags);
+  opts.add_options()("variant-load-delay-ms", po::value(&variant_load_delay_ms)->default_value(variant_load_delay_ms),
+                     "--variant-sets: virtual time a switch takes to load its new models on every worker before its "
+                     "policies are used (fixed; a switch that loads nothing takes effect at once)");
   po::variables_map vm;
   ParseExtras extras;
   extras.vm = &vm;
@@ -128,6 +135,14 @@ int run_simulate(int argc, char** argv) {
   if (autoscale_flags.enabled && !options.worker_events.empty())
     throw UsageError("--autoscale decides the workers itself: not with --fail, --workers-at or --workers-schedule");
   options.autoscale = autoscale_config(autoscale_flags, seed);
+  const bool with_variants = !variant_flags.sets.empty();
+  if (with_variants && (!lull_scheduler || online || !options.worker_events.empty()))
+    throw UsageError("--variant-sets applies to --scheduler lull only, and not with --fail, --workers-at, "
+                     "--workers-schedule or --online-compile");
+  if (with_variants) {
+    check_variant_choice(variant_flags);
+    check_range("--variant-load-delay-ms", variant_load_delay_ms, 0, limits::kMaxIntervalMs);
+  }
   std::vector<runtime::PolicyTable> library = runtime::load_policy_library(policies, runtime::PolicyExpectations{});
   if (library.size() == 1 && !online && !autoscale_flags.enabled)  // one set, as before: its worker count is the run's
     library.front() = runtime::load_policy_table(policies, runtime::PolicyExpectations{"", workers, 0});
@@ -136,6 +151,14 @@ int run_simulate(int argc, char** argv) {
   for (std::size_t i = 0; i < library.size(); ++i)
     if (library[i].workers <= workers) start = i;
   const runtime::PolicyTable table = library[start];
+  if (with_variants) {
+    options.variants.variants = load_variant_sets(variant_flags.sets, library, policies);
+    options.variants.hysteresis = variant_flags.hysteresis;
+    options.variants.dwell_us = static_cast<std::int64_t>(std::llround(variant_flags.dwell_s * 1e6));
+    options.variants.interval_us = static_cast<std::int64_t>(std::llround(variant_flags.interval_ms * 1000));
+    options.variants.load = variant_flags.load;
+    options.variants.load_delay_us = static_cast<std::int64_t>(std::llround(variant_load_delay_ms * 1000));
+  }
   if (lull_scheduler) {
     options.workers_up = workers;
     options.library = std::move(library);
@@ -187,6 +210,7 @@ int run_simulate(int argc, char** argv) {
       else write_output(autoscale_flags.log, lines);
     }
   }
+  if (r.variants) summary << ", " << r.variants->switches.size() << " variant switches";
   summary << ", " << r.wall_s + r.plan_wall_s << " s\n";
   return 0;
 }

@@ -1,11 +1,10 @@
 #include "compiler/compile_sweep.h"
 
-#include <omp.h>
-
 #include <algorithm>
-#include <exception>
 #include <sstream>
 #include <stdexcept>
+
+#include "compiler/parallel_for.h"
 
 namespace lull::compiler {
 
@@ -59,25 +58,17 @@ SweepResult run_sweep(const SweepRequest& req, Solver& solver, const SweepProgre
   std::vector<schema::Policy> policies(count);
   result.reports.resize(count);
   int done = 0;
-  std::exception_ptr failure;  // exceptions must not escape an OpenMP region
   // Loads are independent: with a CPU solver each one runs on its own thread
   // (coarse-grained parallelism survives a busy machine far better than the
   // solver's inner loops, which then run serially as a nested region).
-#pragma omp parallel for schedule(dynamic) if (solver.concurrent_solves() && count > 1)
-  for (int i = 0; i < count; ++i) {
-    try {
-      const LoadReport& r = result.reports[i] = compile_load(req.profiles, spec, loads[i], solver, &policies[i]);
+  parallel_for_each(count, solver.concurrent_solves() && count > 1, [&](int i) {
+    const LoadReport& r = result.reports[i] = compile_load(req.profiles, spec, loads[i], solver, &policies[i]);
 #pragma omp critical(lull_sweep_progress)
-      {
-        ++done;
-        if (progress) progress(done, count, r);
-      }
-    } catch (...) {
-#pragma omp critical(lull_sweep_failure)
-      if (!failure) failure = std::current_exception();
+    {
+      ++done;
+      if (progress) progress(done, count, r);
     }
-  }
-  if (failure) std::rethrow_exception(failure);
+  });
   for (auto& p : policies) *result.set.add_policies() = std::move(p);
   return result;
 }

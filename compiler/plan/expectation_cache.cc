@@ -3,11 +3,11 @@
 #include <omp.h>
 
 #include <cmath>
-#include <exception>
 #include <stdexcept>
 #include <string>
 
 #include "compiler/compile_sweep.h"
+#include "compiler/parallel_for.h"
 #include "schema/number_text.h"
 
 namespace lull::compiler {
@@ -63,18 +63,9 @@ std::vector<Expectation> ExpectationCache::at(const std::vector<PlanPoint>& poin
   }
   const int n = static_cast<int>(missing.size());
   std::vector<Expectation> solved(missing.size());
-  std::exception_ptr failure;  // exceptions must not escape an OpenMP region
   // Like a sweep: independent solves, one thread each (run_sweep says why).
-#pragma omp parallel for schedule(dynamic) if (n > 1 && solver_.concurrent_solves() && !omp_in_parallel())
-  for (int i = 0; i < n; ++i) {
-    try {
-      solved[i] = solve(missing[i]);
-    } catch (...) {
-#pragma omp critical(lull_plan_failure)
-      if (!failure) failure = std::current_exception();
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
+  parallel_for_each(n, n > 1 && solver_.concurrent_solves() && !omp_in_parallel(),
+                    [&](int i) { solved[i] = solve(missing[i]); });
   std::lock_guard<std::mutex> lock(mutex_);
   for (int i = 0; i < n; ++i) cache_[missing[i]] = solved[i];
   std::vector<Expectation> out;

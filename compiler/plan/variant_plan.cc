@@ -4,9 +4,9 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <exception>
 #include <stdexcept>
 
+#include "compiler/parallel_for.h"
 #include "compiler/plan/memory_subsets.h"
 
 namespace lull::compiler {
@@ -29,18 +29,10 @@ std::vector<Expectation> at_one_load(const ReducedProfiles& profiles, const std:
                                      const CompileSpec& spec, double load_qps, Solver& solver) {
   const int n = static_cast<int>(candidates.size());
   std::vector<Expectation> out(candidates.size());
-  std::exception_ptr failure;  // exceptions must not escape an OpenMP region
-#pragma omp parallel for schedule(dynamic) if (n > 1 && solver.concurrent_solves() && !omp_in_parallel())
-  for (int i = 0; i < n; ++i) {
-    try {
-      out[static_cast<std::size_t>(i)] =
-          expectation_of(compile_load(restrict_models(profiles, candidates[static_cast<std::size_t>(i)]), spec, load_qps, solver));
-    } catch (...) {
-#pragma omp critical(lull_variant_plan_failure)
-      if (!failure) failure = std::current_exception();
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
+  parallel_for_each(n, n > 1 && solver.concurrent_solves() && !omp_in_parallel(), [&](int i) {
+    out[static_cast<std::size_t>(i)] =
+        expectation_of(compile_load(restrict_models(profiles, candidates[static_cast<std::size_t>(i)]), spec, load_qps, solver));
+  });
   return out;
 }
 

@@ -10,6 +10,7 @@ namespace lull::sim {
 AutoscaledWorkers::AutoscaledWorkers(const SimAutoscale& config, const std::vector<runtime::PolicyTable>& library,
                                      runtime::VirtualClock& clock, int initial_up)
     : clock_(clock),
+      target_(config.target),
       scaler_(manager::CapacityTable(library, config.target), config.options, clock.now_us()),
       pool_(clock, manager::ProvisioningDelay::parse(config.provisioning, config.seed), initial_up),
       next_tick_us_(clock.now_us() + config.options.tick_us),
@@ -46,6 +47,10 @@ void AutoscaledWorkers::attach(runtime::Dispatcher& dispatcher) {
 std::int64_t AutoscaledWorkers::next_time_us() const {
   const std::int64_t change = pool_.next_change_us();
   return change >= 0 ? std::min(change, next_tick_us_) : next_tick_us_;
+}
+
+void AutoscaledWorkers::use_library(const std::vector<runtime::PolicyTable>& library) {
+  scaler_.set_capacity(manager::CapacityTable(library, target_));
 }
 
 void AutoscaledWorkers::charge(std::int64_t now_us) {

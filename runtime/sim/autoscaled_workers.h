@@ -67,6 +67,10 @@ class AutoscaledWorkers {
   // After a batch on `slot` completed: a draining worker with nothing left in flight is stopped.
   void on_batch_done(int slot);
 
+  // --variant-sets: the capacity table follows the variant now in use (its
+  // library, over the same worker counts), as `lull serve` does.
+  void use_library(const std::vector<runtime::PolicyTable>& library);
+
   double worker_seconds(std::int64_t end_us);
   AutoscaleReport report() const { return report_; }
 
@@ -77,6 +81,7 @@ class AutoscaledWorkers {
   void charge(std::int64_t now_us);
 
   runtime::VirtualClock& clock_;
+  manager::CapacityTarget target_;
   manager::Autoscaler scaler_;
   manager::SimulatedWorkerPool pool_;
   manager::DrainTracker drains_;

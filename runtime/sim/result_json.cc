@@ -65,6 +65,35 @@ void autoscale_json(std::ostringstream& o, const AutoscaleReport& a) {
   o << (a.scale_events.empty() ? "],\n" : "\n  ],\n");
 }
 
+// --variant-sets: the settings, the variants and their models, every switch
+// (decided, in use, from, to) and the queries dispatched under each variant,
+// by model.
+void variants_json(std::ostringstream& o, const VariantReport& v) {
+  const auto names = [](const std::vector<std::string>& list) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < list.size(); ++i) out += (i ? ", " : "") + quoted(list[i]);
+    return out + "]";
+  };
+  o << "  \"variants\": {\"load\": " << quoted(v.load) << ", \"hysteresis\": " << num(v.hysteresis)
+    << ", \"dwell_s\": " << num(v.dwell_s) << ", \"interval_s\": " << num(v.interval_s)
+    << ", \"load_delay_s\": " << num(v.load_delay_s) << ",\n    \"sets\": [";
+  for (std::size_t i = 0; i < v.names.size(); ++i) {
+    o << (i ? ",\n" : "\n") << "      {\"name\": " << quoted(v.names[i]) << ", \"models\": " << names(v.models[i])
+      << ", \"queries\": " << v.queries[i] << ", \"queries_by_model\": {";
+    for (std::size_t m = 0; m < v.full_models.size(); ++m)
+      o << (m ? ", " : "") << quoted(v.full_models[m]) << ": " << v.queries_by_model[i][m];
+    o << "}}";
+  }
+  o << "\n    ],\n    \"switches\": [";
+  for (std::size_t i = 0; i < v.switches.size(); ++i) {
+    const auto& e = v.switches[i];
+    o << (i ? ",\n" : "\n") << "      {\"t_s\": " << num(e.t_s) << ", \"decided_s\": " << num(e.decided_s)
+      << ", \"load_qps\": " << num(e.load_qps) << ", \"from\": " << quoted(v.names[static_cast<std::size_t>(e.from)])
+      << ", \"to\": " << quoted(v.names[static_cast<std::size_t>(e.to)]) << "}";
+  }
+  o << "\n    ]},\n";
+}
+
 }  // namespace
 
 std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table, const RunInfo& info) {
@@ -133,6 +162,7 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
     o << "  \"expected_violation_rate\": " << num(w_viol / w) << ",\n";
   }
   if (r.autoscale) autoscale_json(o, *r.autoscale);
+  if (r.variants) variants_json(o, *r.variants);
   o << "  \"satisfied_per_model\": {";
   for (std::size_t m = 0; m < table.models.size(); ++m)
     o << (m ? ", " : "") << quoted(table.models[m].name) << ": " << r.satisfied_per_model[m];

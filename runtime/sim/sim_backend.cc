@@ -16,6 +16,7 @@ void SimBackend::start_batch(const runtime::BatchRequest& batch) {
     throw std::logic_error("batch for unknown worker " + std::to_string(batch.worker));
   if (busy_[batch.worker]) throw std::logic_error("worker " + std::to_string(batch.worker) + " got a batch while busy");
   if (batch.queries.empty()) throw std::logic_error("empty batch");
+  if (on_start_) on_start_(batch);
   auto& slot = running_[batch.worker];
   slot.worker = batch.worker;
   slot.model = batch.model;

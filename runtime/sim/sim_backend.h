@@ -5,6 +5,7 @@
 // started at or after it is not run: it completes at once and is flagged so
 // that its queries count as "not dispatched at end", not as served.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "runtime/backend.h"
@@ -32,6 +33,9 @@ class SimBackend final : public runtime::Backend {
   void set_dispatch_end_us(std::int64_t end_us) { end_us_ = end_us; }
   // During a completion report: whether that batch started after the end.
   bool reporting_undispatched() const { return reporting_undispatched_; }
+  // Told of every batch as it starts (--variant-sets counts its queries
+  // under the variant in use).
+  void set_on_start(std::function<void(const runtime::BatchRequest&)> f) { on_start_ = std::move(f); }
 
  private:
   EventQueue& events_;
@@ -46,6 +50,7 @@ class SimBackend final : public runtime::Backend {
   bool reporting_undispatched_ = false;
   runtime::BatchResult done_;  // reused buffer handed to the completion handler
   int in_flight_ = 0;
+  std::function<void(const runtime::BatchRequest&)> on_start_;
 };
 
 }  // namespace lull::sim

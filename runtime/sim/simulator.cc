@@ -97,6 +97,8 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     throw std::invalid_argument("worker events, autoscaling and online compilation apply to lull's scheduler only");
   if (options.autoscale.enabled && !options.worker_events.empty())
     throw std::invalid_argument("--autoscale decides the workers itself: not with --fail, --workers-at or --workers-schedule");
+  if (options.variants.enabled() && (plan || !options.worker_events.empty() || options.compiler))
+    throw std::invalid_argument("--variant-sets applies to lull's scheduler, without worker events or online compilation");
   std::vector<WorkerEvent> worker_events = options.worker_events;
   sort_worker_events(&worker_events);
   const int up = options.workers_up > 0 ? options.workers_up : table.workers;
@@ -129,6 +131,11 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     sched = std::move(d);
     if (scaler) scaler->attach(*lull);
   }
+  std::unique_ptr<SwitchedVariants> variants;
+  if (options.variants.enabled()) {
+    variants = std::make_unique<SwitchedVariants>(options.variants, clock);
+    backend.set_on_start([v = variants.get()](const runtime::BatchRequest& b) { v->on_dispatch(b); });
+  }
   WorkerPool workers(pool, up);
   SimStats stats(table, options.timeline);
   sched->on_batch_done([&stats, &backend](const runtime::BatchResult& r, std::int64_t now_us) {
@@ -159,6 +166,14 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
       scaler->advance();
       continue;
     }
+    if (variants && variants->next_time_us() <= next_us) {  // a load check, or a variant's models loaded
+      clock.advance_to_us(std::max(clock.now_us(), variants->next_time_us()));
+      if (const std::vector<runtime::PolicyTable>* library = variants->advance()) {
+        for (const auto& t : *library) lull->replace_policies(t);
+        if (scaler) scaler->use_library(*library);
+      }
+      continue;
+    }
     const SimEvent e = events.pop();
     clock.advance_to_us(e.time_us);
     if (e.worker >= 0) {
@@ -169,6 +184,7 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     const runtime::QueryId id = next_id++;
     stats.on_arrival(id, e.time_us);  // before the scheduler can possibly complete it
     if (scaler) scaler->record_arrival(e.time_us);
+    if (variants) variants->record_arrival();
     sched->on_arrival(id);
     if (options.timeline)
       stats.on_load(e.time_us, sched->last_estimate_qps(),
@@ -202,6 +218,7 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     r.worker_seconds = scaler->worker_seconds(clock.now_us());
     r.autoscale = scaler->report();
   }
+  if (variants) r.variants = variants->report();
   if (provider) {
     r.compilations = provider->compilations();
     r.compile_wall_s = provider->compile_wall_s();

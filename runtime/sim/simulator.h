@@ -18,6 +18,7 @@
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/model_switching.h"
 #include "runtime/sim/sim_stats.h"
+#include "runtime/sim/switched_variants.h"
 #include "runtime/sim/worker_events.h"
 
 namespace lull::sim {
@@ -51,6 +52,9 @@ struct SimOptions {
   // --autoscale: the manager's autoscaler drives a simulated worker pool
   // (from workers_up at the start); not with worker_events.
   SimAutoscale autoscale;
+  // --variant-sets: model variants switched with the load (lull's scheduler;
+  // variants[0] is `library`); not with worker events or online compilation.
+  SimVariants variants;
 };
 
 // A policy that took decisions: which (workers, load) and how many.
@@ -81,6 +85,7 @@ struct SimResult {
   double plan_wall_s = 0;   // host time spent building a baseline plan
   std::vector<TimelineRow> timeline;
   std::optional<AutoscaleReport> autoscale;  // with options.autoscale
+  std::optional<VariantReport> variants;     // with options.variants
 };
 
 // Runs lull's dispatcher (plan == nullptr) or the FIFO dispatcher with `plan`.
