@@ -9,6 +9,7 @@
 
 #include "schema/policy_file.h"
 #include "test/runtime/runtime_test_support.h"
+#include "test/runtime/usage_error_check.h"
 #include "test/support/cli_runner.h"
 
 namespace {
@@ -104,13 +105,5 @@ TEST_CASE("lull simulate --autoscale: bad settings are one line, exit code 2, no
       {"--autoscale-worker-price 10", "only with --autoscale-objective price"},
       {"--autoscale-objective price --autoscale-worker-price -1", "--autoscale-worker-price"},
   };
-  for (const auto& [flags, needle] : cases) {
-    std::filesystem::remove(out);
-    const CliResult r = run_lull(base + flags);
-    INFO(flags << ": " << r.err);
-    CHECK(r.exit_code == 2);
-    CHECK(lull::test::count_lines(r.err) == 1);
-    CHECK(r.err.find(needle) != std::string::npos);
-    CHECK_FALSE(std::filesystem::exists(out));
-  }
+  for (const auto& [flags, needle] : cases) lull::test::check_usage_error(base + flags, needle, out);
 }

@@ -14,22 +14,8 @@ namespace {
 
 using lull::runtime::PolicyTable;
 
-// The tiny table (two models, real action tables) for 2, 4, 6 and 8 workers,
-// with loads 20 k and 40 k QPS for k workers: the first expects 0.1%
-// violations, the second 5%, so at a 1% target each worker carries 10 QPS.
-std::vector<PolicyTable> library() {
-  std::vector<PolicyTable> lib;
-  for (int k : {2, 4, 6, 8}) {
-    PolicyTable t = lull::test::tiny_table();
-    t.workers = k;
-    t.policies[0].load_qps = 10.0 * k;
-    t.policies[0].expected_violation_rate = 0.001;
-    t.policies[1].load_qps = 20.0 * k;
-    t.policies[1].expected_violation_rate = 0.05;
-    lib.push_back(t);
-  }
-  return lib;
-}
+// The tiny table for 2..8 workers, 10 QPS a worker at 1% (tiny_scaling_library).
+std::vector<PolicyTable> library() { return lull::test::tiny_scaling_library(); }
 
 lull::sim::SimOptions autoscaled(const std::string& provisioning) {
   lull::sim::SimOptions o;

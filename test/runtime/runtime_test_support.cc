@@ -94,6 +94,20 @@ schema::PolicySet tiny_policy_set() {
 
 runtime::PolicyTable tiny_table() { return runtime::policy_table_from_proto(tiny_policy_set(), {}, "tiny"); }
 
+std::vector<runtime::PolicyTable> tiny_scaling_library() {
+  std::vector<runtime::PolicyTable> lib;
+  for (int k : {2, 4, 6, 8}) {
+    runtime::PolicyTable t = tiny_table();
+    t.workers = k;
+    t.policies[0].load_qps = 10.0 * k;
+    t.policies[0].expected_violation_rate = 0.001;
+    t.policies[1].load_qps = 20.0 * k;
+    t.policies[1].expected_violation_rate = 0.05;
+    lib.push_back(t);
+  }
+  return lib;
+}
+
 namespace {
 
 std::vector<GoldenCase> load_golden() {

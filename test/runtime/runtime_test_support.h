@@ -21,6 +21,10 @@ bool have_golden_and_artifact();
 // and batch n, except F which gets (0, 3).
 schema::PolicySet tiny_policy_set();
 runtime::PolicyTable tiny_table();
+// tiny_table for 2, 4, 6 and 8 workers, with loads 10 k and 20 k QPS for k
+// workers: the first expects 0.1% violations, the second 5%, so at a 1%
+// target each worker carries 10 QPS (the autoscaler's tests).
+std::vector<runtime::PolicyTable> tiny_scaling_library();
 
 // Three models for the baselines' rules, SLO 100 ms, K = 1, N = 4, one
 // (action-less) compiled policy per load; lat in ms for b = 1..5:

@@ -18,22 +18,13 @@ namespace {
 
 using lull::runtime::PolicyTable;
 
-// The tiny table (models fast, slow) for 2..8 workers, its actions picking
-// the slow model but in the last (queue full) state: at a 1% target each
-// worker carries 10 QPS.
+// tiny_scaling_library (10 QPS a worker at 1%), its actions picking the
+// slow model but in the last (queue full) state.
 std::vector<PolicyTable> full_library() {
-  std::vector<PolicyTable> lib;
-  for (int k : {2, 4, 6, 8}) {
-    PolicyTable t = lull::test::tiny_table();
+  std::vector<PolicyTable> lib = lull::test::tiny_scaling_library();
+  for (auto& t : lib)
     for (auto& p : t.policies)
       for (std::size_t a = 0; a + 1 < p.actions.size(); ++a) p.actions[a].model = 1;
-    t.workers = k;
-    t.policies[0].load_qps = 10.0 * k;
-    t.policies[0].expected_violation_rate = 0.001;
-    t.policies[1].load_qps = 20.0 * k;
-    t.policies[1].expected_violation_rate = 0.05;
-    lib.push_back(t);
-  }
   return lib;
 }
 
