@@ -96,6 +96,12 @@ struct KubeRig : ServingRig {
   }
   bool control(const std::string& path_and_query) { return fake_control(client, cluster_.api, path_and_query); }
   std::string metrics() { return session->metrics_text(); }
+  // `n` queries, each answered 200, and none failed so far.
+  void serves(int n) {
+    auto answers = submit(n);
+    answered_by(answers);
+    CHECK(metric(metrics(), "lull_failed_total") == "lull_failed_total 0");
+  }
 
   KubeCluster& cluster_;
 };
@@ -288,16 +294,15 @@ TEST_CASE("kubernetes serving: a pod that never becomes ready again is failed at
   CHECK(d.count == 1);
   CHECK(d.reason == "forecast");
   REQUIRE(rig.joined({"models-2"}));
-  std::string m = rig.metrics();
-  CHECK(metric(m, "lull_kubernetes_pods_not_ready_timeout_total") == "lull_kubernetes_pods_not_ready_timeout_total 1");
-  CHECK(metric(m, "lull_autoscale_worker_failures_total{phase=\"up\"}") ==
-        "lull_autoscale_worker_failures_total{phase=\"up\"} 1");
-  CHECK(metric(m, "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 2");
-  CHECK(metric(m, "lull_autoscale_workers{state=\"starting\"}") == "lull_autoscale_workers{state=\"starting\"} 0");
+  const std::string m = rig.metrics();
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"lull_kubernetes_pods_not_ready_timeout_total", "1"},
+      {"lull_autoscale_worker_failures_total{phase=\"up\"}", "1"},
+      {"lull_autoscale_workers{state=\"up\"}", "2"},
+      {"lull_autoscale_workers{state=\"starting\"}", "0"}};
+  for (const auto& [name, value] : expected) CHECK(metric(m, name) == name + " " + value);
   CHECK(m.find("lull_kubernetes_api_gave_up_total{") == std::string::npos);  // the pod PATCH and both scales went through
-  auto answers = rig.submit(4);
-  answered_by(answers);
-  CHECK(metric(rig.metrics(), "lull_failed_total") == "lull_failed_total 0");
+  rig.serves(4);
 }
 
 TEST_CASE("kubernetes serving: a hanging API server costs each pool call its budget, decisions and serving go on",
@@ -323,15 +328,13 @@ TEST_CASE("kubernetes serving: a hanging API server costs each pool call its bud
   CHECK(m.find("lull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"scale\",status=\"0\"} 1\n") !=
         std::string::npos);
   CHECK(metric(m, "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 2");
-  auto answers = rig.submit(8);  // served by the two pods up meanwhile
-  answered_by(answers);
+  rig.serves(8);  // by the two pods up meanwhile
 
   // Answered again: after the hold the next decision scales out.
   REQUIRE(rig.control("/_fake/hang?clear=1"));
   const ScaleDecision again = rig.load(1200, 1, 4);
   REQUIRE(again.action == ScaleDecision::Action::kScaleOut);
   REQUIRE(rig.joined({"models-2", "models-3"}));
-  m = rig.metrics();
-  CHECK(metric(m, "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 4");
-  CHECK(metric(m, "lull_failed_total") == "lull_failed_total 0");
+  CHECK(metric(rig.metrics(), "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 4");
+  rig.serves(8);
 }
