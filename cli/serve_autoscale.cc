@@ -49,7 +49,13 @@ void add_serve_autoscale_options(po::options_description& desc, ServeAutoscaleFl
       ("k8s-service", po::value(&f.k8s_service), "the Service whose EndpointSlices list the workers")
       ("k8s-port-name", po::value(&f.k8s_port_name)->default_value(f.k8s_port_name), "the Service port of the inference API")
       ("k8s-management-port-name", po::value(&f.k8s_management_port_name)->default_value(f.k8s_management_port_name),
-       "its management port (absent from the Service: the inference port)");
+       "its management port (absent from the Service: the inference port)")
+      ("k8s-not-ready-timeout-s", po::value(&f.k8s_not_ready_timeout_s)->default_value(f.k8s_not_ready_timeout_s),
+       "kubernetes pool: a pod whose endpoint stays not ready this long (CrashLoopBackOff) is failed and scaled "
+       "away, and replaced if the load needs it (0: never)")
+      ("k8s-call-budget-s", po::value(&f.k8s_call_budget_s)->default_value(f.k8s_call_budget_s),
+       "kubernetes pool: the most one pool call (a refresh, a scale-out) may take, its API attempts and backoff "
+       "waits together, so a hanging API server does not stall the autoscaler");
 }
 
 ServeAutoscale::ServeAutoscale(const ServeAutoscaleFlags& flags, const std::vector<runtime::PolicyTable>& library,
@@ -90,6 +96,10 @@ ServeAutoscale::ServeAutoscale(const ServeAutoscaleFlags& flags, const std::vect
       o.service = flags.k8s_service;
       o.port_name = flags.k8s_port_name;
       o.management_port_name = flags.k8s_management_port_name;
+      check_range("--k8s-not-ready-timeout-s", flags.k8s_not_ready_timeout_s, 0, 86400);
+      check_positive_range("--k8s-call-budget-s", flags.k8s_call_budget_s, 3600);
+      o.not_ready_timeout_us = ms(flags.k8s_not_ready_timeout_s) * 1000;
+      o.api.sequence_budget_ms = ms(flags.k8s_call_budget_s);
       o.log = [this](const std::string& line) { log(line); };
       pool_ = std::make_unique<manager::KubernetesPool>(client_, clock_, o);
     } else {

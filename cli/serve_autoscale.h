@@ -34,6 +34,7 @@ struct ServeAutoscaleFlags {
                           k8s_ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
                           k8s_namespace = "default", k8s_deployment, k8s_service, k8s_port_name = "http",
                           k8s_management_port_name = "management";
+  double k8s_not_ready_timeout_s = 300, k8s_call_budget_s = 5;
 };
 
 void add_serve_autoscale_options(boost::program_options::options_description& desc, ServeAutoscaleFlags& flags);

@@ -65,6 +65,9 @@ void Autoscaler::record_arrival(std::int64_t t_us) {
 
 int Autoscaler::clamp(int workers) const { return std::min(std::max(workers, floor_), ceiling_); }
 
+// The price rule searches within the ceiling (its best there may be below it).
+int Autoscaler::need_for(double load_qps) const { return capacity_.workers_for(load_qps, nullptr, ceiling_); }
+
 ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
   if (now_us > last_tick_us_) {
     forecaster_->observe(now_us, static_cast<double>(since_tick_) / (static_cast<double>(now_us - last_tick_us_) * 1e-6));
@@ -80,8 +83,8 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
   d.envelope_tripped = env.tripped;
   d.envelope_qps = env.rate_qps;
   d.envelope_window_us = env.window_us;
-  const int for_forecast = capacity_.workers_for(d.forecast_qps);
-  const int for_envelope = env.tripped ? capacity_.workers_for(env.rate_qps) : 0;
+  const int for_forecast = need_for(d.forecast_qps);
+  const int for_envelope = env.tripped ? need_for(env.rate_qps) : 0;
   d.need = clamp(std::max(for_forecast, for_envelope));
   const int provisioned = counts.up + counts.starting;
 
@@ -99,8 +102,8 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
   // rate must fit fewer workers (the forecast itself counts for the price
   // objective, whose count need not grow with the load).
   const double inflate = 1 + options_.hysteresis;
-  const int for_lower = clamp(std::max({for_forecast, capacity_.workers_for(d.forecast_qps * inflate),
-                                        capacity_.workers_for(env.rate_qps * inflate)}));
+  const int for_lower = clamp(std::max({for_forecast, need_for(d.forecast_qps * inflate),
+                                        need_for(env.rate_qps * inflate)}));
   if (for_lower >= provisioned || env.tripped) {
     lower_since_us_ = -1;
     return d;

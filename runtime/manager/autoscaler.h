@@ -103,6 +103,7 @@ class Autoscaler {
 
  private:
   int clamp(int workers) const;
+  int need_for(double load_qps) const;  // the capacity table's count, searched up to the ceiling
 
   CapacityTable capacity_;
   AutoscaleOptions options_;

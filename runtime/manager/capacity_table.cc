@@ -63,7 +63,7 @@ int CapacityTable::fewest_workers_for(double load_qps, bool* enough) const {
   return rows_.back().workers;
 }
 
-int CapacityTable::workers_for(double load_qps, bool* enough) const {
+int CapacityTable::workers_for(double load_qps, bool* enough, int ceiling) const {
   bool ok = false;
   const int fewest = fewest_workers_for(load_qps, &ok);
   if (enough) *enough = ok;
@@ -74,7 +74,7 @@ int CapacityTable::workers_for(double load_qps, bool* enough) const {
   int best = fewest;
   double best_score = -INFINITY;
   for (const auto& r : rows_) {
-    if (r.workers < fewest) continue;
+    if (r.workers < fewest || (ceiling > 0 && r.workers > ceiling)) continue;
     if (!(r.capacity_qps > 0 && r.capacity_qps >= load_qps) && !r.at_grid_top) continue;
     const double score = 100 * load_qps * curve_accuracy(r, load_qps) - target_.worker_price * r.workers;
     if (score > best_score) {  // strict: the fewest workers on a tie

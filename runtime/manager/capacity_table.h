@@ -54,8 +54,12 @@ class CapacityTable {
   // those qualifying up to the grid's top), the one maximizing
   // 100 * load * expected_accuracy(K, load) - worker_price * K, the fewest on
   // a tie; that is never fewer workers than kFloor, and a higher price never
-  // more. With *enough false, the kFloor answer.
-  int workers_for(double load_qps, bool* enough = nullptr) const;
+  // more. With *enough false, the kFloor answer. `ceiling` > 0 (the
+  // autoscaler's --max-workers): kPrice searches only the counts up to it, so
+  // the answer is the best score within it, not the best over all counts
+  // clamped afterwards (which can score worse: the score need not be concave
+  // in the workers). kFloor ignores it (its answer clamps to the same).
+  int workers_for(double load_qps, bool* enough = nullptr, int ceiling = 0) const;
   // The fewest compiled workers whose capacity covers load_qps. Above every
   // capacity, when some count qualified up to its grid's top (its capacity
   // only a lower bound), the load per worker of the smallest such count is

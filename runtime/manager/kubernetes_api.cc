@@ -31,6 +31,10 @@ std::string scale_path(const std::string& ns, const std::string& deployment) {
 
 }  // namespace
 
+std::string describe_budget_spent(std::int64_t budget_ms) {
+  return "the pool call's time budget of " + std::to_string(budget_ms) + " ms is spent";
+}
+
 std::string describe_kubernetes_error(const HttpResponse& r) {
   if (!r.error.empty()) return r.describe();
   std::string out = "HTTP " + std::to_string(r.status);
@@ -50,6 +54,7 @@ KubernetesApi::KubernetesApi(serve::HttpClient& client, KubernetesApiOptions opt
   options_.server = https ? "https://" + serve::normalize_base_url("http://" + options_.server.substr(8)).substr(7)
                           : serve::normalize_base_url(options_.server);
   if (options_.max_attempts < 1) throw std::invalid_argument("Kubernetes API: max_attempts < 1");
+  if (options_.sequence_budget_ms < 0) throw std::invalid_argument("Kubernetes API: sequence_budget_ms < 0");
   if (!options_.sleep_ms)
     options_.sleep_ms = [](std::int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
 }
@@ -66,33 +71,47 @@ std::string KubernetesApi::read_token() const {
 }
 
 HttpResponse KubernetesApi::call(const std::string& method, const std::string& path, const std::string& body) {
+  const std::int64_t budget_ms = options_.sequence_budget_ms;
+  const auto left_ms = [&] { return budget_ms - spent_ms_; };
+  if (budget_ms > 0 && left_ms() <= 0)
+    throw KubernetesApiError("Kubernetes API " + method + " " + path + ": not sent, " + describe_budget_spent(budget_ms), 0);
   std::int64_t backoff_ms = options_.backoff_initial_ms;
   HttpResponse r;
   int attempt = 1;
+  bool out_of_time = false;
   for (;; ++attempt) {
     HttpRequest req;
     req.method = method;
     req.url = options_.server + path;
     req.bearer_token = read_token();
     req.ca_file = options_.ca_file;
-    req.timeout_ms = options_.timeout_ms;
-    req.connect_timeout_ms = options_.timeout_ms;
+    req.timeout_ms = budget_ms > 0 ? std::min(options_.timeout_ms, left_ms()) : options_.timeout_ms;
+    req.connect_timeout_ms = req.timeout_ms;
     if (!body.empty()) {
       req.body = body;
       req.content_type = kMergePatch;
     }
+    const auto start = std::chrono::steady_clock::now();
     r = client_.fetch(req);
+    spent_ms_ += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
     if (r.ok()) return r;
-    const bool retrying = worth_retrying(r) && attempt < options_.max_attempts;
+    const bool may_retry = worth_retrying(r) && attempt < options_.max_attempts;
+    // A wait and then an attempt of at least a millisecond must fit in what is left.
+    out_of_time = may_retry && budget_ms > 0 && left_ms() - backoff_ms < 1;
+    const bool retrying = may_retry && !out_of_time;
     if (options_.on_failed_attempt)
       options_.on_failed_attempt(KubernetesApiAttempt{method, path, r.status, describe_kubernetes_error(r), attempt,
-                                                      options_.max_attempts, retrying, retrying ? backoff_ms : 0});
+                                                      options_.max_attempts, retrying, retrying ? backoff_ms : 0,
+                                                      out_of_time, out_of_time ? budget_ms : 0});
     if (!retrying) break;
     options_.sleep_ms(backoff_ms);
+    spent_ms_ += backoff_ms;
     backoff_ms = std::min(backoff_ms * 2, options_.backoff_max_ms);
   }
+  std::string attempts = attempt > 1 ? "after " + std::to_string(attempt) + " attempts" : "";
+  if (out_of_time) attempts += (attempts.empty() ? "" : "; ") + describe_budget_spent(budget_ms);
   throw KubernetesApiError("Kubernetes API " + method + " " + path + ": " + describe_kubernetes_error(r) +
-                               (attempt > 1 ? " (after " + std::to_string(attempt) + " attempts)" : ""),
+                               (attempts.empty() ? "" : " (" + attempts + ")"),
                            r.status);
 }
 

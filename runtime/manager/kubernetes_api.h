@@ -7,7 +7,12 @@
 // the API server's CA from a file. Calls that fail for a reason that may pass
 // (409 Conflict, 429, 5xx, no answer) are retried with exponential backoff,
 // a bounded number of times; the error then names the call, the status,
-// Kubernetes' own reason and message, and the attempts.
+// Kubernetes' own reason and message, and the attempts. A hanging API server
+// must not block the caller (the manager thread) for the attempts' timeouts
+// times the attempts: the calls of one sequence (begin_sequence(): one pool
+// call, a refresh or a scale-out) share a time budget, their attempts and
+// backoff waits together; each attempt's timeout is cut to what is left, and
+// a call gives up when no wait and attempt fit in it any more.
 //
 //   GET   /apis/apps/v1/namespaces/NS/deployments/NAME/scale
 //   PATCH /apis/apps/v1/namespaces/NS/deployments/NAME/scale
@@ -37,6 +42,9 @@ struct KubernetesApiAttempt {
   int max_attempts = 1;
   bool retrying = false;    // false: the call gives up (or the status is not worth retrying)
   std::int64_t backoff_ms = 0;  // the wait before the next attempt, when retrying
+  // Not retrying because the sequence's time budget is spent (it would have been otherwise).
+  bool out_of_time = false;
+  std::int64_t budget_ms = 0;  // the budget, when out_of_time
 };
 
 struct KubernetesApiOptions {
@@ -47,6 +55,9 @@ struct KubernetesApiOptions {
   std::int64_t backoff_initial_ms = 200;  // doubled after each failed attempt...
   std::int64_t backoff_max_ms = 5000;     // ...up to this
   std::int64_t timeout_ms = 10000;     // per attempt
+  // The time one sequence of calls may take (begin_sequence()), every
+  // attempt and backoff wait counted; 0: no limit (attempts x timeout).
+  std::int64_t sequence_budget_ms = 5000;
   // How the client waits between attempts; tests record the waits instead.
   std::function<void(std::int64_t ms)> sleep_ms;
   // Called after each failed attempt, before the wait; may be empty.
@@ -72,6 +83,10 @@ class KubernetesApi {
   // URL that is not http(s)://HOST:PORT.
   KubernetesApi(serve::HttpClient& client, KubernetesApiOptions options);
 
+  // Starts a sequence: the calls from here to the next begin_sequence()
+  // share options.sequence_budget_ms. The caller runs one sequence at a time.
+  void begin_sequence() { spent_ms_ = 0; }
+
   int get_replicas(const std::string& ns, const std::string& deployment);
   void set_replicas(const std::string& ns, const std::string& deployment, int replicas);
   // Makes the ReplicaSet remove this pod first at the next scale-down.
@@ -88,7 +103,13 @@ class KubernetesApi {
 
   serve::HttpClient& client_;
   KubernetesApiOptions options_;
+  // This sequence's time so far: attempts as measured on the steady clock,
+  // backoff waits as asked of sleep_ms (so recorded waits count too).
+  std::int64_t spent_ms_ = 0;
 };
+
+// "the pool call's time budget of 5000 ms is spent" (errors and log lines).
+std::string describe_budget_spent(std::int64_t budget_ms);
 
 // "HTTP 409 Conflict: the object has been modified ..." from a Kubernetes
 // Status body {"kind":"Status","reason","message","code"}; the transport

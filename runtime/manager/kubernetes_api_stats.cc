@@ -20,6 +20,8 @@ std::string KubernetesApiStats::record(const KubernetesApiAttempt& a) {
                      std::to_string(a.attempt) + " of " + std::to_string(a.max_attempts) + "); ";
   if (a.retrying)
     line += "retrying in " + std::to_string(a.backoff_ms) + " ms";
+  else if (a.out_of_time)
+    line += "giving up: " + describe_budget_spent(a.budget_ms);
   else if (a.attempt >= a.max_attempts)
     line += "giving up";
   else

@@ -2,7 +2,10 @@
 #include "runtime/manager/kubernetes_pool.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
+
+#include "runtime/serve/prometheus_text.h"
 
 namespace lull::manager {
 
@@ -26,6 +29,46 @@ KubernetesPool::KubernetesPool(serve::HttpClient& client, const runtime::Clock& 
     : api_(client, with_failure_hook(options.api, stats_, options.log)), clock_(clock), options_(std::move(options)) {
   if (options_.deployment.empty() || options_.service.empty())
     throw std::invalid_argument("Kubernetes pool: the Deployment and the Service must be named");
+  if (options_.not_ready_timeout_us < 0)
+    throw std::invalid_argument("Kubernetes pool: the not-ready limit must not be negative");
+}
+
+std::string KubernetesPool::metrics_text() {
+  std::uint64_t n = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    n = not_ready_failures_;
+  }
+  std::string out = stats_.metrics_text();
+  serve::prom::family(out, "lull_kubernetes_pods_not_ready_timeout_total", "counter",
+                      "Pods failed because their endpoint stayed not ready past the limit (CrashLoopBackOff, a "
+                      "readiness probe that never passes); each is scaled away.");
+  serve::prom::sample(out, "lull_kubernetes_pods_not_ready_timeout_total", static_cast<double>(n));
+  return out;
+}
+
+std::vector<std::string> KubernetesPool::fail_stuck_pods(std::vector<WorkerInfo>& changed) {
+  std::vector<std::string> lines;
+  if (options_.not_ready_timeout_us <= 0) return lines;
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g s", static_cast<double>(options_.not_ready_timeout_us) * 1e-6);
+  const std::int64_t now = clock_.now_us();
+  for (auto& w : workers_) {
+    // A placeholder has no pod in the endpoints yet (unscheduled, say): not its case.
+    if (is_placeholder(w.info.id) || w.lull_stops || w.info.state != WorkerState::kStarting) continue;
+    if (now - w.info.since_us < options_.not_ready_timeout_us) continue;
+    const std::string why = std::string("endpoint not ready for ") + limit +
+                            " (the not-ready limit): its container keeps failing (CrashLoopBackOff?) or its "
+                            "readiness probe never passes";
+    set_state(w, WorkerState::kFailed, changed, why);
+    // Scaled away by the next refresh, as a drained pod is: the Deployment removes this pod.
+    w.lull_stops = true;
+    w.drained = true;
+    ++not_ready_failures_;
+    lines.push_back("kubernetes pool: pod " + w.info.id + " failed: " + why +
+                    "; marked to be removed and the replica count lowered once no other pod is starting");
+  }
+  return lines;
 }
 
 void KubernetesPool::set_drain_hook(DrainHook hook) {
@@ -73,6 +116,7 @@ std::vector<std::string> KubernetesPool::start_workers(int n) {
   std::string failure;
   if (n > 0) {
     std::lock_guard<std::mutex> calls(calls_mu_);
+    api_.begin_sequence();
     try {
       api_.set_replicas(options_.ns, options_.deployment, api_.get_replicas(options_.ns, options_.deployment) + n);
     } catch (const std::exception& e) {
@@ -131,7 +175,9 @@ std::vector<WorkerInfo> KubernetesPool::list_workers() {
 
 void KubernetesPool::refresh() {
   std::lock_guard<std::mutex> calls(calls_mu_);
+  api_.begin_sequence();
   std::vector<WorkerInfo> changed;
+  std::vector<std::string> lines;
   std::string error;
   // 1. Scale away the pods that are drained: mark each, then lower the count once for all.
   std::vector<std::string> to_remove;
@@ -234,8 +280,11 @@ void KubernetesPool::refresh() {
       }
       workers_ = std::move(pods);
       for (auto& p : kept) workers_.push_back(std::move(p));
+      lines = fail_stuck_pods(changed);
     }
   }
+  if (options_.log)
+    for (const auto& line : lines) options_.log(line);
   notify(changed);
 }
 

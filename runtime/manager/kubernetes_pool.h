@@ -11,12 +11,23 @@
 // with backoff (kubernetes_api.h); when they give up, the reason is the
 // failure of the workers concerned and last_error().
 //
+// A pod whose endpoint stays not ready past not_ready_timeout_us (a container
+// in CrashLoopBackOff, a readiness probe that never passes), whether new or
+// after it served, is failed with that reason, logged and counted; the pool
+// then scales it away like a drained pod (pod-deletion-cost, count lowered),
+// so that the Deployment removes that very pod, and the autoscaler, which no
+// longer counts it, replaces it if the load needs it. Each pool call (a
+// refresh, a scale-out) is bounded in time as a whole, retries included
+// (KubernetesApiOptions::sequence_budget_ms), so a hanging API server delays
+// the manager's decisions by at most that.
+//
 // Until its pod shows in the endpoints, a worker asked for is a placeholder
 // "pending-K" (starting); refresh() drops placeholders as pods appear. No
 // thread of its own: the owner calls refresh() periodically (and after
 // drains: a drained pod is scaled away in the next refresh()). Tested only
 // against a fake API server (test/manager/fake_kube_api.py), never a cluster;
 // docs/scaling.md says what that covers.
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -38,7 +49,11 @@ struct KubernetesPoolOptions {
   std::string service;                         // the Service selecting its pods
   std::string port_name = "http";              // the Service port of the inference API
   std::string management_port_name = "management";  // TorchServe's management port; absent: the inference port
-  // Each failed API attempt, one line (KubernetesApiStats::record); may be empty.
+  // A pod's endpoint not ready for this long (since it showed, or since it
+  // was last ready) fails it; 0: never (it counts as starting for ever).
+  std::int64_t not_ready_timeout_us = 300'000'000;
+  // Each failed API attempt, one line (KubernetesApiStats::record), and each
+  // pod failed for the not-ready limit; may be empty.
   std::function<void(const std::string&)> log;
 };
 
@@ -56,8 +71,9 @@ class KubernetesPool final : public WorkerPool {
   // call is recorded in last_error() (the workers keep their last known state).
   void refresh();
   std::string last_error();
-  // The API's failed attempts and give-ups (KubernetesApiStats), for /metrics.
-  std::string metrics_text() { return stats_.metrics_text(); }
+  // The API's failed attempts and give-ups (KubernetesApiStats) and the pods
+  // failed for the not-ready limit, for /metrics.
+  std::string metrics_text();
 
  private:
   struct Worker {
@@ -69,6 +85,8 @@ class KubernetesPool final : public WorkerPool {
   void set_state(Worker& w, WorkerState s, std::vector<WorkerInfo>& changed, const std::string& failure = "");
   void notify(const std::vector<WorkerInfo>& changed);
   std::string url(const std::string& address, int port) const;
+  // Fails the pods not ready past the limit (under mu_); returns their log lines.
+  std::vector<std::string> fail_stuck_pods(std::vector<WorkerInfo>& changed);
 
   KubernetesApiStats stats_;  // before api_: its hook counts here
   KubernetesApi api_;
@@ -78,6 +96,7 @@ class KubernetesPool final : public WorkerPool {
   std::mutex calls_mu_;         // one API sequence (read, then set, the count) at a time
   std::vector<Worker> workers_;  // pods seen, then placeholders
   int next_pending_ = 0;
+  std::uint64_t not_ready_failures_ = 0;  // pods failed for the not-ready limit
   std::string last_error_;
   DrainHook drain_hook_;
   WorkerStateHandler handler_;

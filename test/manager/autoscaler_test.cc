@@ -184,6 +184,26 @@ TEST_CASE("autoscaler: the price objective scales to the count worth its price, 
   CHECK(fewest.counts.up == 4);
 }
 
+TEST_CASE("autoscaler: the price objective picks the best count within --max-workers, not the best clamped",
+          "[manager][autoscale]") {
+  // Accuracy 0.70, 0.75, 0.76, 0.76, 0.80 for 2..10 workers: at 300 QPS and
+  // a price of 100, 10 workers score best (24000 - 1000), but with a ceiling
+  // of 8, 6 workers (22800 - 600) beat 8 (22800 - 800), which clamping 10
+  // would have chosen (capacity_price_test.cc has the arithmetic).
+  const auto library = lull::test::autoscale_library(
+      [](int k, int) { return k == 2 ? 0.70 : k == 4 ? 0.75 : k == 10 ? 0.80 : 0.76; });
+  AutoscaleOptions o = quiet_options();
+  o.max_workers = 8;
+  Rig rig(o, 2, CapacityTarget{0.01, 0, CapacityObjective::kPrice, 100}, library);
+  rig.run(0, 1, 300);
+  REQUIRE(rig.acted.size() == 1);
+  CHECK(rig.acted[0].need == 6);
+  CHECK(rig.counts.up == 6);
+  Rig no_ceiling(quiet_options(), 2, CapacityTarget{0.01, 0, CapacityObjective::kPrice, 100}, library);
+  no_ceiling.run(0, 1, 300);
+  CHECK(no_ceiling.counts.up == 10);
+}
+
 TEST_CASE("autoscaler: the floor and the ceiling bound the workers", "[manager][autoscale]") {
   // {floor, ceiling, up at the start, QPS} -> {reason, workers after}: below
   // the floor it scales out to it and never under it at 50 QPS (which needs

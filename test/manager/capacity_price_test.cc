@@ -78,3 +78,24 @@ TEST_CASE("capacity table, price objective: the accuracy floor still bounds the 
   CHECK_THROWS_WITH(CapacityTable(lull::test::autoscale_library(), CapacityTarget{0.01, 0, CapacityObjective::kPrice, -1}),
                     Catch::Contains("worker price"));
 }
+
+TEST_CASE("capacity table, price objective: the search stays within the ceiling instead of clamping its answer",
+          "[manager][autoscale]") {
+  // A score that is not concave in the workers: accuracy 0.70, 0.75, 0.76,
+  // 0.76, 0.80 for 2..10 workers at every load. At 300 QPS (4 and up carry
+  // it) and a price of 100: 22500 - 400, 22800 - 600, 22800 - 800, 24000 -
+  // 1000. Over every count 10 wins; within a ceiling of 8 the best is 6
+  // (22200), while clamping 10 to the ceiling would give 8 (22000).
+  const auto steps = [](int k, int) { return k == 2 ? 0.70 : k == 4 ? 0.75 : k == 10 ? 0.80 : 0.76; };
+  const CapacityTable t(lull::test::autoscale_library(steps), CapacityTarget{0.01, 0, CapacityObjective::kPrice, 100});
+  CHECK(t.workers_for(300) == 10);
+  CHECK(t.workers_for(300, nullptr, 8) == 6);
+  CHECK(t.workers_for(300, nullptr, 10) == 10);
+  CHECK(t.workers_for(300, nullptr, 5) == 4);  // only 4 lies between the fewest (4) and the ceiling
+  bool enough = false;
+  CHECK(t.workers_for(300, &enough, 3) == 4);  // nothing qualifying within it: the fewest-workers answer
+  CHECK(enough);
+  // The fewest-workers rule does not search: the ceiling changes nothing.
+  const CapacityTable fewest(lull::test::autoscale_library(steps), CapacityTarget{0.01, 0});
+  CHECK(fewest.workers_for(300, nullptr, 8) == fewest.workers_for(300));
+}

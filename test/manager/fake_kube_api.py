@@ -35,6 +35,11 @@ Test controls (no authorization, outside the API's paths):
                                SUFFIX, e.g. /scale) answer S with the Status body the API sends
                                (409 Conflict, 500 InternalError, ...); count=-1: until cleared
   POST /_fake/faults?clear=1   drop every queued fault
+  POST /_fake/hang?seconds=S&count=N[&method=M]
+                               a hanging API server: the next N API requests (with method M;
+                               count=-1: until cleared) are logged, then answered only after S
+                               seconds (S large: never, as far as the client waits)
+  POST /_fake/hang?clear=1     answer at once again (requests already waiting keep waiting)
   POST /_fake/kill-pod?name=P[&restart_after_s=S]
                                running pods: SIGKILL the pod's process (as an OOM kill); the
                                kubelet restarts the container after S (--restart-delay-s; the
@@ -78,6 +83,7 @@ class Cluster:
         self.answers = []
         self.runner = PodRunner(args.run_command, args.run_log_dir) if args.run_command else None
         self.failures = []  # [method, status, count (-1: until cleared), path suffix]
+        self.hangs = []  # [method ("": any), seconds, count (-1: until cleared)]
         for spec in args.fail:
             method, status, count = spec.split(":")
             self.failures.append([method, int(status), int(count), ""])
@@ -133,6 +139,14 @@ class Cluster:
                     f[2] -= 1
                 return f[1]
         return None
+
+    def take_hang(self, method):
+        for h in self.hangs:
+            if h[0] in ("", method) and h[2] != 0:
+                if h[2] > 0:
+                    h[2] -= 1
+                return h[1]
+        return 0
 
     def kill(self, name, restart_after_s):
         """The pod's process is SIGKILLed; the kubelet restarts it (restartPolicy: Always) after the delay."""
@@ -248,6 +262,16 @@ class Handler(BaseHTTPRequestHandler):
                     return self._send(200, {}) if c.kill(query.get("name", [""])[0], delay) else self._status(404)
                 if url.path == "/_fake/restart-pod":
                     return self._send(200, {}) if c.restart_now(query.get("name", [""])[0]) else self._status(404)
+                if url.path == "/_fake/hang":
+                    if "clear" in query:
+                        c.hangs.clear()
+                        return self._send(200, {})
+                    try:
+                        c.hangs.append([query.get("method", [""])[0], float(query["seconds"][0]),
+                                        int(query["count"][0])])
+                    except (KeyError, ValueError):
+                        return self._status(400, "hang: seconds and count are required")
+                    return self._send(200, {})
                 if url.path == "/_fake/faults":
                     if "clear" in query:
                         c.failures.clear()
@@ -263,6 +287,10 @@ class Handler(BaseHTTPRequestHandler):
         ctype = self.headers.get("Content-Type") or ""
         with c.lock:
             c.log.append("%s %s|%s|%s" % (method, self.path, ctype if method == "PATCH" else "", body))
+            hang_s = c.take_hang(method)
+        if hang_s > 0:  # outside the lock: other requests are answered meanwhile
+            time.sleep(hang_s)
+        with c.lock:
             self.api_request = "%s %s" % (method, url.path)
             if self.headers.get("Authorization") != "Bearer " + c.args.token:
                 return self._status(401)

@@ -288,3 +288,116 @@ TEST_CASE("kubernetes pool: a pod lost while draining still lowers the count onc
   CHECK(rig.log(api).size() == log.size() + 1);
   CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
 }
+
+TEST_CASE("kubernetes pool: a pod not ready past the limit is failed, counted, and its pod scaled away",
+          "[manager][kubernetes][fault]") {
+  // New pods stay not ready (a container in CrashLoopBackOff); the clock is
+  // virtual, so the limit is crossed exactly.
+  auto api = fake_api({"--replicas", "2", "--start-not-ready", "1000000"});
+  Rig rig;
+  lull::runtime::VirtualClock clock;
+  auto o = rig.options(api);
+  o.not_ready_timeout_us = 60'000'000;
+  std::vector<std::string> lines;
+  o.log = [&](const std::string& line) { lines.push_back(line); };
+  KubernetesPool pool(rig.client, clock, o);
+  pool.refresh();
+  REQUIRE(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
+  clock.advance_to_us(1'000'000);
+  pool.start_workers(1);
+  pool.refresh();  // models-2 shows, not ready, from t = 1 s
+  REQUIRE(find_worker(pool, "models-2").state == WorkerState::kStarting);
+  clock.advance_to_us(60'999'999);
+  pool.refresh();
+  CHECK(find_worker(pool, "models-2").state == WorkerState::kStarting);
+  CHECK(lines.empty());
+  clock.advance_to_us(61'000'000);
+  pool.refresh();
+  const std::string why =
+      "endpoint not ready for 60 s (the not-ready limit): its container keeps failing (CrashLoopBackOff?) or its "
+      "readiness probe never passes";
+  CHECK(find_worker(pool, "models-2").state == WorkerState::kFailed);
+  CHECK(find_worker(pool, "models-2").failure == why);
+  CHECK(lines == std::vector<std::string>{"kubernetes pool: pod models-2 failed: " + why +
+                                          "; marked to be removed and the replica count lowered once no other pod "
+                                          "is starting"});
+  CHECK(pool.metrics_text().find("\nlull_kubernetes_pods_not_ready_timeout_total 1\n") != std::string::npos);
+
+  // The next refresh removes that very pod: marked, then the count lowered.
+  const auto before = rig.log(api).size();
+  pool.refresh();
+  auto log = rig.log(api);
+  REQUIRE(log.size() == before + 4);
+  CHECK(log[before] == "PATCH /api/v1/namespaces/lull/pods/models-2|application/merge-patch+json|"
+                       "{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":\"-1000\"}}}");
+  CHECK(log[before + 2] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":2}}");
+  CHECK(find_worker(pool, "models-2").state == WorkerState::kFailed);  // gone from the endpoints: still failed
+  CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
+  CHECK(count_workers(pool.list_workers(), WorkerState::kStarting) == 0);
+  pool.refresh();  // nothing more to scale
+  CHECK(rig.log(api).size() == log.size() + 1);
+  CHECK(lines.size() == 1);
+  CHECK(pool.last_error().empty());
+}
+
+TEST_CASE("kubernetes pool: a hanging API server costs a pool call at most its time budget",
+          "[manager][kubernetes][fault]") {
+  auto api = fake_api({"--replicas", "2"});
+  Rig rig;
+  auto o = rig.options(api);
+  o.api.sequence_budget_ms = 1000;  // below one attempt's own timeout (10 s)
+  KubernetesPool pool(rig.client, rig.clock, o);
+  pool.refresh();
+  REQUIRE(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
+  REQUIRE(lull::manager::testing::fake_control(rig.client, api, "/_fake/hang?seconds=3600&count=-1"));
+  auto before = rig.log(api).size();
+  pool.refresh();  // without the budget: 5 attempts of 10 s each
+  INFO(pool.last_error());
+  CHECK(rig.log(api).size() == before + 1);  // one attempt
+  CHECK(pool.last_error().find("Kubernetes API GET " + kSlices + ": ") == 0);
+  CHECK(pool.last_error().find("(the pool call's time budget of 1000 ms is spent)") != std::string::npos);
+  CHECK(rig.waits_ms.empty());  // no wait and attempt fit in what was left
+  CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);  // as last known
+  std::string m = pool.metrics_text();
+  CHECK(m.find("\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"0\"} 1\n") !=
+        std::string::npos);
+  CHECK(m.find("\nlull_kubernetes_api_gave_up_total{method=\"GET\",resource=\"endpointslices\"} 1\n") != std::string::npos);
+
+  // A scale-out while it hangs: the workers asked for fail with that reason.
+  before = rig.log(api).size();
+  const auto ids = pool.start_workers(1);
+  CHECK(find_worker(pool, ids[0]).state == WorkerState::kFailed);
+  CHECK(find_worker(pool, ids[0]).failure.find("Kubernetes API GET " + kScale + ": ") == 0);
+  CHECK(find_worker(pool, ids[0]).failure.find("time budget of 1000 ms is spent") != std::string::npos);
+  CHECK(rig.log(api).size() == before + 1);
+
+  // Answered again: the next pool call works as before.
+  REQUIRE(lull::manager::testing::fake_control(rig.client, api, "/_fake/hang?clear=1"));
+  pool.start_workers(1);
+  pool.refresh();
+  CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 3);
+}
+
+TEST_CASE("kubernetes pool: retries stop when the pool call's time budget leaves no room for the next wait",
+          "[manager][kubernetes][fault]") {
+  // 500 every time; backoff 200, 400, 800, 1600 ms (recorded, counted
+  // against the budget as if slept): with 2000 ms, the fourth wait does not fit.
+  auto api = fake_api({"--fail", "PATCH:500:100"});
+  Rig rig;
+  auto o = rig.options(api);
+  o.api.sequence_budget_ms = 2000;
+  std::vector<std::string> lines;
+  o.log = [&](const std::string& line) { lines.push_back(line); };
+  KubernetesPool pool(rig.client, rig.clock, o);
+  const auto ids = pool.start_workers(1);
+  CHECK(rig.waits_ms == std::vector<std::int64_t>{200, 400, 800});
+  CHECK(find_worker(pool, ids[0]).failure ==
+        "Kubernetes API PATCH " + kScale +
+            ": HTTP 500 InternalError: etcdserver: request timed out (after 4 attempts; the pool call's time budget "
+            "of 2000 ms is spent)");
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[3] == "kubernetes API: PATCH " + kScale +
+                        ": HTTP 500 InternalError: etcdserver: request timed out (attempt 4 of 5); giving up: the pool "
+                        "call's time budget of 2000 ms is spent");
+  CHECK(rig.log(api).size() == 1 + 4);  // one GET, four PATCHes
+}

@@ -14,7 +14,12 @@
 //   - a pod's process killed while serving: out of rotation (its batch fails
 //     over), back once Kubernetes restarted it; a pod lost: failed, and the
 //     Deployment's replacement joins; a pod that dies and is then lost
-//     failed while serving (no start backoff).
+//     failed while serving (no start backoff);
+//   - a pod that never becomes ready again (CrashLoopBackOff): failed at the
+//     not-ready limit (the pool's clock is virtual too), scaled away, and
+//     replaced by the autoscaler at its next decision;
+//   - a hanging API server: each pool call gives up at its time budget, the
+//     decision comes, serving goes on, scaling resumes once it answers.
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -39,13 +44,17 @@ struct KubeCluster {
                       "--run-log-dir", secrets().dir + "/pods-" + name, "--probe-interval-s", "0.1"})) {}
   std::shared_ptr<std::vector<std::int64_t>> waits_ms = std::make_shared<std::vector<std::int64_t>>();
   ModelServerProcess api;
+  // The pool's own clock (since when a pod is not ready), moved by the test.
+  lull::runtime::VirtualClock pool_clock;
+  std::int64_t not_ready_timeout_us = 300'000'000;
+  std::int64_t call_budget_ms = 5000;
 };
 
 // The rig over a KubernetesPool on the cluster, wired as cli/serve_autoscale.cc
 // wires it (the pool's log lines, refresh before each decision, its metrics).
 struct KubeRig : ServingRig {
   explicit KubeRig(KubeCluster& cluster)
-      : ServingRig([&](lull::serve::HttpClient& client, const lull::runtime::Clock& clock, const std::string&,
+      : ServingRig([&](lull::serve::HttpClient& client, const lull::runtime::Clock&, const std::string&,
                        ServingAutoscalerOptions& o) {
           KubernetesPoolOptions po;
           po.api.server = "https://127.0.0.1:" + std::to_string(cluster.api.port());
@@ -56,7 +65,9 @@ struct KubeRig : ServingRig {
           po.deployment = "models";
           po.service = "models";
           po.log = o.log;
-          auto pool = std::make_unique<KubernetesPool>(client, clock, po);
+          po.not_ready_timeout_us = cluster.not_ready_timeout_us;
+          po.api.sequence_budget_ms = cluster.call_budget_ms;
+          auto pool = std::make_unique<KubernetesPool>(client, cluster.pool_clock, po);
           KubernetesPool* kube = pool.get();
           o.refresh = [kube] { kube->refresh(); };
           o.pool_metrics = [kube] { return kube->metrics_text(); };
@@ -85,6 +96,12 @@ struct KubeRig : ServingRig {
   }
   bool control(const std::string& path_and_query) { return fake_control(client, cluster_.api, path_and_query); }
   std::string metrics() { return session->metrics_text(); }
+  // `n` queries, each answered 200, and none failed so far.
+  void serves(int n) {
+    auto answers = submit(n);
+    answered_by(answers);
+    CHECK(metric(metrics(), "lull_failed_total") == "lull_failed_total 0");
+  }
 
   KubeCluster& cluster_;
 };
@@ -245,4 +262,79 @@ TEST_CASE("kubernetes serving: a pod whose process dies leaves rotation and rejo
     auto more = rig.submit(4);
     answered_by(more);
   }
+}
+
+TEST_CASE("kubernetes serving: a pod that never becomes ready again is failed at the limit, removed and replaced",
+          "[manager][kubernetes][serving][fault]") {
+  KubeCluster cluster("crashloop", 50);
+  cluster.not_ready_timeout_us = 60'000'000;
+  KubeRig rig(cluster);
+  rig.start();
+  // Its container dies and is not restarted while the test runs (as in CrashLoopBackOff).
+  REQUIRE(rig.control("/_fake/kill-pod?name=models-1&restart_after_s=3600"));
+  REQUIRE(rig.refresh_until([&] { return rig.scaler->slot_of("models-1") < 0; }));
+  CHECK(rig.load(150, 0, 1).action == ScaleDecision::Action::kNone);  // counted as starting: its own replacement
+  cluster.pool_clock.advance_to_us(59'000'000);
+  rig.kube().refresh();
+  CHECK(find_worker(*rig.pool, "models-1").state == WorkerState::kStarting);
+  cluster.pool_clock.advance_to_us(60'000'000);
+  rig.kube().refresh();
+  const std::string why =
+      "endpoint not ready for 60 s (the not-ready limit): its container keeps failing (CrashLoopBackOff?) or its "
+      "readiness probe never passes";
+  CHECK(find_worker(*rig.pool, "models-1").state == WorkerState::kFailed);
+  std::string log = rig.joined_log();
+  INFO(log);
+  CHECK(log.find("kubernetes pool: pod models-1 failed: " + why) != std::string::npos);
+  CHECK(log.find("autoscale: worker models-1 failed (up): " + why) != std::string::npos);
+
+  // The next decision removes that pod (its refresh) and adds one for the load (150 QPS: 2 workers).
+  const ScaleDecision d = rig.load(150, 1, 2);
+  CHECK(d.action == ScaleDecision::Action::kScaleOut);
+  CHECK(d.count == 1);
+  CHECK(d.reason == "forecast");
+  REQUIRE(rig.joined({"models-2"}));
+  const std::string m = rig.metrics();
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"lull_kubernetes_pods_not_ready_timeout_total", "1"},
+      {"lull_autoscale_worker_failures_total{phase=\"up\"}", "1"},
+      {"lull_autoscale_workers{state=\"up\"}", "2"},
+      {"lull_autoscale_workers{state=\"starting\"}", "0"}};
+  for (const auto& [name, value] : expected) CHECK(metric(m, name) == name + " " + value);
+  CHECK(m.find("lull_kubernetes_api_gave_up_total{") == std::string::npos);  // the pod PATCH and both scales went through
+  rig.serves(4);
+}
+
+TEST_CASE("kubernetes serving: a hanging API server costs each pool call its budget, decisions and serving go on",
+          "[manager][kubernetes][serving][fault]") {
+  KubeCluster cluster("hang", 50);
+  cluster.call_budget_ms = 500;
+  KubeRig rig(cluster);
+  rig.start("/_fake/hang?seconds=3600&count=-1");
+
+  // The decision comes: its refresh and its scale-out each give up at the budget.
+  const ScaleDecision d = rig.load(400, 0, 1);
+  REQUIRE(d.action == ScaleDecision::Action::kScaleOut);
+  CHECK(d.count == 2);
+  CHECK(cluster.waits_ms->empty());  // no backoff wait fit in the budget
+  std::string log = rig.joined_log();
+  INFO(log);
+  CHECK(log.find("(attempt 1 of 5); giving up: the pool call's time budget of 500 ms is spent") != std::string::npos);
+  CHECK(log.find("failed (start): Kubernetes API GET " + kScale + ": ") != std::string::npos);
+  CHECK(log.find("(the pool call's time budget of 500 ms is spent); scaling on hold") != std::string::npos);
+  std::string m = rig.metrics();
+  CHECK(m.find("lull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"0\"} 1\n") !=
+        std::string::npos);
+  CHECK(m.find("lull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"scale\",status=\"0\"} 1\n") !=
+        std::string::npos);
+  CHECK(metric(m, "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 2");
+  rig.serves(8);  // by the two pods up meanwhile
+
+  // Answered again: after the hold the next decision scales out.
+  REQUIRE(rig.control("/_fake/hang?clear=1"));
+  const ScaleDecision again = rig.load(1200, 1, 4);
+  REQUIRE(again.action == ScaleDecision::Action::kScaleOut);
+  REQUIRE(rig.joined({"models-2", "models-3"}));
+  CHECK(metric(rig.metrics(), "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 4");
+  rig.serves(8);
 }

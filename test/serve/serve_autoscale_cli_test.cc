@@ -32,6 +32,12 @@ TEST_CASE("lull serve --autoscale: bad flags are one line and exit 2", "[serve][
       {" --autoscale --worker-pool docker --worker-command " + server, "--worker-pool: expected local or kubernetes"},
       {" --autoscale --worker-command 'python3 server.py --port 8080'", "no {port}"},
       {" --autoscale --worker-pool kubernetes", "--worker-pool kubernetes needs --k8s-api-server"},
+      {" --autoscale --worker-pool kubernetes --k8s-api-server https://127.0.0.1:1 --k8s-deployment d --k8s-service s "
+       "--k8s-call-budget-s 0",
+       "--k8s-call-budget-s"},
+      {" --autoscale --worker-pool kubernetes --k8s-api-server https://127.0.0.1:1 --k8s-deployment d --k8s-service s "
+       "--k8s-not-ready-timeout-s 100000",
+       "--k8s-not-ready-timeout-s"},
       {" --autoscale --worker-command " + server + " --autoscale-retry-s 0", "--autoscale-retry-s"},
       {" --autoscale --worker-command " + server + " --initial-workers 3", "3 initial workers is above"},
       {" --autoscale --worker-command " + server + " --max-violation 2", "--max-violation"},
