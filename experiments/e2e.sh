@@ -4,8 +4,8 @@
 # query lost or answered 5xx; a measured violation rate above the compiled
 # expectation + 2 points; accuracy per satisfied query more than 2 points
 # from the expectation; an expected violation above 10% (a plan made from a
-# profile the neighbours slowed, which any schedule would pass). Expectations are the compiled policy's for that load
-# (lull compile --report). Two modes (docs/serving.md, "The end-to-end runs"):
+# profile the neighbours slowed, which any schedule would pass). Expectations
+# are the compiled policy's for that load (lull compile --report). Two modes (docs/serving.md, "The end-to-end runs"):
 #
 # Real (default; an experiment, ~2 min): stand-in servers run TorchVision
 # models on the CPU, `lull profile` measures them, and the run writes
