@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/compile_options.h"
 #include "cli/compile_report.h"
+#include "cli/compile_summary.h"
 #include "cli/output_file.h"
 #include "cli/progress_line.h"
 #include "cli/process_clock.h"
@@ -96,6 +97,9 @@ int run_compile(int argc, char** argv) {
                policies, library ? (" for " + std::to_string(sweeps.size()) + " worker counts").c_str() : "",
                out_path.c_str(), seconds_since_process_start(), sec.inputs.read, sec.inputs.validate, sec.inputs.reduce,
                sec.solve, solver->name().c_str());
+  // The table goes to stdout unless a binary or JSON output already has it.
+  const bool stdout_taken = out_path == "-" || report_path == "-";
+  std::fputs(compile_summary_table(sweeps).c_str(), stdout_taken ? stderr : stdout);
   return 0;
 }
 

@@ -105,17 +105,29 @@ int run_policy_show(int argc, char** argv) {
   std::printf("\nMDP: %s%s, N = %u, %s batching, horizon %u, mode %s\n", name_of(in0.discretization()),
               in0.discretization() == schema::FLD ? (" D = " + std::to_string(in0.intervals())).c_str() : "",
               in0.max_queue(), name_of(in0.batching()), in0.horizon(), in0.solver_mode().c_str());
-  std::printf("\n  load QPS  exp. accuracy  exp. violation  states  most used models (share of table rows)\n");
+  // The models that serve the most queries, by the expected share recorded
+  // at compile time; a file from before that was recorded falls back to the
+  // share of table rows, which says little (a model may own most rows of
+  // states the queue rarely visits) and is labelled as such.
+  const bool shares = set.policies(0).expected().model_share_size() == set.models_size();
+  std::printf("\n  load QPS  exp. accuracy  exp. violation  states  %s\n",
+              shares ? "expected share of queries by model" : "most used models (share of table rows; file predates expected shares)");
   for (const auto& p : set.policies()) {
-    std::map<unsigned, int> uses;
-    for (unsigned m : p.action_model()) ++uses[m];
-    std::vector<std::pair<int, unsigned>> top;
-    for (auto [m, c] : uses) top.push_back({c, m});
+    std::vector<std::pair<double, int>> top;
+    if (shares) {
+      for (int m = 0; m < p.expected().model_share_size(); ++m) top.push_back({p.expected().model_share(m), m});
+    } else {
+      std::map<int, double> uses;
+      for (unsigned m : p.action_model()) uses[static_cast<int>(m)] += 1.0 / std::max(1, p.action_model_size());
+      for (auto [m, c] : uses) top.push_back({c, m});
+    }
     std::sort(top.rbegin(), top.rend());
     std::string use;
-    for (std::size_t i = 0; i < top.size() && i < 3; ++i)
-      use += set.models(static_cast<int>(top[i].second)).name() + " " +
-             std::to_string(100 * top[i].first / std::max(1, p.action_model_size())) + "%  ";
+    char pct[16];
+    for (std::size_t i = 0; i < top.size() && i < 3 && top[i].first >= 0.005; ++i) {
+      std::snprintf(pct, sizeof pct, " %.0f%%  ", 100 * top[i].first);
+      use += set.models(top[i].second).name() + pct;
+    }
     std::printf("  %8g  %13.5f  %14.6f  %6u  %s\n", p.inputs().load_qps(), p.expected().accuracy(),
                 p.expected().violation_rate(), p.num_states(), use.c_str());
   }
@@ -145,8 +157,11 @@ int run_policy_dump(int argc, char** argv) {
     std::snprintf(buf, sizeof buf, fmt, args...);
     out += buf;
   };
-  if (json) emit("{\"task\":\"%s\",\"slo_ms\":%g,\"workers\":%u,\"columns\":[\"n\",\"j\",\"model\",\"batch\"],\"policies\":[",
-                 set.task().c_str(), set.slo_ms(), set.workers());
+  if (json) {
+    emit("{\"task\":\"%s\",\"slo_ms\":%g,\"workers\":%u,\"models\":[", set.task().c_str(), set.slo_ms(), set.workers());
+    for (int m = 0; m < set.models_size(); ++m) emit("%s\"%s\"", m ? "," : "", set.models(m).name().c_str());
+    emit("],\"columns\":[\"n\",\"j\",\"slack_ms\",\"model\",\"batch\"],\"policies\":[");
+  }
   for (const auto& p : set.policies()) {
     if (load >= 0 && p.inputs().load_qps() != load) continue;
     found = true;
@@ -159,8 +174,9 @@ int run_policy_dump(int argc, char** argv) {
     }
     for (int i = 0; i < p.action_model_size(); ++i) {
       const auto [n, j] = row_state(i, J1, N);
-      if (json)
-        emit("%s[%d,%d,%u,%u]", i ? "," : "", n, j, p.action_model(i), p.action_batch(i));
+      if (json)  // slack_ms: the lower edge T_j of the state's slack interval
+        emit("%s[%d,%d,%.6g,%u,%u]", i ? "," : "", n, j, p.slack_grid_us(j) / 1000, p.action_model(i),
+             p.action_batch(i));
       else
         emit("%d %d %u %u\n", n, j, p.action_model(i), p.action_batch(i));
     }

@@ -20,13 +20,23 @@ schema::Policy make_policy(const MdpProblem& p, const SolverOutput& solved, cons
   in->set_horizon(static_cast<unsigned>(spec.solve.horizon));
   in->set_solver_mode(solver_mode(spec));
   for (double t : p.grid_us) pol.add_slack_grid_us(t);
+  // Queries served per model, weighted as the expectations are (spec section 6).
+  const bool have_p = solved.stationary.size() == static_cast<std::size_t>(p.num_states());
+  std::vector<double> served(p.accuracy.size(), 0.0);
+  double all = 0;
   for (int s = p.state(1, 0); s < p.num_states(); ++s) {
     const auto& a = p.actions[solved.choice[s]];
     pol.add_action_model(static_cast<unsigned>(a.model));
     pol.add_action_batch(static_cast<unsigned>(a.batch));
+    if (have_p) {
+      served[static_cast<std::size_t>(a.model)] += solved.stationary[s] * a.batch;
+      all += solved.stationary[s] * a.batch;
+    }
   }
   pol.mutable_expected()->set_accuracy(solved.expected_accuracy);
   pol.mutable_expected()->set_violation_rate(solved.expected_violation_rate);
+  if (have_p && all > 0)
+    for (double q : served) pol.mutable_expected()->add_model_share(q / all);
   pol.set_num_states(static_cast<unsigned>(p.num_states()));
   pol.set_num_actions(p.actions.size());
   return pol;

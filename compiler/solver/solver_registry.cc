@@ -28,7 +28,8 @@ std::unique_ptr<Solver> make_solver(const std::string& device, std::ostream* log
 #endif
     }
     if (device == "cuda") throw std::runtime_error("--device cuda: no CUDA device: " + why);
-    if (log) *log << "lull: --device auto: no CUDA device (" << why << "), using the CPU solver\n";
+    // auto on a machine without a GPU is the common case, not news: the
+    // command's last line names the solver it used.
     return make_cpu_solver();
   }
   throw std::runtime_error("--device: unknown device '" + device + "' (expected cpu, cuda or auto)");

@@ -1,6 +1,6 @@
 #pragma once
 // Picks a solver backend by name: "cpu", "cuda" or "auto" (CUDA when a device
-// is present, else CPU, saying which on the log stream).
+// is present, saying so on the log stream; else the CPU, silently).
 #include <memory>
 #include <ostream>
 #include <string>

@@ -48,9 +48,10 @@ TEST_CASE("the tiny profile compiles and round-trips through policy show/dump", 
   CHECK(show.out.find("slow") != std::string::npos);
   const auto dump = run_lull("policy dump " + out + " --json - --load-qps 50");
   REQUIRE(dump.exit_code == 0);
-  // 8 queue lengths x 101 slack indices + the full-queue state.
-  CHECK(std::count(dump.out.begin(), dump.out.end(), '[') == 1 + 1 + 8 * 101 + 1 + 1);
-  CHECK(dump.out.find("[9,0,0,9]") != std::string::npos);  // F serves N+1 on the fastest model
+  // models, columns, policies, rows: 8 queue lengths x 101 slack indices + the full-queue state.
+  CHECK(std::count(dump.out.begin(), dump.out.end(), '[') == 1 + 1 + 1 + 1 + 8 * 101 + 1);
+  CHECK(dump.out.find("[9,0,0,0,9]") != std::string::npos);  // F serves N+1 on the fastest model
+  CHECK(dump.out.find("\"models\":[\"") != std::string::npos);  // names, in model-id order
 }
 
 TEST_CASE("malformed JSON", "[cli][bad-input]") {

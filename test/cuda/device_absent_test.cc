@@ -23,7 +23,7 @@ TEST_CASE("solver selection by device name", "[cuda][device-absent]") {
   CHECK_THROWS_WITH(lull::compiler::make_solver("cuda", nullptr), Contains("CUDA"));
   const auto solver = lull::compiler::make_solver("auto", &log);
   CHECK(solver->name() == "cpu");
-  CHECK_THAT(log.str(), Contains("CPU"));
+  CHECK(log.str().empty());  // auto without a GPU is silent: no CUDA noise on a CPU-only machine
   CHECK(lull::compiler::make_solver("cpu", nullptr)->name() == "cpu");
   CHECK_THROWS_WITH(lull::compiler::make_solver("tpu", nullptr), Contains("unknown device"));
 }

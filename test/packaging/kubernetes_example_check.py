@@ -1,0 +1,51 @@
+#!/usr/bin/python3
+"""The Kubernetes example holds what docs/packaging.md says it does.
+
+kubectl cannot validate offline (even --dry-run=client asks an API server), so
+this parses the YAML and checks the fields a user relies on: the policy
+library on a volume (a ConfigMap is capped at 1 MiB), the model store
+mounted, liveness and readiness probes and resources on every container, and
+the image built by packaging/Containerfile.
+Usage: kubernetes_example_check.py DOCS_KUBERNETES_DIR
+"""
+import sys
+import yaml
+
+docs = sys.argv[1]
+
+
+def load(name):
+    with open(f"{docs}/{name}") as f:
+        return [d for d in yaml.safe_load_all(f) if d]
+
+
+def deployment(objs, name):
+    for o in objs:
+        if o["kind"] == "Deployment" and o["metadata"]["name"] == name:
+            return o["spec"]["template"]["spec"]
+    sys.exit(f"no Deployment {name}")
+
+
+def check(cond, what):
+    if not cond:
+        sys.exit(f"kubernetes example: {what}")
+
+
+lull_objs, model_objs = load("lull.yaml"), load("model-servers.yaml")
+claims = {o["metadata"]["name"] for o in lull_objs + model_objs if o["kind"] == "PersistentVolumeClaim"}
+for objs, name, mount in ((lull_objs, "lull", "/policies"), (model_objs, "models", "/models")):
+    pod = deployment(objs, name)
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    for c in pod["containers"]:
+        for probe in ("readinessProbe", "livenessProbe"):
+            check(probe in c, f"{name}/{c['name']} has no {probe}")
+        check("requests" in c.get("resources", {}), f"{name}/{c['name']} requests no resources")
+        mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+        check(mount in mounts, f"{name}/{c['name']} does not mount {mount}")
+        vol = volumes[mounts[mount]["name"]]
+        check("configMap" not in vol, f"{mount} is a ConfigMap (1 MiB limit)")
+        claim = vol.get("persistentVolumeClaim", {}).get("claimName")
+        check(claim in claims, f"{mount}: claim {claim} is not defined")
+lull_pod = deployment(lull_objs, "lull")
+check(lull_pod["containers"][0]["image"] == "lull:latest", "lull's image is not lull:latest (packaging/Containerfile)")
+print("kubernetes example: ok")
