@@ -1,0 +1,18 @@
+# Run at install time (cmake --install, cpack), when the prefix is final:
+# writes the systemd unit with the installed paths and puts it, and the
+# settings file it reads, where systemd and Debian look for them.
+# In: LULL_PACKAGING_DIR, LULL_BINDIR, LULL_DOCDIR (relative to the prefix).
+if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  set(unit_dir /lib/systemd/system)
+  set(defaults_dir /etc/default)
+else()
+  set(unit_dir ${CMAKE_INSTALL_PREFIX}/lib/systemd/system)
+  set(defaults_dir ${CMAKE_INSTALL_PREFIX}/etc/default)
+endif()
+set(LULL_BINARY ${CMAKE_INSTALL_PREFIX}/${LULL_BINDIR}/lull)
+set(LULL_DOCS ${CMAKE_INSTALL_PREFIX}/${LULL_DOCDIR})
+set(LULL_DEFAULTS ${defaults_dir}/lull)
+set(staged ${CMAKE_CURRENT_BINARY_DIR}/lull.service)
+configure_file(${LULL_PACKAGING_DIR}/systemd/lull.service.in ${staged} @ONLY)
+file(INSTALL ${staged} DESTINATION ${unit_dir})
+file(INSTALL ${LULL_PACKAGING_DIR}/systemd/lull.default DESTINATION ${defaults_dir} RENAME lull)

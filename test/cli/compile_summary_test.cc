@@ -1,0 +1,75 @@
+// What `lull compile` tells the person who ran it (a short table per load on
+// stdout, no CUDA noise), and the expected share of queries per model that a
+// policy records: checked against the simulator, which counts them.
+#include <catch2/catch.hpp>
+#include <regex>
+#include <sstream>
+
+#include "schema/policy_file.h"
+#include "test/support/cli_runner.h"
+
+using lull::test::run_lull;
+using lull::test::temp_dir;
+
+namespace {
+
+const std::string kMeasured = std::string(LULL_SOURCE_DIR) + "/profiles/torchvision-cpu-measured.json";
+
+std::string compile_measured(const std::string& out, const std::string& extra = "") {
+  return "compile --profiles " + kMeasured + " --slo-ms 60 --workers 2 --load-qps 20,60 --out " + out + " " + extra;
+}
+
+}  // namespace
+
+TEST_CASE("lull compile prints one table row per load on stdout, on stderr when stdout holds output", "[cli][compile]") {
+  const std::string out = temp_dir() + "/summary.pb";
+  const auto r = run_lull(compile_measured(out));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("exp. accuracy") != std::string::npos);
+  CHECK(std::regex_search(r.out, std::regex("\n +20 +0\\.[0-9]{4} +0\\.[0-9]{4}\n")));
+  CHECK(std::regex_search(r.out, std::regex("\n +60 +0\\.[0-9]{4} +0\\.[0-9]{4}\n")));
+  CHECK(r.err.find("CUDA") == std::string::npos);  // --device auto without a GPU says nothing of it
+  const auto with_report = run_lull(compile_measured(out, "--report -"));
+  REQUIRE(with_report.exit_code == 0);
+  CHECK(with_report.out.rfind("{", 0) == 0);  // stdout is the JSON alone
+  CHECK(with_report.err.find("exp. accuracy") != std::string::npos);
+}
+
+TEST_CASE("a policy's expected share of queries per model matches the simulator's count", "[cli][compile][simulate]") {
+  const std::string out = temp_dir() + "/shares.pb";
+  REQUIRE(run_lull(compile_measured(out)).exit_code == 0);
+  const auto set = lull::read_policy_set(out);
+  const auto& busy = set.policies(1);  // 60 QPS: several models serve
+  REQUIRE(busy.expected().model_share_size() == set.models_size());
+  double sum = 0;
+  for (double s : busy.expected().model_share()) sum += s;
+  CHECK(sum == Approx(1.0).epsilon(1e-9));
+
+  const auto sim = run_lull("simulate --policies " + out + " --workers 2 --trace constant:60:300 --seed 1 --out -");
+  REQUIRE(sim.exit_code == 0);
+  // "satisfied_per_model": {"name": count, ...}
+  const auto at = sim.out.find("\"satisfied_per_model\"");
+  REQUIRE(at != std::string::npos);
+  const std::string counts = sim.out.substr(at, sim.out.find('}', at) - at);
+  std::vector<double> seen(static_cast<std::size_t>(set.models_size()), 0.0);
+  double total = 0;
+  for (int m = 0; m < set.models_size(); ++m) {
+    std::smatch hit;
+    const std::regex one("\"" + set.models(m).name() + "\": *([0-9]+)");
+    if (std::regex_search(counts, hit, one)) seen[static_cast<std::size_t>(m)] = std::stod(hit[1]);
+    total += seen[static_cast<std::size_t>(m)];
+  }
+  REQUIRE(total > 10000);
+  for (int m = 0; m < set.models_size(); ++m) {
+    INFO(set.models(m).name());
+    CHECK(seen[static_cast<std::size_t>(m)] / total == Approx(busy.expected().model_share(m)).margin(0.05));
+  }
+  // The share of table rows, which `policy show` used to print, is far off.
+  int rows_fastest = 0;
+  for (unsigned a : busy.action_model()) rows_fastest += a == 0 ? 1 : 0;
+  CHECK(static_cast<double>(rows_fastest) / busy.action_model_size() > busy.expected().model_share(0) + 0.5);
+
+  const auto show = run_lull("policy show " + out);
+  REQUIRE(show.exit_code == 0);
+  CHECK(show.out.find("expected share of queries by model") != std::string::npos);
+}
