@@ -1,12 +1,51 @@
 #include "cli/parse_options.h"
 
+#include <algorithm>
+#include <cctype>
+#include <fstream>
 #include <iostream>
+#include <map>
 
 #include "cli/commands.h"
 
 namespace po = boost::program_options;
 
 namespace lull::cli {
+namespace {
+
+// PREFIX + option name in upper case, '-' as '_'.
+std::string env_name(const std::string& prefix, std::string option) {
+  std::transform(option.begin(), option.end(), option.begin(), [](unsigned char c) {
+    return c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  });
+  return prefix + option;
+}
+
+// The environment's settings for `all`; a variable with the prefix that names
+// no option is refused (a typo must not be silently ignored).
+po::parsed_options environment_options(const po::options_description& all, const std::string& prefix) {
+  std::map<std::string, std::string> names;  // variable -> option
+  for (const auto& o : all.options()) names[env_name(prefix, o->long_name())] = o->long_name();
+  return po::parse_environment(all, [&](const std::string& var) -> std::string {
+    if (var.rfind(prefix, 0) != 0) return "";
+    const auto it = names.find(var);
+    if (it == names.end()) throw UsageError("environment variable " + var + ": no such option (" + prefix + "NAME for --name)");
+    if (it->second == "help" || it->second == "config") throw UsageError("environment variable " + var + ": not a setting");
+    return it->second;
+  });
+}
+
+po::parsed_options config_file_options(const std::string& path, const po::options_description& all) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("--config " + path + ": cannot read the file");
+  try {
+    return po::parse_config_file(in, all, false);
+  } catch (const po::error& e) {
+    throw UsageError("--config " + path + ": " + e.what());
+  }
+}
+
+}  // namespace
 
 bool parse_command_line(int argc, char** argv, const po::options_description& desc, const char* usage,
                         const ParseExtras& extras) {
@@ -17,6 +56,11 @@ bool parse_command_line(int argc, char** argv, const po::options_description& de
     }
   po::options_description all;
   all.add_options()("help,h", "show this help");
+  const bool settings = !extras.env_prefix.empty();
+  if (settings)
+    all.add_options()("config", po::value<std::string>(),
+                      ("settings file: `name = value` lines with the long flag names; the environment "
+                       "(" + extras.env_prefix + "NAME) and the command line override it").c_str());
   all.add(desc);
   po::variables_map local;
   po::variables_map& vm = extras.vm ? *extras.vm : local;
@@ -28,6 +72,12 @@ bool parse_command_line(int argc, char** argv, const po::options_description& de
     if (vm.count("help")) {
       std::cout << usage << "\n\n" << all << "\n";
       return false;
+    }
+    // po::store keeps the first value stored for an option: command line, then
+    // environment, then file.
+    if (settings) {
+      po::store(environment_options(all, extras.env_prefix), vm);
+      if (vm.count("config")) po::store(config_file_options(vm["config"].as<std::string>(), all), vm);
     }
     po::notify(vm);
   } catch (const po::error& e) {

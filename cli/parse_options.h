@@ -20,6 +20,12 @@ struct ParseExtras {
   const boost::program_options::positional_options_description* positional = nullptr;
   std::vector<RenamedFlag> renamed;
   boost::program_options::variables_map* vm = nullptr;  // filled, for commands that check presence themselves
+  // Settings also from the environment and a file (long-running commands:
+  // `lull serve`). Non-empty: each option NAME is read from the environment
+  // variable PREFIX + NAME in upper case with '-' as '_' (LULL_SERVE_MAX_BODY_BYTES),
+  // and `--config FILE` (INI lines `name = value`, the long flag names) is
+  // added. The command line wins over the environment, which wins over the file.
+  std::string env_prefix;
 };
 
 // Returns false after printing help (the command should then exit 0).

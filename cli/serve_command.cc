@@ -125,7 +125,7 @@ int run_serve(int argc, char** argv) {
       "       lull serve --policies LIBRARY.pb --autoscale --worker-command 'CMD --port {port}' [options]";
   const std::vector<RenamedFlag> renamed = {
       {"--workers", "--workers is now --servers URL,URL (the model servers; --workers is a count in lull)"}};
-  if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, nullptr})) return 0;
+  if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, nullptr, "LULL_SERVE_"})) return 0;
   check_range("--http-threads", fe.io_threads, 1, limits::kMaxThreads);
   check_range("--header-timeout-ms", fe.header_timeout_ms, 1, limits::kMaxIntervalMs);
   check_range("--body-timeout-ms", fe.body_timeout_ms, 1, limits::kMaxIntervalMs);

@@ -17,7 +17,7 @@ for f in bin/lull share/lull/modelserver/lull_modelserver.py share/lull/modelser
 done
 "$prefix/bin/lull" --version | grep -q '^lull ' || fail "the installed lull does not run"
 unit=$prefix/lib/systemd/system/lull.service
-grep -q "^ExecStart=$prefix/bin/lull serve \$LULL_SERVE_ARGS$" "$unit" || fail "ExecStart does not name the installed binary"
+grep -q "^ExecStart=$prefix/bin/lull serve \$LULL_EXTRA_ARGS$" "$unit" || fail "ExecStart does not name the installed binary"
 grep -q "^EnvironmentFile=-$prefix/etc/default/lull$" "$unit" || fail "EnvironmentFile does not name the installed settings"
 # The installed example compiles: the shipped profile and the binary agree.
 "$prefix/bin/lull" compile --profiles "$prefix/share/lull/profiles/example-synthetic.json" --slo-ms 100 \
