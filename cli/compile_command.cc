@@ -92,14 +92,15 @@ int run_compile(int argc, char** argv) {
   if (!report_path.empty())
     write_output(report_path, library ? library_report_json(sweeps, adaptive.has_value(), solver->name(), sec)
                                       : compile_report_json(sweeps.front(), adaptive.has_value(), solver->name(), sec));
+  // The table goes to stdout unless a binary or JSON output already has it.
+  const bool stdout_taken = out_path == "-" || report_path == "-";
+  std::fputs(compile_summary_table(sweeps).c_str(), stdout_taken ? stderr : stdout);
+  std::fflush(stdout);
   std::fprintf(stderr,
                "lull compile: wrote %d policies%s to %s in %.2f s (read %.2f, validate %.2f, reduce %.2f, solve %.2f; %s solver)\n",
                policies, library ? (" for " + std::to_string(sweeps.size()) + " worker counts").c_str() : "",
                out_path.c_str(), seconds_since_process_start(), sec.inputs.read, sec.inputs.validate, sec.inputs.reduce,
                sec.solve, solver->name().c_str());
-  // The table goes to stdout unless a binary or JSON output already has it.
-  const bool stdout_taken = out_path == "-" || report_path == "-";
-  std::fputs(compile_summary_table(sweeps).c_str(), stdout_taken ? stderr : stdout);
   return 0;
 }
 
