@@ -47,7 +47,7 @@ mesh = ax_model.pcolormesh(edges_ms, np.arange(n_max + 2) - 0.5, model, cmap=cma
                            vmin=-0.5, vmax=len(names) - 0.5)
 bar = fig.colorbar(mesh, ax=ax_model, ticks=range(len(names)))
 bar.ax.set_yticklabels(["%s (%.2f)" % (m, a) for m, a in zip(names, policies.accuracy)])
-ax_model.set_title("model served at %g QPS (%s batching)" % (policy.load_qps, policy.inputs["batching"]))
+ax_model.set_title("model served at %g QPS (%s batching)" % (policy.load_qps, policy.inputs["batching"].lower()))
 ax_model.set_xlabel("slack of the earliest query (ms)")
 ax_model.set_ylabel("queue length n")
 
