@@ -5,23 +5,22 @@
 #
 # Compiles the shipped synthetic profile, reads the policies into numpy and
 # draws one policy's heat map (queue length x slack -> model) into OUT_DIR
-# (default: a fresh temp folder; docs/ holds the committed plot).
+# (default: the temp folder, e.g. /tmp; docs/ holds the committed plot).
 
 # %% Compile: the keyword arguments are `lull compile`'s flags.
 import os
 import sys
 import tempfile
 
-import matplotlib
-matplotlib.use("Agg")  # no display needed; a notebook shows the figure inline anyway
 import matplotlib.pyplot as plt
 import numpy as np
 
 import lull
 
 repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-out_dir = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="lull-python-example-")
-policy_file = os.path.join(out_dir, "example-synthetic.pb")
+work_dir = tempfile.TemporaryDirectory(prefix="lull-python-example-")  # removed at exit
+out_dir = sys.argv[1] if len(sys.argv) > 1 else tempfile.gettempdir()  # where the plot goes
+policy_file = os.path.join(work_dir.name, "example-synthetic.pb")
 report = lull.compile(profiles=os.path.join(repo, "profiles", "example-synthetic.json"), slo_ms=100, workers=4,
                       load_qps="20:200:20", device="cpu", out=policy_file)
 print("compiled %d policies in %.2f s" % (len(report["policies"]), report["total_seconds"]))
