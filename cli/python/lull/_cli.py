@@ -74,12 +74,13 @@ def flags(**kwargs):
 
 
 def run(*args):
-    """Runs `lull ARGS...`; returns its stdout (text). A non-zero exit raises
+    """Runs `lull ARGS...`; returns its stdout (bytes). A non-zero exit raises
     LullError with the last line the CLI wrote to stderr, its one-line error."""
     proc = subprocess.run([binary(), *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
+                          stderr=subprocess.PIPE)
+    stderr = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
-        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        lines = [line for line in stderr.splitlines() if line.strip()]
         message = lines[-1] if lines else "lull %s exited with status %d" % (args[0], proc.returncode)
-        raise LullError(message, proc.returncode, proc.stderr)
+        raise LullError(message, proc.returncode, stderr)
     return proc.stdout

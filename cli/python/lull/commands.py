@@ -4,7 +4,7 @@ import json
 import os
 import tempfile
 
-from ._cli import flags, run
+from ._cli import LullError, flags, run
 
 
 def _run_for_json(command, json_flag, kwargs):
@@ -26,6 +26,8 @@ def compile(**kwargs):
     """`lull compile`: profiles=..., slo_ms=..., workers=..., load_qps=...,
     out=... (the policy set or library written), and any other compile flag.
     Returns the --report JSON (written to a temp file unless report= names one)."""
+    if kwargs.get("out") == "-":
+        raise LullError("lull.compile: out='-' would write the policy file to a pipe nobody reads; name a file")
     return _run_for_json(["compile"], "report", kwargs)
 
 
