@@ -1,0 +1,44 @@
+"""compile, plan and simulate from Python: the CLI commands with the same
+flags, their JSON outputs returned as dicts."""
+import json
+import os
+import tempfile
+
+from ._cli import LullError, flags, run
+
+
+def _run_for_json(command, json_flag, kwargs):
+    """Runs `lull COMMAND` with its JSON output at kwargs[json_flag] (a temp
+    file when not given or '-') and returns that JSON parsed."""
+    target = kwargs.get(json_flag)
+    if target is not None and target != "-":
+        run(*command, *flags(**kwargs))
+        with open(target) as f:
+            return json.load(f)
+    with tempfile.TemporaryDirectory(prefix="lull-py-") as tmp:
+        kwargs = dict(kwargs, **{json_flag: os.path.join(tmp, "out.json")})
+        run(*command, *flags(**kwargs))
+        with open(kwargs[json_flag]) as f:
+            return json.load(f)
+
+
+def compile(**kwargs):
+    """`lull compile`: profiles=..., slo_ms=..., workers=..., load_qps=...,
+    out=... (the policy set or library written), and any other compile flag.
+    Returns the --report JSON (written to a temp file unless report= names one)."""
+    if kwargs.get("out") == "-":
+        raise LullError("lull.compile: out='-' would write the policy file to a pipe nobody reads; name a file")
+    return _run_for_json(["compile"], "report", kwargs)
+
+
+def plan(**kwargs):
+    """`lull plan`: profiles=..., slo_ms=..., max_violation=..., load_qps=...
+    or trace=...; any other plan flag. Returns the plan JSON (--out; a temp file
+    unless out= names one)."""
+    return _run_for_json(["plan"], "out", kwargs)
+
+
+def simulate(**kwargs):
+    """`lull simulate`: policies=..., workers=..., trace=...; any other simulate
+    flag. Returns the result JSON (--out; a temp file unless out= names one)."""
+    return _run_for_json(["simulate"], "out", kwargs)
