@@ -182,3 +182,15 @@ TEST_CASE("latency samples beyond 1000 x the SLO are refused with the field path
   CHECK(run_lull("simulate --policies " + good_set() + " --workers 2 --trace constant:10:1 --latency sampled --out " +
                  temp_dir() + "/sim_ok.json --profiles " + kTiny).exit_code == 0);
 }
+
+// Issue 25, finding 7: protobuf printed "[libprotobuf ERROR ...] String field
+// ... contains invalid UTF-8 data" on a line of its own before lull's error.
+TEST_CASE("a policy file protobuf itself complains about is refused in one line", "[cli][limits]") {
+  std::string bytes = lull::test::slurp(good_set());
+  const auto pos = bytes.find("tiny");  // the task name, a string field
+  REQUIRE(pos != std::string::npos);
+  bytes.replace(pos, 4, "\xff\xfe\xfd\xfc");
+  const std::string bad = write_temp("bad_utf8.pb", bytes);
+  expect_refused("policy show " + bad, {"bad_utf8.pb", "not a policy set", "invalid UTF-8"});
+  expect_refused("simulate --policies " + bad + " --workers 2 --trace constant:10:1 --out OUT", {"bad_utf8.pb", "UTF-8"});
+}
