@@ -111,7 +111,7 @@ TEST_CASE("lull simulate --variant-sets: bad input is one line, exit code 2, no 
 // Issue 25, finding 7: the manifest's first file was never checked, and a
 // first variant listing --policies' models in another order was refused with
 // "serve the manifest's vs_full.pb as --policies", which the run already did.
-TEST_CASE("lull simulate --variant-sets: every manifest file is checked; model order does not matter",
+TEST_CASE("lull simulate --variant-sets: every manifest file is checked, model order does not matter",
           "[sim][cli][variants]") {
   const std::string full = library(false), out = lull::test::temp_dir() + "/vs_order.json";
   library(true);
