@@ -59,7 +59,7 @@ int run_bench_serve(int argc, char** argv) {
       ("duration", po::value(&duration_text)->default_value("30s"), "how long to send")
       ("warmup", po::value(&warmup_text)->default_value("2s"), "answers to requests sent this early are not counted")
       ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of the (random) input")
-      ("seed", po::value(&seed)->default_value(1), "seed of the schedule and the input")
+      ("seed", ranged_value(&seed)->default_value(1), "seed of the schedule and the input")
       ("timeout-ms", po::value(&timeout_ms)->default_value(10000), "per-request timeout")
       ("json", po::value(&json_out), "also write the percentiles as JSON here ('-' for stdout)");
   if (!parse_command_line(argc, argv, desc,

@@ -52,7 +52,7 @@ int run_loadgen(int argc, char** argv) {
       ("rate", po::value(&rate)->required(), "mean arrivals per second")
       ("duration", po::value(&duration_text)->default_value("30s"), "how long to send: 30s, 500ms, 2m")
       ("arrivals", po::value(&arrivals)->default_value("poisson"), "poisson | uniform")
-      ("seed", po::value(&seed)->default_value(1), "seed of the Poisson schedule")
+      ("seed", ranged_value(&seed)->default_value(1), "seed of the Poisson schedule")
       ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of the synthetic input")
       ("body-file", po::value(&body_file), "send this file's bytes instead")
       ("timeout-ms", po::value(&timeout_ms)->default_value(30000), "per-request timeout")

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/process_clock.h"
 #include "runtime/serve/build_info.h"
+#include "schema/protobuf_log.h"
 
 namespace {
 
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   // The solver's parallel regions are short; spinning OpenMP threads would
   // steal the CPU from each other whenever the machine is busy.
   setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+  lull::route_protobuf_log();  // protobuf's own messages: one "lull: protobuf:" line, or inside a reader's error
   if (argc >= 2 && !std::strcmp(argv[1], "--version")) {
     const std::string commit = lull::serve::build_git_commit();
     std::cout << "lull " << lull::serve::build_version();

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "cli/option_ranges.h"
 
 namespace po = boost::program_options;
 
@@ -45,7 +46,18 @@ po::parsed_options config_file_options(const std::string& path, const po::option
   }
 }
 
+OptionsObserver g_observer = nullptr;
+
+void require_ranged_unsigned(const po::options_description& options) {
+  for (const auto& o : options.options())
+    if (is_unsigned_option(o->semantic().get()) && !dynamic_cast<const RangedOption*>(o->semantic().get()))
+      throw std::logic_error("option --" + o->long_name() +
+                             " stores an unsigned number: declare it with ranged_value (cli/option_ranges.h)");
+}
+
 }  // namespace
+
+void set_options_observer(OptionsObserver observer) { g_observer = observer; }
 
 bool parse_command_line(int argc, char** argv, const po::options_description& desc, const char* usage,
                         const ParseExtras& extras) {
@@ -62,6 +74,8 @@ bool parse_command_line(int argc, char** argv, const po::options_description& de
                       ("settings file: `name = value` lines with the long flag names; the environment "
                        "(" + extras.env_prefix + "NAME) and the command line override it").c_str());
   all.add(desc);
+  require_ranged_unsigned(all);
+  if (g_observer) g_observer(all);
   po::variables_map local;
   po::variables_map& vm = extras.vm ? *extras.vm : local;
   try {

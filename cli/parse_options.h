@@ -29,7 +29,14 @@ struct ParseExtras {
 };
 
 // Returns false after printing help (the command should then exit 0).
+// Throws std::logic_error, before parsing, when the command declares an
+// unsigned option without ranged_value (cli/option_ranges.h).
 bool parse_command_line(int argc, char** argv, const boost::program_options::options_description& desc,
                         const char* usage, const ParseExtras& extras = {});
+
+// For tests: called with every command's options (help included) before
+// they are parsed; tests/cli walks each command's unsigned flags with it.
+using OptionsObserver = void (*)(const boost::program_options::options_description& options);
+void set_options_observer(OptionsObserver observer);
 
 }  // namespace lull::cli

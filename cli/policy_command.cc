@@ -8,8 +8,10 @@
 
 #include "cli/commands.h"
 #include "cli/compile_options.h"
+#include "cli/option_ranges.h"
 #include "cli/output_file.h"
 #include "runtime/policy_loader.h"
+#include "schema/input_limits.h"
 #include "schema/policy_file.h"
 
 namespace po = boost::program_options;
@@ -140,7 +142,7 @@ int run_policy_dump(int argc, char** argv) {
   unsigned workers = 0;
   po::options_description desc("lull policy dump options");
   desc.add_options()("file", po::value(&path)->required(), "policy set or policy library file")
-      ("workers", po::value(&workers), "from a policy library: the set for this worker count")
+      ("workers", ranged_value(&workers, 1u, static_cast<unsigned>(limits::kMaxWorkers)), "from a policy library: the set for this worker count")
       ("json", po::value(&json_path), "write the rows as JSON to this file ('-' for stdout) instead of text on stdout")
       ("load-qps", po::value(&load), "only the policy compiled for this load");
   po::positional_options_description pos;

@@ -77,7 +77,7 @@ int run_serve(int argc, char** argv) {
       ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
       ("listen", po::value(&listen)->default_value("127.0.0.1:7070"), "HOST:PORT of the front end (port 0: any)")
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
-      ("max-body-bytes", po::value(&fe.max_body_bytes)->default_value(4 << 20),
+      ("max-body-bytes", ranged_value<std::size_t>(&fe.max_body_bytes, 1, limits::kMaxBodyBytes)->default_value(4 << 20),
        "larger request bodies get 413 (chunked ones too)")
       ("http-threads", po::value(&fe.io_threads)->default_value(2),
        "front-end I/O threads (event-driven: a connection or a waiting query holds none)")

@@ -2,6 +2,7 @@
 // discrete-event simulator, optionally with worker failures, worker-count
 // changes, online compilation or the autoscaler (--autoscale), and writes a
 // JSON result (and optionally a per-second timeline).
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <iostream>
@@ -81,7 +82,7 @@ int run_simulate(int argc, char** argv) {
       ("scheduler", po::value(&scheduler)->default_value(scheduler), "lull | jellyfish | modelswitching")
       ("latency", po::value(&latency)->default_value(latency), "pNN: deterministic at the compiled percentile | sampled: drawn from --profiles")
       ("profiles", po::value(&profiles), "lull profile JSON or a RAMSIS-artifact folder: raw samples for --latency sampled; what --online-compile on compiles from")
-      ("seed", po::value(&seed)->default_value(seed), "random seed (arrivals, sampled latencies, baseline profiling)")
+      ("seed", ranged_value(&seed)->default_value(seed), "random seed (arrivals, sampled latencies, baseline profiling)")
       ("load-window-ms", po::value(&window_ms)->default_value(window_ms), "load monitor's sliding window")
       ("ms-profile-s", po::value(&ms_profile_s)->default_value(ms_profile_s), "length of each ModelSwitching offline run")
       ("fail", po::value(&fails)->composing(), "WORKER@T:DURATION: the worker fails at T s (its batch in flight fails "
@@ -129,6 +130,14 @@ int run_simulate(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  // A worker --fail names must exist: the run's workers, or a pool --workers-at / --workers-schedule grows to.
+  int pool = workers;
+  for (const auto& e : options.worker_events)
+    if (e.kind == sim::WorkerEvent::Kind::kPoolSize) pool = std::max(pool, e.value);
+  for (const auto& f : fails)
+    if (sim::parse_fail(f).front().value >= pool)
+      throw UsageError("--fail '" + f + "': worker " + std::to_string(sim::parse_fail(f).front().value) +
+                       " does not exist (workers are numbered 0.." + std::to_string(pool - 1) + ")");
   const bool lull_scheduler = options.scheduler == sim::SchedulerKind::kLull;
   if (!lull_scheduler && (online || !options.worker_events.empty() || autoscale_flags.enabled))
     throw UsageError("--fail, --workers-at, --workers-schedule, --online-compile and --autoscale apply to --scheduler lull only");
@@ -180,7 +189,7 @@ int run_simulate(int argc, char** argv) {
   std::unique_ptr<sim::LatencyModel> lat_model;
   sim::RawProfiles raw;
   if (sampled) {
-    raw = sim::load_raw_profiles(profiles, model_names(table));
+    raw = sim::load_raw_profiles(profiles, model_names(table), table.slo_us / 1000.0);
     lat_model = std::make_unique<sim::SampledLatency>(table, raw, seed ^ 0x5eed5eedULL);
   } else {
     lat_model = std::make_unique<sim::CompiledLatency>(table);

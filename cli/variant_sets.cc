@@ -2,6 +2,8 @@
 // (why one place for both commands: variant_sets.h).
 #include "cli/variant_sets.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <stdexcept>
 
 #include "cli/commands.h"
@@ -36,10 +38,19 @@ bool is_manifest(const std::string& sets) {
   return sets.find('@') == std::string::npos && sets.size() > 5 && sets.compare(sets.size() - 5, 5, ".json") == 0;
 }
 
+// The same models, in any order (a set's order is its model ids; a
+// manifest's is how lull plan variants listed them).
+bool same_models(std::vector<std::string> a, std::vector<std::string> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
 // The sets above the full one: from SET.pb@QPS,... or from a manifest
 // (lull plan variants), whose first variant must be the full set itself
-// (--policies: the models the servers hold at start).
-std::vector<VariantSource> variant_sources(const std::string& sets, const std::vector<std::string>& full_models) {
+// (--policies, `full_path`: the models the servers hold at start).
+std::vector<VariantSource> variant_sources(const std::string& sets, const std::vector<std::string>& full_models,
+                                           const std::string& full_path) {
   std::vector<VariantSource> out;
   if (is_manifest(sets)) {
     std::vector<VariantManifestEntry> entries;
@@ -48,10 +59,19 @@ std::vector<VariantSource> variant_sources(const std::string& sets, const std::v
     } catch (const VariantManifestError& e) {
       throw UsageError(std::string("--variant-sets: ") + e.what());
     }
-    if (entries.front().models != full_models)
-      throw UsageError("--variant-sets: " + sets + ": variants[0].models: " + joined_names(entries.front().models) +
-                       " are not --policies' models (" + joined_names(full_models) + "); serve the manifest's " +
-                       entries.front().file + " as --policies");
+    for (std::size_t i = 0; i < entries.size(); ++i)  // every file, the first (--policies' twin) too
+      if (!std::filesystem::is_regular_file(entries[i].path))
+        throw UsageError("--variant-sets: " + sets + ": variants[" + std::to_string(i) + "].file: " + entries[i].path +
+                         ": no such file");
+    const auto& first = entries.front();
+    if (!same_models(first.models, full_models)) {
+      std::error_code ec;
+      const bool is_policies = std::filesystem::equivalent(first.path, full_path, ec);
+      throw UsageError("--variant-sets: " + sets + ": variants[0].models: " + joined_names(first.models) +
+                       " are not --policies' models (" + joined_names(full_models) + ")" +
+                       (is_policies ? "; the manifest does not describe " + full_path + ": write both again with lull plan variants"
+                                    : "; serve the manifest's " + first.file + " as --policies"));
+    }
     for (std::size_t i = 1; i < entries.size(); ++i)
       out.push_back({entries[i].path, entries[i].from_qps, entries[i].models, "variants[" + std::to_string(i) + "]"});
     return out;
@@ -105,12 +125,12 @@ std::vector<manager::ModelVariant> load_variant_sets(const std::string& sets, co
                                                      const std::string& full_name) {
   std::vector<manager::ModelVariant> variants;
   variants.push_back({full_name, 0, full, manager::model_names(full.at(0))});
-  for (const auto& v : variant_sources(sets, variants.front().models)) {
+  for (const auto& v : variant_sources(sets, variants.front().models, full_name)) {
     // A set or a library (lull plan variants --workers A:B:S), one table per worker count.
     const std::vector<runtime::PolicyTable> subset = runtime::load_policy_library(v.path, {});
     const std::vector<std::string> models = v.models.empty() ? manager::model_names(subset.at(0)) : v.models;
     for (const auto& t : subset)  // the same models at every worker count
-      if (manager::model_names(t) != models)
+      if (!same_models(manager::model_names(t), models))
         throw UsageError("--variant-sets " + sets + ": " + v.what + ".models: " + v.path +
                          " holds policies for other models (" + joined_names(manager::model_names(t)) + ")");
     try {

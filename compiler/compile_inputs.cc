@@ -22,7 +22,7 @@ CompileInputs load_compile_inputs(const CompileSpec& spec) {
   const auto raw = load_profile_source(in.path, in.accuracy_json, in.task);
   out.seconds.read = since(t);
   t = Clock::now();
-  validate_profile_set(raw, in.path);
+  validate_profile_set(raw, in.path, spec.mdp.slo_us / 1000);
   out.seconds.validate = since(t);
   t = Clock::now();
   out.profiles = reduce_valid_profiles(raw, spec.reduction, spec.mdp.max_queue, in.path);

@@ -4,6 +4,7 @@
 
 #include "schema/atomic_file.h"
 #include "schema/checksum.h"
+#include "schema/protobuf_log.h"
 
 namespace lull {
 namespace {
@@ -75,8 +76,10 @@ void write_policy_set(const schema::PolicySet& set, const std::string& path) {
 schema::PolicySet read_policy_set(const std::string& path) {
   const std::string bytes = read_bytes(path);
   schema::PolicySet set;
+  const ProtobufLogCapture protobuf_says;
   if (bytes.empty() || !set.ParseFromString(bytes))
-    throw PolicyFileError(path + ": not a policy set (corrupt or truncated protobuf)");
+    throw PolicyFileError(path + ": not a policy set (corrupt or truncated protobuf" +
+                          (protobuf_says.text().empty() ? "" : ": " + protobuf_says.text()) + ")");
   verify_policy_set(set, path);
   return set;
 }
@@ -119,7 +122,12 @@ void write_policy_library(const schema::PolicyLibrary& lib, const std::string& p
 schema::PolicyLibrary read_policy_library(const std::string& path) {
   const std::string bytes = read_bytes(path);
   schema::PolicyLibrary lib;
-  if (!bytes.empty() && lib.ParseFromString(bytes) && lib.sets_size() > 0) {
+  bool parsed = false;
+  {
+    const ProtobufLogCapture dropped;  // not a library: the set reader below says why
+    parsed = !bytes.empty() && lib.ParseFromString(bytes);
+  }
+  if (parsed && lib.sets_size() > 0) {
     verify_policy_library(lib, path);
     return lib;
   }

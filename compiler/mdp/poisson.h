@@ -15,8 +15,17 @@ LULL_HD inline double poisson_pmf(int k, double mu) {
   return exp(k * log(mu) - lgamma(k + 1.0) - mu);
 }
 
+// The largest support end poisson_support_end returns: a mean this large
+// (a latency of ~1e9 arrivals) saturates instead of overflowing int, and the
+// tables sized by it are then refused by the solver's memory estimate.
+inline constexpr int kPoissonSupportCap = 1 << 30;
+
 // Smallest k such that the upper tail beyond it is negligible (< ~1e-18) for
-// mean mu: a Chernoff-style margin, mu + 14 sqrt(mu) + 45.
-LULL_HD inline int poisson_support_end(double mu) { return static_cast<int>(ceil(mu + 14.0 * sqrt(mu) + 45.0)); }
+// mean mu: a Chernoff-style margin, mu + 14 sqrt(mu) + 45, at most
+// kPoissonSupportCap (NaN too: the cast of an out-of-range double is undefined).
+LULL_HD inline int poisson_support_end(double mu) {
+  const double end = ceil(mu + 14.0 * sqrt(mu) + 45.0);
+  return end < kPoissonSupportCap ? static_cast<int>(end) : kPoissonSupportCap;
+}
 
 }  // namespace lull::compiler

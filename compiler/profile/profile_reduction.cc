@@ -8,6 +8,7 @@
 
 #include "compiler/profile/latency_reduction.h"
 #include "schema/input_limits.h"
+#include "schema/latency_limit.h"
 #include "schema/number_text.h"
 
 namespace lull::compiler {
@@ -17,7 +18,7 @@ std::string fmt(double v) { return number_text(v); }
 
 }  // namespace
 
-void validate_profile_set(const schema::ProfileSet& set, const std::string& where) {
+void validate_profile_set(const schema::ProfileSet& set, const std::string& where, double slo_ms) {
   auto fail = [&](const std::string& field, const std::string& why) {
     throw ProfileError(where + ": " + field + ": " + why);
   };
@@ -41,13 +42,13 @@ void validate_profile_set(const schema::ProfileSet& set, const std::string& wher
         fail(lat + ".batch", "must be in 1.." + std::to_string(limits::kMaxBatch) + " (got " + std::to_string(l.batch()) + ")");
       if (!batches.insert(l.batch()).second) fail(lat + ".batch", "batch size " + std::to_string(l.batch()) + " appears twice");
       if (l.samples_s_size() == 0) {
-        if (!(std::isfinite(l.latency_s()) && l.latency_s() > 0))
-          fail(lat + ".latency_s", "latency must be positive and finite (got " + fmt(l.latency_s()) + "; give samples_s or latency_s)");
+        const std::string why = latency_problem(l.latency_s(), slo_ms);
+        if (!why.empty()) fail(lat + ".latency_s", why + "; give samples_s or latency_s");
       }
-      for (int s = 0; s < l.samples_s_size(); ++s)
-        if (!(std::isfinite(l.samples_s(s)) && l.samples_s(s) > 0))
-          fail(lat + ".samples_s[" + std::to_string(s) + "]",
-               "latency must be positive and finite (got " + fmt(l.samples_s(s)) + ")");
+      for (int s = 0; s < l.samples_s_size(); ++s) {
+        const std::string why = latency_problem(l.samples_s(s), slo_ms);
+        if (!why.empty()) fail(lat + ".samples_s[" + std::to_string(s) + "]", why);
+      }
     }
   }
 }

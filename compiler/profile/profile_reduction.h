@@ -22,8 +22,9 @@ struct ReductionOptions {
   bool keep_all_models = false;       // skip Pareto pruning
 };
 
-// `where` names the source (file or folder) in error messages.
-void validate_profile_set(const schema::ProfileSet& set, const std::string& where);
+// `where` names the source (file or folder) in error messages. Latencies must
+// be within schema/latency_limit.h's bound for `slo_ms` (0: no SLO known).
+void validate_profile_set(const schema::ProfileSet& set, const std::string& where, double slo_ms = 0);
 
 // Validates, then reduces to lat(m, b) for b = 1..max_queue+1 (N is the MDP's).
 ReducedProfiles reduce_profiles(const schema::ProfileSet& set, const ReductionOptions& opts, int max_queue,

@@ -5,14 +5,17 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
 #include <fstream>
-#include <sstream>
 
 namespace lull::serve {
 
 namespace {
 
 using google::protobuf::Value;
+
+constexpr std::size_t kMaxKeyFileBytes = 1 << 20;  // TorchServe's file is a few hundred bytes
+constexpr std::size_t kMaxKeyBytes = 4096;
 
 std::string key_of(const google::protobuf::Struct& file, const std::string& path, const std::string& section) {
   const auto& f = file.fields();
@@ -23,7 +26,14 @@ std::string key_of(const google::protobuf::Struct& file, const std::string& path
   auto k = sf.find("key");
   if (k == sf.end() || k->second.kind_case() != Value::kStringValue || k->second.string_value().empty())
     throw std::invalid_argument(path + ": " + section + ".key: missing or not a non-empty string");
-  return k->second.string_value();
+  // The key goes into an "Authorization: Bearer" header: a line break or a
+  // control byte in it would end or forge the header.
+  const std::string& key = k->second.string_value();
+  if (key.size() > kMaxKeyBytes ||
+      !std::all_of(key.begin(), key.end(), [](char c) { return c > ' ' && c < 0x7f; }))
+    throw std::invalid_argument(path + ": " + section + ".key: must be at most " + std::to_string(kMaxKeyBytes) +
+                                " printable ASCII characters without spaces (it is sent as an HTTP header)");
+  return key;
 }
 
 }  // namespace
@@ -31,10 +41,14 @@ std::string key_of(const google::protobuf::Struct& file, const std::string& path
 TorchServeKeys read_torchserve_key_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument(path + ": cannot read the TorchServe key file");
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text(kMaxKeyFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxKeyFileBytes)
+    throw std::invalid_argument(path + ": larger than " + std::to_string(kMaxKeyFileBytes) +
+                                " bytes (expected TorchServe's key_file.json)");
   google::protobuf::Struct file;
-  if (!google::protobuf::util::JsonStringToMessage(text.str(), &file).ok())
+  if (!google::protobuf::util::JsonStringToMessage(text, &file).ok())
     throw std::invalid_argument(path + ": not a JSON object (expected TorchServe's key_file.json)");
   TorchServeKeys keys;
   keys.inference = key_of(file, path, "inference");

@@ -21,8 +21,10 @@ struct TorchServeKeys {
 //   {"management": {"key": "...", "expiration time": "..."},
 //    "inference":  {"key": "...", "expiration time": "..."},
 //    "API":        {"key": "..."}}
-// Both "management.key" and "inference.key" must be non-empty strings; other
-// fields are ignored. Throws std::invalid_argument("PATH: field: why").
+// Both "management.key" and "inference.key" must be non-empty strings of
+// printable ASCII without spaces (they become an HTTP header); other fields
+// are ignored; the file is at most 1 MiB. Throws
+// std::invalid_argument("PATH: field: why"), one line.
 TorchServeKeys read_torchserve_key_file(const std::string& path);
 
 // True when the server refused the call for its token: 401 or 403, or

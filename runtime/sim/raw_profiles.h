@@ -14,7 +14,8 @@ namespace lull::sim {
 using RawProfiles = std::map<std::string, std::map<int, std::vector<double>>>;
 
 // Reads only `models` (all when empty). Throws std::runtime_error naming the
-// file on malformed input or a missing model.
-RawProfiles load_raw_profiles(const std::string& path, const std::vector<std::string>& models);
+// file (and the field or sample) on malformed input, a missing model, or a
+// latency outside schema/latency_limit.h's range for `slo_ms` (0: no SLO).
+RawProfiles load_raw_profiles(const std::string& path, const std::vector<std::string>& models, double slo_ms = 0);
 
 }  // namespace lull::sim

@@ -157,3 +157,40 @@ TEST_CASE("profile, loadgen and bench serve refuse counts and rates out of range
                  "--json OUT",
                  {"--input-bytes"});
 }
+
+// Issue 25, finding 2: one sample of 2^32 s corrupted the heap in compile,
+// 1e6 s ran for seconds; simulate --latency sampled took -1e308 and 1e9 s.
+TEST_CASE("latency samples beyond 1000 x the SLO are refused with the field path", "[cli][limits]") {
+  const std::string from = "{\"batch\": 4, \"latency_s\": 0.009}";
+  auto with_sample = [&](const std::string& name, const std::string& sample) {
+    std::string text = lull::test::slurp(kTiny);
+    const auto pos = text.find(from);
+    REQUIRE(pos != std::string::npos);
+    return write_temp(name, text.replace(pos, from.size(), "{\"batch\": 4, \"samples_s\": [0.009, " + sample + "]}"));
+  };
+  const std::string compile = " --slo-ms 100 --workers 2 --load-qps 50 --device cpu --out OUT";
+  for (const std::string sample : {"4294967296", "1e6", "100.5"})
+    expect_refused("compile --profiles " + with_sample("huge_sample.json", sample) + compile,
+                   {"huge_sample.json", "models[0] (fast).latencies[2].samples_s[1]", "1000 x the SLO of 100 ms"});
+  // 100 s is 1000 x 100 ms: in range.
+  CHECK(run_lull("compile --profiles " + with_sample("edge_sample.json", "100") + " --slo-ms 100 --workers 2 "
+                 "--load-qps 50 --max-queue 8 --device cpu --out " + temp_dir() + "/edge.pb").exit_code == 0);
+  const std::string sim = "simulate --policies " + good_set() + " --workers 2 --trace constant:10:1 --latency sampled "
+                          "--out OUT --profiles ";
+  expect_refused(sim + with_sample("sim_huge.json", "1e9"), {"sim_huge.json", "latencies[2].samples_s[1]", "1000 x"});
+  expect_refused(sim + with_sample("sim_neg.json", "-1e308"), {"sim_neg.json", "latencies[2].samples_s[1]", "positive"});
+  CHECK(run_lull("simulate --policies " + good_set() + " --workers 2 --trace constant:10:1 --latency sampled --out " +
+                 temp_dir() + "/sim_ok.json --profiles " + kTiny).exit_code == 0);
+}
+
+// Issue 25, finding 7: protobuf printed "[libprotobuf ERROR ...] String field
+// ... contains invalid UTF-8 data" on a line of its own before lull's error.
+TEST_CASE("a policy file protobuf itself complains about is refused in one line", "[cli][limits]") {
+  std::string bytes = lull::test::slurp(good_set());
+  const auto pos = bytes.find("tiny");  // the task name, a string field
+  REQUIRE(pos != std::string::npos);
+  bytes.replace(pos, 4, "\xff\xfe\xfd\xfc");
+  const std::string bad = write_temp("bad_utf8.pb", bytes);
+  expect_refused("policy show " + bad, {"bad_utf8.pb", "not a policy set", "invalid UTF-8"});
+  expect_refused("simulate --policies " + bad + " --workers 2 --trace constant:10:1 --out OUT", {"bad_utf8.pb", "UTF-8"});
+}

@@ -107,3 +107,30 @@ TEST_CASE("lull simulate --variant-sets: bad input is one line, exit code 2, no 
   };
   for (const auto& [flags, needle] : cases) lull::test::check_usage_error(base + flags, needle, out);
 }
+
+// Issue 25, finding 7: the manifest's first file was never checked, and a
+// first variant listing --policies' models in another order was refused with
+// "serve the manifest's vs_full.pb as --policies", which the run already did.
+TEST_CASE("lull simulate --variant-sets: every manifest file is checked, model order does not matter",
+          "[sim][cli][variants]") {
+  const std::string full = library(false), out = lull::test::temp_dir() + "/vs_order.json";
+  library(true);
+  const std::string base = "simulate --policies " + full + " --workers 2 --trace constant:50:5 --autoscale --out " + out;
+  const std::string missing_first = write("vs_missing_first.json", R"({"format": "lull-variants/1", "variants": [
+    {"file": "vs_gone.pb", "from_qps": 0, "models": ["fast", "slow"]},
+    {"file": "vs_small.pb", "from_qps": 100, "models": ["fast"]}]})");
+  lull::test::check_usage_error(base + " --variant-sets " + missing_first, "variants[0].file: " + lull::test::temp_dir() +
+                                "/vs_gone.pb: no such file", out);
+  const CliResult r = run_lull(base + " --variant-sets " + manifest(R"("slow", "fast")"));
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("lull simulate --fail names a worker the run has", "[sim][cli]") {
+  const std::string full = library(false), out = lull::test::temp_dir() + "/fail_range.json";
+  const std::string base = "simulate --policies " + full + " --workers 2 --trace constant:50:5 --out " + out;
+  lull::test::check_usage_error(base + " --fail 99@1:1", "--fail '99@1:1': worker 99 does not exist", out);
+  lull::test::check_usage_error(base + " --fail 2@1:1", "workers are numbered 0..1", out);
+  CHECK(run_lull(base + " --fail 1@1:1").exit_code == 0);
+  CHECK(run_lull(base + " --workers-at 0:4 --fail 3@1:1").exit_code == 0);  // the pool grows to 4 first
+}

@@ -132,3 +132,59 @@ TEST_CASE("token: batches carry the inference key, and without it the batch erro
     backend.stop();
   }
 }
+
+// Mutated key files (issue 25): each is refused with one line naming the file
+// (and the field, where there is one), never read without bound, and no key
+// that could break the Authorization header gets through.
+TEST_CASE("key file: truncated, huge, wrong types, missing keys and binary files are refused in one line",
+          "[serve][token]") {
+  const std::string good = kKeyFile;
+  auto refused = [](const std::string& path, const std::string& needle) {
+    INFO(path << " -> " << needle);
+    try {
+      read_torchserve_key_file(path);
+      FAIL("read a bad key file");
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      CHECK(what.rfind(path + ": ", 0) == 0);
+      CHECK(what.find('\n') == std::string::npos);
+      CHECK(what.find(needle) != std::string::npos);
+    }
+  };
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, good.size() / 3, good.size() / 2, good.size() - 2})
+    refused(write_temp("cut" + std::to_string(n) + ".json", good.substr(0, n)), "not a JSON object");
+  refused(write_temp("array.json", "[1, 2]"), "not a JSON object");
+  refused(write_temp("string.json", "\"key\""), "not a JSON object");
+  refused(write_temp("null_section.json", R"({"management": null, "inference": {"key": "i"}})"), "management: missing");
+  refused(write_temp("list_section.json", R"({"management": ["k"], "inference": {"key": "i"}})"), "management: missing");
+  refused(write_temp("no_inference.json", R"({"management": {"key": "m"}})"), "inference: missing");
+  refused(write_temp("empty_key.json", R"({"management": {"key": ""}, "inference": {"key": "i"}})"), "management.key");
+  refused(write_temp("object_key.json", R"({"management": {"key": {"k": 1}}, "inference": {"key": "i"}})"),
+          "management.key");
+  refused(write_temp("bool_key.json", R"({"management": {"key": "m"}, "inference": {"key": true}})"), "inference.key");
+  // Keys that would end or forge the header line.
+  refused(write_temp("crlf_key.json", R"({"management": {"key": "m\r\nX-Evil: 1"}, "inference": {"key": "i"}})"),
+          "management.key: must be at most 4096 printable ASCII");
+  refused(write_temp("space_key.json", R"({"management": {"key": "m"}, "inference": {"key": "a b"}})"), "inference.key");
+  refused(write_temp("nul_key.json", R"({"management": {"key": "m\u0000x"}, "inference": {"key": "i"}})"),
+          "management.key");
+  refused(write_temp("long_key.json", R"({"management": {"key": ")" + std::string(5000, 'k') +
+                                          R"("}, "inference": {"key": "i"}})"),
+          "management.key");
+  // Huge: padded past 1 MiB with spaces (valid JSON otherwise), and an endless device.
+  refused(write_temp("huge.json", good + std::string((1 << 20) + 1, ' ')), "larger than 1048576 bytes");
+  refused("/dev/zero", "larger than 1048576 bytes");
+  std::string binary;
+  for (int i = 0; i < 4096; ++i) binary += static_cast<char>((i * 131 + 7) % 256);
+  refused(write_temp("binary.json", binary), "not a JSON object");
+  refused(write_temp("deep.json", std::string(100000, '[') + std::string(100000, ']')), "not a JSON object");
+  // Unknown fields and a key of every printable character still read.
+  std::string printable;
+  for (char c = '!'; c < 0x7f; ++c)
+    if (c != '"' && c != '\\') printable += c;
+  const auto keys = read_torchserve_key_file(write_temp(
+      "extra.json", R"({"x": [1, {"y": null}], "management": {"key": ")" + printable +
+                        R"(", "expiration time": 5}, "inference": {"key": "i"}})"));
+  CHECK(keys.management == printable);
+  CHECK(keys.inference == "i");
+}

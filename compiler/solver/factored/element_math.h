@@ -23,6 +23,7 @@ constexpr double kDoubleMinNormal = 2.2250738585072014e-308;
 
 LULL_HD inline double max_hd(double a, double b) { return a > b ? a : b; }
 LULL_HD inline double min_hd(double a, double b) { return a < b ? a : b; }
+LULL_HD inline int min_int(int a, int b) { return a < b ? a : b; }
 
 // sum_i a[i] b[i], i < n, as eight interleaved partial sums combined in a
 // fixed order: a single chain of dependent multiply-adds is latency-bound,

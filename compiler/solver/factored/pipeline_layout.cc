@@ -1,6 +1,11 @@
 #include "compiler/solver/factored/pipeline_layout.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <stdexcept>
+
+#include "schema/number_text.h"
 
 namespace lull::compiler::factored {
 
@@ -122,6 +127,28 @@ std::size_t factored_table_bytes(const MdpProblem& p, const ActionLayout& L) {
   const std::size_t K = p.K(), cols = p.N() + 1, taus = p.taus_us.size(), B = p.J1() - 1;
   const std::size_t doubles = p.num_states() * K + (B + taus) * K * cols + (B + taus) * K + L.count_begin.back();
   return sizeof(double) * doubles + sizeof(std::size_t) * L.count_begin.size() + sizeof(int) * taus;
+}
+
+double estimated_table_bytes(const Dims& d, const ActionLayout& L) {
+  const double tables = d.B + d.taus, K = d.K, slots = static_cast<double>(L.slot_tau.size());
+  const double doubles = 3 * tables * d.span              // px, cdf, sf scratch rows
+                         + tables * K * d.cols()           // pass
+                         + tables * K                      // kernel
+                         + static_cast<double>(d.num_states()) * K  // phase
+                         + static_cast<double>(L.count_begin.back())  // count_prob
+                         + slots * L.count_stride          // count pmfs
+                         + slots * K * (d.N + 2.0);        // count tables
+  return sizeof(double) * doubles;
+}
+
+void check_table_memory(const Dims& d, const ActionLayout& L, double limit_bytes) {
+  if (!(limit_bytes > 0))
+    limit_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  const double need = estimated_table_bytes(d, L);
+  if (need > limit_bytes)
+    throw std::runtime_error("the solver's tables would need about " + number_text(need / 1e9) + " GB, more than the " +
+                             number_text(limit_bytes / 1e9) + " GB of memory here (rows of " + std::to_string(d.span) +
+                             " arrivals: a service time far beyond the SLO?)");
 }
 
 double work_per_step(const Dims& d, const ActionLayout& L) {

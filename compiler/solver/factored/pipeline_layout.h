@@ -44,6 +44,14 @@ PolicyLayout layout_policy(const MdpProblem& p, const ActionLayout& actions, con
 // (shared buckets and one first bucket per service time), count tables.
 std::size_t factored_table_bytes(const MdpProblem& p, const ActionLayout& actions);
 
+// The peak bytes build_exec_tables allocates for the tables (the pass-table
+// scratch rows included), computed in double so that no size overflows.
+double estimated_table_bytes(const Dims& d, const ActionLayout& actions);
+// Throws std::runtime_error with the estimate when it exceeds `limit_bytes`
+// (default: this machine's physical memory), before anything is allocated:
+// a latency far beyond the SLO makes the rows millions of arrivals long.
+void check_table_memory(const Dims& d, const ActionLayout& actions, double limit_bytes = 0);
+
 // Multiply-adds of one value-iteration step: the bucket and tau tables, the Q
 // values of whole-queue actions (K each) and of partial actions (their count
 // distributions). The CPU executor threads its loops by this.

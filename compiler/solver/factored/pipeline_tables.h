@@ -49,6 +49,7 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
   t.d = d;
   t.layout = layout_actions(p);
   ActionLayout& L = t.layout;
+  check_table_memory(d, L);  // refuse with the estimate rather than fail an allocation part-way
   t.grid = ex.upload(p.grid_us);
   t.accuracy = ex.upload(p.accuracy);
   t.a_begin = ex.upload(std::move(L.begin));

@@ -70,10 +70,12 @@ struct TablePmfs {
     const double mu_x = d.lambda_per_us * max_hd(0.0, width_us[t]);
     const double mu_y = d.lambda_per_us * max_hd(0.0, remaining_us[t]);
     const int full = (d.N + 1) * d.K;
-    const int xe = poisson_support_end(mu_x);  // arrivals past `full` all count to F
+    // Every index below stays inside the row (d.span entries) whatever the
+    // latencies: dims_of sizes span for them, and this clamp holds if it did not.
+    const int xe = min_int(poisson_support_end(mu_x), d.span);  // arrivals past `full` all count to F
     for (int x = 0; x < xe; ++x) px[row + x] = poisson_pmf(x, mu_x);
-    const int yend = full + 1;
-    const int yl = poisson_support_end(mu_y) > yend ? poisson_support_end(mu_y) : yend;
+    const int yend = min_int(full + 1, d.span);
+    const int yl = min_int(poisson_support_end(mu_y) > yend ? poisson_support_end(mu_y) : yend, d.span);
     for (int y = 0; y < yl; ++y) sf[row + y] = poisson_pmf(y, mu_y);  // py, turned into sf below
     double acc = 0;
     for (int y = 0; y < yend; ++y) {
