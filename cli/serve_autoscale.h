@@ -17,9 +17,9 @@
 #include "runtime/manager/serving_autoscaler.h"
 #include "runtime/manager/worker_pool.h"
 #include "runtime/policy_table.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 #include "runtime/serve/serve_session.h"
-#include "runtime/serve/torchserve_backend.h"
+#include "runtime/torchserve/torchserve_backend.h"
 
 namespace lull::cli {
 

@@ -31,10 +31,10 @@
 #include "runtime/clock.h"
 #include "runtime/manager/load_forecast.h"
 #include "runtime/manager/session_policy_swap.h"
-#include "runtime/manager/torchserve_model_control.h"
+#include "runtime/torchserve/torchserve_model_control.h"
 #include "runtime/manager/variant_switcher.h"
 #include "runtime/policy_table.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 #include "runtime/serve/serve_session.h"
 
 namespace lull::cli {

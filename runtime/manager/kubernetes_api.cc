@@ -7,9 +7,9 @@
 #include <sstream>
 #include <thread>
 
-#include "runtime/serve/json_value.h"
-#include "runtime/serve/model_management.h"
-#include "runtime/serve/worker_endpoint.h"
+#include "runtime/net/json_value.h"
+#include "runtime/torchserve/model_management.h"
+#include "runtime/torchserve/worker_endpoint.h"
 
 namespace lull::manager {
 

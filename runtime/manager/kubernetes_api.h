@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 
 namespace lull::manager {
 

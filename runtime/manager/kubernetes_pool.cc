@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/prometheus_text.h"
 
 namespace lull::manager {
 

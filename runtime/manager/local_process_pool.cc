@@ -8,8 +8,8 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "runtime/manager/text_template.h"
-#include "runtime/serve/model_check.h"
+#include "runtime/text_template.h"
+#include "runtime/torchserve/model_check.h"
 
 namespace lull::manager {
 

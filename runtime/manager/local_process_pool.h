@@ -28,8 +28,8 @@
 #include "runtime/clock.h"
 #include "runtime/manager/child_process.h"
 #include "runtime/manager/worker_pool.h"
-#include "runtime/serve/http_client.h"
-#include "runtime/serve/worker_endpoint.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/worker_endpoint.h"
 
 namespace lull::manager {
 

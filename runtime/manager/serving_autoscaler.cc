@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/prometheus_text.h"
 
 namespace lull::manager {
 

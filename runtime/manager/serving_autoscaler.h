@@ -40,7 +40,7 @@
 #include "runtime/manager/worker_pool.h"
 #include "runtime/policy_table.h"
 #include "runtime/serve/serve_session.h"
-#include "runtime/serve/torchserve_backend.h"
+#include "runtime/torchserve/torchserve_backend.h"
 
 namespace lull::manager {
 

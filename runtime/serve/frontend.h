@@ -22,8 +22,8 @@
 #include <memory>
 #include <string>
 
-#include "runtime/serve/http_response_counts.h"
-#include "runtime/serve/http_server.h"
+#include "runtime/net/http_response_counts.h"
+#include "runtime/net/http_server.h"
 
 namespace lull::serve {
 

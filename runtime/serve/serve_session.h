@@ -42,13 +42,13 @@
 #include "runtime/background_policy_provider.h"
 #include "runtime/clock.h"
 #include "runtime/dispatcher.h"
-#include "runtime/manager/drain_tracker.h"
+#include "runtime/drain_tracker.h"
 #include "runtime/policy_table.h"
 #include "runtime/serve/frontend.h"
 #include "runtime/serve/latency_drift.h"
-#include "runtime/serve/query_inputs.h"
+#include "runtime/query_inputs.h"
 #include "runtime/serve/serve_metrics.h"
-#include "runtime/serve/worker_health.h"
+#include "runtime/worker_health.h"
 
 namespace lull::serve {
 

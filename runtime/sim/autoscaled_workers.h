@@ -19,7 +19,7 @@
 #include "runtime/clock.h"
 #include "runtime/dispatcher.h"
 #include "runtime/manager/autoscaler.h"
-#include "runtime/manager/drain_tracker.h"
+#include "runtime/drain_tracker.h"
 #include "runtime/manager/simulated_worker_pool.h"
 
 namespace lull::sim {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/serve/base64.h"
-#include "runtime/serve/batch_codec.h"
-#include "runtime/serve/request_split.h"
+#include "runtime/net/base64.h"
+#include "runtime/torchserve/batch_codec.h"
+#include "runtime/torchserve/request_split.h"
 #include "test/fuzz/fuzz_support.h"
 
 namespace {

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "model_server_process.h"
-#include "runtime/serve/model_check.h"
+#include "runtime/torchserve/model_check.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;

@@ -8,8 +8,8 @@
 #include <algorithm>
 
 #include "model_server_process.h"
-#include "runtime/serve/model_check.h"
-#include "runtime/serve/model_management.h"
+#include "runtime/torchserve/model_check.h"
+#include "runtime/torchserve/model_management.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;

@@ -1,4 +1,4 @@
-#include "runtime/serve/query_inputs.h"
+#include "runtime/query_inputs.h"
 
 namespace lull::serve {
 

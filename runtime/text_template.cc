@@ -1,5 +1,5 @@
 // Placeholder filling (why: see text_template.h).
-#include "runtime/manager/text_template.h"
+#include "runtime/text_template.h"
 
 namespace lull::manager {
 

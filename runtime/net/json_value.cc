@@ -1,5 +1,5 @@
 // Small JSON reads over protobuf's Value (why: see json_value.h).
-#include "runtime/serve/json_value.h"
+#include "runtime/net/json_value.h"
 
 #include <google/protobuf/util/json_util.h>
 

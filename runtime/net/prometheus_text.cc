@@ -1,4 +1,4 @@
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/prometheus_text.h"
 
 #include <cmath>
 #include <cstdio>

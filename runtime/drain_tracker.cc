@@ -1,5 +1,5 @@
 // Pending drains of the serving layer (why: see drain_tracker.h).
-#include "runtime/manager/drain_tracker.h"
+#include "runtime/drain_tracker.h"
 
 #include <utility>
 

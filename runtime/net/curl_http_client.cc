@@ -15,7 +15,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 
 namespace lull::serve {
 

@@ -1,6 +1,6 @@
-#include "runtime/serve/http_response_counts.h"
+#include "runtime/net/http_response_counts.h"
 
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/prometheus_text.h"
 
 namespace lull::serve {
 

@@ -1,11 +1,11 @@
 // TorchServe management API client (why: see model_management.h).
-#include "runtime/serve/model_management.h"
+#include "runtime/torchserve/model_management.h"
 
 #include <cstdio>
 
-#include "runtime/serve/json_value.h"
-#include "runtime/serve/torchserve_token.h"
-#include "runtime/serve/worker_endpoint.h"
+#include "runtime/net/json_value.h"
+#include "runtime/torchserve/torchserve_token.h"
+#include "runtime/torchserve/worker_endpoint.h"
 
 namespace lull::serve {
 

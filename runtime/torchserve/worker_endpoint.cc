@@ -1,4 +1,4 @@
-#include "runtime/serve/worker_endpoint.h"
+#include "runtime/torchserve/worker_endpoint.h"
 
 #include <cctype>
 #include <stdexcept>

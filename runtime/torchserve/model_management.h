@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 
 namespace lull::serve {
 

@@ -1,6 +1,6 @@
 // Reading TorchServe's key file and recognising its token refusals (why: see
 // torchserve_token.h).
-#include "runtime/serve/torchserve_token.h"
+#include "runtime/torchserve/torchserve_token.h"
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>

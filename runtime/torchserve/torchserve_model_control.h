@@ -6,8 +6,8 @@
 #include <string>
 
 #include "runtime/manager/model_set_change.h"
-#include "runtime/serve/http_client.h"
-#include "runtime/serve/model_management.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/model_management.h"
 
 namespace lull::manager {
 

@@ -1,4 +1,4 @@
-#include "runtime/serve/multipart_form.h"
+#include "runtime/net/multipart_form.h"
 
 #include <algorithm>
 #include <cctype>

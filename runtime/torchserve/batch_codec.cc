@@ -1,12 +1,12 @@
 // The response is split by a small JSON scanner rather than parsed and
 // re-serialized: each query gets its prediction's text exactly as the model
 // server wrote it (key order included), and nothing is allocated per token.
-#include "runtime/serve/batch_codec.h"
+#include "runtime/torchserve/batch_codec.h"
 
 #include <cctype>
 #include <cstdlib>
 
-#include "runtime/serve/base64.h"
+#include "runtime/net/base64.h"
 
 namespace lull::serve {
 

@@ -1,12 +1,12 @@
 // The management-API start-up check (why: see model_check.h).
-#include "runtime/serve/model_check.h"
+#include "runtime/torchserve/model_check.h"
 
 #include <algorithm>
 #include <future>
 #include <memory>
 
-#include "runtime/serve/json_value.h"
-#include "runtime/serve/torchserve_token.h"
+#include "runtime/net/json_value.h"
+#include "runtime/torchserve/torchserve_token.h"
 
 namespace lull::serve {
 

@@ -1,4 +1,4 @@
-#include "runtime/serve/json_data_field.h"
+#include "runtime/net/json_data_field.h"
 
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 // Model loading through TorchServe's management API (why: see torchserve_model_control.h).
-#include "runtime/manager/torchserve_model_control.h"
+#include "runtime/torchserve/torchserve_model_control.h"
 
-#include "runtime/manager/text_template.h"
+#include "runtime/text_template.h"
 
 namespace lull::manager {
 

@@ -1,12 +1,12 @@
-#include "runtime/serve/torchserve_backend.h"
+#include "runtime/torchserve/torchserve_backend.h"
 
 #include <chrono>
 #include <future>
 #include <stdexcept>
 
-#include "runtime/serve/batch_codec.h"
-#include "runtime/serve/request_split.h"
-#include "runtime/serve/torchserve_token.h"
+#include "runtime/torchserve/batch_codec.h"
+#include "runtime/torchserve/request_split.h"
+#include "runtime/torchserve/torchserve_token.h"
 
 namespace lull::serve {
 

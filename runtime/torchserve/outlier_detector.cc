@@ -1,5 +1,5 @@
 // Outlier ejection policy (outlier_detector.h): counting, backoff, return gate.
-#include "runtime/serve/outlier_detector.h"
+#include "runtime/torchserve/outlier_detector.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-#include "runtime/serve/http_server.h"
+#include "runtime/net/http_server.h"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/prometheus_text.h"
 
 namespace lull::serve {
 

@@ -1,5 +1,5 @@
 // Splitting a batch's request under the server's size limit (why: see request_split.h).
-#include "runtime/serve/request_split.h"
+#include "runtime/torchserve/request_split.h"
 
 namespace lull::serve {
 

@@ -1,4 +1,4 @@
-#include "runtime/serve/base64.h"
+#include "runtime/net/base64.h"
 
 #include <array>
 

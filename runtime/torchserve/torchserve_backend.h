@@ -34,11 +34,11 @@
 #include <vector>
 
 #include "runtime/backend.h"
-#include "runtime/serve/http_client.h"
-#include "runtime/serve/outlier_detector.h"
-#include "runtime/serve/query_inputs.h"
-#include "runtime/serve/worker_health.h"
-#include "runtime/serve/worker_endpoint.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/outlier_detector.h"
+#include "runtime/query_inputs.h"
+#include "runtime/worker_health.h"
+#include "runtime/torchserve/worker_endpoint.h"
 
 namespace lull::serve {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/serve/http_client.h"
-#include "runtime/serve/worker_endpoint.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/worker_endpoint.h"
 
 namespace lull::serve {
 
