@@ -76,7 +76,7 @@ class ServeVariants {
   manager::WorkerList workers_;
   std::function<void(const std::vector<runtime::PolicyTable>&)> on_switch_;
   serve::HttpClient client_;
-  manager::TorchServeModelControl control_;
+  serve::TorchServeModelControl control_;
   std::unique_ptr<manager::SessionPolicySwap> swap_;
   std::unique_ptr<manager::VariantSwitcher> switcher_;
   std::unique_ptr<manager::LoadForecaster> forecaster_;

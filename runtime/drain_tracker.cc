@@ -3,7 +3,7 @@
 
 #include <utility>
 
-namespace lull::manager {
+namespace lull::runtime {
 
 void DrainTracker::begin(int worker, bool busy, std::function<void()> drained) {
   if (!busy) {
@@ -22,4 +22,4 @@ void DrainTracker::on_idle(int worker) {
   drained();
 }
 
-}  // namespace lull::manager
+}  // namespace lull::runtime

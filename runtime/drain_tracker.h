@@ -11,7 +11,7 @@
 #include <functional>
 #include <map>
 
-namespace lull::manager {
+namespace lull::runtime {
 
 class DrainTracker {
  public:
@@ -25,4 +25,4 @@ class DrainTracker {
   std::map<int, std::function<void()>> pending_;
 };
 
-}  // namespace lull::manager
+}  // namespace lull::runtime

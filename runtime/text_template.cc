@@ -1,7 +1,7 @@
 // Placeholder filling (why: see text_template.h).
 #include "runtime/text_template.h"
 
-namespace lull::manager {
+namespace lull::runtime {
 
 std::string fill_template(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
   for (const auto& [key, value] : values)
@@ -10,4 +10,4 @@ std::string fill_template(std::string text, const std::vector<std::pair<std::str
   return text;
 }
 
-}  // namespace lull::manager
+}  // namespace lull::runtime

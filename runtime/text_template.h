@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
-namespace lull::manager {
+namespace lull::runtime {
 
 // `text` with every occurrence of each key (e.g. "{port}") replaced by its value.
 std::string fill_template(std::string text, const std::vector<std::pair<std::string, std::string>>& values);
 
-}  // namespace lull::manager
+}  // namespace lull::runtime

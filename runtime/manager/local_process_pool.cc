@@ -14,7 +14,7 @@
 namespace lull::manager {
 
 std::string expand_command(const std::string& command_template, int port, int management_port) {
-  return fill_template(command_template,
+  return runtime::fill_template(command_template,
                        {{"{port}", std::to_string(port)}, {"{management_port}", std::to_string(management_port)}});
 }
 

@@ -84,7 +84,7 @@ class AutoscaledWorkers {
   manager::CapacityTarget target_;
   manager::Autoscaler scaler_;
   manager::SimulatedWorkerPool pool_;
-  manager::DrainTracker drains_;
+  runtime::DrainTracker drains_;
   runtime::Dispatcher* dispatcher_ = nullptr;
   std::map<std::string, int> slot_of_;
   std::map<std::string, manager::WorkerState> state_of_;

@@ -3,19 +3,19 @@
 
 #include "runtime/text_template.h"
 
-namespace lull::manager {
+namespace lull::serve {
 
-TorchServeModelControl::TorchServeModelControl(serve::HttpClient& client, serve::ModelManagementOptions options,
+TorchServeModelControl::TorchServeModelControl(HttpClient& client, ModelManagementOptions options,
                                                std::string archive_template)
     : client_(client), options_(std::move(options)), archive_template_(std::move(archive_template)) {}
 
 void TorchServeModelControl::load(const std::string& management_url, const std::string& model) {
   serve::ModelManagementClient(client_, management_url, options_)
-      .load(model, fill_template(archive_template_, {{"{model}", model}}));
+      .load(model, runtime::fill_template(archive_template_, {{"{model}", model}}));
 }
 
 void TorchServeModelControl::unload(const std::string& management_url, const std::string& model) {
   serve::ModelManagementClient(client_, management_url, options_).unload(model);
 }
 
-}  // namespace lull::manager
+}  // namespace lull::serve

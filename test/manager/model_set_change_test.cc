@@ -16,6 +16,7 @@
 #include "runtime/torchserve/model_management.h"
 
 using namespace lull::manager;
+using lull::serve::TorchServeModelControl;
 using lull::serve::testing::ModelServerProcess;
 
 namespace {

@@ -29,6 +29,7 @@
 #include "session_test_support.h"
 
 using namespace lull::manager;
+using lull::serve::TorchServeModelControl;
 using lull::runtime::PolicyTable;
 using lull::serve::testing::ModelServerProcess;
 
