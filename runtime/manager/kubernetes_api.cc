@@ -47,7 +47,7 @@ std::string describe_kubernetes_error(const HttpResponse& r) {
   return out;
 }
 
-KubernetesApi::KubernetesApi(serve::HttpClient& client, KubernetesApiOptions options)
+KubernetesApi::KubernetesApi(serve::HttpTransport& client, KubernetesApiOptions options)
     : client_(client), options_(std::move(options)) {
   const bool https = options_.server.rfind("https://", 0) == 0;
   // normalize_base_url checks http://HOST:PORT; the same rules hold for https.

@@ -18,7 +18,7 @@ std::string expand_command(const std::string& command_template, int port, int ma
                        {{"{port}", std::to_string(port)}, {"{management_port}", std::to_string(management_port)}});
 }
 
-LocalProcessPool::LocalProcessPool(serve::HttpClient& client, const runtime::Clock& clock,
+LocalProcessPool::LocalProcessPool(serve::HttpTransport& client, const runtime::Clock& clock,
                                    LocalProcessPoolOptions options)
     : client_(client), clock_(clock), options_(std::move(options)) {
   if (options_.command.find("{port}") == std::string::npos)

@@ -28,7 +28,7 @@
 #include "runtime/clock.h"
 #include "runtime/manager/child_process.h"
 #include "runtime/manager/worker_pool.h"
-#include "runtime/net/http_client.h"
+#include "runtime/net/http_transport.h"
 #include "runtime/torchserve/worker_endpoint.h"
 
 namespace lull::manager {
@@ -49,7 +49,7 @@ class LocalProcessPool final : public WorkerPool {
  public:
   // `client` and `clock` must outlive the pool. Throws std::invalid_argument
   // when the template lacks {port}.
-  LocalProcessPool(serve::HttpClient& client, const runtime::Clock& clock, LocalProcessPoolOptions options);
+  LocalProcessPool(serve::HttpTransport& client, const runtime::Clock& clock, LocalProcessPoolOptions options);
   // Stops every process still running (SIGTERM, then SIGKILL after the grace period).
   ~LocalProcessPool() override;
 
@@ -85,7 +85,7 @@ class LocalProcessPool final : public WorkerPool {
                           std::shared_ptr<std::atomic<bool>> cancel) const;
   void notify(const std::vector<WorkerInfo>& changed);
 
-  serve::HttpClient& client_;
+  serve::HttpTransport& client_;
   const runtime::Clock& clock_;
   LocalProcessPoolOptions options_;
   std::mutex mu_;

@@ -1,4 +1,4 @@
-// HttpClient over libcurl's multi interface: the only file in lull that
+// HttpClient (the HttpTransport) over libcurl's multi interface: the only file in lull that
 // includes curl. One loop thread owns the multi handle and every easy handle;
 // other threads hand it work through a mutex-guarded inbox and wake it with
 // curl_multi_wakeup. The multi handle's connection cache keeps connections to
@@ -63,19 +63,6 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
 }
 
 }  // namespace
-
-std::string HttpResponse::header(const std::string& lower_name) const {
-  for (const auto& [k, v] : headers)
-    if (k == lower_name) return v;
-  return "";
-}
-
-std::string HttpResponse::describe() const {
-  if (cancelled) return "cancelled";
-  if (timed_out) return "timed out after " + std::to_string(elapsed_us / 1000) + " ms";
-  if (!error.empty()) return error;
-  return "HTTP " + std::to_string(status);
-}
 
 class HttpClient::Loop {
  public:
@@ -268,12 +255,5 @@ HttpRequestId HttpClient::send(HttpRequest request, HttpCallback done) {
 }
 void HttpClient::cancel(HttpRequestId id) { loop_->cancel(id); }
 void HttpClient::post(std::function<void()> task) { loop_->post(std::move(task)); }
-
-HttpResponse HttpClient::fetch(HttpRequest request) {
-  auto promise = std::make_shared<std::promise<HttpResponse>>();
-  auto future = promise->get_future();
-  send(std::move(request), [promise](HttpResponse r) { promise->set_value(std::move(r)); });
-  return future.get();
-}
 
 }  // namespace lull::serve

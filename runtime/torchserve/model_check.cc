@@ -30,7 +30,7 @@ bool has_ready_worker(const std::string& body) {
   return false;
 }
 
-std::string loaded_list(HttpClient& client, const WorkerEndpoint& w, const ModelCheckOptions& options) {
+std::string loaded_list(HttpTransport& client, const WorkerEndpoint& w, const ModelCheckOptions& options) {
   HttpRequest req;
   req.url = w.management_url + "/models";
   req.timeout_ms = options.timeout_ms;
@@ -53,7 +53,7 @@ std::string loaded_list(HttpClient& client, const WorkerEndpoint& w, const Model
 
 }  // namespace
 
-std::vector<std::string> check_models_loaded(HttpClient& client, const std::vector<WorkerEndpoint>& workers,
+std::vector<std::string> check_models_loaded(HttpTransport& client, const std::vector<WorkerEndpoint>& workers,
                                              const std::vector<std::string>& models,
                                              const ModelCheckOptions& options) {
   // All requests at once, then collect: start-up stays fast with many workers.

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/net/http_client.h"
+#include "runtime/net/http_transport.h"
 #include "runtime/torchserve/worker_endpoint.h"
 
 namespace lull::serve {
@@ -30,7 +30,7 @@ struct ModelCheckOptions {
 // those it has), a refused token, or why it could not be asked. Returns one
 // warning per (worker, model) whose TorchServe batching would hold lull's
 // batches ("worker URL model M: batchSize 8, maxBatchDelay 100 ms: ...").
-std::vector<std::string> check_models_loaded(HttpClient& client, const std::vector<WorkerEndpoint>& workers,
+std::vector<std::string> check_models_loaded(HttpTransport& client, const std::vector<WorkerEndpoint>& workers,
                                              const std::vector<std::string>& models,
                                              const ModelCheckOptions& options = {});
 

@@ -36,7 +36,7 @@ std::string describe_torchserve_error(const HttpResponse& r) {
   return reason;
 }
 
-ModelManagementClient::ModelManagementClient(HttpClient& client, std::string management_url,
+ModelManagementClient::ModelManagementClient(HttpTransport& client, std::string management_url,
                                              ModelManagementOptions options)
     : client_(client), url_(normalize_base_url(management_url)), options_(std::move(options)) {}
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/net/http_client.h"
+#include "runtime/net/http_transport.h"
 
 namespace lull::serve {
 
@@ -37,7 +37,7 @@ struct ModelManagementOptions {
 class ModelManagementClient {
  public:
   // `client` must outlive this; `management_url` is a base URL (http://host:port).
-  ModelManagementClient(HttpClient& client, std::string management_url, ModelManagementOptions options = {});
+  ModelManagementClient(HttpTransport& client, std::string management_url, ModelManagementOptions options = {});
 
   // Registers the archive `archive_url` as `model_name` with one worker and
   // waits until it is loaded. Returns TorchServe's status line. Throws
@@ -53,7 +53,7 @@ class ModelManagementClient {
   HttpResponse call(const std::string& method, const std::string& path_and_query);
   [[noreturn]] void fail(const std::string& what, const HttpResponse& r) const;
 
-  HttpClient& client_;
+  HttpTransport& client_;
   std::string url_;
   ModelManagementOptions options_;
 };

@@ -5,7 +5,7 @@
 
 namespace lull::serve {
 
-TorchServeModelControl::TorchServeModelControl(HttpClient& client, ModelManagementOptions options,
+TorchServeModelControl::TorchServeModelControl(HttpTransport& client, ModelManagementOptions options,
                                                std::string archive_template)
     : client_(client), options_(std::move(options)), archive_template_(std::move(archive_template)) {}
 

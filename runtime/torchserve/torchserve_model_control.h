@@ -6,7 +6,7 @@
 #include <string>
 
 #include "runtime/model_control.h"
-#include "runtime/net/http_client.h"
+#include "runtime/net/http_transport.h"
 #include "runtime/torchserve/model_management.h"
 
 namespace lull::serve {
@@ -14,13 +14,13 @@ namespace lull::serve {
 class TorchServeModelControl final : public runtime::ModelControl {
  public:
   // `client` must outlive this.
-  TorchServeModelControl(HttpClient& client, ModelManagementOptions options = {},
+  TorchServeModelControl(HttpTransport& client, ModelManagementOptions options = {},
                          std::string archive_template = "{model}.mar");
   void load(const std::string& management_url, const std::string& model) override;
   void unload(const std::string& management_url, const std::string& model) override;
 
  private:
-  HttpClient& client_;
+  HttpTransport& client_;
   ModelManagementOptions options_;
   std::string archive_template_;
 };

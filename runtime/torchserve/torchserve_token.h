@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/net/http_client.h"
+#include "runtime/net/http_transport.h"
 
 namespace lull::serve {
 

@@ -28,6 +28,7 @@
 
 #include "fake_kube_support.h"
 #include "runtime/manager/kubernetes_pool.h"
+#include "runtime/net/http_client.h"
 #include "runtime/net/prometheus_text.h"
 #include "serving_rig.h"
 

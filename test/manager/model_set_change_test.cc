@@ -12,6 +12,7 @@
 
 #include "model_server_process.h"
 #include "runtime/manager/model_set_change.h"
+#include "runtime/net/http_client.h"
 #include "runtime/torchserve/torchserve_model_control.h"
 #include "runtime/torchserve/model_management.h"
 

@@ -22,6 +22,7 @@
 #include "pool_test_support.h"
 #include "runtime/manager/serving_autoscaler.h"
 #include "runtime/manager/session_slots.h"
+#include "runtime/net/http_client.h"
 #include "session_test_support.h"
 
 namespace lull::manager::testing {

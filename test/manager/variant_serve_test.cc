@@ -22,6 +22,7 @@
 #include "runtime/torchserve/torchserve_model_control.h"
 #include "runtime/manager/session_policy_swap.h"
 #include "runtime/manager/variant_switcher.h"
+#include "runtime/net/http_client.h"
 #include "runtime/torchserve/model_management.h"
 #include "runtime/query_inputs.h"
 #include "runtime/serve/serve_session.h"

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "model_server_process.h"
+#include "runtime/net/http_client.h"
 #include "runtime/torchserve/model_check.h"
 
 using namespace lull::serve;

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "model_server_process.h"
+#include "runtime/net/http_client.h"
 #include "runtime/torchserve/model_check.h"
 #include "runtime/torchserve/model_management.h"
 

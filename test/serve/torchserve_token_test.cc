@@ -10,6 +10,7 @@
 
 #include "backend_test_support.h"
 #include "model_server_process.h"
+#include "runtime/net/http_client.h"
 #include "runtime/torchserve/model_check.h"
 #include "runtime/query_inputs.h"
 #include "runtime/torchserve/torchserve_backend.h"
