@@ -5,7 +5,7 @@
 // {port} (and {management_port}, which gets a second port, for a TorchServe
 // with two) replaced. It counts as up only when its health check (GET /ping
 // answers 200) and its model check (every model the policies name is loaded:
-// runtime/serve/model_check.h) pass, within start_timeout_ms; otherwise it is
+// runtime/torchserve/model_check.h) pass, within start_timeout_ms; otherwise it is
 // failed, with the reason (its exit status and last log line, or the check
 // that did not pass), and its process is stopped.
 //

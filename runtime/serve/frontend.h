@@ -13,7 +13,7 @@
 //   GET /metrics  -> Prometheus text (the service renders it)
 // Errors use TorchServe's JSON shape {"code", "type", "message"}: empty or
 // malformed bodies 400, bodies over max_body_bytes 413, an unknown task 404.
-// The sockets, timeouts and connection cap are runtime/serve/http_server.h's
+// The sockets, timeouts and connection cap are runtime/net/http_server.h's
 // (event-driven: no thread per connection); this file is the routes. No
 // general JSON parser runs on a request: the {"data": ...} form is read by
 // json_data_field.h (bounded depth, linear time).

@@ -1,5 +1,5 @@
-// libFuzzer target: the batch codec (runtime/serve/batch_codec), base64 and
-// the request splitter it is sized by (runtime/serve/base64, request_split):
+// libFuzzer target: the batch codec (runtime/torchserve/batch_codec), base64 and
+// the request splitter it is sized by (runtime/net/base64, request_split):
 // everything lull reads from or writes to a model server. A model server's
 // response body may be anything: decoding either refuses it with
 // BatchCodecError or returns exactly `expected` predictions, each an ordinary
