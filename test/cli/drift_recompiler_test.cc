@@ -12,6 +12,7 @@
 #include "cli/drift_recompiler.h"
 #include "compiler/compile_inputs.h"
 #include "compiler/compile_sweep.h"
+#include "compiler/emit/recorded_spec.h"
 #include "compiler/online/online_compiler.h"
 #include "compiler/solver/solver_registry.h"
 #include "schema/policy_file.h"
@@ -56,7 +57,7 @@ std::vector<std::vector<double>> latencies_of(const schema::PolicySet& set, doub
 
 TEST_CASE("drift recompiler: the spec a set records is the one it was compiled with", "[cli][drift]") {
   const auto set = tiny_set();
-  const auto spec = cli::compile_spec_of(set);
+  const auto spec = compiler::recorded_compile_spec(set, {"(observed)", "", ""}, "cpu");
   const auto want = tiny_spec();
   CHECK(spec.mdp.slo_us == want.mdp.slo_us);
   CHECK(spec.mdp.workers == want.mdp.workers);
@@ -124,7 +125,7 @@ TEST_CASE("drift recompiler: after a swap, online compilation uses the observed 
   // so a policy compiled afterwards is the one the recompiled set holds.
   const auto set = tiny_set();
   const auto slower = cli::recompile_with_latencies(set, latencies_of(set, 1.6));
-  compiler::OnlineCompiler online(compiler::spec_from_policy_set(set, tiny_spec().inputs, "cpu"));
+  compiler::OnlineCompiler online(compiler::recorded_compile_spec(set, tiny_spec().inputs, "cpu"));
   const int workers = static_cast<int>(set.workers());
   const double load = set.policies(1).inputs().load_qps();
   const auto profiled = online.compile(workers, load);
