@@ -14,27 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "compiler/compile_spec.h"
-#include "compiler/profile/model_table.h"
 #include "runtime/latest_wins.h"
 #include "runtime/serve/latency_drift.h"
 #include "schema/policy.pb.h"
 
 namespace lull::cli {
-
-// The set's models with these latencies (per model, lat(m, b) for b = 1..;
-// cut to the set's N+1), fastest at batch 1 first, as the compiler orders them.
-compiler::ReducedProfiles profiles_with_latencies(const schema::PolicySet& set,
-                                                  const std::vector<std::vector<double>>& latency_us);
-
-// The set's own models and latencies as profiles (a recompiled set: the
-// latencies observed while serving), for online compilation after a swap.
-compiler::ReducedProfiles profiles_of(const schema::PolicySet& set);
-
-// Compiles the set again on the CPU solver with these latencies. Throws
-// std::invalid_argument when the SLO is no longer feasible.
-schema::PolicySet recompile_with_latencies(const schema::PolicySet& set,
-                                           const std::vector<std::vector<double>>& latency_us);
 
 class DriftRecompiler {
  public:

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/drift_recompiler.h"
+#include "compiler/online/drift_recompile.h"
 #include "cli/online_compile.h"
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
@@ -250,7 +251,7 @@ int run_serve(int argc, char** argv) {
   if (recompiler)
     recompiler->connect([&session, src = source.get()](const schema::PolicySet& set) {
       session.replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
-      if (src) src->use_profiles(profiles_of(set));  // online compilation from the observed latencies too
+      if (src) src->use_profiles(compiler::profiles_of(set));  // online compilation from the observed latencies too
     });
   StopBackendFirst stop_backend_first{backend};
   StopPoolFirst stop_pool_first{scaling.get()};
