@@ -24,8 +24,8 @@
 #include "cli/open_loop.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
-#include "runtime/serve/batch_codec.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/torchserve/batch_codec.h"
+#include "runtime/net/http_client.h"
 
 namespace lull::cli {
 

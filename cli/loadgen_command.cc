@@ -21,7 +21,7 @@
 #include "cli/parse_options.h"
 #include "cli/open_loop.h"
 #include "cli/output_file.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 #include "schema/atomic_file.h"  // read_whole_file
 
 namespace lull::cli {

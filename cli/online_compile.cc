@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "compiler/emit/recorded_spec.h"
 #include "runtime/policy_loader.h"
 #include "schema/number_text.h"
 #include "schema/policy_file.h"
@@ -33,7 +34,7 @@ CompilerPolicySource::CompilerPolicySource(const std::string& policies_path, con
   compiler::ProfileInputs inputs{profiles, flags.accuracy_percent, ""};
   compiler::CompileSpec spec;
   try {
-    spec = compiler::spec_from_policy_set(lib.sets(0), inputs, flags.device);
+    spec = compiler::recorded_compile_spec(lib.sets(0), inputs, flags.device);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(policies_path + ": sets[0]." + e.what());
   }

@@ -29,7 +29,7 @@ bool online_compile_enabled(const OnlineCompileFlags& flags, const std::string& 
 
 // Compiles, for the runtime, policies that match the library at
 // `policies_path`: the compile settings its first set records
-// (compiler::spec_from_policy_set) over `profiles`. Each result is checked by
+// (compiler::recorded_compile_spec) over `profiles`. Each result is checked by
 // the runtime's loader like a policy file.
 class CompilerPolicySource final : public runtime::PolicyCompiler {
  public:

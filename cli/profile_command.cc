@@ -33,11 +33,11 @@
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "cli/progress_line.h"
-#include "runtime/serve/batch_codec.h"
-#include "runtime/serve/http_client.h"
-#include "runtime/serve/model_check.h"
-#include "runtime/serve/torchserve_token.h"
-#include "runtime/serve/worker_endpoint.h"
+#include "runtime/torchserve/batch_codec.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/model_check.h"
+#include "runtime/torchserve/torchserve_token.h"
+#include "runtime/torchserve/worker_endpoint.h"
 #include "schema/atomic_file.h"  // read_whole_file
 #include "schema/profile_file.h"
 

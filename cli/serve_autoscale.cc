@@ -144,7 +144,8 @@ void ServeAutoscale::configure(serve::ServeOptions& options) {
 }
 
 int ServeAutoscale::start(serve::TorchServeBackend& backend, serve::ServeSession& session) {
-  scaler_->attach(backend, session);
+  slots_ = std::make_unique<manager::SessionSlots>(backend, session);
+  scaler_->attach(*slots_);
   const int up = scaler_->start_initial(ms(flags_.start_timeout_s) * 1000 + 1'000'000);
   if (up == 0) {
     std::string why;

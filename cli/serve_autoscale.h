@@ -15,11 +15,12 @@
 #include "cli/autoscale_flags.h"
 #include "runtime/clock.h"
 #include "runtime/manager/serving_autoscaler.h"
+#include "runtime/manager/session_slots.h"
 #include "runtime/manager/worker_pool.h"
 #include "runtime/policy_table.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 #include "runtime/serve/serve_session.h"
-#include "runtime/serve/torchserve_backend.h"
+#include "runtime/torchserve/torchserve_backend.h"
 
 namespace lull::cli {
 
@@ -72,6 +73,7 @@ class ServeAutoscale {
   runtime::WallClock clock_;
   serve::HttpClient client_;  // the pool's health/model checks and API calls
   std::unique_ptr<manager::WorkerPool> pool_;
+  std::unique_ptr<manager::SessionSlots> slots_;  // start()'s; outlives the autoscaler's use of it
   std::unique_ptr<manager::ServingAutoscaler> scaler_;  // declared after the pool: stopped before it goes
   std::mutex log_mu_;
   std::ofstream log_file_;

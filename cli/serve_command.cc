@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/drift_recompiler.h"
+#include "compiler/online/drift_recompile.h"
 #include "cli/online_compile.h"
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
@@ -21,14 +22,14 @@
 #include "schema/input_limits.h"
 #include "runtime/clock.h"
 #include "runtime/serve/frontend.h"
-#include "runtime/serve/http_client.h"
-#include "runtime/serve/model_check.h"
-#include "runtime/serve/query_inputs.h"
-#include "runtime/serve/request_split.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/model_check.h"
+#include "runtime/query_inputs.h"
+#include "runtime/torchserve/request_split.h"
 #include "runtime/serve/serve_session.h"
-#include "runtime/serve/torchserve_backend.h"
-#include "runtime/serve/torchserve_token.h"
-#include "runtime/serve/worker_endpoint.h"
+#include "runtime/torchserve/torchserve_backend.h"
+#include "runtime/torchserve/torchserve_token.h"
+#include "runtime/torchserve/worker_endpoint.h"
 #include "schema/policy_file.h"
 
 namespace lull::cli {
@@ -250,7 +251,7 @@ int run_serve(int argc, char** argv) {
   if (recompiler)
     recompiler->connect([&session, src = source.get()](const schema::PolicySet& set) {
       session.replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
-      if (src) src->use_profiles(profiles_of(set));  // online compilation from the observed latencies too
+      if (src) src->use_profiles(compiler::profiles_of(set));  // online compilation from the observed latencies too
     });
   StopBackendFirst stop_backend_first{backend};
   StopPoolFirst stop_pool_first{scaling.get()};

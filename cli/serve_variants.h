@@ -31,10 +31,10 @@
 #include "runtime/clock.h"
 #include "runtime/manager/load_forecast.h"
 #include "runtime/manager/session_policy_swap.h"
-#include "runtime/manager/torchserve_model_control.h"
+#include "runtime/torchserve/torchserve_model_control.h"
 #include "runtime/manager/variant_switcher.h"
 #include "runtime/policy_table.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 #include "runtime/serve/serve_session.h"
 
 namespace lull::cli {
@@ -76,7 +76,7 @@ class ServeVariants {
   manager::WorkerList workers_;
   std::function<void(const std::vector<runtime::PolicyTable>&)> on_switch_;
   serve::HttpClient client_;
-  manager::TorchServeModelControl control_;
+  serve::TorchServeModelControl control_;
   std::unique_ptr<manager::SessionPolicySwap> swap_;
   std::unique_ptr<manager::VariantSwitcher> switcher_;
   std::unique_ptr<manager::LoadForecaster> forecaster_;

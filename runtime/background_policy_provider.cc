@@ -1,6 +1,7 @@
 #include "runtime/background_policy_provider.h"
 
 #include <chrono>
+#include <optional>
 #include <cstdio>
 #include <stdexcept>
 
@@ -10,17 +11,9 @@ bool same(const PolicyRequest& a, const PolicyRequest& b) { return a.workers == 
 }  // namespace
 
 BackgroundPolicyProvider::BackgroundPolicyProvider(PolicyCompiler& compiler, std::function<void(const std::string&)> log)
-    : compiler_(compiler), log_(std::move(log)), thread_([this] { run(); }) {}
+    : compiler_(compiler), log_(std::move(log)), worker_([this](const PolicyRequest& r) { compile(r); }) {}
 
-BackgroundPolicyProvider::~BackgroundPolicyProvider() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    waiting_.reset();
-  }
-  cv_.notify_all();
-  thread_.join();
-}
+BackgroundPolicyProvider::~BackgroundPolicyProvider() = default;  // worker_ first: finishes, drops the waiting one
 
 void BackgroundPolicyProvider::connect(PolicyInbox& inbox) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -28,19 +21,19 @@ void BackgroundPolicyProvider::connect(PolicyInbox& inbox) {
 }
 
 void BackgroundPolicyProvider::disconnect() {
-  std::lock_guard<std::mutex> lock(mu_);
-  inbox_ = nullptr;
-  waiting_.reset();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    inbox_ = nullptr;
+  }
+  worker_.drop_waiting();
 }
 
 void BackgroundPolicyProvider::request(const PolicyRequest& r) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!inbox_) return;  // not connected (yet, or any more)
-    if (running_ && same(*running_, r)) return;
-    waiting_ = r;
   }
-  cv_.notify_all();
+  worker_.post(r, [&r](const PolicyRequest& running) { return same(running, r); });
 }
 
 OnlineCompileStats BackgroundPolicyProvider::stats() const {
@@ -48,48 +41,34 @@ OnlineCompileStats BackgroundPolicyProvider::stats() const {
   return stats_;
 }
 
-void BackgroundPolicyProvider::wait_idle() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return stop_ || (!running_ && !waiting_); });
-}
+void BackgroundPolicyProvider::wait_idle() { worker_.wait_idle(); }
 
-void BackgroundPolicyProvider::run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    cv_.wait(lock, [this] { return stop_ || waiting_.has_value(); });
-    if (stop_) return;
-    running_ = waiting_;
-    waiting_.reset();
-    const PolicyRequest r = *running_;
-    lock.unlock();
-    const auto t0 = std::chrono::steady_clock::now();
-    std::string line;
-    bool ok = false;
-    double seconds = 0;
-    std::optional<PolicyTable> table;
-    try {
-      table = compiler_.compile(r);
-      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      ok = true;
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "online compilation: policy for %d workers at %g QPS in %.3f s", r.workers,
-                    r.load_qps, seconds);
-      line = buf;
-    } catch (const std::exception& e) {
-      line = std::string("online compilation failed: ") + e.what();
-    }
-    if (log_) log_(line);
-    lock.lock();
-    if (ok && inbox_) inbox_->post(std::move(*table));
-    if (ok) {
-      ++stats_.compilations;
-      stats_.seconds_sum += seconds;
-      stats_.last_seconds = seconds;
-    } else {
-      ++stats_.failures;
-    }
-    running_.reset();
-    cv_.notify_all();
+void BackgroundPolicyProvider::compile(const PolicyRequest& r) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string line;
+  bool ok = false;
+  double seconds = 0;
+  std::optional<PolicyTable> table;
+  try {
+    table = compiler_.compile(r);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ok = true;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "online compilation: policy for %d workers at %g QPS in %.3f s", r.workers,
+                  r.load_qps, seconds);
+    line = buf;
+  } catch (const std::exception& e) {
+    line = std::string("online compilation failed: ") + e.what();
+  }
+  if (log_) log_(line);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ok && inbox_) inbox_->post(std::move(*table));
+  if (ok) {
+    ++stats_.compilations;
+    stats_.seconds_sum += seconds;
+    stats_.last_seconds = seconds;
+  } else {
+    ++stats_.failures;
   }
 }
 

@@ -1,18 +1,15 @@
 #pragma once
-// Online compilation for a live server: one background thread runs the
-// PolicyCompiler and posts each result to the Dispatcher's PolicyInbox, so a
-// compilation never runs on, or blocks, the thread that selects. Requests
-// made while it is busy wait; a newer one replaces the waiting one (only
-// the latest situation matters; the simulator's VirtualTimeProvider follows
-// the same rule). Counters for /metrics.
-#include <atomic>
-#include <condition_variable>
+// Online compilation for a live server: one background thread (LatestWins)
+// runs the PolicyCompiler and posts each result to the Dispatcher's
+// PolicyInbox, so a compilation never runs on, or blocks, the thread that
+// selects. Requests made while it is busy wait; a newer one replaces the
+// waiting one (only the latest situation matters; the simulator's
+// VirtualTimeProvider follows the same rule). Counters for /metrics.
 #include <functional>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <thread>
 
+#include "runtime/latest_wins.h"
 #include "runtime/policy_inbox.h"
 #include "runtime/policy_provider.h"
 
@@ -41,17 +38,13 @@ class BackgroundPolicyProvider final : public PolicyProvider {
   void wait_idle();
 
  private:
-  void run();
+  void compile(const PolicyRequest& r);  // on the worker's thread
   PolicyCompiler& compiler_;
   std::function<void(const std::string&)> log_;
+  mutable std::mutex mu_;  // inbox_, stats_
   PolicyInbox* inbox_ = nullptr;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::optional<PolicyRequest> waiting_;
-  std::optional<PolicyRequest> running_;
-  bool stop_ = false;
   OnlineCompileStats stats_;
-  std::thread thread_;  // last: starts after everything it reads
+  LatestWins<PolicyRequest> worker_;  // last: its thread reads everything above
 };
 
 }  // namespace lull::runtime

@@ -11,34 +11,6 @@
 
 namespace lull::compiler {
 
-CompileSpec spec_from_policy_set(const schema::PolicySet& set, ProfileInputs inputs, const std::string& device) {
-  if (set.policies_size() == 0) throw std::invalid_argument("policy set holds no policy to take compile settings from");
-  const schema::PolicyInputs& in = set.policies(0).inputs();
-  CompileSpec spec;
-  spec.inputs = std::move(inputs);
-  spec.inputs.task = set.task();
-  spec.reduction.percentile = in.percentile();
-  for (const auto& m : set.models()) spec.reduction.models.push_back(m.name());
-  spec.mdp.slo_us = set.slo_ms() * 1000;
-  spec.mdp.workers = static_cast<int>(set.workers());
-  spec.mdp.max_queue = static_cast<int>(in.max_queue());
-  switch (in.discretization()) {
-    case schema::FLD: spec.mdp.discretization = Discretization::kFld; break;
-    case schema::MD: spec.mdp.discretization = Discretization::kMd; break;
-    default: throw std::invalid_argument("policies[0].inputs.discretization: not recorded; cannot compile a matching policy");
-  }
-  spec.mdp.intervals = static_cast<int>(in.intervals());
-  switch (in.batching()) {
-    case schema::MAXIMAL: spec.mdp.batching = Batching::kMaximal; break;
-    case schema::VARIABLE: spec.mdp.batching = Batching::kVariable; break;
-    default: throw std::invalid_argument("policies[0].inputs.batching: not recorded; cannot compile a matching policy");
-  }
-  if (in.horizon() > 0) spec.solve.horizon = static_cast<int>(in.horizon());
-  spec.loads_qps = {in.load_qps()};
-  spec.device = device;
-  return spec;
-}
-
 OnlineCompiler::OnlineCompiler(const CompileSpec& spec, std::ostream* log) : spec_(spec) {
   profiles_ = load_compile_inputs(spec_).profiles;
   solver_ = make_solver(spec_.device, log);

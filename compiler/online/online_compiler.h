@@ -3,7 +3,7 @@
 // simulate --online-compile): the runtime asks for "the policy for K workers
 // at load L" and cli/ routes the request here. The profiles are read and
 // reduced once, at construction, under the compile settings a policy
-// library recorded (spec_from_policy_set), so an online policy is the policy
+// library recorded (recorded_compile_spec, compiler/emit/recorded_spec.h), so an online policy is the policy
 // `lull compile` would have written for that (K, L). Policies are cached.
 #include <map>
 #include <memory>
@@ -16,13 +16,6 @@
 #include "schema/policy.pb.h"
 
 namespace lull::compiler {
-
-// The compile specification a policy set was compiled under: its task, SLO,
-// models (by name, so the reduction keeps exactly those), and the MDP and
-// solver settings its first policy's inputs record; profiles from `inputs`.
-// Throws std::invalid_argument when the set records a setting it cannot
-// reproduce (an unknown discretization or batching).
-CompileSpec spec_from_policy_set(const schema::PolicySet& set, ProfileInputs inputs, const std::string& device);
 
 class OnlineCompiler {
  public:

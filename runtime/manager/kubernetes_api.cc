@@ -7,9 +7,9 @@
 #include <sstream>
 #include <thread>
 
-#include "runtime/serve/json_value.h"
-#include "runtime/serve/model_management.h"
-#include "runtime/serve/worker_endpoint.h"
+#include "runtime/net/json_value.h"
+#include "runtime/torchserve/model_management.h"
+#include "runtime/torchserve/worker_endpoint.h"
 
 namespace lull::manager {
 
@@ -47,7 +47,7 @@ std::string describe_kubernetes_error(const HttpResponse& r) {
   return out;
 }
 
-KubernetesApi::KubernetesApi(serve::HttpClient& client, KubernetesApiOptions options)
+KubernetesApi::KubernetesApi(serve::HttpTransport& client, KubernetesApiOptions options)
     : client_(client), options_(std::move(options)) {
   const bool https = options_.server.rfind("https://", 0) == 0;
   // normalize_base_url checks http://HOST:PORT; the same rules hold for https.

@@ -1,6 +1,6 @@
 #pragma once
 // The few Kubernetes API calls the Kubernetes worker pool makes, over the
-// serve layer's HTTP client (libcurl): read and set a Deployment's replica
+// net layer's HttpTransport (libcurl; an in-memory fake in tests): read and set a Deployment's replica
 // count through its scale subresource, mark the pod to remove first, and
 // list a Service's EndpointSlices. Authentication is a service account's:
 // the bearer token read from a file (on every call: kubelet rotates it) and
@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_transport.h"
 
 namespace lull::manager {
 
@@ -81,7 +81,7 @@ class KubernetesApi {
  public:
   // `client` must outlive this. Throws std::invalid_argument on a server
   // URL that is not http(s)://HOST:PORT.
-  KubernetesApi(serve::HttpClient& client, KubernetesApiOptions options);
+  KubernetesApi(serve::HttpTransport& client, KubernetesApiOptions options);
 
   // Starts a sequence: the calls from here to the next begin_sequence()
   // share options.sequence_budget_ms. The caller runs one sequence at a time.
@@ -101,7 +101,7 @@ class KubernetesApi {
   serve::HttpResponse call(const std::string& method, const std::string& path, const std::string& body);
   std::string read_token() const;
 
-  serve::HttpClient& client_;
+  serve::HttpTransport& client_;
   KubernetesApiOptions options_;
   // This sequence's time so far: attempts as measured on the steady clock,
   // backoff waits as asked of sleep_ms (so recorded waits count too).

@@ -2,7 +2,7 @@
 // kubernetes_api_stats.h).
 #include "runtime/manager/kubernetes_api_stats.h"
 
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/prometheus_text.h"
 
 namespace lull::manager {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/prometheus_text.h"
 
 namespace lull::manager {
 
@@ -25,7 +25,7 @@ KubernetesApiOptions with_failure_hook(KubernetesApiOptions api, KubernetesApiSt
 }
 }  // namespace
 
-KubernetesPool::KubernetesPool(serve::HttpClient& client, const runtime::Clock& clock, KubernetesPoolOptions options)
+KubernetesPool::KubernetesPool(serve::HttpTransport& client, const runtime::Clock& clock, KubernetesPoolOptions options)
     : api_(client, with_failure_hook(options.api, stats_, options.log)), clock_(clock), options_(std::move(options)) {
   if (options_.deployment.empty() || options_.service.empty())
     throw std::invalid_argument("Kubernetes pool: the Deployment and the Service must be named");

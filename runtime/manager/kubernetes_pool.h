@@ -59,7 +59,7 @@ struct KubernetesPoolOptions {
 
 class KubernetesPool final : public WorkerPool {
  public:
-  KubernetesPool(serve::HttpClient& client, const runtime::Clock& clock, KubernetesPoolOptions options);
+  KubernetesPool(serve::HttpTransport& client, const runtime::Clock& clock, KubernetesPoolOptions options);
 
   std::vector<std::string> start_workers(int n) override;
   void stop_worker(const std::string& id) override;

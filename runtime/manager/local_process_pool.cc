@@ -8,17 +8,17 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "runtime/manager/text_template.h"
-#include "runtime/serve/model_check.h"
+#include "runtime/text_template.h"
+#include "runtime/torchserve/model_check.h"
 
 namespace lull::manager {
 
 std::string expand_command(const std::string& command_template, int port, int management_port) {
-  return fill_template(command_template,
+  return runtime::fill_template(command_template,
                        {{"{port}", std::to_string(port)}, {"{management_port}", std::to_string(management_port)}});
 }
 
-LocalProcessPool::LocalProcessPool(serve::HttpClient& client, const runtime::Clock& clock,
+LocalProcessPool::LocalProcessPool(serve::HttpTransport& client, const runtime::Clock& clock,
                                    LocalProcessPoolOptions options)
     : client_(client), clock_(clock), options_(std::move(options)) {
   if (options_.command.find("{port}") == std::string::npos)

@@ -5,7 +5,7 @@
 // {port} (and {management_port}, which gets a second port, for a TorchServe
 // with two) replaced. It counts as up only when its health check (GET /ping
 // answers 200) and its model check (every model the policies name is loaded:
-// runtime/serve/model_check.h) pass, within start_timeout_ms; otherwise it is
+// runtime/torchserve/model_check.h) pass, within start_timeout_ms; otherwise it is
 // failed, with the reason (its exit status and last log line, or the check
 // that did not pass), and its process is stopped.
 //
@@ -28,8 +28,8 @@
 #include "runtime/clock.h"
 #include "runtime/manager/child_process.h"
 #include "runtime/manager/worker_pool.h"
-#include "runtime/serve/http_client.h"
-#include "runtime/serve/worker_endpoint.h"
+#include "runtime/net/http_transport.h"
+#include "runtime/torchserve/worker_endpoint.h"
 
 namespace lull::manager {
 
@@ -49,7 +49,7 @@ class LocalProcessPool final : public WorkerPool {
  public:
   // `client` and `clock` must outlive the pool. Throws std::invalid_argument
   // when the template lacks {port}.
-  LocalProcessPool(serve::HttpClient& client, const runtime::Clock& clock, LocalProcessPoolOptions options);
+  LocalProcessPool(serve::HttpTransport& client, const runtime::Clock& clock, LocalProcessPoolOptions options);
   // Stops every process still running (SIGTERM, then SIGKILL after the grace period).
   ~LocalProcessPool() override;
 
@@ -85,7 +85,7 @@ class LocalProcessPool final : public WorkerPool {
                           std::shared_ptr<std::atomic<bool>> cancel) const;
   void notify(const std::vector<WorkerInfo>& changed);
 
-  serve::HttpClient& client_;
+  serve::HttpTransport& client_;
   const runtime::Clock& clock_;
   LocalProcessPoolOptions options_;
   std::mutex mu_;

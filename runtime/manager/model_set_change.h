@@ -9,22 +9,18 @@
 // reported with the worker and TorchServe's reason. Needs memory for the old
 // and the new models at once during the change.
 //
-// The loading itself is behind ModelControl: TorchServe's management API
-// (TorchServeModelControl, torchserve_model_control.h) or a test fake.
+// The loading itself is behind ModelControl (runtime/model_control.h):
+// TorchServe's management API (torchserve/torchserve_model_control.h) or a
+// test fake.
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "runtime/model_control.h"
+
 namespace lull::manager {
 
-class ModelControl {
- public:
-  virtual ~ModelControl() = default;
-  // Loads the model on the worker and returns when it is ready; throws
-  // std::exception with the reason when it cannot.
-  virtual void load(const std::string& worker, const std::string& model) = 0;
-  virtual void unload(const std::string& worker, const std::string& model) = 0;
-};
+using runtime::ModelControl;
 
 struct ModelSetChange {
   std::vector<std::string> in_use;    // what the policy may use after the change (the set given to `use`)

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/prometheus_text.h"
 
 namespace lull::manager {
 
@@ -33,14 +33,14 @@ ServingAutoscaler::ServingAutoscaler(const std::vector<runtime::PolicyTable>& li
       pool_(pool),
       clock_(clock),
       t0_us_(clock.now_us()),
-      scaler_(CapacityTable(library, options_.target), options_.autoscale, 0) {
+      scaler_(CapacityTable(library, options_.target), options_.autoscale, 0),
+      slot_map_(2 * scaler_.ceiling_workers()) {
   if (options_.retry_base_us <= 0 || options_.retry_max_us < options_.retry_base_us)
     throw std::invalid_argument("autoscale: the retry backoff must be positive, its maximum at least its start");
   if (options_.initial_workers > scaler_.ceiling_workers())
     throw std::invalid_argument("autoscale: " + std::to_string(options_.initial_workers) +
                                 " initial workers is above the largest worker count allowed (" +
                                 std::to_string(scaler_.ceiling_workers()) + ")");
-  slot_used_.assign(static_cast<std::size_t>(slots()), 0);
   worker_counts_ = scaler_.capacity().worker_counts();
   last_tick_us_ = t0_us_;
 }
@@ -58,8 +58,7 @@ void ServingAutoscaler::record_arrival(std::int64_t t_us) {
 
 int ServingAutoscaler::slot_of(const std::string& worker_id) {
   std::lock_guard<std::mutex> lock(slots_mu_);
-  const auto it = slot_of_.find(worker_id);
-  return it == slot_of_.end() ? -1 : it->second;
+  return slot_map_.slot_of(worker_id);
 }
 
 std::vector<std::string> ServingAutoscaler::management_urls_up() {
@@ -80,13 +79,13 @@ void ServingAutoscaler::use_library(const std::vector<runtime::PolicyTable>& lib
   next_capacity_ = std::move(table);
 }
 
-void ServingAutoscaler::attach(serve::TorchServeBackend& backend, serve::ServeSession& session) {
-  if (backend.num_workers() != slots() || session.worker_slots() != slots())
-    throw std::invalid_argument("autoscale: the backend and session need " + std::to_string(slots()) + " worker slots");
+void ServingAutoscaler::attach(runtime::WorkerSlots& slots) {
+  if (slots.slot_count() != this->slots())
+    throw std::invalid_argument("autoscale: the backend and session need " + std::to_string(this->slots()) +
+                                " worker slots");
   {
     std::lock_guard<std::mutex> lock(slots_mu_);
-    backend_ = &backend;
-    session_ = &session;
+    slots_ = &slots;
   }
   pool_.set_state_handler([this](const WorkerInfo& w) { on_state(w); });
   auto gate = std::make_shared<DrainGate>();
@@ -106,13 +105,13 @@ void ServingAutoscaler::attach(serve::TorchServeBackend& backend, serve::ServeSe
 
 void ServingAutoscaler::on_drain(const std::string& id, std::function<void()> drained) {
   std::lock_guard<std::mutex> lock(slots_mu_);
-  const auto it = slot_of_.find(id);
-  if (detached_ || it == slot_of_.end()) {
+  const int slot = slot_map_.slot_of(id);
+  if (detached_ || slot < 0) {
     drained();  // never in rotation: nothing in flight
     return;
   }
-  say("autoscale: draining worker " + id + " (slot " + std::to_string(it->second) + ")");
-  session_->drain_worker(it->second, std::move(drained));
+  say("autoscale: draining worker " + id + " (slot " + std::to_string(slot) + ")");
+  slots_->drain(slot, std::move(drained));
 }
 
 void ServingAutoscaler::on_state(const WorkerInfo& w) {
@@ -121,8 +120,9 @@ void ServingAutoscaler::on_state(const WorkerInfo& w) {
   const auto prev_it = state_of_.find(w.id);
   const WorkerState prev = prev_it == state_of_.end() ? WorkerState::kStarting : prev_it->second;
   state_of_[w.id] = w.state;
-  if (w.state == WorkerState::kUp && slot_of_.count(w.id)) return;  // in rotation already
-  if (w.state == WorkerState::kStarting && slot_of_.count(w.id)) {
+  const bool holds_slot = slot_map_.slot_of(w.id) >= 0;
+  if (w.state == WorkerState::kUp && holds_slot) return;  // in rotation already
+  if (w.state == WorkerState::kStarting && holds_slot) {
     // It served and is not ready now (a pod whose container died, before
     // Kubernetes restarts it): out of rotation, what it had in flight fails
     // over; it takes a slot again once up.
@@ -139,17 +139,13 @@ void ServingAutoscaler::on_state(const WorkerInfo& w) {
     return;
   }
   if (w.state == WorkerState::kUp) {
-    const auto free = std::find(slot_used_.begin(), slot_used_.end(), 0);
-    if (free == slot_used_.end()) {
+    const int slot = slot_map_.take(w.id);
+    if (slot < 0) {
       say("autoscale: worker " + w.id + " is up but every slot is taken; it serves nothing");
       return;
     }
-    *free = 1;
-    const int slot = static_cast<int>(free - slot_used_.begin());
-    slot_of_[w.id] = slot;
     management_of_[w.id] = w.management_url;
-    backend_->assign(slot, serve::WorkerEndpoint{w.inference_url, w.management_url});
-    session_->add_worker(slot, w.inference_url);
+    slots_->join(slot, w.inference_url, w.management_url);
     {
       std::lock_guard<std::mutex> s(stats_mu_);
       failures_in_row_ = 0;
@@ -187,14 +183,9 @@ void ServingAutoscaler::on_state(const WorkerInfo& w) {
 }
 
 void ServingAutoscaler::release_slot(const std::string& id, const std::string& why) {
-  const auto slot_it = slot_of_.find(id);
-  if (slot_it == slot_of_.end()) return;
-  const int slot = slot_it->second;
-  session_->remove_worker(slot);
-  // What it still had in flight (a worker that died) fails over now.
-  backend_->vacate(slot, why);
-  slot_used_[static_cast<std::size_t>(slot)] = 0;
-  slot_of_.erase(slot_it);
+  const int slot = slot_map_.release(id);
+  if (slot < 0) return;
+  slots_->leave(slot, why);  // what it still had in flight (a worker that died) fails over now
   management_of_.erase(id);  // the variant switcher asks only workers holding a slot
 }
 
@@ -220,9 +211,9 @@ int ServingAutoscaler::start_initial(std::int64_t timeout_us) {
 std::set<std::string> ServingAutoscaler::out_of_rotation() {
   std::lock_guard<std::mutex> lock(slots_mu_);
   std::set<std::string> out;
-  if (backend_ && !detached_)
-    for (const auto& [id, slot] : slot_of_)
-      if (!backend_->worker_up(slot)) out.insert(id);
+  if (slots_ && !detached_)
+    for (const auto& [id, slot] : slot_map_.holders())
+      if (!slots_->healthy(slot)) out.insert(id);
   return out;
 }
 

@@ -6,12 +6,13 @@
 // The session's Dispatcher has a fixed number of worker slots (slots(): room
 // for every worker allowed plus as many draining), vacant at first. A pool
 // worker that comes up (the pool ran its health and model checks) takes a
-// free slot: the TorchServe backend learns its URL (assign) and the session
-// puts it into rotation (add_worker). A worker being removed is drained
-// through the pool's drain hook (the session stops routing to it, moves its
-// queue to the others and says when its batch in flight is done); when the
-// pool reports it stopped or failed its slot is vacated (what it still had in
-// flight fails over to the others) and freed.
+// free slot (runtime::SlotMap, as in `lull simulate --autoscale`) and joins
+// the rotation there (runtime::WorkerSlots; SessionSlots: the TorchServe
+// backend learns its URL and the session routes to it). A worker being
+// removed is drained through the pool's drain hook (the session stops
+// routing to it, moves its queue to the others and says when its batch in
+// flight is done); when the pool reports it stopped or failed it leaves its
+// slot (what it still had in flight fails over to the others), now free.
 //
 // A manager thread ticks on the real clock: arrivals the session reported are
 // fed to the autoscaler, then it decides and acts. Every decision that acts
@@ -39,8 +40,8 @@
 #include "runtime/manager/autoscaler.h"
 #include "runtime/manager/worker_pool.h"
 #include "runtime/policy_table.h"
-#include "runtime/serve/serve_session.h"
-#include "runtime/serve/torchserve_backend.h"
+#include "runtime/slot_map.h"
+#include "runtime/worker_slots.h"
 
 namespace lull::manager {
 
@@ -64,12 +65,13 @@ class ServingAutoscaler {
   ~ServingAutoscaler();  // stop()
 
   // The Dispatcher slots the session and backend must have (all vacant).
-  int slots() const { return 2 * scaler_.ceiling_workers(); }
+  int slots() const { return slot_map_.slots(); }
   // The session's arrival hook (ServeOptions::on_arrival); any thread.
   void record_arrival(std::int64_t t_us);
-  // Plugs the pool's hooks into the backend and session (both must outlive
-  // stop()). Before start_initial().
-  void attach(serve::TorchServeBackend& backend, serve::ServeSession& session);
+  // Plugs the pool's hooks into the slots (SessionSlots: a backend and a
+  // session; it must outlive stop()). Before start_initial(). Throws
+  // std::invalid_argument unless it has slots() slots.
+  void attach(runtime::WorkerSlots& slots);
   // Starts the initial workers and waits until no worker of the pool is
   // starting (each up or failed), at most timeout_us. Returns how many are up.
   int start_initial(std::int64_t timeout_us);
@@ -118,15 +120,13 @@ class ServingAutoscaler {
   std::mutex arrivals_mu_;  // a leaf: taken under the session's lock
   std::vector<std::int64_t> arrivals_;
 
-  std::mutex slots_mu_;  // slot map, the session and backend hooks
-  serve::TorchServeBackend* backend_ = nullptr;
-  serve::ServeSession* session_ = nullptr;
+  std::mutex slots_mu_;  // slot map, the slots' hooks
+  runtime::WorkerSlots* slots_ = nullptr;
   bool detached_ = false;
   std::function<void()> close_gate_;  // stop(): pending `drained` callbacks no longer reach the pool
-  std::map<std::string, int> slot_of_;
+  runtime::SlotMap slot_map_;
   std::map<std::string, WorkerState> state_of_;
   std::map<std::string, std::string> management_of_;  // workers holding a slot
-  std::vector<char> slot_used_;
 
   mutable std::mutex stats_mu_;  // what /metrics shows
   int desired_ = 0;

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "runtime/manager/model_variants.h"
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/prometheus_text.h"
 
 namespace lull::manager {
 

@@ -1,6 +1,6 @@
 #include "runtime/serve/build_info.h"
 
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/prometheus_text.h"
 
 #ifndef LULL_VERSION
 #define LULL_VERSION "unknown"

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "runtime/serve/base64.h"
-#include "runtime/serve/json_data_field.h"
-#include "runtime/serve/multipart_form.h"
+#include "runtime/net/base64.h"
+#include "runtime/net/json_data_field.h"
+#include "runtime/net/multipart_form.h"
 
 namespace lull::serve {
 

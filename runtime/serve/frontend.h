@@ -13,7 +13,7 @@
 //   GET /metrics  -> Prometheus text (the service renders it)
 // Errors use TorchServe's JSON shape {"code", "type", "message"}: empty or
 // malformed bodies 400, bodies over max_body_bytes 413, an unknown task 404.
-// The sockets, timeouts and connection cap are runtime/serve/http_server.h's
+// The sockets, timeouts and connection cap are runtime/net/http_server.h's
 // (event-driven: no thread per connection); this file is the routes. No
 // general JSON parser runs on a request: the {"data": ...} form is read by
 // json_data_field.h (bounded depth, linear time).
@@ -22,8 +22,8 @@
 #include <memory>
 #include <string>
 
-#include "runtime/serve/http_response_counts.h"
-#include "runtime/serve/http_server.h"
+#include "runtime/net/http_response_counts.h"
+#include "runtime/net/http_server.h"
 
 namespace lull::serve {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/prometheus_text.h"
 
 namespace lull::serve {
 

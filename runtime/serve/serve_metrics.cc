@@ -4,7 +4,7 @@
 
 #include "runtime/serve/build_info.h"
 #include "runtime/serve/process_metrics.h"
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/prometheus_text.h"
 
 namespace lull::serve {
 

@@ -42,13 +42,13 @@
 #include "runtime/background_policy_provider.h"
 #include "runtime/clock.h"
 #include "runtime/dispatcher.h"
-#include "runtime/manager/drain_tracker.h"
+#include "runtime/drain_tracker.h"
 #include "runtime/policy_table.h"
 #include "runtime/serve/frontend.h"
 #include "runtime/serve/latency_drift.h"
-#include "runtime/serve/query_inputs.h"
+#include "runtime/query_inputs.h"
 #include "runtime/serve/serve_metrics.h"
-#include "runtime/serve/worker_health.h"
+#include "runtime/worker_health.h"
 
 namespace lull::serve {
 
@@ -202,7 +202,7 @@ class ServeSession final : public QueryService {
   std::condition_variable batch_done_;               // a batch was reported (swap_policies_and_wait)
   std::vector<WorkerBatches> worker_batches_;
   std::vector<char> admitted_;  // the slot may be in rotation (always, unless pool_managed)
-  manager::DrainTracker drains_;
+  runtime::DrainTracker drains_;
   // When each batch in flight was sent, by its first query (a retry is sent
   // after its failed batch was reported, so the key is free again).
   std::unordered_map<runtime::QueryId, std::int64_t> batch_sent_us_;

@@ -13,18 +13,14 @@ AutoscaledWorkers::AutoscaledWorkers(const SimAutoscale& config, const std::vect
       target_(config.target),
       scaler_(manager::CapacityTable(library, config.target), config.options, clock.now_us()),
       pool_(clock, manager::ProvisioningDelay::parse(config.provisioning, config.seed), initial_up),
+      slots_(2 * scaler_.ceiling_workers()),
       next_tick_us_(clock.now_us() + config.options.tick_us),
       desired_(initial_up),
       active_(initial_up) {
   if (initial_up > scaler_.ceiling_workers())
     throw std::invalid_argument("--workers " + std::to_string(initial_up) + " is above the autoscaler's largest worker count (" +
                                 std::to_string(scaler_.ceiling_workers()) + ")");
-  slot_used_.assign(static_cast<std::size_t>(slots()), 0);
-  for (const auto& w : pool_.list_workers()) {
-    const int slot = static_cast<int>(slot_of_.size());
-    slot_of_[w.id] = slot;
-    slot_used_[static_cast<std::size_t>(slot)] = 1;
-  }
+  for (const auto& w : pool_.list_workers()) slots_.take(w.id);  // slots 0..initial_up-1
   report_.forecast = scaler_.forecaster_name();
   report_.provisioning = config.provisioning;
   report_.options = config.options;
@@ -39,7 +35,7 @@ AutoscaledWorkers::AutoscaledWorkers(const SimAutoscale& config, const std::vect
 }
 
 void AutoscaledWorkers::attach(runtime::Dispatcher& dispatcher) {
-  dispatcher_ = &dispatcher;
+  dispatcher_slots_ = std::make_unique<DispatcherSlots>(dispatcher);
   pool_.set_state_handler([this](const manager::WorkerInfo& w) { on_state(w); });
   pool_.set_drain_hook([this](const std::string& id, std::function<void()> drained) { on_drain(id, std::move(drained)); });
 }
@@ -90,33 +86,26 @@ void AutoscaledWorkers::on_state(const manager::WorkerInfo& w) {
   if (w.state == WorkerState::kStarting) {
     ++active_;
   } else if (w.state == WorkerState::kUp) {
-    auto free = std::find(slot_used_.begin(), slot_used_.end(), 0);
-    if (free == slot_used_.end()) throw std::logic_error("autoscaled simulation: no free worker slot");
-    *free = 1;
-    const int slot = static_cast<int>(free - slot_used_.begin());
-    slot_of_[w.id] = slot;
+    const int slot = slots_.take(w.id);
+    if (slot < 0) throw std::logic_error("autoscaled simulation: no free worker slot");
     report_.max_slots_used = std::max(report_.max_slots_used, slot + 1);
-    dispatcher_->set_worker_available(slot, true);
+    dispatcher_slots_->join(slot, "", "");
   } else if (w.state == WorkerState::kStopped || w.state == WorkerState::kFailed) {
     --active_;
-    const auto it = slot_of_.find(w.id);
-    if (it != slot_of_.end()) {
-      if (dispatcher_->worker_available(it->second)) dispatcher_->set_worker_available(it->second, false);
-      slot_used_[static_cast<std::size_t>(it->second)] = 0;
-      slot_of_.erase(it);
-    }
+    const int slot = slots_.release(w.id);
+    if (slot >= 0) dispatcher_slots_->leave(slot, w.failure);
   }
   sample();
 }
 
 void AutoscaledWorkers::on_drain(const std::string& id, std::function<void()> drained) {
-  const int slot = slot_of_.at(id);
-  dispatcher_->set_worker_available(slot, false);
-  drains_.begin(slot, dispatcher_->busy(slot), std::move(drained));
+  const int slot = slots_.slot_of(id);
+  if (slot < 0) throw std::logic_error("autoscaled simulation: draining worker " + id + ", which holds no slot");
+  dispatcher_slots_->drain(slot, std::move(drained));
 }
 
 void AutoscaledWorkers::on_batch_done(int slot) {
-  if (drains_.draining(slot) && !dispatcher_->busy(slot)) drains_.on_idle(slot);
+  dispatcher_slots_->on_batch_done(slot);
 }
 
 void AutoscaledWorkers::advance() {

@@ -5,7 +5,9 @@
 // Dispatcher's worker slots: a worker that comes up takes a free slot and is
 // made available; a worker being removed is drained through the pool's
 // drain hook (the Dispatcher moves its queue to the others, DrainTracker
-// waits for its batch in flight) and frees its slot when stopped. The
+// waits for its batch in flight) and frees its slot when stopped. The slots
+// are the same SlotMap and WorkerSlots `lull serve --autoscale` uses
+// (manager/serving_autoscaler.h), here over the Dispatcher (DispatcherSlots). The
 // autoscaler decides every tick of virtual time; the event loop asks
 // next_time_us() when that, or a worker coming up, is due. Worker-seconds
 // count every worker from start to stop (starting and draining included:
@@ -19,8 +21,9 @@
 #include "runtime/clock.h"
 #include "runtime/dispatcher.h"
 #include "runtime/manager/autoscaler.h"
-#include "runtime/manager/drain_tracker.h"
 #include "runtime/manager/simulated_worker_pool.h"
+#include "runtime/sim/dispatcher_slots.h"
+#include "runtime/slot_map.h"
 
 namespace lull::sim {
 
@@ -84,12 +87,10 @@ class AutoscaledWorkers {
   manager::CapacityTarget target_;
   manager::Autoscaler scaler_;
   manager::SimulatedWorkerPool pool_;
-  manager::DrainTracker drains_;
-  runtime::Dispatcher* dispatcher_ = nullptr;
-  std::map<std::string, int> slot_of_;
+  std::unique_ptr<DispatcherSlots> dispatcher_slots_;  // attach()'s
+  runtime::SlotMap slots_;
   std::map<std::string, manager::WorkerState> state_of_;
   manager::PoolCounts counts_;
-  std::vector<char> slot_used_;
   std::int64_t next_tick_us_;
   int desired_ = 0;
   int active_ = 0;  // starting + up + draining

@@ -1,4 +1,5 @@
-// --recompile-on-drift's compiler side (cli/drift_recompiler): the spec a set
+// --recompile-on-drift: the compilation (compiler/online/drift_recompile)
+// and its background runner (cli/drift_recompiler): the spec a set
 // records, a recompilation with the same latencies reproducing the set, one
 // with slower latencies changing it, the background recompiler writing
 // the new set (or saying why not) after a drift event, and online
@@ -10,8 +11,10 @@
 #include <vector>
 
 #include "cli/drift_recompiler.h"
+#include "compiler/online/drift_recompile.h"
 #include "compiler/compile_inputs.h"
 #include "compiler/compile_sweep.h"
+#include "compiler/emit/recorded_spec.h"
 #include "compiler/online/online_compiler.h"
 #include "compiler/solver/solver_registry.h"
 #include "schema/policy_file.h"
@@ -56,7 +59,7 @@ std::vector<std::vector<double>> latencies_of(const schema::PolicySet& set, doub
 
 TEST_CASE("drift recompiler: the spec a set records is the one it was compiled with", "[cli][drift]") {
   const auto set = tiny_set();
-  const auto spec = cli::compile_spec_of(set);
+  const auto spec = compiler::recorded_compile_spec(set, {"(observed)", "", ""}, "cpu");
   const auto want = tiny_spec();
   CHECK(spec.mdp.slo_us == want.mdp.slo_us);
   CHECK(spec.mdp.workers == want.mdp.workers);
@@ -72,7 +75,7 @@ TEST_CASE("drift recompiler: the spec a set records is the one it was compiled w
 TEST_CASE("drift recompiler: the profiled latencies give back the same policies, slower ones change them",
           "[cli][drift]") {
   const auto set = tiny_set();
-  const auto same = cli::recompile_with_latencies(set, latencies_of(set, 1.0));
+  const auto same = compiler::recompile_with_latencies(set, latencies_of(set, 1.0));
   REQUIRE(same.policies_size() == set.policies_size());
   for (int i = 0; i < set.policies_size(); ++i) {
     INFO("policy " << i);
@@ -84,13 +87,13 @@ TEST_CASE("drift recompiler: the profiled latencies give back the same policies,
   }
   // Everything 60% slower: the slow model no longer fits the 40 ms SLO at batch 2
   // (16 ms -> 25.6 ms plus queueing), so the expectations change.
-  const auto slower = cli::recompile_with_latencies(set, latencies_of(set, 1.6));
+  const auto slower = compiler::recompile_with_latencies(set, latencies_of(set, 1.6));
   REQUIRE(slower.policies_size() == 2);
   CHECK(slower.models(0).latency_us(0) == Approx(set.models(0).latency_us(0) * 1.6));
   CHECK(slower.policies(1).expected().accuracy() < set.policies(1).expected().accuracy());
   CHECK(slower.provenance().find("observed") != std::string::npos);
   // Latencies past the SLO: refused, naming why.
-  CHECK_THROWS_AS(cli::recompile_with_latencies(set, latencies_of(set, 100.0)), std::invalid_argument);
+  CHECK_THROWS_AS(compiler::recompile_with_latencies(set, latencies_of(set, 100.0)), std::invalid_argument);
 }
 
 TEST_CASE("drift recompiler: a drift event writes the recompiled set, a failure is one log line", "[cli][drift]") {
@@ -123,13 +126,13 @@ TEST_CASE("drift recompiler: after a swap, online compilation uses the observed 
   // swap: the online compiler takes the recompiled set's models as profiles,
   // so a policy compiled afterwards is the one the recompiled set holds.
   const auto set = tiny_set();
-  const auto slower = cli::recompile_with_latencies(set, latencies_of(set, 1.6));
-  compiler::OnlineCompiler online(compiler::spec_from_policy_set(set, tiny_spec().inputs, "cpu"));
+  const auto slower = compiler::recompile_with_latencies(set, latencies_of(set, 1.6));
+  compiler::OnlineCompiler online(compiler::recorded_compile_spec(set, tiny_spec().inputs, "cpu"));
   const int workers = static_cast<int>(set.workers());
   const double load = set.policies(1).inputs().load_qps();
   const auto profiled = online.compile(workers, load);
   CHECK(profiled.policies(0).expected().accuracy() == Approx(set.policies(1).expected().accuracy()));
-  online.use_profiles(cli::profiles_of(slower));
+  online.use_profiles(compiler::profiles_of(slower));
   const auto observed = online.compile(workers, load);
   CHECK(online.compilations() == 2);  // the cache was dropped
   CHECK(observed.models(0).latency_us(0) == Approx(slower.models(0).latency_us(0)));

@@ -1,5 +1,5 @@
-// libFuzzer target: the batch codec (runtime/serve/batch_codec), base64 and
-// the request splitter it is sized by (runtime/serve/base64, request_split):
+// libFuzzer target: the batch codec (runtime/torchserve/batch_codec), base64 and
+// the request splitter it is sized by (runtime/net/base64, request_split):
 // everything lull reads from or writes to a model server. A model server's
 // response body may be anything: decoding either refuses it with
 // BatchCodecError or returns exactly `expected` predictions, each an ordinary
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/serve/base64.h"
-#include "runtime/serve/batch_codec.h"
-#include "runtime/serve/request_split.h"
+#include "runtime/net/base64.h"
+#include "runtime/torchserve/batch_codec.h"
+#include "runtime/torchserve/request_split.h"
 #include "test/fuzz/fuzz_support.h"
 
 namespace {

@@ -23,8 +23,8 @@
 #include <string_view>
 
 #include "runtime/serve/frontend.h"
-#include "runtime/serve/json_data_field.h"
-#include "runtime/serve/multipart_form.h"
+#include "runtime/net/json_data_field.h"
+#include "runtime/net/multipart_form.h"
 #include "test/fuzz/fuzz_support.h"
 
 namespace {

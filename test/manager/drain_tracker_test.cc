@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "runtime/dispatcher.h"
-#include "runtime/manager/drain_tracker.h"
+#include "runtime/drain_tracker.h"
 #include "runtime/manager/simulated_worker_pool.h"
 #include "test/runtime/runtime_test_support.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model_server_process.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 
 namespace lull::manager::testing {
 

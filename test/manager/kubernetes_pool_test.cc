@@ -16,6 +16,7 @@
 #include "fake_kube_support.h"
 #include "pool_test_support.h"
 #include "runtime/manager/kubernetes_pool.h"
+#include "runtime/net/http_client.h"
 
 using namespace lull::manager;
 using lull::serve::HttpClient;

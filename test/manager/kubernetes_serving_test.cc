@@ -28,7 +28,8 @@
 
 #include "fake_kube_support.h"
 #include "runtime/manager/kubernetes_pool.h"
-#include "runtime/serve/prometheus_text.h"
+#include "runtime/net/http_client.h"
+#include "runtime/net/prometheus_text.h"
 #include "serving_rig.h"
 
 using namespace lull::manager;

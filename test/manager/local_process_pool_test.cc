@@ -18,6 +18,7 @@
 #include "model_server_process.h"
 #include "pool_test_support.h"
 #include "runtime/manager/local_process_pool.h"
+#include "runtime/net/http_client.h"
 
 using namespace lull::manager;
 using lull::serve::HttpClient;

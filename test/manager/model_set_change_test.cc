@@ -12,10 +12,12 @@
 
 #include "model_server_process.h"
 #include "runtime/manager/model_set_change.h"
-#include "runtime/manager/torchserve_model_control.h"
-#include "runtime/serve/model_management.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/torchserve_model_control.h"
+#include "runtime/torchserve/model_management.h"
 
 using namespace lull::manager;
+using lull::serve::TorchServeModelControl;
 using lull::serve::testing::ModelServerProcess;
 
 namespace {

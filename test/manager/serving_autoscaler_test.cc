@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "runtime/manager/local_process_pool.h"
+#include "runtime/net/http_client.h"
 #include "serving_rig.h"
 
 using namespace lull::manager;

@@ -21,6 +21,8 @@
 
 #include "pool_test_support.h"
 #include "runtime/manager/serving_autoscaler.h"
+#include "runtime/manager/session_slots.h"
+#include "runtime/net/http_client.h"
 #include "session_test_support.h"
 
 namespace lull::manager::testing {
@@ -79,7 +81,8 @@ struct ServingRig {
     so.extra_metrics = [this] { return scaler->metrics_text(); };
     session = std::make_unique<serve::ServeSession>(library.front(), *backend, *backend, inputs, wall, so);
     backend->start();
-    scaler->attach(*backend, *session);
+    slots = std::make_unique<manager::SessionSlots>(*backend, *session);
+    scaler->attach(*slots);
   }
   ~ServingRig() {
     scaler->stop();
@@ -147,6 +150,7 @@ struct ServingRig {
   std::unique_ptr<ServingAutoscaler> scaler;
   std::unique_ptr<serve::TorchServeBackend> backend;
   std::unique_ptr<serve::ServeSession> session;
+  std::unique_ptr<manager::SessionSlots> slots;  // the autoscaler's; it is stopped before the rest goes
   std::mutex log_mu;
   std::vector<std::string> log;
 };

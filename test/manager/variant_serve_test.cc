@@ -19,16 +19,18 @@
 #include "model_server_process.h"
 #include "runtime/clock.h"
 #include "runtime/manager/model_variants.h"
-#include "runtime/manager/torchserve_model_control.h"
+#include "runtime/torchserve/torchserve_model_control.h"
 #include "runtime/manager/session_policy_swap.h"
 #include "runtime/manager/variant_switcher.h"
-#include "runtime/serve/model_management.h"
-#include "runtime/serve/query_inputs.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/model_management.h"
+#include "runtime/query_inputs.h"
 #include "runtime/serve/serve_session.h"
-#include "runtime/serve/torchserve_backend.h"
+#include "runtime/torchserve/torchserve_backend.h"
 #include "session_test_support.h"
 
 using namespace lull::manager;
+using lull::serve::TorchServeModelControl;
 using lull::runtime::PolicyTable;
 using lull::serve::testing::ModelServerProcess;
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "runtime/serve/base64.h"
+#include "runtime/net/base64.h"
 
 using namespace lull::serve;
 

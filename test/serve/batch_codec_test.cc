@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "runtime/serve/batch_codec.h"
+#include "runtime/torchserve/batch_codec.h"
 
 using namespace lull::serve;
 

@@ -16,7 +16,7 @@
 
 #include "lull_serve_process.h"
 #include "model_server_process.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 #include "schema/policy_file.h"
 #include "session_test_support.h"
 #include "test/support/cli_runner.h"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "runtime/serve/frontend.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 
 using namespace lull::serve;
 

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "model_server_process.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 
 using namespace lull::serve;
 using lull::serve::testing::ModelServerProcess;

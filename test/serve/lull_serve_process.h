@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 
 extern char** environ;
 

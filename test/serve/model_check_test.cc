@@ -1,7 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "model_server_process.h"
-#include "runtime/serve/model_check.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/model_check.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;

@@ -1,4 +1,4 @@
-// The TorchServe management client (runtime/serve/model_management.h)
+// The TorchServe management client (runtime/torchserve/model_management.h)
 // against the stand-in server's management API: load, list, unload, and the
 // failures TorchServe answers (a model that fails to load, one not in the
 // store, one already registered, one not registered), each reported with
@@ -8,8 +8,9 @@
 #include <algorithm>
 
 #include "model_server_process.h"
-#include "runtime/serve/model_check.h"
-#include "runtime/serve/model_management.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/model_check.h"
+#include "runtime/torchserve/model_management.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "runtime/serve/outlier_detector.h"
+#include "runtime/torchserve/outlier_detector.h"
 
 using lull::serve::OutlierDetector;
 using lull::serve::OutlierOptions;

@@ -22,8 +22,9 @@
 #include "lull_serve_process.h"
 #include "model_server_process.h"
 #include "session_test_support.h"
-#include "runtime/serve/query_inputs.h"
-#include "runtime/serve/torchserve_backend.h"
+#include "runtime/net/http_client.h"
+#include "runtime/query_inputs.h"
+#include "runtime/torchserve/torchserve_backend.h"
 #include "test/support/cli_runner.h"
 
 using namespace lull::serve;

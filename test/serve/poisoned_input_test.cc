@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "serve_stack_support.h"
+#include "runtime/net/http_client.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "model_server_process.h"
-#include "runtime/serve/model_check.h"
+#include "runtime/torchserve/model_check.h"
 #include "test/support/cli_runner.h"
 
 using lull::serve::testing::ModelServerProcess;

@@ -8,9 +8,9 @@
 #include <stdexcept>
 
 #include "model_server_process.h"
-#include "runtime/serve/batch_codec.h"
-#include "runtime/serve/http_client.h"
-#include "runtime/serve/model_check.h"
+#include "runtime/torchserve/batch_codec.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/model_check.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;

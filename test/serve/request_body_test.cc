@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "runtime/serve/json_data_field.h"
-#include "runtime/serve/multipart_form.h"
+#include "runtime/net/json_data_field.h"
+#include "runtime/net/multipart_form.h"
 
 using namespace lull::serve;
 

@@ -12,10 +12,10 @@
 
 #include "backend_test_support.h"
 #include "model_server_process.h"
-#include "runtime/serve/batch_codec.h"
-#include "runtime/serve/query_inputs.h"
-#include "runtime/serve/request_split.h"
-#include "runtime/serve/torchserve_backend.h"
+#include "runtime/torchserve/batch_codec.h"
+#include "runtime/query_inputs.h"
+#include "runtime/torchserve/request_split.h"
+#include "runtime/torchserve/torchserve_backend.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;

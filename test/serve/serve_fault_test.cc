@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "serve_stack_support.h"
+#include "runtime/net/http_client.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;

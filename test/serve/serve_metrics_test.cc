@@ -12,7 +12,7 @@
 #include <string>
 
 #include "runtime/serve/frontend.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 #include "session_fakes.h"
 
 using namespace lull::serve;

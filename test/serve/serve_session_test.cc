@@ -16,9 +16,9 @@
 #include "runtime/backend.h"
 #include "runtime/clock.h"
 #include "runtime/policy_table.h"
-#include "runtime/serve/query_inputs.h"
+#include "runtime/query_inputs.h"
 #include "runtime/serve/serve_session.h"
-#include "runtime/serve/worker_health.h"
+#include "runtime/worker_health.h"
 #include "session_fakes.h"
 #include "session_test_support.h"
 

@@ -11,10 +11,10 @@
 #include "session_test_support.h"
 #include "runtime/clock.h"
 #include "runtime/serve/frontend.h"
-#include "runtime/serve/http_client.h"
-#include "runtime/serve/query_inputs.h"
+#include "runtime/net/http_client.h"
+#include "runtime/query_inputs.h"
 #include "runtime/serve/serve_session.h"
-#include "runtime/serve/torchserve_backend.h"
+#include "runtime/torchserve/torchserve_backend.h"
 
 namespace lull::serve::testing {
 

@@ -12,7 +12,7 @@
 #include <fstream>
 
 #include "model_server_process.h"
-#include "runtime/serve/request_split.h"
+#include "runtime/torchserve/request_split.h"
 #include "test/support/cli_runner.h"
 
 using namespace lull::serve;

@@ -10,10 +10,11 @@
 
 #include "backend_test_support.h"
 #include "model_server_process.h"
-#include "runtime/serve/model_check.h"
-#include "runtime/serve/query_inputs.h"
-#include "runtime/serve/torchserve_backend.h"
-#include "runtime/serve/torchserve_token.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/model_check.h"
+#include "runtime/query_inputs.h"
+#include "runtime/torchserve/torchserve_backend.h"
+#include "runtime/torchserve/torchserve_token.h"
 
 using namespace lull::serve;
 using namespace lull::serve::testing;

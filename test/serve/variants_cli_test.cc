@@ -17,8 +17,8 @@
 
 #include "lull_serve_process.h"
 #include "model_server_process.h"
-#include "runtime/serve/http_client.h"
-#include "runtime/serve/model_management.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/model_management.h"
 #include "session_test_support.h"
 #include "test/support/cli_runner.h"
 

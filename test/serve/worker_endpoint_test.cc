@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "runtime/serve/worker_endpoint.h"
+#include "runtime/torchserve/worker_endpoint.h"
 
 using namespace lull::serve;
 

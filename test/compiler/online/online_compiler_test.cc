@@ -3,6 +3,7 @@
 // that (workers, load); results are cached.
 #include <catch2/catch.hpp>
 
+#include "compiler/emit/recorded_spec.h"
 #include "compiler/online/online_compiler.h"
 #include "schema/policy_file.h"
 #include "test/support/cli_runner.h"
@@ -37,7 +38,7 @@ TEST_CASE("an online policy is the one lull compile writes with the library's re
                                "--percentile 90";
   const auto library = compile_cli("online_lib.pb", settings + " --workers 3");
   const auto two = compile_cli("online_two.pb", settings + " --workers 2");
-  const auto spec = lull::compiler::spec_from_policy_set(library, {kTiny, "", ""}, "cpu");
+  const auto spec = lull::compiler::recorded_compile_spec(library, {kTiny, "", ""}, "cpu");
   lull::compiler::OnlineCompiler online(spec);
   const auto got3 = online.compile(3, 160);
   REQUIRE(got3.policies_size() == 1);
@@ -51,11 +52,19 @@ TEST_CASE("an online policy is the one lull compile writes with the library's re
   CHECK(online.compilations() == 2);
 }
 
-TEST_CASE("spec_from_policy_set refuses a set that records no settings", "[compiler][online]") {
+TEST_CASE("recorded_compile_spec refuses a set that records no settings", "[compiler][online]") {
   lull::schema::PolicySet empty;
-  CHECK_THROWS_WITH(lull::compiler::spec_from_policy_set(empty, {kTiny, "", ""}, "cpu"), Catch::Contains("no policy"));
+  CHECK_THROWS_WITH(lull::compiler::recorded_compile_spec(empty, {kTiny, "", ""}, "cpu"), Catch::Contains("no policy"));
   lull::schema::PolicySet unrecorded;
   unrecorded.add_policies();
-  CHECK_THROWS_WITH(lull::compiler::spec_from_policy_set(unrecorded, {kTiny, "", ""}, "cpu"),
+  CHECK_THROWS_WITH(lull::compiler::recorded_compile_spec(unrecorded, {kTiny, "", ""}, "cpu"),
                     Catch::Contains("discretization"));
+  // The drift recompiler reads the same fields: no default percentile for a set that records none.
+  auto* in = unrecorded.mutable_policies(0)->mutable_inputs();
+  in->set_discretization(lull::schema::FLD);
+  in->set_batching(lull::schema::MAXIMAL);
+  CHECK_THROWS_WITH(lull::compiler::recorded_compile_spec(unrecorded, {kTiny, "", ""}, "cpu"),
+                    Catch::Contains("policies[0].inputs.percentile: not recorded"));
+  in->set_percentile(99);
+  CHECK(lull::compiler::recorded_compile_spec(unrecorded, {kTiny, "", ""}, "cpu").reduction.percentile == 99);
 }

@@ -1,0 +1,432 @@
+#include "runtime/net/http_server.h"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <atomic>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "runtime/net/prometheus_text.h"
+
+namespace lull::serve {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+constexpr std::size_t kHeaderLimit = 16 * 1024;  // a request header larger than this gets 431
+constexpr std::size_t kReadChunk = 4096;
+// After an error response (413, 400) the rest of what the client is sending
+// is read and dropped for at most this long before closing, so that the
+// close does not reset the connection before the client reads the answer.
+constexpr int kLingerMs = 1000;
+constexpr std::uint64_t kLingerMaxBytes = 1 << 20;
+
+std::int64_t steady_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Responses may be handed over from any thread; after stop() they must not
+// reach the io_context any more. Every Respond holds this gate.
+struct Gate {
+  std::mutex mu;
+  bool open = true;
+};
+
+class Connection;
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Impl(HttpServerOptions o, RequestHandler h, ErrorRenderer r, std::function<void(int)> c)
+      : options(std::move(o)), handler(std::move(h)), render_error(std::move(r)), on_response(std::move(c)) {}
+
+  void do_accept();
+  void on_accept(tcp::socket socket);
+  // At the cap: a connection to close (oldest idle, else the slowest reading
+  // its header), or none when every connection has a request in service.
+  std::shared_ptr<Connection> pick_victim();  // under mu
+  void forget(const std::list<std::shared_ptr<Connection>>::iterator& it);
+
+  HttpServerOptions options;
+  RequestHandler handler;
+  ErrorRenderer render_error;
+  std::function<void(int)> on_response;
+
+  // Declared first, destroyed last: connections in pending handlers go with it.
+  net::io_context ioc;
+  tcp::acceptor acceptor{ioc};
+  net::steady_timer accept_retry{ioc};
+  std::vector<std::thread> threads;
+  std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  int port = 0;
+  bool stopped = false;
+
+  std::mutex mu;  // the registry; connections stay alive while registered
+  std::list<std::shared_ptr<Connection>> connections;
+
+  std::atomic<std::uint64_t> accepted{0}, idle_timeouts{0}, header_timeouts{0}, body_timeouts{0}, shed{0},
+      refused{0};
+};
+
+namespace {
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  // Where a connection is; read by the acceptor (another thread) to pick a victim.
+  enum State : int { kIdle, kHeader, kBody, kServing, kWriting, kLingering, kClosed };
+
+  Connection(tcp::socket socket, HttpServer::Impl& server) : stream_(std::move(socket)), server_(server) {}
+
+  // Under the registry lock, right after it was added.
+  void registered_at(std::list<std::shared_ptr<Connection>>::iterator it) { registered_ = it; }
+  void start() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->wait_for_request(); });
+  }
+  // Closes it to make room, on its own strand. A connection that
+  // meanwhile started serving a request is left alone.
+  void request_shed() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] { self->shed(); });
+  }
+
+ private:
+  void shed() {
+    const int s = state_.load();
+    if (s == kIdle || s == kHeader || s == kLingering) {
+      server_.shed++;
+      close();
+    } else {
+      shed_requested = false;  // it is serving now: a candidate again once idle
+    }
+  }
+
+ public:
+  State state() const { return static_cast<State>(state_.load()); }
+  std::int64_t state_since_us() const { return since_us_.load(); }
+  std::atomic<bool> shed_requested{false};
+
+ private:
+  void set_state(State s) {
+    state_ = s;
+    since_us_ = steady_us();
+  }
+
+  // Idle: the next request's first bytes (or bytes already buffered).
+  void wait_for_request() {
+    set_state(kIdle);
+    if (buffer_.size() > 0) return read_header();
+    stream_.expires_after(std::chrono::milliseconds(server_.options.idle_timeout_ms));
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              if (ec) return self->fail(ec);
+                              self->buffer_.commit(n);
+                              self->read_header();
+                            });
+  }
+
+  void read_header() {
+    set_state(kHeader);
+    parser_.emplace();
+    parser_->header_limit(kHeaderLimit);
+    parser_->body_limit(server_.options.max_body_bytes);
+    stream_.expires_after(std::chrono::milliseconds(server_.options.header_timeout_ms));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
+  }
+
+  void on_header(beast::error_code ec) {
+    if (ec) return fail(ec);
+    arrived_ = std::chrono::steady_clock::now();
+    set_state(kBody);
+    stream_.expires_after(std::chrono::milliseconds(server_.options.body_timeout_ms));
+    const auto expect = parser_->get()[http::field::expect];
+    if (!parser_->is_done() && beast::iequals(expect, "100-continue")) {
+      static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+      return net::async_write(stream_, net::buffer(kContinue, sizeof kContinue - 1),
+                              [self = shared_from_this()](beast::error_code e, std::size_t) {
+                                if (e) return self->fail(e);
+                                self->read_body();
+                              });
+    }
+    read_body();
+  }
+
+  void read_body() {
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_body(ec); });
+  }
+
+  void on_body(beast::error_code ec) {
+    if (ec) return fail(ec);
+    set_state(kServing);
+    stream_.expires_never();
+    auto& msg = parser_->get();
+    keep_alive_ = msg.keep_alive();
+    version_ = msg.version();
+    ServerRequest req;
+    req.method = std::string(msg.method_string());
+    const beast::string_view target = msg.target();
+    req.target = std::string(target.substr(0, target.find('?')));
+    req.content_type = std::string(msg[http::field::content_type]);
+    req.body = std::move(msg.body());
+    req.arrived = arrived_;
+    parser_.reset();
+    Respond respond = [gate = server_.gate, weak = weak_from_this()](ServerResponse r) {
+      std::lock_guard<std::mutex> lock(gate->mu);
+      if (!gate->open) return;
+      if (auto self = weak.lock())
+        net::post(self->stream_.get_executor(),
+                  [self, r = std::move(r)]() mutable { self->write(std::move(r), self->keep_alive_); });
+    };
+    server_.handler(std::move(req), std::move(respond));
+  }
+
+  void write(ServerResponse r, bool keep_alive) {
+    if (state() == kClosed) return;
+    set_state(kWriting);
+    server_.on_response(r.status);
+    auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(r.status), version_);
+    res->set(http::field::content_type, r.content_type);
+    for (const auto& [name, value] : r.headers) res->set(name, value);
+    res->body() = std::move(r.body);
+    res->keep_alive(keep_alive);
+    res->prepare_payload();
+    stream_.expires_after(std::chrono::milliseconds(server_.options.body_timeout_ms));
+    http::async_write(stream_, *res, [self = shared_from_this(), res, keep_alive](beast::error_code ec, std::size_t) {
+      if (ec) return self->fail(ec);
+      if (!keep_alive) return self->linger();
+      self->wait_for_request();
+    });
+  }
+
+  // An error of the connection's current phase: a timeout closes it (counted),
+  // a malformed request is answered (400/413/431) and then closed.
+  void fail(beast::error_code ec) {
+    if (state() == kClosed) return;
+    if (ec == beast::error::timeout) {
+      switch (state()) {
+        case kIdle: server_.idle_timeouts++; break;
+        case kHeader: server_.header_timeouts++; break;
+        case kBody: case kWriting: server_.body_timeouts++; break;
+        default: break;
+      }
+      return close();
+    }
+    if (ec == http::error::body_limit)
+      return refuse(413, "request body too large (over " + std::to_string(server_.options.max_body_bytes) + " bytes)");
+    if (ec == http::error::header_limit) return refuse(431, "request header too large");
+    const int s = state();
+    const bool parse_error = ec.category() == http::make_error_code(http::error::bad_method).category() &&
+                             ec != http::error::end_of_stream && ec != http::error::partial_message;
+    if (parse_error && (s == kHeader || s == kBody)) return refuse(400, "malformed HTTP request: " + ec.message());
+    close();  // the client left (eof, reset), or the server stopped
+  }
+
+  void refuse(int status, const std::string& message) {
+    parser_.reset();
+    stream_.expires_never();
+    write(server_.render_error(status, message), false);
+  }
+
+  // Half-close, then read and drop what the client still sends, briefly.
+  void linger() {
+    set_state(kLingering);
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::milliseconds(kLingerMs));
+    drain();
+  }
+  void drain() {
+    buffer_.clear();
+    stream_.async_read_some(buffer_.prepare(kReadChunk), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+      self->drained_ += n;
+      if (ec || self->drained_ > kLingerMaxBytes) return self->close();
+      self->drain();
+    });
+  }
+
+  void close() {
+    if (state() == kClosed) return;
+    set_state(kClosed);
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+    std::lock_guard<std::mutex> lock(server_.mu);
+    if (!server_.stopped) server_.connections.erase(registered_);  // may drop the registry's reference
+  }
+
+  beast::tcp_stream stream_;
+  HttpServer::Impl& server_;
+  std::list<std::shared_ptr<Connection>>::iterator registered_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::chrono::steady_clock::time_point arrived_;
+  bool keep_alive_ = true;
+  unsigned version_ = 11;
+  std::uint64_t drained_ = 0;
+  std::atomic<int> state_{kIdle};
+  std::atomic<std::int64_t> since_us_{steady_us()};
+};
+
+// The answer to a connection over the cap when none can be shed.
+std::string refused_at_cap(const ServerResponse& r) {
+  std::string out = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: " +
+                    r.content_type + "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n\r\n";
+  return out + r.body;
+}
+
+}  // namespace
+
+void HttpServer::Impl::do_accept() {
+  acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+    if (!ec) {
+      on_accept(std::move(socket));
+      return do_accept();
+    }
+    // Out of descriptors or similar: try again shortly rather than spin.
+    accept_retry.expires_after(std::chrono::milliseconds(50));
+    accept_retry.async_wait([this](beast::error_code e) {
+      if (!e) do_accept();
+    });
+  });
+}
+
+void HttpServer::Impl::on_accept(tcp::socket socket) {
+  beast::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);  // a small response held by Nagle costs up to 40 ms
+  accepted++;
+  std::shared_ptr<Connection> victim, fresh;
+  std::list<std::shared_ptr<Connection>>::iterator it;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (static_cast<int>(connections.size()) >= options.max_connections) {
+      victim = pick_victim();
+      if (!victim) {
+        refused++;
+        on_response(503);
+        // A fresh socket's send buffer takes this small answer at once.
+        const std::string answer = refused_at_cap(render_error(503, "too many connections; retry later"));
+        net::write(socket, net::buffer(answer), ignored);
+        socket.shutdown(tcp::socket::shutdown_both, ignored);
+        return;
+      }
+      victim->shed_requested = true;
+    }
+    connections.push_back(std::make_shared<Connection>(std::move(socket), *this));
+    it = std::prev(connections.end());
+    (*it)->registered_at(it);
+    fresh = *it;
+  }
+  if (victim) victim->request_shed();
+  fresh->start();
+}
+
+std::shared_ptr<Connection> HttpServer::Impl::pick_victim() {
+  std::shared_ptr<Connection> idle, slow;
+  for (const auto& c : connections) {
+    if (c->shed_requested) continue;
+    const auto s = c->state();
+    if (s == Connection::kIdle && (!idle || c->state_since_us() < idle->state_since_us())) idle = c;
+    if ((s == Connection::kHeader || s == Connection::kLingering) &&
+        (!slow || c->state_since_us() < slow->state_since_us()))
+      slow = c;
+  }
+  return idle ? idle : slow;
+}
+
+HttpServer::HttpServer(HttpServerOptions options, RequestHandler handler, ErrorRenderer render_error,
+                       std::function<void(int)> on_response)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), std::move(render_error),
+                                   std::move(on_response))) {}
+
+HttpServer::~HttpServer() { stop(); }
+
+void HttpServer::start() {
+  Impl& s = *impl_;
+  const std::string where = s.options.host + ":" + std::to_string(s.options.port);
+  beast::error_code ec;
+  const auto address = net::ip::make_address(s.options.host, ec);
+  if (ec) throw std::runtime_error(where + ": cannot listen (not an IP address)");
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(s.options.port));
+  s.acceptor.open(endpoint.protocol(), ec);
+  if (!ec) s.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor.bind(endpoint, ec);
+  if (!ec) s.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) throw std::runtime_error(where + ": cannot listen (" + ec.message() + "; address in use?)");
+  s.port = s.acceptor.local_endpoint().port();
+  s.do_accept();
+  for (int i = 0; i < s.options.io_threads; ++i) s.threads.emplace_back([&s] { s.ioc.run(); });
+}
+
+void HttpServer::stop() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(s.gate->mu);
+    if (!s.gate->open) return;
+    s.gate->open = false;
+  }
+  s.ioc.stop();
+  for (auto& t : s.threads) t.join();
+  s.threads.clear();
+  beast::error_code ignored;
+  s.acceptor.close(ignored);
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.stopped = true;
+  s.connections.clear();
+}
+
+int HttpServer::port() const { return impl_->port; }
+
+HttpServerStats HttpServer::stats() const {
+  const Impl& s = *impl_;
+  HttpServerStats out;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    out.open = s.connections.size();
+  }
+  out.accepted = s.accepted;
+  out.idle_timeouts = s.idle_timeouts;
+  out.header_timeouts = s.header_timeouts;
+  out.body_timeouts = s.body_timeouts;
+  out.shed = s.shed;
+  out.refused = s.refused;
+  return out;
+}
+
+std::string render_http_server_stats(const HttpServerStats& s) {
+  std::string out;
+  prom::family(out, "lull_http_connections_open", "gauge", "Client connections open at the front end.");
+  prom::sample(out, "lull_http_connections_open", static_cast<double>(s.open));
+  prom::family(out, "lull_http_connections_accepted_total", "counter", "Client connections accepted.");
+  prom::sample(out, "lull_http_connections_accepted_total", static_cast<double>(s.accepted));
+  prom::family(out, "lull_http_connections_closed_total", "counter",
+               "Client connections the front end closed, by reason: idle_timeout, header_timeout, body_timeout "
+               "(slow clients), shed (oldest idle or slowest closed at --max-connections), refused (503 at the "
+               "cap, all busy).");
+  const std::pair<const char*, std::uint64_t> reasons[] = {{"idle_timeout", s.idle_timeouts},
+                                                           {"header_timeout", s.header_timeouts},
+                                                           {"body_timeout", s.body_timeouts},
+                                                           {"shed", s.shed},
+                                                           {"refused", s.refused}};
+  for (const auto& [reason, n] : reasons)
+    prom::sample(out, std::string("lull_http_connections_closed_total{reason=\"") + reason + "\"}",
+                 static_cast<double>(n));
+  return out;
+}
+
+}  // namespace lull::serve

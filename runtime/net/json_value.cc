@@ -1,0 +1,34 @@
+// Small JSON reads over protobuf's Value (why: see json_value.h).
+#include "runtime/net/json_value.h"
+
+#include <google/protobuf/util/json_util.h>
+
+namespace lull::serve {
+
+bool parse_json(const std::string& text, JsonValue* out) {
+  return google::protobuf::util::JsonStringToMessage(text, out).ok();
+}
+
+const JsonValue* json_field(const JsonValue& object, const std::string& name) {
+  if (object.kind_case() != JsonValue::kStructValue) return nullptr;
+  const auto& fields = object.struct_value().fields();
+  auto it = fields.find(name);
+  return it == fields.end() ? nullptr : &it->second;
+}
+
+std::string json_string(const JsonValue& object, const std::string& name, const std::string& fallback) {
+  const JsonValue* v = json_field(object, name);
+  return v && v->kind_case() == JsonValue::kStringValue ? v->string_value() : fallback;
+}
+
+double json_number(const JsonValue& object, const std::string& name, double fallback) {
+  const JsonValue* v = json_field(object, name);
+  return v && v->kind_case() == JsonValue::kNumberValue ? v->number_value() : fallback;
+}
+
+bool json_bool(const JsonValue& object, const std::string& name, bool fallback) {
+  const JsonValue* v = json_field(object, name);
+  return v && v->kind_case() == JsonValue::kBoolValue ? v->bool_value() : fallback;
+}
+
+}  // namespace lull::serve

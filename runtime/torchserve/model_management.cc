@@ -1,0 +1,96 @@
+// TorchServe management API client (why: see model_management.h).
+#include "runtime/torchserve/model_management.h"
+
+#include <cstdio>
+
+#include "runtime/net/json_value.h"
+#include "runtime/torchserve/torchserve_token.h"
+#include "runtime/torchserve/worker_endpoint.h"
+
+namespace lull::serve {
+
+std::string url_encode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+        c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+std::string describe_torchserve_error(const HttpResponse& r) {
+  if (!r.error.empty()) return r.describe();
+  JsonValue v;
+  std::string reason = "HTTP " + std::to_string(r.status);
+  if (parse_json(r.body, &v)) {
+    const std::string type = json_string(v, "type"), message = json_string(v, "message");
+    if (!type.empty()) reason += " " + type;
+    if (!message.empty()) reason += ": " + message;
+  }
+  return reason;
+}
+
+ModelManagementClient::ModelManagementClient(HttpTransport& client, std::string management_url,
+                                             ModelManagementOptions options)
+    : client_(client), url_(normalize_base_url(management_url)), options_(std::move(options)) {}
+
+HttpResponse ModelManagementClient::call(const std::string& method, const std::string& path_and_query) {
+  HttpRequest req;
+  req.method = method;
+  req.url = url_ + path_and_query;
+  req.bearer_token = options_.management_key;
+  req.timeout_ms = options_.timeout_ms;
+  return client_.fetch(req);
+}
+
+void ModelManagementClient::fail(const std::string& what, const HttpResponse& r) const {
+  const std::string reason = is_token_refusal(r)
+                                 ? describe_token_refusal(url_, "management", !options_.management_key.empty(), r)
+                                 : describe_torchserve_error(r);
+  throw ModelManagementError("management API " + url_ + ": " + what + " failed: " + reason, r.status);
+}
+
+std::string ModelManagementClient::load(const std::string& model_name, const std::string& archive_url) {
+  const auto r = call("POST", "/models?url=" + url_encode(archive_url) + "&model_name=" + url_encode(model_name) +
+                                  "&initial_workers=1&synchronous=true");
+  // 200 only: a 202 ("Processing worker updates...") would mean not yet loaded.
+  if (r.status != 200 || !r.error.empty()) fail("loading model " + model_name + " (url " + archive_url + ")", r);
+  JsonValue v;
+  return parse_json(r.body, &v) ? json_string(v, "status", r.body) : r.body;
+}
+
+std::string ModelManagementClient::unload(const std::string& model_name) {
+  const auto r = call("DELETE", "/models/" + url_encode(model_name));
+  if (!r.ok()) fail("unloading model " + model_name, r);
+  JsonValue v;
+  return parse_json(r.body, &v) ? json_string(v, "status", r.body) : r.body;
+}
+
+std::vector<std::string> ModelManagementClient::list() {
+  std::vector<std::string> names;
+  std::string token;
+  for (int page = 0; page < 1000; ++page) {  // bounded: a server that loops its tokens cannot hang lull
+    const auto r = call("GET", "/models" + (token.empty() ? "" : "?next_page_token=" + url_encode(token)));
+    JsonValue v;
+    if (!r.ok()) fail("listing models", r);
+    const JsonValue* models = parse_json(r.body, &v) ? json_field(v, "models") : nullptr;
+    if (!models || models->kind_case() != JsonValue::kListValue)
+      throw ModelManagementError("management API " + url_ + ": listing models: the answer has no \"models\" list",
+                                 r.status);
+    for (const auto& m : models->list_value().values()) {
+      const std::string name = json_string(m, "modelName");
+      if (!name.empty()) names.push_back(name);
+    }
+    token = json_string(v, "nextPageToken");
+    if (token.empty()) return names;
+  }
+  throw ModelManagementError("management API " + url_ + ": listing models: more than 1000 pages", 200);
+}
+
+}  // namespace lull::serve

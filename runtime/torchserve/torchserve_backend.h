@@ -1,0 +1,145 @@
+#pragma once
+// The runtime's Backend on TorchServe-compatible model servers, one per
+// worker. A batch goes to its worker as ONE POST /predictions/{model} under
+// lull's batch contract (batch_codec.h); the answer is split back to the
+// queries in order. A batch whose body would pass max_request_bytes goes as
+// several consecutive requests to that worker (request_split.h), joined in
+// order; it succeeds when all of them do. Health: GET /ping at start and periodically; a worker that
+// fails a ping, or whose batch cannot connect (the server is gone), is taken
+// out of rotation at once and every batch in flight on it is reported failed
+// (ok = false), so the dispatcher can retry those queries on another worker.
+// Batches that time out, answer 5xx or answer 200 with an undecodable body
+// count as consecutive failures (outlier_detector.h): enough of them eject the
+// worker for a time that doubles on repeats. It rejoins after a successful
+// ping, and once ejected only after its ejection time has passed too.
+//
+// It is both the Backend and the WorkerHealth source of `lull serve`: a batch
+// fault and a failed ping change the same per-worker state under one lock,
+// so that taking a worker down and failing what it holds is one step. It
+// reports health changes; the Dispatcher keeps the record the scheduler uses.
+//
+// Worker slots may change at run time (`lull serve --autoscale`): a slot
+// with an empty URL is vacant (never pinged, down); assign() gives a slot the
+// endpoint of a worker its pool found up, vacate() empties it again. Every
+// read of an endpoint is under the lock, so a batch never goes to a slot's
+// old URL.
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/net/http_client.h"
+#include "runtime/torchserve/outlier_detector.h"
+#include "runtime/query_inputs.h"
+#include "runtime/worker_health.h"
+#include "runtime/torchserve/worker_endpoint.h"
+
+namespace lull::serve {
+
+struct TorchServeOptions {
+  std::int64_t batch_timeout_ms = 2000;   // longer: the batch fails and the worker goes down
+  std::int64_t health_interval_ms = 500;  // between pings of each worker
+  std::int64_t health_timeout_ms = 500;   // a ping slower than this fails
+  std::string inference_key;              // TorchServe's inference key (torchserve_token.h); empty: none
+  std::int64_t max_request_bytes = 6553500;  // TorchServe's default max_request_size; larger batches are split
+  OutlierOptions outlier;                  // when failing batches eject a worker, and for how long
+};
+
+struct WorkerStats {
+  bool up = false;
+  int batches_in_flight = 0;
+  std::uint64_t batches_ok = 0;
+  std::uint64_t batches_failed = 0;
+  std::uint64_t ejections = 0;  // times consecutive failed batches took it out
+  std::string last_error;  // why it last failed, "" if never
+};
+
+class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
+ public:
+  // `models[i]` is the TorchServe model name of the policy set's model i.
+  TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
+                    const QueryInputs& inputs, TorchServeOptions options = {});
+  ~TorchServeBackend() override;  // stop()
+
+  // Stops the health checks and the HTTP client; batches still in flight are
+  // not reported, and no handler is called after it returns; no batch may be
+  // started after it. Whoever plugs handlers in calls it before they go away.
+  void stop();
+
+  // Pings every worker once (blocking, bounded by health_timeout_ms) and starts
+  // the periodic health checks. Returns how many workers are up.
+  int start();
+
+  // Thread-safe; completion is reported from the HTTP client's thread.
+  void start_batch(const runtime::BatchRequest& batch) override;
+
+  int num_workers() const override { return static_cast<int>(workers_.size()); }
+  bool worker_up(int worker) const override;
+  WorkerStats stats(int worker) const;
+  WorkerEjection ejection(int worker) const override;
+  WorkerEndpoint endpoint(int worker) const;
+  // A worker pool's worker takes the slot: the pool checked its health and
+  // models, so it counts as up at once (no handler call: the caller puts it
+  // into rotation). Stale pings of the slot's last worker cannot change it.
+  void assign(int worker, const WorkerEndpoint& endpoint);
+  // The slot becomes vacant: out of rotation, no more pings, and its batches
+  // in flight are reported failed (before it returns) so they can be retried.
+  void vacate(int worker, const std::string& why);
+  // Called with (worker, up) whenever a worker leaves or rejoins rotation,
+  // from the HTTP client's thread. Set before start().
+  void set_health_handler(std::function<void(int worker, bool up)> handler) override { on_health_ = std::move(handler); }
+
+ private:
+  struct InFlight {
+    runtime::BatchRequest batch;
+    std::vector<HttpRequestId> http_ids;          // one per request part
+    std::vector<std::vector<std::string>> outputs;  // per part, filled as parts answer
+    size_t parts_left = 0;
+  };
+  struct Worker {
+    bool up = false;
+    std::uint64_t down_epoch = 0;  // bumped whenever it goes down; stale pings cannot revive it
+    std::unordered_map<std::uint64_t, InFlight> in_flight;  // by batch serial
+    std::uint64_t ok = 0, failed = 0, ejections = 0;
+    std::string last_error;
+    OutlierDetector detector;
+  };
+
+  void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const HttpResponse& response);
+  void fail_now(const runtime::BatchRequest& batch, const std::string& why);
+  // Takes the worker out of rotation, cancels its requests and returns its
+  // in-flight batches as failed results, for the caller to report after
+  // releasing mu_ (which it holds).
+  std::vector<runtime::BatchResult> take_down_locked(int worker, const std::string& why);
+  void ping_all();
+  void on_ping(int worker, std::uint64_t epoch_at_send, const HttpResponse& response);
+  void health_loop();
+  void notify(int worker, bool up);
+
+  std::vector<WorkerEndpoint> workers_;
+  std::vector<std::string> models_;
+  const QueryInputs& inputs_;
+  TorchServeOptions options_;
+  std::function<void(int, bool)> on_health_;
+
+  mutable std::mutex mu_;
+  std::vector<Worker> state_;
+  std::uint64_t next_serial_ = 0;
+  bool stopping_ = false;
+
+  std::mutex health_mu_;
+  std::condition_variable health_cv_;
+  bool health_stop_ = false;
+  std::thread health_thread_;
+
+  // Declared last so it is destroyed first, while the state its callbacks touch is alive.
+  std::unique_ptr<HttpClient> client_;
+};
+
+}  // namespace lull::serve

@@ -1,0 +1,64 @@
+// LatestWins: the one "latest request wins" background worker of online
+// compilation and drift recompilation.
+#include <catch2/catch.hpp>
+
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "runtime/latest_wins.h"
+
+using lull::runtime::LatestWins;
+
+namespace {
+// Work that records its items and holds the first until released.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool started = false, open = false;
+  std::vector<int> done;
+  void work(int item) {
+    std::unique_lock<std::mutex> lock(mu);
+    started = true;
+    cv.notify_all();
+    cv.wait(lock, [this] { return open; });
+    done.push_back(item);
+  }
+  void wait_started() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [this] { return started; });
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mu);
+    open = true;
+    cv.notify_all();
+  }
+};
+}  // namespace
+
+TEST_CASE("LatestWins: items posted while busy wait, and the newest replaces the waiting one") {
+  Gate gate;
+  LatestWins<int> worker([&](const int& i) { gate.work(i); });
+  worker.post(1);
+  gate.wait_started();  // 1 runs
+  worker.post(2);
+  worker.post(3);  // replaces 2
+  gate.release();
+  CHECK(worker.wait_idle() == 2);
+  CHECK(gate.done == std::vector<int>{1, 3});
+}
+
+TEST_CASE("LatestWins: an item the same as the one running is not queued again") {
+  Gate gate;
+  LatestWins<int> worker([&](const int& i) { gate.work(i); });
+  const auto same = [](int item) { return [item](const int& running) { return running == item; }; };
+  worker.post(7, same(7));
+  gate.wait_started();
+  worker.post(7, same(7));  // running already: dropped
+  worker.post(8, same(8));
+  worker.post(9, same(9));
+  worker.drop_waiting();  // and 9 is dropped too
+  gate.release();
+  CHECK(worker.wait_idle() == 1);
+  CHECK(gate.done == std::vector<int>{7});
+}

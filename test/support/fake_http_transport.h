@@ -1,0 +1,110 @@
+#pragma once
+// An in-memory HttpTransport for tests (after ninja's VirtualFileSystem and
+// FakeCommandRunner): no sockets, no servers. The test says how each route
+// answers (a function of the request, so it can count, fail the first N
+// times, or look at the body), every request is recorded for the test to
+// check, and a request no route matches gets the transport error
+// "Connection refused", as from a closed port. Answers come on the fake's own
+// thread, as from the real transport's loop, so callers that wait on a
+// callback (fetch(), futures) behave as they do over libcurl.
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "runtime/net/http_transport.h"
+
+namespace lull::test {
+
+class FakeHttpTransport final : public serve::HttpTransport {
+ public:
+  using Handler = std::function<serve::HttpResponse(const serve::HttpRequest&)>;
+
+  FakeHttpTransport() : loop_([this] { run(); }) {}
+  ~FakeHttpTransport() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    loop_.join();
+  }
+
+  // Requests "METHOD URL" (URL without its query string) answer with `handler`.
+  void route(const std::string& method, const std::string& url, Handler handler) {
+    std::lock_guard<std::mutex> lock(mu_);
+    routes_[method + " " + url] = std::move(handler);
+  }
+  // Every request so far, in the order sent.
+  std::vector<serve::HttpRequest> requests() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sent_;
+  }
+
+  serve::HttpRequestId send(serve::HttpRequest request, serve::HttpCallback done) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const serve::HttpRequestId id = ++next_id_;
+    sent_.push_back(request);
+    queue_.push_back([this, request = std::move(request), done = std::move(done)] { done(answer(request)); });
+    wake_.notify_all();
+    return id;
+  }
+  void cancel(serve::HttpRequestId) override {}  // every request is answered at once
+  void post(std::function<void()> task) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(task));
+    wake_.notify_all();
+  }
+
+  // A response with this status and body.
+  static serve::HttpResponse reply(int status, std::string body = "") {
+    serve::HttpResponse r;
+    r.status = status;
+    r.body = std::move(body);
+    return r;
+  }
+
+ private:
+  serve::HttpResponse answer(const serve::HttpRequest& request) {
+    Handler handler;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const auto it = routes_.find(request.method + " " + request.url.substr(0, request.url.find('?')));
+      if (it != routes_.end()) handler = it->second;
+    }
+    if (!handler) {
+      serve::HttpResponse refused;
+      refused.error = "Connection refused";
+      return refused;
+    }
+    return handler(request);
+  }
+  void run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      auto task = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::map<std::string, Handler> routes_;
+  std::vector<serve::HttpRequest> sent_;
+  std::deque<std::function<void()>> queue_;
+  serve::HttpRequestId next_id_ = 0;
+  bool stop_ = false;
+  std::thread loop_;  // last: starts once everything above exists
+};
+
+}  // namespace lull::test
