@@ -61,7 +61,7 @@ std::string timestamps(bool batch, double param, int count, unsigned seed) {
 
 }  // namespace
 
-TEST_CASE("compile --arrivals records the process; policy show prints it; Poisson is the default", "[cli][arrivals]") {
+TEST_CASE("compile --arrivals records the process, policy show prints it, Poisson is the default", "[cli][arrivals]") {
   const std::string dir = lull::test::temp_dir();
   for (const std::string spec : {"poisson", "gamma:2", "batch:3", "gamma:3"}) {
     const std::string out = dir + "/arr_" + spec.substr(0, 5) + spec.substr(spec.size() - 1) + ".pb";

@@ -133,7 +133,7 @@ TEST_CASE("batch arrivals: negative-binomial counts per worker under round-robin
   for (auto [K, D] : {std::pair{1, 4.0}, std::pair{4, 4.0}, std::pair{20, 8.0}}) {
     const double tv = worker_count_tv(ArrivalProcess::batch(D), 1000, K);
     INFO("K " << K << " batch:" << D << " total variation " << tv);
-    CHECK(tv < 0.015);
+    CHECK(tv < 0.02);  // K = 1: ~60 count values, sampling noise ~0.015
   }
 }
 
