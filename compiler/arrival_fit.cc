@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace lull::compiler {
@@ -70,9 +71,10 @@ ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& t) {
     const double batch_miss = std::fabs(std::log(f.gap_cv2 / batch_gap_cv2(D)));
     const bool batch = f.dispersion > 1 && batch_miss < gamma_miss;
     // Parameters rounded to 2 significant digits: a policy per pattern, not per trace.
-    auto round2 = [](double v) {
-      const double unit = std::pow(10.0, std::floor(std::log10(v)) - 1);
-      return std::round(v / unit) * unit;
+    auto round2 = [](double v) {  // via text: the double nearest the two-digit decimal
+      char text[32];
+      std::snprintf(text, sizeof text, "%.2g", v);
+      return std::strtod(text, nullptr);
     };
     if (batch) {
       f.process = ArrivalProcess::batch(std::max(1.0, round2(f.dispersion)));

@@ -3,8 +3,12 @@
 // receives every K'-th event of a "counting stream" whose counts are Poisson
 // (dispersion 1) or negative binomial (compound Poisson, dispersion D > 1).
 //   poisson      K' = K, the central rate: mdp-spec section 4 as written.
-//   batch:D      K' = K, the central rate, dispersion D: exact (independent
-//                increments), with the burst siblings in the phase prior.
+//   batch:D      K' = K, the central rate, dispersion D: exact counts
+//                (independent increments), the burst siblings in the phase
+//                prior. APPROXIMATE when bursts often outlast a round of K
+//                workers (P(R >= K) >= 1e-3, small K, large D): an idle
+//                worker serves a burst's first query before its own later
+//                siblings arrive, which the idle step (to (1, J)) ignores.
 //   gamma:c      K/c whole: K' = K/c, rate lambda/c, Poisson: exact (the
 //                worker's gaps are Erlang(K/c, lambda/c)).
 //                Otherwise an APPROXIMATION: K' = ceil(K/c), the per-worker
