@@ -140,10 +140,14 @@ def main():
                         marker=marker, label=f"{kind}-compiled", alpha=0.7)
     for ax, name in ((axes[0], "violation %"), (axes[1], "accuracy per satisfied query %")):
         lo, hi = ax.get_xlim()
-        ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
         if name.startswith("violation"):
+            lo = 0
             ax.set_xscale("symlog", linthresh=0.1)
             ax.set_yscale("symlog", linthresh=0.1)
+        ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
+        if name.startswith("violation"):
+            ax.set_xlim(left=0)
+            ax.set_ylim(bottom=0)
         ax.set_xlabel(f"expected {name}")
         ax.set_ylabel(f"simulated {name}")
         ax.legend()
