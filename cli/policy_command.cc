@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/compile_options.h"
@@ -52,7 +53,13 @@ void show_library(const std::string& path, const schema::PolicyLibrary& lib) {
   const auto& first = lib.sets(0);
   std::printf("policy library %s (format %u, checksum %016llx)\n", path.c_str(), lib.format_version(),
               static_cast<unsigned long long>(lib.checksum()));
-  std::printf("task %s, SLO %g ms, %d sets\n", first.task().c_str(), first.slo_ms(), lib.sets_size());
+  std::set<unsigned> counts;
+  for (const auto& set : lib.sets()) counts.insert(set.workers());
+  if (static_cast<int>(counts.size()) == lib.sets_size())
+    std::printf("task %s, SLO %g ms, %d worker counts\n", first.task().c_str(), first.slo_ms(), lib.sets_size());
+  else  // several arrival processes per worker count
+    std::printf("task %s, SLO %g ms, %d sets over %zu worker counts\n", first.task().c_str(), first.slo_ms(),
+                lib.sets_size(), counts.size());
   std::string models;
   for (const auto& m : first.models()) models += (models.empty() ? "" : ", ") + m.name();
   std::printf("models: %s\n", models.c_str());

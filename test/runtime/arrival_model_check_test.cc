@@ -74,7 +74,7 @@ double worker_count_tv(const ArrivalProcess& process, double qps, int K) {
 
 }  // namespace
 
-TEST_CASE("negative-binomial counts: a distribution with mean mu and variance D mu; D = 1 is Poisson bit for bit",
+TEST_CASE("negative-binomial counts: a distribution with mean mu and variance D mu, and D = 1 is Poisson bit for bit",
           "[arrivals][model]") {
   for (double D : {1.5, 4.0, 8.0})
     for (double mu : {0.3, 7.0, 120.0}) {
