@@ -81,7 +81,7 @@ int run_bench_serve(int argc, char** argv) {
   // The same input both ways: raw to lull, wrapped in the batch contract to
   // the model server, exactly as lull forwards a batch of one.
   const std::string direct_body = serve::encode_batch_request({&input});
-  const std::vector<double> at_s = arrival_schedule(rate, duration_s, true, seed);
+  const std::vector<double> at_s = arrival_schedule(rate, duration_s, ArrivalProcess::poisson(), seed);
 
   PathStats paths[2];
   paths[0].name = "direct";

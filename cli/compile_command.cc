@@ -1,5 +1,6 @@
 // lull compile: profiles in, a verified policy set out (written atomically),
-// or, for several worker counts, one policy library (a set per count); with an
+// or, for several worker counts or arrival processes, one policy library (a
+// set per (count, process)); with an
 // optional JSON report and a progress line for compiles over a second.
 // The final line gives the whole process's wall time and its phases.
 #include <chrono>
@@ -15,6 +16,7 @@
 #include "cli/process_clock.h"
 #include "compiler/compile_inputs.h"
 #include "compiler/compile_library.h"
+#include "compiler/mdp/arrival_model.h"
 #include "compiler/solver/solver_registry.h"
 #include "schema/policy_file.h"
 
@@ -38,8 +40,16 @@ int run_compile(int argc, char** argv) {
     return 0;
   check_binary_output(out_path, "--out");
   std::optional<compiler::AdaptiveLoads> adaptive;
-  const auto specs = compile_specs(flags, &adaptive);
+  std::string fit_note;
+  const auto specs = compile_specs(flags, &adaptive, &fit_note);
+  if (!fit_note.empty()) std::fprintf(stderr, "lull compile: %s\n", fit_note.c_str());
   const bool library = specs.size() > 1;
+  // What each process's MDP is: exact, or which approximation (docs/arrivals.md).
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (i == 0 || !(specs[i].mdp.arrivals == specs[i - 1].mdp.arrivals) || specs[i].mdp.workers != specs[i - 1].mdp.workers)
+      if (specs[i].mdp.arrivals.kind != ArrivalProcess::Kind::kPoisson)
+        std::fprintf(stderr, "lull compile: %d workers, %s\n", specs[i].mdp.workers,
+                     compiler::arrival_model(specs[i].mdp.arrivals, specs[i].mdp.workers, 1).description.c_str());
   auto solver = compiler::make_solver(specs.front().device, &std::cerr);
 
   CompileSeconds sec;
@@ -54,6 +64,7 @@ int run_compile(int argc, char** argv) {
       inputs.profiles, specs, adaptive ? &*adaptive : nullptr, *solver,
       [&](int set, int sets, int done, int total, const compiler::LoadReport& r) {
         const int workers = specs[static_cast<std::size_t>(set)].mdp.workers;
+        const std::string arrivals = arrival_process_text(specs[static_cast<std::size_t>(set)].mdp.arrivals);
         if (r.beyond_capacity || r.expected_violation_rate > 0.05) {
           char warning[240];
           std::snprintf(warning, sizeof warning,
@@ -65,8 +76,9 @@ int run_compile(int argc, char** argv) {
         if (elapsed() > 1.0 || progress_shown) {
           progress_shown = true;
           char line[200];
-          char where[48] = "";
-          if (library) std::snprintf(where, sizeof where, "workers %d (%d/%d), ", workers, set + 1, sets);
+          char where[96] = "";
+          if (library)
+            std::snprintf(where, sizeof where, "workers %d, %s (%d/%d), ", workers, arrivals.c_str(), set + 1, sets);
           std::snprintf(line, sizeof line, "lull compile: %s%d/%d loads, %.1f s; %g QPS -> accuracy %.4f, violation %.4f",
                         where, done, total, elapsed(), r.load_qps, r.expected_accuracy, r.expected_violation_rate);
           progress.step(line);
@@ -98,7 +110,7 @@ int run_compile(int argc, char** argv) {
   std::fflush(stdout);
   std::fprintf(stderr,
                "lull compile: wrote %d policies%s to %s in %.2f s (read %.2f, validate %.2f, reduce %.2f, solve %.2f; %s solver)\n",
-               policies, library ? (" for " + std::to_string(sweeps.size()) + " worker counts").c_str() : "",
+               policies, library ? (" in " + std::to_string(sweeps.size()) + " sets").c_str() : "",
                out_path.c_str(), seconds_since_process_start(), sec.inputs.read, sec.inputs.validate, sec.inputs.reduce,
                sec.solve, solver->name().c_str());
   return 0;

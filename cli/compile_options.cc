@@ -6,7 +6,9 @@
 
 #include "cli/commands.h"
 #include "cli/number_lists.h"
+#include "compiler/arrival_fit.h"
 #include "schema/input_limits.h"
+#include "schema/rate_file.h"
 
 namespace po = boost::program_options;
 
@@ -22,7 +24,10 @@ void add_compile_options(po::options_description& desc, CompileFlags& f) {
   desc.add_options()
       ("workers", po::value(&f.workers)->required(), "worker count K, or a list / range (60,70,80 | 20:100:10): compile writes a policy library")
       ("load-qps", po::value(&f.loads)->required(),
-       "central load(s) in QPS: 2000 | 2000,2200 | 200:4000:200 | auto:LO:HI (adaptive grid, compile only)");
+       "central load(s) in QPS: 2000 | 2000,2200 | 200:4000:200 | auto:LO:HI (adaptive grid, compile only)")
+      ("arrivals", po::value(&f.arrivals)->default_value(f.arrivals),
+       "central arrival process: poisson | gamma:CV2 | batch:D | fit:FILE (arrival times in s, one a line); "
+       "a list gamma:1,2,4,8 writes a set per (workers, process)");
 }
 
 void add_model_options(po::options_description& desc, CompileFlags& f) {
@@ -71,8 +76,34 @@ compiler::CompileSpec model_spec(const CompileFlags& f) {
   return spec;
 }
 
-std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& f, std::optional<compiler::AdaptiveLoads>* adaptive) {
+std::vector<ArrivalProcess> compile_arrivals(const std::string& text, std::string* fit_note) {
+  if (text.rfind("fit:", 0) == 0) {
+    const std::string path = text.substr(4);
+    if (path.empty()) throw UsageError("--arrivals fit:FILE: no file named");
+    try {
+      const compiler::ArrivalFit fit = compiler::fit_arrival_process(read_arrivals_file(path));
+      if (fit_note) *fit_note = "--arrivals " + text + ": " + std::to_string(fit.arrivals) + " arrivals -> " + fit.reason;
+      return {fit.process};
+    } catch (const std::invalid_argument& e) {
+      const std::string why = e.what();
+      // read_arrivals_file names the file already; the fit does not.
+      throw UsageError("--arrivals fit:" + (why.rfind(path, 0) == 0 ? why : path + ": " + why));
+    }
+  }
+  try {
+    auto processes = parse_arrival_processes(text, "--arrivals");
+    for (const auto& p : processes)
+      if (p.kind == ArrivalProcess::Kind::kUniform) throw UsageError("--arrivals uniform: no MDP models it");
+    return processes;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& f, std::optional<compiler::AdaptiveLoads>* adaptive,
+                                                 std::string* fit_note) {
   compiler::CompileSpec spec = model_spec(f);
+  const std::vector<ArrivalProcess> processes = compile_arrivals(f.arrivals, fit_note);
   if (f.loads.rfind("auto:", 0) == 0) {
     if (!adaptive) throw UsageError("--load-qps auto:LO:HI is for lull compile only");
     std::string ends_text = f.loads.substr(5);
@@ -100,8 +131,11 @@ std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& f, std::opt
       throw UsageError("--workers: must be a whole number in 1.." + std::to_string(limits::kMaxWorkers) + " (got " +
                        std::to_string(k) + ")");
     spec.mdp.workers = static_cast<int>(k);
-    validate_or_usage(spec);
-    out.push_back(spec);
+    for (const auto& process : processes) {
+      spec.mdp.arrivals = process;
+      validate_or_usage(spec);
+      out.push_back(spec);
+    }
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "cli/compile_report.h"
 
+#include "compiler/mdp/arrival_model.h"
+
 #include "cli/json_object.h"
 
 namespace lull::cli {
@@ -28,6 +30,13 @@ void add_run(JsonValue& root, const compiler::SweepResult& first, const std::str
 
 // The grid (when adaptive) and the policies of one worker count.
 void add_sweep(JsonValue& obj, const compiler::LibrarySweep& s, bool adaptive) {
+  if (s.sweep.set.policies_size() > 0) {
+    // The process and whether its MDP is exact (docs/arrivals.md).
+    const std::string text = s.sweep.set.policies(0).inputs().arrivals();
+    obj.add("arrivals", text);
+    obj.add("arrival_model",
+            compiler::arrival_model(parse_arrival_process(text, "arrivals"), s.workers, 1).description);
+  }
   if (adaptive) {
     JsonValue& grid = obj.add("load_grid", JsonValue::object());
     grid.add("kind", "adaptive");

@@ -51,8 +51,8 @@ int run_loadgen(int argc, char** argv) {
       ("target", po::value(&target)->required(), "full URL to POST to, e.g. http://127.0.0.1:7070/predictions/TASK")
       ("rate", po::value(&rate)->required(), "mean arrivals per second")
       ("duration", po::value(&duration_text)->default_value("30s"), "how long to send: 30s, 500ms, 2m")
-      ("arrivals", po::value(&arrivals)->default_value("poisson"), "poisson | uniform")
-      ("seed", ranged_value(&seed)->default_value(1), "seed of the Poisson schedule")
+      ("arrivals", po::value(&arrivals)->default_value("poisson"), "poisson | uniform | gamma:CV2 | batch:D (schema/arrival_process.h)")
+      ("seed", ranged_value(&seed)->default_value(1), "seed of the arrival schedule")
       ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of the synthetic input")
       ("body-file", po::value(&body_file), "send this file's bytes instead")
       ("timeout-ms", po::value(&timeout_ms)->default_value(30000), "per-request timeout")
@@ -60,13 +60,13 @@ int run_loadgen(int argc, char** argv) {
       ("accuracy", po::value(&accuracy_path), "JSON {model: accuracy}: report accuracy per satisfied query (needs --slo-ms)")
       ("json", po::value(&json_out), "also write the summary as JSON here ('-' for stdout, the text summary then goes to stderr)");
   const char* usage =
-      "usage: lull loadgen --target URL --rate QPS --duration 30s [--arrivals poisson]";
+      "usage: lull loadgen --target URL --rate QPS --duration 30s [--arrivals poisson|uniform|gamma:CV2|batch:D]";
   if (!parse_command_line(argc, argv, desc, usage)) return 0;
   check_positive_range("--rate", rate, limits::kMaxLoadQps);
   check_range("--input-bytes", input_bytes, 1, limits::kMaxInputBytes);
   check_range("--timeout-ms", static_cast<double>(timeout_ms), 1, limits::kMaxIntervalMs);
   if (slo_ms != 0) check_positive_range("--slo-ms", slo_ms, limits::kMaxSloMs);
-  if (arrivals != "poisson" && arrivals != "uniform") throw UsageError("--arrivals: expected poisson or uniform");
+  const ArrivalProcess process = parse_arrival_process(arrivals, "--arrivals", true);
   if (target.rfind("http://", 0) != 0) throw UsageError("--target " + target + ": expected an http:// URL");
   if (!accuracy_path.empty() && !(slo_ms > 0)) throw UsageError("--accuracy needs --slo-ms");
   const double duration_s = parse_duration_s(duration_text);
@@ -80,7 +80,7 @@ int run_loadgen(int argc, char** argv) {
   }
 
   // The whole schedule first: sending never waits on the network.
-  const std::vector<double> at_s = arrival_schedule(rate, duration_s, arrivals == "poisson", seed);
+  const std::vector<double> at_s = arrival_schedule(rate, duration_s, process, seed);
 
   std::mutex mu;
   std::condition_variable cv;

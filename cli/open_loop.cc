@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/option_ranges.h"
+#include "runtime/sim/arrivals.h"
 #include "schema/input_limits.h"
 
 namespace lull::cli {
@@ -20,11 +21,10 @@ double parse_duration_s(const std::string& text, const std::string& flag) {
   return v * scale;
 }
 
-std::vector<double> arrival_schedule(double rate, double duration_s, bool poisson, std::uint64_t seed) {
+std::vector<double> arrival_schedule(double rate, double duration_s, const ArrivalProcess& process, std::uint64_t seed) {
   std::vector<double> at_s;
-  std::mt19937_64 rng(seed);
-  std::exponential_distribution<double> gap(rate);
-  for (double t = poisson ? gap(rng) : 0; t < duration_s; t += poisson ? gap(rng) : 1.0 / rate) at_s.push_back(t);
+  sim::RateArrivals source({RateSegment{0, duration_s, rate}}, process, seed);  // the simulator's sampler
+  for (std::int64_t t_us = 0; source.next(&t_us);) at_s.push_back(static_cast<double>(t_us) / 1e6);
   return at_s;
 }
 

@@ -6,14 +6,18 @@
 #include <string>
 #include <vector>
 
+#include "schema/arrival_process.h"
+
 namespace lull::cli {
 
 // "30s", "500ms", "2m", or plain seconds; throws UsageError naming `flag`.
 double parse_duration_s(const std::string& text, const std::string& flag = "--duration");
 
-// Send times in seconds from the start, in [0, duration_s): Poisson arrivals
-// at `rate` per second, or evenly spaced ones (`poisson` false).
-std::vector<double> arrival_schedule(double rate, double duration_s, bool poisson, std::uint64_t seed);
+// Send times in seconds from the start, in [0, duration_s), whole
+// microseconds: `process` at `rate` per second, drawn by the simulator's
+// sampler (runtime/sim/arrivals.h), so `lull loadgen` and `lull simulate`
+// generate the same arrivals for the same process and seed.
+std::vector<double> arrival_schedule(double rate, double duration_s, const ArrivalProcess& process, std::uint64_t seed);
 
 // The p-th percentile (0..100, nearest rank) of latencies in microseconds,
 // returned in milliseconds; 0 when empty.

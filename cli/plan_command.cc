@@ -49,6 +49,8 @@ int run_plan(int argc, char** argv) {
       ("worker-memory-mb", po::value(&req.worker_memory_mb)->default_value(0),
        "memory per worker (MiB): load the best subset of models that fits (profiles need memory_mb)")
       ("max-workers", po::value(&req.max_workers)->default_value(1000), "the search's largest worker count")
+      ("arrivals", po::value(&flags.arrivals)->default_value(flags.arrivals),
+       "central arrival process the plan's expectations hold for: poisson | gamma:CV2 | batch:D | fit:FILE (docs/arrivals.md)")
       ("capacity-workers", po::value(&capacity_workers), "worker counts of the capacity table (default: around the plan)")
       ("out", po::value(&out_path), "plan JSON to write ('-' for stdout)")
       ("plot", po::value(&plot_path), "plan PNG to write (python3 with matplotlib)");
@@ -59,6 +61,14 @@ int run_plan(int argc, char** argv) {
     return 0;
   if (is_stdout(plot_path)) throw UsageError("--plot: a PNG does not go to stdout; name a file");
   req.spec = model_spec(flags);
+  std::string fit_note;
+  const auto processes = compile_arrivals(flags.arrivals, &fit_note);
+  if (processes.size() != 1) throw UsageError("--arrivals: lull plan takes one process, got '" + flags.arrivals + "'");
+  req.spec.mdp.arrivals = processes.front();
+  if (!fit_note.empty()) std::fprintf(stderr, "lull plan: %s\n", fit_note.c_str());
+  if (processes.front().kind != ArrivalProcess::Kind::kPoisson)
+    std::fprintf(stderr, "lull plan: planning for %s arrivals (every worker count's MDP models them; docs/arrivals.md)\n",
+                 arrival_process_text(processes.front()).c_str());
   if (!trace.empty()) req.trace_path = rate_file_path(trace);
   for (double k : capacity_workers.empty() ? std::vector<double>{} : parse_number_list(capacity_workers, "--capacity-workers")) {
     if (k != static_cast<int>(k)) throw UsageError("--capacity-workers: whole numbers expected");

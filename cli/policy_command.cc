@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/compile_options.h"
@@ -54,11 +55,17 @@ void show_library(const std::string& path, const schema::PolicyLibrary& lib) {
   const auto& first = lib.sets(0);
   std::printf("policy library %s (format %u, checksum %016llx)\n", path.c_str(), lib.format_version(),
               static_cast<unsigned long long>(lib.checksum()));
-  std::printf("task %s, SLO %g ms, %d worker counts\n", first.task().c_str(), first.slo_ms(), lib.sets_size());
+  std::set<unsigned> counts;
+  for (const auto& set : lib.sets()) counts.insert(set.workers());
+  if (static_cast<int>(counts.size()) == lib.sets_size())
+    std::printf("task %s, SLO %g ms, %d worker counts\n", first.task().c_str(), first.slo_ms(), lib.sets_size());
+  else  // several arrival processes per worker count
+    std::printf("task %s, SLO %g ms, %d sets over %zu worker counts\n", first.task().c_str(), first.slo_ms(),
+                lib.sets_size(), counts.size());
   std::string models;
   for (const auto& m : first.models()) models += (models.empty() ? "" : ", ") + m.name();
   std::printf("models: %s\n", models.c_str());
-  std::printf("\n  workers  loads  load QPS            exp. accuracy        exp. violation\n");
+  std::printf("\n  workers  arrivals    loads  load QPS            exp. accuracy        exp. violation\n");
   for (const auto& set : lib.sets()) {
     double acc_lo = 1, acc_hi = 0, v_lo = 1, v_hi = 0;
     for (const auto& p : set.policies()) {
@@ -70,7 +77,8 @@ void show_library(const std::string& path, const schema::PolicyLibrary& lib) {
     char loads[48];
     std::snprintf(loads, sizeof loads, "%g..%g", set.policies(0).inputs().load_qps(),
                   set.policies(set.policies_size() - 1).inputs().load_qps());
-    std::printf("  %7u  %5d  %-18s  %.4f..%.4f     %.4f..%.4f\n", set.workers(), set.policies_size(), loads, acc_lo,
+    std::printf("  %7u  %-10s  %5d  %-18s  %.4f..%.4f     %.4f..%.4f\n", set.workers(),
+                set.policies(0).inputs().arrivals().c_str(), set.policies_size(), loads, acc_lo,
                 acc_hi, v_lo, v_hi);
   }
 }
@@ -94,8 +102,8 @@ int run_policy_show(int argc, char** argv) {
   const auto& set = lib.sets(0);
   std::printf("policy set %s (format %u, checksum %016llx)\n", path.c_str(), set.format_version(),
               static_cast<unsigned long long>(set.checksum()));
-  std::printf("task %s, SLO %g ms, %u workers, %d policies\n", set.task().c_str(), set.slo_ms(), set.workers(),
-              set.policies_size());
+  std::printf("task %s, SLO %g ms, %u workers, arrivals %s, %d policies\n", set.task().c_str(), set.slo_ms(),
+              set.workers(), set.policies(0).inputs().arrivals().c_str(), set.policies_size());
   if (!set.provenance().empty()) std::printf("profiles: %s\n", set.provenance().c_str());
   std::printf("\n  #  model                          accuracy  lat(b=1) ms  lat(b=8) ms\n");
   for (int m = 0; m < set.models_size(); ++m) {

@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "schema/arrival_process.h"
 #include "schema/input_limits.h"
 #include "schema/one_line.h"
 #include "schema/policy.pb.h"
@@ -88,6 +89,14 @@ PolicyTable policy_table_from_proto(const schema::PolicySet& set, const PolicyEx
   table.slo_us = static_cast<std::int64_t>(std::llround(set.slo_ms() * 1000.0));
   table.workers = static_cast<int>(set.workers());
   table.percentile = set.policies(0).inputs().percentile();
+  // A process this build cannot name is refused: its expectations would be
+  // read against the wrong traffic. Sets written before the field are Poisson.
+  const std::string arrivals = set.arrivals().empty() ? "poisson" : set.arrivals();
+  try {
+    table.arrivals = parse_arrival_process(arrivals, "arrivals");
+  } catch (const std::invalid_argument& e) {
+    fail(std::string("unknown arrival process: ") + e.what());
+  }
   std::set<std::string> names;
   for (int m = 0; m < set.models_size(); ++m) {
     const auto& e = set.models(m);
@@ -105,6 +114,8 @@ PolicyTable policy_table_from_proto(const schema::PolicySet& set, const PolicyEx
     const std::string at = "policies[" + std::to_string(i) + "]";
     if (p.inputs().workers() != set.workers() || p.inputs().slo_ms() != set.slo_ms())
       fail(at + ".inputs: SLO/workers differ from the set's");
+    if (p.inputs().arrivals() != arrivals && !(p.inputs().arrivals().empty() && arrivals == "poisson"))
+      fail(at + ".inputs.arrivals '" + p.inputs().arrivals() + "' differs from the set's '" + arrivals + "'");
     table.policies.push_back(convert_policy(p, table, at, where));
     if (i > 0 && !(table.policies[i].load_qps > table.policies[i - 1].load_qps))
       fail(at + ".inputs.load_qps: policies must be in strictly ascending load order");

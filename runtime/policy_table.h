@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "schema/arrival_process.h"
+
 namespace lull::runtime {
 
 // One decision: serve `batch` earliest-deadline queries on `model`.
@@ -39,6 +41,7 @@ struct PolicyTable {
   std::int64_t slo_us = 0;
   int workers = 0;
   double percentile = 0;                // of the compiled latencies (0: unknown)
+  ArrivalProcess arrivals;              // the process every policy was compiled for
   std::vector<ModelInfo> models;        // index = model id; model 0 is the fallback
   std::vector<CompiledPolicy> policies; // strictly ascending load_qps
 

@@ -103,9 +103,14 @@ void verify_policy_library(const schema::PolicyLibrary& lib, const std::string& 
     verify_policy_set(set, where + ": " + at);
     if (set.task() != lib.sets(0).task() || set.slo_ms() != lib.sets(0).slo_ms())
       fail(at + ": task/SLO differ from sets[0]'s");
-    if (i > 0 && set.workers() <= lib.sets(i - 1).workers())
-      fail(at + ".workers " + std::to_string(set.workers()) + " is not above the previous set's " +
+    // Ascending workers; sets for one worker count differ in their arrival process.
+    if (i > 0 && set.workers() < lib.sets(i - 1).workers())
+      fail(at + ".workers " + std::to_string(set.workers()) + " is below the previous set's " +
            std::to_string(lib.sets(i - 1).workers()));
+    for (int j = i - 1; j >= 0 && lib.sets(j).workers() == set.workers(); --j)
+      if (lib.sets(j).arrivals() == set.arrivals())
+        fail(at + ": a second set for " + std::to_string(set.workers()) + " workers and arrivals '" +
+             (set.arrivals().empty() ? "poisson" : set.arrivals()) + "'");
   }
 }
 

@@ -67,3 +67,24 @@ std::vector<RateSegment> read_rate_file(const std::string& path) {
 }
 
 }  // namespace lull
+
+namespace lull {
+
+std::vector<std::int64_t> read_arrivals_file(const std::string& path) {
+  std::vector<std::int64_t> times;
+  for_each_trace_line(path, [&](int n, const std::vector<std::string>& f) {
+    const std::string at = path + ":" + std::to_string(n);
+    if (f.size() != 1) throw std::invalid_argument(at + ": expected one arrival time in seconds");
+    const double t = parse_trace_number(f[0], at + ": arrival time");
+    if (t < 0) throw std::invalid_argument(at + ": arrival time must not be negative");
+    if (t > limits::kMaxTraceSeconds)
+      throw std::invalid_argument(at + ": arrival time must be at most " + number_text(limits::kMaxTraceSeconds) + " s");
+    const auto t_us = static_cast<std::int64_t>(std::llround(t * 1e6));
+    if (!times.empty() && t_us < times.back()) throw std::invalid_argument(at + ": arrival times must not decrease");
+    times.push_back(t_us);
+  });
+  if (times.empty()) throw std::invalid_argument(path + ": no arrival times");
+  return times;
+}
+
+}  // namespace lull

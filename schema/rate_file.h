@@ -4,6 +4,7 @@
 // simulator (runtime/sim/trace_spec) and the planner (compiler/plan) read rate
 // files, and neither may include the other's headers: one parser, one set of
 // errors (file:line: field: why, std::invalid_argument).
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ std::vector<RateSegment> read_rate_file(const std::string& path);
 // trace file; throws naming the file when it cannot be opened.
 void for_each_trace_line(const std::string& path,
                          const std::function<void(int, const std::vector<std::string>&)>& f);
+
+// One arrival time in seconds per line, non-decreasing, rounded to whole
+// microseconds (the simulator's replay and `lull compile --arrivals fit:FILE`).
+std::vector<std::int64_t> read_arrivals_file(const std::string& path);
 
 // A whole, finite number; `what` names the file:line and field in the error.
 double parse_trace_number(const std::string& text, const std::string& what);

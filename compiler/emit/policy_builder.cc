@@ -11,7 +11,7 @@ schema::Policy make_policy(const MdpProblem& p, const SolverOutput& solved, cons
   in->set_slo_ms(o.slo_us / 1000.0);
   in->set_workers(static_cast<unsigned>(o.workers));
   in->set_load_qps(o.load_qps);
-  in->set_arrivals("poisson");
+  in->set_arrivals(arrival_process_text(o.arrivals));
   in->set_discretization(o.discretization == Discretization::kFld ? schema::FLD : schema::MD);
   in->set_intervals(o.discretization == Discretization::kFld ? static_cast<unsigned>(o.intervals) : 0u);
   in->set_max_queue(static_cast<unsigned>(o.max_queue));
@@ -48,6 +48,9 @@ schema::PolicySet make_policy_set_header(const ReducedProfiles& profiles, const 
   set.set_slo_ms(options.slo_us / 1000.0);
   set.set_workers(static_cast<unsigned>(options.workers));
   set.set_provenance(profiles.provenance);
+  // Poisson sets leave it empty: byte for byte the sets written before the field.
+  if (options.arrivals.kind != ArrivalProcess::Kind::kPoisson)
+    set.set_arrivals(arrival_process_text(options.arrivals));
   for (const auto& m : profiles.models) {
     auto* e = set.add_models();
     e->set_name(m.name);

@@ -16,7 +16,8 @@ MdpProblem build_mdp_problem(const ReducedProfiles& profiles, const MdpOptions& 
   if (profiles.models.empty()) throw std::invalid_argument("no models");
   MdpProblem p;
   p.options = options;
-  p.lambda_per_us = options.load_qps / 1e6;
+  p.arrivals = arrival_model(options.arrivals, options.workers, options.load_qps);
+  p.lambda_per_us = p.arrivals.rate_per_us;
   const auto& models = profiles.models;
   p.grid_us = options.discretization == Discretization::kFld
                   ? fld_grid_us(options.slo_us, options.intervals)

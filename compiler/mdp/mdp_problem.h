@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/mdp/arrival_model.h"
 #include "compiler/mdp/state_index.h"
 #include "compiler/profile/model_table.h"
 
@@ -17,11 +18,12 @@ enum class Batching { kMaximal, kVariable };
 struct MdpOptions {
   double slo_us = 150000;
   int workers = 1;           // K
-  double load_qps = 100;     // central Poisson rate
+  double load_qps = 100;     // central arrival rate
   int max_queue = 32;        // N
   Discretization discretization = Discretization::kFld;
   int intervals = 100;       // D (FLD)
   Batching batching = Batching::kMaximal;
+  ArrivalProcess arrivals;   // the central process (default Poisson: mdp-spec section 4)
   // The value-iteration horizon is a solver setting: SolveOptions::horizon.
 };
 
@@ -46,9 +48,13 @@ class MdpProblem {
   std::vector<double> taus_us;     // distinct service times, ascending
   std::vector<int> action_begin;   // actions of state s: [action_begin[s], action_begin[s+1])
   std::vector<Action> actions;
+  // The worker's arrivals as the transitions see them (arrival_model.h):
+  // every K()-th event of a stream at rate lambda_per_us. For Poisson these
+  // are the workers and the central rate.
+  ArrivalModel arrivals;
   double lambda_per_us = 0;
 
-  int K() const { return options.workers; }
+  int K() const { return arrivals.phases; }
   int N() const { return options.max_queue; }
   int J1() const { return static_cast<int>(grid_us.size()); }   // J + 1
   StateIndex states() const { return StateIndex{N(), J1()}; }

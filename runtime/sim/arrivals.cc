@@ -10,24 +10,63 @@ RateArrivals::RateArrivals(std::vector<RateSegment> segments, ArrivalProcess pro
   for (const auto& s : segments_)
     if (!(s.end_s >= s.start_s) || !(s.qps >= 0) || !std::isfinite(s.qps))
       throw std::invalid_argument("rate segment with negative length or rate");
-  if (process_.gamma && !(process_.cv2 > 0)) throw std::invalid_argument("gamma arrivals need CV^2 > 0");
+  if (process_.kind == ArrivalProcess::Kind::kGamma && !(process_.cv2 > 0 && std::isfinite(process_.cv2)))
+    throw std::invalid_argument("gamma arrivals need a finite CV^2 > 0");
+  if (process_.kind == ArrivalProcess::Kind::kBatch && !(process_.dispersion >= 1 && std::isfinite(process_.dispersion)))
+    throw std::invalid_argument("batch arrivals need a finite dispersion D >= 1");
   if (!segments_.empty()) t_s_ = segments_.front().start_s;
 }
 
 double RateArrivals::draw_gap_s(double qps) {
-  if (!process_.gamma) return std::exponential_distribution<double>(qps)(rng_);
-  // Gamma with mean 1/qps and variance cv2/qps^2: shape 1/cv2, scale cv2/qps.
-  return std::gamma_distribution<double>(1.0 / process_.cv2, process_.cv2 / qps)(rng_);
+  switch (process_.kind) {
+    case ArrivalProcess::Kind::kUniform: return 1.0 / qps;
+    case ArrivalProcess::Kind::kGamma:
+      // Gamma with mean 1/qps and variance cv2/qps^2: shape 1/cv2, scale cv2/qps.
+      if (process_.cv2 != 1) return std::gamma_distribution<double>(1.0 / process_.cv2, process_.cv2 / qps)(rng_);
+      break;
+    case ArrivalProcess::Kind::kBatch:
+      // Bursts at rate qps / E[X], E[X] = (D - 1) / ln D for logarithmic sizes.
+      if (process_.dispersion != 1)
+        return std::exponential_distribution<double>(qps * std::log(process_.dispersion) / (process_.dispersion - 1))(rng_);
+      break;
+    case ArrivalProcess::Kind::kPoisson: break;
+  }
+  return std::exponential_distribution<double>(qps)(rng_);
+}
+
+// Logarithmic burst size, P(X = k) = -beta^k / (k ln(1 - beta)), beta = 1 - 1/D,
+// so that counts have index of dispersion E[X^2] / E[X] = D; by inversion.
+int RateArrivals::draw_burst_size() {
+  if (process_.kind != ArrivalProcess::Kind::kBatch || process_.dispersion == 1) return 1;
+  const double beta = 1 - 1 / process_.dispersion;
+  const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
+  double p = beta / std::log(process_.dispersion), cdf = p;
+  int k = 1;
+  while (u > cdf && k < 1000000) {
+    p *= beta * k / (k + 1);
+    ++k;
+    cdf += p;
+  }
+  return k;
 }
 
 bool RateArrivals::next(std::int64_t* t_us) {
+  if (burst_left_ > 0) {  // the burst's siblings arrive with it
+    --burst_left_;
+    *t_us = static_cast<std::int64_t>(std::llround(t_s_ * 1e6));
+    return true;
+  }
   while (seg_ < segments_.size()) {
     const RateSegment& s = segments_[seg_];
     if (t_s_ < s.start_s) t_s_ = s.start_s;
     if (s.qps > 0) {
-      const double t = t_s_ + draw_gap_s(s.qps);
+      // Evenly spaced arrivals start at the trace's start.
+      const bool at_start = process_.kind == ArrivalProcess::Kind::kUniform && !started_;
+      const double t = at_start ? t_s_ : t_s_ + draw_gap_s(s.qps);
+      started_ = true;
       if (t < s.end_s) {
         t_s_ = t;
+        burst_left_ = draw_burst_size() - 1;
         *t_us = static_cast<std::int64_t>(std::llround(t * 1e6));
         return true;
       }

@@ -1,11 +1,14 @@
 #pragma once
-// Arrival processes for the simulator: a renewal process (Poisson, or Gamma
-// inter-arrivals with a given CV^2) following a piecewise-constant rate, and
-// replay of recorded timestamps. Seeded, so a run is reproducible.
+// Arrival processes for the simulator and the load generator (the one
+// sampler of schema/arrival_process.h's processes): Poisson, evenly spaced,
+// Gamma-renewal or batch (compound Poisson) arrivals following a
+// piecewise-constant rate, and replay of recorded timestamps. Seeded, so a
+// run is reproducible.
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "schema/arrival_process.h"
 #include "schema/rate_file.h"
 
 namespace lull::sim {
@@ -20,10 +23,7 @@ class ArrivalSource {
 // Rate `qps` from start_s (inclusive) to end_s (exclusive).
 using RateSegment = lull::RateSegment;  // schema/rate_file.h
 
-struct ArrivalProcess {
-  bool gamma = false;  // false: Poisson (exponential inter-arrivals)
-  double cv2 = 1;      // squared coefficient of variation for Gamma
-};
+using lull::ArrivalProcess;  // schema/arrival_process.h
 
 class RateArrivals final : public ArrivalSource {
  public:
@@ -32,11 +32,14 @@ class RateArrivals final : public ArrivalSource {
 
  private:
   double draw_gap_s(double qps);
+  int draw_burst_size();
   std::vector<RateSegment> segments_;
   ArrivalProcess process_;
   std::mt19937_64 rng_;
   std::size_t seg_ = 0;
   double t_s_ = 0;  // time of the last arrival (or of the segment start)
+  bool started_ = false;
+  int burst_left_ = 0;  // batch: further queries of the current burst, all at t_s_
 };
 
 class ReplayArrivals final : public ArrivalSource {

@@ -96,23 +96,6 @@ double trace_dispatch_end_s(const TraceSpec& spec) {
   return spec.kind == TraceSpec::Kind::kConstant ? spec.duration_s : kReferenceReplaySeconds;
 }
 
-std::vector<std::int64_t> read_arrivals_file(const std::string& path) {
-  std::vector<std::int64_t> times;
-  for_each_trace_line(path, [&](int n, const std::vector<std::string>& f) {
-    const std::string at = path + ":" + std::to_string(n);
-    if (f.size() != 1) throw std::invalid_argument(at + ": expected one arrival time in seconds");
-    const double t = parse_number(f[0], at + ": arrival time");
-    if (t < 0) throw std::invalid_argument(at + ": arrival time must not be negative");
-    if (t > limits::kMaxTraceSeconds)
-      throw std::invalid_argument(at + ": arrival time must be at most " + str(limits::kMaxTraceSeconds) + " s");
-    const auto t_us = static_cast<std::int64_t>(std::llround(t * 1e6));
-    if (!times.empty() && t_us < times.back()) throw std::invalid_argument(at + ": arrival times must not decrease");
-    times.push_back(t_us);
-  });
-  if (times.empty()) throw std::invalid_argument(path + ": no arrival times");
-  return times;
-}
-
 std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, ArrivalProcess process, std::uint64_t seed) {
   auto scaled = [&](std::vector<RateSegment> segs) {
     for (auto& s : segs) s.qps *= spec.scale;
@@ -130,16 +113,6 @@ std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, Arriva
       return std::make_unique<ReplayArrivals>(read_arrivals_file(spec.path));
   }
   throw std::logic_error("unknown trace kind");
-}
-
-ArrivalProcess parse_arrival_process(const std::string& text) {
-  if (text == "poisson") return ArrivalProcess{};
-  if (text.rfind("gamma:", 0) == 0) {
-    const double cv2 = parse_number(text.substr(6), "--arrivals gamma:CV2");
-    if (!(cv2 > 0)) throw std::invalid_argument("--arrivals gamma:CV2 needs CV2 > 0, got " + text.substr(6));
-    return ArrivalProcess{true, cv2};
-  }
-  throw std::invalid_argument("--arrivals '" + text + "': expected poisson or gamma:CV2");
 }
 
 }  // namespace lull::sim

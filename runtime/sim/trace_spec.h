@@ -54,12 +54,10 @@ using lull::read_rate_file;
 // start_s and qps are read), repeated over `duration_s` seconds. Seconds
 // before the first line have rate 0. Equal neighbouring seconds are merged.
 std::vector<RateSegment> reference_replay_segments(const std::vector<RateSegment>& lines, double duration_s);
-std::vector<std::int64_t> read_arrivals_file(const std::string& path);
+using lull::read_arrivals_file;  // schema/rate_file.h, shared with the compiler's fit
 
 // Builds the source; `process` and `seed` are ignored for replayed arrivals.
 std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, ArrivalProcess process, std::uint64_t seed);
 
-// "poisson" or "gamma:CV2".
-ArrivalProcess parse_arrival_process(const std::string& text);
 
 }  // namespace lull::sim

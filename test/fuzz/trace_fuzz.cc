@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   const int mode = data[0] % 5;
   const std::string rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   const double limit_s = 2 * lull::limits::kMaxTraceSeconds;  // a rate file's last line holds for its gap
-  const ArrivalProcess process = mode == 4 ? ArrivalProcess{true, 0.5} : ArrivalProcess{};
+  const ArrivalProcess process = mode == 4 ? ArrivalProcess::gamma(0.5) : ArrivalProcess{};
   if (mode == 0) {  // --trace text, and --arrivals text
     try {
       TraceSpec spec = parse_trace_spec(rest);
@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
     } catch (const std::invalid_argument&) {
     }
     try {
-      parse_arrival_process(rest);
+      lull::parse_arrival_process(rest, "--arrivals");
     } catch (const std::invalid_argument&) {
     }
     return 0;

@@ -32,7 +32,7 @@ TEST_CASE("poisson arrivals have the requested rate and are reproducible", "[sim
 
 TEST_CASE("gamma arrivals have the requested CV^2", "[sim][arrivals]") {
   for (double cv2 : {0.25, 4.0}) {
-    RateArrivals a({{0, 200, 500}}, ArrivalProcess{true, cv2}, 3);
+    RateArrivals a({{0, 200, 500}}, ArrivalProcess::gamma(cv2), 3);
     const auto t = drain(a);
     double sum = 0, sq = 0;
     for (std::size_t i = 1; i < t.size(); ++i) {
@@ -80,9 +80,9 @@ TEST_CASE("trace specs parse and reject bad values", "[sim][arrivals]") {
   CHECK_THROWS_WITH(parse_trace_spec("constant:0:5"), Contains("QPS must be positive"));
   CHECK_THROWS_WITH(parse_trace_spec("constant:2000"), Contains("constant:QPS:SECONDS"));
   CHECK_THROWS_WITH(parse_trace_spec("sine:5"), Contains("expected constant"));
-  CHECK(parse_arrival_process("gamma:2.5").cv2 == 2.5);
-  CHECK_THROWS(parse_arrival_process("gamma:-1"));
-  CHECK_THROWS(parse_arrival_process("weibull"));
+  CHECK(lull::parse_arrival_process("gamma:2.5", "--arrivals").cv2 == 2.5);
+  CHECK_THROWS(lull::parse_arrival_process("gamma:-1", "--arrivals"));
+  CHECK_THROWS(lull::parse_arrival_process("weibull", "--arrivals"));
 }
 
 TEST_CASE("replayed arrivals come back exactly", "[sim][arrivals]") {

@@ -34,7 +34,7 @@ lull::sim::SimResult run(const lull::sim::SimOptions& o) {
   // 15 QPS for 60 s, 50 QPS for 60 s, 15 QPS for 180 s; nearly regular
   // gaps (Gamma, CV^2 0.02), so each second's count is close to its rate and
   // the windowed maximum sees the step, not Poisson noise.
-  lull::sim::RateArrivals arrivals({{0, 60, 15}, {60, 120, 50}, {120, 300, 15}}, lull::sim::ArrivalProcess{true, 0.02}, 11);
+  lull::sim::RateArrivals arrivals({{0, 60, 15}, {60, 120, 50}, {120, 300, 15}}, lull::sim::ArrivalProcess::gamma(0.02), 11);
   lull::sim::CompiledLatency latency(lib[0]);
   return lull::sim::simulate(lib[0], arrivals, latency, o);
 }

@@ -95,3 +95,22 @@ TEST_CASE("structural problems are named", "[runtime][loader]") {
     CHECK_THROWS_WITH(policy_table_from_proto(set, {}, "f.pb"), Contains("slow"));
   }
 }
+
+TEST_CASE("the arrival process is read back, and one the loader cannot name is refused", "[runtime][loader][arrivals]") {
+  auto set = lull::test::tiny_policy_set();
+  CHECK(policy_table_from_proto(set, {}, "f.pb").arrivals.kind == lull::ArrivalProcess::Kind::kPoisson);
+  auto with = [&](const std::string& set_arrivals, const std::string& policy_arrivals) {
+    auto s = set;
+    s.set_arrivals(set_arrivals);
+    for (auto& p : *s.mutable_policies()) p.mutable_inputs()->set_arrivals(policy_arrivals);
+    return s;
+  };
+  const auto gamma = policy_table_from_proto(with("gamma:4", "gamma:4"), {}, "f.pb");
+  CHECK(gamma.arrivals.kind == lull::ArrivalProcess::Kind::kGamma);
+  CHECK(gamma.arrivals.cv2 == 4);
+  CHECK_THROWS_WITH(policy_table_from_proto(with("weibull:2", "weibull:2"), {}, "f.pb"),
+                    Contains("f.pb") && Contains("unknown arrival process") && Contains("weibull:2"));
+  CHECK_THROWS_WITH(policy_table_from_proto(with("uniform", "uniform"), {}, "f.pb"), Contains("unknown arrival process"));
+  CHECK_THROWS_WITH(policy_table_from_proto(with("batch:4", "gamma:4"), {}, "f.pb"),
+                    Contains("policies[0].inputs.arrivals 'gamma:4' differs from the set's 'batch:4'"));
+}

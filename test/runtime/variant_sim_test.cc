@@ -77,7 +77,7 @@ class CountingLatency final : public lull::sim::LatencyModel {
 
 lull::sim::SimResult run(const lull::sim::SimOptions& o, CountingLatency* latency) {
   // 15 QPS for 60 s, 50 QPS for 60 s, 15 QPS for 180 s, nearly regular gaps.
-  lull::sim::RateArrivals arrivals({{0, 60, 15}, {60, 120, 50}, {120, 300, 15}}, lull::sim::ArrivalProcess{true, 0.02}, 11);
+  lull::sim::RateArrivals arrivals({{0, 60, 15}, {60, 120, 50}, {120, 300, 15}}, lull::sim::ArrivalProcess::gamma(0.02), 11);
   return lull::sim::simulate(o.library[0], arrivals, *latency, o);
 }
 
@@ -137,7 +137,7 @@ TEST_CASE("simulated variants: the dwell time holds a second switch back", "[sim
                          {"small", 30, lull::manager::widen_policy_library({small_library().back()}, o.library, "small"), {"fast"}}};
   o.variants.dwell_us = 100'000'000;  // longer than the step: no way back within it
   CountingLatency latency(o.library[0]);
-  lull::sim::RateArrivals arrivals({{0, 60, 15}, {60, 120, 50}, {120, 200, 15}}, lull::sim::ArrivalProcess{true, 0.02}, 11);
+  lull::sim::RateArrivals arrivals({{0, 60, 15}, {60, 120, 50}, {120, 200, 15}}, lull::sim::ArrivalProcess::gamma(0.02), 11);
   const lull::sim::SimResult r = lull::sim::simulate(o.library[0], arrivals, latency, o);
   REQUIRE(r.variants);
   REQUIRE(r.variants->switches.size() == 2);

@@ -21,7 +21,7 @@ struct CountPmf {
   LULL_HD void operator()(std::size_t i) const {
     const int slot = static_cast<int>(i / stride), x = static_cast<int>(i % stride);
     const double mu = d.lambda_per_us * taus_us[slot_tau[slot]];
-    px[i] = x < poisson_support_end(mu) + d.K ? poisson_pmf(x, mu) : 0.0;
+    px[i] = x < d.support_end(mu) + d.K ? d.pmf(x, mu) : 0.0;
   }
 };
 
@@ -40,7 +40,7 @@ struct CountTableElement {
     const int slot = static_cast<int>(i / (static_cast<std::size_t>(K) * width));
     const int r = static_cast<int>(i % (static_cast<std::size_t>(K) * width));
     const int q = r / width, k = r % width;
-    const int xend = min_int(poisson_support_end(d.lambda_per_us * taus_us[slot_tau[slot]]) + K, stride);  // inside the row
+    const int xend = min_int(d.support_end(d.lambda_per_us * taus_us[slot_tau[slot]]) + K, stride);  // inside the row
     // (q + x) / K == k  <=>  kK - q <= x <= kK + K - 1 - q.
     const int lo = k * K - q > 0 ? k * K - q : 0;
     const int hi = k == kcap || k * K + K - 1 - q > xend - 1 ? xend - 1 : k * K + K - 1 - q;

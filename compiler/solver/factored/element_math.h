@@ -11,7 +11,7 @@
 #include <cstddef>
 
 #include "compiler/host_device.h"
-#include "compiler/mdp/poisson.h"
+#include "compiler/mdp/arrival_counts.h"
 #include "compiler/mdp/state_index.h"
 
 namespace lull::compiler::factored {
@@ -40,11 +40,17 @@ LULL_HD inline double dot(const double* a, const double* b, int n) {
 // Sizes of one problem and its factored tables. The state numbering is
 // MdpProblem's (StateIndex, filled by dims_of from MdpProblem::states()).
 struct Dims : StateIndex {
-  int K = 0;          // workers (phases)
+  int K = 0;          // phases: workers, or K' (MdpProblem::arrivals)
   int B = 0;          // shared buckets, J1 - 1
   int taus = 0;       // distinct service times
   double slo_us = 0;
-  double lambda_per_us = 0;
+  double lambda_per_us = 0;  // rate of the counting stream
+  double dispersion = 1;     // of its counts: 1 Poisson, > 1 negative binomial
+  int residual_len = 1;      // entries of the burst-residual table (1: no bursts)
+
+  // pmf of k counting-stream events in an interval with mean mu.
+  LULL_HD double pmf(int k, double mu) const { return count_pmf(k, mu, dispersion); }
+  LULL_HD int support_end(double mu) const { return count_support_end(mu, dispersion); }
   int span = 0;       // entries of one pass-table scratch row (pmf, CDF, survival)
 
   LULL_HD std::size_t pass_size() const { return static_cast<std::size_t>(K) * cols(); }

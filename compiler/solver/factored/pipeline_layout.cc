@@ -17,12 +17,14 @@ Dims dims_of(const MdpProblem& p) {
   d.taus = static_cast<int>(p.taus_us.size());
   d.slo_us = p.options.slo_us;
   d.lambda_per_us = p.lambda_per_us;
+  d.dispersion = p.arrivals.dispersion;
+  d.residual_len = static_cast<int>(p.arrivals.burst_residual.size());
   // Pass-table scratch rows hold counts up to the overflow (N+1)K and the
-  // Poisson support of the widest interval: a bucket (at most the SLO) or a
+  // count support of the widest interval: a bucket (at most the SLO) or a
   // clipped first bucket (at most its service time).
   double widest_us = d.slo_us;
   for (double tau : p.taus_us) widest_us = std::max(widest_us, tau);
-  d.span = std::max((d.N + 1) * d.K + 1, poisson_support_end(d.lambda_per_us * widest_us)) + 1;
+  d.span = std::max((d.N + 1) * d.K + 1, d.support_end(d.lambda_per_us * widest_us)) + 1;
   return d;
 }
 
@@ -60,7 +62,7 @@ ActionLayout layout_actions(const MdpProblem& p) {
     if (L.tau_slot[k] < 0) continue;
     L.tau_slot[k] = static_cast<int>(L.slot_tau.size());
     L.slot_tau.push_back(k);
-    L.count_stride = std::max(L.count_stride, poisson_support_end(p.lambda_per_us * p.taus_us[k]) + p.K());
+    L.count_stride = std::max(L.count_stride, count_support_end(p.lambda_per_us * p.taus_us[k], p.arrivals.dispersion) + p.K());
   }
   return L;
 }

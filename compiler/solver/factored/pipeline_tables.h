@@ -88,7 +88,8 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
   ex.for_each(static_cast<std::size_t>(tables) * d.K, KernelElement{d, width.data(), active.data(), t.kernel.data()});
 
   t.phase = ex.template zeros<double>(static_cast<std::size_t>(d.num_states()) * d.K);
-  ex.for_each(d.num_states(), PhaseRow{d, t.grid.data(), t.phase.data()});
+  auto burst_residual = ex.upload(p.arrivals.burst_residual);
+  ex.for_each(d.num_states(), PhaseRow{d, t.grid.data(), burst_residual.data(), t.phase.data()});
 
   // Variable batching: count tables per slot, then each partial action's mixture.
   t.count_prob = ex.template zeros<double>(L.count_begin.back());

@@ -72,11 +72,11 @@ struct TablePmfs {
     const int full = (d.N + 1) * d.K;
     // Every index below stays inside the row (d.span entries) whatever the
     // latencies: dims_of sizes span for them, and this clamp holds if it did not.
-    const int xe = min_int(poisson_support_end(mu_x), d.span);  // arrivals past `full` all count to F
-    for (int x = 0; x < xe; ++x) px[row + x] = poisson_pmf(x, mu_x);
+    const int xe = min_int(d.support_end(mu_x), d.span);  // arrivals past `full` all count to F
+    count_pmf_row(mu_x, d.dispersion, xe, px + row);
     const int yend = min_int(full + 1, d.span);
-    const int yl = min_int(poisson_support_end(mu_y) > yend ? poisson_support_end(mu_y) : yend, d.span);
-    for (int y = 0; y < yl; ++y) sf[row + y] = poisson_pmf(y, mu_y);  // py, turned into sf below
+    const int yl = min_int(d.support_end(mu_y) > yend ? d.support_end(mu_y) : yend, d.span);
+    count_pmf_row(mu_y, d.dispersion, yl, sf + row);  // py, turned into sf below
     double acc = 0;
     for (int y = 0; y < yend; ++y) {
       acc += sf[row + y];
@@ -148,12 +148,12 @@ struct KernelElement {
 
   LULL_HD void operator()(std::size_t i) const {
     const int t = static_cast<int>(i / d.K), k = static_cast<int>(i % d.K);
-    kernel[i] = active[t] ? poisson_pmf(k, d.lambda_per_us * max_hd(0.0, width_us[t])) : 0.0;
+    kernel[i] = active[t] ? d.pmf(k, d.lambda_per_us * max_hd(0.0, width_us[t])) : 0.0;
   }
 };
 
 // P(q), q = 0..K-1 (mdp-spec 4.1): the phase of a worker with n queued whose
-// earliest query arrived age_us ago.
+// earliest query arrived age_us ago, for Poisson counts.
 LULL_HD inline void phase_row(int n, double age_us, double lambda_per_us, int K, double* out) {
   const double mu = lambda_per_us * age_us;
   bool any_zero = false;
@@ -174,17 +174,69 @@ LULL_HD inline void phase_row(int n, double age_us, double lambda_per_us, int K,
   for (int q = 0; q < K; ++q) out[q] /= sum;
 }
 
+// The same for negative-binomial counts (dispersion D > 1, docs/arrivals.md):
+// the earliest query's burst may have brought r more at the same instant, so
+//   P(q) ~ sum_r w[r] p_mu((n-1)K + q - r),  w[r] = P(r later siblings).
+// The pmf over the window m = (n-1)K + q - r is walked from its largest entry
+// by the ratio p(m+1)/p(m) = (m + r') beta / (m + 1), r' = mu / (D - 1), scaled
+// so that entry is 1 (the row is normalized anyway): nothing underflows that
+// matters, so no uniform fallback is needed unless mu = 0 leaves nothing.
+LULL_HD inline void phase_row_batch(int n, double age_us, double lambda_per_us, int K, double D, const double* w,
+                                    int R, double* out) {
+  const double mu = lambda_per_us * age_us;
+  const int base = (n - 1) * K;
+  for (int q = 0; q < K; ++q) out[q] = 0.0;
+  if (mu <= 0) {  // p_0 = [m == 0]: only r = base + q
+    for (int q = 0; q < K; ++q) out[q] = base + q < R ? w[base + q] : 0.0;
+  } else {
+    const int lo = base - (R - 1) > 0 ? base - (R - 1) : 0, hi = base + K - 1;
+    const double rr = mu / (D - 1), beta = 1.0 - 1.0 / D;
+    // Mode of the negative binomial, clamped into the window.
+    int mode = rr > 1 ? static_cast<int>(floor((rr - 1) * (D - 1))) : 0;
+    mode = mode < lo ? lo : mode > hi ? hi : mode;
+    // Adds p(m) (scaled) to every out[q] whose window holds m.
+    auto add = [&](int m, double v) {
+      const int qlo = m - base > 0 ? m - base : 0;
+      const int qhi = m - base + R - 1 < K - 1 ? m - base + R - 1 : K - 1;
+      for (int q = qlo; q <= qhi; ++q) out[q] += v * w[base + q - m];
+    };
+    double v = 1.0;
+    for (int m = mode; m <= hi; ++m) {
+      add(m, v);
+      v *= (m + rr) * beta / (m + 1.0);
+    }
+    v = 1.0;
+    for (int m = mode; m > lo;) {
+      v *= m / ((m - 1 + rr) * beta);
+      --m;
+      add(m, v);
+    }
+  }
+  double sum = 0;
+  for (int q = 0; q < K; ++q) sum += out[q];
+  if (!(sum >= kDoubleMinNormal)) {
+    for (int q = 0; q < K; ++q) out[q] = 1.0 / K;
+    return;
+  }
+  for (int q = 0; q < K; ++q) out[q] /= sum;
+}
+
 // phase[s][q]; rows of n = 0 states stay zero.
 struct PhaseRow {
   Dims d;
   const double* grid_us;
+  const double* burst_residual;  // [r], d.residual_len entries
   double* phase;             // [s][q]
 
   LULL_HD void operator()(std::size_t i) const {
     const int s = static_cast<int>(i), n = d.n_of(s);
     if (n == 0) return;
     const double age = s == d.full() ? d.slo_us : d.slo_us - grid_us[d.j_of(s)];
-    phase_row(n, age, d.lambda_per_us, d.K, phase + static_cast<std::size_t>(s) * d.K);
+    double* row = phase + static_cast<std::size_t>(s) * d.K;
+    if (d.dispersion == 1.0)
+      phase_row(n, age, d.lambda_per_us, d.K, row);
+    else
+      phase_row_batch(n, age, d.lambda_per_us, d.K, d.dispersion, burst_residual, d.residual_len, row);
   }
 };
 

@@ -202,3 +202,25 @@ TEST_CASE("a trace plan's schedule replays in the simulator (--workers-schedule)
   // The simulator spends the plan's worker-seconds (its run ends when the last query is served).
   CHECK(json_number(result, "worker_seconds") == Approx(json_number(json, "worker_seconds")).epsilon(0.05));
 }
+
+TEST_CASE("lull plan --arrivals plans for bursty traffic: at least as many workers as Poisson", "[cli][plan][arrivals]") {
+  auto workers_at = [](const std::string& out) {
+    const auto at = out.find(" workers, expected accuracy");
+    REQUIRE(at != std::string::npos);
+    const auto colon = out.rfind(": ", at);
+    return std::stoi(out.substr(colon + 2, at - colon - 2));
+  };
+  const auto poisson = run_lull(plan_args("--max-violation 0.01 --load-qps 120"));
+  INFO(poisson.err);
+  REQUIRE(poisson.exit_code == 0);
+  const auto bursty = run_lull(plan_args("--max-violation 0.01 --load-qps 120 --arrivals gamma:8"));
+  INFO(bursty.err);
+  REQUIRE(bursty.exit_code == 0);
+  CHECK_THAT(bursty.err, Contains("planning for gamma:8"));
+  CHECK(workers_at(bursty.out) > workers_at(poisson.out));
+  for (const std::string bad : {"gamma:0", "batch:0.5", "gamma:1,2"}) {
+    const auto r = run_lull(plan_args("--max-violation 0.01 --load-qps 120 --arrivals " + bad));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("--arrivals"));
+  }
+}

@@ -1,0 +1,43 @@
+#pragma once
+// How the MDP models one worker's arrivals (docs/arrivals.md): the worker
+// receives every K'-th event of a "counting stream" whose counts are Poisson
+// (dispersion 1) or negative binomial (compound Poisson, dispersion D > 1).
+//   poisson      K' = K, the central rate: mdp-spec section 4 as written.
+//   batch:D      K' = K, the central rate, dispersion D: exact counts
+//                (independent increments), the burst siblings in the phase
+//                prior. APPROXIMATE when bursts often outlast a round of K
+//                workers (P(R >= K) >= 1e-3, small K, large D): an idle
+//                worker serves a burst's first query before its own later
+//                siblings arrive, which the idle step (to (1, J)) ignores.
+//   gamma:c      K/c whole: K' = K/c, rate lambda/c, Poisson: exact (the
+//                worker's gaps are Erlang(K/c, lambda/c)).
+//                Otherwise an APPROXIMATION: K' = ceil(K/c), the per-worker
+//                rate kept (lambda K'/K), dispersion D' = K' c / K, so that
+//                the worker's long-run count dispersion c/K is matched.
+#include <string>
+#include <vector>
+
+#include "schema/arrival_process.h"
+
+namespace lull::compiler {
+
+struct ArrivalModel {
+  int phases = 1;               // K'
+  double rate_per_us = 0;       // of the counting stream
+  double dispersion = 1;        // of its counts; 1: Poisson
+  // w[r] = P(a query's burst brings r more after it) = P(X > r) / E[X];
+  // {1} without bursts. Enters the phase prior (mdp-spec 4.1).
+  std::vector<double> burst_residual{1.0};
+  bool exact = true;            // false: the approximation above
+  std::string description;      // one line for reports
+};
+
+// Throws std::invalid_argument for a process no MDP models (uniform) or a
+// parameter out of range.
+ArrivalModel arrival_model(const ArrivalProcess& process, int workers, double load_qps);
+
+// w[r] for logarithmic burst sizes with dispersion D > 1, cut where the
+// remaining mass is below 1e-17.
+std::vector<double> burst_residual(double dispersion);
+
+}  // namespace lull::compiler

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Expected against simulated accuracy and SLO violation under bursty
+arrivals (issue 18): for each worker count K, arrival process (gamma CV^2,
+batch dispersion D) and per-worker load, a policy compiled for Poisson and one
+compiled for the process (`lull compile --arrivals ...`), both simulated under
+that process (`lull simulate --arrivals ...`, constant load). One policy per
+load, so the load estimate never switches policies and the comparison is the
+MDP's alone. Image task, 9 Pareto models, SLO 150 ms.
+
+Target for the pattern-compiled policy: simulated violation <= expected + 0.2
+points at >= 95% of points, accuracy within 1 point of expected at >= 95%.
+
+Writes experiments/results/arrival_patterns.{md,png}. The full grid:
+  /usr/bin/python3 experiments/arrival_patterns.py
+(K 4, 20, 60; gamma 1,2,3,4,8; batch 2,4,8; 7 loads; 3 seeds; 300 s). A
+reduced one: --workers 4,20 --loads 4 --seeds 1 --seconds 60."""
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+import lull_runs as lr  # noqa: E402
+
+PATTERNS = ("gamma:1", "gamma:2", "gamma:3", "gamma:4", "gamma:8", "batch:2", "batch:4", "batch:8")
+# Per-worker loads (QPS) from light to near the Poisson capacity of the image
+# task at SLO 150 ms (about 50 QPS per worker, where the expected violation
+# under Poisson passes a few percent).
+PER_WORKER = (8, 16, 24, 32, 38, 44, 48)
+VIOLATION_SLACK = 0.002   # 0.2 points
+ACCURACY_SLACK = 0.01     # 1 point
+
+
+def compile_one(workers, load, arrivals):
+    tag = arrivals.replace(":", "")
+    out = os.path.join(lr.WORK, f"arr_{tag}_w{workers}_l{load:g}.pb")
+    report = out[:-3] + ".json"
+    if not os.path.exists(report):
+        subprocess.run(lr.compile_args("image", 150, workers, f"{load:g}") +
+                       ["--arrivals", arrivals, "--out", out, "--report", report],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(report) as f:
+        r = json.load(f)
+    p = r["policies"][0]
+    return out, p["expected_accuracy"], p["expected_violation_rate"], r.get("arrival_model", "")
+
+
+def simulate(policy, workers, load, arrivals, seed, seconds):
+    stem = os.path.splitext(os.path.basename(policy))[0]
+    out = os.path.join(lr.WORK, f"arrsim_{stem}_{arrivals.replace(':', '')}_{seed}_{seconds:g}.json")
+    if not os.path.exists(out):
+        subprocess.run([lr.LULL, "simulate", "--policies", policy, "--workers", str(workers), "--trace",
+                        f"constant:{load:g}:{seconds:g}", "--arrivals", arrivals, "--seed", str(seed), "--out", out],
+                       check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        r = json.load(f)
+    assert r["dropped"] == 0, f"queries lost in {out}"
+    return r["accuracy_per_satisfied_query"], r["violation_rate"]
+
+
+def point(workers, per_worker, arrivals, seeds, seconds):
+    load = per_worker * workers
+    row = {"workers": workers, "load": load, "arrivals": arrivals}
+    for kind, process in (("poisson", "poisson"), ("pattern", arrivals)):
+        policy, acc, viol, model = compile_one(workers, load, process)
+        sims = [simulate(policy, workers, load, arrivals, s, seconds) for s in range(1, seeds + 1)]
+        row[kind] = {"expected_accuracy": acc, "expected_violation": viol, "model": model,
+                     "accuracy": sum(a for a, _ in sims) / len(sims), "violation": sum(v for _, v in sims) / len(sims)}
+    return row
+
+
+def ok(r):
+    return (r["violation"] <= r["expected_violation"] + VIOLATION_SLACK,
+            abs(r["accuracy"] - r["expected_accuracy"]) <= ACCURACY_SLACK)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workers", default="4,20,60")
+    ap.add_argument("--patterns", default=",".join(PATTERNS), help="e.g. gamma:2,batch:4 (the Poisson policy is always run)")
+    ap.add_argument("--loads", type=int, default=len(PER_WORKER), help="how many of the per-worker loads (spread)")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=300)
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    lr.check_inputs("image")
+    workers = [int(k) for k in args.workers.split(",")]
+    patterns = args.patterns.split(",")
+    idx = sorted({round(i * (len(PER_WORKER) - 1) / max(1, args.loads - 1)) for i in range(args.loads)})
+    loads = [PER_WORKER[i] for i in idx]
+    jobs = [(k, l, p) for k in workers for p in patterns for l in loads]
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        rows = list(pool.map(lambda j: point(*j, args.seeds, args.seconds), jobs))
+
+    lines = ["# Arrival patterns: expected against simulated, Poisson- and pattern-compiled policies", "",
+             f"Image task, 9 Pareto models, SLO 150 ms; K = {args.workers}; per-worker loads {loads} QPS; "
+             f"{args.seeds} seed(s) of {args.seconds:g} s each (`lull simulate --arrivals P`, constant load); "
+             "one policy per load.", "",
+             f"Command: `/usr/bin/python3 experiments/arrival_patterns.py --workers {args.workers} --patterns "
+             f"{args.patterns} --loads {args.loads} --seeds {args.seeds} --seconds {args.seconds:g}`", ""]
+    summary = []
+    for kind in ("poisson", "pattern"):
+        v_ok = sum(ok(r[kind])[0] for r in rows)
+        a_ok = sum(ok(r[kind])[1] for r in rows)
+        summary.append(f"- {kind}-compiled: violation <= expected + 0.2 points at {v_ok}/{len(rows)} "
+                       f"({100 * v_ok / len(rows):.0f}%), accuracy within 1 point at {a_ok}/{len(rows)} "
+                       f"({100 * a_ok / len(rows):.0f}%)")
+    for p in patterns:
+        sub = [r for r in rows if r["arrivals"] == p]
+        v_ok = sum(ok(r["pattern"])[0] for r in sub)
+        a_ok = sum(ok(r["pattern"])[1] for r in sub)
+        worst = max(100 * (r["pattern"]["violation"] - r["pattern"]["expected_violation"]) for r in sub)
+        summary.append(f"  - {p}: pattern-compiled violation ok {v_ok}/{len(sub)}, accuracy ok {a_ok}/{len(sub)}, "
+                       f"largest violation excess {worst:+.2f} points")
+    lines += ["## Summary", ""] + summary + ["", "## Points", "",
+              "| K | load QPS | arrivals | model | Poisson-compiled exp/sim acc % | exp/sim viol % "
+              "| pattern-compiled exp/sim acc % | exp/sim viol % |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        a, b = r["poisson"], r["pattern"]
+        lines.append(f"| {r['workers']} | {r['load']:g} | {r['arrivals']} | {b['model'].split(':', 1)[-1].split('(')[0].strip()} "
+                     f"| {100 * a['expected_accuracy']:.2f} / {100 * a['accuracy']:.2f} "
+                     f"| {100 * a['expected_violation']:.2f} / {100 * a['violation']:.2f} "
+                     f"| {100 * b['expected_accuracy']:.2f} / {100 * b['accuracy']:.2f} "
+                     f"| {100 * b['expected_violation']:.2f} / {100 * b['violation']:.2f} |")
+    stem = os.path.join(lr.RESULTS, "arrival_patterns")
+    lr.write(stem + ".md", "\n".join(lines) + "\n")
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    for kind, marker in (("poisson", "x"), ("pattern", "o")):
+        axes[0].scatter([100 * r[kind]["expected_violation"] for r in rows], [100 * r[kind]["violation"] for r in rows],
+                        marker=marker, label=f"{kind}-compiled", alpha=0.7)
+        axes[1].scatter([100 * r[kind]["expected_accuracy"] for r in rows], [100 * r[kind]["accuracy"] for r in rows],
+                        marker=marker, label=f"{kind}-compiled", alpha=0.7)
+    for ax, name in ((axes[0], "violation %"), (axes[1], "accuracy per satisfied query %")):
+        lo, hi = ax.get_xlim()
+        if name.startswith("violation"):
+            lo = 0
+            ax.set_xscale("symlog", linthresh=0.1)
+            ax.set_yscale("symlog", linthresh=0.1)
+        ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
+        if name.startswith("violation"):
+            ax.set_xlim(left=0)
+            ax.set_ylim(bottom=0)
+        ax.set_xlabel(f"expected {name}")
+        ax.set_ylabel(f"simulated {name}")
+        ax.legend()
+    fig.suptitle("Bursty arrivals: expected vs simulated (" + ", ".join(patterns) + ")")
+    fig.tight_layout()
+    fig.savefig(stem + ".png", dpi=110)
+    print("\n".join(summary))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
