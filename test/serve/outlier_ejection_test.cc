@@ -288,7 +288,7 @@ TEST_CASE("lull serve /metrics: a forced ejection shows per worker and in the ga
   CHECK(metric_line(text, "lull_worker_ejections_total{worker=\"1\"}") == "lull_worker_ejections_total{worker=\"1\"} 1");
 }
 
-TEST_CASE("lull serve: a worker answering one prediction too few is ejected and stays out; no query is lost",
+TEST_CASE("lull serve: a worker answering one prediction too few is ejected and stays out, no query is lost",
           "[serve][outlier][cli]") {
   const std::string dir = lull::test::temp_dir() + "/ejection_short";
   std::filesystem::remove_all(dir);
