@@ -2,7 +2,10 @@
 // serve_autoscale.h).
 #include "cli/serve_autoscale.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 
@@ -75,6 +78,13 @@ ServeAutoscale::ServeAutoscale(const ServeAutoscaleFlags& flags, const std::vect
   try {
     if (flags.pool == "local") {
       if (flags.command.empty()) throw UsageError("--worker-pool local needs --worker-command");
+      if (!flags.log_dir.empty()) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(flags.log_dir, ec))
+          throw UsageError("--worker-log-dir " + flags.log_dir + ": no such directory");
+        if (access(flags.log_dir.c_str(), W_OK | X_OK) != 0)
+          throw UsageError("--worker-log-dir " + flags.log_dir + ": not writable");
+      }
       manager::LocalProcessPoolOptions o;
       o.command = flags.command;
       o.models = std::move(models);
@@ -143,10 +153,13 @@ void ServeAutoscale::configure(serve::ServeOptions& options) {
   options.extra_metrics = [scaler] { return scaler->metrics_text(); };
 }
 
+void ServeAutoscale::interrupt() { scaler_->request_stop(); }
+
 int ServeAutoscale::start(serve::TorchServeBackend& backend, serve::ServeSession& session) {
   slots_ = std::make_unique<manager::SessionSlots>(backend, session);
   scaler_->attach(*slots_);
   const int up = scaler_->start_initial(ms(flags_.start_timeout_s) * 1000 + 1'000'000);
+  if (scaler_->stop_requested()) return up;  // interrupted: the caller stops
   if (up == 0) {
     std::string why;
     for (const auto& w : pool_->list_workers())

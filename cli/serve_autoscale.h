@@ -55,8 +55,11 @@ class ServeAutoscale {
   // autoscaler; /metrics gains the autoscaler's families.
   void configure(serve::ServeOptions& options);
   // Plugs the pool into the stack, starts the initial workers (an error when
-  // none comes up) and the manager thread. Returns the workers up.
+  // none comes up) and the manager thread. Returns the workers up. After
+  // interrupt() (any thread, e.g. on SIGTERM) it returns at once, and the
+  // manager thread does not run.
   int start(serve::TorchServeBackend& backend, serve::ServeSession& session);
+  void interrupt();
   // Model variants (--variant-sets): the workers in rotation, and the
   // library whose capacities decide from the next tick (ServingAutoscaler).
   std::vector<std::string> management_urls_up() { return scaler_->management_urls_up(); }

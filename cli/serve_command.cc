@@ -1,8 +1,6 @@
 // lull serve: the model-less front end in front of TorchServe-compatible
 // model servers, one per worker, scheduled by a compiled policy set. Runs
 // until SIGINT or SIGTERM, then answers what is still waiting and exits.
-#include <signal.h>
-
 #include <boost/program_options.hpp>
 
 #include <iostream>
@@ -18,6 +16,7 @@
 #include "cli/parse_options.h"
 #include "cli/serve_autoscale.h"
 #include "cli/serve_variants.h"
+#include "cli/stop_signals.h"
 #include "runtime/policy_loader.h"
 #include "schema/input_limits.h"
 #include "runtime/clock.h"
@@ -166,6 +165,9 @@ int run_serve(int argc, char** argv) {
   if (opts.library.size() == 1 && !online && !autoscale) opts.library.clear();
   const runtime::PolicyTable table =
       opts.library.empty() ? runtime::load_policy_table(policies, expect) : opts.library.front();
+  // Before any thread starts (the online provider's is the first), so that
+  // every thread inherits the blocked mask and only the watcher gets them.
+  StopSignals stop_signals;
   std::unique_ptr<CompilerPolicySource> source;
   std::unique_ptr<runtime::BackgroundPolicyProvider> provider;
   if (online) {
@@ -175,14 +177,6 @@ int run_serve(int argc, char** argv) {
     opts.online = provider.get();
   }
   fe.task = table.task;
-
-  // Block the stop signals before any thread starts, so all of them inherit
-  // the mask and this thread alone receives them through sigwait.
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
   std::vector<std::string> model_names;
   for (const auto& m : table.models) model_names.push_back(m.name);
@@ -260,7 +254,15 @@ int run_serve(int argc, char** argv) {
   // session's health handler. With --autoscale the pool starts the workers,
   // and each joins when its checks pass.
   if (backend.start() == 0 && !autoscale) throw std::runtime_error("no worker answers GET /ping");
+  // A stop signal while the first workers start ends their wait at once.
+  const auto interrupt_start = stop_signals.subscribe([s = scaling.get()] {
+    if (s) s->interrupt();
+  });
   const int workers_up = autoscale ? scaling->start(backend, session) : static_cast<int>(workers.size());
+  if (const int sig = stop_signals.received()) {
+    std::cerr << "lull serve: stopping during start-up (signal " << sig << ")" << std::endl;
+    return 0;
+  }
   if (variants) variants->start(session);
   serve::Frontend frontend(session, fe);
   frontend.start();
@@ -268,8 +270,7 @@ int run_serve(int argc, char** argv) {
   std::cerr << "lull serve: task '" << table.task << "', " << workers_up << " workers" << (autoscale ? " (autoscaled)" : "") << ", "
             << table.models.size() << " models, SLO " << table.slo_us / 1000.0 << " ms, on http://" << fe.host
             << ":" << frontend.port() << "/predictions/" << table.task << std::endl;
-  int sig = 0;
-  sigwait(&stop, &sig);
+  const int sig = stop_signals.wait();
   std::cerr << "lull serve: stopping (signal " << sig << ")" << std::endl;
   session.shutdown();
   frontend.stop();

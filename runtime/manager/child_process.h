@@ -4,8 +4,15 @@
 // stdout and stderr appended to a log file, stopped with SIGTERM and then
 // SIGKILL, reaped without blocking. The local-process worker pool runs each
 // model server as one; only this file calls fork/exec, kill and waitpid.
+//
+// The child starts clean whatever the calling thread's state: no signal
+// blocked (lull serve blocks SIGINT/SIGTERM in every thread for its signal
+// watcher, and a blocked mask survives exec), every disposition default, no
+// descriptor of lull's but its stdin/stdout/stderr. It dies with lull on any
+// exit, SIGKILL included (why and how: child_process.cc).
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 
 namespace lull::manager {
@@ -13,7 +20,8 @@ namespace lull::manager {
 class ChildProcess {
  public:
   // Runs `/bin/sh -c "exec COMMAND"` with stdin from /dev/null and output
-  // appended to `log_path`. Throws std::runtime_error naming the command.
+  // appended to `log_path`. Throws std::runtime_error naming the log file
+  // when it cannot be opened, else naming the command.
   ChildProcess(const std::string& command, const std::string& log_path);
   ~ChildProcess();  // SIGKILLs and reaps a child still running
   ChildProcess(const ChildProcess&) = delete;
@@ -23,6 +31,8 @@ class ChildProcess {
   // Reaps the child if it has exited (never blocks); true once it has.
   bool poll_exited();
   bool exited() const { return exited_; }
+  // Waits up to `timeout_ms` for the child to exit, reaping it; true once it has.
+  bool wait_exited(std::int64_t timeout_ms);
   // "exited with status 2", "killed by signal 9" (after poll_exited() said true).
   std::string exit_description() const;
   bool killed_by_signal(int sig) const;

@@ -37,19 +37,40 @@ LocalProcessPool::~LocalProcessPool() {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
     for (auto& w : workers_) {
-      w->cancel_check->store(true);
+      w->cancel_check->cancel();
       if (w->process && !w->process->poll_exited()) w->process->signal(SIGTERM);
     }
   }
   wake_.notify_all();
   supervisor_.join();
+  // One grace period for all: each waits for what is left of it.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.stop_grace_ms);
   for (auto& w : workers_) {
-    while (w->process && !w->process->poll_exited() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (w->process) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      w->process->wait_exited(std::max<std::int64_t>(left.count(), 0));
+    }
     w->process.reset();  // SIGKILLs what is left
     if (w->check.valid()) w->check.wait();
   }
+}
+
+void LocalProcessPool::CheckCancel::cancel() {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    cancelled = true;
+  }
+  cv.notify_all();
+}
+
+bool LocalProcessPool::CheckCancel::is_cancelled() {
+  std::lock_guard<std::mutex> lock(mu);
+  return cancelled;
+}
+
+bool LocalProcessPool::CheckCancel::wait_for(std::int64_t ms) {
+  std::unique_lock<std::mutex> lock(mu);
+  return cv.wait_for(lock, std::chrono::milliseconds(ms), [this] { return cancelled; });
 }
 
 void LocalProcessPool::set_drain_hook(DrainHook hook) {
@@ -83,16 +104,16 @@ void LocalProcessPool::set_state(Worker& w, WorkerState s, std::vector<WorkerInf
 }
 
 void LocalProcessPool::terminate(Worker& w) {
-  w.cancel_check->store(true);
+  w.cancel_check->cancel();
   if (!w.process || w.process->poll_exited() || w.term_sent_us >= 0) return;
   w.process->signal(SIGTERM);
   w.term_sent_us = clock_.now_us();
 }
 
 std::string LocalProcessPool::start_check(const serve::WorkerEndpoint& endpoint, std::int64_t deadline_us,
-                                          std::shared_ptr<std::atomic<bool>> cancel) const {
+                                          std::shared_ptr<CheckCancel> cancel) const {
   std::string last = "no answer yet";
-  while (!cancel->load()) {
+  while (!cancel->is_cancelled()) {
     const std::int64_t left_ms = (deadline_us - clock_.now_us()) / 1000;
     if (left_ms <= 0) break;
     serve::HttpRequest ping;
@@ -114,9 +135,9 @@ std::string LocalProcessPool::start_check(const serve::WorkerEndpoint& endpoint,
     } else {
       last = "health check GET /ping: " + r.describe();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(options_.check_interval_ms));
+    if (cancel->wait_for(options_.check_interval_ms)) break;
   }
-  if (cancel->load()) return "start-up cancelled";
+  if (cancel->is_cancelled()) return "start-up cancelled";
   return "not up within " + std::to_string(options_.start_timeout_ms) + " ms (last: " + last + ")";
 }
 
@@ -227,7 +248,7 @@ void LocalProcessPool::tick(std::vector<WorkerInfo>& changed) {
     switch (w.info.state) {
       case WorkerState::kStarting:
         if (exited) {
-          w.cancel_check->store(true);
+          w.cancel_check->cancel();
           set_state(w, WorkerState::kFailed, changed, how("during start-up"));
         } else if (w.check.valid() && w.check.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
           const std::string why = w.check.get();

@@ -64,12 +64,22 @@ class LocalProcessPool final : public WorkerPool {
   const std::string& log_dir() const { return options_.log_dir; }
 
  private:
+  // Ends a worker's start-up checks at once, also mid-wait between two checks.
+  struct CheckCancel {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool cancelled = false;
+    void cancel();
+    bool is_cancelled();
+    // Waits `ms` or until cancelled; true when cancelled.
+    bool wait_for(std::int64_t ms);
+  };
   struct Worker {
     WorkerInfo info;
     std::unique_ptr<ChildProcess> process;
     std::int64_t deadline_us = 0;          // start-up or drain deadline
     std::future<std::string> check;        // start-up checks: "" passed, else why not
-    std::shared_ptr<std::atomic<bool>> cancel_check = std::make_shared<std::atomic<bool>>(false);
+    std::shared_ptr<CheckCancel> cancel_check = std::make_shared<CheckCancel>();
     bool drained = false;
     std::int64_t term_sent_us = -1;        // SIGTERM sent; SIGKILL after the grace period
     bool kill_sent = false;
@@ -82,7 +92,7 @@ class LocalProcessPool final : public WorkerPool {
   Worker* find(const std::string& id);
   // Pings (inference port) then checks the models (management port) until both pass: "" then, else why not.
   std::string start_check(const serve::WorkerEndpoint& endpoint, std::int64_t deadline_us,
-                          std::shared_ptr<std::atomic<bool>> cancel) const;
+                          std::shared_ptr<CheckCancel> cancel) const;
   void notify(const std::vector<WorkerInfo>& changed);
 
   serve::HttpTransport& client_;

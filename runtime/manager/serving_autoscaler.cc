@@ -204,7 +204,8 @@ int ServingAutoscaler::start_initial(std::int64_t timeout_us) {
     const PoolCounts counts = pool_counts(pool_.list_workers());
     if (counts.starting == 0 || clock_.now_us() >= deadline) return counts.up;
     if (options_.refresh) options_.refresh();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::unique_lock<std::mutex> lock(run_mu_);
+    if (run_cv_.wait_for(lock, std::chrono::milliseconds(20), [this] { return stop_; })) return counts.up;
   }
 }
 
@@ -278,12 +279,21 @@ void ServingAutoscaler::run() {
   }
 }
 
-void ServingAutoscaler::stop() {
+void ServingAutoscaler::request_stop() {
   {
     std::lock_guard<std::mutex> lock(run_mu_);
     stop_ = true;
   }
   run_cv_.notify_all();
+}
+
+bool ServingAutoscaler::stop_requested() {
+  std::lock_guard<std::mutex> lock(run_mu_);
+  return stop_;
+}
+
+void ServingAutoscaler::stop() {
+  request_stop();
   if (thread_.joinable()) thread_.join();
   std::function<void()> close;
   {

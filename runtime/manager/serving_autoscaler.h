@@ -73,7 +73,8 @@ class ServingAutoscaler {
   // std::invalid_argument unless it has slots() slots.
   void attach(runtime::WorkerSlots& slots);
   // Starts the initial workers and waits until no worker of the pool is
-  // starting (each up or failed), at most timeout_us. Returns how many are up.
+  // starting (each up or failed), at most timeout_us, or until
+  // request_stop(). Returns how many are up.
   int start_initial(std::int64_t timeout_us);
   // The manager thread: tick() every autoscale.tick_us of the clock.
   void start();
@@ -84,6 +85,10 @@ class ServingAutoscaler {
   // Ends the thread; no pool hook reaches the session afterwards (pending
   // drains are dropped). The pool itself is the caller's to stop.
   void stop();
+  // Any thread (a signal watcher): ends start_initial()'s wait and the
+  // manager thread's at once; stop() still does the rest.
+  void request_stop();
+  bool stop_requested();
 
   // Prometheus text: workers desired/starting/up/draining, the forecast,
   // scale events by reason, worker failures, the backoff and the last failure.

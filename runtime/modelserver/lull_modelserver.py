@@ -33,7 +33,8 @@ With --max-request-size N it answers 413 to request bodies over N bytes, as
 TorchServe does past its max_request_size (6553500 by default);
 --log-requests FILE appends one line per POST ("PATH BODY_BYTES") for tests.
 With --malformed-predictions every prediction is answered 200 with a body that
-is not lull's batch contract (a broken server, for the outlier ejection tests);
+is not lull's batch contract (a broken server, for the outlier ejection tests),
+with --short-predictions every batch 200 with one prediction too few;
 --delay-ms longer than lull's --batch-timeout-ms makes predictions hang while
 /ping still answers.
 
@@ -74,6 +75,7 @@ class ModelServer(ThreadingHTTPServer):
         self.max_request_size = 0  # 0: no limit
         self.log_requests = None
         self.malformed_predictions = False  # fault injection: 200 with an undecodable body
+        self.short_predictions = False  # fault injection: 200 with one prediction too few
         self.log_lock = threading.Lock()
         self.device_lock = threading.Lock()  # one forward pass at a time, like one device
 
@@ -176,6 +178,8 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(self.server.delay_ms / 1000.0)
             preds = contract.answer_batch(inputs, model.prepare, model.predict)
         if is_batch:
+            if self.server.short_predictions:  # fault injection: a broken handler
+                preds = preds[:-1]
             return self._send(200, contract.encode_predictions(preds))
         if set(preds[0]) == {"error"}:  # a single input rejected: TorchServe's error answer
             e = preds[0]["error"]
@@ -200,6 +204,8 @@ def main():
     ap.add_argument("--delay-ms", type=float, default=0, help="extra latency per request (fault tests)")
     ap.add_argument("--malformed-predictions", action="store_true",
                     help="answer every prediction 200 with an undecodable body (fault tests)")
+    ap.add_argument("--short-predictions", action="store_true",
+                    help="answer every batch 200 with one prediction too few (fault tests)")
     ap.add_argument("--max-request-size", type=int, default=0, help="413 for larger request bodies (0: no limit)")
     ap.add_argument("--log-requests", help="append 'PATH BODY_BYTES' per POST to this file (tests)")
     ap.add_argument("--token-file", help="TorchServe key_file.json: enforce its inference/management keys")
@@ -261,6 +267,7 @@ def main():
     server.max_request_size = args.max_request_size
     server.log_requests = args.log_requests
     server.malformed_predictions = args.malformed_predictions
+    server.short_predictions = args.short_predictions
     port = server.server_address[1]
     if args.port_file:
         tmp = args.port_file + ".tmp"

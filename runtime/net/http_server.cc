@@ -34,6 +34,8 @@ constexpr std::size_t kReadChunk = 4096;
 // close does not reset the connection before the client reads the answer.
 constexpr int kLingerMs = 1000;
 constexpr std::uint64_t kLingerMaxBytes = 1 << 20;
+// stop(): how long responses already handed over may take to be written.
+constexpr int kFlushMs = 1000;
 
 std::int64_t steady_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -116,6 +118,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  public:
   State state() const { return static_cast<State>(state_.load()); }
+  // Its response was handed over and is not written yet (stop() waits for it).
+  bool response_pending() const {
+    const int s = state_.load();
+    return s == kWriting || (s == kServing && answered_.load());
+  }
   std::int64_t state_since_us() const { return since_us_.load(); }
   std::atomic<bool> shed_requested{false};
 
@@ -128,6 +135,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Idle: the next request's first bytes (or bytes already buffered).
   void wait_for_request() {
     set_state(kIdle);
+    answered_ = false;
     if (buffer_.size() > 0) return read_header();
     stream_.expires_after(std::chrono::milliseconds(server_.options.idle_timeout_ms));
     stream_.async_read_some(buffer_.prepare(kReadChunk),
@@ -188,9 +196,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Respond respond = [gate = server_.gate, weak = weak_from_this()](ServerResponse r) {
       std::lock_guard<std::mutex> lock(gate->mu);
       if (!gate->open) return;
-      if (auto self = weak.lock())
+      if (auto self = weak.lock()) {
+        self->answered_ = true;
         net::post(self->stream_.get_executor(),
                   [self, r = std::move(r)]() mutable { self->write(std::move(r), self->keep_alive_); });
+      }
     };
     server_.handler(std::move(req), std::move(respond));
   }
@@ -279,6 +289,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   unsigned version_ = 11;
   std::uint64_t drained_ = 0;
   std::atomic<int> state_{kIdle};
+  std::atomic<bool> answered_{false};
   std::atomic<std::int64_t> since_us_{steady_us()};
 };
 
@@ -378,6 +389,21 @@ void HttpServer::stop() {
   {
     std::lock_guard<std::mutex> lock(s.gate->mu);
     if (!s.gate->open) return;
+  }
+  // Responses already handed over (at shutdown the session answers every
+  // waiting query with 503 just before) are written before the io threads
+  // stop, for at most kFlushMs: a fast exit must not drop them.
+  const auto flush_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFlushMs);
+  const auto pending = [&s] {
+    std::lock_guard<std::mutex> lock(s.mu);
+    for (const auto& c : s.connections)
+      if (c->response_pending()) return true;
+    return false;
+  };
+  while (!s.threads.empty() && pending() && std::chrono::steady_clock::now() < flush_until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  {
+    std::lock_guard<std::mutex> lock(s.gate->mu);
     s.gate->open = false;
   }
   s.ioc.stop();

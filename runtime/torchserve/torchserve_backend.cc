@@ -189,6 +189,7 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
       serial = ++next_serial_;
       InFlight& f = state_[batch.worker].in_flight[serial];
       f.batch = batch;
+      f.inputs = std::move(held);
       f.outputs.resize(parts.size());
       f.parts_left = parts.size();
     }
@@ -246,6 +247,7 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
     }
     if (why.empty() && --f.parts_left > 0) return;  // the other parts are still out
     const runtime::BatchRequest batch = std::move(f.batch);
+    const ProbeInput first_input{batch.model, f.inputs.empty() ? nullptr : f.inputs.front()};
     result.worker = batch.worker;
     result.model = batch.model;
     result.queries = batch.queries;
@@ -254,6 +256,11 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
       for (auto& outputs : f.outputs)
         for (auto& o : outputs) result.outputs.push_back(std::move(o));
       result.input_status = take_input_errors(result.outputs);  // rejected inputs: answered, not retried
+      for (size_t i = 0; i < f.inputs.size(); ++i)
+        if (f.inputs[i] && (result.input_status.empty() || result.input_status[i] == 0)) {
+          last_good_ = ProbeInput{batch.model, f.inputs[i]};  // answered: a probe any sound worker passes
+          break;
+        }
     } else {
       for (size_t p = 0; p < f.http_ids.size(); ++p)
         if (p != part) client_->cancel(f.http_ids[p]);  // a failed part fails the batch: drop the rest
@@ -273,6 +280,7 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
       std::string how = "went down: ";
       if (worker_fault && s.detector.record_failure(kind)) {
         const std::int64_t ms = s.detector.eject(steady_now_us());
+        s.failed_input = first_input;
         s.ejections++;
         how = "ejected for " + std::to_string(ms) + " ms after " + std::to_string(options_.outlier.eject_after_failures) +
               " consecutive failed batches: ";
@@ -319,7 +327,8 @@ void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const H
     if (stopping_) return;
     Worker& s = state_[worker];
     const std::int64_t now = steady_now_us();
-    if (healthy && !s.up && s.down_epoch == epoch_at_send && s.detector.may_return(now)) {
+    // An ejected worker rejoins through its probe batch only (probe_ejected).
+    if (healthy && !s.up && s.down_epoch == epoch_at_send && !s.detector.ejected()) {
       s.up = true;
       s.detector.returned(now);
       changed = true;
@@ -356,6 +365,67 @@ void TorchServeBackend::ping_all() {
   }
 }
 
+void TorchServeBackend::probe_ejected() {
+  const std::int64_t now = steady_now_us();
+  for (int w = 0; w < num_workers(); ++w) {
+    HttpRequest req;
+    std::uint64_t epoch;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Worker& s = state_[w];
+      if (s.up || s.probing || !s.detector.ejected() || !s.detector.may_return(now) ||
+          workers_[w].inference_url.empty())
+        continue;
+      const ProbeInput probe = last_good_.input ? last_good_ : s.failed_input;
+      if (!probe.input) {  // nothing to probe with: its time being over is enough
+        s.detector.returned(now);
+        continue;  // the next passing ping puts it back
+      }
+      s.probing = true;
+      epoch = s.down_epoch;
+      req.method = "POST";
+      req.url = workers_[w].inference_url + "/predictions/" + models_[probe.model];
+      req.body = encode_batch_request({probe.input.get()});
+      req.content_type = kBatchContentType;
+      req.timeout_ms = options_.batch_timeout_ms;
+      req.bearer_token = options_.inference_key;
+    }
+    client_->send(std::move(req), [this, w, epoch](HttpResponse r) { on_probe(w, epoch, r); });
+  }
+}
+
+void TorchServeBackend::on_probe(int worker, std::uint64_t epoch_at_send, const HttpResponse& response) {
+  std::string why;
+  if (!response.ok()) {
+    why = response.describe();
+  } else {
+    try {
+      decode_batch_response(response.body, 1);
+    } catch (const BatchCodecError& e) {
+      why = e.what();
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    Worker& s = state_[worker];
+    s.probing = false;
+    // Assigned or vacated meanwhile, or back already: not this probe's to decide.
+    if (s.down_epoch != epoch_at_send || s.up || !s.detector.ejected()) return;
+    const std::int64_t now = steady_now_us();
+    if (why.empty()) {
+      s.up = true;
+      s.detector.returned(now);
+    } else {
+      const std::int64_t ms = s.detector.eject(now);  // doubled: it never returned in between
+      s.ejections++;
+      s.last_error = "probe batch: " + why + "; ejected again for " + std::to_string(ms) + " ms";
+      return;
+    }
+  }
+  notify(worker, true);
+}
+
 void TorchServeBackend::health_loop() {
   std::unique_lock<std::mutex> lock(health_mu_);
   while (!health_stop_) {
@@ -363,6 +433,7 @@ void TorchServeBackend::health_loop() {
     if (health_stop_) break;
     lock.unlock();
     ping_all();
+    probe_ejected();
     lock.lock();
   }
 }

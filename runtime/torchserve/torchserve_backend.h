@@ -10,8 +10,14 @@
 // (ok = false), so the dispatcher can retry those queries on another worker.
 // Batches that time out, answer 5xx or answer 200 with an undecodable body
 // count as consecutive failures (outlier_detector.h): enough of them eject the
-// worker for a time that doubles on repeats. It rejoins after a successful
-// ping, and once ejected only after its ejection time has passed too.
+// worker for a time that doubles on repeats. A worker down for a failed ping
+// or a lost connection rejoins after a successful ping. An ejected one
+// rejoins only after its ejection time has passed AND a probe batch then
+// succeeds, whatever /ping says (a server whose /ping passes while every
+// batch fails would otherwise rejoin, fail and be ejected again at every
+// backoff): the probe is one input of the last batch any worker answered
+// (else of the batch that failed), sent to it alone and never reported; a
+// failed probe ejects it again for twice as long, without rejoining.
 //
 // It is both the Backend and the WorkerHealth source of `lull serve`: a batch
 // fault and a failed ping change the same per-worker state under one lock,
@@ -101,6 +107,12 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
     std::vector<HttpRequestId> http_ids;          // one per request part
     std::vector<std::vector<std::string>> outputs;  // per part, filled as parts answer
     size_t parts_left = 0;
+    std::vector<std::shared_ptr<const std::string>> inputs;  // held: a probe may reuse one
+  };
+  // An input to probe an ejected worker with, and its model.
+  struct ProbeInput {
+    int model = -1;
+    std::shared_ptr<const std::string> input;
   };
   struct Worker {
     bool up = false;
@@ -109,6 +121,8 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
     std::uint64_t ok = 0, failed = 0, ejections = 0;
     std::string last_error;
     OutlierDetector detector;
+    ProbeInput failed_input;  // from the batch that ejected it: the probe when no batch succeeded yet
+    bool probing = false;     // a probe batch is in flight
   };
 
   void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const HttpResponse& response);
@@ -119,6 +133,9 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
   std::vector<runtime::BatchResult> take_down_locked(int worker, const std::string& why);
   void ping_all();
   void on_ping(int worker, std::uint64_t epoch_at_send, const HttpResponse& response);
+  // Sends a probe batch to every ejected worker whose ejection time is over.
+  void probe_ejected();
+  void on_probe(int worker, std::uint64_t epoch_at_send, const HttpResponse& response);
   void health_loop();
   void notify(int worker, bool up);
 
@@ -132,6 +149,7 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
   std::vector<Worker> state_;
   std::uint64_t next_serial_ = 0;
   bool stopping_ = false;
+  ProbeInput last_good_;  // an input of the last batch a worker answered
 
   std::mutex health_mu_;
   std::condition_variable health_cv_;

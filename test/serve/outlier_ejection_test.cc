@@ -1,16 +1,21 @@
 // Outlier ejection through the TorchServe backend against stand-in servers:
-// a server whose predictions hang while /ping answers is ejected and stays out
-// for growing periods instead of flapping; one answering 200 with undecodable
-// bodies is ejected; per-input rejections never eject; `lull serve`'s
-// /metrics counts an ejection per worker and the workers out for one. Verdicts
-// are counts and lower bounds that a slow machine only makes easier to meet.
+// a server whose predictions hang, or answer 200 with one prediction too few
+// or an undecodable body, while /ping answers is ejected and stays out with
+// a doubling backoff (each ended by a probe batch that fails) instead of
+// flapping back at every backoff; once repaired it returns after its backoff
+// and a passing probe; per-input rejections never eject; `lull serve` loses
+// no query to an ejected worker, and its /metrics counts ejections per
+// worker. Verdicts are counts and bounds that a slow machine only makes
+// easier to meet.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -92,16 +97,24 @@ int drive(TorchServeBackend& backend, ResultLog& log, milliseconds run) {
   return sent;
 }
 
+// Counts the down and up reports of `health`.
+std::pair<int, int> downs_ups(HealthLog& health) {
+  std::lock_guard<std::mutex> lock(health.mu);
+  int downs = 0, ups = 0;
+  for (const auto& e : health.events) (e.second ? ups : downs)++;
+  return {downs, ups};
+}
+
 }  // namespace
 
-TEST_CASE("outlier ejection: hanging predictions with a healthy /ping eject with backoff, no flapping",
+TEST_CASE("outlier ejection: hanging predictions with a healthy /ping eject once and stay out, backoff growing",
           "[serve][backend][fault][outlier]") {
   ModelServerProcess s0({"--fake", "fast:0:0", "--delay-ms", "5000"});  // predictions hang; /ping answers
   QueryInputs inputs;
   inputs.put(1, "x");
   TorchServeOptions opts;
   opts.batch_timeout_ms = 200;
-  opts.health_interval_ms = 100;  // a passing ping every 100 ms: before ejection, it put the worker back each time
+  opts.health_interval_ms = 100;  // a passing ping every 100 ms: a ping alone put the worker back each time
   opts.outlier.eject_after_failures = 2;
   opts.outlier.base_ms = 1000;
   opts.outlier.max_ms = 30000;
@@ -112,33 +125,25 @@ TEST_CASE("outlier ejection: hanging predictions with a healthy /ping eject with
 
   const int sent = drive(backend, log, milliseconds(5000));
   backend.stop();
-  std::lock_guard<std::mutex> lock(health.mu);
-  int downs = 0, ups = 0;
-  for (const auto& e : health.events) (e.second ? ups : downs)++;
-  INFO("sent " << sent << ", downs " << downs << ", ups " << ups);
+  const auto [downs, ups] = downs_ups(health);
+  INFO("sent " << sent << ", downs " << downs << ", ups " << ups << ", ejections " << backend.stats(0).ejections);
   for (const auto& r : log.wait_for(0, milliseconds(0))) CHECK_FALSE(r.ok);
-  // Ejections of 1 s then 2 s, each after 2 timeouts of 200 ms: at most 3
-  // ejections and 2 returns fit in 5 s (a passing ping alone would have put it
-  // back every 100 ms: about 16 of each).
-  CHECK(downs >= 2);
-  CHECK(downs <= 3);
-  CHECK(ups <= 2);
-  CHECK(backend.stats(0).ejections == static_cast<std::uint64_t>(downs));
-  // Every down period lasted at least (about) its ejection time, and they grew.
-  std::int64_t expected_ms = 1000;
-  for (size_t i = 0; i + 1 < health.events.size(); i += 2) {
-    REQUIRE_FALSE(health.events[i].second);
-    REQUIRE(health.events[i + 1].second);
-    const auto out = std::chrono::duration_cast<milliseconds>(health.events[i + 1].first - health.events[i].first);
-    INFO("ejection " << i / 2 << " lasted " << out.count() << " ms");
-    CHECK(out.count() >= expected_ms * 9 / 10);
-    expected_ms *= 2;
-  }
+  // Out after 2 timeouts of 200 ms, then its probe batches time out at 1 s
+  // and 3 s: ejected again for 2 s, then 4 s, never back in rotation. (Before
+  // probes it came back after each backoff: 3 downs and 2 ups in 5 s; a
+  // passing ping alone: about 16 of each.)
+  CHECK(downs == 1);
+  CHECK(ups == 0);
+  CHECK(sent == 2);  // nothing more was sent to it
+  CHECK(backend.stats(0).ejections >= 2);
+  CHECK(backend.stats(0).ejections <= 3);
 }
 
-TEST_CASE("outlier ejection: 200 answers with undecodable bodies eject the worker, which returns after time and ping",
+TEST_CASE("outlier ejection: one prediction too few ejects the worker, which stays out with a doubling backoff",
           "[serve][backend][fault][outlier]") {
-  ModelServerProcess s0({"--fake", "fast:0:0", "--malformed-predictions"});
+  // The probe's finding: /ping passes while every batch fails, and the worker
+  // went down and up again at every backoff (5 times in 20 s).
+  ModelServerProcess s0({"--fake", "fast:0:0", "--short-predictions"});
   QueryInputs inputs;
   inputs.put(1, "x");
   TorchServeOptions opts;
@@ -146,23 +151,62 @@ TEST_CASE("outlier ejection: 200 answers with undecodable bodies eject the worke
   opts.outlier.eject_after_failures = 3;
   opts.outlier.base_ms = 300;
   ResultLog log;
-  auto owned = one_worker(s0, inputs, opts, log);
+  HealthLog health;
+  auto owned = one_worker(s0, inputs, opts, log, [&](int, bool up) { health.add(up); });
+  TorchServeBackend& backend = *owned;
+  const int sent = drive(backend, log, milliseconds(4000));
+  const auto ejections = backend.stats(0).ejections;
+  backend.stop();
+  const auto [downs, ups] = downs_ups(health);
+  INFO("sent " << sent << ", downs " << downs << ", ups " << ups << ", ejections " << ejections << ", last error "
+               << backend.stats(0).last_error);
+  CHECK(downs == 1);
+  CHECK(ups == 0);
+  CHECK(sent == 3);
+  // Ejections of 300, 600, 1200, 2400 ms (each ended by a failed probe):
+  // 3 or 4 fit in 4 s (the same probes without doubling: 13).
+  CHECK(ejections >= 3);
+  CHECK(ejections <= 5);
+  CHECK(backend.stats(0).last_error.find("probe batch: batch response has 0 predictions for 1 inputs") == 0);
+}
+
+TEST_CASE("outlier ejection: an ejected worker returns once its backoff is over and a probe batch passes",
+          "[serve][backend][fault][outlier]") {
+  const int port = free_port();
+  auto broken = std::make_unique<ModelServerProcess>(std::vector<std::string>{"--fake", "fast:0:0",
+                                                                              "--malformed-predictions"}, port);
+  QueryInputs inputs;
+  inputs.put(1, "x");
+  TorchServeOptions opts;
+  opts.health_interval_ms = 50;
+  opts.outlier.eject_after_failures = 3;
+  opts.outlier.base_ms = 300;
+  ResultLog log;
+  HealthLog health;
+  auto owned = one_worker(*broken, inputs, opts, log, [&](int, bool up) { health.add(up); });
   TorchServeBackend& backend = *owned;
   for (size_t i = 1; i <= 3; ++i) {
     CHECK(backend.worker_up(0));  // not out before the third failure
     CHECK_FALSE(send_one(backend, log, i).ok);
   }
-  const auto ejected_at = Clock::now();
   CHECK_FALSE(backend.worker_up(0));
-  CHECK(backend.stats(0).ejections == 1);
-  // Pings pass all along; it returns once its 300 ms are over.
+  // Pings pass, the backoff ends, but the probes (200 with an undecodable body) fail: it stays out.
+  std::this_thread::sleep_for(milliseconds(1500));
+  CHECK_FALSE(backend.worker_up(0));
+  CHECK(backend.stats(0).ejections >= 2);
+  // Repaired (the same port, a sound server): back after the current backoff and a passing probe.
+  broken.reset();
+  ModelServerProcess repaired({"--fake", "fast:0:0"}, port);
   bool back = false;
-  for (int i = 0; i < 150 && !back; ++i) {
+  for (int i = 0; i < 500 && !back; ++i) {
     back = backend.worker_up(0);
     if (!back) std::this_thread::sleep_for(milliseconds(20));
   }
   REQUIRE(back);
-  CHECK(Clock::now() - ejected_at >= milliseconds(250));
+  CHECK(send_one(backend, log, 4).ok);
+  const auto [downs, ups] = downs_ups(health);
+  CHECK(downs == 1);
+  CHECK(ups == 1);
 }
 
 TEST_CASE("outlier ejection: inputs the model rejects never eject the worker", "[serve][backend][outlier]") {
@@ -243,4 +287,65 @@ TEST_CASE("lull serve /metrics: a forced ejection shows per worker and in the ga
   text = metrics();
   CHECK(metric_line(text, "lull_workers_ejected ") == "lull_workers_ejected 1");
   CHECK(metric_line(text, "lull_worker_ejections_total{worker=\"1\"}") == "lull_worker_ejections_total{worker=\"1\"} 1");
+}
+
+TEST_CASE("lull serve: a worker answering one prediction too few is ejected and stays out, no query is lost",
+          "[serve][outlier][cli]") {
+  const std::string dir = lull::test::temp_dir() + "/ejection_short";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string set = dir + "/set.pb";
+  const auto compiled = lull::test::run_lull("compile --profiles " + source_path("test/data/tiny_profile.json") +
+                                             " --slo-ms 300 --workers 2 --load-qps 5,10 --max-queue 4 --intervals 10"
+                                             " --all-models --device cpu --out " + set);
+  REQUIRE(compiled.exit_code == 0);
+  ModelServerProcess good({"--fake", "fast:0:0", "--fake", "slow:0:0"});
+  ModelServerProcess broken({"--fake", "fast:0:0", "--fake", "slow:0:0", "--short-predictions"});  // /ping passes
+  LullServeProcess serve({"--policies", set, "--servers", good.url() + "," + broken.url(), "--no-model-check",
+                          "--eject-after-failures", "2", "--eject-base-ms", "200", "--health-interval-ms", "50"},
+                         dir + "/serve.log", dir + "/port");
+  HttpClient client;
+  const auto metrics = [&] {
+    HttpRequest m;
+    m.url = serve.base() + "/metrics";
+    return client.fetch(m).body;
+  };
+  const std::string out = "lull_worker_up{worker=\"1\",url=\"" + broken.url() + "\"} 0";
+  // 3 s of queries, one at a time: those sent to the broken server fail and
+  // are retried on the good one. Its backoffs (200, 400, 800, 1600 ms) pass
+  // meanwhile, and after each its probe batch fails: it never rejoins.
+  int answered = 0, sampled_out = 0, samples = 0;
+  bool ejected = false;
+  const auto end = Clock::now() + milliseconds(3000);
+  for (int i = 0; Clock::now() < end; ++i) {
+    const auto r = serve.post("tiny", "input-" + std::to_string(i));
+    INFO(r.describe());
+    CHECK(r.status == 200);
+    answered += r.status == 200;
+    const std::string text = metrics();
+    if (!ejected) ejected = metric_line(text, "lull_worker_up{worker=\"1\"") == out;
+    if (ejected) {
+      ++samples;
+      sampled_out += metric_line(text, "lull_worker_up{worker=\"1\"") == out;
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  const std::string text = metrics();
+  const std::string ejections = metric_line(text, "lull_worker_ejections_total{worker=\"1\"}");
+  INFO(text);
+  CHECK(ejected);
+  CHECK(samples > 0);
+  CHECK(sampled_out == samples);  // out at every look after its ejection
+  // Ejected, then ejected again after each failed probe: at least 3 times in 3 s.
+  REQUIRE(ejections.rfind("lull_worker_ejections_total{worker=\"1\"} ", 0) == 0);
+  CHECK(std::stoi(ejections.substr(ejections.rfind(' ') + 1)) >= 3);
+  std::ifstream log_in(dir + "/serve.log");
+  const std::string log((std::istreambuf_iterator<char>(log_in)), std::istreambuf_iterator<char>());
+  const std::string name = "worker 1 (" + broken.url() + ") ";
+  const auto down = log.find(name + "down: out of rotation");
+  REQUIRE(down != std::string::npos);
+  CHECK(log.find(name + "up", down) == std::string::npos);  // never flapped back
+  CHECK(metric_line(text, "lull_worker_batches_total{worker=\"1\",result=\"failed\"}") ==
+        "lull_worker_batches_total{worker=\"1\",result=\"failed\"} 2");  // queries went to it twice only
+  CHECK(answered > 20);
 }

@@ -41,6 +41,8 @@ TEST_CASE("lull serve --autoscale: bad flags are one line and exit 2", "[serve][
       {" --autoscale --worker-command " + server + " --autoscale-retry-s 0", "--autoscale-retry-s"},
       {" --autoscale --worker-command " + server + " --initial-workers 3", "3 initial workers is above"},
       {" --autoscale --worker-command " + server + " --max-violation 2", "--max-violation"},
+      {" --autoscale --worker-command " + server + " --worker-log-dir " + (dir / "absent").string(),
+       "--worker-log-dir " + (dir / "absent").string() + ": no such directory"},
   };
   for (const auto& [flags, message] : cases) {
     auto run = lull::test::run_cli(serve + flags);

@@ -1,0 +1,60 @@
+#pragma once
+// SIGINT and SIGTERM for `lull serve`, in every phase (start-up, serving,
+// stopping): blocked in every thread (construct it before any thread
+// starts, so all inherit the mask) and received by one watcher thread,
+// which records the signal and runs what asked to be told. Blocking waits
+// elsewhere (the first workers' start-up) subscribe and end at once, instead
+// of the signal waiting until the main thread reaches a sigwait.
+#include <signal.h>
+
+#include <condition_variable>
+#include <functional>
+#include <list>
+#include <mutex>
+#include <thread>
+
+namespace lull::cli {
+
+class StopSignals {
+ public:
+  StopSignals();   // blocks SIGINT and SIGTERM in the calling thread, starts the watcher
+  ~StopSignals();  // ends the watcher (no callback runs afterwards)
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  // Runs `on_stop` (on the watcher thread) when a stop signal arrives, or at
+  // once if one already has, until the returned subscription goes; its
+  // destructor waits for a callback in progress. `on_stop` must be quick.
+  class Subscription {
+   public:
+    Subscription(StopSignals* owner, std::list<std::function<void()>>::iterator it) : owner_(owner), it_(it) {}
+    Subscription(Subscription&& o) noexcept : owner_(o.owner_), it_(o.it_) { o.owner_ = nullptr; }
+    Subscription(const Subscription&) = delete;
+    Subscription& operator=(const Subscription&) = delete;
+    Subscription& operator=(Subscription&&) = delete;
+    ~Subscription();
+
+   private:
+    StopSignals* owner_;
+    std::list<std::function<void()>>::iterator it_;
+  };
+  [[nodiscard]] Subscription subscribe(std::function<void()> on_stop);
+
+  // Blocks until a stop signal; returns it.
+  int wait();
+  // The signal received, 0 if none yet.
+  int received();
+
+ private:
+  void watch();
+
+  sigset_t set_;
+  std::mutex mu_;  // also held while callbacks run, so unsubscribing waits for them
+  std::condition_variable cv_;
+  int signal_ = 0;
+  bool closing_ = false;
+  std::list<std::function<void()>> callbacks_;
+  std::thread watcher_;
+};
+
+}  // namespace lull::cli

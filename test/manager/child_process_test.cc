@@ -1,0 +1,105 @@
+// A model server's process starts clean whatever the state of the thread
+// that starts it: `lull serve` blocks SIGINT and SIGTERM in every thread, and
+// a blocked mask (and an ignored signal) survives exec, so its children used
+// to ignore SIGTERM and every stop waited the whole grace for SIGKILL. Also:
+// no descriptor of lull's leaks into it, and a log file that cannot be opened
+// is named as such.
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "runtime/manager/child_process.h"
+
+using lull::manager::ChildProcess;
+
+namespace {
+
+// The hex mask on line `field` ("SigBlk", "SigIgn") of /proc/PID/status.
+std::string status_mask(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(field + ":", 0) == 0) return line.substr(line.find_first_not_of(" \t", field.size() + 1));
+  return "?";
+}
+
+// As lull serve's threads are: SIGINT and SIGTERM blocked; SIGPIPE ignored too.
+struct LullLikeThread {
+  sigset_t old;
+  struct sigaction old_pipe {};
+  LullLikeThread() {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, &old);
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, &old_pipe);
+  }
+  ~LullLikeThread() {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    sigaction(SIGPIPE, &old_pipe, nullptr);
+  }
+};
+
+std::string temp_log(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("lull-child-" + std::to_string(getpid()) + "-" + name)).string();
+}
+
+}  // namespace
+
+TEST_CASE("child process: clean signal mask and dispositions, so SIGTERM stops it at once", "[manager][child]") {
+  LullLikeThread lull_like;
+  const std::string log = temp_log("mask.log");
+  ChildProcess child("sleep 60", log);
+  // exec'd: the command is running as the child itself (sh exec'd it)
+  REQUIRE(child.pid() > 0);
+  CHECK(status_mask(child.pid(), "SigBlk") == "0000000000000000");
+  CHECK(status_mask(child.pid(), "SigIgn") == "0000000000000000");
+  const auto t0 = std::chrono::steady_clock::now();
+  child.signal(SIGTERM);
+  REQUIRE(child.wait_exited(5000));
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  INFO("exited " << ms << " ms after SIGTERM");
+  CHECK(ms < 1000);  // the pool's grace is 5 s: SIGKILL was never needed
+  CHECK(child.killed_by_signal(SIGTERM));
+  std::filesystem::remove(log);
+}
+
+TEST_CASE("child process: none of lull's descriptors leak into it", "[manager][child]") {
+  const std::string log = temp_log("fds.log");
+  const int leaky = open("/dev/null", O_RDONLY);  // no O_CLOEXEC, as a library might open one
+  REQUIRE(leaky >= 3);
+  ChildProcess child("sleep 60", log);
+  close(leaky);
+  std::vector<std::string> fds;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(child.pid()) + "/fd"))
+    fds.push_back(e.path().filename().string());
+  std::sort(fds.begin(), fds.end());
+  CHECK(fds == std::vector<std::string>{"0", "1", "2"});
+  child.signal(SIGKILL);
+  CHECK(child.wait_exited(5000));
+  std::filesystem::remove(log);
+}
+
+TEST_CASE("child process: a log that cannot be opened is named, not the command", "[manager][child]") {
+  try {
+    ChildProcess child("sleep 60", "/nonexistent-lull-dir/w.log");
+    FAIL("started without its log");
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("cannot open the worker log /nonexistent-lull-dir/w.log") == 0);
+    CHECK(what.find("sleep") == std::string::npos);
+  }
+}
