@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/serve/torchserve_token.h"
+#include "runtime/torchserve/torchserve_token.h"
 #include "test/fuzz/fuzz_support.h"
 
 namespace {

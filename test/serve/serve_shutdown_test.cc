@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "model_server_process.h"
-#include "runtime/serve/http_client.h"
+#include "runtime/net/http_client.h"
 #include "test/support/cli_runner.h"
 
 extern char** environ;
