@@ -1,4 +1,4 @@
-// libFuzzer target: TorchServe's key file (runtime/serve/torchserve_token),
+// libFuzzer target: TorchServe's key file (runtime/torchserve/torchserve_token),
 // read by lull serve and lull profile from --torchserve-token-file. Any bytes
 // are read or refused with one line naming the file (std::invalid_argument);
 // a key that reads is non-empty printable ASCII without spaces, so it cannot
