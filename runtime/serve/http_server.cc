@@ -85,6 +85,13 @@ struct HttpServer::Impl {
 
 namespace {
 
+// One client connection. Its lifetime has one owner, its state: every step
+// runs on the connection's strand, and kClosed is final. close() is the only
+// way in (idempotent: the first caller unregisters it), and every completion
+// handler is wrapped by guarded(), which drops it once the connection is
+// closed, so a handler that was already queued when a shed, a timeout or a
+// failure closed it completes as a no-op instead of reopening the state and
+// closing (unregistering) it a second time.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // Where a connection is; read by the acceptor (another thread) to pick a victim.
@@ -92,15 +99,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   Connection(tcp::socket socket, HttpServer::Impl& server) : stream_(std::move(socket)), server_(server) {}
 
+  // `f` wrapped as a completion handler that holds the connection alive and
+  // runs only while it is open. `f` takes the connection, then the
+  // handler's own arguments (an error code, a byte count, or none).
+  template <class F>
+  auto guarded(F f) {
+    return [self = shared_from_this(), f = std::move(f)](auto&&... args) mutable {
+      if (self->state() == kClosed) return;
+      f(*self, std::forward<decltype(args)>(args)...);
+    };
+  }
+
   // Under the registry lock, right after it was added.
   void registered_at(std::list<std::shared_ptr<Connection>>::iterator it) { registered_ = it; }
   void start() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->wait_for_request(); });
+    net::dispatch(stream_.get_executor(), guarded([](Connection& c) { c.wait_for_request(); }));
   }
   // Closes it to make room, on its own strand. A connection that
   // meanwhile started serving a request is left alone.
   void request_shed() {
-    net::post(stream_.get_executor(), [self = shared_from_this()] { self->shed(); });
+    net::post(stream_.get_executor(), guarded([](Connection& c) { c.shed(); }));
   }
 
  private:
@@ -120,22 +138,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<bool> shed_requested{false};
 
  private:
+  // Moves to `s` unless closed: nothing leaves kClosed.
   void set_state(State s) {
-    state_ = s;
+    int now = state_.load();
+    while (now != kClosed && !state_.compare_exchange_weak(now, s)) {
+    }
     since_us_ = steady_us();
   }
+
 
   // Idle: the next request's first bytes (or bytes already buffered).
   void wait_for_request() {
     set_state(kIdle);
     if (buffer_.size() > 0) return read_header();
     stream_.expires_after(std::chrono::milliseconds(server_.options.idle_timeout_ms));
-    stream_.async_read_some(buffer_.prepare(kReadChunk),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                              if (ec) return self->fail(ec);
-                              self->buffer_.commit(n);
-                              self->read_header();
-                            });
+    stream_.async_read_some(buffer_.prepare(kReadChunk), guarded([](Connection& c, beast::error_code ec, std::size_t n) {
+                              if (ec) return c.fail(ec);
+                              c.buffer_.commit(n);
+                              c.read_header();
+                            }));
   }
 
   void read_header() {
@@ -145,7 +166,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->body_limit(server_.options.max_body_bytes);
     stream_.expires_after(std::chrono::milliseconds(server_.options.header_timeout_ms));
     http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
+                            guarded([](Connection& c, beast::error_code ec, std::size_t) { c.on_header(ec); }));
   }
 
   void on_header(beast::error_code ec) {
@@ -157,17 +178,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (!parser_->is_done() && beast::iequals(expect, "100-continue")) {
       static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
       return net::async_write(stream_, net::buffer(kContinue, sizeof kContinue - 1),
-                              [self = shared_from_this()](beast::error_code e, std::size_t) {
-                                if (e) return self->fail(e);
-                                self->read_body();
-                              });
+                              guarded([](Connection& c, beast::error_code e, std::size_t) {
+                                if (e) return c.fail(e);
+                                c.read_body();
+                              }));
     }
     read_body();
   }
 
   void read_body() {
     http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_body(ec); });
+                     guarded([](Connection& c, beast::error_code ec, std::size_t) { c.on_body(ec); }));
   }
 
   void on_body(beast::error_code ec) {
@@ -189,14 +210,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
       std::lock_guard<std::mutex> lock(gate->mu);
       if (!gate->open) return;
       if (auto self = weak.lock())
-        net::post(self->stream_.get_executor(),
-                  [self, r = std::move(r)]() mutable { self->write(std::move(r), self->keep_alive_); });
+        net::post(self->stream_.get_executor(), self->guarded([r = std::move(r)](Connection& c) mutable {
+          c.write(std::move(r), c.keep_alive_);
+        }));
     };
     server_.handler(std::move(req), std::move(respond));
   }
 
   void write(ServerResponse r, bool keep_alive) {
-    if (state() == kClosed) return;
     set_state(kWriting);
     server_.on_response(r.status);
     auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(r.status), version_);
@@ -206,17 +227,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     res->keep_alive(keep_alive);
     res->prepare_payload();
     stream_.expires_after(std::chrono::milliseconds(server_.options.body_timeout_ms));
-    http::async_write(stream_, *res, [self = shared_from_this(), res, keep_alive](beast::error_code ec, std::size_t) {
-      if (ec) return self->fail(ec);
-      if (!keep_alive) return self->linger();
-      self->wait_for_request();
-    });
+    http::async_write(stream_, *res, guarded([res, keep_alive](Connection& c, beast::error_code ec, std::size_t) {
+                        if (ec) return c.fail(ec);
+                        if (!keep_alive) return c.linger();
+                        c.wait_for_request();
+                      }));
   }
 
   // An error of the connection's current phase: a timeout closes it (counted),
   // a malformed request is answered (400/413/431) and then closed.
   void fail(beast::error_code ec) {
-    if (state() == kClosed) return;
     if (ec == beast::error::timeout) {
       switch (state()) {
         case kIdle: server_.idle_timeouts++; break;
@@ -252,16 +272,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   void drain() {
     buffer_.clear();
-    stream_.async_read_some(buffer_.prepare(kReadChunk), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-      self->drained_ += n;
-      if (ec || self->drained_ > kLingerMaxBytes) return self->close();
-      self->drain();
-    });
+    stream_.async_read_some(buffer_.prepare(kReadChunk), guarded([](Connection& c, beast::error_code ec, std::size_t n) {
+                              c.drained_ += n;
+                              if (ec || c.drained_ > kLingerMaxBytes) return c.close();
+                              c.drain();
+                            }));
   }
 
   void close() {
-    if (state() == kClosed) return;
-    set_state(kClosed);
+    if (state_.exchange(kClosed) == kClosed) return;
+    since_us_ = steady_us();
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.close();
