@@ -40,6 +40,39 @@ std::int64_t steady_us() {
       .count();
 }
 
+// A request's framing is unambiguous (RFC 9112 6.1, 6.3): with a
+// Transfer-Encoding, its codings are exactly `chunked` (the only one lull
+// decodes, and it must come last), there is no Content-Length beside it, and
+// the request is HTTP/1.1. Anything else is answered 400 and the connection
+// closed: a proxy in front that frames the body by the other header would
+// see a different request than lull does (request smuggling). Returns the
+// reason, or "" when the framing is fine.
+std::string framing_error(const http::request<http::string_body>& msg) {
+  std::vector<std::string> codings;
+  bool has_te = false;
+  for (const auto& field : msg) {
+    if (field.name() != http::field::transfer_encoding) continue;
+    has_te = true;
+    const std::string value(field.value());
+    std::size_t at = 0;
+    while (at <= value.size()) {
+      std::size_t comma = value.find(',', at);
+      if (comma == std::string::npos) comma = value.size();
+      std::size_t b = at, e = comma;
+      while (b < e && (value[b] == ' ' || value[b] == '\t')) ++b;
+      while (e > b && (value[e - 1] == ' ' || value[e - 1] == '\t')) --e;
+      codings.push_back(value.substr(b, e - b));
+      at = comma + 1;
+    }
+  }
+  if (!has_te) return "";
+  if (msg.count(http::field::content_length) > 0) return "Transfer-Encoding together with Content-Length";
+  if (msg.version() < 11) return "Transfer-Encoding in an HTTP/1.0 request";
+  if (codings.size() != 1 || !beast::iequals(codings.front(), "chunked"))
+    return "Transfer-Encoding must be exactly 'chunked'";
+  return "";
+}
+
 // Responses may be handed over from any thread; after stop() they must not
 // reach the io_context any more. Every Respond holds this gate.
 struct Gate {
@@ -171,6 +204,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void on_header(beast::error_code ec) {
     if (ec) return fail(ec);
+    if (const std::string bad = framing_error(parser_->get()); !bad.empty())
+      return refuse(400, "malformed HTTP request: " + bad);
     arrived_ = std::chrono::steady_clock::now();
     set_state(kBody);
     stream_.expires_after(std::chrono::milliseconds(server_.options.body_timeout_ms));

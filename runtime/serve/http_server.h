@@ -12,7 +12,9 @@
 //     connection has a request in service it is answered 503 and closed;
 //   - bodies over max_body_bytes get 413, chunked ones included (counted as
 //     they arrive, never buffered past the limit); conflicting Content-Length
-//     headers get 400 (Beast's parser);
+//     headers get 400 (Beast's parser), and so does any Transfer-Encoding
+//     other than exactly `chunked`, or one beside a Content-Length (request
+//     smuggling; RFC 9112 6.1);
 //   - requests are handed over complete, stamped with the time their header
 //     was complete, and answered asynchronously: the handler may call
 //     `respond` later from any thread, so a query waiting for its batch
