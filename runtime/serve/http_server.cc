@@ -34,6 +34,14 @@ constexpr std::size_t kReadChunk = 4096;
 // close does not reset the connection before the client reads the answer.
 constexpr int kLingerMs = 1000;
 constexpr std::uint64_t kLingerMaxBytes = 1 << 20;
+// Refused connections (503 at the cap) linger outside the registry; past
+// this many at once, a refused one is closed right after its answer.
+constexpr int kMaxRefusing = 1024;
+// A connection that has not sent a whole request header yet is shed only
+// once it has been at it this long: a client under load may take a while
+// between its connect and its first bytes, and shedding it then would drop
+// its request unanswered.
+constexpr std::int64_t kShedGraceUs = 500 * 1000;
 
 std::int64_t steady_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -93,7 +101,6 @@ struct HttpServer::Impl {
   // At the cap: a connection to close (oldest idle, else the slowest reading
   // its header), or none when every connection has a request in service.
   std::shared_ptr<Connection> pick_victim();  // under mu
-  void forget(const std::list<std::shared_ptr<Connection>>::iterator& it);
 
   HttpServerOptions options;
   RequestHandler handler;
@@ -114,6 +121,8 @@ struct HttpServer::Impl {
 
   std::atomic<std::uint64_t> accepted{0}, idle_timeouts{0}, header_timeouts{0}, body_timeouts{0}, shed{0},
       refused{0};
+  // Refused connections draining after their 503, outside the registry.
+  std::atomic<int> refusing{0};
 };
 
 namespace {
@@ -125,10 +134,19 @@ namespace {
 // closed, so a handler that was already queued when a shed, a timeout or a
 // failure closed it completes as a no-op instead of reopening the state and
 // closing (unregistering) it a second time.
+//
+// Shedding never drops a request: the victim (idle, or reading a header)
+// has a read pending, which the shed cancels. If that read completes with
+// bytes anyway (a request arrived), the victim is serving after all and the
+// newcomer it was to make room for is answered 503 instead; only a read that
+// ends with nothing closes the victim and starts the newcomer. Every
+// connection accepted is thus served or answered 503 (Retry-After), and the
+// 503 is followed by a linger like any error answer, so the client reads it.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  // Where a connection is; read by the acceptor (another thread) to pick a victim.
-  enum State : int { kIdle, kHeader, kBody, kServing, kWriting, kLingering, kClosed };
+  // Where a connection is; read by the acceptor (another thread) to pick a
+  // victim. kNew: accepted, not started (no read pending yet): never a victim.
+  enum State : int { kNew, kIdle, kHeader, kBody, kServing, kWriting, kLingering, kClosed };
 
   Connection(tcp::socket socket, HttpServer::Impl& server) : stream_(std::move(socket)), server_(server) {}
 
@@ -144,31 +162,70 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   // Under the registry lock, right after it was added.
-  void registered_at(std::list<std::shared_ptr<Connection>>::iterator it) { registered_ = it; }
+  void registered_at(std::list<std::shared_ptr<Connection>>::iterator it) {
+    registered_ = it;
+    in_registry_ = true;
+  }
   void start() {
     net::dispatch(stream_.get_executor(), guarded([](Connection& c) { c.wait_for_request(); }));
   }
-  // Closes it to make room, on its own strand. A connection that
-  // meanwhile started serving a request is left alone.
-  void request_shed() {
-    net::post(stream_.get_executor(), guarded([](Connection& c) { c.shed(); }));
+  // Answers 503 "too many connections" on its own strand, then lingers and closes.
+  void refuse_at_cap() {
+    net::dispatch(stream_.get_executor(), guarded([](Connection& c) { c.refuse_newcomer(); }));
+  }
+  // Closes it to make room for `newcomer` (registered, not started), on its
+  // own strand; the newcomer then starts, or is refused when this one turns
+  // out to be serving (above).
+  void request_shed(std::shared_ptr<Connection> newcomer) {
+    net::post(stream_.get_executor(), [self = shared_from_this(), newcomer = std::move(newcomer)]() mutable {
+      self->shed(std::move(newcomer));
+    });
   }
 
  private:
-  void shed() {
+  void shed(std::shared_ptr<Connection> newcomer) {
     const int s = state_.load();
-    if (s == kIdle || s == kHeader || s == kLingering) {
+    if (s == kClosed) return newcomer->start();  // it left on its own: room made
+    if (s == kLingering) {  // answered already; its drain ends now
       server_.shed++;
       close();
-    } else {
-      shed_requested = false;  // it is serving now: a candidate again once idle
+      return newcomer->start();
     }
+    if (s == kIdle || s == kHeader) {
+      newcomer_ = std::move(newcomer);
+      return stream_.cancel();  // its pending read decides: settle_shed()
+    }
+    shed_requested = false;  // serving: a candidate again once idle
+    newcomer->refuse_at_cap();
+  }
+  // A read that a shed cancelled has completed: with bytes (a request is
+  // here; the newcomer is refused) or without (this one closes for it).
+  // Called by every read handler of kIdle and kHeader; a no-op otherwise.
+  void settle_shed(bool made_room) {
+    if (!newcomer_) return;
+    auto newcomer = std::move(newcomer_);
+    newcomer_.reset();
+    shed_requested = false;
+    if (!made_room) return newcomer->refuse_at_cap();
+    server_.shed++;
+    close();
+    newcomer->start();
+  }
+  void refuse_newcomer() {
+    unregister();
+    refusing_ = true;
+    server_.refusing++;
+    server_.refused++;
+    ServerResponse r = server_.render_error(503, "too many connections; retry later");
+    r.headers.emplace_back("Retry-After", "1");
+    write(std::move(r), false);
   }
 
  public:
   State state() const { return static_cast<State>(state_.load()); }
   std::int64_t state_since_us() const { return since_us_.load(); }
   std::atomic<bool> shed_requested{false};
+  std::atomic<int> served{0};  // requests answered on it
 
  private:
   // Moves to `s` unless closed: nothing leaves kClosed.
@@ -186,8 +243,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (buffer_.size() > 0) return read_header();
     stream_.expires_after(std::chrono::milliseconds(server_.options.idle_timeout_ms));
     stream_.async_read_some(buffer_.prepare(kReadChunk), guarded([](Connection& c, beast::error_code ec, std::size_t n) {
-                              if (ec) return c.fail(ec);
                               c.buffer_.commit(n);
+                              if (ec && n == 0) return c.fail(ec);
+                              c.settle_shed(false);
                               c.read_header();
                             }));
   }
@@ -204,6 +262,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void on_header(beast::error_code ec) {
     if (ec) return fail(ec);
+    settle_shed(false);
     if (const std::string bad = framing_error(parser_->get()); !bad.empty())
       return refuse(400, "malformed HTTP request: " + bad);
     arrived_ = std::chrono::steady_clock::now();
@@ -264,6 +323,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     stream_.expires_after(std::chrono::milliseconds(server_.options.body_timeout_ms));
     http::async_write(stream_, *res, guarded([res, keep_alive](Connection& c, beast::error_code ec, std::size_t) {
                         if (ec) return c.fail(ec);
+                        c.served++;
                         if (!keep_alive) return c.linger();
                         c.wait_for_request();
                       }));
@@ -272,6 +332,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // An error of the connection's current phase: a timeout closes it (counted),
   // a malformed request is answered (400/413/431) and then closed.
   void fail(beast::error_code ec) {
+    if (ec == net::error::operation_aborted && newcomer_) return settle_shed(true);
     if (ec == beast::error::timeout) {
       switch (state()) {
         case kIdle: server_.idle_timeouts++; break;
@@ -299,6 +360,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Half-close, then read and drop what the client still sends, briefly.
   void linger() {
+    // Refused connections outside the registry drain only while few do.
+    if (refusing_ && server_.refusing > kMaxRefusing) return close();
     set_state(kLingering);
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -317,32 +380,38 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close() {
     if (state_.exchange(kClosed) == kClosed) return;
     since_us_ = steady_us();
+    if (newcomer_) {  // closed (eof, timeout) while a shed was pending: room made
+      auto newcomer = std::move(newcomer_);
+      newcomer_.reset();
+      newcomer->start();
+    }
+    if (refusing_) server_.refusing--;
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.close();
+    unregister();  // may drop the registry's reference
+  }
+  void unregister() {
     std::lock_guard<std::mutex> lock(server_.mu);
-    if (!server_.stopped) server_.connections.erase(registered_);  // may drop the registry's reference
+    if (in_registry_ && !server_.stopped) server_.connections.erase(registered_);
+    in_registry_ = false;
   }
 
   beast::tcp_stream stream_;
   HttpServer::Impl& server_;
   std::list<std::shared_ptr<Connection>>::iterator registered_;
+  bool in_registry_ = false;                // under server_.mu
+  std::shared_ptr<Connection> newcomer_;    // waiting for this one's shed to settle
+  bool refusing_ = false;                   // answered 503 at the cap, outside the registry
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::chrono::steady_clock::time_point arrived_;
   bool keep_alive_ = true;
   unsigned version_ = 11;
   std::uint64_t drained_ = 0;
-  std::atomic<int> state_{kIdle};
+  std::atomic<int> state_{kNew};
   std::atomic<std::int64_t> since_us_{steady_us()};
 };
-
-// The answer to a connection over the cap when none can be shed.
-std::string refused_at_cap(const ServerResponse& r) {
-  std::string out = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: " +
-                    r.content_type + "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n\r\n";
-  return out + r.body;
-}
 
 }  // namespace
 
@@ -365,40 +434,41 @@ void HttpServer::Impl::on_accept(tcp::socket socket) {
   beast::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);  // a small response held by Nagle costs up to 40 ms
   accepted++;
-  std::shared_ptr<Connection> victim, fresh;
-  std::list<std::shared_ptr<Connection>>::iterator it;
+  auto fresh = std::make_shared<Connection>(std::move(socket), *this);
+  std::shared_ptr<Connection> victim;
+  bool refuse = false;
   {
     std::lock_guard<std::mutex> lock(mu);
     if (static_cast<int>(connections.size()) >= options.max_connections) {
       victim = pick_victim();
-      if (!victim) {
-        refused++;
-        on_response(503);
-        // A fresh socket's send buffer takes this small answer at once.
-        const std::string answer = refused_at_cap(render_error(503, "too many connections; retry later"));
-        net::write(socket, net::buffer(answer), ignored);
-        socket.shutdown(tcp::socket::shutdown_both, ignored);
-        return;
-      }
-      victim->shed_requested = true;
+      refuse = !victim;  // every connection has a request in service
+      if (victim) victim->shed_requested = true;
     }
-    connections.push_back(std::make_shared<Connection>(std::move(socket), *this));
-    it = std::prev(connections.end());
-    (*it)->registered_at(it);
-    fresh = *it;
+    if (!refuse) {
+      connections.push_back(fresh);
+      fresh->registered_at(std::prev(connections.end()));
+    }
   }
-  if (victim) victim->request_shed();
+  if (refuse) return fresh->refuse_at_cap();
+  if (victim) return victim->request_shed(std::move(fresh));
   fresh->start();
 }
 
 std::shared_ptr<Connection> HttpServer::Impl::pick_victim() {
+  // First the oldest kept-alive idle or lingering one (HTTP lets a server
+  // close those; a client retries a request it sent on a reused connection
+  // the server closed), then the slowest still sending its first bytes or
+  // header, past the grace.
   std::shared_ptr<Connection> idle, slow;
+  const std::int64_t now = steady_us();
   for (const auto& c : connections) {
     if (c->shed_requested) continue;
     const auto s = c->state();
-    if (s == Connection::kIdle && (!idle || c->state_since_us() < idle->state_since_us())) idle = c;
-    if ((s == Connection::kHeader || s == Connection::kLingering) &&
-        (!slow || c->state_since_us() < slow->state_since_us()))
+    const std::int64_t since = c->state_since_us();
+    const bool kept_alive = s == Connection::kIdle && c->served > 0;
+    if ((kept_alive || s == Connection::kLingering) && (!idle || since < idle->state_since_us())) idle = c;
+    if (((s == Connection::kIdle && !kept_alive) || s == Connection::kHeader) && now - since >= kShedGraceUs &&
+        (!slow || since < slow->state_since_us()))
       slow = c;
   }
   return idle ? idle : slow;
