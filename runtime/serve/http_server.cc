@@ -41,7 +41,7 @@ constexpr int kMaxRefusing = 1024;
 // once it has been at it this long: a client under load may take a while
 // between its connect and its first bytes, and shedding it then would drop
 // its request unanswered.
-constexpr std::int64_t kShedGraceUs = 500 * 1000;
+constexpr std::int64_t kShedGraceUs = 1000 * 1000;
 
 std::int64_t steady_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -256,6 +256,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(server_.options.max_body_bytes);
     stream_.expires_after(std::chrono::milliseconds(server_.options.header_timeout_ms));
+    continue_header();
+  }
+  void continue_header() {
     http::async_read_header(stream_, buffer_, *parser_,
                             guarded([](Connection& c, beast::error_code ec, std::size_t) { c.on_header(ec); }));
   }
@@ -332,7 +335,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // An error of the connection's current phase: a timeout closes it (counted),
   // a malformed request is answered (400/413/431) and then closed.
   void fail(beast::error_code ec) {
-    if (ec == net::error::operation_aborted && newcomer_) return settle_shed(true);
+    if (ec == net::error::operation_aborted && newcomer_) {
+      // Bytes that arrived just after the cancel are a request too.
+      beast::error_code ignored;
+      if (stream_.socket().available(ignored) == 0) return settle_shed(true);
+      settle_shed(false);
+      return state() == kIdle ? wait_for_request() : continue_header();
+    }
     if (ec == beast::error::timeout) {
       switch (state()) {
         case kIdle: server_.idle_timeouts++; break;

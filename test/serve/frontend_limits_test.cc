@@ -173,8 +173,8 @@ TEST_CASE("front end: idle connections beyond the cap are shed, oldest first, an
   const std::string refused = early.read_response();
   CHECK(status_of(refused) == 503);
   CHECK(refused.find("Retry-After: 1") != std::string::npos);
-  // Half a second later they are idle: a newcomer sheds the oldest and is served.
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  // A second later they are idle: a newcomer sheds the oldest and is served.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   CHECK(well_behaved_status(fe.port()) == 200);
   CHECK(idle.front()->closed_by_peer(10000));  // the oldest went first
   // Kept-alive connections between requests are shed at once, oldest first.
