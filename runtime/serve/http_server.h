@@ -10,7 +10,7 @@
 //   - at max_connections, a new connection sheds the oldest kept-alive idle
 //     one (or one lingering after its answer), else the one that has been
 //     silent or reading a request header longest, once that has lasted
-//     1 s; a shed never drops a request that arrived meanwhile (its
+//     half of header_timeout_ms; a shed never drops a request that arrived meanwhile (its
 //     victim keeps it, and the new connection is refused instead). When
 //     nothing can be shed, the new connection is answered 503 with
 //     Retry-After: 1 and closed;

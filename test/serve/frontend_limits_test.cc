@@ -158,6 +158,7 @@ TEST_CASE("front end: idle connections beyond the cap are shed, oldest first, an
   HoldingService service;
   FrontendOptions o = limits_options();
   o.max_connections = 20;
+  o.header_timeout_ms = 2000;  // silent connections may be shed after half of it
   Frontend fe(service, o);
   fe.start();
   // 20 connections that send nothing fill the cap (before: 200 of them
