@@ -7,12 +7,18 @@
 //     a request header within header_timeout_ms of its first byte and the
 //     body within body_timeout_ms of the header (slowloris); a timed-out
 //     connection is closed;
-//   - at max_connections, a new connection sheds the oldest idle one (then
-//     the one that has been reading a request header longest); when every
-//     connection has a request in service it is answered 503 and closed;
+//   - at max_connections, a new connection sheds the oldest kept-alive idle
+//     one (or one lingering after its answer), else the one that has been
+//     silent or reading a request header longest, once that has lasted
+//     half of header_timeout_ms; a shed never drops a request that arrived meanwhile (its
+//     victim keeps it, and the new connection is refused instead). When
+//     nothing can be shed, the new connection is answered 503 with
+//     Retry-After: 1 and closed;
 //   - bodies over max_body_bytes get 413, chunked ones included (counted as
 //     they arrive, never buffered past the limit); conflicting Content-Length
-//     headers get 400 (Beast's parser);
+//     headers get 400 (Beast's parser), and so does any Transfer-Encoding
+//     other than exactly `chunked`, or one beside a Content-Length (request
+//     smuggling; RFC 9112 6.1);
 //   - requests are handed over complete, stamped with the time their header
 //     was complete, and answered asynchronously: the handler may call
 //     `respond` later from any thread, so a query waiting for its batch

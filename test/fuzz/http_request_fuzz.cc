@@ -26,6 +26,7 @@
 #include "runtime/net/json_data_field.h"
 #include "runtime/net/multipart_form.h"
 #include "test/fuzz/fuzz_support.h"
+#include "test/fuzz/loopback_socket.h"
 
 namespace {
 
@@ -63,30 +64,7 @@ lull::serve::Frontend& frontend() {
 // Sends `bytes`, closes the write side, returns what came back before the
 // server closed; finding when it neither answers nor closes in 10 s.
 std::string exchange(const std::string& bytes) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) finding("socket() failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(frontend().port()));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  // Each exchange leaves a TIME_WAIT socket (the server closes first); at a
-  // thousand inputs a second one source address runs out of ports, so the
-  // source rotates over 127.0.0.2-254, and a refused connect is retried.
-  static unsigned source = 0;
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  from.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1 + (source++ % 253));
-  ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from);
-  for (int attempt = 0; ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0; ++attempt) {
-    if (attempt == 50) {
-      std::fprintf(stderr, "connect: %s\n", std::strerror(errno));
-      finding("cannot connect to the front end for 5 s");
-    }
-    ::usleep(100'000);
-  }
+  const int fd = lull::fuzz::connect_loopback(frontend().port());
   for (size_t at = 0; at < bytes.size();) {
     const ssize_t n = ::send(fd, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
     if (n <= 0) break;  // the server may close early on a bad request

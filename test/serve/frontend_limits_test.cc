@@ -158,19 +158,37 @@ TEST_CASE("front end: idle connections beyond the cap are shed, oldest first, an
   HoldingService service;
   FrontendOptions o = limits_options();
   o.max_connections = 20;
+  o.header_timeout_ms = 2000;  // silent connections may be shed after half of it
   Frontend fe(service, o);
   fe.start();
-  // 200 idle connections (before: 200 of them delayed the next request by 14 s).
+  // 20 connections that send nothing fill the cap (before: 200 of them
+  // delayed the next request by 14 s).
   std::vector<std::unique_ptr<RawConnection>> idle;
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 20; ++i) {
     idle.push_back(std::make_unique<RawConnection>(fe.port()));
     REQUIRE(idle.back()->connected());
   }
+  // While they are young, one of them may be about to send its request:
+  // a newcomer is answered 503 with Retry-After instead of dropping it.
+  RawConnection early(fe.port());
+  const std::string refused = early.read_response();
+  CHECK(status_of(refused) == 503);
+  CHECK(refused.find("Retry-After: 1") != std::string::npos);
+  // A second later they are idle: a newcomer sheds the oldest and is served.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   CHECK(well_behaved_status(fe.port()) == 200);
   CHECK(idle.front()->closed_by_peer(10000));  // the oldest went first
+  // Kept-alive connections between requests are shed at once, oldest first.
+  std::vector<std::unique_ptr<RawConnection>> kept;
+  for (int i = 0; i < 40; ++i) {
+    kept.push_back(std::make_unique<RawConnection>(fe.port()));
+    REQUIRE(kept.back()->send(post_request("k")));
+    CHECK(status_of(kept.back()->read_response()) == 200);
+  }
+  CHECK(kept.front()->closed_by_peer(10000));
   const HttpServerStats s = fe.connection_stats();
-  CHECK(s.shed >= 180);
-  CHECK(s.refused == 0);
+  CHECK(s.shed >= 20);
+  CHECK(s.refused == 1);
   CHECK(s.open <= 21);
 }
 
@@ -293,6 +311,53 @@ TEST_CASE("front end: conflicting Content-Length headers get 400", "[serve][fron
   REQUIRE(same.send("POST /predictions/classify HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"));
   CHECK(status_of(same.read_response()) == 200);
   CHECK(service.calls() == 1);
+}
+
+// Issue 25, finding 3: before, each of these with a Content-Length was served
+// 200, its body framed by the Content-Length, while a proxy in front that
+// honours Transfer-Encoding would have framed it differently.
+TEST_CASE("front end: a Transfer-Encoding other than exactly chunked, or beside a Content-Length, gets 400",
+          "[serve][frontend][limits]") {
+  HoldingService service;
+  Frontend fe(service, limits_options());
+  fe.start();
+  const std::string head = "POST /predictions/classify HTTP/1.1\r\nHost: x\r\n";
+  const std::string chunked_body = "3\r\nabc\r\n0\r\n\r\n";
+  for (const std::string te : {"chunked, identity", "identity", "xchunked", "gzip, chunked", "chunked, chunked",
+                               "CHUNKED, identity", ""}) {
+    INFO("Transfer-Encoding: " << te);
+    for (const bool with_length : {true, false}) {
+      RawConnection c(fe.port());
+      REQUIRE(c.send(head + "Transfer-Encoding: " + te + "\r\n" + (with_length ? "Content-Length: 3\r\n" : "") +
+                     "\r\n" + (with_length ? "abc" : chunked_body)));
+      const std::string answer = c.read_response();
+      INFO("with Content-Length: " << with_length << ", answer: " << answer);
+      CHECK(status_of(answer) == 400);
+      CHECK(answer.find("malformed HTTP request") != std::string::npos);
+      CHECK(c.closed_by_peer(10000));
+    }
+  }
+  // Chunked itself, in any case, and split over two header lines, framed by
+  // the Content-Length: smuggling too.
+  RawConnection two_lines(fe.port());
+  REQUIRE(two_lines.send(head + "Transfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked_body));
+  CHECK(status_of(two_lines.read_response()) == 400);
+  RawConnection length_first(fe.port());
+  REQUIRE(length_first.send(head + "Content-Length: 3\r\nTransfer-Encoding: chunked, identity\r\n\r\nabc"));
+  CHECK(status_of(length_first.read_response()) == 400);
+  RawConnection http10(fe.port());
+  REQUIRE(http10.send("POST /predictions/classify HTTP/1.0\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                      chunked_body));
+  CHECK(status_of(http10.read_response()) == 400);
+  CHECK(service.calls() == 0);
+  // Exactly chunked (any case) is served, and so is a plain Content-Length.
+  for (const std::string te : {"chunked", "Chunked", " chunked "}) {
+    RawConnection ok(fe.port());
+    REQUIRE(ok.send(head + "Transfer-Encoding:" + te + "\r\n\r\n" + chunked_body));
+    CHECK(status_of(ok.read_response()) == 200);
+  }
+  CHECK(well_behaved_status(fe.port()) == 200);
+  CHECK(service.calls() == 4);
 }
 
 TEST_CASE("front end: deeply nested JSON is refused by its depth, and never reaches the service",
