@@ -173,7 +173,7 @@ int run_profile(int argc, char** argv) {
   }
   serve::HttpClient client;
   // memory_mb: what the management API reports for the loaded model
-  // (docs/profiling.md says what each server measures); 0 with a warning when
+  // (docs/user-guide.md, "lull profile", Memory: what each server measures); 0 with a warning when
   // it reports nothing, so a profile is still written.
   auto memory_mb = [&](const std::string& model) {
     serve::HttpRequest req;

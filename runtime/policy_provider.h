@@ -1,7 +1,7 @@
 #pragma once
 // What the runtime asks of whoever can make policies: "the policy for K
 // workers at load L". The runtime declares these interfaces and never sees
-// the compiler; cli/ plugs the compiler in (cli/online_policy_compiler.*),
+// the compiler; cli/ plugs the compiler in (cli/online_compile.*),
 // tests plug in fakes. Two roles:
 //   PolicyCompiler  makes one policy, synchronously (a compilation: slow);
 //   PolicyProvider  is asked for a missing policy and delivers it later

@@ -98,10 +98,7 @@ TEST_CASE("artifact reader: the accuracy table, nested or bare", "[schema][artif
 }
 
 TEST_CASE("artifact reader: the shared artifact has the 26 image models", "[schema][artifact]") {
-  if (!lull::test::have_artifact()) {
-    WARN("skipped: no RAMSIS artifact at " << lull::test::artifact_dir());
-    return;
-  }
+  LULL_REQUIRE_SHARED_DATA(lull::test::have_artifact(), "ramsis-artifact/ (image profiles and accuracies)");
   const auto models = lull::read_artifact_profiles(lull::test::artifact_dir());
   CHECK(models.size() == 26);
   const auto acc = lull::read_artifact_accuracy_percent(lull::test::accuracy_json());

@@ -77,7 +77,7 @@ TEST_CASE("variable batching: batches never exceed the queue, and accuracy is no
   CHECK(variable.expected_violation_rate <= maximal.expected_violation_rate + 1e-3);
 }
 
-TEST_CASE("every subcommand answers --help", "[cli]") {
+TEST_CASE("every subcommand answers --help", "[cli][process]") {
   for (const char* cmd : {"compile", "profiles import", "policy show", "policy dump", "bench compile"}) {
     const auto r = lull::test::run_lull(std::string(cmd) + " --help");
     INFO(cmd);

@@ -69,10 +69,7 @@ TEST_CASE("profile JSON: protobuf's other spellings are read alike", "[schema][p
 }
 
 TEST_CASE("profile JSON: the imported artifact reads as protobuf reads it", "[schema][profile][artifact]") {
-  if (!lull::test::have_artifact()) {
-    WARN("skipped: no RAMSIS artifact at " << lull::test::artifact_dir());
-    return;
-  }
+  LULL_REQUIRE_SHARED_DATA(lull::test::have_artifact(), "ramsis-artifact/ (image profiles and accuracies)");
   const auto path = lull::test::temp_dir() + "/artifact_import.json";
   lull::write_profile_set_json(
       lull::compiler::import_artifact_profiles(lull::test::artifact_dir(), lull::test::accuracy_json(), "image"), path);

@@ -13,14 +13,8 @@ namespace {
 
 const std::vector<std::string> kBert{"bert_tiny", "bert_mini", "bert_small", "bert_medium", "bert_base"};
 
-#define REQUIRE_TEXT_ARTIFACT()                                                              \
-  do {                                                                                       \
-    if (!lull::test::have_text_artifact()) {                                                 \
-      WARN("skipped: no text profiles at " << lull::test::text_artifact_dir() << " or no " \
-                                           << lull::test::text_accuracy_json());             \
-      return;                                                                                \
-    }                                                                                        \
-  } while (0)
+#define REQUIRE_TEXT_ARTIFACT() \
+  LULL_REQUIRE_SHARED_DATA(lull::test::have_text_artifact(), "ramsis-artifact/ (text profiles and accuracies)")
 
 }  // namespace
 
@@ -51,7 +45,7 @@ TEST_CASE("text artifact: 5 BERT models, accuracies from percent, task 'text'", 
   }
 }
 
-TEST_CASE("lull compile --profiles <text artifact> --accuracy-percent text_accuracy.json", "[cli][text]") {
+TEST_CASE("lull compile --profiles <text artifact> --accuracy-percent text_accuracy.json", "[cli][text][process]") {
   REQUIRE_TEXT_ARTIFACT();
   const std::string out = lull::test::temp_dir() + "/text_slo100.pb";
   const auto r = lull::test::run_lull("compile --profiles " + lull::test::text_artifact_dir() + " --accuracy-percent " +

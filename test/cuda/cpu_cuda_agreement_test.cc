@@ -10,20 +10,15 @@
 #include "test/support/golden_cases.h"
 #include "test/support/backend_comparison.h"
 
-namespace {
-
-bool device_or_skip() {
-  std::string why;
-  if (lull::compiler::cuda_device_available(&why)) return true;
-  WARN("skipped: no CUDA device: " << why);
-  return false;
-}
-
-}  // namespace
+#define LULL_SKIP_WITHOUT_GPU()                                       \
+  do {                                                                \
+    std::string why;                                                  \
+    if (!lull::compiler::cuda_device_available(&why)) LULL_SKIP("no CUDA device: " << why); \
+  } while (0)
 
 TEST_CASE("CUDA matches the CPU backend on every golden case", "[cuda][golden][device]") {
   LULL_REQUIRE_ARTIFACT();
-  if (!device_or_skip()) return;
+  LULL_SKIP_WITHOUT_GPU();
   const auto profiles = lull::test::golden_profiles();
   auto cpu = lull::compiler::make_cpu_solver();
   auto gpu = lull::compiler::make_solver("cuda", nullptr);
@@ -52,7 +47,7 @@ TEST_CASE("CUDA matches the CPU backend on every golden case", "[cuda][golden][d
 
 TEST_CASE("CUDA matches the CPU backend with variable batching and MD", "[cuda][device]") {
   LULL_REQUIRE_ARTIFACT();
-  if (!device_or_skip()) return;
+  LULL_SKIP_WITHOUT_GPU();
   const auto profiles = lull::test::golden_profiles();
   auto cpu = lull::compiler::make_cpu_solver();
   auto gpu = lull::compiler::make_solver("cuda", nullptr);
@@ -70,7 +65,7 @@ TEST_CASE("CUDA matches the CPU backend with variable batching and MD", "[cuda][
 }
 
 TEST_CASE("CUDA matches the CPU backend on small hand-made problems", "[cuda][device]") {
-  if (!device_or_skip()) return;
+  LULL_SKIP_WITHOUT_GPU();
   auto cpu = lull::compiler::make_cpu_solver();
   auto gpu = lull::compiler::make_solver("cuda", nullptr);
   for (int K : {1, 3, 20})

@@ -7,6 +7,7 @@
 
 #include "compiler/solver/solver_registry.h"
 #include "test/support/cli_runner.h"
+#include "test/support/skip.h"
 
 using Catch::Matchers::Contains;
 
@@ -28,10 +29,9 @@ TEST_CASE("solver selection by device name", "[cuda][device-absent]") {
   CHECK_THROWS_WITH(lull::compiler::make_solver("tpu", nullptr), Contains("unknown device"));
 }
 
-TEST_CASE("lull compile --device cuda without a GPU: one line, exit 2", "[cuda][device-absent][cli]") {
+TEST_CASE("lull compile --device cuda without a GPU: one line, exit 2", "[cuda][device-absent][cli][process]") {
   if (lull::compiler::cuda_device_available(nullptr)) {
-    WARN("skipped: a CUDA device is present");
-    return;
+    LULL_SKIP("a CUDA device is present");
   }
   const std::string tiny = std::string(LULL_SOURCE_DIR) + "/test/data/tiny_profile.json";
   const std::string out = lull::test::temp_dir() + "/cuda_absent.pb";

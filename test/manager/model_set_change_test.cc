@@ -66,7 +66,7 @@ TEST_CASE("model set change: a model that fails to load on one worker is not use
   CHECK(r.failures == std::vector<std::string>{"worker w1: loading c: HTTP 500 InternalServerException: boom"});
 }
 
-TEST_CASE("model set change through the management API of two stand-in servers", "[manager][variants][fault]") {
+TEST_CASE("model set change through the management API of two stand-in servers", "[manager][variants][fault][process]") {
   ModelServerProcess s0({"--fake", "a:0:0", "--store-fake", "b:0:0", "--store-fake", "c:0:0"});
   ModelServerProcess s1({"--fake", "a:0:0", "--store-fake", "b:0:0", "--store-fake", "c:0:0", "--fail-load", "c"});
   lull::serve::HttpClient client;

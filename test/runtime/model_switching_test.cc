@@ -70,7 +70,7 @@ TEST_CASE("modelswitching's offline runs: 300 s per model at the grid load, with
 
 TEST_CASE("reference replay at 60 workers: modelswitching's violations are close to jellyfish+'s", "[sim][baseline][slow]") {
   LULL_SKIP_WITHOUT_SHARED();
-  const std::string trace = lull::test::runtime_shared_dir() + "/ramsis-artifact/twitter_04_25_norm.txt";
+  const std::string trace = lull::test::shared_dir() + "/ramsis-artifact/twitter_04_25_norm.txt";
   const lull::test::GoldenCase* g60 = nullptr;
   for (const auto& g : lull::test::golden_cases())
     if (g.workers == 60) g60 = &g;

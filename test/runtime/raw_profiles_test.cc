@@ -12,13 +12,10 @@
 #include "test/runtime/runtime_test_support.h"
 
 TEST_CASE("raw profiles: artifact folder and imported JSON give the compiler's samples", "[sim][profiles]") {
-  const std::string shared = lull::test::runtime_shared_dir();
+  const std::string shared = lull::test::shared_dir();
   const std::string dir = shared + "/ramsis-artifact/profiles/image_cloud_cpu";
   const std::string acc = shared + "/ramsis-artifact/image_accuracy.json";
-  if (!std::filesystem::exists(dir)) {
-    WARN("skipped: no RAMSIS artifact at " << dir);
-    return;
-  }
+  LULL_REQUIRE_SHARED_DATA(std::filesystem::exists(dir), "ramsis-artifact/profiles/image_cloud_cpu");
   const std::vector<std::string> models{"resnet18", "efficientnet_b0"};
   const auto set = lull::compiler::import_artifact_profiles(dir, acc, "image");
   const std::string json = (std::filesystem::temp_directory_path() / "lull_raw_profiles_test.json").string();

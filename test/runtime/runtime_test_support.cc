@@ -12,8 +12,6 @@
 
 namespace lull::test {
 
-std::string runtime_shared_dir() { return LULL_SHARED_DIR; }
-
 runtime::PolicyTable three_models(const std::vector<double>& loads_qps) {
   runtime::PolicyTable t;
   t.task = "three";
@@ -50,7 +48,7 @@ std::vector<std::int64_t> drain(sim::ArrivalSource& src) {
 }
 
 bool have_golden_and_artifact() {
-  const std::string s = runtime_shared_dir();
+  const std::string s = shared_dir();
   return std::filesystem::exists(s + "/golden/image_fld100_max.json") &&
          std::filesystem::exists(s + "/ramsis-artifact/profiles/image_cloud_cpu") &&
          std::filesystem::exists(s + "/ramsis-artifact/image_accuracy.json");
@@ -111,7 +109,7 @@ std::vector<runtime::PolicyTable> tiny_scaling_library() {
 namespace {
 
 std::vector<GoldenCase> load_golden() {
-  const std::string shared = runtime_shared_dir();
+  const std::string shared = shared_dir();
   const auto& records = golden_records();
   const std::string artifact = shared + "/ramsis-artifact/profiles/image_cloud_cpu";
   compiler::ReductionOptions opts;

@@ -9,10 +9,10 @@
 #include "runtime/policy_table.h"
 #include "runtime/sim/arrivals.h"
 #include "schema/policy.pb.h"
+#include "test/support/shared_dir.h"
 
 namespace lull::test {
 
-std::string runtime_shared_dir();
 bool have_golden_and_artifact();
 
 // Two models (fast: acc 0.5, lat 10 ms + 10 ms per extra query; slow: acc 0.9,
@@ -51,10 +51,5 @@ std::vector<std::int64_t> drain(sim::ArrivalSource& src);
 
 }  // namespace lull::test
 
-#define LULL_SKIP_WITHOUT_SHARED()                                                        \
-  do {                                                                                    \
-    if (!lull::test::have_golden_and_artifact()) {                                        \
-      WARN("skipped: ../shared/golden or ../shared/ramsis-artifact not found");           \
-      return;                                                                             \
-    }                                                                                     \
-  } while (0)
+#define LULL_SKIP_WITHOUT_SHARED() \
+  LULL_REQUIRE_SHARED_DATA(lull::test::have_golden_and_artifact(), "golden/ or ramsis-artifact/")

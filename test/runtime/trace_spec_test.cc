@@ -77,11 +77,8 @@ TEST_CASE("replay modes, the end of run, and what is refused", "[sim][trace]") {
 }
 
 TEST_CASE("reference replay of the artifact's Twitter file gives about 792,000 queries", "[sim][trace]") {
-  const std::string path = lull::test::runtime_shared_dir() + "/ramsis-artifact/twitter_04_25_norm.txt";
-  if (!std::filesystem::exists(path)) {
-    WARN("skipped: " << path << " not found (../shared absent)");
-    return;
-  }
+  const std::string path = lull::test::shared_dir() + "/ramsis-artifact/twitter_04_25_norm.txt";
+  LULL_REQUIRE_SHARED_DATA(std::filesystem::exists(path), "ramsis-artifact/twitter_04_25_norm.txt");
   TraceSpec spec = parse_trace_spec("rate-file:" + path);
   set_replay_mode(&spec, "reference");
   const double mean = expected_queries(reference_replay_segments(read_rate_file(path), 300));

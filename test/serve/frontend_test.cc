@@ -10,6 +10,7 @@
 
 #include "runtime/serve/frontend.h"
 #include "runtime/net/http_client.h"
+#include "test/support/skip.h"
 
 using namespace lull::serve;
 
@@ -190,8 +191,7 @@ TEST_CASE("front end: the request forms TorchServe accepts (PUT, multipart, vers
 
 TEST_CASE("front end: curl -T, curl -F data=@ and a versioned path work", "[serve][frontend][torchserve][curl]") {
   if (access("/usr/bin/curl", X_OK) != 0) {
-    WARN("SKIPPED: /usr/bin/curl is not installed");
-    return;
+    LULL_SKIP("/usr/bin/curl is not installed");
   }
   EchoFrontend echo;
   const std::string base = echo.base();

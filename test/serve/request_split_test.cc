@@ -62,7 +62,7 @@ TEST_CASE("request split: parts cover the batch in order, each under the limit",
 }
 
 TEST_CASE("request split: the backend sends a big batch as several requests and joins the answers",
-          "[serve][split][backend]") {
+          "[serve][split][backend][process]") {
   const std::string log_path = "/tmp/lull-split-test-" + std::to_string(getpid()) + ".log";
   std::remove(log_path.c_str());
   const std::int64_t limit = 2000;

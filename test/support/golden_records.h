@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "schema/atomic_file.h"
+#include "test/support/shared_dir.h"
 
 namespace lull::test {
 
@@ -31,7 +32,7 @@ struct GoldenRecord {
 
 inline const std::vector<GoldenRecord>& golden_records() {
   static const std::vector<GoldenRecord> records = [] {
-    const std::string path = std::string(LULL_SHARED_DIR) + "/golden/image_fld100_max.json";
+    const std::string path = shared_dir() + "/golden/image_fld100_max.json";
     google::protobuf::Struct root;
     const auto status = google::protobuf::util::JsonStringToMessage(read_whole_file(path), &root);
     if (!status.ok()) throw std::runtime_error(path + ": " + std::string(status.message()));

@@ -1,17 +1,17 @@
 #pragma once
-// Shared by the compiler test binaries: where the ../shared data lives,
-// whether it is there (LULL_REQUIRE_ARTIFACT skips a test saying so), and the
-// golden cases' profiles.
+// Shared by the compiler test binaries: the ../shared data's paths, whether
+// it is there (LULL_REQUIRE_ARTIFACT skips a test saying so, or fails it under
+// LULL_REQUIRE_SHARED=1), and the golden cases' profiles.
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "compiler/profile/artifact_import.h"
 #include "compiler/profile/profile_reduction.h"
+#include "test/support/shared_dir.h"
 
 namespace lull::test {
 
-inline std::string shared_dir() { return LULL_SHARED_DIR; }
 inline std::string artifact_dir() { return shared_dir() + "/ramsis-artifact/profiles/image_cloud_cpu"; }
 inline std::string accuracy_json() { return shared_dir() + "/ramsis-artifact/image_accuracy.json"; }
 inline bool have_artifact() { return std::filesystem::exists(artifact_dir()) && std::filesystem::exists(accuracy_json()); }
@@ -42,10 +42,5 @@ inline compiler::ReducedProfiles golden_profiles() {
 
 }  // namespace lull::test
 
-#define LULL_REQUIRE_ARTIFACT()                                                              \
-  do {                                                                                       \
-    if (!lull::test::have_artifact() || !lull::test::have_golden()) {                        \
-      WARN("skipped: ../shared/ramsis-artifact or ../shared/golden not found beside the repo"); \
-      return;                                                                                \
-    }                                                                                        \
-  } while (0)
+#define LULL_REQUIRE_ARTIFACT() \
+  LULL_REQUIRE_SHARED_DATA(lull::test::have_artifact() && lull::test::have_golden(), "ramsis-artifact/ or golden/")

@@ -32,7 +32,7 @@ void same_policy(const lull::schema::Policy& a, const lull::schema::Policy& b) {
 
 }  // namespace
 
-TEST_CASE("an online policy is the one lull compile writes with the library's recorded settings", "[compiler][online]") {
+TEST_CASE("an online policy is the one lull compile writes with the library's recorded settings", "[compiler][online][process]") {
   // Non-default settings everywhere, so a setting not carried over shows.
   const std::string settings = "--slo-ms 60 --load-qps 90,160 --max-queue 6 --intervals 12 --batching variable --horizon 80 "
                                "--percentile 90";

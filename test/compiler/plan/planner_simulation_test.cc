@@ -71,9 +71,6 @@ TEST_CASE("planner: the planned count holds in simulation and one fewer breaks t
 TEST_CASE("planner: the planned count holds in simulation and one fewer breaks the target (text)") {
   const std::string dir = shared_dir() + "/ramsis-artifact/profiles/text_cloud_cpu";
   const std::string acc = shared_dir() + "/ramsis-artifact/text_accuracy.json";
-  if (!std::filesystem::exists(dir) || !std::filesystem::exists(acc)) {
-    WARN("skipped: ../shared/ramsis-artifact/profiles/text_cloud_cpu not found beside the repo");
-    return;
-  }
+  LULL_REQUIRE_SHARED_DATA(lull::test::have_text_artifact(), "ramsis-artifact/ (text profiles and accuracies)");
   check_task({dir, acc, "", "100", {2000, 6000}}, "text");
 }

@@ -82,7 +82,7 @@ TEST_CASE("factored tables: every row and count distribution sums to 1 (FLD and 
       }
 }
 
-TEST_CASE("CPU executor: threads change nothing on every golden case", "[compiler][solver][golden]") {
+TEST_CASE("CPU executor: threads change nothing on every golden case", "[compiler][solver][golden][slow]") {
   LULL_REQUIRE_ARTIFACT();
   const auto profiles = lull::test::golden_profiles();
   const auto cases = lull::test::golden_mdp_options();
@@ -94,7 +94,7 @@ TEST_CASE("CPU executor: threads change nothing on every golden case", "[compile
 }
 
 TEST_CASE("CPU executor: threads change nothing with variable batching and MD on the golden profiles",
-          "[compiler][solver]") {
+          "[compiler][solver][slow]") {
   LULL_REQUIRE_ARTIFACT();
   const auto profiles = lull::test::golden_profiles();
   for (auto disc : {Discretization::kFld, Discretization::kMd})
@@ -105,7 +105,7 @@ TEST_CASE("CPU executor: threads change nothing with variable batching and MD on
     }
 }
 
-TEST_CASE("CPU executor: threads change nothing on random small problems", "[compiler][solver][random]") {
+TEST_CASE("CPU executor: threads change nothing on random small problems", "[compiler][solver][random][slow]") {
   const unsigned seed = std::random_device{}();
   INFO("seed " << seed);
   std::mt19937 rng(seed);
