@@ -36,7 +36,7 @@ int run_compile(int argc, char** argv) {
   if (!parse_command_line(argc, argv, desc,
                           "usage: lull compile --profiles P --slo-ms 150 --workers 60 --load-qps 200:4000:200 --out SET.pb\n"
                           "       lull compile ... --workers 20:100:10 --load-qps auto:200:4000 --out LIBRARY.pb",
-                          {nullptr, renamed_compile_flags(), nullptr}))
+                          {nullptr, renamed_compile_flags(), nullptr, ""}))
     return 0;
   check_binary_output(out_path, "--out");
   std::optional<compiler::AdaptiveLoads> adaptive;

@@ -25,7 +25,7 @@ struct ParseExtras {
   // variable PREFIX + NAME in upper case with '-' as '_' (LULL_SERVE_MAX_BODY_BYTES),
   // and `--config FILE` (INI lines `name = value`, the long flag names) is
   // added. The command line wins over the environment, which wins over the file.
-  std::string env_prefix;
+  std::string env_prefix{};
 };
 
 // Returns false after printing help (the command should then exit 0).

@@ -57,7 +57,7 @@ int run_plan(int argc, char** argv) {
   if (!parse_command_line(argc, argv, desc,
                           "usage: lull plan --profiles P --slo-ms 150 --max-violation 0.01 --load-qps 3000 [--out PLAN.json]\n"
                           "       lull plan ... --trace rate-file:TRACE --window-s 60 --lead-s 30 [--plot PLAN.png]",
-                          {nullptr, renamed_compile_flags(), nullptr}))
+                          {nullptr, renamed_compile_flags(), nullptr, ""}))
     return 0;
   if (is_stdout(plot_path)) throw UsageError("--plot: a PNG does not go to stdout; name a file");
   req.spec = model_spec(flags);

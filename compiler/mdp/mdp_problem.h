@@ -23,7 +23,7 @@ struct MdpOptions {
   Discretization discretization = Discretization::kFld;
   int intervals = 100;       // D (FLD)
   Batching batching = Batching::kMaximal;
-  ArrivalProcess arrivals;   // the central process (default Poisson: mdp-spec section 4)
+  ArrivalProcess arrivals{};  // the central process (default Poisson: mdp-spec section 4)
   // The value-iteration horizon is a solver setting: SolveOptions::horizon.
 };
 

@@ -17,7 +17,7 @@ bool cuda_device_available(std::string* why_not) {
 #endif
 }
 
-std::unique_ptr<Solver> make_solver(const std::string& device, std::ostream* log) {
+std::unique_ptr<Solver> make_solver(const std::string& device, [[maybe_unused]] std::ostream* log) {
   if (device == "cpu") return make_cpu_solver();
   std::string why;
   if (device == "cuda" || device == "auto") {

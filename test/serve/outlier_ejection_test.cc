@@ -105,6 +105,18 @@ std::pair<int, int> downs_ups(HealthLog& health) {
   return {downs, ups};
 }
 
+// A fresh folder DIR holding a 2-worker policy set of the tiny profile; returns the set's path.
+std::string fresh_tiny_set(const std::string& dir) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string set = dir + "/set.pb";
+  const auto compiled = lull::test::run_lull("compile --profiles " + source_path("test/data/tiny_profile.json") +
+                                             " --slo-ms 300 --workers 2 --load-qps 5,10 --max-queue 4 --intervals 10"
+                                             " --all-models --device cpu --out " + set);
+  REQUIRE(compiled.exit_code == 0);
+  return set;
+}
+
 }  // namespace
 
 TEST_CASE("outlier ejection: hanging predictions with a healthy /ping eject once and stay out, backoff growing",
@@ -247,13 +259,7 @@ TEST_CASE("lull serve: bad --eject-* values are one line naming the flag and exi
 TEST_CASE("lull serve /metrics: a forced ejection shows per worker and in the gauge of workers ejected",
           "[serve][outlier][cli]") {
   const std::string dir = lull::test::temp_dir() + "/ejection_metrics";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string set = dir + "/set.pb";
-  const auto compiled = lull::test::run_lull("compile --profiles " + source_path("test/data/tiny_profile.json") +
-                                             " --slo-ms 300 --workers 2 --load-qps 5,10 --max-queue 4 --intervals 10"
-                                             " --all-models --device cpu --out " + set);
-  REQUIRE(compiled.exit_code == 0);
+  const std::string set = fresh_tiny_set(dir);
   ModelServerProcess good({"--fake", "fast:0:0", "--fake", "slow:0:0"});
   ModelServerProcess broken({"--fake", "fast:0:0", "--fake", "slow:0:0", "--malformed-predictions"});  // /ping passes
   // Ejected after 2 failed batches, for longer than the test runs.
@@ -292,13 +298,7 @@ TEST_CASE("lull serve /metrics: a forced ejection shows per worker and in the ga
 TEST_CASE("lull serve: a worker answering one prediction too few is ejected and stays out, no query is lost",
           "[serve][outlier][cli]") {
   const std::string dir = lull::test::temp_dir() + "/ejection_short";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string set = dir + "/set.pb";
-  const auto compiled = lull::test::run_lull("compile --profiles " + source_path("test/data/tiny_profile.json") +
-                                             " --slo-ms 300 --workers 2 --load-qps 5,10 --max-queue 4 --intervals 10"
-                                             " --all-models --device cpu --out " + set);
-  REQUIRE(compiled.exit_code == 0);
+  const std::string set = fresh_tiny_set(dir);
   ModelServerProcess good({"--fake", "fast:0:0", "--fake", "slow:0:0"});
   ModelServerProcess broken({"--fake", "fast:0:0", "--fake", "slow:0:0", "--short-predictions"});  // /ping passes
   LullServeProcess serve({"--policies", set, "--servers", good.url() + "," + broken.url(), "--no-model-check",
