@@ -84,7 +84,8 @@ lull::sim::SimResult run(const lull::sim::SimOptions& o, CountingLatency* latenc
 }  // namespace
 
 TEST_CASE("simulated variants: the small set at high load and back, make-before-break, capacity follows", "[sim][autoscale][variants]") {
-  CountingLatency latency(full_library()[0]);
+  const auto full = full_library();  // the latency model reads the table: it must outlive the run
+  CountingLatency latency(full[0]);
   const lull::sim::SimResult r = run(options(true), &latency);
   REQUIRE(r.variants);
   const auto& v = *r.variants;
@@ -121,7 +122,7 @@ TEST_CASE("simulated variants: the small set at high load and back, make-before-
   // Worker-seconds still reported; the small set's capacity (20 QPS a
   // worker) needs fewer workers at the high load than the full set's 10.
   REQUIRE(r.autoscale);
-  CountingLatency plain_latency(full_library()[0]);
+  CountingLatency plain_latency(full[0]);
   const lull::sim::SimResult plain = run(options(false), &plain_latency);
   CHECK_FALSE(plain.variants);
   CHECK(r.worker_seconds > 0);
