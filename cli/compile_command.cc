@@ -41,7 +41,8 @@ int run_compile(int argc, char** argv) {
   check_binary_output(out_path, "--out");
   std::optional<compiler::AdaptiveLoads> adaptive;
   std::string fit_note;
-  const auto specs = compile_specs(flags, &adaptive, &fit_note);
+  // In the order compile_library reports progress by, so its indices name the right count.
+  const auto specs = compiler::in_library_order(compile_specs(flags, &adaptive, &fit_note));
   if (!fit_note.empty()) std::fprintf(stderr, "lull compile: %s\n", fit_note.c_str());
   const bool library = specs.size() > 1;
   // What each process's MDP is: exact, or which approximation (docs/arrivals.md).

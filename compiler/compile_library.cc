@@ -4,12 +4,16 @@
 
 namespace lull::compiler {
 
+std::vector<CompileSpec> in_library_order(std::vector<CompileSpec> specs) {
+  std::stable_sort(specs.begin(), specs.end(),
+                   [](const CompileSpec& a, const CompileSpec& b) { return a.mdp.workers < b.mdp.workers; });
+  return specs;
+}
+
 std::vector<LibrarySweep> compile_library(const ReducedProfiles& profiles, const std::vector<CompileSpec>& specs,
                                           const AdaptiveLoads* adaptive, Solver& solver,
                                           const LibraryProgress& progress) {
-  std::vector<CompileSpec> sorted = specs;
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const CompileSpec& a, const CompileSpec& b) { return a.mdp.workers < b.mdp.workers; });
+  const std::vector<CompileSpec> sorted = in_library_order(specs);
   std::vector<LibrarySweep> out;
   const int sets = static_cast<int>(sorted.size());
   for (int s = 0; s < sets; ++s) {

@@ -22,6 +22,10 @@ using LibraryProgress = std::function<void(int set, int sets, int done, int tota
 
 // One sweep per spec (ascending worker counts expected; the specs differ only
 // in mdp.workers). With `adaptive` the loads come from the adaptive grid.
+// The specs in the order compile_library compiles them and reports progress
+// by (ascending worker counts; stable, so equal counts keep their order).
+std::vector<CompileSpec> in_library_order(std::vector<CompileSpec> specs);
+
 std::vector<LibrarySweep> compile_library(const ReducedProfiles& profiles, const std::vector<CompileSpec>& specs,
                                           const AdaptiveLoads* adaptive, Solver& solver,
                                           const LibraryProgress& progress = nullptr);

@@ -73,3 +73,15 @@ TEST_CASE("a policy's expected share of queries per model matches the simulator'
   REQUIRE(show.exit_code == 0);
   CHECK(show.out.find("expected share of queries by model") != std::string::npos);
 }
+
+TEST_CASE("lull compile --workers given out of order: a warning names the worker count it is about", "[cli][compile]") {
+  // At 200 QPS one worker is overloaded and four are not: the warning is the
+  // one worker's, whatever order --workers lists them in.
+  const std::string out = temp_dir() + "/unordered.pb";
+  const auto r = run_lull("compile --profiles " + std::string(LULL_SOURCE_DIR) +
+                          "/test/data/tiny_profile.json --slo-ms 100 --workers 4,1 --load-qps 200 --max-queue 8 --out " +
+                          out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("warning: at 1 workers, 200 QPS") != std::string::npos);
+  CHECK(r.err.find("warning: at 4 workers") == std::string::npos);
+}
