@@ -17,6 +17,7 @@
 #include "cli/serve_autoscale.h"
 #include "cli/serve_variants.h"
 #include "cli/stop_signals.h"
+#include "schema/one_line.h"
 #include "runtime/policy_loader.h"
 #include "schema/input_limits.h"
 #include "runtime/clock.h"
@@ -270,6 +271,29 @@ int run_serve(int argc, char** argv) {
   std::cerr << "lull serve: task '" << table.task << "', " << workers_up << " workers" << (autoscale ? " (autoscaled)" : "") << ", "
             << table.models.size() << " models, SLO " << table.slo_us / 1000.0 << " ms, on http://" << fe.host
             << ":" << frontend.port() << "/predictions/" << table.task << std::endl;
+  // SIGHUP: the policy file again, checked as at start (same task, SLO,
+  // models and worker count), swapped in whole at the next arrival; a file
+  // that is refused leaves the served policies as they were.
+  const auto reload = stop_signals.on_hangup([&] {
+    if (variants) {
+      std::cerr << "lull serve: SIGHUP: not with --variant-sets (the variant switcher owns the policies); nothing reloaded"
+                << std::endl;
+      return;
+    }
+    try {
+      const std::vector<runtime::PolicyTable> tables =
+          opts.library.empty() ? std::vector<runtime::PolicyTable>{runtime::load_policy_table(policies, expect)}
+                               : runtime::load_policy_library(policies, {});
+      session.swap_policies_and_wait(tables, {}, 10000);
+      if (scaling) scaling->use_library(tables);
+      std::size_t count = 0;
+      for (const auto& t : tables) count += t.policies.size();
+      std::cerr << "lull serve: SIGHUP: reloaded " << policies << " (" << count << " policies, " << tables.size()
+                << (tables.size() == 1 ? " worker count)" : " worker counts)") << std::endl;
+    } catch (const std::exception& e) {
+      std::cerr << "lull serve: SIGHUP: " << one_line(e.what()) << "; still serving the previous policies" << std::endl;
+    }
+  });
   const int sig = stop_signals.wait();
   std::cerr << "lull serve: stopping (signal " << sig << ")" << std::endl;
   session.shutdown();

@@ -3,12 +3,15 @@
 
 #include <pthread.h>
 
+#include <iostream>
+
 namespace lull::cli {
 
 StopSignals::StopSignals() {
   sigemptyset(&set_);
   sigaddset(&set_, SIGINT);
   sigaddset(&set_, SIGTERM);
+  sigaddset(&set_, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set_, nullptr);
   watcher_ = std::thread([this] { watch(); });
 }
@@ -25,26 +28,40 @@ StopSignals::~StopSignals() {
 }
 
 void StopSignals::watch() {
-  int sig = 0;
-  sigwait(&set_, &sig);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (closing_) return;
-  signal_ = sig;
-  for (auto& f : callbacks_) f();
-  cv_.notify_all();
+  for (;;) {
+    int sig = 0;
+    sigwait(&set_, &sig);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_) return;
+    if (sig == SIGHUP) {
+      if (hangup_callbacks_.empty()) std::cerr << "lull serve: SIGHUP: not serving yet, nothing reloaded" << std::endl;
+      for (auto& f : hangup_callbacks_) f();
+      continue;
+    }
+    signal_ = sig;
+    for (auto& f : callbacks_) f();
+    cv_.notify_all();
+    return;
+  }
 }
 
 StopSignals::Subscription StopSignals::subscribe(std::function<void()> on_stop) {
   std::lock_guard<std::mutex> lock(mu_);
   if (signal_ != 0) on_stop();
   callbacks_.push_back(std::move(on_stop));
-  return Subscription(this, std::prev(callbacks_.end()));
+  return Subscription(this, &callbacks_, std::prev(callbacks_.end()));
+}
+
+StopSignals::Subscription StopSignals::on_hangup(std::function<void()> on_hangup) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hangup_callbacks_.push_back(std::move(on_hangup));
+  return Subscription(this, &hangup_callbacks_, std::prev(hangup_callbacks_.end()));
 }
 
 StopSignals::Subscription::~Subscription() {
   if (!owner_) return;
   std::lock_guard<std::mutex> lock(owner_->mu_);
-  owner_->callbacks_.erase(it_);
+  list_->erase(it_);
 }
 
 int StopSignals::wait() {

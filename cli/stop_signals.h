@@ -1,10 +1,12 @@
 #pragma once
-// SIGINT and SIGTERM for `lull serve`, in every phase (start-up, serving,
-// stopping): blocked in every thread (construct it before any thread
-// starts, so all inherit the mask) and received by one watcher thread,
-// which records the signal and runs what asked to be told. Blocking waits
-// elsewhere (the first workers' start-up) subscribe and end at once, instead
-// of the signal waiting until the main thread reaches a sigwait.
+// SIGINT, SIGTERM and SIGHUP for `lull serve`, in every phase (start-up,
+// serving, stopping): blocked in every thread (construct it before any
+// thread starts, so all inherit the mask) and received by one watcher
+// thread. A stop signal is recorded and runs what asked to be told; blocking
+// waits elsewhere (the first workers' start-up) subscribe and end at once,
+// instead of the signal waiting until the main thread reaches a sigwait.
+// SIGHUP runs the hang-up subscribers (the policy reload) and is otherwise
+// ignored: it never stops lull.
 #include <signal.h>
 
 #include <condition_variable>
@@ -27,8 +29,9 @@ class StopSignals {
   // destructor waits for a callback in progress. `on_stop` must be quick.
   class Subscription {
    public:
-    Subscription(StopSignals* owner, std::list<std::function<void()>>::iterator it) : owner_(owner), it_(it) {}
-    Subscription(Subscription&& o) noexcept : owner_(o.owner_), it_(o.it_) { o.owner_ = nullptr; }
+    Subscription(StopSignals* owner, std::list<std::function<void()>>* list, std::list<std::function<void()>>::iterator it)
+        : owner_(owner), list_(list), it_(it) {}
+    Subscription(Subscription&& o) noexcept : owner_(o.owner_), list_(o.list_), it_(o.it_) { o.owner_ = nullptr; }
     Subscription(const Subscription&) = delete;
     Subscription& operator=(const Subscription&) = delete;
     Subscription& operator=(Subscription&&) = delete;
@@ -36,9 +39,13 @@ class StopSignals {
 
    private:
     StopSignals* owner_;
+    std::list<std::function<void()>>* list_;
     std::list<std::function<void()>>::iterator it_;
   };
   [[nodiscard]] Subscription subscribe(std::function<void()> on_stop);
+  // Runs `on_hangup` on the watcher thread at each SIGHUP until the returned
+  // subscription goes. A stop signal that arrives meanwhile is taken after it.
+  [[nodiscard]] Subscription on_hangup(std::function<void()> on_hangup);
 
   // Blocks until a stop signal; returns it.
   int wait();
@@ -54,6 +61,7 @@ class StopSignals {
   int signal_ = 0;
   bool closing_ = false;
   std::list<std::function<void()>> callbacks_;
+  std::list<std::function<void()>> hangup_callbacks_;
   std::thread watcher_;
 };
 

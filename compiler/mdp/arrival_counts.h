@@ -18,7 +18,7 @@ LULL_HD inline double negbin_pmf(int k, double mu, double D) {
   if (k < 0) return 0.0;
   if (mu <= 0) return k == 0 ? 1.0 : 0.0;
   const double r = mu / (D - 1);
-  return exp(lgamma(k + r) - lgamma(k + 1.0) - lgamma(r) - r * log(D) + k * log1p(-1.0 / D));
+  return exp(log_gamma(k + r) - log_gamma(k + 1.0) - log_gamma(r) - r * log(D) + k * log1p(-1.0 / D));
 }
 
 LULL_HD inline double count_pmf(int k, double mu, double D) { return D == 1.0 ? poisson_pmf(k, mu) : negbin_pmf(k, mu, D); }

@@ -9,10 +9,23 @@
 
 namespace lull::compiler {
 
+// log Gamma(x). On the host, lgamma_r: plain lgamma writes the global signgam,
+// a data race when the solver's OpenMP threads fill tables (ThreadSanitizer
+// reports it); glibc's lgamma is lgamma_r plus that write, so the values are
+// the same bits. Device code has no signgam.
+LULL_HD inline double log_gamma(double x) {
+#ifdef __CUDA_ARCH__
+  return lgamma(x);
+#else
+  int sign = 0;
+  return lgamma_r(x, &sign);
+#endif
+}
+
 LULL_HD inline double poisson_pmf(int k, double mu) {
   if (k < 0) return 0.0;
   if (mu <= 0) return k == 0 ? 1.0 : 0.0;
-  return exp(k * log(mu) - lgamma(k + 1.0) - mu);
+  return exp(k * log(mu) - log_gamma(k + 1.0) - mu);
 }
 
 // The largest support end poisson_support_end returns: a mean this large
