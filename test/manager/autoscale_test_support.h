@@ -7,8 +7,10 @@
 // accuracy (a function of workers and load) instead.
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
+#include "runtime/manager/serving_autoscaler.h"
 #include "runtime/policy_table.h"
 
 namespace lull::test {
@@ -34,6 +36,24 @@ inline std::vector<runtime::PolicyTable> autoscale_library(
     lib.push_back(t);
   }
   return lib;
+}
+
+// The serving autoscaler's settings in its tests: a tick a second, the 1 s
+// peak forecast with no lead, scale-in held 2 s, failed starts retried after
+// 1..8 s; each log line goes to `log`.
+inline manager::ServingAutoscalerOptions quick_autoscaler_options(std::function<void(const std::string&)> log) {
+  manager::ServingAutoscalerOptions o;
+  o.autoscale.forecast = "window_max:1";
+  o.autoscale.lead_us = 0;
+  o.autoscale.tick_us = 1'000'000;
+  o.autoscale.envelope = {{1'000'000, 1.25}};
+  o.autoscale.scale_in_holdoff_us = 2'000'000;
+  o.autoscale.scale_in_interval_us = 1'000'000;
+  o.target = manager::CapacityTarget{0.01, 0};
+  o.retry_base_us = 1'000'000;
+  o.retry_max_us = 8'000'000;
+  o.log = std::move(log);
+  return o;
 }
 
 }  // namespace lull::test

@@ -50,18 +50,7 @@ class RecordingSlots final : public lull::runtime::WorkerSlots {
 };
 
 ServingAutoscalerOptions options(std::vector<std::string>* log) {
-  ServingAutoscalerOptions o;
-  o.autoscale.forecast = "window_max:1";
-  o.autoscale.lead_us = 0;
-  o.autoscale.tick_us = 1'000'000;
-  o.autoscale.envelope = {{1'000'000, 1.25}};
-  o.autoscale.scale_in_holdoff_us = 2'000'000;
-  o.autoscale.scale_in_interval_us = 1'000'000;
-  o.target = CapacityTarget{0.01, 0};
-  o.retry_base_us = 1'000'000;
-  o.retry_max_us = 8'000'000;
-  o.log = [log](const std::string& line) { log->push_back(line); };
-  return o;
+  return lull::test::quick_autoscaler_options([log](const std::string& line) { log->push_back(line); });
 }
 
 struct Rig {

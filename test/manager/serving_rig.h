@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "autoscale_test_support.h"
 #include "pool_test_support.h"
 #include "runtime/manager/serving_autoscaler.h"
 #include "runtime/manager/session_slots.h"
@@ -58,17 +59,7 @@ struct ServingRig {
     char tmpl[] = "/tmp/lull-serving-autoscaler-XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
     scratch_dir = tmpl;
-    ServingAutoscalerOptions o;
-    o.autoscale.forecast = "window_max:1";
-    o.autoscale.lead_us = 0;
-    o.autoscale.tick_us = 1'000'000;
-    o.autoscale.envelope = {{1'000'000, 1.25}};
-    o.autoscale.scale_in_holdoff_us = 2'000'000;
-    o.autoscale.scale_in_interval_us = 1'000'000;
-    o.target = CapacityTarget{0.01, 0};
-    o.retry_base_us = 1'000'000;
-    o.retry_max_us = 8'000'000;
-    o.log = [this](const std::string& line) { say(line); };
+    ServingAutoscalerOptions o = lull::test::quick_autoscaler_options([this](const std::string& line) { say(line); });
     pool = make_pool(client, wall, scratch_dir, o);
     scaler = std::make_unique<ServingAutoscaler>(library, o, *pool, vclock);
     backend = std::make_unique<serve::TorchServeBackend>(

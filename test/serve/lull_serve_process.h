@@ -61,6 +61,12 @@ class LullServeProcess {
     r.timeout_ms = 10000;
     return client_.fetch(r);
   }
+  // The body of GET /metrics.
+  std::string metrics() {
+    HttpRequest r;
+    r.url = base_ + "/metrics";
+    return client_.fetch(r).body;
+  }
 
  private:
   void stop() {

@@ -266,18 +266,12 @@ TEST_CASE("lull serve /metrics: a forced ejection shows per worker and in the ga
   LullServeProcess serve({"--policies", set, "--servers", good.url() + "," + broken.url(), "--no-model-check",
                           "--eject-after-failures", "2", "--eject-base-ms", "600000", "--eject-max-ms", "600000"},
                          dir + "/serve.log", dir + "/port");
-  HttpClient client;
-  const auto metrics = [&] {
-    HttpRequest m;
-    m.url = serve.base() + "/metrics";
-    return client.fetch(m).body;
-  };
   // One query at a time: round-robin sends every other one to the broken
   // server, whose failed batch is retried on the good one (answered 200).
   std::string text;
   for (int i = 0; i < 20; ++i) {
     REQUIRE(serve.post("tiny", "input-" + std::to_string(i)).status == 200);
-    text = metrics();
+    text = serve.metrics();
     if (metric_line(text, "lull_workers_ejected ") == "lull_workers_ejected 1") break;
   }
   INFO(text);
@@ -290,7 +284,7 @@ TEST_CASE("lull serve /metrics: a forced ejection shows per worker and in the ga
         "lull_worker_up{worker=\"1\",url=\"" + broken.url() + "\"} 0");
   // Still out, still counted once, while the good worker serves.
   for (int i = 0; i < 4; ++i) REQUIRE(serve.post("tiny", "after-" + std::to_string(i)).status == 200);
-  text = metrics();
+  text = serve.metrics();
   CHECK(metric_line(text, "lull_workers_ejected ") == "lull_workers_ejected 1");
   CHECK(metric_line(text, "lull_worker_ejections_total{worker=\"1\"}") == "lull_worker_ejections_total{worker=\"1\"} 1");
 }
@@ -304,12 +298,6 @@ TEST_CASE("lull serve: a worker answering one prediction too few is ejected and 
   LullServeProcess serve({"--policies", set, "--servers", good.url() + "," + broken.url(), "--no-model-check",
                           "--eject-after-failures", "2", "--eject-base-ms", "200", "--health-interval-ms", "50"},
                          dir + "/serve.log", dir + "/port");
-  HttpClient client;
-  const auto metrics = [&] {
-    HttpRequest m;
-    m.url = serve.base() + "/metrics";
-    return client.fetch(m).body;
-  };
   const std::string out = "lull_worker_up{worker=\"1\",url=\"" + broken.url() + "\"} 0";
   // 3 s of queries, one at a time: those sent to the broken server fail and
   // are retried on the good one. Its backoffs (200, 400, 800, 1600 ms) pass
@@ -322,7 +310,7 @@ TEST_CASE("lull serve: a worker answering one prediction too few is ejected and 
     INFO(r.describe());
     CHECK(r.status == 200);
     answered += r.status == 200;
-    const std::string text = metrics();
+    const std::string text = serve.metrics();
     if (!ejected) ejected = metric_line(text, "lull_worker_up{worker=\"1\"") == out;
     if (ejected) {
       ++samples;
@@ -330,7 +318,7 @@ TEST_CASE("lull serve: a worker answering one prediction too few is ejected and 
     }
     std::this_thread::sleep_for(milliseconds(20));
   }
-  const std::string text = metrics();
+  const std::string text = serve.metrics();
   const std::string ejections = metric_line(text, "lull_worker_ejections_total{worker=\"1\"}");
   INFO(text);
   CHECK(ejected);

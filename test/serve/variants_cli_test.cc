@@ -60,9 +60,7 @@ TEST_CASE("lull serve --variant-sets: under load the small set is swapped in and
     REQUIRE(r.status == 200);
     CHECK(header(r, "x-lull-model") == "fast");
   }
-  HttpRequest m;
-  m.url = serve.base() + "/metrics";
-  const std::string metrics = client.fetch(m).body;
+  const std::string metrics = serve.metrics();
   CHECK(metric_line(metrics, "lull_variant_switches_total") == "lull_variant_switches_total 1");
   CHECK(metric_line(metrics, "lull_worker_models_loaded") == "lull_worker_models_loaded{worker=\"" + server.url() + "\"} 1");
   CHECK(metric_line(metrics, "lull_retried_total") == "lull_retried_total 0");
