@@ -38,7 +38,7 @@ void DriftRecompiler::recompile(const std::vector<std::vector<double>>& latency_
     const auto& was = served_.policies(served_.policies_size() - 1).expected();
     char buf[400];
     std::snprintf(buf, sizeof buf,
-                  "lull serve: recompiled from observed latencies in %.2f s: at %g qps expected violation %.4f "
+                  "recompiled from observed latencies in %.2f s: at %g qps expected violation %.4f "
                   "(the served set: %.4f), accuracy %.4f (%.4f); wrote %s",
                   s, set.policies(set.policies_size() - 1).inputs().load_qps(), last.violation_rate(),
                   was.violation_rate(), last.accuracy(), was.accuracy(), out_path_.c_str());
@@ -46,7 +46,7 @@ void DriftRecompiler::recompile(const std::vector<std::vector<double>>& latency_
     std::lock_guard<std::mutex> target_lock(target_mu_);
     if (target_) target_(set);
   } catch (const std::exception& e) {
-    line = std::string("lull serve: recompiling from observed latencies failed: ") + e.what();
+    line = std::string("recompiling from observed latencies failed: ") + e.what();
   }
   log_(line);
 }

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/process_clock.h"
+#include "runtime/log/log_settings.h"
 #include "runtime/serve/build_info.h"
 #include "schema/protobuf_log.h"
 
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
     }
     return 2;
   }
+  lull::log::set_name(std::string("lull ") + cmd->name);  // every log line names the command
   try {
     return cmd->run(argc - words, argv + words);
   } catch (const std::exception& e) {

@@ -6,13 +6,13 @@
 
 #include <cmath>
 #include <filesystem>
-#include <iostream>
 #include <stdexcept>
 
 #include "cli/commands.h"
 #include "cli/option_ranges.h"
 #include "runtime/manager/kubernetes_pool.h"
 #include "runtime/manager/local_process_pool.h"
+#include "runtime/log/log.h"
 #include "schema/input_limits.h"
 
 namespace lull::cli {
@@ -141,7 +141,7 @@ void ServeAutoscale::stop() {
 
 void ServeAutoscale::log(const std::string& line) {
   std::lock_guard<std::mutex> lock(log_mu_);
-  std::cerr << "lull serve: " << line << std::endl;
+  log::info("%s", line.c_str());
   if (log_file_.is_open()) log_file_ << line << std::endl;
 }
 

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/drift_recompiler.h"
+#include "cli/log_flags.h"
 #include "compiler/online/drift_recompile.h"
 #include "cli/online_compile.h"
 #include "cli/option_ranges.h"
@@ -22,6 +23,8 @@
 #include "schema/input_limits.h"
 #include "runtime/clock.h"
 #include "runtime/serve/frontend.h"
+#include "runtime/log/log.h"
+#include "runtime/net/service_notify.h"
 #include "runtime/net/http_client.h"
 #include "runtime/torchserve/model_check.h"
 #include "runtime/query_inputs.h"
@@ -69,6 +72,7 @@ int run_serve(int argc, char** argv) {
   serve::FrontendOptions fe;
   ServeAutoscaleFlags autoscale_flags;
   ServeVariantsFlags variant_flags;
+  LogFlags log_flags;
   bool no_model_check = false, strict_model_batching = false;
   po::options_description desc("lull serve: serve a task through model servers under a compiled policy set");
   desc.add_options()
@@ -121,12 +125,16 @@ int run_serve(int argc, char** argv) {
   po::options_description variants_desc("Model variants (--variant-sets: fewer models at high load)");
   add_serve_variants_options(variants_desc, variant_flags);
   desc.add(variants_desc);
+  po::options_description log_desc("Logging");
+  add_log_options(log_desc, log_flags);
+  desc.add(log_desc);
   const char* usage =
       "usage: lull serve --policies SET.pb --servers URL,URL,... --listen 127.0.0.1:7070\n"
       "       lull serve --policies LIBRARY.pb --autoscale --worker-command 'CMD --port {port}' [options]";
   const std::vector<RenamedFlag> renamed = {
       {"--workers", "--workers is now --servers URL,URL (the model servers; --workers is a count in lull)"}};
   if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, nullptr, "LULL_SERVE_"})) return 0;
+  apply_log_flags(log_flags);
   check_range("--http-threads", fe.io_threads, 1, limits::kMaxThreads);
   check_range("--header-timeout-ms", fe.header_timeout_ms, 1, limits::kMaxIntervalMs);
   check_range("--body-timeout-ms", fe.body_timeout_ms, 1, limits::kMaxIntervalMs);
@@ -174,7 +182,7 @@ int run_serve(int argc, char** argv) {
   if (online) {
     source = std::make_unique<CompilerPolicySource>(policies, profiles, online_flags);
     provider = std::make_unique<runtime::BackgroundPolicyProvider>(
-        *source, [](const std::string& line) { std::cerr << "lull serve: " << line << std::endl; });
+        *source, [](const std::string& line) { log::info("%s", line.c_str()); });
     opts.online = provider.get();
   }
   fe.task = table.task;
@@ -195,7 +203,7 @@ int run_serve(int argc, char** argv) {
     const auto warnings = serve::check_models_loaded(client, workers, model_names, check);
     if (strict_model_batching && !warnings.empty())
       throw serve::ModelCheckError(warnings.front() + " (--strict-model-batching)");
-    for (const auto& w : warnings) std::cerr << "lull serve: warning: " << w << std::endl;
+    for (const auto& w : warnings) log::warn("%s", w.c_str());
   }
   if (!autoscale)
     for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
@@ -229,7 +237,7 @@ int run_serve(int argc, char** argv) {
   if (!recompile_out.empty()) {
     check_binary_output(recompile_out, "--recompile-on-drift");
     recompiler = std::make_unique<DriftRecompiler>(read_policy_library(policies).sets(0), recompile_out,
-                                                   [](const std::string& line) { std::cerr << line << std::endl; });
+                                                   [](const std::string& line) { log::info("%s", line.c_str()); });
     opts.on_drift = [r = recompiler.get()](const serve::DriftEvent& e) { r->on_drift(e); };
   }
   serve::QueryInputs inputs;
@@ -261,25 +269,26 @@ int run_serve(int argc, char** argv) {
   });
   const int workers_up = autoscale ? scaling->start(backend, session) : static_cast<int>(workers.size());
   if (const int sig = stop_signals.received()) {
-    std::cerr << "lull serve: stopping during start-up (signal " << sig << ")" << std::endl;
+    log::info("stopping during start-up (signal %d)", sig);
     return 0;
   }
   if (variants) variants->start(session);
   serve::Frontend frontend(session, fe);
   frontend.start();
   if (!port_file.empty()) write_output(port_file, std::to_string(frontend.port()) + "\n");
-  std::cerr << "lull serve: task '" << table.task << "', " << workers_up << " workers" << (autoscale ? " (autoscaled)" : "") << ", "
-            << table.models.size() << " models, SLO " << table.slo_us / 1000.0 << " ms, on http://" << fe.host
-            << ":" << frontend.port() << "/predictions/" << table.task << std::endl;
+  log::info("task '%s', %d workers%s, %zu models, SLO %g ms, on http://%s:%d/predictions/%s", table.task.c_str(),
+            workers_up, autoscale ? " (autoscaled)" : "", table.models.size(), table.slo_us / 1000.0, fe.host.c_str(),
+            frontend.port(), table.task.c_str());
+  serve::notify_service_manager("READY=1\nSTATUS=serving '" + table.task + "' on port " + std::to_string(frontend.port()));
   // SIGHUP: the policy file again, checked as at start (same task, SLO,
   // models and worker count), swapped in whole at the next arrival; a file
   // that is refused leaves the served policies as they were.
   const auto reload = stop_signals.on_hangup([&] {
     if (variants) {
-      std::cerr << "lull serve: SIGHUP: not with --variant-sets (the variant switcher owns the policies); nothing reloaded"
-                << std::endl;
+      log::warn("SIGHUP: not with --variant-sets (the variant switcher owns the policies); nothing reloaded");
       return;
     }
+    serve::notify_service_manager(serve::reloading_state());
     try {
       const std::vector<runtime::PolicyTable> tables =
           opts.library.empty() ? std::vector<runtime::PolicyTable>{runtime::load_policy_table(policies, expect)}
@@ -288,14 +297,16 @@ int run_serve(int argc, char** argv) {
       if (scaling) scaling->use_library(tables);
       std::size_t count = 0;
       for (const auto& t : tables) count += t.policies.size();
-      std::cerr << "lull serve: SIGHUP: reloaded " << policies << " (" << count << " policies, " << tables.size()
-                << (tables.size() == 1 ? " worker count)" : " worker counts)") << std::endl;
+      log::info("SIGHUP: reloaded %s (%zu policies, %zu %s)", policies.c_str(), count, tables.size(),
+                tables.size() == 1 ? "worker count" : "worker counts");
     } catch (const std::exception& e) {
-      std::cerr << "lull serve: SIGHUP: " << one_line(e.what()) << "; still serving the previous policies" << std::endl;
+      log::error("SIGHUP: %s; still serving the previous policies", one_line(e.what()).c_str());
     }
+    serve::notify_service_manager("READY=1");
   });
   const int sig = stop_signals.wait();
-  std::cerr << "lull serve: stopping (signal " << sig << ")" << std::endl;
+  serve::notify_service_manager("STOPPING=1");
+  log::info("stopping (signal %d)", sig);
   session.shutdown();
   frontend.stop();
   return 0;

@@ -2,10 +2,10 @@
 // (why: serve_variants.h).
 #include "cli/serve_variants.h"
 
-#include <iostream>
 
 #include "cli/commands.h"
 #include "cli/option_ranges.h"
+#include "runtime/log/log.h"
 
 namespace lull::cli {
 
@@ -55,7 +55,7 @@ void ServeVariants::start(serve::ServeSession& session) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     switcher_ = std::make_unique<manager::VariantSwitcher>(
-        variants_, workers_, control_, *swap_, [](const std::string& line) { std::cerr << line << std::endl; },
+        variants_, workers_, control_, *swap_, [](const std::string& line) { log::info("%s", line.c_str()); },
         manager::VariantSwitchOptions{flags_.hysteresis, static_cast<std::int64_t>(flags_.dwell_s * 1e6)});
   }
   thread_ = std::thread([this] { loop(); });
@@ -77,7 +77,7 @@ void ServeVariants::loop() {
       try {
         on_switch_(switcher_->variant(switcher_->current()).tables);
       } catch (const std::exception& e) {  // checked at start; never ends serving
-        std::cerr << "lull serve: variant: " << e.what() << std::endl;
+        log::error("variant: %s", e.what());
       }
     }
     lock.lock();

@@ -3,7 +3,7 @@
 
 #include <pthread.h>
 
-#include <iostream>
+#include "runtime/log/log.h"
 
 namespace lull::cli {
 
@@ -34,7 +34,7 @@ void StopSignals::watch() {
     std::lock_guard<std::mutex> lock(mu_);
     if (closing_) return;
     if (sig == SIGHUP) {
-      if (hangup_callbacks_.empty()) std::cerr << "lull serve: SIGHUP: not serving yet, nothing reloaded" << std::endl;
+      if (hangup_callbacks_.empty()) log::warn("SIGHUP: not serving yet, nothing reloaded");
       for (auto& f : hangup_callbacks_) f();
       continue;
     }

@@ -108,7 +108,7 @@ std::vector<std::string> VariantSwitcher::sync_workers(ModelControl& recording) 
       }
     }
     if (log_ && (!unloaded.empty() || !failed.empty()))
-      log_("lull serve: variant: new worker " + w + " joined with the full set; unloaded " + joined(unloaded) +
+      log_("variant: new worker " + w + " joined with the full set; unloaded " + joined(unloaded) +
            " (not in use)" + (failed.empty() ? "" : "; could not unload " + joined(failed)));
   }
   return now;
@@ -151,7 +151,7 @@ bool VariantSwitcher::step(double load_qps, std::int64_t now_us) {
     swap_error = e.what();
   }
   std::ostringstream line;
-  line << "lull serve: variant switch " << old_v.name << " -> " << new_v.name << " at load " << load_qps << " qps: ";
+  line << "variant switch " << old_v.name << " -> " << new_v.name << " at load " << load_qps << " qps: ";
   std::lock_guard<std::mutex> lock(mu_);
   if (swapped) {
     current_ = to;

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "runtime/log/log.h"
 #include "runtime/net/prometheus_text.h"
 
 namespace lull::serve {
@@ -255,6 +256,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void read_header() {
     set_state(kHeader);
+    arrived_ = std::chrono::steady_clock::now();  // until the header is complete: a refusal's start
+    method_ = target_ = "-";
     parser_.emplace();
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(server_.options.max_body_bytes);
@@ -269,6 +272,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_header(beast::error_code ec) {
     if (ec) return fail(ec);
     settle_shed(false);
+    if (log::access_enabled()) {  // for the access log only
+      method_ = std::string(parser_->get().method_string());
+      const beast::string_view target = parser_->get().target();
+      target_ = std::string(target.substr(0, target.find('?')));
+    }
     if (const std::string bad = framing_error(parser_->get()); !bad.empty())
       return refuse(400, "malformed HTTP request: " + bad);
     arrived_ = std::chrono::steady_clock::now();
@@ -330,6 +338,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     res->prepare_payload();
     stream_.expires_after(std::chrono::milliseconds(server_.options.body_timeout_ms));
     http::async_write(stream_, *res, guarded([res, keep_alive](Connection& c, beast::error_code ec, std::size_t) {
+                        if (log::access_enabled()) c.log_access(res->result_int(), res->body().size());
                         if (ec) return c.fail(ec);
                         c.served++;
                         if (!keep_alive) return c.linger();
@@ -391,6 +400,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
                             }));
   }
 
+  // One access log line: the response just written (or its write failed).
+  void log_access(int status, std::size_t bytes) {
+    log::AccessRecord r;
+    beast::error_code ec;
+    const auto peer = stream_.socket().remote_endpoint(ec);
+    r.client = ec ? "-" : peer.address().to_string();
+    r.method = method_;
+    r.path = target_;
+    r.status = status;
+    r.bytes = bytes;
+    r.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - arrived_).count();
+    log::access(r);
+  }
+
   void close() {
     if (state_.exchange(kClosed) == kClosed) return;
     since_us_ = steady_us();
@@ -419,7 +442,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool refusing_ = false;                   // answered 503 at the cap, outside the registry
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::chrono::steady_clock::time_point arrived_;
+  std::chrono::steady_clock::time_point arrived_ = std::chrono::steady_clock::now();
+  std::string method_ = "-", target_ = "-";  // the request being answered, for the access log
   bool keep_alive_ = true;
   unsigned version_ = 11;
   std::uint64_t drained_ = 0;

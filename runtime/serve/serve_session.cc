@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <stdexcept>
 
 #include "runtime/admission.h"
+#include "runtime/log/log.h"
 
 namespace lull::serve {
 
@@ -95,9 +95,9 @@ void ServeSession::on_health(int worker, bool up) {
   std::unique_lock<std::mutex> lock(mu_);
   up = up && admitted_.at(static_cast<std::size_t>(worker));  // a pool's worker joins only through add_worker
   if (dispatcher_.worker_available(worker) != up)
-    std::fprintf(stderr, "lull serve: worker %d (%s) %s\n", worker,
-                 options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
-                 up ? "up: back in rotation" : "down: out of rotation");
+    (up ? log::info : log::warn)("worker %d (%s) %s", worker,
+                                 options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
+                                 up ? "up: back in rotation" : "down: out of rotation");
   // Going down hands the worker's queue to the others, which may start batches.
   dispatcher_.set_worker_available(worker, up);
   send_outbox(lock);
@@ -109,8 +109,8 @@ void ServeSession::add_worker(int slot, const std::string& name) {
   options_.worker_names.at(static_cast<std::size_t>(slot)) = name;
   worker_batches_[static_cast<std::size_t>(slot)] = WorkerBatches{};
   const bool up = health_.worker_up(slot);
-  std::fprintf(stderr, "lull serve: worker %d (%s) added: %s\n", slot, name.c_str(),
-               up ? "in rotation" : "joins the rotation at its next passing ping");
+  log::info("worker %d (%s) added: %s", slot, name.c_str(),
+            up ? "in rotation" : "joins the rotation at its next passing ping");
   dispatcher_.set_worker_available(slot, up);
   send_outbox(lock);
 }
@@ -119,9 +119,9 @@ void ServeSession::drain_worker(int slot, std::function<void()> drained) {
   std::unique_lock<std::mutex> lock(mu_);
   admitted_.at(static_cast<std::size_t>(slot)) = 0;
   const bool busy = dispatcher_.busy(slot);
-  std::fprintf(stderr, "lull serve: worker %d (%s) draining: out of rotation, %d queued queries move to the others%s\n",
-               slot, options_.worker_names.at(static_cast<std::size_t>(slot)).c_str(), dispatcher_.queued(slot),
-               busy ? ", its batch in flight finishes" : "");
+  log::info("worker %d (%s) draining: out of rotation, %d queued queries move to the others%s",
+            slot, options_.worker_names.at(static_cast<std::size_t>(slot)).c_str(), dispatcher_.queued(slot),
+            busy ? ", its batch in flight finishes" : "");
   // Its queue and waiting retries go to the workers still available.
   if (dispatcher_.worker_available(slot)) dispatcher_.set_worker_available(slot, false);
   drains_.begin(slot, busy, std::move(drained));
@@ -132,8 +132,8 @@ void ServeSession::remove_worker(int slot) {
   std::unique_lock<std::mutex> lock(mu_);
   admitted_.at(static_cast<std::size_t>(slot)) = 0;
   if (dispatcher_.worker_available(slot)) dispatcher_.set_worker_available(slot, false);
-  std::fprintf(stderr, "lull serve: worker %d (%s) removed\n", slot,
-               options_.worker_names.at(static_cast<std::size_t>(slot)).c_str());
+  log::info("worker %d (%s) removed", slot,
+            options_.worker_names.at(static_cast<std::size_t>(slot)).c_str());
   options_.worker_names.at(static_cast<std::size_t>(slot)).clear();
   send_outbox(lock);
 }
@@ -218,18 +218,17 @@ std::future<Answer> ServeSession::submit(std::string input) {
 void ServeSession::log_replacement() {
   if (dispatcher_.mail_rejected() != logged_rejected_) {
     logged_rejected_ = dispatcher_.mail_rejected();
-    std::fprintf(stderr, "lull serve: policies not swapped in: %s\n", dispatcher_.last_mail_error().c_str());
+    log::error("policies not swapped in: %s", dispatcher_.last_mail_error().c_str());
   }
   const int generation = dispatcher_.catalog().generation();
   if (generation == logged_generation_) return;
   logged_generation_ = generation;
   const runtime::PolicyChoice& choice = dispatcher_.current_choice();
   current_policy_ = logged_policy_ = choice.id;  // this line says which policy serves: no switch line too
-  std::fprintf(stderr,
-               "lull serve: swapped in the policies recompiled from observed latencies (replacement %d): now the %g qps "
-               "policy for %d workers, expected violation %.4f, accuracy %.4f\n",
-               generation, choice.policy->load_qps, choice.workers, choice.policy->expected_violation_rate,
-               choice.policy->expected_accuracy);
+  log::info("swapped in the policies recompiled from observed latencies (replacement %d): now the %g qps "
+            "policy for %d workers, expected violation %.4f, accuracy %.4f",
+            generation, choice.policy->load_qps, choice.workers, choice.policy->expected_violation_rate,
+            choice.policy->expected_accuracy);
 }
 
 void ServeSession::log_policy_switch() {
@@ -237,13 +236,15 @@ void ServeSession::log_policy_switch() {
   if (choice.id != current_policy_) {
     current_policy_ = choice.id;
     ++switches_since_log_;
+    log::debug("policy: the %g qps policy for %d workers (load estimate %.1f qps)", choice.policy->load_qps,
+               choice.workers, dispatcher_.last_estimate_qps());
   }
   // Near a grid boundary the estimate flips between neighbours many times a
   // second; one line per second at most says where it settled and how often.
   const std::int64_t now_us = clock_.now_us();
   if (switches_since_log_ == 0 || choice.id == logged_policy_ || now_us - last_log_us_ < 1'000'000) return;
-  std::fprintf(stderr, "lull serve: policy switch to the %g qps policy for %d workers (load estimate %.1f qps; %d switches since the last line)\n",
-               choice.policy->load_qps, choice.workers, dispatcher_.last_estimate_qps(), switches_since_log_);
+  log::info("policy switch to the %g qps policy for %d workers (load estimate %.1f qps; %d switches since the last line)",
+            choice.policy->load_qps, choice.workers, dispatcher_.last_estimate_qps(), switches_since_log_);
   logged_policy_ = choice.id;
   last_log_us_ = now_us;
   switches_since_log_ = 0;
@@ -255,6 +256,8 @@ void ServeSession::on_backend_done(const runtime::BatchResult& r) {
   std::unique_lock<std::mutex> lock(mu_);
   WorkerBatches& wb = worker_batches_.at(static_cast<std::size_t>(r.worker));
   (r.ok ? wb.ok : wb.failed)++;
+  log::debug("batch done: worker %d, %s, %zu queries, %s", r.worker, table_.models[r.model].name.c_str(),
+             r.queries.size(), r.ok ? "ok" : "failed");
   DriftEvent event;
   const bool drifted = check_drift(r, &event);
   --in_flight_by_model_[r.model];
@@ -299,13 +302,13 @@ bool ServeSession::check_drift(const runtime::BatchResult& r, DriftEvent* event)
   const std::string& model = table_.models[r.model].name;
   const double pct = (p.observed_us / p.profiled_us - 1) * 100;
   if (change == LatencyDriftDetector::Change::kEnded) {
-    std::fprintf(stderr, "lull serve: latency drift over: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%)\n",
-                 model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000, pct);
+    log::info("latency drift over: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%)",
+              model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000, pct);
     return false;
   }
-  std::fprintf(stderr, "lull serve: latency drift: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%); "
-               "the policy's expectations do not hold here\n",
-               model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000, pct);
+  log::warn("latency drift: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%); "
+            "the policy's expectations do not hold here",
+            model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000, pct);
   event->pair = p;
   event->model = model;
   event->corrected_latency_us = drift_->corrected_latency_us();
