@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdarg>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -195,6 +196,11 @@ void configure(const Settings& settings) {
     if (settings.access_log == "-") {
       sink = std::make_shared<spdlog::sinks::stdout_sink_mt>();
     } else {
+      // spdlog would make missing folders; a path with a typo is refused instead.
+      const std::filesystem::path folder = std::filesystem::path(settings.access_log).parent_path();
+      std::error_code ec;
+      if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+        throw std::invalid_argument("--access-log " + settings.access_log + ": no folder " + folder.string());
       try {
         sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(settings.access_log, false);  // appends
       } catch (const spdlog::spdlog_ex&) {

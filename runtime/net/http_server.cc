@@ -270,13 +270,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_header(beast::error_code ec) {
-    if (ec) return fail(ec);
-    settle_shed(false);
-    if (log::access_enabled()) {  // for the access log only
+    // For the access log only; the request line is read even when a header
+    // field is refused (a Content-Length over the limit: 413).
+    if (log::access_enabled() && !parser_->get().method_string().empty()) {
       method_ = std::string(parser_->get().method_string());
       const beast::string_view target = parser_->get().target();
       target_ = std::string(target.substr(0, target.find('?')));
     }
+    if (ec) return fail(ec);
+    settle_shed(false);
     if (const std::string bad = framing_error(parser_->get()); !bad.empty())
       return refuse(400, "malformed HTTP request: " + bad);
     arrived_ = std::chrono::steady_clock::now();
