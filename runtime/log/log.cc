@@ -169,6 +169,7 @@ void access(const AccessRecord& record) {
 Level parse_level(const std::string& text) {
   static const std::pair<const char*, Level> kLevels[] = {{"trace", Level::kTrace}, {"debug", Level::kDebug},
                                                           {"info", Level::kInfo},   {"warn", Level::kWarn},
+                                                          {"warning", Level::kWarn},
                                                           {"error", Level::kError}, {"off", Level::kOff}};
   for (const auto& [name, level] : kLevels)
     if (text == name) return level;
