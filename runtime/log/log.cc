@@ -7,11 +7,14 @@
 #include <spdlog/spdlog.h>
 
 #include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <csignal>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -24,25 +27,39 @@ namespace lull::log {
 
 namespace {
 
-// A line: "TIME LEVEL NAME: MESSAGE", or {"time","level","logger","message"}.
+// The syslog priority journald reads from a "<N>" line prefix (sd-daemon(3)).
+int syslog_priority(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace: case spdlog::level::debug: return 7;
+    case spdlog::level::info: return 6;
+    case spdlog::level::warn: return 4;
+    case spdlog::level::err: return 3;
+    default: return 2;
+  }
+}
+
+// A line: "TIME LEVEL NAME: MESSAGE", or {"time","level","logger","message"};
+// with `journal`, "<N>" first, so that `journalctl -p warning` filters by level.
 class LineFormatter : public spdlog::formatter {
  public:
-  explicit LineFormatter(Format format) : format_(format) {}
+  LineFormatter(Format format, bool journal) : format_(format), journal_(journal) {}
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
     const std::string time = utc_timestamp(msg.time);
     const auto level_name = spdlog::level::to_string_view(msg.level);
     const std::string_view level(level_name.data(), level_name.size());
     const std::string_view name(msg.logger_name.data(), msg.logger_name.size());
     const std::string_view text(msg.payload.data(), msg.payload.size());
-    std::string line;
+    std::string line = journal_ ? "<" + std::to_string(syslog_priority(msg.level)) + ">" : "";
     if (format_ == Format::kJson)
-      line = "{\"time\":\"" + time + "\",\"level\":\"" + std::string(level) + "\",\"logger\":" + json_string(name) +
+      line += "{\"time\":\"" + time + "\",\"level\":\"" + std::string(level) + "\",\"logger\":" + json_string(name) +
              ",\"message\":" + json_string(text) + "}\n";
     else
-      line = time + " " + std::string(level) + " " + std::string(name) + ": " + one_line_message(text) + "\n";
+      line += time + " " + std::string(level) + " " + std::string(name) + ": " + one_line_message(text) + "\n";
     dest.append(line.data(), line.data() + line.size());
   }
-  std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<LineFormatter>(format_); }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<LineFormatter>(format_, journal_);
+  }
 
  private:
   // A message never spans lines (an exception's text may hold a newline).
@@ -53,7 +70,19 @@ class LineFormatter : public spdlog::formatter {
     return out;
   }
   Format format_;
+  bool journal_;
 };
+
+// True when stderr is the journal's stream: systemd sets $JOURNAL_STREAM to
+// its "DEVICE:INODE" (systemd.exec(5)); a redirected stderr does not match.
+bool stderr_is_journal() {
+  const char* stream = std::getenv("JOURNAL_STREAM");
+  struct stat st {};
+  if (!stream || fstat(STDERR_FILENO, &st) != 0) return false;
+  unsigned long long dev = 0, ino = 0;
+  return std::sscanf(stream, "%llu:%llu", &dev, &ino) == 2 && dev == static_cast<unsigned long long>(st.st_dev) &&
+         ino == static_cast<unsigned long long>(st.st_ino);
+}
 
 // The access log's line is made whole by line_format.h.
 class MessageOnly : public spdlog::formatter {
@@ -83,7 +112,7 @@ State& state() {
 
 std::shared_ptr<spdlog::logger> make_main(const std::string& name, Format format) {
   auto logger = std::make_shared<spdlog::logger>(name, std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  logger->set_formatter(std::make_unique<LineFormatter>(format));
+  logger->set_formatter(std::make_unique<LineFormatter>(format, stderr_is_journal()));
   logger->set_level(spdlog::level::trace);  // the facade filters (one atomic load)
   logger->flush_on(spdlog::level::trace);   // stderr: every line at once (journald, a terminal)
   return logger;

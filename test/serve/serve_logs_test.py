@@ -8,6 +8,8 @@ usage); LULL names the binary. Exit 0 passes, 1 fails (a line per failure).
   levels  a plain line is "TIME LEVEL lull serve: MESSAGE"; a debug line (a
           batch done) is absent at info and present at debug (set through
           LULL_SERVE_LOG_LEVEL); --config's log-level = warn drops info lines
+          and keeps a worker going down; with stderr the journal's stream
+          ($JOURNAL_STREAM) each line starts with its syslog priority <N>
   json    --log-format json: every stderr line and every access log line
           parses as a JSON object with the documented fields
   access  --access-log -: one plain line per response on stdout (method, path,
@@ -84,10 +86,15 @@ class Rig:
         self.server_url = f"http://127.0.0.1:{port_file.read_text().strip()}"
         self.lull = None
 
-    def serve(self, name, *args, env=None, stdout=subprocess.DEVNULL):
-        """Starts lull serve (stderr to NAME.err) and waits for its port."""
+    def serve(self, name, *args, env=None, stdout=subprocess.DEVNULL, journal=False):
+        """Starts lull serve (stderr to NAME.err) and waits for its port;
+        journal: $JOURNAL_STREAM names that file, as systemd names its stream."""
         port_file = self.work / f"{name}.port"
         self.err = self.work / f"{name}.err"
+        self.err.touch()
+        if journal:
+            st = self.err.stat()
+            env = {**(env or {}), "JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"}
         self.lull = subprocess.Popen(
             [LULL, "serve", "--policies", str(self.policies), "--servers", self.server_url, "--listen", "127.0.0.1:0",
              "--port-file", str(port_file), "--no-model-check", "--health-timeout-ms", "5000", *args], stderr=open(self.err, "w"), stdout=stdout,
@@ -130,12 +137,29 @@ def case_levels(rig):
     check(any(re.search(r" debug lull serve: batch done: worker 0, \S+, 1 queries, ok$", l) for l in lines),
           "no 'batch done' debug line with LULL_SERVE_LOG_LEVEL=debug")
 
+    # A $JOURNAL_STREAM that is not stderr (inherited, stderr redirected): plain lines.
     config = rig.work / "serve.conf"
     config.write_text("log-level = warn\n")
-    rig.serve("warn", "--config", str(config))
+    rig.serve("warn", "--config", str(config), env={"JOURNAL_STREAM": "1:1"})
     check(rig.predict()[0] == 200, "a prediction at warn failed")
+    rig.server.send_signal(signal.SIGSTOP)  # the worker stops answering: a warning
+    check(wait_for(lambda: "down: out of rotation" in rig.err.read_text(), 30), "no worker-down line at warn")
+    rig.server.send_signal(signal.SIGCONT)
     lines = rig.stop()
     check(not any(" info " in l or " debug " in l for l in lines), f"info or debug lines at warn: {lines}")
+    check(all(PLAIN.match(l) for l in lines), f"lines at warn not plain: {lines}")
+
+    # stderr is the journal's stream: "<N>" first, N the line's syslog priority.
+    rig.serve("journal", "--log-level", "debug", journal=True)
+    check(rig.predict()[0] == 200, "a prediction with the journal stream failed")
+    lines = rig.stop()
+    priority = {"debug": "7", "info": "6", "warning": "4", "error": "3"}
+    for line in lines:
+        m = re.match(r"^<(\d)>(.*)$", line)
+        if check(m and PLAIN.match(m.group(2)), f"not <N>TIME LEVEL lull serve: MESSAGE: {line!r}"):
+            check(m.group(1) == priority[PLAIN.match(m.group(2)).group(1)], f"priority of {line!r}")
+    check(any(l.startswith("<7>") for l in lines) and any(l.startswith("<6>") for l in lines),
+          f"no debug or info line in the journal run: {lines}")
 
 
 def case_json(rig):
