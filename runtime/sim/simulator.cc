@@ -186,9 +186,12 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     if (scaler) scaler->record_arrival(e.time_us);
     if (variants) variants->record_arrival();
     sched->on_arrival(id);
-    if (options.timeline)
-      stats.on_load(e.time_us, sched->last_estimate_qps(),
-                    lull ? lull->current_choice().policy->load_qps : table.policies[sched->current_grid_point()].load_qps);
+    if (options.timeline) {
+      const runtime::CompiledPolicy& in_use =
+          lull ? *lull->current_choice().policy : table.policies[sched->current_grid_point()];
+      stats.on_load(e.time_us, sched->last_estimate_qps(), in_use.load_qps, in_use.expected_violation_rate);
+      if (lull) stats.on_pattern(e.time_us, lull->burstiness_estimate(), lull->current_choice().arrivals);
+    }
     if (arrivals.next(&t_us)) events.push(std::max(t_us, e.time_us), -1);
   }
   workers.advance_to(clock.now_us());
