@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -203,6 +204,11 @@ int run_simulate(int argc, char** argv) {
     throw UsageError(e.what());
   }
 
+  if (r.pattern_beyond_events > 0)
+    std::fprintf(stderr,
+                 "lull simulate: warning: arrivals looked like %s, burstier than every policy in --policies (%d "
+                 "time(s)); the most bursty set served (--online-compile on compiles one for the pattern)\n",
+                 r.pattern_beyond_first.c_str(), r.pattern_beyond_events);
   write_output(out, sim::result_to_json(r, table, sim::RunInfo{policies, trace, replay, arrivals, latency, seed}));
   if (!timeline.empty()) write_output(timeline, sim::timeline_to_csv(r));
   // The summary goes where the outputs do not.

@@ -117,6 +117,8 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
   o << "  \"accuracy_per_satisfied_query\": " << num(r.accuracy_per_satisfied_query) << ",\n";
   o << "  \"violation_rate\": " << num(r.violation_rate) << ",\n";
   o << "  \"new_policy_needed_events\": " << r.new_policy_events << ",\n";
+  o << "  \"arrival_pattern\": {\"switches\": " << r.pattern_switches << ", \"beyond_library_events\": "
+    << r.pattern_beyond_events << "},\n";
   o << "  \"simulated_s\": " << num(r.simulated_s) << ",\n";
   o << "  \"wall_s\": " << num(r.wall_s) << ",\n";
   o << "  \"plan_wall_s\": " << num(r.plan_wall_s) << ",\n";

@@ -118,6 +118,7 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     provider = std::make_unique<VirtualTimeProvider>(*options.compiler, clock, options.compile_delay_us);
   std::unique_ptr<runtime::Scheduler> sched;
   runtime::Dispatcher* lull = nullptr;
+  std::string beyond;  // the first estimate beyond the library
   if (plan) {
     sched = std::make_unique<runtime::FifoDispatcher>(table, *plan, clock, backend, so);
   } else {
@@ -129,6 +130,9 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     auto d = std::make_unique<runtime::Dispatcher>(std::move(dp), clock, backend, so);
     lull = d.get();
     sched = std::move(d);
+    lull->on_pattern_beyond_library([&beyond](const runtime::BurstinessEstimate& e, const ArrivalProcess&) {
+      if (beyond.empty()) beyond = arrival_process_text(e.process);
+    });
     if (scaler) scaler->attach(*lull);
   }
   std::unique_ptr<SwitchedVariants> variants;
@@ -215,6 +219,11 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   if (plan) r.plan = *plan;
   r.satisfied_per_model = stats.per_model();
   r.new_policy_events = sched->new_policy_events();
+  if (lull) {
+    r.pattern_switches = lull->pattern().switches();
+    r.pattern_beyond_events = provider ? 0 : lull->pattern().beyond_events();
+    r.pattern_beyond_first = beyond;
+  }
   r.simulated_s = static_cast<double>(clock.now_us()) * 1e-6;
   r.worker_seconds = workers.worker_seconds();
   if (scaler) {

@@ -10,6 +10,7 @@
 // it serves expect (+ 0.2 points, issue 18's tolerance), the second does not.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -62,23 +63,29 @@ Phase phase(const std::string& csv_path, int from, int to, const std::string& ar
   return Phase{done > 0 ? late / done : 0, done > 0 ? expected / done : 0, seconds > 0 ? served / seconds : 0};
 }
 
+const std::string kShared = lull::test::shared_dir() + "/ramsis-artifact";
+const std::string kProfiles =
+    "--profiles " + kShared + "/profiles/image_cloud_cpu --accuracy-percent " + kShared + "/image_accuracy.json";
+
+// The image task's set for K = 20 at 840 QPS under `arrivals`, written to `out`.
+void compile_set(const std::string& arrivals, const std::string& out) {
+  const Outcome c = run_lull(
+      "compile " + kProfiles +
+      " --models shufflenet_v2_x0_5,mobilenet_v3_large,efficientnet_b0,efficientnet_b2,efficientnet_b3,"
+      "efficientnet_b4,efficientnet_v2_s,efficientnet_v2_m,efficientnet_v2_l --slo-ms 150 --workers 20 "
+      "--load-qps 840 --device cpu --arrivals " + arrivals + " --out " + out);
+  INFO(c.output);
+  REQUIRE(c.code == 0);
+}
+
 }  // namespace
 
 TEST_CASE("arrival adaptation: bursty phases stay within the expected violation with adaptation, not without",
           "[sim][cli][arrivals]") {
   LULL_SKIP_WITHOUT_SHARED();
-  const std::string shared = lull::test::shared_dir() + "/ramsis-artifact";
-  const std::string compile =
-      "compile --profiles " + shared + "/profiles/image_cloud_cpu --accuracy-percent " + shared +
-      "/image_accuracy.json --models shufflenet_v2_x0_5,mobilenet_v3_large,efficientnet_b0,efficientnet_b2,"
-      "efficientnet_b3,efficientnet_b4,efficientnet_v2_s,efficientnet_v2_m,efficientnet_v2_l --slo-ms 150 "
-      "--workers 20 --load-qps 840 --device cpu";
   const std::string poisson = dir() + "/poisson.pb", gamma4 = dir() + "/gamma4.pb", lib = dir() + "/library.pb";
-  for (const auto& [arrivals, out] : {std::pair{std::string("poisson"), poisson}, std::pair{std::string("gamma:4"), gamma4}}) {
-    const Outcome c = run_lull(compile + " --arrivals " + arrivals + " --out " + out);
-    INFO(c.output);
-    REQUIRE(c.code == 0);
-  }
+  compile_set("poisson", poisson);
+  compile_set("gamma:4", gamma4);
   const Outcome l = run_lull("policy library " + poisson + " " + gamma4 + " --out " + lib);
   INFO(l.output);
   REQUIRE(l.code == 0);
@@ -105,4 +112,26 @@ TEST_CASE("arrival adaptation: bursty phases stay within the expected violation 
   }
   // Back to Poisson: the Poisson set again.
   CHECK(phase(on_csv, 90, 100, "poisson").served_share >= 0.9);
+}
+
+TEST_CASE("arrival adaptation: a pattern beyond the library is compiled online, or warned about in one line",
+          "[sim][cli][arrivals][online]") {
+  LULL_SKIP_WITHOUT_SHARED();
+  const std::string poisson = dir() + "/poisson_only.pb", csv = dir() + "/online.csv", json = dir() + "/online.json";
+  compile_set("poisson", poisson);
+  const std::string run = "simulate --policies " + poisson + " --workers 20 --trace constant:840:30 --arrivals gamma:4 --seed 5";
+  // Online compilation on: the gamma:4 policy is compiled and serves the last seconds.
+  const Outcome on = run_lull(run + " --online-compile on " + kProfiles + " --out " + json + " --timeline " + csv);
+  INFO(on.output);
+  REQUIRE(on.code == 0);
+  CHECK(phase(csv, 20, 30, "gamma:4").served_share == 1);
+  CHECK(on.output.find("burstier than every policy") == std::string::npos);
+  // Off: served by the Poisson set, and one warning line saying so.
+  const Outcome off = run_lull(run + " --out " + json);
+  INFO(off.output);
+  REQUIRE(off.code == 0);
+  const auto warn = off.output.find("lull simulate: warning: arrivals looked like gamma:");
+  REQUIRE(warn != std::string::npos);
+  CHECK(off.output.find("--online-compile on", warn) != std::string::npos);
+  CHECK(std::count(off.output.begin(), off.output.end(), '\n') == 2);  // the warning and the summary
 }
