@@ -40,6 +40,7 @@
 #                 --arrivals` and `lull loadgen --arrivals` both take it, so the
 #                 policy is planned for the traffic it gets (docs/arrivals.md);
 #                 results get the process in their name (e2e-replay-gamma4)
+#   E2E_GRID      the compiled loads (default 5:100:5; loads above it serve the top one)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LULL="${LULL:-$ROOT/build/lull}"
@@ -163,7 +164,7 @@ fi
 # the violation check in about half the runs (2.2-3.7% against 2%): the plan
 # is tight by design, so any spike past the profile's maximum is a miss.
 "$LULL" compile --profiles "$PROFILE" --slo-ms "$COMPILE_SLO_MS" --workers "$SERVERS" --percentile 100 \
-    --arrivals "$ARRIVALS" --load-qps 5:100:5 --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>/dev/null
+    --arrivals "$ARRIVALS" --load-qps "${E2E_GRID:-5:100:5}" --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>/dev/null
 "${RT[@]}" "$LULL" serve --policies "$WORK/set.pb" --servers "$WORKERS" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 PIDS+=($!)
