@@ -154,3 +154,31 @@ TEST_CASE("catalog: sets per (workers, pattern), chosen by pattern then load", "
   REQUIRE_THROWS_WITH(lull::runtime::PolicyCatalog({t, g4, g4}),
                       Catch::Contains("two sets for 2 workers and arrivals gamma:4"));
 }
+
+TEST_CASE("arrival schedule: the process changes at each step, the rate does not", "[runtime][burstiness][arrivals]") {
+  lull::sim::RateArrivals source({{0, 100, 500}, {100, 200, 500}},
+                                 {{0, ArrivalProcess::poisson()}, {50, ArrivalProcess::gamma(4)}, {150, ArrivalProcess::batch(4)}}, 9);
+  std::vector<std::vector<double>> gaps(4);
+  std::vector<int> counts(4, 0);
+  std::int64_t t = 0, last = -1;
+  while (source.next(&t)) {
+    REQUIRE(t >= 0);
+    REQUIRE(t < 200'000'000);
+    const int quarter = static_cast<int>(t / 50'000'000);
+    ++counts[quarter];
+    if (last >= 0 && last / 50'000'000 == quarter) gaps[quarter].push_back(static_cast<double>(t - last));
+    last = t;
+  }
+  auto cv2 = [](const std::vector<double>& g) {
+    double s = 0, s2 = 0;
+    for (double x : g) s += x, s2 += x * x;
+    const double m = s / g.size();
+    return (s2 / g.size() - m * m) / (m * m);
+  };
+  for (int q = 0; q < 4; ++q) CHECK(counts[q] == Approx(25000).epsilon(0.05));
+  CHECK(cv2(gaps[0]) == Approx(1).epsilon(0.1));
+  CHECK(cv2(gaps[1]) == Approx(4).epsilon(0.15));  // gamma:4 across the rate segments' boundary at 100 s
+  CHECK(cv2(gaps[2]) == Approx(4).epsilon(0.15));
+  CHECK(cv2(gaps[3]) == Approx(lull::batch_gap_cv2(4)).epsilon(0.15));
+  CHECK_THROWS(lull::sim::RateArrivals({{0, 1, 1}}, std::vector<lull::ArrivalStep>{}, 1));
+}
