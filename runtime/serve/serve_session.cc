@@ -35,10 +35,15 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
       admitted_(static_cast<std::size_t>(health.num_workers()), options_.pool_managed ? 0 : 1) {
   current_policy_ = logged_policy_ = dispatcher_.current_choice().id;
   if (options_.online) options_.online->connect(dispatcher_.policy_inbox());
-  dispatcher_.on_pattern_beyond_library([](const runtime::BurstinessEstimate& e, const ArrivalProcess& serving) {
+  // Once per process: an estimate hovering at the library's edge would repeat it.
+  dispatcher_.on_pattern_beyond_library([logged = false](const runtime::BurstinessEstimate& e,
+                                                         const ArrivalProcess& serving) mutable {
+    if (logged) return;
+    logged = true;
     std::fprintf(stderr,
                  "lull serve: warning: arrivals look like %s (gap CV^2 %.2f, count dispersion %.2f), burstier than every "
-                 "policy in the library; serving the %s policies (--online-compile on compiles one for the pattern)\n",
+                 "policy in the library; serving the %s policies (--online-compile on compiles one for the pattern; "
+                 "logged once, /metrics has the estimate)\n",
                  arrival_process_text(e.process).c_str(), e.gap_cv2, e.dispersion, arrival_process_text(serving).c_str());
   });
   if (options_.library.empty() && !options_.online && health.num_workers() != table_.workers)
