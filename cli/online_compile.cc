@@ -42,10 +42,10 @@ CompilerPolicySource::CompilerPolicySource(const std::string& policies_path, con
 }
 
 runtime::PolicyTable CompilerPolicySource::compile(const runtime::PolicyRequest& r) {
-  const schema::PolicySet set = compiler_->compile(r.workers, r.load_qps);
-  return runtime::policy_table_from_proto(
-      set, runtime::PolicyExpectations{"", r.workers, 0},
-      "online policy for " + std::to_string(r.workers) + " workers at " + number_text(r.load_qps) + " QPS");
+  const schema::PolicySet set = compiler_->compile(r.workers, r.load_qps, r.arrivals);
+  return runtime::policy_table_from_proto(set, runtime::PolicyExpectations{"", r.workers, 0},
+                                          "online policy for " + std::to_string(r.workers) + " workers at " +
+                                              number_text(r.load_qps) + " QPS, " + arrival_process_text(r.arrivals));
 }
 
 }  // namespace lull::cli

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -78,7 +79,8 @@ int run_simulate(int argc, char** argv) {
       ("replay", po::value(&replay)->default_value(replay),
        "hold: run the trace as written and serve every query | reference: the reference simulator's replay "
        "(rate file: per-second rates, 300 s, wrap-around; queries still queued at the end are not counted)")
-      ("arrivals", po::value(&arrivals)->default_value(arrivals), "arrival process for constant/rate traces: poisson | gamma:CV2 | batch:D")
+      ("arrivals", po::value(&arrivals)->default_value(arrivals), "arrival process for constant/rate traces: poisson | gamma:CV2 | batch:D, or steps SPEC@START_S,... "
+       "(poisson@0,gamma:4@60: the process changes at those seconds)")
       ("scheduler", po::value(&scheduler)->default_value(scheduler), "lull | jellyfish | modelswitching")
       ("latency", po::value(&latency)->default_value(latency), "pNN: deterministic at the compiled percentile | sampled: drawn from --profiles")
       ("profiles", po::value(&profiles), "lull profile JSON or a RAMSIS-artifact folder: raw samples for --latency sampled; what --online-compile on compiles from")
@@ -115,13 +117,13 @@ int run_simulate(int argc, char** argv) {
 
   sim::SimOptions options;
   sim::TraceSpec spec;
-  sim::ArrivalProcess process;
+  std::vector<ArrivalStep> process;
   try {
     options.scheduler = sim::parse_scheduler_kind(scheduler);
     spec = sim::parse_trace_spec(trace);
     sim::set_replay_mode(&spec, replay);
     sim::set_trace_scale(&spec, trace_scale);
-    process = parse_arrival_process(arrivals, "--arrivals");
+    process = parse_arrival_schedule(arrivals, "--arrivals");
     for (const auto& f : fails)
       for (const auto& e : sim::parse_fail(f)) options.worker_events.push_back(e);
     for (const auto& w : workers_at) options.worker_events.push_back(sim::parse_workers_at(w));
@@ -202,6 +204,11 @@ int run_simulate(int argc, char** argv) {
     throw UsageError(e.what());
   }
 
+  if (r.pattern_beyond_events > 0)
+    std::fprintf(stderr,
+                 "lull simulate: warning: arrivals looked like %s, burstier than every policy in --policies (%d "
+                 "time(s)); the most bursty set served (--online-compile on compiles one for the pattern)\n",
+                 r.pattern_beyond_first.c_str(), r.pattern_beyond_events);
   write_output(out, sim::result_to_json(r, table, sim::RunInfo{policies, trace, replay, arrivals, latency, seed}));
   if (!timeline.empty()) write_output(timeline, sim::timeline_to_csv(r));
   // The summary goes where the outputs do not.

@@ -6,14 +6,9 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "schema/arrival_classify.h"
+
 namespace lull::compiler {
-namespace {
-
-// Gap CV^2 of batch:D with logarithmic bursts: a burst's first gap is
-// exponential, the others zero, so CV^2 = 2 E[X] - 1.
-double batch_gap_cv2(double D) { return D <= 1 ? 1 : 2 * (D - 1) / std::log(D) - 1; }
-
-}  // namespace
 
 ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& t) {
   ArrivalFit f;
@@ -57,26 +52,21 @@ ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& t) {
   const double gap_noise = 3.0 / std::sqrt(n);  // CV^2 of exponential gaps: se ~ sqrt(8 / n), generously
 
   char why[400];
-  if (std::fabs(f.dispersion - 1) <= 3 * f.dispersion_noise && std::fabs(f.gap_cv2 - 1) <= 3 * gap_noise) {
+  const ArrivalClass c = classify_arrivals(ArrivalStatistics{f.gap_cv2, f.dispersion, gap_noise, f.dispersion_noise});
+  if (c.poisson_within_noise) {
     f.process = ArrivalProcess::poisson();
     std::snprintf(why, sizeof why,
                   "poisson: gap CV^2 %.3f and count dispersion %.3f (windows of %.0f arrivals) are both within 3 "
                   "standard errors of 1",
                   f.gap_cv2, f.dispersion, kFitWindowMean);
   } else {
-    // Which family explains the pair: gamma predicts gap CV^2 = dispersion,
-    // batch predicts gap CV^2 = 2 E[X] - 1 < dispersion.
-    const double D = f.dispersion > 1 ? f.dispersion : 1;
-    const double gamma_miss = std::fabs(std::log(f.gap_cv2 / D));
-    const double batch_miss = std::fabs(std::log(f.gap_cv2 / batch_gap_cv2(D)));
-    const bool batch = f.dispersion > 1 && batch_miss < gamma_miss;
     // Parameters rounded to 2 significant digits: a policy per pattern, not per trace.
     auto round2 = [](double v) {  // via text: the double nearest the two-digit decimal
       char text[32];
       std::snprintf(text, sizeof text, "%.2g", v);
       return std::strtod(text, nullptr);
     };
-    if (batch) {
+    if (c.batch_nearer) {
       f.process = ArrivalProcess::batch(std::max(1.0, round2(f.dispersion)));
     } else {
       f.process = ArrivalProcess::gamma(std::max(0.01, round2(f.gap_cv2)));
@@ -85,7 +75,7 @@ ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& t) {
                   "%s: gap CV^2 %.3f, count dispersion %.3f +- %.3f (windows of %.0f arrivals); gamma would give gap "
                   "CV^2 = dispersion, batch %.3f: %s is nearer",
                   arrival_process_text(f.process).c_str(), f.gap_cv2, f.dispersion, f.dispersion_noise, kFitWindowMean,
-                  batch_gap_cv2(D), batch ? "batch" : "gamma");
+                  batch_gap_cv2(std::max(1.0, f.dispersion)), c.batch_nearer ? "batch" : "gamma");
   }
   f.reason = why;
   return f;

@@ -1,15 +1,9 @@
 #pragma once
 // `lull compile --arrivals fit:FILE`: the family and parameter of an arrival
 // process from recorded arrival times (docs/arrivals.md, "Choosing a process
-// from a trace"). Two statistics:
-//   gap CV^2   of the inter-arrival gaps: c for gamma:c; 2 E[X] - 1 for
-//              batch:D (E[X] = (D - 1) / ln D, the mean burst size)
-//   dispersion Var/mean of the counts in windows of ~kFitWindowMean arrivals:
-//              about c for gamma:c (a renewal process's long-run index), D for batch:D
-// Poisson when both are within their noise of 1; otherwise the family whose
-// predicted gap CV^2 (given the dispersion) is nearer the measured one, with
-// its parameter from the statistic it is best measured by (gap CV^2 for gamma,
-// dispersion for batch).
+// from a trace"): the gap CV^2 and the dispersion of counts in windows of
+// ~kFitWindowMean arrivals, classified by schema/arrival_classify.h's rule,
+// the parameter rounded to two digits (a policy per pattern, not per trace).
 #include <cstdint>
 #include <string>
 #include <vector>

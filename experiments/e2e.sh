@@ -36,6 +36,11 @@
 #   E2E_MODELS (real), E2E_PROFILE (replay), E2E_RT=0 (replay: normal priority),
 #   E2E_COMPILE_SLO_MS (plan for another budget than SLO - HOP: only to show
 #   that a wrong plan fails the checks)
+#   E2E_ARRIVALS  the arrival process (default poisson): `lull compile
+#                 --arrivals` and `lull loadgen --arrivals` both take it, so the
+#                 policy is planned for the traffic it gets (docs/arrivals.md);
+#                 results get the process in their name (e2e-replay-gamma4)
+#   E2E_GRID      the compiled loads (default 5:100:5; loads above it serve the top one)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LULL="${LULL:-$ROOT/build/lull}"
@@ -65,6 +70,8 @@ else
   ACC="$ROOT/runtime/modelserver/accuracy.json"
 fi
 COMPILE_SLO_MS="${E2E_COMPILE_SLO_MS:-$((SLO_MS - HOP_MS))}"
+ARRIVALS="${E2E_ARRIVALS:-poisson}"
+if [ "$ARRIVALS" != poisson ]; then NAME="$NAME-${ARRIVALS//[:.]/}"; fi
 # Replay runs the servers, lull serve and loadgen at real-time priority
 # (SCHED_FIFO 1) where allowed (root or CAP_SYS_NICE), else as they are.
 # Under CPU-bound neighbours a thread waking from a 5-50 ms sleep waited up to
@@ -157,7 +164,7 @@ fi
 # the violation check in about half the runs (2.2-3.7% against 2%): the plan
 # is tight by design, so any spike past the profile's maximum is a miss.
 "$LULL" compile --profiles "$PROFILE" --slo-ms "$COMPILE_SLO_MS" --workers "$SERVERS" --percentile 100 \
-    --load-qps 5:100:5 --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>/dev/null
+    --arrivals "$ARRIVALS" --load-qps "${E2E_GRID:-5:100:5}" --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>/dev/null
 "${RT[@]}" "$LULL" serve --policies "$WORK/set.pb" --servers "$WORKERS" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 PIDS+=($!)
@@ -169,7 +176,7 @@ TARGET="http://127.0.0.1:$(cat "$WORK/lull.port")"
 for load in $LOADS; do
   BUSY0=$(cpu_busy_ticks); CHAIN0=$(cpu_ticks_of "${PIDS[@]}"); T0=$(date +%s.%N)
   "${RT[@]}" /usr/bin/time -f "%U %S" -o "$WORK/loadgen.cpu" "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate "$load" --duration "$DURATION" \
-      --seed "$load" --slo-ms "$SLO_MS" --accuracy "$ACC" --json "$WORK/load$load.json" > "$WORK/load$load.txt" || true
+      --arrivals "$ARRIVALS" --seed "$load" --slo-ms "$SLO_MS" --accuracy "$ACC" --json "$WORK/load$load.json" > "$WORK/load$load.txt" || true
   others_cores "load$load" "$BUSY0" "$CHAIN0" "$T0" "${PIDS[@]}"
   curl -s "$TARGET/metrics" > "$WORK/metrics$load.txt"
   cat "$WORK/load$load.txt"
@@ -178,10 +185,10 @@ done
 # (docs/serving.md, "Latency drift"): its drift lines go into the results.
 grep "latency drift" "$WORK/serve.log" > "$WORK/drift.txt" || true
 
-"$PY" - "$WORK" "$OUT" "$STRICT" "$LOADS" "$SLO_MS" "$COMPILE_SLO_MS" "$PROFILE" "$NAME" <<'PYEOF'
+"$PY" - "$WORK" "$OUT" "$STRICT" "$LOADS" "$SLO_MS" "$COMPILE_SLO_MS" "$PROFILE" "$NAME" "$ARRIVALS" <<'PYEOF'
 import json, os, sys
 work, out, strict, loads, slo = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4].split(), float(sys.argv[5])
-budget, profile, name = float(sys.argv[6]), sys.argv[7], sys.argv[8]
+budget, profile, name, arrivals = float(sys.argv[6]), sys.argv[7], sys.argv[8], sys.argv[9]
 expected = {p["load_qps"]: p for p in json.load(open(f"{work}/report.json"))["policies"]}
 rows, hard_fail, soft_fail = [], False, False
 for load in loads:
@@ -207,10 +214,11 @@ try:
     profile_others, profile_chain = (float(v) for v in open(f"{work}/profile.others").read().split())
 except FileNotFoundError:  # replay: nothing is profiled
     profile_others = profile_chain = None
-json.dump(dict(slo_ms=slo, rows=rows, provenance=provenance, profile_others_cores=profile_others,
+json.dump(dict(slo_ms=slo, arrivals=arrivals, rows=rows, provenance=provenance, profile_others_cores=profile_others,
                profile_chain_cores=profile_chain), open(f"{out}/{name}.json", "w"), indent=1)
 with open(f"{out}/{name}.md", "w") as f:
-    f.write(f"# lull end to end (SLO {slo:g} ms)\n\nProfile {provenance}. Expected values: the compiled policy "
+    f.write(f"# lull end to end (SLO {slo:g} ms, {arrivals} arrivals)\n\nProfile {provenance}. Arrivals: `{arrivals}` "
+            "(the policy compiled for them, loadgen drawing them). Expected values: the compiled policy "
             f"for each load (lull compile --report; compiled for a budget of {budget:g} ms, the SLO less what is kept for the client <-> lull hop and jitter). Checks: no loss or 5xx; violation <= expected + 0.02; "
             "|accuracy - expected| <= 0.02; expected violation <= 0.10 (else the plan was made from a profile that "
             "neighbours slowed, and the run measures nothing). 'Others' cores': the cores that processes outside the chain (model servers, "

@@ -7,7 +7,9 @@
 
 namespace lull::runtime {
 namespace {
-bool same(const PolicyRequest& a, const PolicyRequest& b) { return a.workers == b.workers && a.load_qps == b.load_qps; }
+bool same(const PolicyRequest& a, const PolicyRequest& b) {
+  return a.workers == b.workers && a.load_qps == b.load_qps && a.arrivals == b.arrivals;
+}
 }  // namespace
 
 BackgroundPolicyProvider::BackgroundPolicyProvider(PolicyCompiler& compiler, std::function<void(const std::string&)> log)
@@ -53,9 +55,10 @@ void BackgroundPolicyProvider::compile(const PolicyRequest& r) {
     table = compiler_.compile(r);
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ok = true;
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "online compilation: policy for %d workers at %g QPS in %.3f s", r.workers,
-                  r.load_qps, seconds);
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "online compilation: policy for %d workers at %g QPS%s%s in %.3f s", r.workers,
+                  r.load_qps, r.arrivals.is_poisson() ? "" : ", arrivals ",
+                  r.arrivals.is_poisson() ? "" : arrival_process_text(r.arrivals).c_str(), seconds);
     line = buf;
   } catch (const std::exception& e) {
     line = std::string("online compilation failed: ") + e.what();

@@ -37,6 +37,7 @@ Dispatcher::Dispatcher(DispatcherPolicies p, Clock& clock, Backend& backend, con
     : Scheduler(start_grid(p), clock, backend, options),
       catalog_(p.library),
       provider_(p.provider),
+      pattern_(p.provider != nullptr),
       central_(p.library.at(0).slo_us, pool_size(p)),
       queues_(static_cast<std::size_t>(pool_size(p))),
       busy_(queues_.size(), 0),
@@ -69,12 +70,25 @@ void Dispatcher::refresh_policy() {
         last_mail_error_ = e.what();
       }
     }
+  bool went_beyond = false;
+  if (burstiness().bins_closed() != estimated_at_bins_) {  // the estimate can have moved
+    estimated_at_bins_ = burstiness().bins_closed();
+    estimate_ = burstiness().estimate();
+    const int beyond_before = pattern_.beyond_events();
+    pattern_.update(estimate_, catalog_.patterns());
+    went_beyond = pattern_.beyond_events() != beyond_before;
+  }
   const double load = last_estimate_qps();
-  choice_ = catalog_.choose(num_available_, load, provider_ != nullptr);
-  if (!provider_) return;
-  const PolicyRequest want = catalog_.wanted(num_available_, load);
+  choice_ = catalog_.choose(num_available_, load, provider_ != nullptr, pattern_.current());
+  if (!provider_) {
+    if (went_beyond && on_beyond_) on_beyond_(estimate_, choice_.arrivals);
+    return;
+  }
+  const PolicyRequest want = catalog_.wanted(num_available_, load, pattern_.current());
   if (want.workers == 0) return;
-  if (want.workers == last_request_.workers && want.load_qps == last_request_.load_qps) return;
+  if (want.workers == last_request_.workers && want.load_qps == last_request_.load_qps &&
+      want.arrivals == last_request_.arrivals)
+    return;
   last_request_ = want;
   ++requests_;
   provider_->request(want);

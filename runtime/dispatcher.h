@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "runtime/burstiness_estimator.h"
 #include "runtime/central_queue.h"
+#include "runtime/pattern_switcher.h"
 #include "runtime/policy_catalog.h"
 #include "runtime/policy_inbox.h"
 #include "runtime/policy_provider.h"
@@ -60,6 +62,16 @@ class Dispatcher final : public Scheduler {
   int pool_workers() const { return static_cast<int>(queues_.size()); }
   // Requests made of the provider so far.
   int policies_requested() const { return requests_; }
+  // The arrivals' pattern (runtime/pattern_switcher.h): the latest estimate
+  // (taken once per closed bin), the pattern the policy is chosen for, and
+  // a hook called each time the estimate goes beyond every compiled pattern
+  // while no provider can compile one (the caller warns: it serves the most
+  // bursty pattern held).
+  const BurstinessEstimate& burstiness_estimate() const { return estimate_; }
+  const PatternSwitcher& pattern() const { return pattern_; }
+  void on_pattern_beyond_library(std::function<void(const BurstinessEstimate&, const ArrivalProcess& serving)> f) {
+    on_beyond_ = std::move(f);
+  }
   void on_arrival(QueryId id) override;
   // The same for a query the caller received at `arrival_us` (<= now): its
   // deadline counts from then, so time spent before the Dispatcher saw it
@@ -121,6 +133,10 @@ class Dispatcher final : public Scheduler {
 
   PolicyCatalog catalog_;
   PolicyProvider* provider_;
+  PatternSwitcher pattern_;
+  BurstinessEstimate estimate_;
+  std::uint64_t estimated_at_bins_ = ~std::uint64_t{0};
+  std::function<void(const BurstinessEstimate&, const ArrivalProcess&)> on_beyond_;
   PolicyInbox inbox_;
   PolicyChoice choice_;
   PolicyRequest last_request_;  // not repeated while the catalog still misses it

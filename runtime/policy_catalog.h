@@ -1,8 +1,8 @@
 #pragma once
-// Every policy the runtime holds, by (worker count, load): the tables of a
-// policy library and those compiled online since. It answers which policy
-// serves `workers_up` workers at an estimated load, and which policy is
-// missing for that situation. Policies are stored one per allocation and
+// Every policy the runtime holds, by (worker count, arrival pattern, load):
+// the tables of a policy library and those compiled online since. It answers
+// which policy serves `workers_up` workers at an estimated load under a
+// pattern, and which policy is missing for that situation. Policies are stored one per allocation and
 // never freed or moved while the catalog lives, so a pointer to one stays
 // valid across later additions and replacements (readers never need a lock
 // to use it; a replaced policy is retired, not freed).
@@ -21,12 +21,14 @@ struct PolicyChoice {
   const CompiledPolicy* policy = nullptr;
   int workers = 0;  // the worker count the policy was compiled for
   int id = -1;      // stable index (0, 1, ... in order of addition)
+  ArrivalProcess arrivals;  // the process the policy was compiled for
 };
 
 class PolicyCatalog {
  public:
-  // The library's tables: distinct worker counts, one task, SLO and model
-  // list (std::invalid_argument otherwise). Ids follow the tables' order.
+  // The library's tables: distinct (worker count, arrival process) pairs,
+  // one task, SLO and model list (std::invalid_argument otherwise). Ids
+  // follow the tables' order.
   explicit PolicyCatalog(std::vector<PolicyTable> library);
 
   // Adds a table compiled later; a policy at a load the catalog already
@@ -34,7 +36,7 @@ class PolicyCatalog {
   // when task, SLO or models differ from the library's.
   void add(const PolicyTable& table);
 
-  // Replaces every policy held for table.workers with the table's (a set
+  // Replaces every policy held for (table.workers, table.arrivals) with the table's (a set
   // recompiled from observed latencies, --recompile-on-drift), and the
   // models' latencies with the table's, so that header() (the Dispatcher's
   // expected batch ends) agrees with the policies now chosen. New ids are
@@ -48,7 +50,9 @@ class PolicyCatalog {
   // Replacements so far.
   int generation() const { return generation_; }
 
-  // The policy for `workers_up` workers at `load_qps`:
+  // The policy for `workers_up` workers at `load_qps` under `pattern`: each
+  // worker count's sets for the pattern, or else for the covering pattern
+  // it holds (runtime/pattern_switcher.h, covering_pattern); then by load:
   // - a table for exactly workers_up covering the load: its lowest load >= it;
   // - else the table for the nearest worker count below workers_up (each of
   //   its workers expects more load: conservative), lowest load >= the load,
@@ -61,18 +65,23 @@ class PolicyCatalog {
   // (a set compiled online for a few loads), a larger set whose policy
   // expects more load per worker is taken instead. Above every compiled
   // load: the highest.
-  PolicyChoice choose(int workers_up, double load_qps, bool conservative) const;
+  PolicyChoice choose(int workers_up, double load_qps, bool conservative,
+                      const ArrivalProcess& pattern = ArrivalProcess::poisson()) const;
 
-  // The policy to compile so that `workers_up` at `load_qps` has its own:
-  // the library's grid load covering the estimate (above the grid, the
-  // estimate rounded up to the grid's step). workers == 0: nothing missing.
-  PolicyRequest wanted(int workers_up, double load_qps) const;
+  // The policy to compile so that `workers_up` at `load_qps` under `pattern`
+  // has its own: the library's grid load covering the estimate (above the
+  // grid, the estimate rounded up to the grid's step). workers == 0: nothing
+  // missing.
+  PolicyRequest wanted(int workers_up, double load_qps,
+                       const ArrivalProcess& pattern = ArrivalProcess::poisson()) const;
 
   int size() const { return static_cast<int>(by_id_.size()); }
   const PolicyChoice& entry(int id) const { return by_id_.at(static_cast<std::size_t>(id)); }
   // Task, SLO, percentile and models; `workers` and `policies` are not set.
   const PolicyTable& header() const { return header_; }
   std::vector<int> worker_counts() const;
+  // Every arrival pattern held, for any worker count (in order of addition).
+  const std::vector<ArrivalProcess>& patterns() const { return patterns_; }
 
  private:
   struct Slot {
@@ -80,11 +89,19 @@ class PolicyCatalog {
     std::unique_ptr<const CompiledPolicy> policy;
     int id;
   };
-  static PolicyChoice at_or_top(const std::vector<Slot>& slots, int workers, double load_qps);
+  struct PatternSlots {
+    ArrivalProcess arrivals;
+    std::vector<Slot> slots;  // ascending by load
+  };
+  using WorkerSets = std::vector<PatternSlots>;
+  static PolicyChoice at_or_top(const PatternSlots& sets, int workers, double load_qps);
+  static const PatternSlots& for_pattern(const WorkerSets& sets, const ArrivalProcess& pattern);
   void check_compatible(const PolicyTable& table, const std::string& what) const;
+  std::vector<Slot>& slots_for(const PolicyTable& t);
 
   PolicyTable header_;
-  std::map<int, std::vector<Slot>> by_workers_;  // each ascending by load
+  std::map<int, WorkerSets> by_workers_;
+  std::vector<ArrivalProcess> patterns_;
   std::vector<PolicyChoice> by_id_;
   std::vector<std::unique_ptr<const CompiledPolicy>> retired_;  // replaced, kept alive
   int generation_ = 0;

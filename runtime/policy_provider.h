@@ -8,19 +8,21 @@
 //                   (a background thread for `lull serve`, virtual time in
 //                   the simulator), so the selection path never waits.
 #include "runtime/policy_table.h"
+#include "schema/arrival_process.h"
 
 namespace lull::runtime {
 
 struct PolicyRequest {
   int workers = 0;      // 0: nothing is missing
   double load_qps = 0;  // central load the policy must cover
+  ArrivalProcess arrivals;  // the arrival process it is compiled for
 };
 
 class PolicyCompiler {
  public:
   virtual ~PolicyCompiler() = default;
-  // A table for request.workers holding a policy at load >= request.load_qps,
-  // with the same task, SLO and models as the library it joins. Throws on
+  // A table for request.workers holding a policy at load >= request.load_qps
+  // compiled for request.arrivals, with the same task, SLO and models as the library it joins. Throws on
   // failure (the message names what is wrong).
   virtual PolicyTable compile(const PolicyRequest& request) = 0;
 };

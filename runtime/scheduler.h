@@ -48,6 +48,7 @@ class Scheduler {
   int current_grid_point() const { return switcher_.current(); }
   int new_policy_events() const { return switcher_.events_raised(); }
   double last_estimate_qps() const { return last_estimate_qps_; }
+  const BurstinessEstimator& burstiness() const { return monitor_.burstiness(); }
 
  protected:
   // Records the arrival in the load monitor and returns the grid point to use.

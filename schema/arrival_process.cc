@@ -67,6 +67,25 @@ ArrivalProcess parse_arrival_process(const std::string& text, const std::string&
   throw std::invalid_argument(flag + " '" + text + "': " + kExpected + (allow_uniform ? " or uniform" : ""));
 }
 
+std::vector<ArrivalStep> parse_arrival_schedule(const std::string& text, const std::string& flag, bool allow_uniform) {
+  if (text.find('@') == std::string::npos) return {ArrivalStep{0, parse_arrival_process(text, flag, allow_uniform)}};
+  std::vector<ArrivalStep> out;
+  std::stringstream steps(text);
+  std::string step;
+  while (std::getline(steps, step, ',')) {
+    const auto at = step.rfind('@');
+    if (at == std::string::npos)
+      throw std::invalid_argument(flag + " '" + text + "': step '" + step + "' has no @START_S");
+    const double start = parse_trace_number(step.substr(at + 1), flag + " step start");
+    if (out.empty() ? start != 0 : !(start > out.back().start_s))
+      throw std::invalid_argument(flag + " '" + text + "': step starts must ascend strictly from 0, got " +
+                                  step.substr(at + 1));
+    out.push_back(ArrivalStep{start, parse_arrival_process(step.substr(0, at), flag, allow_uniform)});
+  }
+  if (out.empty() || text.back() == ',') throw std::invalid_argument(flag + " '" + text + "': empty step");
+  return out;
+}
+
 std::string arrival_process_text(const ArrivalProcess& p) {
   auto num = [](double v) {  // the shortest text that reads back as the same double
     char buf[40];

@@ -42,6 +42,16 @@ inline constexpr double kMaxBurstiness = 1000;
 ArrivalProcess parse_arrival_process(const std::string& text, const std::string& flag, bool allow_uniform = false);
 // One or more processes of one family: "gamma:1,2,4,8", "batch:2,4", "poisson".
 std::vector<ArrivalProcess> parse_arrival_processes(const std::string& text, const std::string& flag);
+// A process that changes over time (the simulator's --arrivals): one process,
+// or steps "SPEC@START_S,SPEC@START_S,..." with start times in seconds,
+// strictly ascending from 0 ("poisson@0,gamma:4@60,batch:4@120"); each step
+// holds until the next. `uniform` only when allow_uniform.
+struct ArrivalStep {
+  double start_s = 0;
+  ArrivalProcess process;
+};
+std::vector<ArrivalStep> parse_arrival_schedule(const std::string& text, const std::string& flag,
+                                                bool allow_uniform = false);
 // The spec string of a process: "poisson", "uniform", "gamma:2.5", "batch:4"
 // (%.17g: parses back to the same double).
 std::string arrival_process_text(const ArrivalProcess& p);

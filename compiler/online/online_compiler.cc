@@ -25,8 +25,12 @@ void OnlineCompiler::use_profiles(ReducedProfiles profiles) {
 }
 
 schema::PolicySet OnlineCompiler::compile(int workers, double load_qps) {
+  return compile(workers, load_qps, spec_.mdp.arrivals);
+}
+
+schema::PolicySet OnlineCompiler::compile(int workers, double load_qps, const ArrivalProcess& arrivals) {
   std::lock_guard<std::mutex> lock(mu_);
-  const auto key = std::make_pair(workers, load_qps);
+  const auto key = std::make_tuple(workers, load_qps, arrival_process_text(arrivals));
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
   const auto t0 = std::chrono::steady_clock::now();
   // One thread (this one): an online compilation must not take the cores
@@ -40,6 +44,7 @@ schema::PolicySet OnlineCompiler::compile(int workers, double load_qps) {
   } one_thread;
   CompileSpec spec = spec_;
   spec.mdp.workers = workers;
+  spec.mdp.arrivals = arrivals;
   spec.loads_qps = {load_qps};
   validate_compile_spec(spec);
   SweepResult result = run_sweep(SweepRequest{profiles_, spec}, *solver_);

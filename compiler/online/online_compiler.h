@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "compiler/compile_spec.h"
@@ -23,10 +25,12 @@ class OnlineCompiler {
   explicit OnlineCompiler(const CompileSpec& spec, std::ostream* log = nullptr);
   ~OnlineCompiler();
 
-  // A sealed-in-memory policy set holding one policy: `workers` at `load_qps`.
-  // Thread-safe (one compilation at a time); a repeated request is served
-  // from the cache.
+  // A sealed-in-memory policy set holding one policy: `workers` at `load_qps`,
+  // for the recorded arrival process or `arrivals` (a pattern the runtime
+  // estimated beyond its library). Thread-safe (one compilation at a time);
+  // a repeated request is served from the cache.
   schema::PolicySet compile(int workers, double load_qps);
+  schema::PolicySet compile(int workers, double load_qps, const ArrivalProcess& arrivals);
 
   // Later compilations use these profiles instead (lull serve
   // --recompile-on-drift: the latencies observed while serving); the cache
@@ -34,6 +38,7 @@ class OnlineCompiler {
   void use_profiles(ReducedProfiles profiles);
 
   int compilations() const { return compilations_; }  // excluding cache hits
+  const ArrivalProcess& recorded_arrivals() const { return spec_.mdp.arrivals; }
   double last_compile_s() const { return last_s_; }
 
  private:
@@ -41,7 +46,7 @@ class OnlineCompiler {
   ReducedProfiles profiles_;
   std::unique_ptr<Solver> solver_;
   std::mutex mu_;
-  std::map<std::pair<int, double>, schema::PolicySet> cache_;
+  std::map<std::tuple<int, double, std::string>, schema::PolicySet> cache_;  // workers, load, arrivals
   int compilations_ = 0;
   double last_s_ = 0;
 };

@@ -89,6 +89,26 @@ std::string render_prometheus(const ServeSnapshot& s) {
   sample(out, "lull_policy_load_queries_per_second", s.policy_load_qps);
   family(out, "lull_policy_workers", "gauge", "The worker count the active policy was compiled for.");
   sample(out, "lull_policy_workers", s.policy_workers);
+  family(out, "lull_policy_arrivals_info", "gauge", "1, labelled with the arrival process the active policy was compiled for.");
+  sample(out, "lull_policy_arrivals_info{arrivals=\"" + prom::escape(s.policy_arrivals) + "\"}", 1);
+  // The burstiness estimate (runtime/burstiness_estimator.h); 0 until a full window is seen.
+  family(out, "lull_arrival_estimate_ready", "gauge", "1 once the burstiness estimate covers a full window of arrivals.");
+  sample(out, "lull_arrival_estimate_ready", s.arrivals.ready ? 1 : 0);
+  family(out, "lull_arrival_gap_cv2", "gauge", "Squared coefficient of variation of the recent inter-arrival gaps.");
+  sample(out, "lull_arrival_gap_cv2", s.arrivals.gap_cv2);
+  family(out, "lull_arrival_count_dispersion", "gauge",
+         "Index of dispersion (variance over mean) of recent arrival counts in bins of about 50 arrivals.");
+  sample(out, "lull_arrival_count_dispersion", s.arrivals.dispersion);
+  family(out, "lull_arrival_burstiness", "gauge",
+         "The estimated arrival pattern's burstiness (gamma CV^2 or batch dispersion; 1 for Poisson), labelled with its family.");
+  sample(out, "lull_arrival_burstiness{family=\"" +
+                  std::string(s.arrivals.process.kind == ArrivalProcess::Kind::kBatch   ? "batch"
+                              : s.arrivals.process.kind == ArrivalProcess::Kind::kGamma ? "gamma"
+                                                                                         : "poisson") +
+                  "\"}",
+         s.arrivals.process.burstiness());
+  family(out, "lull_arrival_pattern_switches_total", "counter", "Changes of the arrival pattern the policy is chosen for.");
+  sample(out, "lull_arrival_pattern_switches_total", static_cast<double>(s.pattern_switches));
   if (s.online_compile) {
     family(out, "lull_online_compilations_total", "counter", "Policies compiled online and swapped in (--online-compile on).");
     sample(out, "lull_online_compilations_total", static_cast<double>(s.compilations));

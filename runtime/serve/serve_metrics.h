@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/burstiness_estimator.h"
 #include "runtime/serve/latency_drift.h"
 #include "runtime/serve/latency_histogram.h"
 
@@ -57,6 +58,9 @@ struct ServeSnapshot {
   double load_estimate_qps = 0;
   double policy_load_qps = 0;
   int policy_workers = 0;          // the worker count the active policy was compiled for
+  std::string policy_arrivals = "poisson";  // the arrival process it was compiled for
+  runtime::BurstinessEstimate arrivals;     // the dispatcher's estimate of the arrivals' pattern
+  std::uint64_t pattern_switches = 0;       // changes of the pattern the policy is chosen for
   bool online_compile = false;     // the online compilation families are shown
   std::uint64_t compilations = 0, compile_failures = 0;
   double compile_seconds_sum = 0, compile_last_seconds = 0;

@@ -35,6 +35,17 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
       admitted_(static_cast<std::size_t>(health.num_workers()), options_.pool_managed ? 0 : 1) {
   current_policy_ = logged_policy_ = dispatcher_.current_choice().id;
   if (options_.online) options_.online->connect(dispatcher_.policy_inbox());
+  // Once per process: an estimate hovering at the library's edge would repeat it.
+  dispatcher_.on_pattern_beyond_library([logged = false](const runtime::BurstinessEstimate& e,
+                                                         const ArrivalProcess& serving) mutable {
+    if (logged) return;
+    logged = true;
+    std::fprintf(stderr,
+                 "lull serve: warning: arrivals look like %s (gap CV^2 %.2f, count dispersion %.2f), burstier than every "
+                 "policy in the library; serving the %s policies (--online-compile on compiles one for the pattern; "
+                 "logged once, /metrics has the estimate)\n",
+                 arrival_process_text(e.process).c_str(), e.gap_cv2, e.dispersion, arrival_process_text(serving).c_str());
+  });
   if (options_.library.empty() && !options_.online && health.num_workers() != table_.workers)
     throw std::invalid_argument("the policy set was compiled for " + std::to_string(table_.workers) +
                                 " workers but " + std::to_string(health.num_workers()) + " workers were given");
@@ -243,8 +254,9 @@ void ServeSession::log_policy_switch() {
   // second; one line per second at most says where it settled and how often.
   const std::int64_t now_us = clock_.now_us();
   if (switches_since_log_ == 0 || choice.id == logged_policy_ || now_us - last_log_us_ < 1'000'000) return;
-  log::info("policy switch to the %g qps policy for %d workers (load estimate %.1f qps; %d switches since the last line)",
-            choice.policy->load_qps, choice.workers, dispatcher_.last_estimate_qps(), switches_since_log_);
+  log::info("policy switch to the %g qps policy for %d workers, arrivals %s (load estimate %.1f qps; %d switches since the last line)",
+            choice.policy->load_qps, choice.workers, arrival_process_text(choice.arrivals).c_str(),
+            dispatcher_.last_estimate_qps(), switches_since_log_);
   logged_policy_ = choice.id;
   last_log_us_ = now_us;
   switches_since_log_ = 0;
@@ -388,6 +400,9 @@ std::string ServeSession::metrics_text() {
     const auto& p = *choice.policy;
     s.policy_load_qps = p.load_qps;
     s.policy_workers = choice.workers;
+    s.policy_arrivals = arrival_process_text(choice.arrivals);
+    s.arrivals = dispatcher_.burstiness_estimate();
+    s.pattern_switches = static_cast<std::uint64_t>(dispatcher_.pattern().switches());
     s.expected_accuracy = p.expected_accuracy;
     s.expected_violation_rate = p.expected_violation_rate;
     s.policy_replacements = static_cast<std::uint64_t>(dispatcher_.catalog().generation());

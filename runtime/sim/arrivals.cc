@@ -1,19 +1,45 @@
 #include "runtime/sim/arrivals.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 namespace lull::sim {
 
+namespace {
+
+void check_process(const ArrivalProcess& p) {
+  if (p.kind == ArrivalProcess::Kind::kGamma && !(p.cv2 > 0 && std::isfinite(p.cv2)))
+    throw std::invalid_argument("gamma arrivals need a finite CV^2 > 0");
+  if (p.kind == ArrivalProcess::Kind::kBatch && !(p.dispersion >= 1 && std::isfinite(p.dispersion)))
+    throw std::invalid_argument("batch arrivals need a finite dispersion D >= 1");
+}
+
+}  // namespace
+
 RateArrivals::RateArrivals(std::vector<RateSegment> segments, ArrivalProcess process, std::uint64_t seed)
-    : segments_(std::move(segments)), process_(process), rng_(seed) {
-  for (const auto& s : segments_)
+    : RateArrivals(std::move(segments), std::vector<ArrivalStep>{ArrivalStep{0, process}}, seed) {}
+
+RateArrivals::RateArrivals(std::vector<RateSegment> segments, const std::vector<ArrivalStep>& steps, std::uint64_t seed)
+    : rng_(seed) {
+  if (steps.empty()) throw std::invalid_argument("arrival schedule with no step");
+  for (const auto& st : steps) check_process(st.process);
+  for (const auto& s : segments)
     if (!(s.end_s >= s.start_s) || !(s.qps >= 0) || !std::isfinite(s.qps))
       throw std::invalid_argument("rate segment with negative length or rate");
-  if (process_.kind == ArrivalProcess::Kind::kGamma && !(process_.cv2 > 0 && std::isfinite(process_.cv2)))
-    throw std::invalid_argument("gamma arrivals need a finite CV^2 > 0");
-  if (process_.kind == ArrivalProcess::Kind::kBatch && !(process_.dispersion >= 1 && std::isfinite(process_.dispersion)))
-    throw std::invalid_argument("batch arrivals need a finite dispersion D >= 1");
+  // Split each segment where a step starts inside it (one step: the
+  // segments as given, so a single process draws exactly as before).
+  for (const auto& s : segments)
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const double a = i == 0 ? -HUGE_VAL : steps[i].start_s;  // the first step holds from the start
+      const double b = i + 1 < steps.size() ? steps[i + 1].start_s : HUGE_VAL;
+      const double lo = std::max(s.start_s, a), hi = std::min(s.end_s, b);
+      const bool empty_segment_here = s.end_s == s.start_s && a <= s.start_s && s.start_s < b;
+      if (!(lo < hi) && !empty_segment_here) continue;
+      segments_.push_back(RateSegment{lo, std::max(lo, hi), s.qps});
+      processes_.push_back(steps[i].process);
+    }
+  process_ = processes_.empty() ? steps.front().process : processes_.front();
   if (!segments_.empty()) t_s_ = segments_.front().start_s;
 }
 
@@ -74,7 +100,7 @@ bool RateArrivals::next(std::int64_t* t_us) {
     // The gap crossed the segment's end: restart the renewal process at the
     // boundary with the next rate (exact for Poisson by memorylessness).
     t_s_ = s.end_s;
-    ++seg_;
+    if (++seg_ < segments_.size()) process_ = processes_[seg_];
   }
   return false;
 }

@@ -25,16 +25,23 @@ using RateSegment = lull::RateSegment;  // schema/rate_file.h
 
 using lull::ArrivalProcess;  // schema/arrival_process.h
 
+using lull::ArrivalStep;
+
 class RateArrivals final : public ArrivalSource {
  public:
   RateArrivals(std::vector<RateSegment> segments, ArrivalProcess process, std::uint64_t seed);
+  // The process changes at the steps' start times (schema/arrival_process.h,
+  // parse_arrival_schedule): the rate segments are split there, and each
+  // piece draws from its own process (a renewal restarted at the boundary).
+  RateArrivals(std::vector<RateSegment> segments, const std::vector<ArrivalStep>& steps, std::uint64_t seed);
   bool next(std::int64_t* t_us) override;
 
  private:
   double draw_gap_s(double qps);
   int draw_burst_size();
   std::vector<RateSegment> segments_;
-  ArrivalProcess process_;
+  std::vector<ArrivalProcess> processes_;  // one per segment
+  ArrivalProcess process_;                 // the current segment's
   std::mt19937_64 rng_;
   std::size_t seg_ = 0;
   double t_s_ = 0;  // time of the last arrival (or of the segment start)

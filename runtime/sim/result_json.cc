@@ -117,6 +117,8 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
   o << "  \"accuracy_per_satisfied_query\": " << num(r.accuracy_per_satisfied_query) << ",\n";
   o << "  \"violation_rate\": " << num(r.violation_rate) << ",\n";
   o << "  \"new_policy_needed_events\": " << r.new_policy_events << ",\n";
+  o << "  \"arrival_pattern\": {\"switches\": " << r.pattern_switches << ", \"beyond_library_events\": "
+    << r.pattern_beyond_events << "},\n";
   o << "  \"simulated_s\": " << num(r.simulated_s) << ",\n";
   o << "  \"wall_s\": " << num(r.wall_s) << ",\n";
   o << "  \"plan_wall_s\": " << num(r.plan_wall_s) << ",\n";
@@ -172,13 +174,19 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
 
 std::string timeline_to_csv(const SimResult& r) {
   std::ostringstream o;
-  o << "second,arrivals,completed,violated,accuracy_per_satisfied_query,load_estimate_qps,policy_load_qps\n";
+  o << "second,arrivals,completed,violated,accuracy_per_satisfied_query,load_estimate_qps,policy_load_qps,"
+       "policy_expected_violation,gap_cv2,count_dispersion,arrivals_estimate,policy_arrivals\n";
   for (std::size_t s = 0; s < r.timeline.size(); ++s) {
     const auto& t = r.timeline[s];
     const auto sat = t.completed - t.violated;
     o << s << "," << t.arrivals << "," << t.completed << "," << t.violated << ","
       << num(sat ? t.accuracy_sum / static_cast<double>(sat) : 0) << "," << num(t.load_estimate_qps) << ","
-      << num(t.grid_load_qps) << "\n";
+      << num(t.grid_load_qps) << "," << num(t.expected_violation) << ",";
+    if (t.estimate_ready)
+      o << num(t.gap_cv2) << "," << num(t.count_dispersion) << "," << arrival_process_text(t.estimate) << ",";
+    else
+      o << ",,,";
+    o << arrival_process_text(t.policy_arrivals) << "\n";
   }
   return o.str();
 }

@@ -22,10 +22,20 @@ void SimStats::on_arrival(runtime::QueryId id, std::int64_t t_us) {
   if (timeline_on_) ++row_at(t_us).arrivals;
 }
 
-void SimStats::on_load(std::int64_t t_us, double estimate_qps, double grid_load_qps) {
+void SimStats::on_load(std::int64_t t_us, double estimate_qps, double grid_load_qps, double expected_violation) {
   TimelineRow& row = row_at(t_us);
+  row.expected_violation = expected_violation;
   row.load_estimate_qps = estimate_qps;
   row.grid_load_qps = grid_load_qps;
+}
+
+void SimStats::on_pattern(std::int64_t t_us, const runtime::BurstinessEstimate& e, const ArrivalProcess& policy) {
+  TimelineRow& row = row_at(t_us);
+  row.estimate_ready = e.ready;
+  row.gap_cv2 = e.gap_cv2;
+  row.count_dispersion = e.dispersion;
+  row.estimate = e.process;
+  row.policy_arrivals = policy;
 }
 
 void SimStats::on_batch_done(const runtime::BatchResult& r, std::int64_t now_us) {

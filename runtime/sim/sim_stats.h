@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/burstiness_estimator.h"
 #include "runtime/policy_table.h"
 
 namespace lull::sim {
@@ -17,6 +18,12 @@ struct TimelineRow {
   double accuracy_sum = 0;     // over satisfied queries completing in this second
   double load_estimate_qps = 0;  // at the last arrival of this second
   double grid_load_qps = 0;      // compiled load in use at that arrival
+  double expected_violation = 0; // what the policy in use at that arrival expects
+  // lull's scheduler: the burstiness estimate at that arrival (not ready:
+  // `estimate_ready` false) and the arrival process of the policy in use.
+  bool estimate_ready = false;
+  double gap_cv2 = 0, count_dispersion = 0;
+  ArrivalProcess estimate, policy_arrivals;
 };
 
 class SimStats {
@@ -24,7 +31,9 @@ class SimStats {
   SimStats(const runtime::PolicyTable& table, bool timeline);
   void on_arrival(runtime::QueryId id, std::int64_t t_us);
   // Timeline only: the load estimate and compiled load in use after an arrival.
-  void on_load(std::int64_t t_us, double estimate_qps, double grid_load_qps);
+  void on_load(std::int64_t t_us, double estimate_qps, double grid_load_qps, double expected_violation);
+  // Timeline only: the burstiness estimate and the policy's arrival process.
+  void on_pattern(std::int64_t t_us, const runtime::BurstinessEstimate& e, const ArrivalProcess& policy_arrivals);
   void on_batch_done(const runtime::BatchResult& r, std::int64_t now_us);
   // The batch's queries were still queued at the run's end (mdp-spec 8): they
   // are neither served nor violated, only counted.

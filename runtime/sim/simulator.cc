@@ -118,6 +118,7 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     provider = std::make_unique<VirtualTimeProvider>(*options.compiler, clock, options.compile_delay_us);
   std::unique_ptr<runtime::Scheduler> sched;
   runtime::Dispatcher* lull = nullptr;
+  std::string beyond;  // the first estimate beyond the library
   if (plan) {
     sched = std::make_unique<runtime::FifoDispatcher>(table, *plan, clock, backend, so);
   } else {
@@ -129,6 +130,9 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     auto d = std::make_unique<runtime::Dispatcher>(std::move(dp), clock, backend, so);
     lull = d.get();
     sched = std::move(d);
+    lull->on_pattern_beyond_library([&beyond](const runtime::BurstinessEstimate& e, const ArrivalProcess&) {
+      if (beyond.empty()) beyond = arrival_process_text(e.process);
+    });
     if (scaler) scaler->attach(*lull);
   }
   std::unique_ptr<SwitchedVariants> variants;
@@ -186,9 +190,12 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     if (scaler) scaler->record_arrival(e.time_us);
     if (variants) variants->record_arrival();
     sched->on_arrival(id);
-    if (options.timeline)
-      stats.on_load(e.time_us, sched->last_estimate_qps(),
-                    lull ? lull->current_choice().policy->load_qps : table.policies[sched->current_grid_point()].load_qps);
+    if (options.timeline) {
+      const runtime::CompiledPolicy& in_use =
+          lull ? *lull->current_choice().policy : table.policies[sched->current_grid_point()];
+      stats.on_load(e.time_us, sched->last_estimate_qps(), in_use.load_qps, in_use.expected_violation_rate);
+      if (lull) stats.on_pattern(e.time_us, lull->burstiness_estimate(), lull->current_choice().arrivals);
+    }
     if (arrivals.next(&t_us)) events.push(std::max(t_us, e.time_us), -1);
   }
   workers.advance_to(clock.now_us());
@@ -212,6 +219,11 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   if (plan) r.plan = *plan;
   r.satisfied_per_model = stats.per_model();
   r.new_policy_events = sched->new_policy_events();
+  if (lull) {
+    r.pattern_switches = lull->pattern().switches();
+    r.pattern_beyond_events = provider ? 0 : lull->pattern().beyond_events();
+    r.pattern_beyond_first = beyond;
+  }
   r.simulated_s = static_cast<double>(clock.now_us()) * 1e-6;
   r.worker_seconds = workers.worker_seconds();
   if (scaler) {

@@ -80,6 +80,12 @@ struct SimResult {
   std::vector<OfflineTrial> offline_trials;      // ModelSwitching's offline runs
   std::vector<std::uint64_t> satisfied_per_model;
   int new_policy_events = 0;
+  // lull: changes of the arrival pattern the policy was chosen for, and the
+  // times the estimate went beyond every compiled pattern with no online
+  // compilation (the first such estimate, as a process spec).
+  int pattern_switches = 0;
+  int pattern_beyond_events = 0;
+  std::string pattern_beyond_first;
   double simulated_s = 0;   // virtual time of the last event
   double wall_s = 0;        // host time of the event loop
   double plan_wall_s = 0;   // host time spent building a baseline plan

@@ -97,6 +97,11 @@ double trace_dispatch_end_s(const TraceSpec& spec) {
 }
 
 std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, ArrivalProcess process, std::uint64_t seed) {
+  return make_arrival_source(spec, std::vector<ArrivalStep>{ArrivalStep{0, process}}, seed);
+}
+
+std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, const std::vector<ArrivalStep>& process,
+                                                   std::uint64_t seed) {
   auto scaled = [&](std::vector<RateSegment> segs) {
     for (auto& s : segs) s.qps *= spec.scale;
     return segs;

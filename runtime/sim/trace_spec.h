@@ -58,6 +58,9 @@ using lull::read_arrivals_file;  // schema/rate_file.h, shared with the compiler
 
 // Builds the source; `process` and `seed` are ignored for replayed arrivals.
 std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, ArrivalProcess process, std::uint64_t seed);
+// The same with a process that changes over time (--arrivals with steps).
+std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, const std::vector<ArrivalStep>& steps,
+                                                   std::uint64_t seed);
 
 
 }  // namespace lull::sim

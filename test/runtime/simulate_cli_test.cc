@@ -95,6 +95,14 @@ TEST_CASE("lull simulate: bad input is one line and exit code 2", "[sim][cli]") 
   expect_usage_error("--policies " + pol + " --workers 2 --trace constant:100:5 --replay twice" + out, "--replay");
   expect_usage_error("--policies " + pol + " --workers 2 --trace arrivals:" + bad_trace + " --replay reference" + out,
                      "arrivals");
+  // --arrivals with steps: starts ascending strictly from 0, each a process.
+  const std::string base = "--policies " + pol + " --workers 2 --trace constant:100:5" + out + " --arrivals ";
+  expect_usage_error(base + "poisson@1,gamma:4@2", "--arrivals");
+  expect_usage_error(base + "poisson@0,gamma:4@0", "ascend");
+  expect_usage_error(base + "poisson@0,gamma:0@2", "gamma CV2");
+  expect_usage_error(base + "poisson@0,batch:4", "no @START_S");
+  expect_usage_error(base + "poisson@0,gamma:4@nan", "--arrivals");
+  CHECK_FALSE(std::filesystem::exists(dir() + "/bad.json"));
 }
 
 TEST_CASE("lull simulate: worker events and online compilation flags, and a bad schedule is one line, exit 2, no output",

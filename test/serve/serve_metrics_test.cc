@@ -136,3 +136,29 @@ TEST_CASE("serve metrics: latency histogram, per-model counters and HTTP codes p
     CHECK(lint.empty());
   }
 }
+
+TEST_CASE("serve metrics: the arrivals' burstiness estimate and the policy's arrival process", "[serve][metrics][arrivals]") {
+  ServeSnapshot s;
+  s.task = "classify";
+  s.model_names = {"fast"};
+  s.counters.per_model = s.counters.per_model_violations = s.counters.per_model_satisfied = {0};
+  s.policy_arrivals = "gamma:4";
+  s.arrivals.ready = true;
+  s.arrivals.gap_cv2 = 3.3;
+  s.arrivals.dispersion = 4.1;
+  s.arrivals.process = lull::ArrivalProcess::batch(4.1);
+  s.pattern_switches = 2;
+  const std::string m = render_prometheus(s);
+  CHECK(metric_value(m, "lull_arrival_estimate_ready") == 1);
+  CHECK(metric_value(m, "lull_arrival_gap_cv2") == Approx(3.3));
+  CHECK(metric_value(m, "lull_arrival_count_dispersion") == Approx(4.1));
+  CHECK(metric_value(m, "lull_arrival_burstiness{family=\"batch\"}") == Approx(4.1));
+  CHECK(metric_value(m, "lull_policy_arrivals_info{arrivals=\"gamma:4\"}") == 1);
+  CHECK(metric_value(m, "lull_arrival_pattern_switches_total") == 2);
+  std::string lint;
+  const int rc = promtool_check(m, &lint);
+  if (rc >= 0) {
+    INFO(lint);
+    CHECK(rc == 0);
+  }
+}
