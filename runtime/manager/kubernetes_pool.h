@@ -71,6 +71,9 @@ class KubernetesPool final : public WorkerPool {
   // call is recorded in last_error() (the workers keep their last known state).
   void refresh();
   std::string last_error();
+  // Any thread (lull is stopping): the API call in progress, a backoff wait
+  // included, fails at once and later calls are not sent (KubernetesApi::interrupt).
+  void interrupt();
   // The API's failed attempts and give-ups (KubernetesApiStats) and the pods
   // failed for the not-ready limit, for /metrics.
   std::string metrics_text();
