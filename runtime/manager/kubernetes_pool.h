@@ -25,8 +25,9 @@
 // "pending-K" (starting); refresh() drops placeholders as pods appear. No
 // thread of its own: the owner calls refresh() periodically (and after
 // drains: a drained pod is scaled away in the next refresh()). Tested only
-// against a fake API server (test/manager/fake_kube_api.py), never a cluster;
-// docs/scaling.md says what that covers.
+// against fake API servers (in memory: test/support/fake_kubernetes_api.h;
+// over TLS: test/manager/fake_kube_api.py), never a cluster; docs/scaling.md
+// says what that covers.
 #include <cstdint>
 #include <functional>
 #include <map>
