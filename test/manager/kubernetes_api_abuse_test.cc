@@ -271,7 +271,7 @@ TEST_CASE("Kubernetes API abuse: a body over the cap is refused with the cap nam
   CHECK(KubernetesApiOptions{}.max_response_bytes == 32 << 20);  // the default cap: 100k endpoints fit
 }
 
-TEST_CASE("Kubernetes API abuse: a redirect is not followed to another host; the call fails naming where it pointed",
+TEST_CASE("Kubernetes API abuse: a redirect is not followed to another host, the call fails naming where it pointed",
           "[manager][kubernetes][abuse]") {
   Rig rig;
   rig.http.route("GET", kServer + kScale, [](const HttpRequest&) {
