@@ -59,6 +59,8 @@ std::int64_t integer_in(const JsonValue& v, const std::string& field, std::int64
 
 bool is_ip_literal(const std::string& s) {
   unsigned char buf[16];
+  // inet_pton reads up to a NUL: "10.0.0.2\0/evil" must not pass as 10.0.0.2.
+  if (s.find('\0') != std::string::npos) return false;
   return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
 }
 

@@ -21,6 +21,7 @@ using namespace lull::manager;
 
 bool is_ip(const std::string& s) {
   unsigned char buf[16];
+  if (s.find('\0') != std::string::npos) return false;  // inet_pton would stop at it
   return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
 }
 

@@ -186,6 +186,9 @@ TEST_CASE("Kubernetes API abuse: ports, addresses, pod names and conditions of t
   // An address goes into a worker's URL: only an IP literal may.
   CHECK(slices_error(rig, slice_list(kPorts, "[" + endpoint("models-0", "evil.example:80/x#") + "]")) ==
         at + "endpoints[0].addresses[0]: 'evil.example:80/x#' is not an IPv4 or IPv6 address");
+  // inet_pton stops at a NUL: the rest must not ride along into the URL (found by fuzz_kubernetes_objects).
+  CHECK(slices_error(rig, slice_list(kPorts, R"([{"addresses":["10.0.0.2\u0000/evil"]}])")).find(
+            at + "endpoints[0].addresses[0]: '10.0.0.2") == 0);
   // A pod name goes into a PATCH path: "../" must not reach another object.
   CHECK(slices_error(rig, slice_list(kPorts, "[" + endpoint("../../../apis/apps/v1/x", "10.0.0.1") + "]")) ==
         at + "endpoints[0].targetRef.name: '../../../apis/apps/v1/x' is not a pod name (a DNS-1123 subdomain)");
