@@ -122,6 +122,13 @@ TEST_CASE("Kubernetes API abuse: malformed JSON is an error naming the call, nev
   CHECK(replicas_error(rig, "{") == "Kubernetes API GET " + kScale + ": the answer is not JSON");
   CHECK(replicas_error(rig, "{\"kind\":\"Scale\"}") == "Kubernetes API GET " + kScale + ": no spec in the answer");
   CHECK(slices_error(rig, "{\"items\":{}}") == "Kubernetes API GET " + kSlices + ": no items list in the answer");
+  // A million brackets (2 MB): refused at once; protobuf's parser ran for minutes on it (900 MB).
+  const std::string deep = "{\"items\":" + std::string(1'000'000, '[') + std::string(1'000'000, ']') + "}";
+  CHECK(slices_error(rig, deep) == "Kubernetes API GET " + kSlices + ": the answer is not JSON");
+  CHECK(slices_error(rig, "{\"items\":[{\"ports\":" + std::string(64, '[') + std::string(64, ']') + "}]}")
+            .find(": the answer is not JSON") != std::string::npos);
+  // Brackets inside strings do not count.
+  CHECK(slices_error(rig, "{\"items\":[],\"x\":\"" + std::string(1000, '[') + "\\\"\"}") == "no error: 0 endpoints");
 }
 
 TEST_CASE("Kubernetes API abuse: a replica count of the wrong type or out of range is refused naming spec.replicas",
