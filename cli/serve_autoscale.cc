@@ -135,6 +135,7 @@ ServeAutoscale::ServeAutoscale(const ServeAutoscaleFlags& flags, const std::vect
 ServeAutoscale::~ServeAutoscale() { stop(); }
 
 void ServeAutoscale::stop() {
+  interrupt_pool();  // a Kubernetes call or backoff wait in the manager thread ends now
   if (scaler_) scaler_->stop();
   pool_.reset();  // stops every worker process
 }
@@ -153,7 +154,14 @@ void ServeAutoscale::configure(serve::ServeOptions& options) {
   options.extra_metrics = [scaler] { return scaler->metrics_text(); };
 }
 
-void ServeAutoscale::interrupt() { scaler_->request_stop(); }
+void ServeAutoscale::interrupt() {
+  scaler_->request_stop();
+  interrupt_pool();
+}
+
+void ServeAutoscale::interrupt_pool() {
+  if (auto* kube = dynamic_cast<manager::KubernetesPool*>(pool_.get())) kube->interrupt();
+}
 
 int ServeAutoscale::start(serve::TorchServeBackend& backend, serve::ServeSession& session) {
   slots_ = std::make_unique<manager::SessionSlots>(backend, session);

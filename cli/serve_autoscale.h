@@ -71,6 +71,8 @@ class ServeAutoscale {
 
  private:
   void log(const std::string& line);
+  // A Kubernetes pool's API call in progress ends at once (SIGTERM must not wait out a backoff).
+  void interrupt_pool();
 
   ServeAutoscaleFlags flags_;
   runtime::WallClock clock_;

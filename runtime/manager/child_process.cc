@@ -21,6 +21,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <memory>
 #include <functional>
 #include <mutex>
 #include <random>
@@ -273,6 +274,21 @@ int pick_free_port() {
     if (bindable(port)) return port;
   }
   throw std::runtime_error("cannot find a free port in " + std::to_string(lo) + "-" + std::to_string(hi));
+}
+
+}  // namespace lull::manager
+
+namespace lull::manager {
+
+ProcessLauncher& system_process_launcher() {
+  struct System final : ProcessLauncher {
+    std::unique_ptr<WorkerProcess> launch(const std::string& command, const std::string& log_path) override {
+      return std::make_unique<ChildProcess>(command, log_path);
+    }
+    int pick_port() override { return pick_free_port(); }
+  };
+  static System launcher;
+  return launcher;
 }
 
 }  // namespace lull::manager

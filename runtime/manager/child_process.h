@@ -15,32 +15,34 @@
 #include <cstdint>
 #include <string>
 
+#include "runtime/manager/process_launcher.h"
+
 namespace lull::manager {
 
-class ChildProcess {
+class ChildProcess final : public WorkerProcess {
  public:
   // Runs `/bin/sh -c "exec COMMAND"` with stdin from /dev/null and output
   // appended to `log_path`. Throws std::runtime_error naming the log file
   // when it cannot be opened, else naming the command.
   ChildProcess(const std::string& command, const std::string& log_path);
-  ~ChildProcess();  // SIGKILLs and reaps a child still running
+  ~ChildProcess() override;  // SIGKILLs and reaps a child still running
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const override { return pid_; }
   // Reaps the child if it has exited (never blocks); true once it has.
-  bool poll_exited();
-  bool exited() const { return exited_; }
+  bool poll_exited() override;
+  bool exited() const override { return exited_; }
   // Waits up to `timeout_ms` for the child to exit, reaping it; true once it has.
-  bool wait_exited(std::int64_t timeout_ms);
+  bool wait_exited(std::int64_t timeout_ms) override;
   // "exited with status 2", "killed by signal 9" (after poll_exited() said true).
-  std::string exit_description() const;
+  std::string exit_description() const override;
   bool killed_by_signal(int sig) const;
   // Sends `sig` to the child's process group (nothing once it has exited).
-  void signal(int sig);
+  void signal(int sig) override;
   const std::string& log_path() const { return log_path_; }
   // The last non-empty line of the log (at most 300 characters), "" if none.
-  std::string last_log_line() const;
+  std::string last_log_line() const override;
 
  private:
   pid_t pid_ = -1;

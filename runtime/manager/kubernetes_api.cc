@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <sstream>
-#include <thread>
 
+#include "runtime/manager/kubernetes_objects.h"
 #include "runtime/net/json_value.h"
 #include "runtime/torchserve/model_management.h"
 #include "runtime/torchserve/worker_endpoint.h"
@@ -21,7 +22,9 @@ namespace {
 
 constexpr const char* kMergePatch = "application/merge-patch+json";
 
+// Not a cancelled attempt (lull stops) nor one over the size cap (the next would be as large).
 bool worth_retrying(const HttpResponse& r) {
+  if (r.cancelled || r.too_large) return false;
   return !r.error.empty() || r.status == 409 || r.status == 429 || r.status >= 500;
 }
 
@@ -38,6 +41,9 @@ std::string describe_budget_spent(std::int64_t budget_ms) {
 std::string describe_kubernetes_error(const HttpResponse& r) {
   if (!r.error.empty()) return r.describe();
   std::string out = "HTTP " + std::to_string(r.status);
+  if (r.status >= 300 && r.status < 400)
+    return out + " redirect to " + r.header("location").substr(0, 200) +
+           ": not followed (lull talks only to the API server it was given)";
   JsonValue v;
   if (serve::parse_json(r.body, &v)) {
     const std::string reason = serve::json_string(v, "reason"), message = serve::json_string(v, "message");
@@ -55,8 +61,79 @@ KubernetesApi::KubernetesApi(serve::HttpTransport& client, KubernetesApiOptions 
                           : serve::normalize_base_url(options_.server);
   if (options_.max_attempts < 1) throw std::invalid_argument("Kubernetes API: max_attempts < 1");
   if (options_.sequence_budget_ms < 0) throw std::invalid_argument("Kubernetes API: sequence_budget_ms < 0");
-  if (!options_.sleep_ms)
-    options_.sleep_ms = [](std::int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+}
+
+void KubernetesApi::interrupt() {
+  serve::HttpRequestId id;
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stopped_ = true;
+    id = in_flight_;
+  }
+  stop_cv_.notify_all();
+  if (id) client_.cancel(id);
+}
+
+bool KubernetesApi::interrupted() {
+  std::lock_guard<std::mutex> lock(stop_mu_);
+  return stopped_;
+}
+
+void KubernetesApi::throw_stopped(const std::string& method, const std::string& path) {
+  throw KubernetesApiError("Kubernetes API " + method + " " + path + ": stopped (lull is shutting down)", 0);
+}
+
+bool KubernetesApi::wait_ms(std::int64_t ms) {
+  if (options_.sleep_ms) {
+    options_.sleep_ms(ms);
+    return !interrupted();
+  }
+  std::unique_lock<std::mutex> lock(stop_mu_);
+  return !stop_cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopped_; });
+}
+
+HttpResponse KubernetesApi::fetch(HttpRequest request) {
+  // The answer lands in shared state: an interrupted call returns without
+  // waiting for it, and a late callback finds the state still alive.
+  struct Answer {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    HttpResponse r;
+  };
+  auto answer = std::make_shared<Answer>();
+  std::unique_lock<std::mutex> lock(stop_mu_);
+  if (stopped_) {
+    HttpResponse cancelled;
+    cancelled.cancelled = true;
+    cancelled.error = "cancelled";
+    return cancelled;
+  }
+  in_flight_ = client_.send(std::move(request), [answer](HttpResponse r) {
+    std::lock_guard<std::mutex> a(answer->mu);
+    answer->r = std::move(r);
+    answer->done = true;
+    answer->cv.notify_all();
+  });
+  lock.unlock();
+  // interrupt() cancels the attempt; a transport that answers late anyway is not waited for.
+  HttpResponse r;
+  for (std::unique_lock<std::mutex> a(answer->mu);;) {
+    if (answer->cv.wait_for(a, std::chrono::milliseconds(20), [&] { return answer->done; })) {
+      r = std::move(answer->r);
+      break;
+    }
+    a.unlock();
+    if (interrupted()) {
+      r.cancelled = true;
+      r.error = "cancelled";
+      break;
+    }
+    a.lock();
+  }
+  lock.lock();
+  in_flight_ = 0;
+  return r;
 }
 
 std::string KubernetesApi::read_token() const {
@@ -73,6 +150,7 @@ std::string KubernetesApi::read_token() const {
 HttpResponse KubernetesApi::call(const std::string& method, const std::string& path, const std::string& body) {
   const std::int64_t budget_ms = options_.sequence_budget_ms;
   const auto left_ms = [&] { return budget_ms - spent_ms_; };
+  if (interrupted()) throw_stopped(method, path);
   if (budget_ms > 0 && left_ms() <= 0)
     throw KubernetesApiError("Kubernetes API " + method + " " + path + ": not sent, " + describe_budget_spent(budget_ms), 0);
   std::int64_t backoff_ms = options_.backoff_initial_ms;
@@ -87,12 +165,14 @@ HttpResponse KubernetesApi::call(const std::string& method, const std::string& p
     req.ca_file = options_.ca_file;
     req.timeout_ms = budget_ms > 0 ? std::min(options_.timeout_ms, left_ms()) : options_.timeout_ms;
     req.connect_timeout_ms = req.timeout_ms;
+    req.max_response_bytes = options_.max_response_bytes;
     if (!body.empty()) {
       req.body = body;
       req.content_type = kMergePatch;
     }
     const auto start = std::chrono::steady_clock::now();
-    r = client_.fetch(req);
+    r = fetch(std::move(req));
+    if (interrupted()) throw_stopped(method, path);
     spent_ms_ += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
     if (r.ok()) return r;
     const bool may_retry = worth_retrying(r) && attempt < options_.max_attempts;
@@ -104,7 +184,7 @@ HttpResponse KubernetesApi::call(const std::string& method, const std::string& p
                                                       options_.max_attempts, retrying, retrying ? backoff_ms : 0,
                                                       out_of_time, out_of_time ? budget_ms : 0});
     if (!retrying) break;
-    options_.sleep_ms(backoff_ms);
+    if (!wait_ms(backoff_ms)) throw_stopped(method, path);
     spent_ms_ += backoff_ms;
     backoff_ms = std::min(backoff_ms * 2, options_.backoff_max_ms);
   }
@@ -117,11 +197,11 @@ HttpResponse KubernetesApi::call(const std::string& method, const std::string& p
 
 int KubernetesApi::get_replicas(const std::string& ns, const std::string& deployment) {
   const auto r = call("GET", scale_path(ns, deployment), "");
-  JsonValue v;
-  const JsonValue* spec = serve::parse_json(r.body, &v) ? serve::json_field(v, "spec") : nullptr;
-  // A Scale with 0 replicas may omit spec.replicas (omitempty).
-  if (!spec) throw KubernetesApiError("Kubernetes API GET " + scale_path(ns, deployment) + ": no spec in the answer", r.status);
-  return static_cast<int>(serve::json_number(*spec, "replicas", 0));
+  try {
+    return parse_scale_replicas(r.body);
+  } catch (const KubernetesObjectError& e) {
+    throw KubernetesApiError("Kubernetes API GET " + scale_path(ns, deployment) + ": " + e.what(), r.status);
+  }
 }
 
 void KubernetesApi::set_replicas(const std::string& ns, const std::string& deployment, int replicas) {
@@ -138,39 +218,13 @@ std::vector<KubernetesEndpoint> KubernetesApi::list_endpoints(const std::string&
   const std::string path = "/apis/discovery.k8s.io/v1/namespaces/" + ns +
                            "/endpointslices?labelSelector=" + serve::url_encode("kubernetes.io/service-name=" + service);
   const auto r = call("GET", path, "");
-  JsonValue v;
-  const JsonValue* items = serve::parse_json(r.body, &v) ? serve::json_field(v, "items") : nullptr;
-  if (!items || items->kind_case() != JsonValue::kListValue)
-    throw KubernetesApiError("Kubernetes API GET " + path + ": no items list in the answer", r.status);
-  std::vector<KubernetesEndpoint> out;
-  ports->clear();
-  for (const auto& slice : items->list_value().values()) {
-    if (const JsonValue* ps = serve::json_field(slice, "ports"); ps && ps->kind_case() == JsonValue::kListValue) {
-      for (const auto& p : ps->list_value().values()) {
-        std::pair<std::string, int> port{serve::json_string(p, "name"), static_cast<int>(serve::json_number(p, "port", 0))};
-        if (std::find(ports->begin(), ports->end(), port) == ports->end()) ports->push_back(std::move(port));
-      }
-    }
-    const JsonValue* endpoints = serve::json_field(slice, "endpoints");
-    if (!endpoints || endpoints->kind_case() != JsonValue::kListValue) continue;  // a slice with no endpoints: null
-    for (const auto& e : endpoints->list_value().values()) {
-      KubernetesEndpoint ep;
-      if (const JsonValue* a = serve::json_field(e, "addresses"); a && a->kind_case() == JsonValue::kListValue &&
-                                                                    a->list_value().values_size() > 0)
-        ep.address = a->list_value().values(0).string_value();
-      if (const JsonValue* ref = serve::json_field(e, "targetRef")) ep.pod = serve::json_string(*ref, "name");
-      if (ep.pod.empty()) ep.pod = ep.address;
-      if (const JsonValue* c = serve::json_field(e, "conditions")) {
-        ep.ready = serve::json_bool(*c, "ready", true);
-        ep.terminating = serve::json_bool(*c, "terminating", false);
-      }
-      if (ep.address.empty()) continue;
-      // A pod can show in two slices while they are being updated: keep the first.
-      if (std::none_of(out.begin(), out.end(), [&](const KubernetesEndpoint& o) { return o.pod == ep.pod; }))
-        out.push_back(std::move(ep));
-    }
+  try {
+    KubernetesEndpoints read = parse_endpoint_slices(r.body);
+    *ports = std::move(read.ports);
+    return std::move(read.endpoints);
+  } catch (const KubernetesObjectError& e) {
+    throw KubernetesApiError("Kubernetes API GET " + path + ": " + e.what(), r.status);
   }
-  return out;
 }
 
 }  // namespace lull::manager

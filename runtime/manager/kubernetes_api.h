@@ -12,7 +12,14 @@
 // times the attempts: the calls of one sequence (begin_sequence(): one pool
 // call, a refresh or a scale-out) share a time budget, their attempts and
 // backoff waits together; each attempt's timeout is cut to what is left, and
-// a call gives up when no wait and attempt fit in it any more.
+// a call gives up when no wait and attempt fit in it any more. interrupt()
+// (lull is stopping: SIGTERM) ends a backoff wait or an attempt at once.
+//
+// A hostile or broken API server cannot make lull misbehave: answers are
+// read by kubernetes_objects.h (every field checked, the error names it), a
+// body over max_response_bytes fails the call (not retried), and a redirect
+// is never followed (the API server is the one lull was given; a 3xx fails
+// the call naming where it pointed). docs/robustness.md lists the probes.
 //
 //   GET   /apis/apps/v1/namespaces/NS/deployments/NAME/scale
 //   PATCH /apis/apps/v1/namespaces/NS/deployments/NAME/scale
@@ -21,13 +28,16 @@
 //         Content-Type: application/merge-patch+json
 //         {"metadata":{"annotations":{"controller.kubernetes.io/pod-deletion-cost":"-1000"}}}
 //   GET   /apis/discovery.k8s.io/v1/namespaces/NS/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3DSVC
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "runtime/manager/kubernetes_objects.h"
 #include "runtime/net/http_transport.h"
 
 namespace lull::manager {
@@ -58,7 +68,10 @@ struct KubernetesApiOptions {
   // The time one sequence of calls may take (begin_sequence()), every
   // attempt and backoff wait counted; 0: no limit (attempts x timeout).
   std::int64_t sequence_budget_ms = 5000;
+  // A larger answer fails the call: 100k endpoints (~15 MB) fit.
+  std::int64_t max_response_bytes = std::int64_t{32} << 20;
   // How the client waits between attempts; tests record the waits instead.
+  // Empty: a wait that interrupt() ends.
   std::function<void(std::int64_t ms)> sleep_ms;
   // Called after each failed attempt, before the wait; may be empty.
   std::function<void(const KubernetesApiAttempt&)> on_failed_attempt;
@@ -67,14 +80,6 @@ struct KubernetesApiOptions {
 struct KubernetesApiError : std::runtime_error {
   KubernetesApiError(const std::string& what, int status) : std::runtime_error(what), status(status) {}
   int status;  // the last HTTP status; 0 when no answer came
-};
-
-// One pod behind the Service, from its EndpointSlices.
-struct KubernetesEndpoint {
-  std::string pod;         // targetRef.name (the address when there is no targetRef)
-  std::string address;     // the first address
-  bool ready = true;       // conditions.ready; absent means ready (the API's advice)
-  bool terminating = false;
 };
 
 class KubernetesApi {
@@ -86,6 +91,9 @@ class KubernetesApi {
   // Starts a sequence: the calls from here to the next begin_sequence()
   // share options.sequence_budget_ms. The caller runs one sequence at a time.
   void begin_sequence() { spent_ms_ = 0; }
+  // Any thread: the call in progress (its attempt or its backoff wait) and
+  // every later one fail at once with "stopped (lull is shutting down)".
+  void interrupt();
 
   int get_replicas(const std::string& ns, const std::string& deployment);
   void set_replicas(const std::string& ns, const std::string& deployment, int replicas);
@@ -100,12 +108,22 @@ class KubernetesApi {
   // Sends the request, retrying as documented above; returns the 2xx answer.
   serve::HttpResponse call(const std::string& method, const std::string& path, const std::string& body);
   std::string read_token() const;
+  // The request's answer, or a cancelled one once interrupt() is called.
+  serve::HttpResponse fetch(serve::HttpRequest request);
+  // Waits `ms` (options_.sleep_ms when set); false when interrupted.
+  bool wait_ms(std::int64_t ms);
+  bool interrupted();
+  [[noreturn]] void throw_stopped(const std::string& method, const std::string& path);
 
   serve::HttpTransport& client_;
   KubernetesApiOptions options_;
   // This sequence's time so far: attempts as measured on the steady clock,
   // backoff waits as asked of sleep_ms (so recorded waits count too).
   std::int64_t spent_ms_ = 0;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopped_ = false;
+  serve::HttpRequestId in_flight_ = 0;  // the attempt interrupt() cancels; 0: none
 };
 
 // "the pool call's time budget of 5000 ms is spent" (errors and log lines).
@@ -113,7 +131,8 @@ std::string describe_budget_spent(std::int64_t budget_ms);
 
 // "HTTP 409 Conflict: the object has been modified ..." from a Kubernetes
 // Status body {"kind":"Status","reason","message","code"}; the transport
-// error, or "HTTP N", when the body is not one.
+// error, or "HTTP N", when the body is not one; a redirect names its Location
+// and says it was not followed.
 std::string describe_kubernetes_error(const serve::HttpResponse& r);
 
 }  // namespace lull::manager

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "runtime/net/prometheus_text.h"
 
@@ -104,6 +106,8 @@ std::string KubernetesPool::url(const std::string& address, int port) const {
   return "http://" + (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
 }
 
+void KubernetesPool::interrupt() { api_.interrupt(); }
+
 std::string KubernetesPool::last_error() {
   std::lock_guard<std::mutex> lock(mu_);
   return last_error_;
@@ -118,7 +122,12 @@ std::vector<std::string> KubernetesPool::start_workers(int n) {
     std::lock_guard<std::mutex> calls(calls_mu_);
     api_.begin_sequence();
     try {
-      api_.set_replicas(options_.ns, options_.deployment, api_.get_replicas(options_.ns, options_.deployment) + n);
+      const std::int64_t replicas = api_.get_replicas(options_.ns, options_.deployment);
+      if (replicas + n > kMaxKubernetesReplicas)
+        throw std::runtime_error("Kubernetes Deployment " + options_.deployment + ": " + std::to_string(replicas) +
+                                 " replicas + " + std::to_string(n) + " is over the API's limit of " +
+                                 std::to_string(kMaxKubernetesReplicas));
+      api_.set_replicas(options_.ns, options_.deployment, static_cast<int>(replicas + n));
     } catch (const std::exception& e) {
       failure = e.what();
     }
@@ -237,19 +246,24 @@ void KubernetesPool::refresh() {
     if (listed) {
       std::vector<Worker> pods, pending;
       for (auto& w : workers_) (is_placeholder(w.info.id) ? pending : pods).push_back(std::move(w));
+      // Pods by id, and the ids listed now: one lookup each, not a scan (100k endpoints).
+      std::unordered_map<std::string, std::size_t> index;
+      for (std::size_t i = 0; i < pods.size(); ++i) index.emplace(pods[i].info.id, i);
+      std::unordered_set<std::string> listed_pods;
       int new_pods = 0;
       for (const auto& ep : endpoints) {
-        auto it = std::find_if(pods.begin(), pods.end(), [&](const Worker& w) { return w.info.id == ep.pod; });
-        if (it == pods.end()) {
+        listed_pods.insert(ep.pod);
+        auto [slot, added] = index.emplace(ep.pod, pods.size());
+        if (added) {
           Worker w;
           w.info.id = ep.pod;
           w.info.state = WorkerState::kStarting;
           w.info.since_us = clock_.now_us();
           changed.push_back(w.info);
           pods.push_back(std::move(w));
-          it = pods.end() - 1;
           ++new_pods;
         }
+        Worker* it = &pods[slot->second];
         it->info.inference_url = url(ep.address, port);
         it->info.management_url = url(ep.address, management_port ? management_port : port);
         if (it->info.state == WorkerState::kStopped || it->info.state == WorkerState::kFailed) continue;
@@ -262,8 +276,7 @@ void KubernetesPool::refresh() {
                     it->info.state == WorkerState::kUp ? "endpoint no longer ready (readiness probe failing)" : "");
       }
       for (auto& w : pods) {  // gone from the endpoints
-        const bool seen = std::any_of(endpoints.begin(), endpoints.end(), [&](const KubernetesEndpoint& ep) { return ep.pod == w.info.id; });
-        if (seen || w.info.state == WorkerState::kStopped || w.info.state == WorkerState::kFailed) continue;
+        if (listed_pods.count(w.info.id) || w.info.state == WorkerState::kStopped || w.info.state == WorkerState::kFailed) continue;
         if (w.lull_stops)
           set_state(w, WorkerState::kStopped, changed);
         else

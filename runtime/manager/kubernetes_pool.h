@@ -25,8 +25,9 @@
 // "pending-K" (starting); refresh() drops placeholders as pods appear. No
 // thread of its own: the owner calls refresh() periodically (and after
 // drains: a drained pod is scaled away in the next refresh()). Tested only
-// against a fake API server (test/manager/fake_kube_api.py), never a cluster;
-// docs/scaling.md says what that covers.
+// against fake API servers (in memory: test/support/fake_kubernetes_api.h;
+// over TLS: test/manager/fake_kube_api.py), never a cluster; docs/scaling.md
+// says what that covers.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -71,6 +72,9 @@ class KubernetesPool final : public WorkerPool {
   // call is recorded in last_error() (the workers keep their last known state).
   void refresh();
   std::string last_error();
+  // Any thread (lull is stopping): the API call in progress, a backoff wait
+  // included, fails at once and later calls are not sent (KubernetesApi::interrupt).
+  void interrupt();
   // The API's failed attempts and give-ups (KubernetesApiStats) and the pods
   // failed for the not-ready limit, for /metrics.
   std::string metrics_text();

@@ -19,8 +19,8 @@ std::string expand_command(const std::string& command_template, int port, int ma
 }
 
 LocalProcessPool::LocalProcessPool(serve::HttpTransport& client, const runtime::Clock& clock,
-                                   LocalProcessPoolOptions options)
-    : client_(client), clock_(clock), options_(std::move(options)) {
+                                   LocalProcessPoolOptions options, ProcessLauncher& launcher)
+    : client_(client), clock_(clock), launcher_(launcher), options_(std::move(options)) {
   if (options_.command.find("{port}") == std::string::npos)
     throw std::invalid_argument("worker command '" + options_.command +
                                 "': no {port} (lull allocates each worker's port and puts it there)");
@@ -153,14 +153,14 @@ std::vector<std::string> LocalProcessPool::start_workers(int n) {
       w->info.since_us = clock_.now_us();
       ids.push_back(w->info.id);
       try {
-        const int port = pick_free_port();
+        const int port = launcher_.pick_port();
         const bool two_ports = options_.command.find("{management_port}") != std::string::npos;
         int management_port = port;
-        while (two_ports && management_port == port) management_port = pick_free_port();
+        while (two_ports && management_port == port) management_port = launcher_.pick_port();
         w->info.inference_url = "http://127.0.0.1:" + std::to_string(port);
         w->info.management_url = "http://127.0.0.1:" + std::to_string(management_port);
-        w->process = std::make_unique<ChildProcess>(expand_command(options_.command, port, management_port),
-                                                    options_.log_dir + "/" + w->info.id + ".log");
+        w->process = launcher_.launch(expand_command(options_.command, port, management_port),
+                                      options_.log_dir + "/" + w->info.id + ".log");
         w->deadline_us = clock_.now_us() + options_.start_timeout_ms * 1000;
         const serve::WorkerEndpoint endpoint{w->info.inference_url, w->info.management_url};
         w->check = std::async(std::launch::async, [this, endpoint, deadline = w->deadline_us,

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "runtime/clock.h"
-#include "runtime/manager/child_process.h"
+#include "runtime/manager/process_launcher.h"
 #include "runtime/manager/worker_pool.h"
 #include "runtime/net/http_transport.h"
 #include "runtime/torchserve/worker_endpoint.h"
@@ -47,9 +47,10 @@ struct LocalProcessPoolOptions {
 
 class LocalProcessPool final : public WorkerPool {
  public:
-  // `client` and `clock` must outlive the pool. Throws std::invalid_argument
-  // when the template lacks {port}.
-  LocalProcessPool(serve::HttpTransport& client, const runtime::Clock& clock, LocalProcessPoolOptions options);
+  // `client`, `clock` and `launcher` must outlive the pool. Throws
+  // std::invalid_argument when the template lacks {port}.
+  LocalProcessPool(serve::HttpTransport& client, const runtime::Clock& clock, LocalProcessPoolOptions options,
+                   ProcessLauncher& launcher = system_process_launcher());
   // Stops every process still running (SIGTERM, then SIGKILL after the grace period).
   ~LocalProcessPool() override;
 
@@ -76,7 +77,7 @@ class LocalProcessPool final : public WorkerPool {
   };
   struct Worker {
     WorkerInfo info;
-    std::unique_ptr<ChildProcess> process;
+    std::unique_ptr<WorkerProcess> process;
     std::int64_t deadline_us = 0;          // start-up or drain deadline
     std::future<std::string> check;        // start-up checks: "" passed, else why not
     std::shared_ptr<CheckCancel> cancel_check = std::make_shared<CheckCancel>();
@@ -97,6 +98,7 @@ class LocalProcessPool final : public WorkerPool {
 
   serve::HttpTransport& client_;
   const runtime::Clock& clock_;
+  ProcessLauncher& launcher_;
   LocalProcessPoolOptions options_;
   std::mutex mu_;
   std::condition_variable wake_;

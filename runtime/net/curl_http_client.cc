@@ -44,7 +44,13 @@ struct Transfer {
 };
 
 size_t on_body(char* data, size_t size, size_t n, void* user) {
-  static_cast<Transfer*>(user)->response.body.append(data, size * n);
+  auto* t = static_cast<Transfer*>(user);
+  const std::int64_t cap = t->request.max_response_bytes;
+  if (cap > 0 && static_cast<std::int64_t>(t->response.body.size() + size * n) > cap) {
+    t->response.too_large = true;
+    return 0;  // curl ends the transfer with CURLE_WRITE_ERROR
+  }
+  t->response.body.append(data, size * n);
   return size * n;
 }
 
@@ -178,6 +184,9 @@ class HttpClient::Loop {
     if (r.connect_timeout_ms > 0)
       curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(r.connect_timeout_ms));
     if (!r.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, r.ca_file.c_str());
+    // A declared Content-Length over the cap is refused before any of the body (CURLE_FILESIZE_EXCEEDED).
+    if (r.max_response_bytes > 0)
+      curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_response_bytes));
     if (r.method != "GET" && r.method != "POST") curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
     if (r.method == "POST" || r.method == "PATCH" || r.method == "PUT") {
       curl_easy_setopt(easy, CURLOPT_POST, 1L);
@@ -214,7 +223,12 @@ class HttpClient::Loop {
     if (easy) curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     auto t = detach(id);
     if (!t) return;
-    if (code != CURLE_OK) {
+    if (t->response.too_large || code == CURLE_FILESIZE_EXCEEDED) {
+      t->response.too_large = true;
+      t->response.error = describe_response_cap(t->request.max_response_bytes);
+      t->response.status = 0;
+      t->response.body.clear();
+    } else if (code != CURLE_OK) {
       t->response.error = curl_easy_strerror(code);
       t->response.timed_out = code == CURLE_OPERATION_TIMEDOUT;
       t->response.status = 0;

@@ -19,6 +19,10 @@ std::string HttpResponse::describe() const {
   return "HTTP " + std::to_string(status);
 }
 
+std::string describe_response_cap(std::int64_t max_response_bytes) {
+  return "response body over the cap of " + std::to_string(max_response_bytes) + " bytes";
+}
+
 HttpResponse HttpTransport::fetch(HttpRequest request) {
   auto promise = std::make_shared<std::promise<HttpResponse>>();
   auto future = promise->get_future();

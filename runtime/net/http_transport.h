@@ -14,6 +14,10 @@
 
 namespace lull::serve {
 
+// The default cap on a response body: far above any answer lull expects
+// (predictions of one batch, a model list, a Kubernetes object list).
+inline constexpr std::int64_t kDefaultMaxResponseBytes = std::int64_t{256} << 20;
+
 struct HttpRequest {
   std::string method = "GET";        // "GET", "POST", "PATCH", "PUT" or "DELETE"
   std::string url;                   // absolute: http(s)://host:port/path
@@ -23,6 +27,9 @@ struct HttpRequest {
   std::string ca_file;               // https: the CA bundle that signs the server (a Kubernetes service account's ca.crt)
   std::int64_t timeout_ms = 0;       // whole transfer; 0: no limit
   std::int64_t connect_timeout_ms = 1000;
+  // A body larger than this ends the transfer with too_large (a broken or
+  // hostile server cannot make lull buffer without bound); 0: no cap.
+  std::int64_t max_response_bytes = kDefaultMaxResponseBytes;
 };
 
 struct HttpResponse {
@@ -32,6 +39,7 @@ struct HttpResponse {
   std::string error;                 // transport failure ("Connection refused", ...); empty otherwise
   bool timed_out = false;
   bool cancelled = false;
+  bool too_large = false;            // the body passed request.max_response_bytes; error says so
   std::int64_t elapsed_us = 0;       // from send() to completion
 
   bool ok() const { return error.empty() && status >= 200 && status < 300; }
@@ -40,6 +48,9 @@ struct HttpResponse {
   // "HTTP 503" / "timed out after 1000 ms" / the transport error: for messages.
   std::string describe() const;
 };
+
+// "response body over the cap of N bytes": the error of a too_large response, from every transport.
+std::string describe_response_cap(std::int64_t max_response_bytes);
 
 using HttpRequestId = std::uint64_t;
 using HttpCallback = std::function<void(HttpResponse)>;

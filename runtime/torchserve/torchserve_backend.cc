@@ -4,6 +4,7 @@
 #include <future>
 #include <stdexcept>
 
+#include "runtime/net/http_client.h"
 #include "runtime/torchserve/batch_codec.h"
 #include "runtime/torchserve/request_split.h"
 #include "runtime/torchserve/torchserve_token.h"
@@ -11,13 +12,14 @@
 namespace lull::serve {
 
 TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
-                                     const QueryInputs& inputs, TorchServeOptions options)
+                                     const QueryInputs& inputs, TorchServeOptions options,
+                                     std::unique_ptr<HttpTransport> transport)
     : workers_(std::move(workers)),
       models_(std::move(models)),
       inputs_(inputs),
       options_(options),
       state_(workers_.size()),
-      client_(std::make_unique<HttpClient>()) {
+      client_(transport ? std::move(transport) : std::make_unique<HttpClient>()) {
   if (workers_.empty()) throw std::invalid_argument("TorchServe backend: no workers");  // slots may be vacant
   for (auto& s : state_) s.detector = OutlierDetector(options_.outlier);
 }

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
-#include "runtime/net/http_client.h"
+#include "runtime/net/http_transport.h"
 #include "runtime/torchserve/outlier_detector.h"
 #include "runtime/query_inputs.h"
 #include "runtime/worker_health.h"
@@ -69,8 +69,12 @@ struct WorkerStats {
 class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
  public:
   // `models[i]` is the TorchServe model name of the policy set's model i.
+  // `transport`: how it talks HTTP, owned (stop() destroys it, so no
+  // callback runs after); none: libcurl's HttpClient. Tests hand in the
+  // in-memory fake (test/support/fake_http_transport.h).
   TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
-                    const QueryInputs& inputs, TorchServeOptions options = {});
+                    const QueryInputs& inputs, TorchServeOptions options = {},
+                    std::unique_ptr<HttpTransport> transport = nullptr);
   ~TorchServeBackend() override;  // stop()
 
   // Stops the health checks and the HTTP client; batches still in flight are
@@ -157,7 +161,7 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
   std::thread health_thread_;
 
   // Declared last so it is destroyed first, while the state its callbacks touch is alive.
-  std::unique_ptr<HttpClient> client_;
+  std::unique_ptr<HttpTransport> client_;
 };
 
 }  // namespace lull::serve

@@ -1,7 +1,8 @@
 // The Kubernetes API client's retry rules, in process over the fake
 // transport (test/support/fake_http_transport.h): which answers are retried,
 // after which waits, what the error says, and what each request carries.
-// kubernetes_pool_test.cc runs the pool against a fake API server over TLS.
+// kubernetes_pool_test.cc runs the pool against an in-memory API server,
+// kubernetes_api_abuse_test.cc against a hostile one.
 #include <catch2/catch.hpp>
 
 #include <cstdio>

@@ -1,48 +1,54 @@
-// The Kubernetes worker pool against a fake API server (fake_kube_api.py,
-// over TLS with a CA made for the test): every request is checked there as
-// the Kubernetes API documents it (method, path, bearer token, patch type,
-// body), and the test reads back what was sent. Faults: 409 then 200, 500
-// every time (bounded retries with exponential backoff, the reason named),
-// a token refused (no retry), a CA that does not sign the server, a pod lost.
+// The Kubernetes worker pool in process, against the in-memory API server
+// (test/support/fake_kubernetes_api.h) on the fake transport: every request
+// is checked there as the Kubernetes API documents it (method, path, bearer
+// token, patch type, body), and the test reads back what was sent. Faults:
+// 409 then 200, 500 every time (bounded retries with exponential backoff, the
+// reason named), a token refused (no retry), a pod lost, a hanging API
+// server. Over TLS with the Python fake: kubernetes_pool_tls_test.cc.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
-#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "fake_kube_support.h"
+#include <unistd.h>
+
 #include "pool_test_support.h"
 #include "runtime/manager/kubernetes_pool.h"
-#include "runtime/net/http_client.h"
+#include "test/support/fake_kubernetes_api.h"
 
 using namespace lull::manager;
-using lull::serve::HttpClient;
-using lull::serve::HttpRequest;
-using lull::serve::testing::ModelServerProcess;
-using lull::serve::testing::free_port;
-
-using lull::manager::testing::fake_api;
 using lull::manager::testing::find_worker;
-using lull::manager::testing::secrets;
-
-using lull::manager::testing::kScale;
+using lull::test::FakeHttpTransport;
+using lull::test::FakeKubernetesApi;
 
 namespace {
+const std::string kScale = "/apis/apps/v1/namespaces/lull/deployments/models/scale";
 const std::string kSlices =
     "/apis/discovery.k8s.io/v1/namespaces/lull/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dmodels";
 
 struct Rig {
-  HttpClient client;
+  FakeHttpTransport client;
+  FakeKubernetesApi api;
   lull::runtime::WallClock clock;
   std::vector<std::int64_t> waits_ms;
-  KubernetesPoolOptions options(const ModelServerProcess& api) {
+  // One token file per process: ctest runs the cases in parallel.
+  std::string dir = (std::filesystem::temp_directory_path() /
+                     ("lull_kubernetes_pool_test." + std::to_string(::getpid()))).string();
+  std::string token = dir + "/token";
+  explicit Rig(FakeKubernetesApi::Options o = {}) : api(client, o) {
+    std::filesystem::create_directories(dir);
+    std::ofstream(token) << FakeKubernetesApi::kToken << "\n";
+  }
+  ~Rig() { std::filesystem::remove_all(dir); }
+  KubernetesPoolOptions options() {
     KubernetesPoolOptions o;
-    o.api.server = "https://127.0.0.1:" + std::to_string(api.port());
-    o.api.token_file = secrets().token;
-    o.api.ca_file = secrets().cert;
+    o.api.server = FakeKubernetesApi::kServer;
+    o.api.token_file = token;
+    o.api.ca_file = "/ca.crt";
     o.api.sleep_ms = [this](std::int64_t ms) { waits_ms.push_back(ms); };
     o.ns = "lull";
     o.deployment = "models";
@@ -50,31 +56,21 @@ struct Rig {
     return o;
   }
   // The requests the fake received, one "METHOD PATH|CONTENT_TYPE|BODY" each.
-  std::vector<std::string> log(const ModelServerProcess& api) {
-    HttpRequest r;
-    r.url = "https://127.0.0.1:" + std::to_string(api.port()) + "/_fake/log";
-    r.ca_file = secrets().cert;
-    const auto answer = client.fetch(r);
-    std::vector<std::string> lines;
-    std::string line;
-    for (char c : answer.body) {
-      if (c == '\n') {
-        lines.push_back(line);
-        line.clear();
-      } else {
-        line += c;
-      }
-    }
-    return lines;
-  }
+  std::vector<std::string> log() const { return api.log(); }
 };
+
+FakeKubernetesApi::Options cluster(int replicas, int start_not_ready = 0) {
+  FakeKubernetesApi::Options o;
+  o.replicas = replicas;
+  o.start_not_ready = start_not_ready;
+  return o;
+}
 
 }  // namespace
 
 TEST_CASE("kubernetes pool discovers pods from EndpointSlices and scales out through /scale", "[manager][kubernetes]") {
-  auto api = fake_api({"--replicas", "2", "--start-not-ready", "1"});
-  Rig rig;
-  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  Rig rig(cluster(2, 1));
+  KubernetesPool pool(rig.client, rig.clock, rig.options());
   pool.refresh();
   INFO(pool.last_error());
   auto workers = pool.list_workers();
@@ -98,7 +94,7 @@ TEST_CASE("kubernetes pool discovers pods from EndpointSlices and scales out thr
   CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 4);
   CHECK(pool.last_error().empty());
 
-  const auto log = rig.log(api);
+  const auto log = rig.log();
   REQUIRE(log.size() >= 4);
   CHECK(log[0] == "GET " + kSlices + "||");
   CHECK(log[2] == "GET " + kScale + "||");
@@ -107,9 +103,8 @@ TEST_CASE("kubernetes pool discovers pods from EndpointSlices and scales out thr
 }
 
 TEST_CASE("kubernetes pool removes the very pod it drained", "[manager][kubernetes]") {
-  auto api = fake_api({"--replicas", "3"});
-  Rig rig;
-  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  Rig rig(cluster(3));
+  KubernetesPool pool(rig.client, rig.clock, rig.options());
   std::function<void()> drained;
   pool.set_drain_hook([&](const std::string& id, std::function<void()> done) {
     CHECK(id == "models-1");
@@ -119,15 +114,15 @@ TEST_CASE("kubernetes pool removes the very pod it drained", "[manager][kubernet
   REQUIRE(count_workers(pool.list_workers(), WorkerState::kUp) == 3);
   pool.stop_worker("models-1");  // the middle one: not what a ReplicaSet removes by itself (the newest)
   CHECK(find_worker(pool, "models-1").state == WorkerState::kDraining);
-  const auto before = rig.log(api).size();
+  const auto before = rig.log().size();
   pool.refresh();  // not drained yet: nothing is scaled
-  auto log = rig.log(api);
+  auto log = rig.log();
   CHECK(log.size() == before + 1);
   CHECK(find_worker(pool, "models-1").state == WorkerState::kDraining);
 
   drained();
   pool.refresh();
-  log = rig.log(api);
+  log = rig.log();
   REQUIRE(log.size() == before + 5);
   CHECK(log[before + 1] == "PATCH /api/v1/namespaces/lull/pods/models-1|application/merge-patch+json|"
                            "{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":\"-1000\"}}}");
@@ -139,23 +134,23 @@ TEST_CASE("kubernetes pool removes the very pod it drained", "[manager][kubernet
 }
 
 TEST_CASE("kubernetes pool: 409 Conflict then 200 is retried once after the first backoff", "[manager][kubernetes][fault]") {
-  auto api = fake_api({"--fail", "PATCH:409:1"});
   Rig rig;
-  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  rig.api.fail("PATCH", 409, 1);
+  KubernetesPool pool(rig.client, rig.clock, rig.options());
   const auto ids = pool.start_workers(1);
   CHECK(find_worker(pool, ids[0]).state == WorkerState::kStarting);
   CHECK(pool.last_error().empty());
   CHECK(rig.waits_ms == std::vector<std::int64_t>{200});
-  const auto log = rig.log(api);
+  const auto log = rig.log();
   REQUIRE(log.size() == 3);
   CHECK(log[1] == log[2]);  // the same PATCH again
   CHECK(log[2] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":3}}");
 }
 
 TEST_CASE("kubernetes pool: 500 every time gives up after bounded backoff and says why", "[manager][kubernetes][fault]") {
-  auto api = fake_api({"--fail", "PATCH:500:100"});
   Rig rig;
-  auto o = rig.options(api);
+  rig.api.fail("PATCH", 500, 100);
+  auto o = rig.options();
   o.api.backoff_max_ms = 500;
   KubernetesPool pool(rig.client, rig.clock, o);
   const auto ids = pool.start_workers(2);
@@ -167,25 +162,25 @@ TEST_CASE("kubernetes pool: 500 every time gives up after bounded backoff and sa
     CHECK(find_worker(pool, id).failure == why);
   }
   CHECK(pool.last_error() == why);
-  CHECK(rig.log(api).size() == 1 + 5);  // one GET, five PATCHes
+  CHECK(rig.log().size() == 1 + 5);  // one GET, five PATCHes
   // The pool keeps serving with what is up.
   pool.refresh();
   CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
 }
 
-TEST_CASE("kubernetes pool: a refused token is not retried, a CA that does not sign the server fails TLS",
+TEST_CASE("kubernetes pool: a refused token is not retried, a missing token file is named",
           "[manager][kubernetes][fault]") {
-  auto api = fake_api();
   Rig rig;
-  const std::string wrong_token = secrets().dir + "/wrong-token";
+  const std::string wrong_token = rig.dir + "/wrong-token";
   std::ofstream(wrong_token) << "nope\n";
-  auto o = rig.options(api);
+  auto o = rig.options();
   o.api.token_file = wrong_token;
   KubernetesPool pool(rig.client, rig.clock, o);
   pool.refresh();
   CHECK(pool.last_error() == "Kubernetes API GET " + kSlices + ": HTTP 401 Unauthorized: Unauthorized");
   CHECK(rig.waits_ms.empty());
   CHECK(pool.list_workers().empty());
+  CHECK(rig.log().size() == 1);
   // Counted for /metrics: one failed attempt, given up at once.
   const std::string m = pool.metrics_text();
   CHECK(m.find("\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"401\"} 1\n") !=
@@ -194,38 +189,19 @@ TEST_CASE("kubernetes pool: a refused token is not retried, a CA that does not s
   CHECK(m.find("\nlull_kubernetes_api_last_error_info{reason=\"GET endpointslices: HTTP 401 Unauthorized: Unauthorized\"} 1\n") !=
         std::string::npos);
 
-  auto o2 = rig.options(api);
-  o2.api.ca_file = secrets().other_cert;
-  o2.api.max_attempts = 2;
-  KubernetesPool untrusted(rig.client, rig.clock, o2);
-  untrusted.refresh();
-  INFO(untrusted.last_error());
-  CHECK(untrusted.last_error().find("Kubernetes API GET " + kSlices + ": ") == 0);
-  CHECK(untrusted.last_error().find("(after 2 attempts)") != std::string::npos);
-  CHECK(untrusted.metrics_text().find(
-            "\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"0\"} 2\n") !=
-        std::string::npos);  // no answer: status 0, each attempt counted
-  CHECK(untrusted.list_workers().empty());
-  CHECK(rig.log(api).size() == 1);  // the token-refused GET; the untrusted client never got through TLS
-
-  auto o3 = rig.options(api);
-  o3.api.token_file = secrets().dir + "/missing";
+  auto o3 = rig.options();
+  o3.api.token_file = rig.dir + "/missing";
   KubernetesPool no_token(rig.client, rig.clock, o3);
   no_token.refresh();
-  CHECK(no_token.last_error() == secrets().dir + "/missing: cannot read the service account token");
+  CHECK(no_token.last_error() == rig.dir + "/missing: cannot read the service account token");
 }
 
 TEST_CASE("kubernetes pool: a pod that leaves the endpoints unasked is failed, a stopped placeholder lowers the count",
           "[manager][kubernetes][fault]") {
-  auto api = fake_api({"--replicas", "2"});
-  Rig rig;
-  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  Rig rig(cluster(2));
+  KubernetesPool pool(rig.client, rig.clock, rig.options());
   pool.refresh();
-  HttpRequest lose;
-  lose.method = "POST";
-  lose.url = "https://127.0.0.1:" + std::to_string(api.port()) + "/_fake/lose-pod?name=models-0";
-  lose.ca_file = secrets().cert;
-  REQUIRE(rig.client.fetch(lose).ok());
+  rig.api.lose_pod("models-0");
   pool.refresh();
   CHECK(find_worker(pool, "models-0").state == WorkerState::kFailed);
   CHECK(find_worker(pool, "models-0").failure == "pod left the endpoints of Service models");
@@ -235,16 +211,15 @@ TEST_CASE("kubernetes pool: a pod that leaves the endpoints unasked is failed, a
   pool.stop_worker(ids[0]);  // asked for, then not wanted before its pod showed
   pool.refresh();
   CHECK(find_worker(pool, ids[0]).state == WorkerState::kStopped);
-  const auto log = rig.log(api);
+  const auto log = rig.log();
   CHECK(log[log.size() - 2] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":2}}");
 }
 
 TEST_CASE("kubernetes pool: a drained pod is scaled away only once no other pod is starting", "[manager][kubernetes]") {
   // A ReplicaSet removes a not-ready pod before it weighs deletion costs
   // (the fake does the same): scaling in while a new pod starts would remove the new pod.
-  auto api = fake_api({"--replicas", "2", "--start-not-ready", "2"});
-  Rig rig;
-  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  Rig rig(cluster(2, 2));
+  KubernetesPool pool(rig.client, rig.clock, rig.options());
   pool.refresh();
   REQUIRE(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
   pool.start_workers(1);
@@ -264,29 +239,24 @@ TEST_CASE("kubernetes pool: a drained pod is scaled away only once no other pod 
 }
 
 TEST_CASE("kubernetes pool: a pod lost while draining still lowers the count once", "[manager][kubernetes][fault]") {
-  auto api = fake_api({"--replicas", "3"});
-  Rig rig;
-  KubernetesPool pool(rig.client, rig.clock, rig.options(api));
+  Rig rig(cluster(3));
+  KubernetesPool pool(rig.client, rig.clock, rig.options());
   std::function<void()> drained;
   pool.set_drain_hook([&](const std::string&, std::function<void()> done) { drained = std::move(done); });
   pool.refresh();
   pool.stop_worker("models-1");
-  HttpRequest lose;
-  lose.method = "POST";
-  lose.url = "https://127.0.0.1:" + std::to_string(api.port()) + "/_fake/lose-pod?name=models-1";
-  lose.ca_file = secrets().cert;
-  REQUIRE(rig.client.fetch(lose).ok());  // the Deployment replaces it with models-3
+  rig.api.lose_pod("models-1");  // the Deployment replaces it with models-3
   pool.refresh();
   CHECK(find_worker(pool, "models-1").state == WorkerState::kStopped);  // it was going anyway
   drained();
   pool.refresh();
   CHECK(pool.last_error().empty());
-  const auto log = rig.log(api);
+  const auto log = rig.log();
   REQUIRE(log.size() >= 4);
   CHECK(log[log.size() - 4].find("PATCH /api/v1/namespaces/lull/pods/models-1|") == 0);  // 404: gone
   CHECK(log[log.size() - 2] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":2}}");
   pool.refresh();  // nothing more to scale
-  CHECK(rig.log(api).size() == log.size() + 1);
+  CHECK(rig.log().size() == log.size() + 1);
   CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
 }
 
@@ -294,10 +264,9 @@ TEST_CASE("kubernetes pool: a pod not ready past the limit is failed, counted, a
           "[manager][kubernetes][fault]") {
   // New pods stay not ready (a container in CrashLoopBackOff); the clock is
   // virtual, so the limit is crossed exactly.
-  auto api = fake_api({"--replicas", "2", "--start-not-ready", "1000000"});
-  Rig rig;
+  Rig rig(cluster(2, 1000000));
   lull::runtime::VirtualClock clock;
-  auto o = rig.options(api);
+  auto o = rig.options();
   o.not_ready_timeout_us = 60'000'000;
   std::vector<std::string> lines;
   o.log = [&](const std::string& line) { lines.push_back(line); };
@@ -325,9 +294,9 @@ TEST_CASE("kubernetes pool: a pod not ready past the limit is failed, counted, a
   CHECK(pool.metrics_text().find("\nlull_kubernetes_pods_not_ready_timeout_total 1\n") != std::string::npos);
 
   // The next refresh removes that very pod: marked, then the count lowered.
-  const auto before = rig.log(api).size();
+  const auto before = rig.log().size();
   pool.refresh();
-  auto log = rig.log(api);
+  auto log = rig.log();
   REQUIRE(log.size() == before + 4);
   CHECK(log[before] == "PATCH /api/v1/namespaces/lull/pods/models-2|application/merge-patch+json|"
                        "{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":\"-1000\"}}}");
@@ -336,25 +305,24 @@ TEST_CASE("kubernetes pool: a pod not ready past the limit is failed, counted, a
   CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
   CHECK(count_workers(pool.list_workers(), WorkerState::kStarting) == 0);
   pool.refresh();  // nothing more to scale
-  CHECK(rig.log(api).size() == log.size() + 1);
+  CHECK(rig.log().size() == log.size() + 1);
   CHECK(lines.size() == 1);
   CHECK(pool.last_error().empty());
 }
 
 TEST_CASE("kubernetes pool: a hanging API server costs a pool call at most its time budget",
           "[manager][kubernetes][fault]") {
-  auto api = fake_api({"--replicas", "2"});
-  Rig rig;
-  auto o = rig.options(api);
+  Rig rig(cluster(2));
+  auto o = rig.options();
   o.api.sequence_budget_ms = 1000;  // below one attempt's own timeout (10 s)
   KubernetesPool pool(rig.client, rig.clock, o);
   pool.refresh();
   REQUIRE(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
-  REQUIRE(lull::manager::testing::fake_control(rig.client, api, "/_fake/hang?seconds=3600&count=-1"));
-  auto before = rig.log(api).size();
+  rig.api.hang(-1);
+  auto before = rig.log().size();
   pool.refresh();  // without the budget: 5 attempts of 10 s each
   INFO(pool.last_error());
-  CHECK(rig.log(api).size() == before + 1);  // one attempt
+  CHECK(rig.log().size() == before + 1);  // one attempt
   CHECK(pool.last_error().find("Kubernetes API GET " + kSlices + ": ") == 0);
   CHECK(pool.last_error().find("(the pool call's time budget of 1000 ms is spent)") != std::string::npos);
   CHECK(rig.waits_ms.empty());  // no wait and attempt fit in what was left
@@ -365,15 +333,15 @@ TEST_CASE("kubernetes pool: a hanging API server costs a pool call at most its t
   CHECK(m.find("\nlull_kubernetes_api_gave_up_total{method=\"GET\",resource=\"endpointslices\"} 1\n") != std::string::npos);
 
   // A scale-out while it hangs: the workers asked for fail with that reason.
-  before = rig.log(api).size();
+  before = rig.log().size();
   const auto ids = pool.start_workers(1);
   CHECK(find_worker(pool, ids[0]).state == WorkerState::kFailed);
   CHECK(find_worker(pool, ids[0]).failure.find("Kubernetes API GET " + kScale + ": ") == 0);
   CHECK(find_worker(pool, ids[0]).failure.find("time budget of 1000 ms is spent") != std::string::npos);
-  CHECK(rig.log(api).size() == before + 1);
+  CHECK(rig.log().size() == before + 1);
 
   // Answered again: the next pool call works as before.
-  REQUIRE(lull::manager::testing::fake_control(rig.client, api, "/_fake/hang?clear=1"));
+  rig.api.hang(0);
   pool.start_workers(1);
   pool.refresh();
   CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 3);
@@ -383,9 +351,9 @@ TEST_CASE("kubernetes pool: retries stop when the pool call's time budget leaves
           "[manager][kubernetes][fault]") {
   // 500 every time; backoff 200, 400, 800, 1600 ms (recorded, counted
   // against the budget as if slept): with 2000 ms, the fourth wait does not fit.
-  auto api = fake_api({"--fail", "PATCH:500:100"});
   Rig rig;
-  auto o = rig.options(api);
+  rig.api.fail("PATCH", 500, 100);
+  auto o = rig.options();
   o.api.sequence_budget_ms = 2000;
   std::vector<std::string> lines;
   o.log = [&](const std::string& line) { lines.push_back(line); };
@@ -400,5 +368,5 @@ TEST_CASE("kubernetes pool: retries stop when the pool call's time budget leaves
   CHECK(lines[3] == "kubernetes API: PATCH " + kScale +
                         ": HTTP 500 InternalError: etcdserver: request timed out (attempt 4 of 5); giving up: the pool "
                         "call's time budget of 2000 ms is spent");
-  CHECK(rig.log(api).size() == 1 + 4);  // one GET, four PATCHes
+  CHECK(rig.log().size() == 1 + 4);  // one GET, four PATCHes
 }

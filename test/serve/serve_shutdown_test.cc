@@ -31,6 +31,7 @@
 
 #include "model_server_process.h"
 #include "runtime/net/http_client.h"
+#include "test/manager/fake_kube_support.h"
 #include "test/support/cli_runner.h"
 
 extern char** environ;
@@ -291,4 +292,28 @@ TEST_CASE("lull serve --autoscale: kill -9 of lull takes its model servers with 
     INFO("model server " << c << " after lull was killed");
     CHECK(wait_until([&] { return gone(c); }, kStopBoundMs));
   }
+}
+
+TEST_CASE("lull serve --autoscale --worker-pool kubernetes: SIGTERM while an API call hangs stops at once",
+          "[serve][autoscale][shutdown]") {
+  // The fake API server takes every request and never answers; the call
+  // budget (60 s) leaves each attempt its whole 10 s timeout. Before, lull
+  // waited out the attempt (and then the backoff); now SIGTERM cancels it.
+  using lull::manager::testing::secrets;
+  auto api = lull::manager::testing::fake_api({"--replicas", "0"});
+  HttpClient client;
+  REQUIRE(lull::manager::testing::fake_control(client, api, "/_fake/hang?seconds=3600&count=-1"));
+  const auto api_requests = [&] {
+    HttpRequest r;
+    r.url = "https://127.0.0.1:" + std::to_string(api.port()) + "/_fake/log";
+    r.ca_file = secrets().cert;
+    return client.fetch(r).body;
+  };
+  AutoscaledLull lull(fresh_dir(), {"--worker-pool", "kubernetes", "--k8s-api-server",
+                                    "https://127.0.0.1:" + std::to_string(api.port()), "--k8s-token-file",
+                                    secrets().token, "--k8s-ca-file", secrets().cert, "--k8s-namespace", "lull",
+                                    "--k8s-deployment", "models", "--k8s-service", "models", "--k8s-call-budget-s",
+                                    "60"});
+  REQUIRE(wait_until([&] { return !api_requests().empty(); }, 30000));  // lull's first API call is hanging
+  check_prompt_stop(lull);
 }

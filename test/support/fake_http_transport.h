@@ -4,7 +4,8 @@
 // answers (a function of the request, so it can count, fail the first N
 // times, or look at the body), every request is recorded for the test to
 // check, and a request no route matches gets the transport error
-// "Connection refused", as from a closed port. Answers come on the fake's own
+// "Connection refused", as from a closed port, and an answer over the
+// request's max_response_bytes fails as it does over libcurl. Answers come on the fake's own
 // thread, as from the real transport's loop, so callers that wait on a
 // callback (fetch(), futures) behave as they do over libcurl.
 #include <condition_variable>
@@ -39,6 +40,12 @@ class FakeHttpTransport final : public serve::HttpTransport {
   void route(const std::string& method, const std::string& url, Handler handler) {
     std::lock_guard<std::mutex> lock(mu_);
     routes_[method + " " + url] = std::move(handler);
+  }
+  // Requests no route matches answer with `handler` (a whole fake server:
+  // fake_kubernetes_api.h) instead of "Connection refused".
+  void fallback(Handler handler) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fallback_ = std::move(handler);
   }
   // Every request so far, in the order sent.
   std::vector<serve::HttpRequest> requests() const {
@@ -75,14 +82,20 @@ class FakeHttpTransport final : public serve::HttpTransport {
     {
       std::lock_guard<std::mutex> lock(mu_);
       const auto it = routes_.find(request.method + " " + request.url.substr(0, request.url.find('?')));
-      if (it != routes_.end()) handler = it->second;
+      handler = it != routes_.end() ? it->second : fallback_;
     }
     if (!handler) {
       serve::HttpResponse refused;
       refused.error = "Connection refused";
       return refused;
     }
-    return handler(request);
+    serve::HttpResponse r = handler(request);
+    if (request.max_response_bytes > 0 && static_cast<std::int64_t>(r.body.size()) > request.max_response_bytes) {
+      r = serve::HttpResponse{};  // as libcurl's transport ends it (curl_http_client.cc)
+      r.too_large = true;
+      r.error = serve::describe_response_cap(request.max_response_bytes);
+    }
+    return r;
   }
   void run() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -100,6 +113,7 @@ class FakeHttpTransport final : public serve::HttpTransport {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::map<std::string, Handler> routes_;
+  Handler fallback_;
   std::vector<serve::HttpRequest> sent_;
   std::deque<std::function<void()>> queue_;
   serve::HttpRequestId next_id_ = 0;

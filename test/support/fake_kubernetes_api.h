@@ -1,0 +1,216 @@
+#pragma once
+// An in-memory Kubernetes API server on the fake transport
+// (fake_http_transport.h), for the Kubernetes pool's logic tests: one
+// Deployment with its scale subresource, its pods, and the EndpointSlices of
+// the Service in front of them, answering the calls the pool makes and
+// checking each as the API documents it (bearer token, merge-patch type,
+// body). The process-tier twin over TLS, with pods that run, is
+// test/manager/fake_kube_api.py; this one keeps its rules and names
+// (namespace/Deployment/Service "lull"/"models"/"models", token "tok-123",
+// pods models-K at 10.0.0.K+1, ports http 8080 and management 8081):
+//
+//   scaling down removes pods as a ReplicaSet does: not-ready first, then
+//   the lowest pod-deletion-cost, then the newest;
+//   a new pod is not ready in its first start_not_ready listings;
+//   fail(method, status, count, path suffix) queues error answers (a Status body);
+//   hang(count) makes the next requests time out after their own timeout;
+//   lose_pod(name) removes a pod as a node failure does (the Deployment replaces it);
+//   log() is every API request, "METHOD PATH|CONTENT_TYPE|BODY".
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "runtime/net/json_value.h"
+#include "test/support/fake_http_transport.h"
+
+namespace lull::test {
+
+class FakeKubernetesApi {
+ public:
+  static constexpr const char* kServer = "https://10.96.0.1:443";
+  static constexpr const char* kToken = "tok-123";
+
+  struct Options {
+    int replicas = 2;
+    int start_not_ready = 0;  // listings a new pod stays not ready
+  };
+
+  FakeKubernetesApi(FakeHttpTransport& http, Options options) : options_(options) {
+    for (int i = 0; i < options_.replicas; ++i) add_pod(true);
+    http.fallback([this](const serve::HttpRequest& r) { return answer(r); });
+  }
+
+  // The next `count` requests of `method` (whose path ends in `suffix`) answer `status`; count -1: always.
+  void fail(const std::string& method, int status, int count, const std::string& suffix = "") {
+    std::lock_guard<std::mutex> lock(mu_);
+    failures_.push_back({method, status, count, suffix});
+  }
+  void clear_failures() {
+    std::lock_guard<std::mutex> lock(mu_);
+    failures_.clear();
+  }
+  // The next `count` requests (-1: until cleared with 0) get no answer within their timeout.
+  void hang(int count) {
+    std::lock_guard<std::mutex> lock(mu_);
+    hangs_ = count;
+  }
+  void lose_pod(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pods_.erase(std::remove_if(pods_.begin(), pods_.end(), [&](const Pod& p) { return p.name == name; }), pods_.end());
+    add_pod(options_.start_not_ready == 0);
+  }
+  std::vector<std::string> log() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return log_;
+  }
+
+ private:
+  struct Pod {
+    std::string name, ip;
+    bool ready = true;
+    int cost = 0;
+    int seq = 0;
+    int lists_left = 0;
+  };
+  struct Failure {
+    std::string method;
+    int status;
+    int count;
+    std::string suffix;
+  };
+
+  void add_pod(bool ready) {
+    const int seq = next_seq_++;
+    pods_.push_back({"models-" + std::to_string(seq), "10.0.0." + std::to_string(seq + 1), ready, 0, seq,
+                     ready ? 0 : options_.start_not_ready});
+  }
+  void scale_to(int replicas) {
+    while (static_cast<int>(pods_.size()) < replicas) add_pod(options_.start_not_ready == 0);
+    while (static_cast<int>(pods_.size()) > replicas) {
+      const auto victim = std::min_element(pods_.begin(), pods_.end(), [](const Pod& a, const Pod& b) {
+        return std::make_tuple(a.ready, a.cost, -a.seq) < std::make_tuple(b.ready, b.cost, -b.seq);
+      });
+      pods_.erase(victim);
+    }
+  }
+
+  static serve::HttpResponse status(int code, const std::string& reason, const std::string& message) {
+    return FakeHttpTransport::reply(code, "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":" +
+                                              std::to_string(code) + ",\"reason\":\"" + reason +
+                                              "\",\"message\":\"" + message + "\"}");
+  }
+  static serve::HttpResponse status(int code) {
+    static const std::map<int, std::pair<std::string, std::string>> known = {
+        {401, {"Unauthorized", "Unauthorized"}},
+        {404, {"NotFound", "the server could not find the requested resource"}},
+        {409, {"Conflict", "Operation cannot be fulfilled on deployments.apps \\\"models\\\": the object has been "
+                           "modified; please apply your changes to the latest version and try again"}},
+        {500, {"InternalError", "etcdserver: request timed out"}},
+        {503, {"ServiceUnavailable", "ServiceUnavailable"}}};
+    const auto it = known.find(code);
+    return it == known.end() ? status(code, "Unknown", "Unknown") : status(code, it->second.first, it->second.second);
+  }
+
+  std::string scale_json() const {
+    return "{\"kind\":\"Scale\",\"apiVersion\":\"autoscaling/v1\",\"spec\":{\"replicas\":" +
+           std::to_string(pods_.size()) + "}}";
+  }
+  std::string slices_json() {
+    std::string eps;
+    for (auto& p : pods_) {
+      if (!eps.empty()) eps += ",";
+      // "ready" absent on some: the API says absent means ready.
+      const std::string ready = !p.ready || p.seq % 2 ? ",\"ready\":" + std::string(p.ready ? "true" : "false") : "";
+      eps += "{\"addresses\":[\"" + p.ip + "\"],\"conditions\":{\"serving\":" + (p.ready ? "true" : "false") +
+             ",\"terminating\":false" + ready + "},\"targetRef\":{\"kind\":\"Pod\",\"name\":\"" + p.name + "\"}}";
+      p.lists_left = std::max(0, p.lists_left - 1);
+      p.ready = p.lists_left == 0;  // ready from the listing after its Nth on
+    }
+    return "{\"kind\":\"EndpointSliceList\",\"items\":[{\"kind\":\"EndpointSlice\",\"addressType\":\"IPv4\","
+           "\"endpoints\":" + (eps.empty() ? std::string("null") : "[" + eps + "]") +
+           ",\"ports\":[{\"name\":\"http\",\"port\":8080},{\"name\":\"management\",\"port\":8081}]}]}";
+  }
+
+  serve::HttpResponse answer(const serve::HttpRequest& r) {
+    const std::string prefix = kServer;
+    if (r.url.rfind(prefix, 0) != 0) {
+      serve::HttpResponse refused;
+      refused.error = "Connection refused";
+      return refused;
+    }
+    const std::string path_and_query = r.url.substr(prefix.size());
+    const std::string path = path_and_query.substr(0, path_and_query.find('?'));
+    bool hangs = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      log_.push_back(r.method + " " + path_and_query + "|" + (r.method == "PATCH" ? r.content_type : "") + "|" + r.body);
+      if (hangs_ != 0) {
+        hangs = true;
+        if (hangs_ > 0) --hangs_;
+      }
+    }
+    if (hangs) {  // no answer within the request's own timeout (the fake's thread waits it out)
+      std::this_thread::sleep_for(std::chrono::milliseconds(r.timeout_ms));
+      serve::HttpResponse none;
+      none.error = "Timeout was reached";
+      none.timed_out = true;
+      none.elapsed_us = r.timeout_ms * 1000;
+      return none;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (r.bearer_token != kToken) return status(401);
+    for (auto& f : failures_)
+      if (f.method == r.method && f.count != 0 && path.size() >= f.suffix.size() &&
+          path.compare(path.size() - f.suffix.size(), f.suffix.size(), f.suffix) == 0) {
+        if (f.count > 0) --f.count;
+        return status(f.status);
+      }
+    const std::string scale = "/apis/apps/v1/namespaces/lull/deployments/models/scale";
+    const std::string pods = "/api/v1/namespaces/lull/pods/";
+    if (path == scale && r.method == "GET") return FakeHttpTransport::reply(200, scale_json());
+    if (r.method == "PATCH" && (path == scale || path.rfind(pods, 0) == 0)) {
+      if (r.content_type != "application/merge-patch+json") return status(415, "UnsupportedMediaType", "merge patches only");
+      serve::JsonValue patch;
+      if (!serve::parse_json(r.body, &patch)) return status(400, "BadRequest", "error decoding patch: not JSON");
+      if (path == scale) {
+        const serve::JsonValue* spec = serve::json_field(patch, "spec");
+        const serve::JsonValue* n = spec ? serve::json_field(*spec, "replicas") : nullptr;
+        if (!n || n->kind_case() != serve::JsonValue::kNumberValue || n->number_value() < 0 ||
+            n->number_value() != static_cast<int>(n->number_value()))
+          return status(422, "Invalid", "Scale.autoscaling \\\"models\\\" is invalid: spec.replicas");
+        scale_to(static_cast<int>(n->number_value()));
+        return FakeHttpTransport::reply(200, scale_json());
+      }
+      const std::string name = path.substr(pods.size());
+      const auto pod = std::find_if(pods_.begin(), pods_.end(), [&](const Pod& p) { return p.name == name; });
+      if (pod == pods_.end()) return status(404, "NotFound", "pods \\\"" + name + "\\\" not found");
+      const serve::JsonValue* meta = serve::json_field(patch, "metadata");
+      const serve::JsonValue* annotations = meta ? serve::json_field(*meta, "annotations") : nullptr;
+      if (!annotations) return status(422, "Invalid", "metadata.annotations");
+      const std::string cost = serve::json_string(*annotations, "controller.kubernetes.io/pod-deletion-cost");
+      if (!cost.empty()) pod->cost = std::stoi(cost);
+      return FakeHttpTransport::reply(200, "{\"kind\":\"Pod\"}");
+    }
+    if (path == "/apis/discovery.k8s.io/v1/namespaces/lull/endpointslices" && r.method == "GET") {
+      if (path_and_query.find("labelSelector=kubernetes.io%2Fservice-name%3Dmodels") == std::string::npos)
+        return FakeHttpTransport::reply(200, "{\"kind\":\"EndpointSliceList\",\"items\":[]}");
+      return FakeHttpTransport::reply(200, slices_json());
+    }
+    return status(404);
+  }
+
+  Options options_;
+  mutable std::mutex mu_;
+  std::vector<Pod> pods_;
+  int next_seq_ = 0;
+  std::vector<Failure> failures_;
+  int hangs_ = 0;
+  std::vector<std::string> log_;
+};
+
+}  // namespace lull::test
