@@ -50,7 +50,8 @@ Server::Server(ServeSpec spec)
   if (spec_.variants.enabled()) {
     serve::ModelManagementOptions o;
     o.management_key = spec_.management_key;
-    model_control_ = std::make_unique<serve::TorchServeModelControl>(variant_client_, o, spec_.variants.archive);
+    variant_client_ = std::make_unique<serve::HttpClient>();
+    model_control_ = std::make_unique<serve::TorchServeModelControl>(*variant_client_, o, spec_.variants.archive);
     auto arrived = opts.on_arrival;
     opts.on_arrival = [this, arrived](std::int64_t t_us) {
       if (manager::VariantController* v = variant_controller_.load()) v->record_arrival();
@@ -85,16 +86,17 @@ void Server::build_autoscaler() {
     if (!log_file_) throw SpecError("--autoscale-log " + a.log_path + ": cannot open for writing");
   }
   const auto log = [this](const std::string& line) { autoscale_log(line); };
+  pool_client_ = std::make_unique<serve::HttpClient>();
   try {
     if (a.pool == "kubernetes") {
       manager::KubernetesPoolOptions o = a.kubernetes;
       o.log = log;
-      auto kube = std::make_unique<manager::KubernetesPool>(pool_client_, clock_, o);
+      auto kube = std::make_unique<manager::KubernetesPool>(*pool_client_, clock_, o);
       a.scaler.refresh = [k = kube.get()] { k->refresh(); };
       a.scaler.pool_metrics = [k = kube.get()] { return k->metrics_text(); };
       pool_ = std::move(kube);
     } else {
-      pool_ = std::make_unique<manager::LocalProcessPool>(pool_client_, clock_, a.local);
+      pool_ = std::make_unique<manager::LocalProcessPool>(*pool_client_, clock_, a.local);
     }
     a.scaler.log = log;
     scaler_ = std::make_unique<manager::ServingAutoscaler>(spec_.session.library, a.scaler, *pool_, clock_);

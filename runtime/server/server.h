@@ -87,13 +87,13 @@ class Server {
   serve::QueryInputs inputs_;
   std::unique_ptr<runtime::BackgroundPolicyProvider> provider_;
   // --autoscale
-  serve::HttpClient pool_client_;  // the pool's health/model checks and API calls
+  std::unique_ptr<serve::HttpClient> pool_client_;  // the pool's health/model checks and API calls
   std::mutex log_mu_;
   std::ofstream log_file_;
   std::unique_ptr<manager::WorkerPool> pool_;
   std::unique_ptr<manager::ServingAutoscaler> scaler_;
   // --variant-sets
-  serve::HttpClient variant_client_;
+  std::unique_ptr<serve::HttpClient> variant_client_;  // the management API
   std::unique_ptr<serve::TorchServeModelControl> model_control_;
   // --recompile-on-drift
   std::unique_ptr<serve::DriftRecompiler> recompiler_;
