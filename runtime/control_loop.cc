@@ -20,11 +20,14 @@ ControlLoop::ControlLoop(VirtualClock& clock) : clock_(clock), virtual_(&clock) 
 ControlLoop::~ControlLoop() { stop(); }
 
 void ControlLoop::add(Controller& c) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (started_) throw std::logic_error("ControlLoop::add after start()");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (started_ || stop_) throw std::logic_error("ControlLoop::add after start()");
+    entries_.push_back(std::make_unique<Entry>(Entry{&c}));
+  }
+  // Not under mu_: wake_loop() takes the controller's lock, then mu_.
   std::lock_guard<std::mutex> c_lock(c.loop_mu_);
   c.loop_ = this;
-  entries_.push_back(std::make_unique<Entry>(Entry{&c}));
 }
 
 void ControlLoop::start(std::int64_t retry_us) {
