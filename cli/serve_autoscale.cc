@@ -1,18 +1,13 @@
-// The worker pool and autoscaler of `lull serve --autoscale` (why: see
-// serve_autoscale.h).
+// The flags of `lull serve --autoscale` (why: see serve_autoscale.h).
 #include "cli/serve_autoscale.h"
 
 #include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
-#include <stdexcept>
 
 #include "cli/commands.h"
 #include "cli/option_ranges.h"
-#include "runtime/manager/kubernetes_pool.h"
-#include "runtime/manager/local_process_pool.h"
-#include "runtime/log/log.h"
 #include "schema/input_limits.h"
 
 namespace lull::cli {
@@ -61,9 +56,8 @@ void add_serve_autoscale_options(po::options_description& desc, ServeAutoscaleFl
        "waits together, so a hanging API server does not stall the autoscaler");
 }
 
-ServeAutoscale::ServeAutoscale(const ServeAutoscaleFlags& flags, const std::vector<runtime::PolicyTable>& library,
-                               std::vector<std::string> models, const std::string& management_key)
-    : flags_(flags) {
+server::AutoscaleSpec autoscale_spec(const ServeAutoscaleFlags& flags, std::vector<std::string> models,
+                                     const std::string& management_key) {
   const sim::SimAutoscale config = autoscale_config(flags.autoscale, 1);
   check_range("--initial-workers", flags.initial_workers, 0, limits::kMaxWorkers);
   check_positive_range("--worker-start-timeout-s", flags.start_timeout_s, 3600);
@@ -71,111 +65,54 @@ ServeAutoscale::ServeAutoscale(const ServeAutoscaleFlags& flags, const std::vect
   check_range("--worker-stop-grace-s", flags.stop_grace_s, 0, 3600);
   check_positive_range("--autoscale-retry-s", flags.retry_base_s, 3600);
   check_range("--autoscale-retry-max-s", flags.retry_max_s, flags.retry_base_s, 86400);
-  if (!flags.autoscale.log.empty() && flags.autoscale.log != "-") {
-    log_file_.open(flags.autoscale.log, std::ios::app);
-    if (!log_file_) throw UsageError("--autoscale-log " + flags.autoscale.log + ": cannot open for writing");
-  }
-  try {
-    if (flags.pool == "local") {
-      if (flags.command.empty()) throw UsageError("--worker-pool local needs --worker-command");
-      if (!flags.log_dir.empty()) {
-        std::error_code ec;
-        if (!std::filesystem::is_directory(flags.log_dir, ec))
-          throw UsageError("--worker-log-dir " + flags.log_dir + ": no such directory");
-        if (access(flags.log_dir.c_str(), W_OK | X_OK) != 0)
-          throw UsageError("--worker-log-dir " + flags.log_dir + ": not writable");
-      }
-      manager::LocalProcessPoolOptions o;
-      o.command = flags.command;
-      o.models = std::move(models);
-      o.management_key = management_key;
-      o.log_dir = flags.log_dir;
-      o.start_timeout_ms = ms(flags.start_timeout_s);
-      o.drain_timeout_ms = ms(flags.drain_timeout_s);
-      o.stop_grace_ms = ms(flags.stop_grace_s);
-      pool_ = std::make_unique<manager::LocalProcessPool>(client_, clock_, o);
-    } else if (flags.pool == "kubernetes") {
-      if (flags.k8s_server.empty() || flags.k8s_deployment.empty() || flags.k8s_service.empty())
-        throw UsageError("--worker-pool kubernetes needs --k8s-api-server, --k8s-deployment and --k8s-service");
-      manager::KubernetesPoolOptions o;
-      o.api.server = flags.k8s_server;
-      o.api.token_file = flags.k8s_token_file;
-      o.api.ca_file = flags.k8s_ca_file;
-      o.ns = flags.k8s_namespace;
-      o.deployment = flags.k8s_deployment;
-      o.service = flags.k8s_service;
-      o.port_name = flags.k8s_port_name;
-      o.management_port_name = flags.k8s_management_port_name;
-      check_range("--k8s-not-ready-timeout-s", flags.k8s_not_ready_timeout_s, 0, 86400);
-      check_positive_range("--k8s-call-budget-s", flags.k8s_call_budget_s, 3600);
-      o.not_ready_timeout_us = ms(flags.k8s_not_ready_timeout_s) * 1000;
-      o.api.sequence_budget_ms = ms(flags.k8s_call_budget_s);
-      o.log = [this](const std::string& line) { log(line); };
-      pool_ = std::make_unique<manager::KubernetesPool>(client_, clock_, o);
-    } else {
-      throw UsageError("--worker-pool: expected local or kubernetes (got '" + flags.pool + "')");
+  server::AutoscaleSpec spec;
+  spec.enabled = true;
+  spec.pool = flags.pool;
+  spec.log_path = flags.autoscale.log;
+  if (flags.pool == "local") {
+    if (flags.command.empty()) throw UsageError("--worker-pool local needs --worker-command");
+    if (!flags.log_dir.empty()) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(flags.log_dir, ec))
+        throw UsageError("--worker-log-dir " + flags.log_dir + ": no such directory");
+      if (access(flags.log_dir.c_str(), W_OK | X_OK) != 0)
+        throw UsageError("--worker-log-dir " + flags.log_dir + ": not writable");
     }
-    manager::ServingAutoscalerOptions o;
-    o.autoscale = config.options;
-    o.target = config.target;
-    o.initial_workers = flags.initial_workers;
-    o.retry_base_us = ms(flags.retry_base_s) * 1000;
-    o.retry_max_us = ms(flags.retry_max_s) * 1000;
-    o.log = [this](const std::string& line) { log(line); };
-    if (auto* kube = dynamic_cast<manager::KubernetesPool*>(pool_.get())) {
-      o.refresh = [kube] { kube->refresh(); };
-      o.pool_metrics = [kube] { return kube->metrics_text(); };
-    }
-    scaler_ = std::make_unique<manager::ServingAutoscaler>(library, o, *pool_, clock_);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+    manager::LocalProcessPoolOptions& o = spec.local;
+    o.command = flags.command;
+    o.models = std::move(models);
+    o.management_key = management_key;
+    o.log_dir = flags.log_dir;
+    o.start_timeout_ms = ms(flags.start_timeout_s);
+    o.drain_timeout_ms = ms(flags.drain_timeout_s);
+    o.stop_grace_ms = ms(flags.stop_grace_s);
+  } else if (flags.pool == "kubernetes") {
+    if (flags.k8s_server.empty() || flags.k8s_deployment.empty() || flags.k8s_service.empty())
+      throw UsageError("--worker-pool kubernetes needs --k8s-api-server, --k8s-deployment and --k8s-service");
+    manager::KubernetesPoolOptions& o = spec.kubernetes;
+    o.api.server = flags.k8s_server;
+    o.api.token_file = flags.k8s_token_file;
+    o.api.ca_file = flags.k8s_ca_file;
+    o.ns = flags.k8s_namespace;
+    o.deployment = flags.k8s_deployment;
+    o.service = flags.k8s_service;
+    o.port_name = flags.k8s_port_name;
+    o.management_port_name = flags.k8s_management_port_name;
+    check_range("--k8s-not-ready-timeout-s", flags.k8s_not_ready_timeout_s, 0, 86400);
+    check_positive_range("--k8s-call-budget-s", flags.k8s_call_budget_s, 3600);
+    o.not_ready_timeout_us = ms(flags.k8s_not_ready_timeout_s) * 1000;
+    o.api.sequence_budget_ms = ms(flags.k8s_call_budget_s);
+  } else {
+    throw UsageError("--worker-pool: expected local or kubernetes (got '" + flags.pool + "')");
   }
-}
-
-ServeAutoscale::~ServeAutoscale() { stop(); }
-
-void ServeAutoscale::stop() {
-  interrupt_pool();  // a Kubernetes call or backoff wait in the manager thread ends now
-  if (scaler_) scaler_->stop();
-  pool_.reset();  // stops every worker process
-}
-
-void ServeAutoscale::log(const std::string& line) {
-  std::lock_guard<std::mutex> lock(log_mu_);
-  log::info("%s", line.c_str());
-  if (log_file_.is_open()) log_file_ << line << std::endl;
-}
-
-void ServeAutoscale::configure(serve::ServeOptions& options) {
-  options.pool_managed = true;
-  options.worker_names.assign(static_cast<std::size_t>(slots()), "");
-  manager::ServingAutoscaler* scaler = scaler_.get();
-  options.on_arrival = [scaler](std::int64_t t_us) { scaler->record_arrival(t_us); };
-  options.extra_metrics = [scaler] { return scaler->metrics_text(); };
-}
-
-void ServeAutoscale::interrupt() {
-  scaler_->request_stop();
-  interrupt_pool();
-}
-
-void ServeAutoscale::interrupt_pool() {
-  if (auto* kube = dynamic_cast<manager::KubernetesPool*>(pool_.get())) kube->interrupt();
-}
-
-int ServeAutoscale::start(serve::TorchServeBackend& backend, serve::ServeSession& session) {
-  slots_ = std::make_unique<manager::SessionSlots>(backend, session);
-  scaler_->attach(*slots_);
-  const int up = scaler_->start_initial(ms(flags_.start_timeout_s) * 1000 + 1'000'000);
-  if (scaler_->stop_requested()) return up;  // interrupted: the caller stops
-  if (up == 0) {
-    std::string why;
-    for (const auto& w : pool_->list_workers())
-      if (!w.failure.empty()) why = " (" + w.id + ": " + w.failure + ")";
-    throw std::runtime_error("autoscale: no initial worker came up" + why);
-  }
-  scaler_->start();
-  return up;
+  manager::ServingAutoscalerOptions& o = spec.scaler;
+  o.autoscale = config.options;
+  o.target = config.target;
+  o.initial_workers = flags.initial_workers;
+  o.retry_base_us = ms(flags.retry_base_s) * 1000;
+  o.retry_max_us = ms(flags.retry_max_s) * 1000;
+  spec.start_timeout_us = ms(flags.start_timeout_s) * 1000 + 1'000'000;
+  return spec;
 }
 
 }  // namespace lull::cli

@@ -1,26 +1,15 @@
 #pragma once
-// `lull serve --autoscale`: the worker pool (model-server processes on this
-// machine, or a Kubernetes Deployment) and the ServingAutoscaler, built from
-// the command line and wired to the serve stack. Kept out of
-// serve_command.cc (the composition root) so that it stays small: it asks
-// this file for the slots, the session's hooks, and to start.
+// `lull serve --autoscale`: the flags of the worker pool (model-server
+// processes on this machine, or a Kubernetes Deployment) and of the
+// ServingAutoscaler, turned into the server's AutoscaleSpec
+// (runtime/server/serve_spec.h; the Server builds and runs them).
 #include <boost/program_options.hpp>
 
-#include <fstream>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "cli/autoscale_flags.h"
-#include "runtime/clock.h"
-#include "runtime/manager/serving_autoscaler.h"
-#include "runtime/manager/session_slots.h"
-#include "runtime/manager/worker_pool.h"
-#include "runtime/policy_table.h"
-#include "runtime/net/http_client.h"
-#include "runtime/serve/serve_session.h"
-#include "runtime/torchserve/torchserve_backend.h"
+#include "runtime/server/serve_spec.h"
 
 namespace lull::cli {
 
@@ -40,48 +29,10 @@ struct ServeAutoscaleFlags {
 
 void add_serve_autoscale_options(boost::program_options::options_description& desc, ServeAutoscaleFlags& flags);
 
-class ServeAutoscale {
- public:
-  // Checks the flags (UsageError naming the flag) and builds the pool and
-  // the controller; starts nothing. `models`: the model check every new
-  // worker must pass (empty: the health check only).
-  ServeAutoscale(const ServeAutoscaleFlags& flags, const std::vector<runtime::PolicyTable>& library,
-                 std::vector<std::string> models, const std::string& management_key);
-  ~ServeAutoscale();
-
-  // The worker slots the backend and session must have (all vacant at first).
-  int slots() const { return scaler_->slots(); }
-  // The session's part: slots join only through the pool; arrivals feed the
-  // autoscaler; /metrics gains the autoscaler's families.
-  void configure(serve::ServeOptions& options);
-  // Plugs the pool into the stack, starts the initial workers (an error when
-  // none comes up) and the manager thread. Returns the workers up. After
-  // interrupt() (any thread, e.g. on SIGTERM) it returns at once, and the
-  // manager thread does not run.
-  int start(serve::TorchServeBackend& backend, serve::ServeSession& session);
-  void interrupt();
-  // Model variants (--variant-sets): the workers in rotation, and the
-  // library whose capacities decide from the next tick (ServingAutoscaler).
-  std::vector<std::string> management_urls_up() { return scaler_->management_urls_up(); }
-  void use_library(const std::vector<runtime::PolicyTable>& library) { scaler_->use_library(library); }
-  // Ends the manager thread, unplugs the pool from the stack and stops its
-  // workers. Call it before the session goes (the pool's threads call into
-  // it); /metrics must not be asked afterwards.
-  void stop();
-
- private:
-  void log(const std::string& line);
-  // A Kubernetes pool's API call in progress ends at once (SIGTERM must not wait out a backoff).
-  void interrupt_pool();
-
-  ServeAutoscaleFlags flags_;
-  runtime::WallClock clock_;
-  serve::HttpClient client_;  // the pool's health/model checks and API calls
-  std::unique_ptr<manager::WorkerPool> pool_;
-  std::unique_ptr<manager::SessionSlots> slots_;  // start()'s; outlives the autoscaler's use of it
-  std::unique_ptr<manager::ServingAutoscaler> scaler_;  // declared after the pool: stopped before it goes
-  std::mutex log_mu_;
-  std::ofstream log_file_;
-};
+// Checks the flags (UsageError naming the flag) and turns them into the
+// server's autoscale spec. `models`: the model check every new worker must
+// pass (empty: the health check only).
+server::AutoscaleSpec autoscale_spec(const ServeAutoscaleFlags& flags, std::vector<std::string> models,
+                                     const std::string& management_key);
 
 }  // namespace lull::cli

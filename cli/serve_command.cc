@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
-#include "cli/drift_recompiler.h"
 #include "cli/log_flags.h"
 #include "compiler/online/drift_recompile.h"
 #include "cli/online_compile.h"
@@ -17,19 +16,16 @@
 #include "cli/parse_options.h"
 #include "cli/serve_autoscale.h"
 #include "cli/serve_variants.h"
-#include "cli/stop_signals.h"
 #include "schema/one_line.h"
-#include "runtime/policy_loader.h"
-#include "schema/input_limits.h"
-#include "runtime/clock.h"
-#include "runtime/serve/frontend.h"
 #include "runtime/log/log.h"
 #include "runtime/net/service_notify.h"
-#include "runtime/net/http_client.h"
+#include "runtime/policy_loader.h"
+#include "schema/input_limits.h"
+#include "runtime/server/server.h"
+#include "runtime/server/stop_signals.h"
+#include "runtime/serve/frontend.h"
 #include "runtime/torchserve/model_check.h"
-#include "runtime/query_inputs.h"
 #include "runtime/torchserve/request_split.h"
-#include "runtime/serve/serve_session.h"
 #include "runtime/torchserve/torchserve_backend.h"
 #include "runtime/torchserve/torchserve_token.h"
 #include "runtime/torchserve/worker_endpoint.h"
@@ -39,37 +35,14 @@ namespace lull::cli {
 
 namespace po = boost::program_options;
 
-namespace {
-// Stops the backend's threads before the session they call into goes away,
-// on every way out of run_serve (declared after the session, so destroyed first).
-struct StopBackendFirst {
-  serve::TorchServeBackend& backend;
-  ~StopBackendFirst() { backend.stop(); }
-};
-// The same for the worker pool's threads (--autoscale), which also call into
-// the session: stopped before the backend and the session.
-// The same for the variant switcher's thread (--variant-sets).
-struct StopVariantsFirst {
-  ServeVariants* variants;
-  ~StopVariantsFirst() {
-    if (variants) variants->stop();
-  }
-};
-struct StopPoolFirst {
-  ServeAutoscale* autoscale;
-  ~StopPoolFirst() {
-    if (autoscale) autoscale->stop();
-  }
-};
-}  // namespace
-
 int run_serve(int argc, char** argv) {
   OnlineCompileFlags online_flags;
   std::string profiles;
   std::string policies, workers_text, management_text, listen, port_file, token_file, recompile_out;
-  serve::ServeOptions opts;
-  serve::TorchServeOptions backend_opts;
-  serve::FrontendOptions fe;
+  server::ServeSpec spec;
+  serve::ServeOptions& opts = spec.session;
+  serve::TorchServeOptions& backend_opts = spec.backend;
+  serve::FrontendOptions& fe = spec.frontend;
   ServeAutoscaleFlags autoscale_flags;
   ServeVariantsFlags variant_flags;
   LogFlags log_flags;
@@ -174,40 +147,26 @@ int run_serve(int argc, char** argv) {
   if (opts.library.size() == 1 && !online && !autoscale) opts.library.clear();
   const runtime::PolicyTable table =
       opts.library.empty() ? runtime::load_policy_table(policies, expect) : opts.library.front();
+  spec.policies = policies;
+  spec.expect = expect;
+  spec.table = table;
+  spec.servers = workers;
+  spec.management_key = keys.management;
+  spec.model_check = !no_model_check;
+  spec.strict_model_batching = strict_model_batching;
   // Before any thread starts (the online provider's is the first), so that
   // every thread inherits the blocked mask and only the watcher gets them.
-  StopSignals stop_signals;
+  server::StopSignals stop_signals;
   std::unique_ptr<CompilerPolicySource> source;
-  std::unique_ptr<runtime::BackgroundPolicyProvider> provider;
   if (online) {
     source = std::make_unique<CompilerPolicySource>(policies, profiles, online_flags);
-    provider = std::make_unique<runtime::BackgroundPolicyProvider>(
-        *source, [](const std::string& line) { log::info("%s", line.c_str()); });
-    opts.online = provider.get();
+    spec.online = source.get();
   }
-  fe.task = table.task;
-
   std::vector<std::string> model_names;
   for (const auto& m : table.models) model_names.push_back(m.name);
-  std::unique_ptr<ServeAutoscale> scaling;
-  if (autoscale) {
-    // Every worker passes the model check when its pool starts it.
-    scaling = std::make_unique<ServeAutoscale>(autoscale_flags, opts.library,
-                                               no_model_check ? std::vector<std::string>{} : model_names, keys.management);
-    workers.assign(static_cast<std::size_t>(scaling->slots()), serve::WorkerEndpoint{});  // vacant slots
-    scaling->configure(opts);
-  } else if (!no_model_check) {
-    serve::HttpClient client;
-    serve::ModelCheckOptions check;
-    check.management_key = keys.management;
-    const auto warnings = serve::check_models_loaded(client, workers, model_names, check);
-    if (strict_model_batching && !warnings.empty())
-      throw serve::ModelCheckError(warnings.front() + " (--strict-model-batching)");
-    for (const auto& w : warnings) log::warn("%s", w.c_str());
-  }
-  if (!autoscale)
-    for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
-  std::unique_ptr<ServeVariants> variants;
+  if (autoscale)  // every worker passes the model check when its pool starts it
+    spec.autoscale = autoscale_spec(autoscale_flags, no_model_check ? std::vector<std::string>{} : model_names,
+                                    keys.management);
   if (!variant_flags.sets.empty()) {
     // Online compilation and drift recompilation make policies for the full
     // set only; a variant's models would not be what they pick.
@@ -219,96 +178,46 @@ int run_serve(int argc, char** argv) {
     if (autoscale && no_model_check)
       throw UsageError("--variant-sets with --autoscale: not with --no-model-check (a new worker must be checked to "
                        "hold every model of --policies before it joins)");
-    manager::WorkerList list;
-    if (autoscale) {
-      list = [s = scaling.get()] { return s->management_urls_up(); };
-    } else {
-      std::vector<std::string> management;
-      for (const auto& w : workers) management.push_back(w.management_url);
-      list = [management] { return management; };
-    }
     const std::vector<runtime::PolicyTable> full = opts.library.empty() ? std::vector<runtime::PolicyTable>{table}
                                                                         : opts.library;
-    variants = std::make_unique<ServeVariants>(variant_flags, full, policies, list, keys.management);
-    if (autoscale) variants->on_switch([s = scaling.get()](const std::vector<runtime::PolicyTable>& lib) { s->use_library(lib); });
-    variants->configure(opts);
+    spec.variants = variant_spec(variant_flags, full, policies);
   }
-  std::unique_ptr<DriftRecompiler> recompiler;  // outlives the session that calls it
   if (!recompile_out.empty()) {
     check_binary_output(recompile_out, "--recompile-on-drift");
-    recompiler = std::make_unique<DriftRecompiler>(read_policy_library(policies).sets(0), recompile_out,
-                                                   [](const std::string& line) { log::info("%s", line.c_str()); });
-    opts.on_drift = [r = recompiler.get()](const serve::DriftEvent& e) { r->on_drift(e); };
+    spec.drift.out_path = recompile_out;
+    spec.drift.served = read_policy_library(policies).sets(0);
+    spec.drift.recompile = compiler::recompile_with_latencies;
+    spec.drift.write = [recompile_out](const std::string& bytes) {
+      write_binary_output(recompile_out, bytes, "--recompile-on-drift");
+    };
+    if (source)  // online compilation from the observed latencies too
+      spec.drift.on_recompiled = [src = source.get()](const schema::PolicySet& set) {
+        src->use_profiles(compiler::profiles_of(set));
+      };
   }
-  serve::QueryInputs inputs;
-  runtime::WallClock clock;
-  serve::TorchServeBackend backend(workers, model_names, inputs, backend_opts);
-  serve::ServeSession session(table, backend, backend, inputs, clock, opts);
-  // Recompiled sets are swapped in live; disconnected before the session dies.
-  struct SwapIntoSession {
-    DriftRecompiler* recompiler;
-    ~SwapIntoSession() {
-      if (recompiler) recompiler->connect(nullptr);
-    }
-  } swap_into_session{recompiler.get()};
-  if (recompiler)
-    recompiler->connect([&session, src = source.get()](const schema::PolicySet& set) {
-      session.replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
-      if (src) src->use_profiles(compiler::profiles_of(set));  // online compilation from the observed latencies too
-    });
-  StopBackendFirst stop_backend_first{backend};
-  StopPoolFirst stop_pool_first{scaling.get()};
-  StopVariantsFirst stop_variants_first{variants.get()};
-  // Pings every worker; those up join the Dispatcher's rotation through the
-  // session's health handler. With --autoscale the pool starts the workers,
-  // and each joins when its checks pass.
-  if (backend.start() == 0 && !autoscale) throw std::runtime_error("no worker answers GET /ping");
+  std::unique_ptr<server::Server> server;
+  try {
+    server = std::make_unique<server::Server>(std::move(spec));
+  } catch (const server::SpecError& e) {
+    throw UsageError(e.what());
+  }
   // A stop signal while the first workers start ends their wait at once.
-  const auto interrupt_start = stop_signals.subscribe([s = scaling.get()] {
-    if (s) s->interrupt();
-  });
-  const int workers_up = autoscale ? scaling->start(backend, session) : static_cast<int>(workers.size());
+  const auto interrupt_start = stop_signals.subscribe([s = server.get()] { s->interrupt(); });
+  const int workers_up = server->start();
   if (const int sig = stop_signals.received()) {
     log::info("stopping during start-up (signal %d)", sig);
     return 0;
   }
-  if (variants) variants->start(session);
-  serve::Frontend frontend(session, fe);
-  frontend.start();
-  if (!port_file.empty()) write_output(port_file, std::to_string(frontend.port()) + "\n");
+  if (!port_file.empty()) write_output(port_file, std::to_string(server->port()) + "\n");
   log::info("task '%s', %d workers%s, %zu models, SLO %g ms, on http://%s:%d/predictions/%s", table.task.c_str(),
-            workers_up, autoscale ? " (autoscaled)" : "", table.models.size(), table.slo_us / 1000.0, fe.host.c_str(),
-            frontend.port(), table.task.c_str());
-  serve::notify_service_manager("READY=1\nSTATUS=serving '" + table.task + "' on port " + std::to_string(frontend.port()));
-  // SIGHUP: the policy file again, checked as at start (same task, SLO,
-  // models and worker count), swapped in whole at the next arrival; a file
-  // that is refused leaves the served policies as they were.
-  const auto reload = stop_signals.on_hangup([&] {
-    if (variants) {
-      log::warn("SIGHUP: not with --variant-sets (the variant switcher owns the policies); nothing reloaded");
-      return;
-    }
-    serve::notify_service_manager(serve::reloading_state());
-    try {
-      const std::vector<runtime::PolicyTable> tables =
-          opts.library.empty() ? std::vector<runtime::PolicyTable>{runtime::load_policy_table(policies, expect)}
-                               : runtime::load_policy_library(policies, {});
-      session.swap_policies_and_wait(tables, {}, 10000);
-      if (scaling) scaling->use_library(tables);
-      std::size_t count = 0;
-      for (const auto& t : tables) count += t.policies.size();
-      log::info("SIGHUP: reloaded %s (%zu policies, %zu %s)", policies.c_str(), count, tables.size(),
-                tables.size() == 1 ? "worker count" : "worker counts");
-    } catch (const std::exception& e) {
-      log::error("SIGHUP: %s; still serving the previous policies", one_line(e.what()).c_str());
-    }
-    serve::notify_service_manager("READY=1");
-  });
+            workers_up, autoscale ? " (autoscaled)" : "", table.models.size(), table.slo_us / 1000.0,
+            server->host().c_str(), server->port(), table.task.c_str());
+  serve::notify_service_manager("READY=1\nSTATUS=serving '" + table.task + "' on port " + std::to_string(server->port()));
+  const auto reload = stop_signals.on_hangup([s = server.get()] { s->reload(); });
   const int sig = stop_signals.wait();
   serve::notify_service_manager("STOPPING=1");
   log::info("stopping (signal %d)", sig);
-  session.shutdown();
-  frontend.stop();
+  server->stop();
   return 0;
 }
 

@@ -2,10 +2,10 @@
 // One background thread that works on the latest thing asked of it: an item
 // posted while the thread is busy waits, and a newer one replaces the one
 // waiting (only the latest situation matters). Online compilation
-// (BackgroundPolicyProvider: the latest (workers, load)) and drift
-// recompilation (compiler/online/drift_recompiler: the latest observed
-// latencies) both run on it, so the caller that posts (a selecting thread,
-// the backend's completion thread) never waits for the work.
+// (BackgroundPolicyProvider: the latest (workers, load)) runs on it, so the
+// selecting thread that posts never waits for the work. (Drift
+// recompilation follows the same rule as a controller of the server's
+// ControlLoop: serve/drift_recompiler.h.)
 #include <condition_variable>
 #include <functional>
 #include <mutex>

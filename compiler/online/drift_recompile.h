@@ -3,7 +3,8 @@
 // again with the latencies observed while serving (the profile corrected by
 // them) and every other setting the set records (recorded_compile_spec), on
 // the CPU solver. The serving side that runs it in the background and
-// writes the result is cli/drift_recompiler.
+// writes the result is runtime/serve/drift_recompiler (the CLI passes this
+// function to the Server).
 #include <vector>
 
 #include "compiler/compile_spec.h"

@@ -202,7 +202,10 @@ int ServingAutoscaler::start_initial(std::int64_t timeout_us) {
     // Counted over the whole pool, not by the ids start_workers() returned:
     // a Kubernetes pool's placeholders give way to pods with other names.
     const PoolCounts counts = pool_counts(pool_.list_workers());
-    if (counts.starting == 0 || clock_.now_us() >= deadline) return counts.up;
+    if (counts.starting == 0 || clock_.now_us() >= deadline) {
+      next_tick_us_ = clock_.now_us() + scaler_.options().tick_us;
+      return counts.up;
+    }
     if (options_.refresh) options_.refresh();
     std::unique_lock<std::mutex> lock(run_mu_);
     if (run_cv_.wait_for(lock, std::chrono::milliseconds(20), [this] { return stop_; })) return counts.up;
@@ -218,7 +221,13 @@ std::set<std::string> ServingAutoscaler::out_of_rotation() {
   return out;
 }
 
-ScaleDecision ServingAutoscaler::tick(std::int64_t now_us) {
+void ServingAutoscaler::tick(std::int64_t now_us) {
+  decide(now_us);
+  const std::int64_t next = next_tick_us_.load() + scaler_.options().tick_us;
+  next_tick_us_ = std::max(next, clock_.now_us());  // after a slow tick, no burst of catch-up ticks
+}
+
+ScaleDecision ServingAutoscaler::decide(std::int64_t now_us) {
   std::vector<std::int64_t> arrivals;
   {
     std::lock_guard<std::mutex> lock(arrivals_mu_);
@@ -255,30 +264,6 @@ ScaleDecision ServingAutoscaler::tick(std::int64_t now_us) {
   return d;
 }
 
-void ServingAutoscaler::start() {
-  std::lock_guard<std::mutex> lock(run_mu_);
-  if (running_) return;
-  running_ = true;
-  thread_ = std::thread([this] { run(); });
-}
-
-void ServingAutoscaler::run() {
-  std::unique_lock<std::mutex> lock(run_mu_);
-  std::int64_t next = clock_.now_us() + scaler_.options().tick_us;
-  while (!stop_) {
-    const std::int64_t wait = next - clock_.now_us();
-    if (wait > 0) {
-      run_cv_.wait_for(lock, std::chrono::microseconds(wait));
-      continue;
-    }
-    lock.unlock();
-    tick(clock_.now_us());
-    lock.lock();
-    next += scaler_.options().tick_us;
-    next = std::max(next, clock_.now_us());  // after a slow tick, no burst of catch-up ticks
-  }
-}
-
 void ServingAutoscaler::request_stop() {
   {
     std::lock_guard<std::mutex> lock(run_mu_);
@@ -294,7 +279,6 @@ bool ServingAutoscaler::stop_requested() {
 
 void ServingAutoscaler::stop() {
   request_stop();
-  if (thread_.joinable()) thread_.join();
   std::function<void()> close;
   {
     std::lock_guard<std::mutex> lock(slots_mu_);

@@ -14,7 +14,8 @@
 // flight is done); when the pool reports it stopped or failed it leaves its
 // slot (what it still had in flight fails over to the others), now free.
 //
-// A manager thread ticks on the real clock: arrivals the session reported are
+// It is a Controller of lull serve's ControlLoop (runtime/control_loop.h),
+// ticking on the real clock once started: arrivals the session reported are
 // fed to the autoscaler, then it decides and acts. Every decision that acts
 // is one log line with its reason and numbers (ScaleDecision::log_line). A
 // worker that fails to start (the actuator's command failed, or its checks
@@ -25,6 +26,7 @@
 // that was up and that its pool reports starting again (a Kubernetes pod no
 // longer ready: its container died and is being restarted) leaves rotation
 // the same way and takes a slot again once up.
+#include <atomic>
 #include <cstdint>
 #include <condition_variable>
 #include <functional>
@@ -33,10 +35,10 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "runtime/clock.h"
+#include "runtime/control_loop.h"
 #include "runtime/manager/autoscaler.h"
 #include "runtime/manager/worker_pool.h"
 #include "runtime/policy_table.h"
@@ -56,13 +58,13 @@ struct ServingAutoscalerOptions {
   std::function<std::string()> pool_metrics;  // the pool's own /metrics families (KubernetesPool); may be empty
 };
 
-class ServingAutoscaler {
+class ServingAutoscaler final : public runtime::Controller {
  public:
   // `pool` and `clock` must outlive it. Throws std::invalid_argument for
   // options out of range (Autoscaler's checks).
   ServingAutoscaler(const std::vector<runtime::PolicyTable>& library, ServingAutoscalerOptions options,
                     WorkerPool& pool, const runtime::Clock& clock);
-  ~ServingAutoscaler();  // stop()
+  ~ServingAutoscaler() override;  // stop()
 
   // The Dispatcher slots the session and backend must have (all vacant).
   int slots() const { return slot_map_.slots(); }
@@ -74,19 +76,23 @@ class ServingAutoscaler {
   void attach(runtime::WorkerSlots& slots);
   // Starts the initial workers and waits until no worker of the pool is
   // starting (each up or failed), at most timeout_us, or until
-  // request_stop(). Returns how many are up.
+  // request_stop(). Returns how many are up. The first tick is due one
+  // autoscale.tick_us after it returns (none before).
   int start_initial(std::int64_t timeout_us);
-  // The manager thread: tick() every autoscale.tick_us of the clock.
-  void start();
-  // One decision at now_us of the clock (the thread calls it; tests may
-  // instead). The autoscaler itself counts time from construction, so its
-  // log lines say "t=12.000s" from the start of serving.
-  ScaleDecision tick(std::int64_t now_us);
-  // Ends the thread; no pool hook reaches the session afterwards (pending
-  // drains are dropped). The pool itself is the caller's to stop.
+  // The Controller: a tick every autoscale.tick_us of the clock (after a
+  // slow one, no burst of catch-up ticks).
+  std::string controller_name() const override { return "autoscale"; }
+  std::int64_t next_tick_us() const override { return next_tick_us_.load(); }
+  void tick(std::int64_t now_us) override;
+  // One decision at now_us of the clock (tick(); tests call it by hand).
+  // The autoscaler itself counts time from construction, so its log lines
+  // say "t=12.000s" from the start of serving.
+  ScaleDecision decide(std::int64_t now_us);
+  // No pool hook reaches the session afterwards (pending drains are
+  // dropped). Call it once the ControlLoop that ticks it has stopped. The
+  // pool itself is the caller's to stop.
   void stop();
-  // Any thread (a signal watcher): ends start_initial()'s wait and the
-  // manager thread's at once; stop() still does the rest.
+  // Any thread (a signal watcher): ends start_initial()'s wait at once.
   void request_stop();
   bool stop_requested();
 
@@ -113,7 +119,6 @@ class ServingAutoscaler {
   // (ejected, or failing its health checks).
   std::set<std::string> out_of_rotation();
   void say(const std::string& line);
-  void run();
 
   ServingAutoscalerOptions options_;
   WorkerPool& pool_;
@@ -145,10 +150,10 @@ class ServingAutoscaler {
   std::int64_t last_tick_us_ = 0;
   std::unique_ptr<CapacityTable> next_capacity_;  // use_library's, taken by the next tick
 
-  std::mutex run_mu_;
+  std::atomic<std::int64_t> next_tick_us_{runtime::Controller::kNever};
+  std::mutex run_mu_;  // start_initial()'s wait
   std::condition_variable run_cv_;
-  bool running_ = false, stop_ = false;
-  std::thread thread_;
+  bool stop_ = false;
 };
 
 }  // namespace lull::manager

@@ -4,7 +4,7 @@
 // backend (its URLs) and put into the ServeSession's rotation; draining and
 // leaving go to the session, and a worker that left has what it still had in
 // flight failed over by the backend. The simulator's counterpart is
-// sim/dispatcher_slots.h. One adapter for cli/serve_autoscale.cc and the tests.
+// sim/dispatcher_slots.h. One adapter for the Server (runtime/server) and the tests.
 #include <functional>
 #include <string>
 

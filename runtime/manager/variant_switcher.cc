@@ -51,8 +51,11 @@ VariantSwitcher::VariantSwitcher(std::vector<ModelVariant> variants, WorkerList 
                                  PolicySwap& swap, std::function<void(const std::string&)> log,
                                  VariantSwitchOptions options)
     : variants_(std::move(variants)), workers_(std::move(workers)), control_(control), swap_(swap),
-      log_(std::move(log)), options_(options) {
-  for (const auto& v : variants_) from_qps_.push_back(v.from_qps);
+      log_(std::move(log)), rule_([this] {
+        std::vector<double> from_qps;
+        for (const auto& v : variants_) from_qps.push_back(v.from_qps);
+        return from_qps;
+      }(), options.hysteresis, options.dwell_us) {
   // The workers up now hold the full set; so does every one that joins later.
   for (const auto& w : workers_())
     for (const auto& m : variants_.at(0).models) loaded_[w].insert(m);
@@ -123,10 +126,8 @@ bool VariantSwitcher::step(double load_qps, std::int64_t now_us) {
   Recording recording(*this);
   const std::vector<std::string> workers = sync_workers(recording);
   const int from = current();
-  const int to = choose_variant(from_qps_, from, load_qps, options_.hysteresis);
-  if (to == from || (attempted_ && now_us - last_attempt_us_ < options_.dwell_us)) return false;
-  attempted_ = true;
-  last_attempt_us_ = now_us;
+  const int to = rule_.decide(from, load_qps, now_us);
+  if (to < 0) return false;
   const ModelVariant& old_v = variants_[static_cast<std::size_t>(from)];
   const ModelVariant& new_v = variants_[static_cast<std::size_t>(to)];
   std::vector<int> dropped;  // ids in the full set's model list

@@ -6,7 +6,9 @@
 // only after the swap, and after the batches in flight on the models that go
 // have finished, are those unloaded. So no batch is ever sent to a model
 // being unloaded. No threads or clocks of its own: the caller calls step()
-// with the load and the time (cli/serve_variants.cc: a thread; tests: by hand).
+// with the load and the time (VariantController, a Controller of lull
+// serve's ControlLoop; tests: by hand). Which variant, and when: VariantRule
+// (variant_choice.h), the rule lull simulate follows too.
 //
 // Under an autoscaler the workers change (docs/scaling.md, "Variants and
 // autoscaling"): each step asks for the workers in rotation now. A worker it
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "runtime/manager/model_set_change.h"
+#include "runtime/manager/variant_choice.h"
 #include "runtime/policy_table.h"
 
 namespace lull::manager {
@@ -94,10 +97,7 @@ class VariantSwitcher {
   ModelControl& control_;
   PolicySwap& swap_;
   std::function<void(const std::string&)> log_;
-  VariantSwitchOptions options_;
-  std::vector<double> from_qps_;
-  std::int64_t last_attempt_us_ = 0;
-  bool attempted_ = false;
+  VariantRule rule_;
 
   mutable std::mutex mu_;  // guards what metrics_text reads
   int current_ = 0;

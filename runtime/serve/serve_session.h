@@ -1,7 +1,7 @@
 #pragma once
 // `lull serve` without the sockets: lull's Dispatcher between the front end
 // and a Backend, made thread-safe. It builds none of its parts: the
-// composition root (cli/serve_command.cc) plugs in the backend (TorchServe
+// Server (runtime/server/server.h) plugs in the backend (TorchServe
 // over HTTP; a fake in tests), the health source and the store of query
 // inputs the backend reads. HTTP threads call serve(); batch completions and
 // health events may arrive on other threads; one mutex serializes all of
@@ -68,7 +68,7 @@ struct ServeOptions {
   bool detect_drift = true;
   DriftRule drift_rule;
   // Called, outside the session's lock, each time a pair starts drifting
-  // (cli/: --recompile-on-drift). Must not block for long: it runs on the
+  // (the DriftRecompiler: --recompile-on-drift). Must not block for long: it runs on the
   // backend's completion thread.
   std::function<void(const DriftEvent&)> on_drift;
   // The other worker counts of a policy library (the session starts on
@@ -119,7 +119,7 @@ class ServeSession final : public QueryService {
     dispatcher_.policy_inbox().post_replacement(std::move(table));
   }
 
-  // Model variants (cli/serve_variants.cc): puts `tables` (one per worker
+  // Model variants (manager/variant_switcher.h): puts `tables` (one per worker
   // count, each with the same task, SLO and models as the catalog; policies
   // that use fewer of them) in use at once, every count replaced under one
   // lock, then waits until no batch is in flight or waiting for a retry on

@@ -40,7 +40,7 @@ void AutoscaledWorkers::attach(runtime::Dispatcher& dispatcher) {
   pool_.set_drain_hook([this](const std::string& id, std::function<void()> drained) { on_drain(id, std::move(drained)); });
 }
 
-std::int64_t AutoscaledWorkers::next_time_us() const {
+std::int64_t AutoscaledWorkers::next_tick_us() const {
   const std::int64_t change = pool_.next_change_us();
   return change >= 0 ? std::min(change, next_tick_us_) : next_tick_us_;
 }
@@ -108,9 +108,8 @@ void AutoscaledWorkers::on_batch_done(int slot) {
   dispatcher_slots_->on_batch_done(slot);
 }
 
-void AutoscaledWorkers::advance() {
+void AutoscaledWorkers::tick(std::int64_t now) {
   pool_.poll();
-  const std::int64_t now = clock_.now_us();
   if (now < next_tick_us_) return;
   next_tick_us_ = now + scaler_.options().tick_us;
   const manager::ScaleDecision d = scaler_.step(now, pool_);

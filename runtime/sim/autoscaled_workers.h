@@ -8,8 +8,8 @@
 // waits for its batch in flight) and frees its slot when stopped. The slots
 // are the same SlotMap and WorkerSlots `lull serve --autoscale` uses
 // (manager/serving_autoscaler.h), here over the Dispatcher (DispatcherSlots). The
-// autoscaler decides every tick of virtual time; the event loop asks
-// next_time_us() when that, or a worker coming up, is due. Worker-seconds
+// autoscaler decides every tick of virtual time: a Controller of the
+// simulator's ControlLoop, due when that, or a worker coming up, is. Worker-seconds
 // count every worker from start to stop (starting and draining included:
 // they are paid for).
 #include <cstdint>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "runtime/clock.h"
+#include "runtime/control_loop.h"
 #include "runtime/dispatcher.h"
 #include "runtime/manager/autoscaler.h"
 #include "runtime/manager/simulated_worker_pool.h"
@@ -52,7 +53,7 @@ struct AutoscaleReport {
   int max_slots_used = 0;
 };
 
-class AutoscaledWorkers {
+class AutoscaledWorkers final : public runtime::Controller {
  public:
   // Slots 0..initial_up-1 of the Dispatcher are the workers up at the start.
   AutoscaledWorkers(const SimAutoscale& config, const std::vector<runtime::PolicyTable>& library,
@@ -62,10 +63,11 @@ class AutoscaledWorkers {
   int slots() const { return 2 * scaler_.ceiling_workers(); }
   void attach(runtime::Dispatcher& dispatcher);
 
+  std::string controller_name() const override { return "autoscale"; }
   // The next time a worker comes up or the autoscaler decides.
-  std::int64_t next_time_us() const;
-  // At the clock's time (== next_time_us()): workers due come up, then a due tick decides.
-  void advance();
+  std::int64_t next_tick_us() const override;
+  // At the clock's time: workers due come up, then a due tick decides.
+  void tick(std::int64_t now_us) override;
   void record_arrival(std::int64_t t_us) { scaler_.record_arrival(t_us); }
   // After a batch on `slot` completed: a draining worker with nothing left in flight is stopped.
   void on_batch_done(int slot);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "runtime/control_loop.h"
 #include "runtime/dispatcher.h"
 #include "runtime/fifo_dispatcher.h"
 #include "runtime/sim/event_queue.h"
@@ -135,11 +136,20 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     });
     if (scaler) scaler->attach(*lull);
   }
-  std::unique_ptr<SwitchedVariants> variants;
+  std::unique_ptr<SimulatedVariantSwitch> variants;
   if (options.variants.enabled()) {
-    variants = std::make_unique<SwitchedVariants>(options.variants, clock);
+    variants = std::make_unique<SimulatedVariantSwitch>(
+        options.variants, clock, [lull, s = scaler.get()](const std::vector<runtime::PolicyTable>& library) {
+          for (const auto& t : library) lull->replace_policies(t);
+          if (s) s->use_library(library);
+        });
     backend.set_on_start([v = variants.get()](const runtime::BatchRequest& b) { v->on_dispatch(b); });
   }
+  // The controllers, in the order they tick at equal times: the
+  // autoscaler, then the variant switch (as lull serve's ControlLoop runs them).
+  runtime::ControlLoop control(clock);
+  if (scaler) control.add(*scaler);
+  if (variants) control.add(*variants);
   WorkerPool workers(pool, up);
   SimStats stats(table, options.timeline);
   sched->on_batch_done([&stats, &backend](const runtime::BatchResult& r, std::int64_t now_us) {
@@ -165,19 +175,8 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
       workers.apply(worker_events[next_worker_event++], *lull, backend);
       continue;
     }
-    if (scaler && scaler->next_time_us() <= next_us) {  // a worker comes up, or the autoscaler's tick
-      clock.advance_to_us(std::max(clock.now_us(), scaler->next_time_us()));
-      scaler->advance();
-      continue;
-    }
-    if (variants && variants->next_time_us() <= next_us) {  // a load check, or a variant's models loaded
-      clock.advance_to_us(std::max(clock.now_us(), variants->next_time_us()));
-      if (const std::vector<runtime::PolicyTable>* library = variants->advance()) {
-        for (const auto& t : *library) lull->replace_policies(t);
-        if (scaler) scaler->use_library(*library);
-      }
-      continue;
-    }
+    // A worker comes up or the autoscaler's tick; a load check or a variant's models loaded.
+    if (control.run_next_due(next_us)) continue;
     const SimEvent e = events.pop();
     clock.advance_to_us(e.time_us);
     if (e.worker >= 0) {

@@ -18,7 +18,7 @@
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/model_switching.h"
 #include "runtime/sim/sim_stats.h"
-#include "runtime/sim/switched_variants.h"
+#include "runtime/sim/simulated_variant_switch.h"
 #include "runtime/sim/worker_events.h"
 
 namespace lull::sim {

@@ -1,5 +1,5 @@
 // --recompile-on-drift: the compilation (compiler/online/drift_recompile)
-// and its background runner (cli/drift_recompiler): the spec a set
+// and its controller (runtime/serve/drift_recompiler, on a ControlLoop): the spec a set
 // records, a recompilation with the same latencies reproducing the set, one
 // with slower latencies changing it, the background recompiler writing
 // the new set (or saying why not) after a drift event, and online
@@ -10,13 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "cli/drift_recompiler.h"
+#include "runtime/control_loop.h"
+#include "runtime/serve/drift_recompiler.h"
 #include "compiler/online/drift_recompile.h"
 #include "compiler/compile_inputs.h"
 #include "compiler/compile_sweep.h"
 #include "compiler/emit/recorded_spec.h"
 #include "compiler/online/online_compiler.h"
 #include "compiler/solver/solver_registry.h"
+#include "schema/atomic_file.h"
 #include "schema/policy_file.h"
 #include "test/support/cli_runner.h"
 
@@ -102,7 +104,14 @@ TEST_CASE("drift recompiler: a drift event writes the recompiled set, a failure 
   std::filesystem::remove(out);
   std::vector<std::string> log;
   {
-    cli::DriftRecompiler r(set, out, [&](const std::string& line) { log.push_back(line); });
+    serve::DriftRecompiler r(
+        set, out, compiler::recompile_with_latencies,
+        [&](const std::string& bytes) { write_file_atomically(out, bytes); },
+        [&](const std::string& line) { log.push_back(line); });
+    runtime::WallClock clock;
+    runtime::ControlLoop loop(clock);
+    loop.add(r);
+    loop.start();
     serve::DriftEvent e;
     e.corrected_latency_us = latencies_of(set, 100.0);  // infeasible
     r.on_drift(e);

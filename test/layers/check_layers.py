@@ -23,6 +23,7 @@ MAY_USE = {
     "serve": {"serve", "net", "core", "log", "schema"},
     "manager": {"manager", "torchserve", "serve", "net", "core", "log", "schema"},
     "sim": {"sim", "manager", "core", "log", "schema"},
+    "server": {"server", "manager", "serve", "torchserve", "net", "core", "log", "schema"},
 }
 # Files of the manager layer in lull_manager, the library lull_sim links:
 # they may use the core (and the net layer's text formats) only, since the
@@ -31,7 +32,7 @@ MAY_USE = {
 PURE_MANAGER = {
     "arrival_envelope", "autoscaler", "capacity_table", "load_forecast", "model_set_change",
     "model_variants", "provisioning_delay", "simulated_worker_pool", "text_template",
-    "variant_switcher", "worker_pool",
+    "variant_choice", "variant_controller", "variant_switcher", "worker_pool",
 }
 PURE_MANAGER_MAY_USE = {"manager", "net", "core", "log", "schema"}
 

@@ -51,7 +51,7 @@ struct KubeCluster {
   std::int64_t call_budget_ms = 5000;
 };
 
-// The rig over a KubernetesPool on the cluster, wired as cli/serve_autoscale.cc
+// The rig over a KubernetesPool on the cluster, wired as the Server (runtime/server)
 // wires it (the pool's log lines, refresh before each decision, its metrics).
 struct KubeRig : ServingRig {
   explicit KubeRig(KubeCluster& cluster)

@@ -77,7 +77,7 @@ TEST_CASE("serving autoscaler (in process): workers join the lowest free slots a
   Rig rig;
   CHECK(rig.scaler.slots() == 20);  // twice the largest worker count, 10
   rig.at(1);
-  auto d = rig.scaler.tick(rig.clock.now_us());
+  auto d = rig.scaler.decide(rig.clock.now_us());
   CHECK(d.action == ScaleDecision::Action::kScaleOut);
   CHECK(d.count == 2);  // the floor, the smallest worker count
   CHECK(rig.slots.calls.empty());  // starting: no slot yet
@@ -89,7 +89,7 @@ TEST_CASE("serving autoscaler (in process): workers join the lowest free slots a
   // 350 QPS needs 4 workers at 100 QPS each (window_max, envelope 1.25 x).
   for (int t = 4; t <= 5; ++t) {
     rig.at(t, 350);
-    d = rig.scaler.tick(rig.clock.now_us());
+    d = rig.scaler.decide(rig.clock.now_us());
   }
   rig.at(8);
   CHECK(rig.slots.calls == std::vector<std::string>{"join 0", "join 1", "join 2", "join 3"});
@@ -99,7 +99,7 @@ TEST_CASE("serving autoscaler (in process): workers join the lowest free slots a
   int drains = 0;
   for (int t = 9; t <= 20 && drains == 0; ++t) {
     rig.at(t);
-    d = rig.scaler.tick(rig.clock.now_us());
+    d = rig.scaler.decide(rig.clock.now_us());
     if (d.action == ScaleDecision::Action::kScaleIn) drains = d.count;
   }
   REQUIRE(drains >= 1);
@@ -118,7 +118,7 @@ TEST_CASE("serving autoscaler (in process): workers join the lowest free slots a
   rig.slots.calls.clear();
   for (int t = 30; t <= 31; ++t) {
     rig.at(t, 350);
-    rig.scaler.tick(rig.clock.now_us());
+    rig.scaler.decide(rig.clock.now_us());
   }
   rig.at(34);
   REQUIRE_FALSE(rig.slots.calls.empty());
@@ -129,15 +129,15 @@ TEST_CASE("serving autoscaler (in process): a worker failing to start holds scal
           "[manager][serving][fault]") {
   Rig rig;
   rig.at(1);
-  rig.scaler.tick(rig.clock.now_us());  // floor: sim-0, sim-1 starting
+  rig.scaler.decide(rig.clock.now_us());  // floor: sim-0, sim-1 starting
   rig.pool.fail_worker("sim-0", "exit status 1");
   REQUIRE_FALSE(rig.log.empty());
   CHECK_THAT(rig.log.back(), Catch::Contains("worker sim-0 failed (start): exit status 1") &&
                                  Catch::Contains("scaling on hold for 1.0 s (1 failed starts in a row)"));
   rig.at(1.5);
-  CHECK(rig.scaler.tick(rig.clock.now_us()).action == ScaleDecision::Action::kNone);  // on hold
+  CHECK(rig.scaler.decide(rig.clock.now_us()).action == ScaleDecision::Action::kNone);  // on hold
   rig.at(2);
-  const auto d = rig.scaler.tick(rig.clock.now_us());  // hold over: the floor again
+  const auto d = rig.scaler.decide(rig.clock.now_us());  // hold over: the floor again
   CHECK(d.action == ScaleDecision::Action::kScaleOut);
   const std::string replacement = rig.pool.list_workers().back().id;
   rig.pool.fail_worker(replacement, "exit status 1");
@@ -149,7 +149,7 @@ TEST_CASE("serving autoscaler (in process): a worker whose slot is unhealthy is 
           "[manager][serving]") {
   Rig rig;
   rig.at(1);
-  rig.scaler.tick(rig.clock.now_us());
+  rig.scaler.decide(rig.clock.now_us());
   rig.at(3);
   REQUIRE(rig.slots.calls == std::vector<std::string>{"join 0", "join 1"});
   rig.slots.set_healthy(1, false);

@@ -101,7 +101,7 @@ struct ServingRig {
     const auto us = [](double s) { return static_cast<std::int64_t>(s * 1e6); };
     for (int i = 1; i <= n; ++i) scaler->record_arrival(us(from_s) + (us(to_s) - us(from_s)) * i / n);
     vclock.advance_to_us(us(to_s));
-    return scaler->tick(us(to_s));
+    return scaler->decide(us(to_s));
   }
   int count(WorkerState s) { return count_workers(pool->list_workers(), s); }
   std::vector<std::future<serve::Answer>> submit(int n) {

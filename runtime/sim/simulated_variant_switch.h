@@ -1,9 +1,9 @@
 #pragma once
 // `lull simulate --variant-sets` (usually with --autoscale): model variants
-// in virtual time, picked by the serving side's own rule. Every check
-// interval the arrival rate feeds the load forecaster (--variant-load) and
-// manager::choose_variant (with its hysteresis; at least the dwell time
-// between switches) says which variant the load calls for. A switch is
+// in virtual time, a Controller of the simulator's ControlLoop, picked by the
+// serving side's own rule (manager/variant_choice.h: every check interval the
+// arrival rate feeds the load forecaster, --variant-load, and the rule says
+// which variant the load calls for, at most one try per dwell time). A switch is
 // make-before-break as `lull serve` does it (runtime/manager/
 // variant_switcher.h): the new variant's models load on every worker, which
 // takes the model-load delay (fixed); only then are its policies put in use
@@ -19,13 +19,15 @@
 // that variant was in use, by model: the result shows that no query went to
 // a model outside the variant in use.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "runtime/backend.h"
 #include "runtime/clock.h"
-#include "runtime/manager/load_forecast.h"
+#include "runtime/control_loop.h"
+#include "runtime/manager/variant_choice.h"
 #include "runtime/manager/variant_switcher.h"
 #include "runtime/policy_table.h"
 
@@ -61,40 +63,37 @@ struct VariantReport {
   std::vector<std::vector<std::uint64_t>> queries_by_model;  // [variant][full-set model id]
 };
 
-class SwitchedVariants {
+class SimulatedVariantSwitch final : public runtime::Controller {
  public:
+  // The library to put in use (the caller hands it to the Dispatcher and the autoscaler).
+  using OnSwitch = std::function<void(const std::vector<runtime::PolicyTable>&)>;
   // Throws std::invalid_argument for a load forecaster it cannot parse.
-  SwitchedVariants(const SimVariants& config, const runtime::VirtualClock& clock);
+  SimulatedVariantSwitch(const SimVariants& config, const runtime::VirtualClock& clock, OnSwitch on_switch);
 
+  std::string controller_name() const override { return "variant"; }
   // The next time a check is due or a pending switch's models are loaded.
-  std::int64_t next_time_us() const;
-  // At the clock's time (== next_time_us()): a switch whose models are now
-  // loaded takes effect, then a due check decides (a switch that loads
-  // nothing takes effect at once). Returns the library to put in use (the
-  // caller hands it to the Dispatcher and the autoscaler), or nullptr.
-  const std::vector<runtime::PolicyTable>* advance();
-  void record_arrival() { ++arrivals_; }
+  std::int64_t next_tick_us() const override;
+  // A switch whose models are now loaded takes effect (on_switch); else a
+  // due check decides (a switch that loads nothing takes effect at once).
+  void tick(std::int64_t now_us) override;
+  void record_arrival() { load_.record_arrival(); }
   // Every batch the backend starts: counted under the variant in use.
   void on_dispatch(const runtime::BatchRequest& batch);
   int current() const { return current_; }
   const VariantReport& report() const { return report_; }
 
  private:
-  const std::vector<runtime::PolicyTable>* put_in_use();
+  void put_in_use(std::int64_t now_us);
 
   SimVariants config_;
-  const runtime::VirtualClock& clock_;
-  std::unique_ptr<manager::LoadForecaster> forecaster_;
-  std::vector<double> from_qps_;
+  OnSwitch on_switch_;
+  manager::MeasuredLoad load_;
+  manager::VariantRule rule_;
   int current_ = 0;
   int pending_ = -1;  // the variant whose models are loading
   VariantSwitchEvent loading_;  // its switch, reported once in use
   std::int64_t ready_us_ = 0;
   std::int64_t next_check_us_;
-  std::int64_t last_check_us_;
-  std::uint64_t arrivals_ = 0, counted_ = 0;
-  bool attempted_ = false;
-  std::int64_t last_attempt_us_ = 0;
   VariantReport report_;
 };
 

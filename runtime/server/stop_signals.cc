@@ -1,11 +1,11 @@
 // Stop signals on a watcher thread (why: see stop_signals.h).
-#include "cli/stop_signals.h"
+#include "runtime/server/stop_signals.h"
 
 #include <pthread.h>
 
 #include "runtime/log/log.h"
 
-namespace lull::cli {
+namespace lull::server {
 
 StopSignals::StopSignals() {
   sigemptyset(&set_);
@@ -75,4 +75,4 @@ int StopSignals::received() {
   return signal_;
 }
 
-}  // namespace lull::cli
+}  // namespace lull::server

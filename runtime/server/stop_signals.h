@@ -15,7 +15,7 @@
 #include <mutex>
 #include <thread>
 
-namespace lull::cli {
+namespace lull::server {
 
 class StopSignals {
  public:
@@ -65,4 +65,4 @@ class StopSignals {
   std::thread watcher_;
 };
 
-}  // namespace lull::cli
+}  // namespace lull::server

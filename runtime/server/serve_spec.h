@@ -1,0 +1,76 @@
+#pragma once
+// Everything `lull serve` is asked to do, in one place: what the Server
+// (server.h) builds and runs. The CLI turns flags into a ServeSpec and
+// checks them (cli/serve_command.cc); the Server trusts it.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/manager/kubernetes_pool.h"
+#include "runtime/manager/local_process_pool.h"
+#include "runtime/manager/serving_autoscaler.h"
+#include "runtime/manager/variant_switcher.h"
+#include "runtime/policy_loader.h"
+#include "runtime/policy_provider.h"
+#include "runtime/policy_table.h"
+#include "runtime/serve/drift_recompiler.h"
+#include "runtime/serve/frontend.h"
+#include "runtime/serve/serve_session.h"
+#include "runtime/torchserve/torchserve_backend.h"
+#include "runtime/torchserve/worker_endpoint.h"
+#include "schema/policy.pb.h"
+
+namespace lull::server {
+
+// --autoscale: a worker pool instead of fixed servers.
+struct AutoscaleSpec {
+  bool enabled = false;
+  std::string pool = "local";  // local | kubernetes
+  manager::LocalProcessPoolOptions local;
+  manager::KubernetesPoolOptions kubernetes;
+  manager::ServingAutoscalerOptions scaler;  // its log, refresh and pool metrics are the server's
+  std::int64_t start_timeout_us = 61'000'000;  // the initial workers' wait
+  std::string log_path;  // every autoscaler line also goes here (appended; '' or '-': stderr only)
+};
+
+// --variant-sets: fewer models at high load (manager/variant_controller.h).
+struct VariantSpec {
+  std::vector<manager::ModelVariant> variants;  // [0] the full set; empty: off
+  manager::VariantSwitchOptions switching;
+  std::int64_t interval_us = 200'000;
+  std::string load = "current:5";  // the load forecaster (load_forecast.h)
+  std::int64_t drain_timeout_ms = 30'000;
+  std::string archive = "{model}.mar";
+  bool enabled() const { return !variants.empty(); }
+};
+
+// --recompile-on-drift (serve/drift_recompiler.h).
+struct DriftSpec {
+  std::string out_path;  // empty: off
+  schema::PolicySet served;
+  serve::DriftRecompiler::Recompile recompile;
+  serve::DriftRecompiler::Write write;
+  // After each recompiled set is swapped in (online compilation takes its latencies).
+  std::function<void(const schema::PolicySet&)> on_recompiled;
+};
+
+struct ServeSpec {
+  std::string policies;  // the file; SIGHUP reads it again (Server::reload)
+  runtime::PolicyExpectations expect;  // what a reloaded single set must match
+  runtime::PolicyTable table;  // the policies served at start (a library's first set)
+  // The session's options: the library (empty: `table` alone), reject_late;
+  // the server adds its hooks.
+  serve::ServeOptions session;
+  std::vector<serve::WorkerEndpoint> servers;  // fixed servers (not with autoscale)
+  serve::FrontendOptions frontend;
+  serve::TorchServeOptions backend;
+  std::string management_key;  // TorchServe's management key (model check, pools, variants)
+  bool model_check = true, strict_model_batching = false;
+  runtime::PolicyCompiler* online = nullptr;  // online compilation (nullptr: off); outlives the server
+  AutoscaleSpec autoscale;
+  VariantSpec variants;
+  DriftSpec drift;
+};
+
+}  // namespace lull::server

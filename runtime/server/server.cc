@@ -1,0 +1,211 @@
+// `lull serve` as one object (what it owns and the order: see server.h).
+#include "runtime/server/server.h"
+
+
+#include "runtime/manager/kubernetes_pool.h"
+#include "runtime/manager/load_forecast.h"
+#include "runtime/manager/local_process_pool.h"
+#include "runtime/log/log.h"
+#include "runtime/net/service_notify.h"
+#include "runtime/policy_loader.h"
+#include "runtime/torchserve/model_check.h"
+#include "schema/one_line.h"
+
+namespace lull::server {
+
+namespace {
+void say(const std::string& line) { log::info("%s", line.c_str()); }
+}  // namespace
+
+Server::Server(ServeSpec spec)
+    : spec_(std::move(spec)), loop_(clock_, say) {
+  serve::ServeOptions& opts = spec_.session;
+  if (spec_.online) {
+    provider_ = std::make_unique<runtime::BackgroundPolicyProvider>(
+        *spec_.online, say);
+    opts.online = provider_.get();
+  }
+  spec_.frontend.task = spec_.table.task;
+  for (const auto& m : spec_.table.models) model_names_.push_back(m.name);
+  std::vector<serve::WorkerEndpoint> workers = spec_.servers;
+  if (spec_.autoscale.enabled) {
+    build_autoscaler();
+    workers.assign(static_cast<std::size_t>(scaler_->slots()), serve::WorkerEndpoint{});  // vacant slots
+    opts.pool_managed = true;
+    opts.worker_names.assign(static_cast<std::size_t>(scaler_->slots()), "");
+    manager::ServingAutoscaler* scaler = scaler_.get();
+    opts.on_arrival = [scaler](std::int64_t t_us) { scaler->record_arrival(t_us); };
+    opts.extra_metrics = [scaler] { return scaler->metrics_text(); };
+  } else {
+    if (spec_.model_check) {
+      serve::HttpClient client;
+      serve::ModelCheckOptions check;
+      check.management_key = spec_.management_key;
+      const auto warnings = serve::check_models_loaded(client, workers, model_names_, check);
+      if (spec_.strict_model_batching && !warnings.empty())
+        throw serve::ModelCheckError(warnings.front() + " (--strict-model-batching)");
+      for (const auto& w : warnings) log::warn("%s", w.c_str());
+    }
+    for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
+  }
+  if (spec_.variants.enabled()) {
+    serve::ModelManagementOptions o;
+    o.management_key = spec_.management_key;
+    variant_client_ = std::make_unique<serve::HttpClient>();
+    model_control_ = std::make_unique<serve::TorchServeModelControl>(*variant_client_, o, spec_.variants.archive);
+    auto arrived = opts.on_arrival;
+    opts.on_arrival = [this, arrived](std::int64_t t_us) {
+      if (manager::VariantController* v = variant_controller_.load()) v->record_arrival();
+      if (arrived) arrived(t_us);
+    };
+    auto before = opts.extra_metrics;
+    opts.extra_metrics = [this, before] {
+      std::string out = before ? before() : "";
+      std::lock_guard<std::mutex> lock(switcher_mu_);
+      if (switcher_) out += switcher_->metrics_text();
+      return out;
+    };
+  }
+  if (!spec_.drift.out_path.empty()) {
+    recompiler_ = std::make_unique<serve::DriftRecompiler>(spec_.drift.served, spec_.drift.out_path,
+                                                           spec_.drift.recompile, spec_.drift.write, say);
+    opts.on_drift = [r = recompiler_.get()](const serve::DriftEvent& e) { r->on_drift(e); };
+  }
+  backend_ = std::make_unique<serve::TorchServeBackend>(workers, model_names_, inputs_, spec_.backend);
+  session_ = std::make_unique<serve::ServeSession>(spec_.table, *backend_, *backend_, inputs_, clock_, opts);
+  if (recompiler_)  // recompiled sets are swapped in live
+    recompiler_->connect([this](const schema::PolicySet& set) {
+      session_->replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
+      if (spec_.drift.on_recompiled) spec_.drift.on_recompiled(set);
+    });
+}
+
+void Server::build_autoscaler() {
+  AutoscaleSpec& a = spec_.autoscale;
+  if (!a.log_path.empty() && a.log_path != "-") {
+    log_file_.open(a.log_path, std::ios::app);
+    if (!log_file_) throw SpecError("--autoscale-log " + a.log_path + ": cannot open for writing");
+  }
+  const auto log = [this](const std::string& line) { autoscale_log(line); };
+  pool_client_ = std::make_unique<serve::HttpClient>();
+  try {
+    if (a.pool == "kubernetes") {
+      manager::KubernetesPoolOptions o = a.kubernetes;
+      o.log = log;
+      auto kube = std::make_unique<manager::KubernetesPool>(*pool_client_, clock_, o);
+      a.scaler.refresh = [k = kube.get()] { k->refresh(); };
+      a.scaler.pool_metrics = [k = kube.get()] { return k->metrics_text(); };
+      pool_ = std::move(kube);
+    } else {
+      pool_ = std::make_unique<manager::LocalProcessPool>(*pool_client_, clock_, a.local);
+    }
+    a.scaler.log = log;
+    scaler_ = std::make_unique<manager::ServingAutoscaler>(spec_.session.library, a.scaler, *pool_, clock_);
+  } catch (const std::invalid_argument& e) {
+    throw SpecError(e.what());
+  }
+}
+
+void Server::autoscale_log(const std::string& line) {
+  std::lock_guard<std::mutex> lock(log_mu_);
+  log::info("%s", line.c_str());
+  if (log_file_.is_open()) log_file_ << line << std::endl;
+}
+
+Server::~Server() { stop(); }
+
+void Server::interrupt() {
+  interrupted_ = true;
+  if (scaler_) scaler_->request_stop();
+}
+
+int Server::start() {
+  // Pings every worker; those up join the Dispatcher's rotation through the
+  // session's health handler. With --autoscale the pool starts the workers,
+  // and each joins when its checks pass.
+  if (backend_->start() == 0 && !scaler_) throw std::runtime_error("no worker answers GET /ping");
+  int up = static_cast<int>(spec_.servers.size());
+  if (scaler_) {
+    slots_ = std::make_unique<manager::SessionSlots>(*backend_, *session_);
+    scaler_->attach(*slots_);
+    up = scaler_->start_initial(spec_.autoscale.start_timeout_us);
+    if (scaler_->stop_requested()) return up;  // interrupted: the caller stops
+    if (up == 0) {
+      std::string why;
+      for (const auto& w : pool_->list_workers())
+        if (!w.failure.empty()) why = " (" + w.id + ": " + w.failure + ")";
+      throw std::runtime_error("autoscale: no initial worker came up" + why);
+    }
+    loop_.add(*scaler_);
+  }
+  if (interrupted_) return up;
+  if (spec_.variants.enabled()) start_variants();
+  if (recompiler_) loop_.add(*recompiler_);
+  loop_.start();
+  frontend_ = std::make_unique<serve::Frontend>(*session_, spec_.frontend);
+  frontend_->start();
+  return up;
+}
+
+void Server::start_variants() {
+  const VariantSpec& v = spec_.variants;
+  manager::WorkerList list;
+  if (scaler_) {
+    list = [s = scaler_.get()] { return s->management_urls_up(); };
+  } else {
+    std::vector<std::string> management;
+    for (const auto& w : spec_.servers) management.push_back(w.management_url);
+    list = [management] { return management; };
+  }
+  swap_ = std::make_unique<manager::SessionPolicySwap>(*session_, v.drain_timeout_ms);
+  {
+    std::lock_guard<std::mutex> lock(switcher_mu_);
+    switcher_ = std::make_unique<manager::VariantSwitcher>(v.variants, list, *model_control_, *swap_, say,
+                                                            v.switching);
+  }
+  manager::VariantController::OnSwitch on_switch;
+  if (scaler_) on_switch = [s = scaler_.get()](const std::vector<runtime::PolicyTable>& lib) { s->use_library(lib); };
+  variant_controller_owned_ = std::make_unique<manager::VariantController>(
+      *switcher_, manager::make_forecaster(v.load), v.interval_us, clock_, std::move(on_switch), say);
+  variant_controller_ = variant_controller_owned_.get();
+  loop_.add(*variant_controller_owned_);
+}
+
+void Server::reload() {
+  if (spec_.variants.enabled()) {
+    log::warn("SIGHUP: not with --variant-sets (the variant switcher owns the policies); nothing reloaded");
+    return;
+  }
+  serve::notify_service_manager(serve::reloading_state());
+  try {
+    const std::vector<runtime::PolicyTable> tables =
+        spec_.session.library.empty()
+            ? std::vector<runtime::PolicyTable>{runtime::load_policy_table(spec_.policies, spec_.expect)}
+            : runtime::load_policy_library(spec_.policies, {});
+    session_->swap_policies_and_wait(tables, {}, 10000);
+    if (scaler_) scaler_->use_library(tables);
+    std::size_t count = 0;
+    for (const auto& t : tables) count += t.policies.size();
+    log::info("SIGHUP: reloaded %s (%zu policies, %zu %s)", spec_.policies.c_str(), count, tables.size(),
+              tables.size() == 1 ? "worker count" : "worker counts");
+  } catch (const std::exception& e) {
+    log::error("SIGHUP: %s; still serving the previous policies", one_line(e.what()).c_str());
+  }
+  serve::notify_service_manager("READY=1");
+}
+
+void Server::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (frontend_) {  // serving: answer what waits, take no more queries
+    session_->shutdown();
+    frontend_->stop();
+  }
+  loop_.stop();  // no controller ticks from here on
+  if (recompiler_) recompiler_->connect(nullptr);
+  if (scaler_) scaler_->stop();
+  pool_.reset();  // stops every worker process; its threads call into the session
+  backend_->stop();
+}
+
+}  // namespace lull::server

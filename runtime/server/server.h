@@ -1,0 +1,114 @@
+#pragma once
+// `lull serve` as one object (after Triton's InferenceServer: Init, Stop).
+// It owns every part, built in its constructor from a ServeSpec and
+// declared in the order they are built: the online policy provider, the
+// worker pool and its autoscaler (--autoscale), the drift recompiler, the
+// backend and the session, the variant switch, the one ControlLoop that
+// ticks the controllers (autoscaler, variant switch, drift recompiler), and
+// the front end. start() brings them up in that order; stop() takes them
+// down in the one order that is safe (the front end and the session stop
+// taking queries; the controllers end; the pool, whose threads call into
+// the session, stops its workers; the backend's threads end), and the
+// destructor calls it, so no caller needs destructor-order guards.
+#include <atomic>
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runtime/background_policy_provider.h"
+#include "runtime/clock.h"
+#include "runtime/control_loop.h"
+#include "runtime/manager/serving_autoscaler.h"
+#include "runtime/manager/session_policy_swap.h"
+#include "runtime/manager/session_slots.h"
+#include "runtime/manager/variant_controller.h"
+#include "runtime/manager/worker_pool.h"
+#include "runtime/net/http_client.h"
+#include "runtime/serve/drift_recompiler.h"
+#include "runtime/serve/frontend.h"
+#include "runtime/serve/serve_session.h"
+#include "runtime/server/serve_spec.h"
+#include "runtime/torchserve/torchserve_backend.h"
+#include "runtime/torchserve/torchserve_model_control.h"
+
+namespace lull::server {
+
+// A spec the server cannot run (an autoscaler option out of range): the
+// caller's usage error.
+class SpecError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+class Server {
+ public:
+  // Builds every part; starts no worker and takes no query. Fixed servers
+  // are checked to hold the policies' models (unless spec.model_check is
+  // off): serve::ModelCheckError. Throws SpecError for autoscaler options
+  // out of range.
+  explicit Server(ServeSpec spec);
+  ~Server();  // stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Pings the workers (fixed servers: an error when none answers), starts
+  // the initial workers (--autoscale: an error when none comes up), the
+  // control loop and the front end. Returns the workers up; after
+  // interrupt() (any thread, e.g. on SIGTERM) it returns at once, without
+  // starting the loop or the front end (stop() still takes down the rest).
+  int start();
+  void interrupt();
+  bool interrupted() const { return interrupted_; }
+  // SIGHUP: the policy file again, checked as at start (same task, SLO,
+  // models and worker count), swapped in whole at the next arrival; a file
+  // that is refused leaves the served policies as they were. One line
+  // either way (stderr).
+  void reload();
+  // Stops serving in the safe order (see above); idempotent.
+  void stop();
+
+  int port() const { return frontend_ ? frontend_->port() : 0; }
+  const runtime::PolicyTable& table() const { return spec_.table; }
+  bool autoscaled() const { return spec_.autoscale.enabled; }
+  const std::string& host() const { return spec_.frontend.host; }
+
+ private:
+  void autoscale_log(const std::string& line);
+  void build_autoscaler();
+  void start_variants();
+
+  ServeSpec spec_;
+  std::vector<std::string> model_names_;
+  runtime::WallClock clock_;
+  serve::QueryInputs inputs_;
+  std::unique_ptr<runtime::BackgroundPolicyProvider> provider_;
+  // --autoscale
+  std::unique_ptr<serve::HttpClient> pool_client_;  // the pool's health/model checks and API calls
+  std::mutex log_mu_;
+  std::ofstream log_file_;
+  std::unique_ptr<manager::WorkerPool> pool_;
+  std::unique_ptr<manager::ServingAutoscaler> scaler_;
+  // --variant-sets
+  std::unique_ptr<serve::HttpClient> variant_client_;  // the management API
+  std::unique_ptr<serve::TorchServeModelControl> model_control_;
+  // --recompile-on-drift
+  std::unique_ptr<serve::DriftRecompiler> recompiler_;
+  std::unique_ptr<serve::TorchServeBackend> backend_;
+  std::unique_ptr<serve::ServeSession> session_;
+  std::unique_ptr<manager::SessionSlots> slots_;  // the autoscaler's
+  std::unique_ptr<manager::SessionPolicySwap> swap_;
+  std::mutex switcher_mu_;  // /metrics reads the switcher start() makes
+  std::unique_ptr<manager::VariantSwitcher> switcher_;
+  std::atomic<manager::VariantController*> variant_controller_{nullptr};
+  std::unique_ptr<manager::VariantController> variant_controller_owned_;
+  runtime::ControlLoop loop_;
+  std::unique_ptr<serve::Frontend> frontend_;
+  std::atomic<bool> interrupted_{false};
+  bool stopped_ = false;
+};
+
+}  // namespace lull::server
