@@ -64,7 +64,7 @@ int run_bench_serve(int argc, char** argv) {
       ("json", po::value(&json_out), "also write the percentiles as JSON here ('-' for stdout)");
   if (!parse_command_line(argc, argv, desc,
                           "usage: lull bench serve --direct http://127.0.0.1:8080/predictions/MODEL "
-                          "--lull http://127.0.0.1:7070/predictions/TASK --rate 40 --duration 30s"))
+                          "--lull http://127.0.0.1:8070/predictions/TASK --rate 40 --duration 30s"))
     return 0;
   check_positive_range("--rate", rate, limits::kMaxLoadQps);
   check_range("--input-bytes", input_bytes, 1, limits::kMaxInputBytes);

@@ -61,7 +61,7 @@ class QueryService {
 // The server's options (http_server.h: address, body limit, I/O threads,
 // timeouts, connection cap) and the task served.
 struct FrontendOptions : HttpServerOptions {
-  FrontendOptions() { port = 7070; }
+  FrontendOptions() { port = 8070; }
   std::string task;  // the one task served; POST /predictions/{task}
 };
 

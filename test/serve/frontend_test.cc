@@ -213,9 +213,9 @@ TEST_CASE("front end: curl -T, curl -F data=@ and a versioned path work", "[serv
 TEST_CASE("listen addresses are HOST:PORT", "[serve][frontend]") {
   std::string host;
   int port = 0;
-  parse_listen_address("127.0.0.1:7070", &host, &port);
+  parse_listen_address("127.0.0.1:8070", &host, &port);
   CHECK(host == "127.0.0.1");
-  CHECK(port == 7070);
-  CHECK_THROWS_WITH(parse_listen_address("7070", &host, &port), Catch::Contains("7070"));
+  CHECK(port == 8070);
+  CHECK_THROWS_WITH(parse_listen_address("8070", &host, &port), Catch::Contains("8070"));
   CHECK_THROWS(parse_listen_address("h:70x", &host, &port));
 }
