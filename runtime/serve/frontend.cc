@@ -46,7 +46,8 @@ ServerResponse json_response(int status, std::string body, std::string content_t
   return r;
 }
 
-// {"data": "<base64>"} -> the bytes; an error message otherwise.
+// {"data": "<base64>"} -> the bytes; other JSON -> the body itself; an
+// error message for a body that is not JSON (or nested too deep).
 bool decode_json_input(const std::string& body, std::string* input, std::string* error) {
   const JsonDataField j = read_json_data_field(body);
   if (j.too_deep) {
@@ -57,13 +58,9 @@ bool decode_json_input(const std::string& body, std::string* input, std::string*
     *error = "body is not valid JSON";
     return false;
   }
-  if (!j.is_object) {
-    *error = "JSON body must be an object {\"data\": \"<base64>\"}";
-    return false;
-  }
-  if (!j.data) {
-    *error = "JSON body lacks the string field \"data\"";
-    return false;
+  if (!j.data) {  // any other JSON goes to the model as it is, as TorchServe hands it to the handler
+    *input = body;
+    return true;
   }
   auto bytes = base64_decode(*j.data);
   if (!bytes) {

@@ -7,7 +7,8 @@
 //   POST or PUT /predictions/{task}[/{version}]  with the input as
 //     - the raw body (curl --data-binary @x, curl -T x),
 //     - multipart/form-data field "data" or "body" (curl -F data=@x), or
-//     - Content-Type application/json {"data": "<base64>"}
+//     - Content-Type application/json {"data": "<base64>"} (the decoded bytes),
+//       or any other JSON (the body itself, as TorchServe hands it over)
 //   GET /ping     -> 200 {"status": "Healthy"} while the service can answer,
 //                    else 500 {"status": "Unhealthy"}
 //   GET /metrics  -> Prometheus text (the service renders it)
