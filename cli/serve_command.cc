@@ -76,7 +76,7 @@ int run_serve(int argc, char** argv) {
       ("servers", po::value(&workers_text), "model servers' inference URLs, one per worker: http://H:P,... "
        "(not with --autoscale: its worker pool starts them)")
       ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
-      ("listen", po::value(&listen)->default_value("127.0.0.1:8070"), "HOST:PORT of the front end (port 0: any)")
+      ("listen", po::value(&listen)->default_value("127.0.0.1:" + std::to_string(serve::FrontendOptions::kDefaultPort)), "HOST:PORT of the front end (port 0: any)")
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
       ("max-body-bytes", ranged_value<std::size_t>(&fe.max_body_bytes, 1, limits::kMaxBodyBytes)->default_value(4 << 20),
        "larger request bodies get 413 (chunked ones too)")
