@@ -105,7 +105,7 @@ int run_serve(int argc, char** argv) {
        "its deadline at the current queue (default: serve it late, counted as a violation)")
       ("torchserve-token-file", po::value(&token_file),
        "TorchServe's key_file.json: its inference key goes on predictions and pings, its management key on "
-       "the model check (as Authorization: Bearer KEY)")
+       "the model check (as Authorization: Bearer KEY); read again when it changes or a key is refused")
       ("max-request-bytes", po::value(&backend_opts.max_request_bytes)->default_value(serve::kTorchServeMaxRequestBytes),
        "largest request body sent to a model server (TorchServe's max_request_size); larger batches go as "
        "several requests")
@@ -142,9 +142,14 @@ int run_serve(int argc, char** argv) {
                                : "--servers is required (or --autoscale with a worker pool)");
   std::vector<serve::WorkerEndpoint> workers;
   serve::TorchServeKeys keys;
+  std::unique_ptr<serve::TorchServeKeyFile> key_file;  // read again when it changes or a key is refused
   try {
-    if (!token_file.empty()) keys = serve::read_torchserve_key_file(token_file);
-    backend_opts.inference_key = keys.inference;
+    if (!token_file.empty()) {
+      key_file = std::make_unique<serve::TorchServeKeyFile>(
+          token_file, [](const std::string& line) { std::cerr << "lull serve: " << line << std::endl; });
+      keys = key_file->keys();
+      backend_opts.key_file = key_file.get();
+    }
     if (!autoscale) workers = serve::parse_worker_endpoints(workers_text, management_text);
     // Every query the front end accepts must fit in one request on its own.
     const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)});
@@ -232,6 +237,10 @@ int run_serve(int argc, char** argv) {
                                                    [](const std::string& line) { std::cerr << line << std::endl; });
     opts.on_drift = [r = recompiler.get()](const serve::DriftEvent& e) { r->on_drift(e); };
   }
+  if (key_file)
+    opts.extra_metrics = [before = opts.extra_metrics, k = key_file.get()] {
+      return (before ? before() : std::string()) + k->metrics_text();
+    };
   serve::QueryInputs inputs;
   runtime::WallClock clock;
   serve::TorchServeBackend backend(workers, model_names, inputs, backend_opts);
