@@ -323,6 +323,7 @@ std::vector<runtime::BatchResult> TorchServeBackend::take_down_locked(int worker
   Worker& s = state_[worker];
   s.up = false;
   s.down_epoch++;
+  s.down_why = why;
   std::vector<runtime::BatchResult> failed;
   for (auto& [serial, f] : s.in_flight) {
     for (auto id : f.http_ids) client_->cancel(id);
@@ -470,7 +471,7 @@ std::string TorchServeBackend::inference_key() const {
 
 std::string TorchServeBackend::down_reason(int worker) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return state_.at(static_cast<std::size_t>(worker)).last_error;
+  return state_.at(static_cast<std::size_t>(worker)).down_why;
 }
 
 void TorchServeBackend::health_loop() {

@@ -139,6 +139,7 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
     // Ejected for refusing the key file's key: probed as soon as the file
     // has new keys (its reload count moved past this), not only at the end
     // of its ejection.
+    std::string down_why;  // why it last went down (down_reason)
     bool refused_key = false;
     std::uint64_t refused_at_reload = 0;
   };

@@ -177,3 +177,50 @@ TEST_CASE("token rotation while serving at 50 qps: no 5xx beyond the queries in 
   CHECK(metrics.find("lull_torchserve_key_reloads_total 2\n") != std::string::npos);
   CHECK(serve_log.find("down: out of rotation") == std::string::npos);
 }
+
+TEST_CASE("token: refusals that persist take the worker down with the reason, new keys bring it back",
+          "[serve][token][rotation]") {
+  const std::string dir = temp_dir("down"), server_keys = dir + "/server_keys.json", lull_keys = dir + "/lull_keys.json";
+  write_atomically(server_keys, key_file_text("infer-0", "mgmt-0"));
+  write_atomically(lull_keys, key_file_text("infer-0", "mgmt-0"));  // lull's copy, not rewritten by the server
+  const std::string profile = source_path("test/data/replay_profile.json");
+  auto compiled = lull::test::run_cli(std::string(LULL_BINARY) + " compile --profiles " + profile +
+                                      " --slo-ms 200 --workers 1 --load-qps 10:20:10 --out " + dir + "/set.pb");
+  REQUIRE(compiled.code == 0);
+  ModelServerProcess server({"--replay-profile", profile, "--token-file", server_keys});
+  const std::string log = dir + "/serve.log";
+  LullServeProcess lull({"--policies", dir + "/set.pb", "--servers", server.url(), "--torchserve-token-file", lull_keys,
+                         "--eject-base-ms", "60000", "--eject-max-ms", "60000"},
+                        log, dir + "/port");
+  HttpClient client;
+  const auto ping = [&] {
+    HttpRequest r;
+    r.url = lull.base() + "/ping";
+    return client.fetch(r).status;
+  };
+  REQUIRE(lull.post("image-classification", "x").status == 200);
+  HttpRequest rotate;
+  rotate.method = "POST";
+  rotate.url = server.url() + "/token?type=inference";
+  rotate.bearer_token = "mgmt-0";
+  REQUIRE(client.fetch(rotate).status == 200);
+  // lull's file still has the old key: each query is refused, and three in a row take the worker out.
+  for (int i = 0; i < 3; ++i) CHECK(lull.post("image-classification", "x").status == 503);
+  CHECK(ping() == 500);  // the model server's own /ping (no key needed) still passes: lull's does not
+  const std::string down = read_file(log);
+  CHECK(down.find("down: out of rotation: ejected for 60000 ms after 3 consecutive failed batches: ") != std::string::npos);
+  CHECK(down.find("refused the inference token (HTTP 400): the inference key of --torchserve-token-file is wrong or expired") !=
+        std::string::npos);
+  // The operator copies the new keys: the worker is probed at once (not after its 60 s) and rejoins.
+  write_atomically(lull_keys, read_file(server_keys));
+  bool back = false;
+  for (int i = 0; i < 100 && !back; ++i) {
+    back = ping() == 200;
+    if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(back);
+  CHECK(lull.post("image-classification", "x").status == 200);
+  const std::string up = read_file(log);
+  CHECK(up.find("up: back in rotation") != std::string::npos);
+  CHECK(count_of(up, "TorchServe keys re-read from " + lull_keys) == 1);
+}
