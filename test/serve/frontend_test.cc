@@ -225,3 +225,11 @@ TEST_CASE("listen addresses are HOST:PORT", "[serve][frontend]") {
   CHECK_THROWS_WITH(parse_listen_address("8070", &host, &port), Catch::Contains("8070"));
   CHECK_THROWS(parse_listen_address("h:70x", &host, &port));
 }
+
+TEST_CASE("front end: the default port is none of TorchServe's or Triton's defaults", "[serve][frontend]") {
+  // TorchServe: inference 8080, management 8081, metrics 8082, gRPC 7070/7071;
+  // Triton: HTTP 8000, gRPC 8001, metrics 8002. On one host they would collide.
+  const int port = FrontendOptions().port;
+  CHECK(port == FrontendOptions::kDefaultPort);
+  for (int taken : {8080, 8081, 8082, 7070, 7071, 8000, 8001, 8002}) CHECK(port != taken);
+}
