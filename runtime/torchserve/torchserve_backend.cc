@@ -232,7 +232,8 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
       }
     } else if (is_token_refusal(response)) {
       std::string fresh;
-      if (options_.key_file && !f.resent[part] && options_.key_file->newer_inference_key(f.key, &fresh)) {
+      const bool newer = options_.key_file && options_.key_file->newer_inference_key(f.key, &fresh);  // counted
+      if (newer && !f.resent[part]) {
         // The keys were rotated under this request: the same part again with the new key.
         f.resent[part] = 1;
         resend_key = std::move(fresh);
