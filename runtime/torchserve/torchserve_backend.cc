@@ -219,7 +219,8 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
     InFlight& f = it->second;
     std::string why;
     // A fault of the worker's (counted towards ejection), unlike a 4xx
-    // refusing the request (a missing model, a refused token).
+    // refusing the request (a missing model). A refused key counts: nothing
+    // can be served with it.
     bool worker_fault = true;
     bool refused = false;  // for its key
     OutlierDetector::Failure kind = OutlierDetector::Failure::kServerError;
@@ -408,12 +409,7 @@ void TorchServeBackend::probe_ejected() {
       }
       s.probing = true;
       epoch = s.down_epoch;
-      req.method = "POST";
-      req.url = workers_[w].inference_url + "/predictions/" + models_[probe.model];
-      req.body = encode_batch_request({probe.input.get()});
-      req.content_type = kBatchContentType;
-      req.timeout_ms = options_.batch_timeout_ms;
-      req.bearer_token = inference_key();
+      req = batch_request(workers_[w].inference_url, probe.model, {probe.input.get()}, inference_key());
     }
     client_->send(std::move(req), [this, w, epoch](HttpResponse r) { on_probe(w, epoch, r); });
   }

@@ -8,8 +8,8 @@
 // fails a ping, or whose batch cannot connect (the server is gone), is taken
 // out of rotation at once and every batch in flight on it is reported failed
 // (ok = false), so the dispatcher can retry those queries on another worker.
-// Batches that time out, answer 5xx or answer 200 with an undecodable body
-// count as consecutive failures (outlier_detector.h): enough of them eject the
+// Batches that time out, answer 5xx, answer 200 with an undecodable body or
+// are refused for their inference key count as consecutive failures (outlier_detector.h): enough of them eject the
 // worker for a time that doubles on repeats. A worker down for a failed ping
 // or a lost connection rejoins after a successful ping. An ejected one
 // rejoins only after its ejection time has passed AND a probe batch then
