@@ -1,12 +1,14 @@
 // lull bench serve: what lull adds to a query's latency, measured side by
-// side in one run. One open-loop Poisson stream is dealt alternately to two
+// side in one run. One open-loop Poisson stream is dealt in turn to the
 // targets: a model server called directly (POST /predictions/MODEL with the
 // batch contract's body for one input, the very bytes lull itself would send
-// it) and lull's front end (POST /predictions/TASK with the raw input). Both
-// see the same arrival process at the same moments and the same client, so the
-// difference in their latency percentiles is lull's overhead: front end,
-// scheduling, encoding and the extra HTTP hop. experiments/serve_overhead.sh
-// sets up the servers.
+// it), lull's front end on TorchServe's route (POST /predictions/TASK with the
+// raw input) and, with --v2, on the Open Inference Protocol's (POST
+// /v2/models/TASK/infer, the input as one base64 BYTES element). All see the
+// same arrival process at the same moments and the same client, so the
+// difference in their latency percentiles is lull's overhead per protocol:
+// front end, scheduling, encoding and the extra HTTP hop.
+// experiments/serve_overhead.sh sets up the servers.
 #include <boost/program_options.hpp>
 
 #include <chrono>
@@ -24,6 +26,7 @@
 #include "cli/open_loop.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
+#include "runtime/net/base64.h"
 #include "runtime/torchserve/batch_codec.h"
 #include "runtime/net/http_client.h"
 
@@ -46,7 +49,7 @@ struct PathStats {
 }  // namespace
 
 int run_bench_serve(int argc, char** argv) {
-  std::string direct, lull_url, duration_text, warmup_text, json_out;
+  std::string direct, lull_url, v2_url, duration_text, warmup_text, json_out;
   double rate = 0;
   int input_bytes = 4096;
   unsigned seed = 1;
@@ -55,7 +58,8 @@ int run_bench_serve(int argc, char** argv) {
   desc.add_options()
       ("direct", po::value(&direct)->required(), "a model server's URL: http://H:P/predictions/MODEL")
       ("lull", po::value(&lull_url)->required(), "lull's front end: http://H:P/predictions/TASK")
-      ("rate", po::value(&rate)->required(), "mean arrivals per second, both paths together (half each)")
+      ("v2", po::value(&v2_url), "also lull's v2 route: http://H:P/v2/models/TASK/infer")
+      ("rate", po::value(&rate)->required(), "mean arrivals per second, all paths together (an equal share each)")
       ("duration", po::value(&duration_text)->default_value("30s"), "how long to send")
       ("warmup", po::value(&warmup_text)->default_value("2s"), "answers to requests sent this early are not counted")
       ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of the (random) input")
@@ -64,13 +68,14 @@ int run_bench_serve(int argc, char** argv) {
       ("json", po::value(&json_out), "also write the percentiles as JSON here ('-' for stdout)");
   if (!parse_command_line(argc, argv, desc,
                           "usage: lull bench serve --direct http://127.0.0.1:8080/predictions/MODEL "
-                          "--lull http://127.0.0.1:7070/predictions/TASK --rate 40 --duration 30s"))
+                          "--lull http://127.0.0.1:8070/predictions/TASK --rate 40 --duration 30s"))
     return 0;
   check_positive_range("--rate", rate, limits::kMaxLoadQps);
   check_range("--input-bytes", input_bytes, 1, limits::kMaxInputBytes);
   check_range("--timeout-ms", static_cast<double>(timeout_ms), 1, limits::kMaxIntervalMs);
-  if (direct.rfind("http://", 0) != 0 || lull_url.rfind("http://", 0) != 0)
-    throw UsageError("--direct and --lull must be http:// URLs");
+  if (direct.rfind("http://", 0) != 0 || lull_url.rfind("http://", 0) != 0 ||
+      (!v2_url.empty() && v2_url.rfind("http://", 0) != 0))
+    throw UsageError("--direct, --lull and --v2 must be http:// URLs");
   const double duration_s = parse_duration_s(duration_text);
   const double warmup_s = parse_duration_s(warmup_text, "--warmup");
   if (warmup_s >= duration_s) throw UsageError("--warmup must be shorter than --duration");
@@ -81,11 +86,19 @@ int run_bench_serve(int argc, char** argv) {
   // The same input both ways: raw to lull, wrapped in the batch contract to
   // the model server, exactly as lull forwards a batch of one.
   const std::string direct_body = serve::encode_batch_request({&input});
+  const std::string v2_body = R"({"inputs":[{"name":"input","shape":[1],"datatype":"BYTES",)"
+                              R"("parameters":{"content_type":"base64"},"data":[")" +
+                              serve::base64_encode(input) + "\"]}]}";
   const std::vector<double> at_s = arrival_schedule(rate, duration_s, ArrivalProcess::poisson(), seed);
 
-  PathStats paths[2];
+  const int n = v2_url.empty() ? 2 : 3;
+  PathStats paths[3];
   paths[0].name = "direct";
   paths[1].name = "lull";
+  paths[2].name = "lull-v2";
+  const std::string urls[3] = {direct, lull_url, v2_url};
+  const std::string* bodies[3] = {&direct_body, &input, &v2_body};
+  const char* types[3] = {serve::kBatchContentType, "application/octet-stream", "application/json"};
   std::mutex mu;
   std::condition_variable cv;
   size_t outstanding = 0;
@@ -94,13 +107,13 @@ int run_bench_serve(int argc, char** argv) {
   for (size_t i = 0; i < at_s.size(); ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::duration_cast<SteadyClock::duration>(
                                            std::chrono::duration<double>(at_s[i])));
-    const int path = static_cast<int>(i % 2);
+    const int path = static_cast<int>(i % static_cast<size_t>(n));
     const bool counted = at_s[i] >= warmup_s;
     serve::HttpRequest req;
     req.method = "POST";
-    req.url = path == 0 ? direct : lull_url;
-    req.body = path == 0 ? direct_body : input;
-    req.content_type = path == 0 ? serve::kBatchContentType : "application/octet-stream";
+    req.url = urls[path];
+    req.body = *bodies[path];
+    req.content_type = types[path];
     req.timeout_ms = timeout_ms;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -130,33 +143,37 @@ int run_bench_serve(int argc, char** argv) {
   }
   std::lock_guard<std::mutex> lock(mu);
   const double qs[] = {50, 90, 99, 99.9, 100};
-  double pct[2][5];
+  double pct[3][5];
   // The text table goes to stderr when the JSON takes stdout.
   FILE* text_out = is_stdout(json_out) ? stderr : stdout;
-  std::fprintf(text_out, "lull bench serve: %zu requests over %.1f s (%.1f/s in all, half each way), %d-byte input, "
+  std::fprintf(text_out, "lull bench serve: %zu requests over %.1f s (%.1f/s in all, 1/%d each way), %d-byte input, "
               "the first %.1f s not counted\n",
-              at_s.size(), duration_s, at_s.size() / duration_s, input_bytes, warmup_s);
+              at_s.size(), duration_s, at_s.size() / duration_s, n, input_bytes, warmup_s);
   std::fprintf(text_out, "%-7s %7s %7s %8s %8s %8s %9s %8s\n", "path", "ok", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms",
               "max ms");
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < n; ++k) {
     for (int q = 0; q < 5; ++q) pct[k][q] = percentile_ms(paths[k].latencies_us, qs[q]);
     std::fprintf(text_out, "%-7s %7zu %7d %8.2f %8.2f %8.2f %9.2f %8.2f\n", paths[k].name, paths[k].latencies_us.size(),
                 paths[k].errors, pct[k][0], pct[k][1], pct[k][2], pct[k][3], pct[k][4]);
   }
-  std::fprintf(text_out, "lull - direct: p50 %+.2f ms, p90 %+.2f ms, p99 %+.2f ms, p99.9 %+.2f ms\n", pct[1][0] - pct[0][0],
-              pct[1][1] - pct[0][1], pct[1][2] - pct[0][2], pct[1][3] - pct[0][3]);
-  if (!paths[1].handler_us.empty())
-    std::fprintf(text_out, "inside lull's handler (X-Lull-Latency-Ms): p50 %.2f, p90 %.2f, p99 %.2f, p99.9 %.2f ms\n",
-                percentile_ms(paths[1].handler_us, 50), percentile_ms(paths[1].handler_us, 90),
-                percentile_ms(paths[1].handler_us, 99), percentile_ms(paths[1].handler_us, 99.9));
-  for (const auto& [m, n] : paths[1].models) std::fprintf(text_out, "  lull answered with %s: %d\n", m.c_str(), n);
-  for (const auto& p : paths)
-    if (p.errors) std::fprintf(text_out, "  %s: %d errors, first: %s\n", p.name, p.errors, p.first_error.c_str());
+  for (int k = 1; k < n; ++k) {
+    std::fprintf(text_out, "%s - direct: p50 %+.2f ms, p90 %+.2f ms, p99 %+.2f ms, p99.9 %+.2f ms\n", paths[k].name,
+                 pct[k][0] - pct[0][0], pct[k][1] - pct[0][1], pct[k][2] - pct[0][2], pct[k][3] - pct[0][3]);
+    if (!paths[k].handler_us.empty())
+      std::fprintf(text_out, "  inside lull's handler (X-Lull-Latency-Ms): p50 %.2f, p90 %.2f, p99 %.2f, p99.9 %.2f ms\n",
+                   percentile_ms(paths[k].handler_us, 50), percentile_ms(paths[k].handler_us, 90),
+                   percentile_ms(paths[k].handler_us, 99), percentile_ms(paths[k].handler_us, 99.9));
+    for (const auto& [m, count] : paths[k].models)
+      std::fprintf(text_out, "  %s answered with %s: %d\n", paths[k].name, m.c_str(), count);
+  }
+  for (int k = 0; k < n; ++k)
+    if (paths[k].errors)
+      std::fprintf(text_out, "  %s: %d errors, first: %s\n", paths[k].name, paths[k].errors, paths[k].first_error.c_str());
   if (outstanding) std::fprintf(text_out, "  %zu requests unanswered\n", outstanding);
   if (!json_out.empty()) {
     char buf[512];
     std::string j = "{";
-    for (int k = 0; k < 2; ++k) {
+    for (int k = 0; k < n; ++k) {
       std::snprintf(buf, sizeof buf,
                     "%s\"%s\":{\"ok\":%zu,\"errors\":%d,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,"
                     "\"p999_ms\":%.4f,\"max_ms\":%.4f}",
@@ -169,7 +186,7 @@ int run_bench_serve(int argc, char** argv) {
     j += buf;
     write_output(json_out, j);
   }
-  return paths[0].errors || paths[1].errors || outstanding ? 1 : 0;
+  return paths[0].errors || paths[1].errors || paths[2].errors || outstanding ? 1 : 0;
 }
 
 }  // namespace lull::cli

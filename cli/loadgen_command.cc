@@ -48,7 +48,7 @@ int run_loadgen(int argc, char** argv) {
   std::int64_t timeout_ms = 30000;
   po::options_description desc("lull loadgen: open-loop HTTP load against lull or a model server");
   desc.add_options()
-      ("target", po::value(&target)->required(), "full URL to POST to, e.g. http://127.0.0.1:7070/predictions/TASK")
+      ("target", po::value(&target)->required(), "full URL to POST to, e.g. http://127.0.0.1:8070/predictions/TASK")
       ("rate", po::value(&rate)->required(), "mean arrivals per second")
       ("duration", po::value(&duration_text)->default_value("30s"), "how long to send: 30s, 500ms, 2m")
       ("arrivals", po::value(&arrivals)->default_value("poisson"), "poisson | uniform | gamma:CV2 | batch:D (schema/arrival_process.h)")

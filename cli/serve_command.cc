@@ -53,7 +53,7 @@ int run_serve(int argc, char** argv) {
       ("servers", po::value(&workers_text), "model servers' inference URLs, one per worker: http://H:P,... "
        "(not with --autoscale: its worker pool starts them)")
       ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
-      ("listen", po::value(&listen)->default_value("127.0.0.1:7070"), "HOST:PORT of the front end (port 0: any)")
+      ("listen", po::value(&listen)->default_value("127.0.0.1:" + std::to_string(serve::FrontendOptions::kDefaultPort)), "HOST:PORT of the front end (port 0: any)")
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
       ("max-body-bytes", ranged_value<std::size_t>(&fe.max_body_bytes, 1, limits::kMaxBodyBytes)->default_value(4 << 20),
        "larger request bodies get 413 (chunked ones too)")
@@ -82,7 +82,7 @@ int run_serve(int argc, char** argv) {
        "its deadline at the current queue (default: serve it late, counted as a violation)")
       ("torchserve-token-file", po::value(&token_file),
        "TorchServe's key_file.json: its inference key goes on predictions and pings, its management key on "
-       "the model check (as Authorization: Bearer KEY)")
+       "the model check (as Authorization: Bearer KEY); read again when it changes or a key is refused")
       ("max-request-bytes", po::value(&backend_opts.max_request_bytes)->default_value(serve::kTorchServeMaxRequestBytes),
        "largest request body sent to a model server (TorchServe's max_request_size); larger batches go as "
        "several requests")
@@ -102,7 +102,7 @@ int run_serve(int argc, char** argv) {
   add_log_options(log_desc, log_flags);
   desc.add(log_desc);
   const char* usage =
-      "usage: lull serve --policies SET.pb --servers URL,URL,... --listen 127.0.0.1:7070\n"
+      "usage: lull serve --policies SET.pb --servers URL,URL,... --listen 127.0.0.1:8070\n"
       "       lull serve --policies LIBRARY.pb --autoscale --worker-command 'CMD --port {port}' [options]";
   const std::vector<RenamedFlag> renamed = {
       {"--workers", "--workers is now --servers URL,URL (the model servers; --workers is a count in lull)"}};
@@ -123,9 +123,14 @@ int run_serve(int argc, char** argv) {
                                : "--servers is required (or --autoscale with a worker pool)");
   std::vector<serve::WorkerEndpoint> workers;
   serve::TorchServeKeys keys;
+  std::unique_ptr<serve::TorchServeKeyFile> key_file;  // read again when it changes or a key is refused
   try {
-    if (!token_file.empty()) keys = serve::read_torchserve_key_file(token_file);
-    backend_opts.inference_key = keys.inference;
+    if (!token_file.empty()) {
+      key_file = std::make_unique<serve::TorchServeKeyFile>(
+          token_file, [](const std::string& line) { log::info("%s", line.c_str()); });
+      keys = key_file->keys();
+      backend_opts.key_file = key_file.get();
+    }
     if (!autoscale) workers = serve::parse_worker_endpoints(workers_text, management_text);
     // Every query the front end accepts must fit in one request on its own.
     const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)});
@@ -195,6 +200,10 @@ int run_serve(int argc, char** argv) {
         src->use_profiles(compiler::profiles_of(set));
       };
   }
+  if (key_file)
+    opts.extra_metrics = [before = opts.extra_metrics, k = key_file.get()] {
+      return (before ? before() : std::string()) + k->metrics_text();
+    };
   std::unique_ptr<server::Server> server;
   try {
     server = std::make_unique<server::Server>(std::move(spec));

@@ -3,8 +3,9 @@
 # (docs/benchmarks.md, "Serving overhead"). Two identical stand-in model
 # servers run one fake model (a fixed sleep, so the model adds no noise of its
 # own): one is called directly, the other through `lull serve` (one worker, a
-# policy set compiled from a profile `lull profile` measured on it). `lull
-# bench serve` deals one Poisson stream alternately to both.
+# policy set compiled from a profile `lull profile` measured on it), on its
+# TorchServe route and on its v2 route. `lull bench serve` deals one Poisson
+# stream in turn to the three.
 #   OVERHEAD_RATE (qps, both paths together, default 40), OVERHEAD_DURATION
 #   (default 60s), OVERHEAD_MODEL_MS (fake service time, default 5),
 #   OVERHEAD_ROUNDS (default 1), OVERHEAD_INPUT_BYTES (default 4096)
@@ -38,5 +39,6 @@ wait_file "$WORK/lull.port" 300
 echo "serve_overhead: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(date -u +%F)"
 for r in $(seq 1 "$ROUNDS"); do
   "$LULL" bench serve --direct "$DIRECT/predictions/m" --lull "http://127.0.0.1:$(cat "$WORK/lull.port")/predictions/overhead" \
+      --v2 "http://127.0.0.1:$(cat "$WORK/lull.port")/v2/models/overhead/infer" \
       --rate "$RATE" --duration "$DURATION" --input-bytes "$BYTES" --seed "$r"
 done

@@ -5,6 +5,7 @@
 // checks (pings and batch faults) and by test fakes.
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace lull::serve {
 
@@ -26,6 +27,9 @@ class WorkerHealth {
   // Its ejections (thread-safe). A health source without outlier ejection
   // never ejects: zero, not ejected.
   virtual WorkerEjection ejection(int /*worker*/) const { return {}; }
+  // Why the worker last went down or failed, for the log line ("" unknown;
+  // thread-safe, and never calls the health handler).
+  virtual std::string down_reason(int /*worker*/) const { return ""; }
 };
 
 }  // namespace lull::serve

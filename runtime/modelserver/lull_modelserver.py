@@ -28,6 +28,10 @@ enforces token authorization like TorchServe: /predictions needs
 "Authorization: Bearer <inference key>", /models needs the management key
 (one port serves both here), /ping needs none; a missing or wrong token gets
 TorchServe's answer, HTTP 400 {"code": 400, "type": "InvalidKeyException", ...}.
+Like TorchServe it rotates a key on POST /token?type=inference|management (with the
+management key): a new random key, written to the key file (atomically), and the
+old one refused from then on; with --key-expiry-s N a key is refused N seconds
+after it was issued (TorchServe's token_expiration_min) until it is rotated.
 
 With --max-request-size N it answers 413 to request bodies over N bytes, as
 TorchServe does past its max_request_size (6553500 by default);
@@ -48,6 +52,7 @@ import argparse
 import json
 import os
 import re
+import secrets
 import sys
 import threading
 import time
@@ -69,7 +74,10 @@ class ModelServer(ThreadingHTTPServer):
         super().__init__(addr, Handler)
         self.models = registry  # management.ModelRegistry: what is loaded, and the store
         self.delay_ms = delay_ms
-        self.keys = keys  # {"inference": KEY, "management": KEY}, or None: no token authorization
+        self.keys = keys  # {"inference": (KEY, ISSUED), "management": ...}, or None: no token authorization
+        self.keys_lock = threading.Lock()
+        self.key_file = None  # where rotated keys are written
+        self.key_expiry_s = 0  # 0: keys never expire
         self.batch_size = 1  # what GET /models/{name} reports (the stand-in never batches requests itself)
         self.max_batch_delay = 100  # TorchServe's default
         self.max_request_size = 0  # 0: no limit
@@ -78,6 +86,21 @@ class ModelServer(ThreadingHTTPServer):
         self.short_predictions = False  # fault injection: 200 with one prediction too few
         self.log_lock = threading.Lock()
         self.device_lock = threading.Lock()  # one forward pass at a time, like one device
+
+
+    def rotate_key(self, api):
+        """TorchServe's /token: a new key for `api`, the old one refused from now on; the key file rewritten."""
+        key = secrets.token_urlsafe(12)
+        with self.keys_lock:
+            self.keys[api] = (key, time.time())
+            expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + (self.key_expiry_s or 3600)))
+            data = {a: {"key": k, "expiration time": expires} for a, (k, _) in self.keys.items()}
+            data["API"] = {"key": self.api_key}
+            tmp = self.key_file + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(data, f)
+            os.replace(tmp, self.key_file)
+        return {"key": key, "expiration time": expires}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -102,7 +125,12 @@ class Handler(BaseHTTPRequestHandler):
     def _token_refused(self, api):
         """TorchServe's token check: True (and the refusal sent) when the call lacks the api's key."""
         keys = self.server.keys
-        if keys is None or self.headers.get("Authorization") == "Bearer " + keys[api]:
+        if keys is None:
+            return False
+        with self.server.keys_lock:
+            key, issued = keys[api]
+        expired = self.server.key_expiry_s > 0 and time.time() - issued > self.server.key_expiry_s
+        if self.headers.get("Authorization") == "Bearer " + key and not expired:
             return False
         self._error(400, "InvalidKeyException",
                     "Token Authorization failed. Token either incorrect, expired, or not provided correctly")
@@ -154,6 +182,13 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(413, "RequestEntityTooLarge",
                                "request of %d bytes is over max_request_size %d" % (length, self.server.max_request_size))
         path, _, query = self.path.partition("?")
+        if path == "/token":
+            if self._token_refused("management"):
+                return
+            api = dict(parse_qsl(query)).get("type")
+            if self.server.keys is None or api not in ("inference", "management"):
+                return self._error(400, "BadRequestException", "use POST /token?type=inference|management")
+            return self._send(200, json.dumps({api: self.server.rotate_key(api)}))
         if path == "/models":
             if self._token_refused("management"):
                 return
@@ -208,7 +243,10 @@ def main():
                     help="answer every batch 200 with one prediction too few (fault tests)")
     ap.add_argument("--max-request-size", type=int, default=0, help="413 for larger request bodies (0: no limit)")
     ap.add_argument("--log-requests", help="append 'PATH BODY_BYTES' per POST to this file (tests)")
-    ap.add_argument("--token-file", help="TorchServe key_file.json: enforce its inference/management keys")
+    ap.add_argument("--token-file", help="TorchServe key_file.json: enforce its inference/management keys "
+                                         "(POST /token rotates one and rewrites this file)")
+    ap.add_argument("--key-expiry-s", type=float, default=0,
+                    help="with --token-file: a key is refused this long after it was issued (0: never)")
     ap.add_argument("--report-batch-size", type=int, default=1,
                     help="batchSize that GET /models/{name} reports (tests of lull's batching check)")
     ap.add_argument("--store-fake", action="append", default=[],
@@ -258,10 +296,15 @@ def main():
         try:
             with open(args.token_file) as f:
                 data = json.load(f)
-            keys = {api: data[api]["key"] for api in ("inference", "management")}
-        except (OSError, ValueError, KeyError, TypeError) as e:
+            keys = {api: (data[api]["key"], time.time()) for api in ("inference", "management")}
+            api_key = data.get("API", {}).get("key", "")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             ap.exit(2, "lull_modelserver: %s: not a TorchServe key file (%s)\n" % (args.token_file, e))
     server = ModelServer((args.host, args.port), registry, args.delay_ms, keys)
+    if keys is not None:
+        server.key_file = args.token_file
+        server.api_key = api_key
+        server.key_expiry_s = args.key_expiry_s
     server.batch_size = args.report_batch_size
     server.max_batch_delay = args.report_max_batch_delay
     server.max_request_size = args.max_request_size

@@ -46,7 +46,8 @@ ServerResponse json_response(int status, std::string body, std::string content_t
   return r;
 }
 
-// {"data": "<base64>"} -> the bytes; an error message otherwise.
+// {"data": "<base64>"} -> the bytes; other JSON -> the body itself; an
+// error message for a body that is not JSON (or nested too deep).
 bool decode_json_input(const std::string& body, std::string* input, std::string* error) {
   const JsonDataField j = read_json_data_field(body);
   if (j.too_deep) {
@@ -57,13 +58,9 @@ bool decode_json_input(const std::string& body, std::string* input, std::string*
     *error = "body is not valid JSON";
     return false;
   }
-  if (!j.is_object) {
-    *error = "JSON body must be an object {\"data\": \"<base64>\"}";
-    return false;
-  }
-  if (!j.data) {
-    *error = "JSON body lacks the string field \"data\"";
-    return false;
+  if (!j.data) {  // any other JSON goes to the model as it is, as TorchServe hands it to the handler
+    *input = body;
+    return true;
   }
   auto bytes = base64_decode(*j.data);
   if (!bytes) {
@@ -151,6 +148,7 @@ void Frontend::route(ServerRequest req, Respond respond) {
     const bool up = service_.healthy();
     return respond(json_response(up ? 200 : 500, up ? "{\"status\":\"Healthy\"}" : "{\"status\":\"Unhealthy\"}"));
   }
+  if (req.target == "/v2" || req.target.rfind("/v2/", 0) == 0) return route_v2(std::move(req), std::move(respond));
   if (req.target == "/metrics") {
     if (!get) return respond(error_response(405, "use GET /metrics"));
     return respond(json_response(200,
@@ -174,19 +172,23 @@ void Frontend::predict(ServerRequest req, Respond respond) {
   const auto waited_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - arrived).count();
   service_.serve_async(std::move(input), waited_us, [arrived, respond = std::move(respond)](Answer a) {
-    const double latency_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - arrived).count();
-    char latency[32];
-    std::snprintf(latency, sizeof latency, "%.3f", latency_ms);
     ServerResponse res = a.http_status != 200 && !a.error_is_json ? error_response(a.http_status, a.body)
-                                                                  : json_response(a.http_status, std::move(a.body));
-    res.headers.emplace_back("X-Lull-Latency-Ms", latency);
-    if (!a.model.empty()) res.headers.emplace_back("X-Lull-Model", a.model);
-    if (a.worker >= 0) res.headers.emplace_back("X-Lull-Worker", std::to_string(a.worker));
-    if (a.retried) res.headers.emplace_back("X-Lull-Retried", "1");
-    if (a.retry_after_s > 0) res.headers.emplace_back("Retry-After", std::to_string(a.retry_after_s));
+                                                                  : json_response(a.http_status, a.body);
+    add_answer_headers(a, arrived, &res);
     respond(std::move(res));
   });
+}
+
+void add_answer_headers(const Answer& a, std::chrono::steady_clock::time_point arrived, ServerResponse* res) {
+  const double latency_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - arrived).count();
+  char latency[32];
+  std::snprintf(latency, sizeof latency, "%.3f", latency_ms);
+  res->headers.emplace_back("X-Lull-Latency-Ms", latency);
+  if (!a.model.empty()) res->headers.emplace_back("X-Lull-Model", a.model);
+  if (a.worker >= 0) res->headers.emplace_back("X-Lull-Worker", std::to_string(a.worker));
+  if (a.retried) res->headers.emplace_back("X-Lull-Retried", "1");
+  if (a.retry_after_s > 0) res->headers.emplace_back("Retry-After", std::to_string(a.retry_after_s));
 }
 
 }  // namespace lull::serve

@@ -7,16 +7,24 @@
 //   POST or PUT /predictions/{task}[/{version}]  with the input as
 //     - the raw body (curl --data-binary @x, curl -T x),
 //     - multipart/form-data field "data" or "body" (curl -F data=@x), or
-//     - Content-Type application/json {"data": "<base64>"}
+//     - Content-Type application/json {"data": "<base64>"} (the decoded bytes),
+//       or any other JSON (the body itself, as TorchServe hands it over)
 //   GET /ping     -> 200 {"status": "Healthy"} while the service can answer,
 //                    else 500 {"status": "Unhealthy"}
 //   GET /metrics  -> Prometheus text (the service renders it)
+// and the Open Inference Protocol (KServe v2) beside it (v2_routes.cc,
+// docs/protocols.md), {task} standing for the model:
+//   GET /v2/health/live, /v2/health/ready, /v2/models/{task}[/versions/{v}]/ready,
+//   GET /v2, /v2/models/{task}[/versions/{v}] (server and model metadata),
+//   POST /v2/models/{task}[/versions/{v}]/infer (JSON; v2_front_codec.h),
+// with the protocol's error body {"error": "..."}.
 // Errors use TorchServe's JSON shape {"code", "type", "message"}: empty or
 // malformed bodies 400, bodies over max_body_bytes 413, an unknown task 404.
 // The sockets, timeouts and connection cap are runtime/net/http_server.h's
 // (event-driven: no thread per connection); this file is the routes. No
 // general JSON parser runs on a request: the {"data": ...} form is read by
 // json_data_field.h (bounded depth, linear time).
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,7 +69,10 @@ class QueryService {
 // The server's options (http_server.h: address, body limit, I/O threads,
 // timeouts, connection cap) and the task served.
 struct FrontendOptions : HttpServerOptions {
-  FrontendOptions() { port = 7070; }
+  FrontendOptions() { port = kDefaultPort; }
+  // Off the defaults of TorchServe (8080-8082, 7070-7071) and Triton (8000-8002),
+  // so lull and its model servers share a host unchanged.
+  static constexpr int kDefaultPort = 8070;
   std::string task;  // the one task served; POST /predictions/{task}
 };
 
@@ -79,11 +90,18 @@ class Frontend {
  private:
   void route(ServerRequest req, Respond respond);
   void predict(ServerRequest req, Respond respond);
+  // /v2 and below (v2_routes.cc).
+  void route_v2(ServerRequest req, Respond respond);
+  void infer_v2(ServerRequest req, Respond respond);
   QueryService& service_;
   FrontendOptions options_;
   HttpResponseCounts responses_;  // every response sent, by code; appended to /metrics
   HttpServer server_;
 };
+
+// The answer's headers: X-Lull-Latency-Ms (since `arrived`), X-Lull-Model,
+// X-Lull-Worker, X-Lull-Retried, Retry-After (both routes send them).
+void add_answer_headers(const Answer& a, std::chrono::steady_clock::time_point arrived, ServerResponse* res);
 
 // Parses "HOST:PORT" (for --listen); throws std::invalid_argument naming it.
 void parse_listen_address(const std::string& text, std::string* host, int* port);

@@ -102,12 +102,15 @@ void ServeSession::reap_late_queries() {
 }
 
 void ServeSession::on_health(int worker, bool up) {
+  // The health source's own lock, not under the session's.
+  const std::string why = up ? "" : health_.down_reason(worker);
   std::unique_lock<std::mutex> lock(mu_);
   up = up && admitted_.at(static_cast<std::size_t>(worker));  // a pool's worker joins only through add_worker
   if (dispatcher_.worker_available(worker) != up)
-    (up ? log::info : log::warn)("worker %d (%s) %s", worker,
+    (up ? log::info : log::warn)("worker %d (%s) %s%s%s", worker,
                                  options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
-                                 up ? "up: back in rotation" : "down: out of rotation");
+                                 up ? "up: back in rotation" : "down: out of rotation", why.empty() ? "" : ": ",
+                                 why.c_str());
   // Going down hands the worker's queue to the others, which may start batches.
   dispatcher_.set_worker_available(worker, up);
   send_outbox(lock);

@@ -35,7 +35,9 @@ Server::Server(ServeSpec spec)
     opts.worker_names.assign(static_cast<std::size_t>(scaler_->slots()), "");
     manager::ServingAutoscaler* scaler = scaler_.get();
     opts.on_arrival = [scaler](std::int64_t t_us) { scaler->record_arrival(t_us); };
-    opts.extra_metrics = [scaler] { return scaler->metrics_text(); };
+    opts.extra_metrics = [scaler, before = opts.extra_metrics] {
+      return (before ? before() : std::string()) + scaler->metrics_text();
+    };
   } else {
     if (spec_.model_check) {
       serve::HttpClient client;

@@ -105,6 +105,23 @@ def decode_batch(body):
     return out
 
 
+def decode_requests(data):
+    """The inputs of each request a TorchServe handler gets (its `data`: one
+    dict per request, the body under "body" or "data")."""
+    return [decode_batch(r.get("body") if r.get("body") is not None else r.get("data")) for r in data]
+
+
+def answer_requests(requests, prepare, run):
+    """answer_batch over every input of every request as ONE batch (TorchServe
+    may group requests), split back: one list of answers per request."""
+    answers = answer_batch([x for inputs in requests for x in inputs], prepare, run)
+    out, start = [], 0
+    for inputs in requests:
+        out.append(answers[start:start + len(inputs)])
+        start += len(inputs)
+    return out
+
+
 def encode_batch(inputs):
     """The request body for a list of input byte strings (used by tests and tools)."""
     return json.dumps({"inputs": [base64.b64encode(x).decode("ascii") for x in inputs]})

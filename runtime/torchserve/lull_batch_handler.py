@@ -19,6 +19,9 @@ repository root:
     #      max_request_size=6553500      # >= lull serve --max-request-bytes (same default)
     #      max_response_size=6553500
     #      default_workers_per_model=1   # one worker per device, as lull's profiles assume
+    #      enable_model_api=true         # off by default since TorchServe 0.11: lull's model
+    #                                    # variants (--variant-sets) and autoscaled workers load
+    #                                    # and unload models through the management API
     # 4. Start it; each model keeps TorchServe's default batchSize 1 (lull batches
     #    itself, one request per batch; lull serve warns about batchSize > 1 with
     #    maxBatchDelay > 0):
@@ -58,12 +61,8 @@ class LullBatchHandler(BaseHandler):
     image_size = 224
 
     def preprocess(self, data):
-        # Each TorchServe request's inputs, decoded or rejected one by one.
-        self._requests = []
-        for request in data:
-            body = request.get("body") if request.get("body") is not None else request.get("data")
-            self._requests.append(contract.decode_batch(body))
-        return self._requests
+        # Each TorchServe request's inputs (a lull batch each).
+        return contract.decode_requests(data)
 
     def _image_tensor(self, raw):
         from PIL import Image, UnidentifiedImageError
@@ -88,13 +87,7 @@ class LullBatchHandler(BaseHandler):
 
     def inference(self, data, *args, **kwargs):
         # All accepted inputs of all requests run as ONE forward pass.
-        flat = [x for inputs in data for x in inputs]
-        answers = contract.answer_batch(flat, self._image_tensor, self._forward)
-        out, start = [], 0
-        for inputs in data:
-            out.append(answers[start:start + len(inputs)])
-            start += len(inputs)
-        return out
+        return contract.answer_requests(data, self._image_tensor, self._forward)
 
     def postprocess(self, data):
         return [contract.encode_predictions(answers) for answers in data]

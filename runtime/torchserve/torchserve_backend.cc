@@ -58,7 +58,7 @@ int TorchServeBackend::start() {
     req.url = workers_[w].inference_url + "/ping";
     req.timeout_ms = options_.health_timeout_ms;
     req.connect_timeout_ms = options_.health_timeout_ms;
-    req.bearer_token = options_.inference_key;
+    req.bearer_token = inference_key();
     std::uint64_t epoch;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -170,17 +170,10 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
   }
   const std::string base_url = endpoint(batch.worker).inference_url;
   if (base_url.empty()) return fail_now(batch, "worker slot " + std::to_string(batch.worker) + " is vacant");
+  const std::string key = inference_key();
   std::vector<HttpRequest> requests;
-  for (const auto& part : parts) {
-    HttpRequest req;
-    req.method = "POST";
-    req.url = base_url + "/predictions/" + models_[batch.model];
-    req.body = encode_batch_request({inputs.begin() + part.begin, inputs.begin() + part.end});
-    req.content_type = kBatchContentType;
-    req.timeout_ms = options_.batch_timeout_ms;
-    req.bearer_token = options_.inference_key;
-    requests.push_back(std::move(req));
-  }
+  for (const auto& part : parts)
+    requests.push_back(batch_request(base_url, batch.model, {inputs.begin() + part.begin, inputs.begin() + part.end}, key));
 
   std::uint64_t serial;
   {
@@ -194,6 +187,9 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
       f.inputs = std::move(held);
       f.outputs.resize(parts.size());
       f.parts_left = parts.size();
+      f.parts = parts;
+      f.key = key;
+      f.resent.assign(parts.size(), 0);
     }
   }
   if (serial == 0) return fail_now(batch, "worker " + base_url + " is down");
@@ -215,6 +211,7 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
   runtime::BatchResult result;
   std::vector<runtime::BatchResult> others_failed;
   bool went_down = false;
+  std::string resend_key;  // set: send the part again with this key, nothing to report yet
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
@@ -224,8 +221,10 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
     InFlight& f = it->second;
     std::string why;
     // A fault of the worker's (counted towards ejection), unlike a 4xx
-    // refusing the request (a missing model, a refused token).
+    // refusing the request (a missing model). A refused key counts: nothing
+    // can be served with it.
     bool worker_fault = true;
+    bool refused = false;  // for its key
     OutlierDetector::Failure kind = OutlierDetector::Failure::kServerError;
     if (response.ok()) {
       try {
@@ -235,9 +234,19 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
         kind = OutlierDetector::Failure::kMalformed;
       }
     } else if (is_token_refusal(response)) {
-      why = describe_token_refusal(workers_[worker].inference_url, "inference", !options_.inference_key.empty(),
-                                   response);
-      worker_fault = false;
+      std::string fresh;
+      const bool newer = options_.key_file && options_.key_file->newer_inference_key(f.key, &fresh);  // counted
+      if (newer && !f.resent[part]) {
+        // The keys were rotated under this request: the same part again with the new key.
+        f.resent[part] = 1;
+        resend_key = std::move(fresh);
+      } else {
+        // The key in use is refused: the worker cannot serve, and refusals
+        // that persist take it out with this as the reason (a passing /ping,
+        // which needs no key, does not bring it back; a probe with new keys does).
+        why = describe_token_refusal(workers_[worker].inference_url, "inference", !f.key.empty(), response);
+        refused = true;
+      }
     } else {
       why = response.describe();
       if (response.timed_out)
@@ -246,6 +255,19 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
         kind = OutlierDetector::Failure::kTransport;
       else
         worker_fault = response.status >= 500;
+    }
+    if (!resend_key.empty()) {
+      // The client's send only queues (like cancel, safe under the lock).
+      static const std::string kEmpty;  // an input abandoned meanwhile keeps its slot
+      std::vector<const std::string*> inputs;
+      for (size_t i = f.parts[part].begin; i < f.parts[part].end; ++i)
+        inputs.push_back(f.inputs[i] ? f.inputs[i].get() : &kEmpty);
+      f.http_ids.resize(f.parts.size());
+      f.http_ids[part] = client_->send(batch_request(workers_[worker].inference_url, f.batch.model, inputs, resend_key),
+                                       [this, worker, serial, part, part_size](HttpResponse r) {
+                                         on_part_done(worker, serial, part, part_size, r);
+                                       });
+      return;
     }
     if (why.empty() && --f.parts_left > 0) return;  // the other parts are still out
     const runtime::BatchRequest batch = std::move(f.batch);
@@ -284,6 +306,8 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
         const std::int64_t ms = s.detector.eject(steady_now_us());
         s.failed_input = first_input;
         s.ejections++;
+        s.refused_key = refused;
+        if (refused && options_.key_file) s.refused_at_reload = options_.key_file->reloads();
         how = "ejected for " + std::to_string(ms) + " ms after " + std::to_string(options_.outlier.eject_after_failures) +
               " consecutive failed batches: ";
         gone = true;
@@ -303,6 +327,7 @@ std::vector<runtime::BatchResult> TorchServeBackend::take_down_locked(int worker
   Worker& s = state_[worker];
   s.up = false;
   s.down_epoch++;
+  s.down_why = why;
   std::vector<runtime::BatchResult> failed;
   for (auto& [serial, f] : s.in_flight) {
     for (auto id : f.http_ids) client_->cancel(id);
@@ -362,7 +387,7 @@ void TorchServeBackend::ping_all() {
     req.url = base_url + "/ping";
     req.timeout_ms = options_.health_timeout_ms;
     req.connect_timeout_ms = options_.health_timeout_ms;
-    req.bearer_token = options_.inference_key;
+    req.bearer_token = inference_key();
     client_->send(std::move(req), [this, w, epoch](HttpResponse r) { on_ping(w, epoch, r); });
   }
 }
@@ -375,7 +400,8 @@ void TorchServeBackend::probe_ejected() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       Worker& s = state_[w];
-      if (s.up || s.probing || !s.detector.ejected() || !s.detector.may_return(now) ||
+      const bool new_keys = s.refused_key && options_.key_file && options_.key_file->reloads() != s.refused_at_reload;
+      if (s.up || s.probing || !s.detector.ejected() || (!s.detector.may_return(now) && !new_keys) ||
           workers_[w].inference_url.empty())
         continue;
       const ProbeInput probe = last_good_.input ? last_good_ : s.failed_input;
@@ -385,12 +411,7 @@ void TorchServeBackend::probe_ejected() {
       }
       s.probing = true;
       epoch = s.down_epoch;
-      req.method = "POST";
-      req.url = workers_[w].inference_url + "/predictions/" + models_[probe.model];
-      req.body = encode_batch_request({probe.input.get()});
-      req.content_type = kBatchContentType;
-      req.timeout_ms = options_.batch_timeout_ms;
-      req.bearer_token = options_.inference_key;
+      req = batch_request(workers_[w].inference_url, probe.model, {probe.input.get()}, inference_key());
     }
     client_->send(std::move(req), [this, w, epoch](HttpResponse r) { on_probe(w, epoch, r); });
   }
@@ -417,8 +438,10 @@ void TorchServeBackend::on_probe(int worker, std::uint64_t epoch_at_send, const 
     const std::int64_t now = steady_now_us();
     if (why.empty()) {
       s.up = true;
+      s.refused_key = false;
       s.detector.returned(now);
     } else {
+      if (s.refused_key && options_.key_file) s.refused_at_reload = options_.key_file->reloads();  // these keys fail too
       const std::int64_t ms = s.detector.eject(now);  // doubled: it never returned in between
       s.ejections++;
       s.last_error = "probe batch: " + why + "; ejected again for " + std::to_string(ms) + " ms";
@@ -428,12 +451,35 @@ void TorchServeBackend::on_probe(int worker, std::uint64_t epoch_at_send, const 
   notify(worker, true);
 }
 
+HttpRequest TorchServeBackend::batch_request(const std::string& base_url, int model,
+                                             const std::vector<const std::string*>& inputs,
+                                             const std::string& key) const {
+  HttpRequest req;
+  req.method = "POST";
+  req.url = base_url + "/predictions/" + models_[model];
+  req.body = encode_batch_request(inputs);
+  req.content_type = kBatchContentType;
+  req.timeout_ms = options_.batch_timeout_ms;
+  req.bearer_token = key;
+  return req;
+}
+
+std::string TorchServeBackend::inference_key() const {
+  return options_.key_file ? options_.key_file->inference_key() : options_.inference_key;
+}
+
+std::string TorchServeBackend::down_reason(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_.at(static_cast<std::size_t>(worker)).down_why;
+}
+
 void TorchServeBackend::health_loop() {
   std::unique_lock<std::mutex> lock(health_mu_);
   while (!health_stop_) {
     health_cv_.wait_for(lock, std::chrono::milliseconds(options_.health_interval_ms), [this] { return health_stop_; });
     if (health_stop_) break;
     lock.unlock();
+    if (options_.key_file) options_.key_file->refresh_if_changed();
     ping_all();
     probe_ejected();
     lock.lock();

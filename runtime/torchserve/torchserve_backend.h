@@ -8,8 +8,8 @@
 // fails a ping, or whose batch cannot connect (the server is gone), is taken
 // out of rotation at once and every batch in flight on it is reported failed
 // (ok = false), so the dispatcher can retry those queries on another worker.
-// Batches that time out, answer 5xx or answer 200 with an undecodable body
-// count as consecutive failures (outlier_detector.h): enough of them eject the
+// Batches that time out, answer 5xx, answer 200 with an undecodable body or
+// are refused for their inference key count as consecutive failures (outlier_detector.h): enough of them eject the
 // worker for a time that doubles on repeats. A worker down for a failed ping
 // or a lost connection rejoins after a successful ping. An ejected one
 // rejoins only after its ejection time has passed AND a probe batch then
@@ -42,6 +42,8 @@
 #include "runtime/backend.h"
 #include "runtime/net/http_transport.h"
 #include "runtime/torchserve/outlier_detector.h"
+#include "runtime/torchserve/request_split.h"
+#include "runtime/torchserve/torchserve_token.h"
 #include "runtime/query_inputs.h"
 #include "runtime/worker_health.h"
 #include "runtime/torchserve/worker_endpoint.h"
@@ -53,6 +55,13 @@ struct TorchServeOptions {
   std::int64_t health_interval_ms = 500;  // between pings of each worker
   std::int64_t health_timeout_ms = 500;   // a ping slower than this fails
   std::string inference_key;              // TorchServe's inference key (torchserve_token.h); empty: none
+  // The key file, when given, instead of inference_key: read again when it
+  // changes (polled with the pings) and when a worker refuses the key; a
+  // request part refused for a key the file has since replaced is sent again
+  // with the new one, once. Refusals of the file's own key count as failed
+  // batches (they eject the worker, the refusal its reason) until a probe
+  // with a new key passes. Outlives the backend.
+  TorchServeKeyFile* key_file = nullptr;
   std::int64_t max_request_bytes = 6553500;  // TorchServe's default max_request_size; larger batches are split
   OutlierOptions outlier;                  // when failing batches eject a worker, and for how long
 };
@@ -93,6 +102,7 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
   bool worker_up(int worker) const override;
   WorkerStats stats(int worker) const;
   WorkerEjection ejection(int worker) const override;
+  std::string down_reason(int worker) const override;
   WorkerEndpoint endpoint(int worker) const;
   // A worker pool's worker takes the slot: the pool checked its health and
   // models, so it counts as up at once (no handler call: the caller puts it
@@ -112,6 +122,9 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
     std::vector<std::vector<std::string>> outputs;  // per part, filled as parts answer
     size_t parts_left = 0;
     std::vector<std::shared_ptr<const std::string>> inputs;  // held: a probe may reuse one
+    std::vector<RequestPart> parts;  // which inputs each request part carries (to send one again)
+    std::string key;                 // the inference key the parts were sent with
+    std::vector<char> resent;        // per part: already sent again with a newer key
   };
   // An input to probe an ejected worker with, and its model.
   struct ProbeInput {
@@ -127,6 +140,12 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
     OutlierDetector detector;
     ProbeInput failed_input;  // from the batch that ejected it: the probe when no batch succeeded yet
     bool probing = false;     // a probe batch is in flight
+    // Ejected for refusing the key file's key: probed as soon as the file
+    // has new keys (its reload count moved past this), not only at the end
+    // of its ejection.
+    std::string down_why;  // why it last went down (down_reason)
+    bool refused_key = false;
+    std::uint64_t refused_at_reload = 0;
   };
 
   void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const HttpResponse& response);
@@ -141,6 +160,11 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
   void probe_ejected();
   void on_probe(int worker, std::uint64_t epoch_at_send, const HttpResponse& response);
   void health_loop();
+  // The inference key to send now (the key file's, else the option's).
+  std::string inference_key() const;
+  // The request carrying `inputs` (one batch, or one part of it) to `model` with `key`.
+  HttpRequest batch_request(const std::string& base_url, int model, const std::vector<const std::string*>& inputs,
+                            const std::string& key) const;
   void notify(int worker, bool up);
 
   std::vector<WorkerEndpoint> workers_;

@@ -5,8 +5,12 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <fstream>
+
+#include "runtime/net/prometheus_text.h"
 
 namespace lull::serve {
 
@@ -54,6 +58,99 @@ TorchServeKeys read_torchserve_key_file(const std::string& path) {
   keys.inference = key_of(file, path, "inference");
   keys.management = key_of(file, path, "management");
   return keys;
+}
+
+TorchServeKeyFile::TorchServeKeyFile(std::string path, Log log) : path_(std::move(path)), log_(std::move(log)) {
+  read_stamp_ = stamp();
+  keys_ = read_torchserve_key_file(path_);
+}
+
+TorchServeKeyFile::Stamp TorchServeKeyFile::stamp() const {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) return Stamp{};
+  return Stamp{static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec,
+               static_cast<long long>(st.st_size), static_cast<long long>(st.st_ino)};
+}
+
+TorchServeKeys TorchServeKeyFile::keys() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return keys_;
+}
+
+std::string TorchServeKeyFile::inference_key() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return keys_.inference;
+}
+
+bool TorchServeKeyFile::reload_locked(const std::string& why) {
+  const Stamp now = stamp();
+  if (now == read_stamp_ || now == failed_stamp_) return false;
+  TorchServeKeys fresh;
+  try {
+    fresh = read_torchserve_key_file(path_);
+  } catch (const std::invalid_argument& e) {
+    // Perhaps half written: read again at its next change (or refusal).
+    ++read_errors_;
+    failed_stamp_ = now;
+    if (e.what() != last_error_ && log_) log_(std::string(e.what()) + "; still using the keys read before");
+    last_error_ = e.what();
+    return false;
+  }
+  read_stamp_ = now;
+  last_error_.clear();
+  if (fresh.inference == keys_.inference && fresh.management == keys_.management) return false;
+  const bool inference = fresh.inference != keys_.inference, management = fresh.management != keys_.management;
+  keys_ = std::move(fresh);
+  ++reloads_;
+  if (log_)
+    log_("TorchServe keys re-read from " + path_ + " (" + why + "): new " +
+         (inference && management ? "inference and management keys" : inference ? "inference key" : "management key") +
+         " (reload " + std::to_string(reloads_) + ")");
+  return true;
+}
+
+bool TorchServeKeyFile::refresh_if_changed(const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reload_locked(why);
+}
+
+bool TorchServeKeyFile::newer_inference_key(const std::string& sent, std::string* fresh) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++refusals_;
+  reload_locked("after the server refused the inference key");
+  if (keys_.inference == sent) return false;
+  *fresh = keys_.inference;
+  return true;
+}
+
+std::uint64_t TorchServeKeyFile::reloads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reloads_;
+}
+
+std::uint64_t TorchServeKeyFile::refusals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refusals_;
+}
+
+std::uint64_t TorchServeKeyFile::read_errors() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return read_errors_;
+}
+
+std::string TorchServeKeyFile::metrics_text() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  prom::family(out, "lull_torchserve_key_reloads_total", "counter",
+               "Times new keys were read from the TorchServe key file.");
+  prom::sample(out, "lull_torchserve_key_reloads_total", static_cast<double>(reloads_));
+  prom::family(out, "lull_torchserve_token_refusals_total", "counter",
+               "Requests a model server refused for their inference key.");
+  prom::sample(out, "lull_torchserve_token_refusals_total", static_cast<double>(refusals_));
+  prom::family(out, "lull_torchserve_key_file_errors_total", "counter",
+               "Reads of the changed key file that found no valid keys (kept the keys before).");
+  prom::sample(out, "lull_torchserve_key_file_errors_total", static_cast<double>(read_errors_));
+  return out;
 }
 
 bool is_token_refusal(const HttpResponse& response) {

@@ -5,7 +5,8 @@
 // fresh loopback connection, the write side is closed, and the server must
 // answer with an HTTP response or close within the time limit, never crash;
 // a query that reaches the service must carry a non-empty input. The body
-// readers (JSON {"data"}, multipart) are also called on each input directly. Every 256
+// readers (JSON {"data"}, multipart, the v2 inference request) are also called
+// on each input directly. Every 256
 // inputs the target checks that /ping still answers (within three tries).
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -23,6 +24,7 @@
 #include <string_view>
 
 #include "runtime/serve/frontend.h"
+#include "runtime/serve/v2_front_codec.h"
 #include "runtime/net/json_data_field.h"
 #include "runtime/net/multipart_form.h"
 #include "test/fuzz/fuzz_support.h"
@@ -97,6 +99,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   if (json.data && !json.valid_json) finding("read_json_data_field found \"data\" in a body that is not JSON");
   if (json.too_deep && json.valid_json) finding("read_json_data_field: too deep yet valid");
   (void)lull::serve::multipart_field("multipart/form-data; boundary=b", raw, "data");
+  {  // the v2 inference request's checks: a verdict, an input when accepted, an error when not
+    lull::serve::V2InferRequest v2;
+    std::string why;
+    if (lull::serve::parse_v2_infer_request(std::string(raw), &v2, &why) ? v2.input.empty() || !why.empty() : why.empty())
+      finding("parse_v2_infer_request: accepted without an input, or refused without a reason");
+  }
   const std::string reply = exchange(std::string(reinterpret_cast<const char*>(data), size));
   if (!reply.empty() && reply.rfind("HTTP/1.", 0) != 0) finding("the reply is not an HTTP response");
   if (++count % 256 == 0) {

@@ -10,7 +10,7 @@ trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
 fail() { echo "install_check: $*" >&2; exit 1; }
 for f in bin/lull share/lull/modelserver/lull_modelserver.py share/lull/modelserver/accuracy.json \
-         share/lull/torchserve/lull_batch_handler.py share/lull/profiles/example-synthetic.json \
+         share/lull/torchserve/lull_batch_handler.py share/lull/torchserve/lull_text_handler.py share/lull/profiles/example-synthetic.json \
          share/doc/lull/user-guide.md share/doc/lull/kubernetes/lull.yaml \
          lib/systemd/system/lull.service etc/default/lull; do
   [ -e "$prefix/$f" ] || fail "missing $f"

@@ -1,0 +1,321 @@
+// The Open Inference Protocol (KServe v2) on lull's front end: requests
+// checked as the protocol describes them (its error form, 4xx, and the
+// service never reached), one query per request, the answer in v2 form
+// naming the model that served it; health and metadata; TorchServe's routes
+// unchanged beside them. Raw bytes on the socket (curl-style) and curl itself.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "runtime/net/base64.h"
+#include "runtime/net/http_client.h"
+#include "runtime/serve/frontend.h"
+#include "runtime/serve/v2_front_codec.h"
+#include "test/serve/raw_http_client.h"
+#include "test/support/skip.h"
+
+using namespace lull::serve;
+
+namespace {
+
+V2InferRequest parse_ok(const std::string& body) {
+  V2InferRequest r;
+  std::string error;
+  INFO(body);
+  CHECK(parse_v2_infer_request(body, &r, &error));
+  CHECK(error.empty());
+  return r;
+}
+
+std::string parse_error(const std::string& body) {
+  V2InferRequest r;
+  std::string error;
+  INFO(body);
+  CHECK_FALSE(parse_v2_infer_request(body, &r, &error));
+  CHECK_FALSE(error.empty());
+  return error;
+}
+
+}  // namespace
+
+TEST_CASE("v2 codec: one BYTES element is the query's bytes, as the TorchServe route's", "[serve][v2]") {
+  auto r = parse_ok(R"({"id": "42", "inputs": [{"name": "text", "shape": [1], "datatype": "BYTES", "data": ["hello world"]}]})");
+  CHECK(r.input == "hello world");
+  CHECK(r.has_id);
+  CHECK(r.id == "42");
+  const std::string png = std::string("\x89PNG\r\n\x1a\n\0\xff", 10);
+  auto b = parse_ok(R"({"inputs": [{"name": "img", "shape": [1, 1], "datatype": "BYTES",
+                       "parameters": {"content_type": "base64"}, "data": [[")" + base64_encode(png) + R"("]]}]})");
+  CHECK(b.input == png);
+  CHECK_FALSE(b.has_id);
+}
+
+TEST_CASE("v2 codec: tensor inputs go to the model as their own JSON", "[serve][v2]") {
+  // The specification's two-input example with its BOOL shape made to match its data.
+  auto r = parse_ok(R"({"id": "42", "inputs": [
+      {"name": "input0", "shape": [2, 2], "datatype": "UINT32", "data": [1, 2, 3, 4]},
+      {"name": "input1", "shape": [1], "datatype": "BOOL", "data": [true]}],
+      "outputs": [{"name": "output0"}]})");
+  CHECK(r.input ==
+        R"({"inputs":[{"name":"input0","datatype":"UINT32","shape":[2,2],"data":[1,2,3,4]},)"
+        R"({"name":"input1","datatype":"BOOL","shape":[1],"data":[true]}]})");
+  auto nested = parse_ok(R"({"inputs": [{"name": "x", "shape": [2, 2], "datatype": "FP32", "data": [[1.5, 2], [4, 5]]}]})");
+  CHECK(nested.input == R"({"inputs":[{"name":"x","datatype":"FP32","shape":[2,2],"data":[[1.5,2],[4,5]]}]})");
+  auto two_strings = parse_ok(R"({"inputs": [{"name": "t", "shape": [2], "datatype": "BYTES", "data": ["a", "b"]}]})");
+  CHECK(two_strings.input == R"({"inputs":[{"name":"t","datatype":"BYTES","shape":[2],"data":["a","b"]}]})");
+}
+
+TEST_CASE("v2 codec: bad requests are named in one line", "[serve][v2]") {
+  // The specification's own example gives BOOL shape [3] with one element: refused as a shape mismatch.
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "input1", "shape": [3], "datatype": "BOOL", "data": [true]}]})"),
+             Catch::Contains("shape [3] holds 3 elements but data has 1"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [2], "datatype": "FP33", "data": [1, 2]}]})"),
+             Catch::Contains("'FP33' is not one of the protocol's"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [2], "datatype": "FP32", "data": [1, "2"]}]})"),
+             Catch::Contains("element 1 (\"2\") is not a number in range of FP32"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [1], "datatype": "UINT8", "data": [300]}]})"),
+             Catch::Contains("not an integer in range of UINT8"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [1], "datatype": "INT32", "data": [1.5]}]})"),
+             Catch::Contains("not an integer"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [1], "datatype": "BYTES", "data": [7]}]})"),
+             Catch::Contains("not a string"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [1], "datatype": "BOOL", "data": [1]}]})"),
+             Catch::Contains("not a boolean"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [-1], "datatype": "FP32", "data": [1]}]})"),
+             Catch::Contains("not a count"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "datatype": "FP32", "data": [1]}]})"),
+             Catch::Contains("inputs[0] (x).shape: missing"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [1], "datatype": "FP32"}]})"),
+             Catch::Contains("inputs[0] (x).data: missing"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"shape": [1], "datatype": "FP32", "data": [1]}]})"),
+             Catch::Contains("inputs[0].name: missing"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [1]},
+                                         {"name": "x", "shape": [1], "datatype": "FP32", "data": [2]}]})"),
+             Catch::Contains("a second input of this name"));
+  CHECK_THAT(parse_error(R"({"id": "1"})"), Catch::Contains("inputs: missing or empty"));
+  CHECK_THAT(parse_error(R"({"inputs": []})"), Catch::Contains("inputs: missing or empty"));
+  CHECK_THAT(parse_error(R"({"id": 5, "inputs": []})"), Catch::Contains("id: not a string"));
+  CHECK_THAT(parse_error("[1, 2]"), Catch::Contains("not a JSON object"));
+  CHECK_THAT(parse_error("{nope"), Catch::Contains("not valid JSON"));
+  CHECK_THAT(parse_error(std::string(100000, '[')), Catch::Contains("nested deeper"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [1], "datatype": "BYTES", "data": [""]}]})"),
+             Catch::Contains("the element is empty"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [1], "datatype": "BYTES",
+                                         "parameters": {"content_type": "base64"}, "data": ["@@"]}]})"),
+             Catch::Contains("not base64"));
+  // Triton's binary tensor extension: a JSON header followed by raw bytes.
+  CHECK_THAT(parse_error(std::string(R"({"inputs": [{"name": "x", "shape": [1], "datatype": "FP32",
+                                         "parameters": {"binary_data_size": 4}}]})") + "\x01\x02\x03\x04"),
+             Catch::Contains("binary tensor data extension is not supported"));
+}
+
+TEST_CASE("v2 codec: the answer names the model, echoes the id, and wraps or passes outputs", "[serve][v2]") {
+  V2InferRequest req;
+  req.id = "7";
+  req.has_id = true;
+  CHECK(v2_infer_response("resnet18", "classify", req, R"({"class":3})") ==
+        R"({"model_name":"resnet18","id":"7","parameters":{"lull_task":"classify"},)"
+        R"("outputs":[{"name":"output","datatype":"BYTES","shape":[1],"data":["{\"class\":3}"]}]})");
+  req.has_id = false;
+  const std::string tensors = R"( {"outputs": [{"name":"logits","datatype":"FP32","shape":[1,2],"data":[0.5,1.5]}] } )";
+  CHECK(v2_infer_response("m", "t", req, tensors) ==
+        R"({"model_name":"m","parameters":{"lull_task":"t"},"outputs":[{"name":"logits","datatype":"FP32","shape":[1,2],"data":[0.5,1.5]}]})");
+  // An object with more than "outputs" is a prediction like any other.
+  CHECK(v2_infer_response("m", "t", req, R"({"outputs":[],"x":1})").find(R"("data":["{\"outputs\":[],\"x\":1}"])") !=
+        std::string::npos);
+  CHECK(v2_error_body("bad \"x\"") == R"({"error":"bad \"x\""})");
+  CHECK(torchserve_error_message(R"({"code":400,"type":"InvalidInput","message":"not an image"})") == "not an image");
+}
+
+namespace {
+
+// Echoes the input's length and keeps the last input; 503 with Retry-After
+// for "overload", the model's own error for "reject".
+class V2EchoService final : public QueryService {
+ public:
+  Answer serve(std::string input) override {
+    ++served;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      last = input;
+    }
+    Answer a;
+    if (input == "overload") {
+      a.http_status = 503;
+      a.body = "overloaded";
+      a.retry_after_s = 2;
+      return a;
+    }
+    if (input == "reject") {
+      a.http_status = 400;
+      a.body = R"({"code":400,"type":"InvalidInput","message":"not a decodable image"})";
+      a.error_is_json = true;
+      a.model = "tiny";
+      return a;
+    }
+    a.body = "{\"len\":" + std::to_string(input.size()) + "}";
+    a.model = "tiny";
+    a.worker = 0;
+    return a;
+  }
+  std::string metrics_text() override { return ""; }
+  bool healthy() override { return up; }
+  std::string last_input() {
+    std::lock_guard<std::mutex> lock(mu);
+    return last;
+  }
+  std::atomic<int> served{0};
+  std::atomic<bool> up{true};
+  std::mutex mu;
+  std::string last;
+};
+
+struct V2Frontend {
+  static FrontendOptions options() {
+    FrontendOptions o;
+    o.port = 0;
+    o.task = "classify";
+    return o;
+  }
+  V2Frontend() { fe.start(); }
+  V2EchoService service;
+  Frontend fe{service, options()};
+};
+
+// One request as curl would send it, on its own connection; the raw answer.
+std::string raw_request(int port, const std::string& method, const std::string& path, const std::string& body = "",
+                        const std::string& content_type = "application/json") {
+  testing::RawConnection c(port);
+  REQUIRE(c.connected());
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n";
+  if (!body.empty() || method == "POST")
+    req += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  REQUIRE(c.send(req + "\r\n" + body));
+  return c.read_response();
+}
+
+int status_of(const std::string& response) {
+  return response.size() > 12 ? std::atoi(response.substr(9, 3).c_str()) : 0;
+}
+
+std::string body_of(const std::string& response) {
+  const auto end = response.find("\r\n\r\n");
+  return end == std::string::npos ? "" : response.substr(end + 4);
+}
+
+}  // namespace
+
+TEST_CASE("v2 front end: health, readiness and metadata", "[serve][frontend][v2]") {
+  V2Frontend v2;
+  const int port = v2.fe.port();
+  auto live = raw_request(port, "GET", "/v2/health/live");
+  CHECK(status_of(live) == 200);
+  CHECK(body_of(live) == R"({"live":true})");
+  CHECK(body_of(raw_request(port, "GET", "/v2/health/ready")) == R"({"ready":true})");
+  CHECK(body_of(raw_request(port, "GET", "/v2/models/classify/ready")) == R"({"name":"classify","ready":true})");
+  CHECK(status_of(raw_request(port, "GET", "/v2/models/classify/versions/3/ready")) == 200);
+  v2.service.up = false;  // no worker can serve: not ready, still live
+  auto not_ready = raw_request(port, "GET", "/v2/health/ready");
+  CHECK(status_of(not_ready) == 503);
+  CHECK(body_of(not_ready) == R"({"ready":false})");
+  CHECK(status_of(raw_request(port, "GET", "/v2/models/classify/ready")) == 503);
+  CHECK(status_of(raw_request(port, "GET", "/v2/health/live")) == 200);
+  v2.service.up = true;
+  auto unknown = raw_request(port, "GET", "/v2/models/other/ready");
+  CHECK(status_of(unknown) == 404);
+  CHECK(body_of(unknown).rfind(R"({"error":"unknown model 'other')", 0) == 0);
+  auto meta = body_of(raw_request(port, "GET", "/v2/models/classify"));
+  CHECK(meta.find(R"("name":"classify")") != std::string::npos);
+  CHECK(meta.find(R"("inputs":[{"name":"input","datatype":"BYTES","shape":[1]}])") != std::string::npos);
+  CHECK(status_of(raw_request(port, "GET", "/v2/models/classify/versions/1")) == 200);
+  CHECK(body_of(raw_request(port, "GET", "/v2")).rfind(R"({"name":"lull","version":)", 0) == 0);
+  CHECK(status_of(raw_request(port, "GET", "/v2/models/classify/explain")) == 404);
+  CHECK(status_of(raw_request(port, "POST", "/v2/health/ready")) == 405);
+  CHECK(body_of(raw_request(port, "GET", "/v2/nothing")).rfind(R"({"error":)", 0) == 0);
+  CHECK(v2.service.served == 0);
+}
+
+TEST_CASE("v2 front end: an inference request is one query, answered in v2 form", "[serve][frontend][v2]") {
+  V2Frontend v2;
+  const int port = v2.fe.port();
+  const std::string text = R"({"id":"a1","inputs":[{"name":"text","shape":[1],"datatype":"BYTES","data":["hello world"]}]})";
+  for (const char* path : {"/v2/models/classify/infer", "/v2/models/classify/versions/2/infer"}) {
+    auto r = raw_request(port, "POST", path, text);
+    CHECK(status_of(r) == 200);
+    CHECK(body_of(r) == R"({"model_name":"tiny","id":"a1","parameters":{"lull_task":"classify"},)"
+                        R"("outputs":[{"name":"output","datatype":"BYTES","shape":[1],"data":["{\"len\":11}"]}]})");
+    CHECK(r.find("X-Lull-Model: tiny") != std::string::npos);
+    CHECK(v2.service.last_input() == "hello world");
+  }
+  CHECK(v2.service.served == 2);
+
+  SECTION("tensor inputs reach the service as their JSON") {
+    auto r = raw_request(port, "POST", "/v2/models/classify/infer",
+                         R"({"inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","data":[0.5,1,2]}]})");
+    CHECK(status_of(r) == 200);
+    CHECK(v2.service.last_input() == R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,3],"data":[0.5,1,2]}]})");
+  }
+  SECTION("bad requests: the protocol's error form, 400, and the service never reached") {
+    for (const std::string& bad :
+         {std::string(R"({"inputs":[{"name":"x","shape":[2],"datatype":"FP32","data":[1]}]})"),    // shape mismatch
+          std::string(R"({"inputs":[{"name":"x","shape":[1],"datatype":"FLOAT","data":[1]}]})"),   // wrong datatype
+          std::string(R"({"inputs":[{"name":"x","shape":[1],"datatype":"INT8","data":["a"]}]})"),  // wrong element
+          std::string(R"({"id":"1"})"),                                                          // missing inputs
+          std::string("{nope")}) {
+      auto r = raw_request(port, "POST", "/v2/models/classify/infer", bad);
+      INFO(bad << " -> " << r);
+      CHECK(status_of(r) == 400);
+      CHECK(body_of(r).rfind(R"({"error":")", 0) == 0);
+      CHECK(r.find("Content-Type: application/json") != std::string::npos);
+    }
+    CHECK(v2.service.served == 2);
+  }
+  SECTION("other refusals keep their status in the error form") {
+    CHECK(status_of(raw_request(port, "POST", "/v2/models/other/infer", text)) == 404);
+    CHECK(status_of(raw_request(port, "GET", "/v2/models/classify/infer")) == 405);
+    auto busy = raw_request(port, "POST", "/v2/models/classify/infer",
+                            R"({"inputs":[{"name":"t","shape":[1],"datatype":"BYTES","data":["overload"]}]})");
+    CHECK(status_of(busy) == 503);
+    CHECK(body_of(busy) == R"({"error":"overloaded"})");
+    CHECK(busy.find("Retry-After: 2") != std::string::npos);
+    auto rejected = raw_request(port, "POST", "/v2/models/classify/infer",
+                                R"({"inputs":[{"name":"t","shape":[1],"datatype":"BYTES","data":["reject"]}]})");
+    CHECK(status_of(rejected) == 400);
+    CHECK(body_of(rejected) == R"({"error":"not a decodable image"})");
+  }
+  SECTION("TorchServe's routes are unchanged beside v2") {
+    auto r = raw_request(port, "POST", "/predictions/classify", "hello world", "application/octet-stream");
+    CHECK(status_of(r) == 200);
+    CHECK(body_of(r) == R"({"len":11})");
+    CHECK(status_of(raw_request(port, "GET", "/ping")) == 200);
+  }
+}
+
+TEST_CASE("v2 front end: curl's own requests", "[serve][frontend][v2][curl]") {
+  if (access("/usr/bin/curl", X_OK) != 0) {
+    LULL_SKIP("/usr/bin/curl is not installed");
+  }
+  V2Frontend v2;
+  const std::string base = "http://127.0.0.1:" + std::to_string(v2.fe.port());
+  const auto curl = [](const std::string& args) {
+    std::string out;
+    FILE* p = popen(("/usr/bin/curl -s --max-time 10 -w ' %{http_code}' " + args).c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    pclose(p);
+    return out;
+  };
+  CHECK(curl(base + "/v2/health/ready") == R"({"ready":true} 200)");
+  CHECK(curl("-H 'Content-Type: application/json' -d '{\"inputs\":[{\"name\":\"t\",\"shape\":[1],\"datatype\":\"BYTES\","
+             "\"data\":[\"abc\"]}]}' " + base + "/v2/models/classify/infer") ==
+        R"({"model_name":"tiny","parameters":{"lull_task":"classify"},"outputs":[{"name":"output","datatype":"BYTES","shape":[1],"data":["{\"len\":3}"]}]} 200)");
+  CHECK(curl("-d '{\"inputs\":[]}' " + base + "/v2/models/classify/infer")
+            .find(R"x(inputs: missing or empty (the request needs at least one input tensor)"} 400)x") != std::string::npos);
+}
