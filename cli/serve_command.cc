@@ -265,6 +265,9 @@ int run_serve(int argc, char** argv) {
     return 0;
   }
   if (variants) variants->start(session);
+  // A second stop signal exits at once, but not before the answers the stop
+  // gives every accepted query are written (below).
+  auto answers_written = stop_signals.hold_forced_exit();
   serve::Frontend frontend(session, fe);
   frontend.start();
   if (!port_file.empty()) write_output(port_file, std::to_string(frontend.port()) + "\n");
@@ -298,6 +301,7 @@ int run_serve(int argc, char** argv) {
   std::cerr << "lull serve: stopping (signal " << sig << ")" << std::endl;
   session.shutdown();
   frontend.stop();
+  answers_written.release();
   return 0;
 }
 
