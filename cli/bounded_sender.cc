@@ -30,6 +30,7 @@ struct BoundedSender::State {
   std::condition_variable idle;
   std::size_t in_flight = 0;     // handed to the transport, not completed
   std::size_t outstanding = 0;   // in flight + waiting
+  std::uint64_t completed = 0;
   std::deque<Waiting> waiting;
   bool stopped = false;
   Counts counts;
@@ -43,10 +44,17 @@ BoundedSender::BoundedSender(serve::HttpTransport& transport, std::size_t max_in
 }
 
 BoundedSender::~BoundedSender() {
+  drop_waiting();
   std::lock_guard<std::mutex> lock(state_->mu);
   state_->stopped = true;
-  state_->outstanding -= state_->waiting.size();
+}
+
+std::size_t BoundedSender::drop_waiting() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  const std::size_t n = state_->waiting.size();
+  state_->outstanding -= n;
   state_->waiting.clear();
+  return n;
 }
 
 void BoundedSender::send(serve::HttpRequest request, Done done) {
@@ -72,6 +80,7 @@ void BoundedSender::dispatch(const std::shared_ptr<State>& state, serve::HttpReq
     {
       std::lock_guard<std::mutex> lock(state->mu);
       --state->outstanding;
+      ++state->completed;
       if (!state->stopped && !state->waiting.empty()) {
         next = std::move(state->waiting.front());
         state->waiting.pop_front();
@@ -92,10 +101,16 @@ void BoundedSender::dispatch(const std::shared_ptr<State>& state, serve::HttpReq
   });
 }
 
-std::size_t BoundedSender::wait_all(std::int64_t timeout_ms) {
+std::size_t BoundedSender::wait_all(std::int64_t stall_ms, std::int64_t max_ms) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(max_ms);
   std::unique_lock<std::mutex> lock(state_->mu);
-  state_->idle.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return state_->outstanding == 0; });
-  return state_->outstanding;
+  for (;;) {
+    const std::uint64_t seen = state_->completed;
+    const auto stall_until = std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(stall_ms));
+    state_->idle.wait_until(lock, stall_until, [&] { return state_->outstanding == 0 || state_->completed != seen; });
+    if (state_->outstanding == 0 || state_->completed == seen || std::chrono::steady_clock::now() >= until)
+      return state_->outstanding;
+  }
 }
 
 BoundedSender::Counts BoundedSender::counts() const {

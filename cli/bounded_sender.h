@@ -34,9 +34,13 @@ class BoundedSender {
   BoundedSender& operator=(const BoundedSender&) = delete;
 
   void send(serve::HttpRequest request, Done done);
-  // Waits until every request sent so far has completed, or `timeout_ms`
-  // passes; returns how many have not (in flight or still waiting).
-  std::size_t wait_all(std::int64_t timeout_ms);
+  // Waits until every request sent so far has completed, or no request has
+  // completed for `stall_ms`, or `max_ms` passes; returns how many have not
+  // (in flight or still waiting).
+  std::size_t wait_all(std::int64_t stall_ms, std::int64_t max_ms);
+  // Drops the requests still waiting for a connection (never sent: the
+  // server never saw them); returns how many.
+  std::size_t drop_waiting();
 
   struct Counts {
     std::size_t late = 0;       // waited for a free connection

@@ -42,7 +42,8 @@ struct Record {
 
 int run_loadgen(int argc, char** argv) {
   std::string target, duration_text, arrivals, json_out, accuracy_path, body_file;
-  double rate = 0, slo_ms = 0, drain_s = 30;
+  double rate = 0, slo_ms = 0;
+  const double drain_s = 30;
   int input_bytes = 4096;
   unsigned seed = 1;
   unsigned connections = 256;
@@ -110,7 +111,13 @@ int run_loadgen(int argc, char** argv) {
     });
   }
   const double send_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  const size_t lost = sender.wait_all(static_cast<std::int64_t>(drain_s * 1000));
+  // Every request sent completes within --timeout-ms, so the drain waits
+  // while answers keep coming (none for --timeout-ms + 1 s: none will), at
+  // most max(30 s, --duration) after the last send; what still waits for a
+  // connection then is never sent.
+  sender.wait_all(timeout_ms + 1000, static_cast<std::int64_t>(std::max(drain_s, duration_s) * 1000));
+  const size_t not_sent = sender.drop_waiting();
+  const size_t lost = sender.wait_all(0, 0) + not_sent;
   const BoundedSender::Counts sending = sender.counts();
   std::vector<Record> finished;
   {
@@ -155,10 +162,10 @@ int run_loadgen(int argc, char** argv) {
                 sent, send_s, sent / send_s, rate, arrivals.c_str(), ok_latencies.size(), errors, lost);
   out += line;
   std::snprintf(line, sizeof line,
-                "answers: 2xx %zu, 503 %d, 504 %d, other HTTP %d, transport errors %d, unanswered %zu\n"
+                "answers: 2xx %zu, 503 %d, 504 %d, other HTTP %d, transport errors %d, unanswered %zu (never sent %zu)\n"
                 "connections: at most %u (busiest %zu in flight); late %zu (waited for a free connection, "
                 "up to %.1f ms; latency counted from the due time)\n",
-                ok_latencies.size(), count_503, count_504, count_other, transport_count, lost, connections,
+                ok_latencies.size(), count_503, count_504, count_other, transport_count, lost, not_sent, connections,
                 sending.max_in_flight_seen, sending.late, sending.max_wait_us / 1000.0);
   out += line;
   std::snprintf(line, sizeof line, "latency ms: p50 %.2f  p90 %.2f  p95 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n",
@@ -193,9 +200,9 @@ int run_loadgen(int argc, char** argv) {
     j += line;
     std::snprintf(line, sizeof line,
                   ",\"status_503\":%d,\"status_504\":%d,\"status_other\":%d,\"transport_errors\":%d,"
-                  "\"connections\":%u,\"max_in_flight\":%zu,\"late\":%zu,\"max_wait_ms\":%.3f",
+                  "\"connections\":%u,\"max_in_flight\":%zu,\"late\":%zu,\"max_wait_ms\":%.3f,\"not_sent\":%zu",
                   count_503, count_504, count_other, transport_count, connections, sending.max_in_flight_seen,
-                  sending.late, sending.max_wait_us / 1000.0);
+                  sending.late, sending.max_wait_us / 1000.0, not_sent);
     j += line;
     j += ",\"models\":{";
     bool first = true;

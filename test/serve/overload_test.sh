@@ -25,7 +25,8 @@
 # 503 at once, so the schedule holds; a request due while all are busy waits
 # and is reported late, docs/robustness.md).
 # The knobs: OVERLOAD_QPS, OVERLOAD_S, OVERLOAD_CHURN_S, OVERLOAD_CAP (16,
-# --max-connections), OVERLOAD_CONNECTIONS, OVERLOAD_RSS_MIB, LULL (the binary), OVERLOAD_OUT (the
+# --max-connections), OVERLOAD_CONNECTIONS, OVERLOAD_SERVE_FLAGS (more lull
+# serve flags, e.g. --reject-late), OVERLOAD_RSS_MIB, LULL (the binary), OVERLOAD_OUT (the
 # folder for overload.json; default: a scratch folder, removed).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -53,7 +54,7 @@ for i in 0 1; do wait_file "$WORK/port$i"; URLS+=("http://127.0.0.1:$(cat "$WORK
 "$LULL" compile --profiles "$PROFILE" --slo-ms 70 --workers 2 --percentile 100 --load-qps 20:100:20 \
     --max-queue 8 --intervals 20 --out "$WORK/set.pb" 2>"$WORK/compile.log"
 "$LULL" serve --policies "$WORK/set.pb" --servers "${URLS[0]},${URLS[1]}" --listen 127.0.0.1:0 \
-    --max-connections "$CAP" --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
+    --max-connections "$CAP" ${OVERLOAD_SERVE_FLAGS:-} --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 LULL_PID=$!
 PIDS+=($LULL_PID)
 wait_file "$WORK/lull.port"
