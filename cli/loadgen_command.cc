@@ -114,10 +114,10 @@ int run_loadgen(int argc, char** argv) {
   // Every request sent completes within --timeout-ms, so the drain waits
   // while answers keep coming (none for --timeout-ms + 1 s: none will), at
   // most max(30 s, --duration) after the last send; what still waits for a
-  // connection then is never sent.
+  // connection then is never sent, and what is in flight gets its timeout.
   sender.wait_all(timeout_ms + 1000, static_cast<std::int64_t>(std::max(drain_s, duration_s) * 1000));
   const size_t not_sent = sender.drop_waiting();
-  const size_t lost = sender.wait_all(0, 0) + not_sent;
+  const size_t lost = sender.wait_all(timeout_ms + 1000, timeout_ms + 1000) + not_sent;
   const BoundedSender::Counts sending = sender.counts();
   std::vector<Record> finished;
   {
