@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -15,6 +14,7 @@
 #include <thread>
 
 #include "cli/accuracy_table.h"
+#include "cli/bounded_sender.h"
 #include "cli/commands.h"
 #include "cli/option_ranges.h"
 #include "schema/input_limits.h"
@@ -42,9 +42,11 @@ struct Record {
 
 int run_loadgen(int argc, char** argv) {
   std::string target, duration_text, arrivals, json_out, accuracy_path, body_file;
-  double rate = 0, slo_ms = 0, drain_s = 30;
+  double rate = 0, slo_ms = 0;
+  const double drain_s = 30;
   int input_bytes = 4096;
   unsigned seed = 1;
+  unsigned connections = 256;
   std::int64_t timeout_ms = 30000;
   po::options_description desc("lull loadgen: open-loop HTTP load against lull or a model server");
   desc.add_options()
@@ -56,6 +58,9 @@ int run_loadgen(int argc, char** argv) {
       ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of the synthetic input")
       ("body-file", po::value(&body_file), "send this file's bytes instead")
       ("timeout-ms", po::value(&timeout_ms)->default_value(30000), "per-request timeout")
+      ("connections", ranged_value(&connections, 1u, static_cast<unsigned>(limits::kMaxConnections))->default_value(256),
+       "at most this many requests in flight, each on a kept-alive connection reused by later ones; a request due "
+       "while all are busy waits for the next free one and is reported late, its latency counted from its due time")
       ("slo-ms", po::value(&slo_ms), "also report the share of answers later than this")
       ("accuracy", po::value(&accuracy_path), "JSON {model: accuracy}: report accuracy per satisfied query (needs --slo-ms)")
       ("json", po::value(&json_out), "also write the summary as JSON here ('-' for stdout, the text summary then goes to stderr)");
@@ -83,13 +88,15 @@ int run_loadgen(int argc, char** argv) {
   const std::vector<double> at_s = arrival_schedule(rate, duration_s, process, seed);
 
   std::mutex mu;
-  std::condition_variable cv;
   std::vector<Record> records;
   records.reserve(at_s.size());
-  size_t outstanding = 0;
-  // Declared after what its callbacks touch, so it is destroyed (cancelling
-  // stragglers) while those still exist.
-  serve::HttpClient client;
+  // Declared after what their callbacks touch, so they are destroyed
+  // (cancelling stragglers) while those still exist; the sender before the
+  // client it sends through.
+  serve::HttpClient::Options client_options;
+  client_options.max_total_connections = static_cast<long>(connections);
+  serve::HttpClient client(client_options);
+  BoundedSender sender(client, connections);
   const auto t0 = Clock::now();
   for (double t : at_s) {
     std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t)));
@@ -98,28 +105,24 @@ int run_loadgen(int argc, char** argv) {
     req.url = target;
     req.body = body;
     req.timeout_ms = timeout_ms;
-    {
+    sender.send(std::move(req), [&](serve::HttpResponse r, std::int64_t waited_us) {
       std::lock_guard<std::mutex> lock(mu);
-      ++outstanding;
-    }
-    client.send(std::move(req), [&](serve::HttpResponse r) {
-      std::lock_guard<std::mutex> lock(mu);
-      records.push_back({r.elapsed_us, r.status, r.error, r.header("x-lull-model")});
-      --outstanding;
-      cv.notify_all();
+      records.push_back({r.elapsed_us + waited_us, r.status, r.error, r.header("x-lull-model")});
     });
   }
   const double send_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait_for(lock, std::chrono::duration<double>(drain_s), [&] { return outstanding == 0; });
-  }
+  // Every request sent completes within --timeout-ms, so the drain waits
+  // while answers keep coming (none for --timeout-ms + 1 s: none will), at
+  // most max(30 s, --duration) after the last send; what still waits for a
+  // connection then is never sent, and what is in flight gets its timeout.
+  sender.wait_all(timeout_ms + 1000, static_cast<std::int64_t>(std::max(drain_s, duration_s) * 1000));
+  const size_t not_sent = sender.drop_waiting();
+  const size_t lost = sender.wait_all(timeout_ms + 1000, timeout_ms + 1000) + not_sent;
+  const BoundedSender::Counts sending = sender.counts();
   std::vector<Record> finished;
-  size_t lost;
   {
     std::lock_guard<std::mutex> lock(mu);
     finished = records;
-    lost = outstanding;
   }
   std::vector<std::int64_t> ok_latencies;
   std::map<int, int> http_errors;
@@ -142,11 +145,28 @@ int run_loadgen(int argc, char** argv) {
   int errors = static_cast<int>(lost);
   for (const auto& [k, n] : http_errors) errors += n;
   for (const auto& [k, n] : transport_errors) errors += n;
+  // What each request came to: every one sent is in exactly one of these.
+  const auto http_count = [&](int code) {
+    const auto it = http_errors.find(code);
+    return it == http_errors.end() ? 0 : it->second;
+  };
+  int transport_count = 0;
+  for (const auto& [k, n] : transport_errors) transport_count += n;
+  const int count_503 = http_count(503), count_504 = http_count(504);
+  int count_other = -count_503 - count_504;
+  for (const auto& [k, n] : http_errors) count_other += n;
 
   char line[512];
   std::string out;
   std::snprintf(line, sizeof line, "sent %zu in %.2f s (achieved %.2f/s of %.2f/s asked, %s), answered ok %zu, errors %d, unanswered %zu\n",
                 sent, send_s, sent / send_s, rate, arrivals.c_str(), ok_latencies.size(), errors, lost);
+  out += line;
+  std::snprintf(line, sizeof line,
+                "answers: 2xx %zu, 503 %d, 504 %d, other HTTP %d, transport errors %d, unanswered %zu (never sent %zu)\n"
+                "connections: at most %u (busiest %zu in flight); late %zu (waited for a free connection, "
+                "up to %.1f ms; latency counted from the due time)\n",
+                ok_latencies.size(), count_503, count_504, count_other, transport_count, lost, not_sent, connections,
+                sending.max_in_flight_seen, sending.late, sending.max_wait_us / 1000.0);
   out += line;
   std::snprintf(line, sizeof line, "latency ms: p50 %.2f  p90 %.2f  p95 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n",
                 percentile_ms(ok_latencies, 50), percentile_ms(ok_latencies, 90), percentile_ms(ok_latencies, 95),
@@ -177,6 +197,12 @@ int run_loadgen(int argc, char** argv) {
                   static_cast<int>(std::count_if(finished.begin(), finished.end(), [](const Record& r) { return r.status >= 500; })),
                   percentile_ms(ok_latencies, 50), percentile_ms(ok_latencies, 90), percentile_ms(ok_latencies, 99),
                   percentile_ms(ok_latencies, 99.9), percentile_ms(ok_latencies, 100), slo_ms, violation_rate, accuracy);
+    j += line;
+    std::snprintf(line, sizeof line,
+                  ",\"status_503\":%d,\"status_504\":%d,\"status_other\":%d,\"transport_errors\":%d,"
+                  "\"connections\":%u,\"max_in_flight\":%zu,\"late\":%zu,\"max_wait_ms\":%.3f,\"not_sent\":%zu",
+                  count_503, count_504, count_other, transport_count, connections, sending.max_in_flight_seen,
+                  sending.late, sending.max_wait_us / 1000.0, not_sent);
     j += line;
     j += ",\"models\":{";
     bool first = true;

@@ -212,6 +212,9 @@ int run_serve(int argc, char** argv) {
   }
   // A stop signal while the first workers start ends their wait at once.
   const auto interrupt_start = stop_signals.subscribe([s = server.get()] { s->interrupt(); });
+  // A second stop signal exits at once, but not before the answers the stop
+  // gives every accepted query are written (Server::stop).
+  auto answers_written = stop_signals.hold_forced_exit();
   const int workers_up = server->start();
   if (const int sig = stop_signals.received()) {
     log::info("stopping during start-up (signal %d)", sig);
@@ -226,7 +229,7 @@ int run_serve(int argc, char** argv) {
   const int sig = stop_signals.wait();
   serve::notify_service_manager("STOPPING=1");
   log::info("stopping (signal %d)", sig);
-  server->stop();
+  server->stop([&answers_written] { answers_written.release(); });
   return 0;
 }
 

@@ -196,13 +196,14 @@ void Server::reload() {
   serve::notify_service_manager("READY=1");
 }
 
-void Server::stop() {
+void Server::stop(const std::function<void()>& answers_written) {
   if (stopped_) return;
   stopped_ = true;
   if (frontend_) {  // serving: answer what waits, take no more queries
     session_->shutdown();
     frontend_->stop();
   }
+  if (answers_written) answers_written();
   loop_.stop();  // no controller ticks from here on
   if (recompiler_) recompiler_->connect(nullptr);
   if (scaler_) scaler_->stop();

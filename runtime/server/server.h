@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -69,7 +70,9 @@ class Server {
   // either way (stderr).
   void reload();
   // Stops serving in the safe order (see above); idempotent.
-  void stop();
+  // answers_written runs once the front end has written every answer the
+  // stop gives (what a forced exit waits for), before the slower clean-up.
+  void stop(const std::function<void()>& answers_written = {});
 
   int port() const { return frontend_ ? frontend_->port() : 0; }
   const runtime::PolicyTable& table() const { return spec_.table; }

@@ -3,6 +3,8 @@
 
 #include <pthread.h>
 
+#include <cstdlib>
+
 #include "runtime/log/log.h"
 
 namespace lull::server {
@@ -23,7 +25,7 @@ StopSignals::~StopSignals() {
   }
   // Wakes its sigwait: SIGTERM directed at the watcher thread (blocked there
   // as everywhere, so it is only ever taken by sigwait).
-  if (received() == 0) pthread_kill(watcher_.native_handle(), SIGTERM);
+  pthread_kill(watcher_.native_handle(), SIGTERM);
   watcher_.join();
 }
 
@@ -31,18 +33,39 @@ void StopSignals::watch() {
   for (;;) {
     int sig = 0;
     sigwait(&set_, &sig);
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     if (closing_) return;
     if (sig == SIGHUP) {
+      if (signal_ != 0) continue;  // stopping: nothing to reload
       if (hangup_callbacks_.empty()) log::warn("SIGHUP: not serving yet, nothing reloaded");
       for (auto& f : hangup_callbacks_) f();
       continue;
     }
+    if (signal_ != 0) {  // the second stop signal
+      log::warn("signal %d again while stopping: exiting now", sig);
+      cv_.wait(lock, [this] { return exit_holds_ == 0; });
+      std::_Exit(128 + sig);
+    }
     signal_ = sig;
     for (auto& f : callbacks_) f();
     cv_.notify_all();
-    return;
   }
+}
+
+StopSignals::ExitHold StopSignals::hold_forced_exit() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++exit_holds_;
+  return ExitHold(this);
+}
+
+void StopSignals::ExitHold::release() {
+  if (!owner_) return;
+  {
+    std::lock_guard<std::mutex> lock(owner_->mu_);
+    --owner_->exit_holds_;
+  }
+  owner_->cv_.notify_all();
+  owner_ = nullptr;
 }
 
 StopSignals::Subscription StopSignals::subscribe(std::function<void()> on_stop) {

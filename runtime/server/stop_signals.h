@@ -7,6 +7,13 @@
 // instead of the signal waiting until the main thread reaches a sigwait.
 // SIGHUP runs the hang-up subscribers (the policy reload) and is otherwise
 // ignored: it never stops lull.
+// A second SIGINT or SIGTERM while lull stops ends it at once (exit status
+// 128 + the signal), skipping what is left of the orderly stop (workers'
+// drain and grace period, the pools' clean-up), as systemd's and
+// Kubernetes' users expect of a second signal; a local worker dies with lull
+// (SIGKILL, child_process.cc). Accepted queries are not lost to it: while a
+// hold_forced_exit() hold exists (the front end writing the answers that the
+// stop gave every waiting query), the exit waits for it to go.
 #include <signal.h>
 
 #include <condition_variable>
@@ -47,6 +54,23 @@ class StopSignals {
   // subscription goes. A stop signal that arrives meanwhile is taken after it.
   [[nodiscard]] Subscription on_hangup(std::function<void()> on_hangup);
 
+  // Defers a forced exit (a second stop signal) until release() or the
+  // hold's end.
+  class ExitHold {
+   public:
+    explicit ExitHold(StopSignals* owner) : owner_(owner) {}
+    ExitHold(ExitHold&& o) noexcept : owner_(o.owner_) { o.owner_ = nullptr; }
+    ExitHold(const ExitHold&) = delete;
+    ExitHold& operator=(const ExitHold&) = delete;
+    ExitHold& operator=(ExitHold&&) = delete;
+    ~ExitHold() { release(); }
+    void release();
+
+   private:
+    StopSignals* owner_;
+  };
+  [[nodiscard]] ExitHold hold_forced_exit();
+
   // Blocks until a stop signal; returns it.
   int wait();
   // The signal received, 0 if none yet.
@@ -60,6 +84,7 @@ class StopSignals {
   std::condition_variable cv_;
   int signal_ = 0;
   bool closing_ = false;
+  int exit_holds_ = 0;
   std::list<std::function<void()>> callbacks_;
   std::list<std::function<void()>> hangup_callbacks_;
   std::thread watcher_;

@@ -153,6 +153,10 @@ TEST_CASE("profile, loadgen and bench serve refuse counts and rates out of range
   expect_refused(profile + "--samples -1", {"--samples"});
   expect_refused("loadgen --target http://127.0.0.1:9/predictions/t --rate 1e308 --json OUT", {"--rate"});
   expect_refused("loadgen --target http://127.0.0.1:9/predictions/t --rate 10 --duration 1e308s --json OUT", {"--duration"});
+  for (const char* n : {"0", "100001"})
+    expect_refused(std::string("loadgen --target http://127.0.0.1:9/predictions/t --rate 10 --connections ") + n +
+                       " --json OUT",
+                   {"--connections", "1..100000"});
   expect_refused("bench serve --direct http://127.0.0.1:9/p/m --lull http://127.0.0.1:9/p/t --rate 10 --input-bytes 0 "
                  "--json OUT",
                  {"--input-bytes"});

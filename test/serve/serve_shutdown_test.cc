@@ -4,8 +4,9 @@
 // with a query in flight) ends lull within 2 s (a small part of the 5 s
 // stop grace, after which a child that ignores SIGTERM would be SIGKILLed)
 // with every child process gone and every query answered; `kill -9` of lull
-// takes its model servers with it. Before, each of these waited for a start
-// timeout or the grace, and a killed lull left its servers behind.
+// takes its model servers with it; a second SIGTERM during a slow stop ends
+// lull at once. Before, each of these waited for a start timeout or the
+// grace, and a killed lull left its servers behind.
 //
 // The test process makes itself a child subreaper, so lull's orphans become
 // its children: a model server left behind is seen (and reaped) by pid.
@@ -163,12 +164,12 @@ class AutoscaledLull {
     return now;
   }
   const std::vector<pid_t>& seen() const { return seen_; }
-  // Sends `sig`; returns the milliseconds until it exited (-1: not within 30 s) and its wait status.
-  std::int64_t signal_and_time(int sig, int* status) {
+  // Sends `sig`; returns the milliseconds until it exited (-1: not within `limit_ms`) and its wait status.
+  std::int64_t signal_and_time(int sig, int* status, int limit_ms = 30000) {
     const auto t0 = Clock::now();
     ::kill(pid_, sig);
     pid_t r = 0;
-    while ((r = waitpid(pid_, status, WNOHANG)) == 0 && Clock::now() - t0 < std::chrono::seconds(30))
+    while ((r = waitpid(pid_, status, WNOHANG)) == 0 && Clock::now() - t0 < milliseconds(limit_ms))
       std::this_thread::sleep_for(milliseconds(1));
     if (r != pid_) return -1;
     pid_ = -1;
@@ -316,4 +317,31 @@ TEST_CASE("lull serve --autoscale --worker-pool kubernetes: SIGTERM while an API
                                     "60"});
   REQUIRE(wait_until([&] { return !api_requests().empty(); }, 30000));  // lull's first API call is hanging
   check_prompt_stop(lull);
+}
+
+TEST_CASE("lull serve --autoscale: a second SIGTERM while stopping exits at once", "[serve][autoscale][shutdown]") {
+  // A worker that ignores SIGTERM, with a 60 s grace: the orderly stop waits
+  // for it; a second SIGTERM ends lull at once (exit 143) and the worker dies
+  // with it. Before, the second signal was never taken.
+  const std::string dir = fresh_dir();
+  AutoscaledLull lull(dir, {"--initial-workers", "1", "--worker-stop-grace-s", "60", "--worker-command",
+                            "sh -c 'trap \"\" TERM; exec " + stand_in() + "'"});
+  REQUIRE(wait_until([&] { return !lull.base_url().empty(); }, 60000));
+  const auto kids = lull.children();
+  REQUIRE(kids.size() == 1);
+  int status = 0;
+  CHECK(lull.signal_and_time(SIGTERM, &status, 1000) == -1);  // still waiting for the worker
+  INFO(read_file(lull.log()));
+  REQUIRE(lull.logged("stopping (signal 15)"));
+  const std::int64_t ms = lull.signal_and_time(SIGTERM, &status);
+  INFO("exited " << ms << " ms after the second SIGTERM");
+  REQUIRE(ms >= 0);
+  CHECK(ms < kStopBoundMs);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+  CHECK(lull.logged("signal 15 again while stopping: exiting now"));
+  for (pid_t c : kids) {
+    INFO("model server " << c);
+    CHECK(wait_until([&] { return gone(c); }, kStopBoundMs));
+  }
 }
