@@ -6,15 +6,17 @@
 
 #include <string>
 
+#include "runtime/net/json_data_field.h"
+
 namespace lull::serve {
 
 using JsonValue = google::protobuf::Value;
 
-// Answers nesting deeper are refused before protobuf's parser sees them: its
-// time and memory grow faster than the depth (a 2 MB body of a million
-// brackets ran for minutes and took 900 MB). lull reads nothing deeper than ~8.
-inline constexpr int kMaxJsonDepth = 64;
-// False when `text` is not JSON, or nests deeper than kMaxJsonDepth.
+// False when `text` is not JSON, or nests deeper than kMaxJsonDepth
+// (json_data_field.h): deeper answers are refused before protobuf's parser
+// sees them, whose time and memory grow faster than the depth (a 2 MB body of
+// a million brackets ran for minutes and took 900 MB). lull reads nothing
+// deeper than ~8.
 bool parse_json(const std::string& text, JsonValue* out);
 // The member `name` of an object, or nullptr (not an object, or no such member).
 const JsonValue* json_field(const JsonValue& object, const std::string& name);
