@@ -94,6 +94,8 @@ struct TablePmfs {
 
 // pass[t][z][c]: first worker arrival in the table's bucket and c+1 arrivals
 // in all (c = N: the queue overflows to F), given z central arrivals so far.
+// z >= K (the idle state's extra phases, tau tables only: IdlePassElement):
+// the worker's first query of the service is already there at time 0.
 struct PassElement {
   Dims d;
   const double* px;
@@ -107,7 +109,10 @@ struct PassElement {
     const int cols = d.cols();
     const int t = static_cast<int>(i / d.pass_size());
     const int r = static_cast<int>(i % d.pass_size());
-    const int z = r / cols, c = r % cols;
+    pass[i] = value(t, r / cols, r % cols);
+  }
+
+  LULL_HD double value(int t, int z, int c) const {
     const std::size_t row = static_cast<std::size_t>(t) * d.span;
     const int K = d.K, N = d.N, full = (N + 1) * K;
     const double* w = px + row;
@@ -117,25 +122,41 @@ struct PassElement {
     // The ranges below are where each CDF/survival lookup is inside its row
     // (ylen[t] > full), so the loops have no branches and vectorize.
     // (Terms with px = 0 add exactly 0.)
+    const int x0 = K - z > 0 ? K - z : 0;
     if (c == N) {  // the queue overflows: u >= full, or Y >= full - u after the bucket
       const int split = full - z < xend[t] ? full - z : xend[t];
-      for (int x = K - z; x < split; ++x) acc += w[x] * sf[row + (full - z - x)];
-      for (int x = split > K - z ? split : K - z; x < xend[t]; ++x) acc += w[x];
+      for (int x = x0; x < split; ++x) acc += w[x] * sf[row + (full - z - x)];
+      for (int x = split > x0 ? split : x0; x < xend[t]; ++x) acc += w[x];
     } else {  // n' = c + 1 in all: Y in [nK - u, nK + K - 1 - u]
       const int np = c + 1;
       // Counts with u / K > c + 1 add nothing to column c < N: stop there.
       const int xe = (c + 2) * K - z < xend[t] ? (c + 2) * K - z : xend[t];
       const int split = np * K - z < xe ? np * K - z : xe;  // from here np K - 1 - u < 0: F = 0
-      for (int x = K - z; x < split; ++x) {
+      for (int x = x0; x < split; ++x) {
         const int u = z + x;
         acc += w[x] * (cdf[row + (np * K + K - 1 - u)] - cdf[row + (np * K - 1 - u)]);
       }
-      for (int x = split > K - z ? split : K - z; x < xe; ++x) {
+      for (int x = split > x0 ? split : x0; x < xe; ++x) {
         const int u = z + x;
         acc += w[x] * (cdf[row + (np * K + K - 1 - u)] - 0.0);
       }
     }
-    pass[i] = acc;
+    return acc;
+  }
+};
+
+// extra[k][e][c] = pass[B + k][K + e][c]: the tau tables' rows for the idle
+// state's extra phases (Dims::E).
+struct IdlePassElement {
+  PassElement pass;
+  double* extra;             // [k][e][col]
+
+  LULL_HD void operator()(std::size_t i) const {
+    const Dims& d = pass.d;
+    const int cols = d.cols();
+    const std::size_t per_tau = static_cast<std::size_t>(d.E) * cols;
+    const int k = static_cast<int>(i / per_tau), r = static_cast<int>(i % per_tau);
+    extra[i] = pass.value(d.B + k, d.K + r / cols, r % cols);
   }
 };
 
@@ -220,6 +241,15 @@ LULL_HD inline void phase_row_batch(int n, double age_us, double lambda_per_us, 
   }
   for (int q = 0; q < K; ++q) out[q] /= sum;
 }
+
+// The idle state's row over phases 0..K+E-1 (pipeline_layout.h,
+// idle_phase_row) replaces its first K entries in phase[s][q].
+struct SetIdlePhase {
+  Dims d;
+  const double* idle_row;
+  double* phase;
+  LULL_HD void operator()(std::size_t q) const { phase[static_cast<std::size_t>(d.idle()) * d.K + q] = idle_row[q]; }
+};
 
 // phase[s][q]; rows of n = 0 states stay zero.
 struct PhaseRow {

@@ -89,8 +89,30 @@ struct ActionArrays {
   const std::size_t* count_begin;
 };
 
+// The idle state's extra phases (Dims::E): U_extra[k][e] = E[V(next) |
+// tau k, phase K + e], from the tau table's first bucket alone (the worker's
+// first query is there at time 0).
+struct IdleTauValue {
+  Dims d;
+  const double* tau_pass_extra;  // [k][e][col]
+  const int* tau_bucket;
+  const double* vcol;
+  double* U_extra;               // [k][e]
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int k = static_cast<int>(i / d.E), cols = d.cols();
+    U_extra[i] = dot(tau_pass_extra + i * cols, vcol + static_cast<std::size_t>(tau_bucket[k]) * cols, cols);
+  }
+};
+
+// The idle state's phases past K, read by q_value (both null when Dims::E = 0).
+struct IdleExtra {
+  const double* phase;       // [e]
+  const double* U;           // [k][e]
+};
+
 LULL_HD inline double q_value(const Dims& d, const ActionArrays& A, const double* phase, const double* count_prob,
-                              const double* V, const double* U, int s, int a) {
+                              const double* V, const double* U, IdleExtra extra, int s, int a) {
   double s_next = 0;
   if (A.next_j[a] >= 0) {
     const int left = d.n_of(s) - A.batch[a];
@@ -102,6 +124,7 @@ LULL_HD inline double q_value(const Dims& d, const ActionArrays& A, const double
     }
   } else {
     s_next = dot(phase + static_cast<std::size_t>(s) * d.K, U + static_cast<std::size_t>(A.tau[a]) * d.K, d.K);
+    if (d.E > 0 && s == d.idle()) s_next += dot(extra.phase, extra.U + static_cast<std::size_t>(A.tau[a]) * d.E, d.E);
   }
   return A.reward[a] + s_next;
 }
@@ -113,6 +136,7 @@ struct BestAction {
   const double* count_prob;
   const double* V;
   const double* U;
+  IdleExtra extra;
   double* V_next;
   int* choice;               // -1 for states without actions (n = 0)
 
@@ -123,10 +147,10 @@ struct BestAction {
       choice[s] = -1;
       return;
     }
-    double best = q_value(d, A, phase, count_prob, V, U, s, a0);
+    double best = q_value(d, A, phase, count_prob, V, U, extra, s, a0);
     int arg = a0;
     for (int a = a0 + 1; a < a1; ++a) {
-      const double q = q_value(d, A, phase, count_prob, V, U, s, a);
+      const double q = q_value(d, A, phase, count_prob, V, U, extra, s, a);
       if (q > best) {  // ties go to the first action
         best = q;
         arg = a;
