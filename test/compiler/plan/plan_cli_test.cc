@@ -250,3 +250,15 @@ TEST_CASE("lull plan says how many more workers the load needs at CV^2 = 2, 4, 8
   }
   CHECK(workers[3] > workers[0]);  // CV^2 = 8 costs workers at this load (the test above)
 }
+
+TEST_CASE("lull plan refuses a bad --arrivals: one line naming the flag or file, exit 2, no output file",
+          "[cli][plan][arrivals][bad-input]") {
+  const std::string out = temp_dir() + "/plan_bad_arrivals.json";
+  const std::string base = plan_args("--max-violation 0.01 --load-qps 120 --arrivals ");
+  for (const std::string bad : {"gamma:0", "gamma:-1", "gamma:nan", "gamma:inf", "batch:0.5", "batch:nan", "batch:inf"})
+    check_refused(base + bad, "--arrivals", out);
+  const auto few = write_temp("plan_few_times.txt", "0.1\n0.2\n0.3\n");
+  check_refused(base + "fit:" + few, "plan_few_times.txt", out);
+  const auto back = write_temp("plan_backwards_times.txt", "0.1\n0.3\n0.2\n");
+  check_refused(base + "fit:" + back, "plan_backwards_times.txt:3", out);
+}
