@@ -146,7 +146,7 @@ PolicyLayout layout_policy(const MdpProblem& p, const ActionLayout& L, const std
 std::size_t factored_table_bytes(const MdpProblem& p, const ActionLayout& L) {
   const std::size_t K = p.K(), cols = p.N() + 1, taus = p.taus_us.size(), B = p.J1() - 1;
   const Dims d = dims_of(p);
-  const std::size_t extra = static_cast<std::size_t>(d.E) * (1 + taus * cols);  // idle row, tau_pass_extra
+  const std::size_t extra = d.E > 0 ? d.K + d.E + taus * (cols + 1) : 0;  // idle row, idle_rows, U_idle
   const std::size_t doubles =
       p.num_states() * K + (B + taus) * K * cols + (B + taus) * K + L.count_begin.back() + extra;
   return sizeof(double) * doubles + sizeof(std::size_t) * L.count_begin.size() + sizeof(int) * taus;
@@ -158,7 +158,7 @@ double estimated_table_bytes(const Dims& d, const ActionLayout& L) {
                          + tables * K * d.cols()           // pass
                          + tables * K                      // kernel
                          + static_cast<double>(d.num_states()) * K  // phase
-                         + d.E * (1.0 + d.taus * static_cast<double>(d.cols()))  // idle phases past K
+                         + (d.E > 0 ? d.K + d.E + d.taus * (d.cols() + 1.0 + d.span) : 0.0)  // idle phases past K
                          + static_cast<double>(L.count_begin.back())  // count_prob
                          + slots * L.count_stride          // count pmfs
                          + slots * K * (d.N + 2.0);        // count tables

@@ -29,8 +29,8 @@ struct ExecTables {
   ActionLayout layout;
   BufferOf<Exec, double> grid, phase, pass, kernel, count_prob, accuracy;
   // Same-instant bursts: the idle state's row over phases 0..K+E-1 (empty
-  // without them), and the tau tables' rows for phases K..K+E-1 ([k][e][col]).
-  BufferOf<Exec, double> idle_phase, tau_pass_extra;
+  // without them), and per tau its phases K..K+E-1 mixed (IdleExtraRows, [k][col]).
+  BufferOf<Exec, double> idle_phase, idle_rows;
   BufferOf<Exec, int> tau_bucket;
   BufferOf<Exec, int> a_begin, a_batch, a_tau, a_next_j, a_model;
   BufferOf<Exec, double> a_reward;
@@ -40,7 +40,6 @@ struct ExecTables {
   // Shared buckets come first in pass/kernel, then one table per tau.
   const double* tau_pass() const { return pass.data() + static_cast<std::size_t>(d.B) * d.pass_size(); }
   const double* tau_kernel() const { return kernel.data() + static_cast<std::size_t>(d.B) * d.K; }
-  const double* idle_extra() const { return d.E > 0 ? idle_phase.data() + d.K : nullptr; }
   ActionArrays actions() const {
     return {a_begin.data(), a_batch.data(), a_tau.data(), a_next_j.data(), a_reward.data(), a_count_begin.data()};
   }
@@ -85,11 +84,8 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
     ex.for_each(tables, TablePmfs{d, width.data(), remaining.data(), active.data(), px.data(), cdf.data(), sf.data(),
                                   xend.data(), ylen.data()});
     t.pass = ex.template zeros<double>(tables * d.pass_size());
-    const PassElement pass{d, px.data(), cdf.data(), sf.data(), xend.data(), ylen.data(), t.pass.data()};
-    ex.for_each(tables * d.pass_size(), pass);
-    t.tau_pass_extra = ex.template zeros<double>(static_cast<std::size_t>(d.taus) * d.E * d.cols());
-    if (d.E > 0)
-      ex.for_each(static_cast<std::size_t>(d.taus) * d.E * d.cols(), IdlePassElement{pass, t.tau_pass_extra.data()});
+    ex.for_each(tables * d.pass_size(),
+                PassElement{d, px.data(), cdf.data(), sf.data(), xend.data(), ylen.data(), t.pass.data()});
   }
   t.kernel = ex.template zeros<double>(static_cast<std::size_t>(tables) * d.K);
   ex.for_each(static_cast<std::size_t>(tables) * d.K, KernelElement{d, width.data(), active.data(), t.kernel.data()});
@@ -99,6 +95,11 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
   ex.for_each(d.num_states(), PhaseRow{d, t.grid.data(), burst_residual.data(), t.phase.data()});
   t.idle_phase = ex.upload(idle_phase_row(p, d));
   if (t.idle_phase.size() > 0) ex.for_each(d.K, SetIdlePhase{d, t.idle_phase.data(), t.phase.data()});
+  t.idle_rows = ex.template zeros<double>(d.E > 0 ? static_cast<std::size_t>(d.taus) * d.cols() : 0);
+  if (d.E > 0) {
+    auto cdf = ex.template zeros<double>(static_cast<std::size_t>(d.taus) * d.span);
+    ex.for_each(d.taus, IdleExtraRows{d, taus.data(), tau_whole.data(), t.idle_phase.data(), cdf.data(), t.idle_rows.data()});
+  }
 
   // Variable batching: count tables per slot, then each partial action's mixture.
   t.count_prob = ex.template zeros<double>(L.count_begin.back());

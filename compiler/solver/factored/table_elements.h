@@ -94,8 +94,6 @@ struct TablePmfs {
 
 // pass[t][z][c]: first worker arrival in the table's bucket and c+1 arrivals
 // in all (c = N: the queue overflows to F), given z central arrivals so far.
-// z >= K (the idle state's extra phases, tau tables only: IdlePassElement):
-// the worker's first query of the service is already there at time 0.
 struct PassElement {
   Dims d;
   const double* px;
@@ -109,10 +107,7 @@ struct PassElement {
     const int cols = d.cols();
     const int t = static_cast<int>(i / d.pass_size());
     const int r = static_cast<int>(i % d.pass_size());
-    pass[i] = value(t, r / cols, r % cols);
-  }
-
-  LULL_HD double value(int t, int z, int c) const {
+    const int z = r / cols, c = r % cols;
     const std::size_t row = static_cast<std::size_t>(t) * d.span;
     const int K = d.K, N = d.N, full = (N + 1) * K;
     const double* w = px + row;
@@ -122,41 +117,25 @@ struct PassElement {
     // The ranges below are where each CDF/survival lookup is inside its row
     // (ylen[t] > full), so the loops have no branches and vectorize.
     // (Terms with px = 0 add exactly 0.)
-    const int x0 = K - z > 0 ? K - z : 0;
     if (c == N) {  // the queue overflows: u >= full, or Y >= full - u after the bucket
       const int split = full - z < xend[t] ? full - z : xend[t];
-      for (int x = x0; x < split; ++x) acc += w[x] * sf[row + (full - z - x)];
-      for (int x = split > x0 ? split : x0; x < xend[t]; ++x) acc += w[x];
+      for (int x = K - z; x < split; ++x) acc += w[x] * sf[row + (full - z - x)];
+      for (int x = split > K - z ? split : K - z; x < xend[t]; ++x) acc += w[x];
     } else {  // n' = c + 1 in all: Y in [nK - u, nK + K - 1 - u]
       const int np = c + 1;
       // Counts with u / K > c + 1 add nothing to column c < N: stop there.
       const int xe = (c + 2) * K - z < xend[t] ? (c + 2) * K - z : xend[t];
       const int split = np * K - z < xe ? np * K - z : xe;  // from here np K - 1 - u < 0: F = 0
-      for (int x = x0; x < split; ++x) {
+      for (int x = K - z; x < split; ++x) {
         const int u = z + x;
         acc += w[x] * (cdf[row + (np * K + K - 1 - u)] - cdf[row + (np * K - 1 - u)]);
       }
-      for (int x = split > x0 ? split : x0; x < xe; ++x) {
+      for (int x = split > K - z ? split : K - z; x < xe; ++x) {
         const int u = z + x;
         acc += w[x] * (cdf[row + (np * K + K - 1 - u)] - 0.0);
       }
     }
-    return acc;
-  }
-};
-
-// extra[k][e][c] = pass[B + k][K + e][c]: the tau tables' rows for the idle
-// state's extra phases (Dims::E).
-struct IdlePassElement {
-  PassElement pass;
-  double* extra;             // [k][e][col]
-
-  LULL_HD void operator()(std::size_t i) const {
-    const Dims& d = pass.d;
-    const int cols = d.cols();
-    const std::size_t per_tau = static_cast<std::size_t>(d.E) * cols;
-    const int k = static_cast<int>(i / per_tau), r = static_cast<int>(i % per_tau);
-    extra[i] = pass.value(d.B + k, d.K + r / cols, r % cols);
+    pass[i] = acc;
   }
 };
 
@@ -241,6 +220,42 @@ LULL_HD inline void phase_row_batch(int n, double age_us, double lambda_per_us, 
   }
   for (int q = 0; q < K; ++q) out[q] /= sum;
 }
+
+// The idle state's phases z >= K (Dims::E > 0): its first query of the
+// service is there at time 0 with floor(z / K) more, so with k arrivals in
+// [0, tau) it holds n' = floor((z + k) / K) at the next decision, all in the
+// tau's first bucket. idle_rows[k][c] mixes these over the idle row's
+// weights of z = K..K+E-1 (c = N: the overflow to F), one tau per call:
+// one row per tau instead of E, as the value and power steps only need the
+// mixture.
+struct IdleExtraRows {
+  Dims d;
+  const double* taus_us;
+  const char* tau_whole;
+  const double* idle_row;    // [z], z = 0..K+E-1
+  double* cdf;               // [k][span] scratch: the CDF of k arrivals in [0, tau)
+  double* idle_rows;         // [k][col]
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int k = static_cast<int>(i), cols = d.cols(), K = d.K, N = d.N;
+    double* out = idle_rows + static_cast<std::size_t>(k) * cols;
+    for (int c = 0; c < cols; ++c) out[c] = 0.0;
+    if (!tau_whole[k]) return;
+    double* F = cdf + static_cast<std::size_t>(k) * d.span;
+    const double mu = d.lambda_per_us * taus_us[k];
+    const int len = min_int(d.support_end(mu), d.span);
+    count_pmf_row(mu, d.dispersion, len, F);
+    for (int x = 1; x < len; ++x) F[x] += F[x - 1];
+    auto at = [&](int x) { return x < 0 ? 0.0 : F[x < len ? x : len - 1]; };
+    for (int z = K; z < K + d.E; ++z) {
+      const double w = idle_row[z];
+      if (w == 0.0) continue;
+      // n' = c + 1 <=> (c + 1) K - z <= k <= (c + 2) K - 1 - z.
+      for (int c = 0; c < N; ++c) out[c] += w * (at((c + 2) * K - 1 - z) - at((c + 1) * K - 1 - z));
+      out[N] += w * (at(len - 1) - at((N + 1) * K - 1 - z));
+    }
+  }
+};
 
 // The idle state's row over phases 0..K+E-1 (pipeline_layout.h,
 // idle_phase_row) replaces its first K entries in phase[s][q].

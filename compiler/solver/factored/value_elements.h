@@ -89,30 +89,23 @@ struct ActionArrays {
   const std::size_t* count_begin;
 };
 
-// The idle state's extra phases (Dims::E): U_extra[k][e] = E[V(next) |
-// tau k, phase K + e], from the tau table's first bucket alone (the worker's
-// first query is there at time 0).
+// The idle state's phases past K (Dims::E > 0): U_idle[k] = their share of
+// E[V(next) | tau k], from the tau's first bucket (IdleExtraRows).
 struct IdleTauValue {
   Dims d;
-  const double* tau_pass_extra;  // [k][e][col]
+  const double* idle_rows;   // [k][col]
   const int* tau_bucket;
   const double* vcol;
-  double* U_extra;               // [k][e]
+  double* U_idle;            // [k]
 
-  LULL_HD void operator()(std::size_t i) const {
-    const int k = static_cast<int>(i / d.E), cols = d.cols();
-    U_extra[i] = dot(tau_pass_extra + i * cols, vcol + static_cast<std::size_t>(tau_bucket[k]) * cols, cols);
+  LULL_HD void operator()(std::size_t k) const {
+    const int cols = d.cols();
+    U_idle[k] = dot(idle_rows + k * cols, vcol + static_cast<std::size_t>(tau_bucket[k]) * cols, cols);
   }
 };
 
-// The idle state's phases past K, read by q_value (both null when Dims::E = 0).
-struct IdleExtra {
-  const double* phase;       // [e]
-  const double* U;           // [k][e]
-};
-
 LULL_HD inline double q_value(const Dims& d, const ActionArrays& A, const double* phase, const double* count_prob,
-                              const double* V, const double* U, IdleExtra extra, int s, int a) {
+                              const double* V, const double* U, const double* U_idle, int s, int a) {
   double s_next = 0;
   if (A.next_j[a] >= 0) {
     const int left = d.n_of(s) - A.batch[a];
@@ -124,7 +117,7 @@ LULL_HD inline double q_value(const Dims& d, const ActionArrays& A, const double
     }
   } else {
     s_next = dot(phase + static_cast<std::size_t>(s) * d.K, U + static_cast<std::size_t>(A.tau[a]) * d.K, d.K);
-    if (d.E > 0 && s == d.idle()) s_next += dot(extra.phase, extra.U + static_cast<std::size_t>(A.tau[a]) * d.E, d.E);
+    if (d.E > 0 && s == d.idle()) s_next += U_idle[A.tau[a]];
   }
   return A.reward[a] + s_next;
 }
@@ -136,7 +129,7 @@ struct BestAction {
   const double* count_prob;
   const double* V;
   const double* U;
-  IdleExtra extra;
+  const double* U_idle;      // [k] (IdleTauValue), read when Dims::E > 0
   double* V_next;
   int* choice;               // -1 for states without actions (n = 0)
 
@@ -147,10 +140,10 @@ struct BestAction {
       choice[s] = -1;
       return;
     }
-    double best = q_value(d, A, phase, count_prob, V, U, extra, s, a0);
+    double best = q_value(d, A, phase, count_prob, V, U, U_idle, s, a0);
     int arg = a0;
     for (int a = a0 + 1; a < a1; ++a) {
-      const double q = q_value(d, A, phase, count_prob, V, U, extra, s, a);
+      const double q = q_value(d, A, phase, count_prob, V, U, U_idle, s, a);
       if (q > best) {  // ties go to the first action
         best = q;
         arg = a;
