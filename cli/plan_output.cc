@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/json_object.h"
+#include "schema/arrival_process.h"
 
 namespace lull::cli {
 namespace {
@@ -16,6 +17,12 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 
   char buf[256];
   std::snprintf(buf, sizeof buf, f, a, b, c, d);
   return buf;
+}
+
+// Workers a row needs beyond the Poisson row (the first), or 0 when either is out of reach.
+int extra_workers(const compiler::PlanResult& r, const compiler::BurstinessRow& row) {
+  const int poisson = r.burstiness.front().workers;
+  return row.workers > 0 && poisson > 0 ? row.workers - poisson : 0;
 }
 
 }  // namespace
@@ -75,6 +82,20 @@ std::string plan_json(const compiler::PlanRequest& req, const compiler::PlanResu
     add_expectation(pt, c.expected);
     pt.add("meets_target", compiler::meets(c.expected, req.target) ? "yes" : "no");
   }
+  if (!r.burstiness.empty()) {
+    JsonValue& b = root.add("burstiness", JsonValue::object());
+    b.add("load_qps", r.curve_load_qps);
+    JsonValue& rows = b.add("rows", JsonValue::array());
+    for (const auto& row : r.burstiness) {
+      JsonValue& o = rows.push(JsonValue::object());
+      o.add("arrivals", arrival_process_text(row.arrivals));
+      o.add("workers", row.workers);  // 0: no count up to --max-workers meets the target
+      if (row.workers > 0) {
+        o.add("more_than_poisson", extra_workers(r, row));
+        add_expectation(o, row.expected);
+      }
+    }
+  }
   root.add("policies_compiled", static_cast<double>(r.solves));
   root.add("seconds", ctx.seconds);
   return root.text() + "\n";
@@ -112,6 +133,22 @@ std::string plan_table(const compiler::PlanRequest& req, const compiler::PlanRes
   for (const auto& row : r.capacity)
     out += fmt("  %7.0f  %12.1f  %13.4f  %14.4f\n", row.workers, row.max_load_qps, row.expected.accuracy,
                row.expected.violation_rate);
+  if (!r.burstiness.empty()) {
+    out += fmt("\nthe same target at %g QPS under bursty arrivals (gamma:CV2, docs/arrivals.md):\n", r.curve_load_qps) +
+           "  arrivals   workers  vs poisson  exp. accuracy  exp. violation\n";
+    for (const auto& row : r.burstiness) {
+      char name[32];
+      std::snprintf(name, sizeof name, "  %-9s", arrival_process_text(row.arrivals).c_str());
+      out += name;
+      if (row.workers == 0) {
+        out += fmt("  none up to --max-workers %.0f\n", req.max_workers);
+        continue;
+      }
+      out += fmt("  %7.0f", row.workers) + (&row == &r.burstiness.front() ? std::string(12, ' ')
+                                                                           : fmt("  %+10.0f", extra_workers(r, row)));
+      out += fmt("  %13.4f  %14.4f\n", row.expected.accuracy, row.expected.violation_rate);
+    }
+  }
   out += fmt("\n%.0f policies compiled in %.2f s\n", static_cast<double>(r.solves), ctx.seconds);
   return out;
 }

@@ -19,7 +19,9 @@ CompileInputs load_compile_inputs(const CompileSpec& spec) {
   const auto& in = spec.inputs;
   CompileInputs out;
   auto t = Clock::now();
-  const auto raw = load_profile_source(in.path, in.accuracy_json, in.task);
+  // Named models: the other models' files are not read (default pruning
+  // needs every model's latencies).
+  const auto raw = load_profile_source(in.path, in.accuracy_json, in.task, spec.reduction.models);
   out.seconds.read = since(t);
   t = Clock::now();
   validate_profile_set(raw, in.path, spec.mdp.slo_us / 1000);

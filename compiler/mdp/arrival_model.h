@@ -5,10 +5,13 @@
 //   poisson      K' = K, the central rate: mdp-spec section 4 as written.
 //   batch:D      K' = K, the central rate, dispersion D: exact counts
 //                (independent increments), the burst siblings in the phase
-//                prior. APPROXIMATE when bursts often outlast a round of K
-//                workers (P(R >= K) >= 1e-3, small K, large D): an idle
-//                worker serves a burst's first query before its own later
-//                siblings arrive, which the idle step (to (1, J)) ignores.
+//                prior. When bursts can outlast a round of K workers
+//                (P(R >= K) > 0), an idle worker serves a burst's query
+//                before its own later siblings of that burst arrive: the
+//                state (1, J) then gets phases z >= K at the start of its
+//                service (same_instant_bursts). APPROXIMATE where that
+//                matters (P(R >= K) >= 1e-3: small K, large D), because
+//                (1, J) is also reached without an idle spell, where z < K.
 //   gamma:c      K/c whole: K' = K/c, rate lambda/c, Poisson: exact (the
 //                worker's gaps are Erlang(K/c, lambda/c)).
 //                Otherwise an APPROXIMATION: K' = ceil(K/c), the per-worker
@@ -28,6 +31,15 @@ struct ArrivalModel {
   // w[r] = P(a query's burst brings r more after it) = P(X > r) / E[X];
   // {1} without bursts. Enters the phase prior (mdp-spec 4.1).
   std::vector<double> burst_residual{1.0};
+  // The stream's bursts reach an idle worker at once (batch:D; also the
+  // gamma approximation's, an approximation there): the idle state's phase
+  // then extends past K (compiler/solver/factored, Dims::E).
+  bool same_instant_bursts = false;
+  // With them: v[z] = P(an idle worker's query brings z later siblings of
+  // its burst) = P(z < X <= z + K) / E[min(X, K)] (the worker's turn falls
+  // on one of the burst's first K positions, uniformly); empty otherwise.
+  // The idle state (1, J) has age 0, so this is its phase row, past K too.
+  std::vector<double> idle_residual;
   bool exact = true;            // false: the approximation above
   std::string description;      // one line for reports
 };
@@ -39,5 +51,8 @@ ArrivalModel arrival_model(const ArrivalProcess& process, int workers, double lo
 // w[r] for logarithmic burst sizes with dispersion D > 1, cut where the
 // remaining mass is below 1e-17.
 std::vector<double> burst_residual(double dispersion);
+
+// v[z] above for K workers, cut as burst_residual is.
+std::vector<double> idle_burst_residual(double dispersion, int workers);
 
 }  // namespace lull::compiler

@@ -71,7 +71,41 @@ SubsetPlan best_subset(const PlanRequest& req, const ReducedProfiles& profiles, 
   return best;
 }
 
+// The burstiness table's rows at `load`: the plan's own process reuses its
+// cache; each other process gets one over the same models, its search seeded
+// by the plan's workers per QPS.
+std::vector<BurstinessRow> burstiness_rows(const PlanRequest& req, ExpectationCache& plan_cache, int plan_workers,
+                                           double load, Solver& solver, std::size_t* solves) {
+  std::vector<BurstinessRow> rows;
+  for (const ArrivalProcess& process : burstiness_processes()) {
+    BurstinessRow row;
+    row.arrivals = process;
+    std::unique_ptr<ExpectationCache> own;
+    ExpectationCache* cache = &plan_cache;
+    if (!(process == req.spec.mdp.arrivals)) {
+      CompileSpec spec = plan_cache.spec();
+      spec.mdp.arrivals = process;
+      own = std::make_unique<ExpectationCache>(plan_cache.profiles(), spec, solver);
+      cache = own.get();
+    }
+    try {
+      const WorkerChoice c = fewest_workers(*cache, load, req.target, req.max_workers, plan_workers / load);
+      row.workers = c.workers;
+      row.expected = c.expected;
+    } catch (const PlanError&) {
+      row.workers = 0;  // out of reach up to --max-workers: shown as such
+    }
+    if (own) *solves += own->solves();
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 }  // namespace
+
+std::vector<ArrivalProcess> burstiness_processes() {
+  return {ArrivalProcess::poisson(), ArrivalProcess::gamma(2), ArrivalProcess::gamma(4), ArrivalProcess::gamma(8)};
+}
 
 void validate_plan_request(const PlanRequest& r) {
   const auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
@@ -158,8 +192,11 @@ PlanResult run_plan(const PlanRequest& req, const ReducedProfiles& profiles, Sol
     if (cache.capacity_qps(k) >= design_load) curve.push_back({k, design_load});
   const auto curve_e = cache.at(curve);
   for (std::size_t i = 0; i < curve.size(); ++i) result.curve.push_back({design_load, curve[i].workers, curve_e[i]});
+  report("capacity table", cache);
+  const int planned = loads.empty() ? plan.choice.workers : highest;
+  result.burstiness = burstiness_rows(req, cache, planned, design_load, solver, &solves);
   result.solves = solves + cache.solves();
-  if (progress) progress("capacity table", result.solves);
+  if (progress) progress("burstiness table", result.solves);
   return result;
 }
 

@@ -27,6 +27,17 @@ struct PlanRequest {
   std::vector<int> capacity_workers;   // empty: counts around the plan
 };
 
+// The fewest workers for the plan's (peak) load under another arrival
+// process, the same models and target: what bursts cost in workers.
+struct BurstinessRow {
+  ArrivalProcess arrivals;
+  int workers = 0;           // 0: no count up to max_workers meets the target
+  Expectation expected;      // at `workers`
+};
+
+// The processes of that table: Poisson, then Gamma with CV^2 = 2, 4, 8.
+std::vector<ArrivalProcess> burstiness_processes();
+
 struct PlanResult {
   std::vector<std::string> models;  // loaded on every worker
   double models_memory_mb = 0;      // their memory sum (0 when not measured)
@@ -45,6 +56,8 @@ struct PlanResult {
   // accuracy against workers.
   double curve_load_qps = 0;
   std::vector<WorkerChoice> curve;
+  // At curve_load_qps, one row per burstiness_processes() entry.
+  std::vector<BurstinessRow> burstiness;
   std::size_t solves = 0;  // policies compiled
 };
 

@@ -18,8 +18,8 @@ std::string artifact_task_name(const std::string& accuracy_json) {
 }
 
 schema::ProfileSet import_artifact_profiles(const std::string& dir, const std::string& accuracy_json,
-                                            const std::string& task) {
-  const auto models = read_artifact_profiles(dir);
+                                            const std::string& task, const std::vector<std::string>& only) {
+  const auto models = read_artifact_profiles(dir, only);
   if (models.empty()) throw std::runtime_error(dir + ": no <model>/<model>_bsize-<b>_profile.json files found");
   const auto accuracy = read_artifact_accuracy_percent(accuracy_json);
   schema::ProfileSet set;

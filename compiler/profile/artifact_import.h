@@ -4,6 +4,7 @@
 //   DIR/<model>/<model>_bsize-<b>_profile.json   (a JSON list of seconds)
 // plus an accuracy table {"accuracy": {"<model>": <percent>, ...}, "task": ...}.
 #include <string>
+#include <vector>
 
 #include "schema/profile.pb.h"
 
@@ -15,8 +16,9 @@ namespace lull::compiler {
 std::string artifact_task_name(const std::string& accuracy_json);
 
 // Throws std::runtime_error("FILE: why") on malformed input. An empty `task`
-// is artifact_task_name(accuracy_json).
+// is artifact_task_name(accuracy_json). `only` not empty: only those models'
+// folders are read (the others' files are never opened).
 schema::ProfileSet import_artifact_profiles(const std::string& dir, const std::string& accuracy_json,
-                                            const std::string& task);
+                                            const std::string& task, const std::vector<std::string>& only = {});
 
 }  // namespace lull::compiler

@@ -4,25 +4,42 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 
 namespace lull::manager {
 
-CapacityTable::CapacityTable(const std::vector<runtime::PolicyTable>& library, CapacityTarget target)
-    : target_(target) {
-  if (library.empty()) throw std::invalid_argument("capacity table: the policy library is empty");
+std::size_t table_for_pattern(const std::vector<const runtime::PolicyTable*>& sets, const ArrivalProcess& pattern) {
+  const std::size_t n = sets.size();
+  std::size_t best = n, best_any = n, top = 0;
+  auto b = [&](std::size_t i) { return sets[i]->arrivals.burstiness(); };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (b(i) > b(top)) top = i;
+    if (b(i) < pattern.burstiness()) continue;
+    if (best_any == n || b(i) < b(best_any)) best_any = i;
+    const ArrivalProcess& p = sets[i]->arrivals;
+    const bool family = p.is_poisson() || pattern.is_poisson() || p.kind == pattern.kind;
+    if (family && (best == n || b(i) < b(best))) best = i;
+  }
+  return best < n ? best : best_any < n ? best_any : top;
+}
+
+CapacityTable::CapacityTable(const std::vector<runtime::PolicyTable>& all_sets, CapacityTarget target,
+                             const ArrivalProcess& pattern)
+    : target_(target), pattern_(pattern) {
+  if (all_sets.empty()) throw std::invalid_argument("capacity table: the policy library is empty");
   if (!(target.max_violation_rate > 0 && target.max_violation_rate < 1))
     throw std::invalid_argument("capacity table: the violation target must be in (0, 1)");
   if (!(target.min_accuracy >= 0 && target.min_accuracy < 1))
     throw std::invalid_argument("capacity table: the accuracy floor must be in [0, 1)");
   if (!(target.worker_price >= 0 && std::isfinite(target.worker_price)))
     throw std::invalid_argument("capacity table: the worker price must be finite and not negative");
-  std::vector<std::size_t> order(library.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return library[a].workers < library[b].workers; });
-  for (std::size_t i : order) {
-    const auto& t = library[i];
+  // One table per worker count (ascending): the one for the pattern.
+  std::map<int, std::vector<const runtime::PolicyTable*>> by_workers;
+  for (const auto& t : all_sets) by_workers[t.workers].push_back(&t);
+  for (const auto& [workers, sets] : by_workers) {
+    const auto& t = *sets[table_for_pattern(sets, pattern)];
     CapacityRow row;
     AccuracyCurve curve;
     row.workers = t.workers;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime/policy_table.h"
+#include "schema/arrival_process.h"
 
 namespace lull::manager {
 
@@ -45,9 +46,14 @@ struct CapacityRow {
 
 class CapacityTable {
  public:
-  // `library`: one table per worker count (any order). Throws
-  // std::invalid_argument when it is empty or the target is out of range.
-  CapacityTable(const std::vector<runtime::PolicyTable>& library, CapacityTarget target);
+  // `library`: one table per worker count and arrival pattern (any order).
+  // Each count reads the table compiled for the least bursty pattern at or
+  // above `pattern` (its family or Poisson first), else its most bursty one:
+  // the runtime passes the pattern it estimates (docs/arrivals.md). Throws
+  // std::invalid_argument when the library is empty or the target is out of
+  // range.
+  CapacityTable(const std::vector<runtime::PolicyTable>& library, CapacityTarget target,
+                const ArrivalProcess& pattern = ArrivalProcess::poisson());
 
   // kFloor: fewest_workers_for(load_qps). kPrice: among the compiled counts
   // from that one up whose capacity covers load_qps (above every capacity,
@@ -81,6 +87,7 @@ class CapacityTable {
   int min_workers() const { return rows_.front().workers; }
   const std::vector<CapacityRow>& rows() const { return rows_; }  // ascending by workers
   const CapacityTarget& target() const { return target_; }
+  const ArrivalProcess& pattern() const { return pattern_; }
 
  private:
   // Per row (same order): the compiled loads, ascending, and their policies'
@@ -94,6 +101,11 @@ class CapacityTable {
   std::vector<CapacityRow> rows_;
   std::vector<AccuracyCurve> curves_;
   CapacityTarget target_;
+  ArrivalProcess pattern_;
 };
+
+// The index in `sets` (one worker count's tables) of the table for
+// `pattern`, by CapacityTable's rule. Requires !sets.empty().
+std::size_t table_for_pattern(const std::vector<const runtime::PolicyTable*>& sets, const ArrivalProcess& pattern);
 
 }  // namespace lull::manager

@@ -71,8 +71,8 @@ std::vector<std::string> ServingAutoscaler::management_urls_up() {
   return out;
 }
 
-void ServingAutoscaler::use_library(const std::vector<runtime::PolicyTable>& library) {
-  auto table = std::make_unique<CapacityTable>(library, options_.target);
+void ServingAutoscaler::use_library(const std::vector<runtime::PolicyTable>& library, const ArrivalProcess& pattern) {
+  auto table = std::make_unique<CapacityTable>(library, options_.target, pattern);
   if (table->worker_counts() != worker_counts_)
     throw std::invalid_argument("autoscale: a variant's library covers other worker counts than --policies'");
   std::lock_guard<std::mutex> s(stats_mu_);

@@ -106,9 +106,12 @@ class ServingAutoscaler final : public runtime::Controller {
   // draining): the model variants' worker list. Any thread.
   std::vector<std::string> management_urls_up();
   // Model variants: the capacity table of this library (the variant now in
-  // use; same worker counts) decides from the next tick on. Any thread.
-  // Throws std::invalid_argument for another set of worker counts.
-  void use_library(const std::vector<runtime::PolicyTable>& library);
+  // use; same worker counts) decides from the next tick on; with `pattern`,
+  // its sets for that arrival pattern (CapacityTable; the runtime passes
+  // the one it estimates). Any thread. Throws std::invalid_argument for
+  // another set of worker counts.
+  void use_library(const std::vector<runtime::PolicyTable>& library,
+                   const ArrivalProcess& pattern = ArrivalProcess::poisson());
 
  private:
   void on_state(const WorkerInfo& w);

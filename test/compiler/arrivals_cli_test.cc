@@ -121,8 +121,8 @@ TEST_CASE("compile --arrivals fit:FILE picks the family and says why", "[cli][ar
 
 TEST_CASE("bad --arrivals: one line naming the flag or file, exit 2, no output", "[cli][arrivals][bad-input]") {
   const std::string out = lull::test::temp_dir() + "/arr_never.pb";
-  for (const std::string bad : {"gamma:0", "gamma:-1", "gamma:nan", "gamma:inf", "batch:0.5", "batch:nan", "weibull:2",
-                                "gamma:", "uniform", "gamma:2,2"})
+  for (const std::string bad : {"gamma:0", "gamma:-1", "gamma:nan", "gamma:inf", "gamma:-inf", "batch:0.5", "batch:0",
+                                "batch:-2", "batch:nan", "batch:inf", "weibull:2", "gamma:", "uniform", "gamma:2,2"})
     expect_error(compile_args(out, "--arrivals " + bad), out, {"--arrivals"});
   const auto few = write_temp("few_times.txt", "0.1\n0.2\n0.3\n");
   expect_error(compile_args(out, "--arrivals fit:" + few), out, {"few_times.txt", "too few arrivals"});
@@ -133,7 +133,7 @@ TEST_CASE("bad --arrivals: one line naming the flag or file, exit 2, no output",
   const std::string sim_out = lull::test::temp_dir() + "/arr_never.json";
   const std::string policy = lull::test::temp_dir() + "/arr_sim.pb";
   REQUIRE(run_lull(compile_args(policy, "")).exit_code == 0);
-  for (const std::string bad : {"batch:0", "gamma:0", "gamma:inf"})
+  for (const std::string bad : {"batch:0", "batch:0.5", "batch:inf", "gamma:0", "gamma:nan", "gamma:inf"})
     expect_error("simulate --policies " + policy + " --workers 4 --trace constant:50:2 --arrivals " + bad + " --out " + sim_out,
                  sim_out, {"--arrivals"});
   expect_error("loadgen --target http://127.0.0.1:9/x --rate 10 --duration 1s --arrivals batch:0.9 --json " + sim_out,

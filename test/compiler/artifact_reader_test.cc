@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 
+#include "compiler/compile_inputs.h"
 #include "schema/artifact_reader.h"
 #include "test/support/cli_runner.h"
 #include "test/support/shared_data.h"
@@ -107,4 +108,22 @@ TEST_CASE("artifact reader: the shared artifact has the 26 image models", "[sche
     CHECK(acc.count(m.name) == 1);
     CHECK(m.samples_s.count(1) == 1);
   }
+}
+
+TEST_CASE("compile inputs with --models read only those models' folders", "[compiler][artifact]") {
+  const auto dir = make_artifact("artifact_only_named");
+  std::ofstream(dir + "/net_b/net_b_bsize-3_profile.json") << "[0.1, -0.2]";  // malformed, in a model not asked for
+  const std::string acc = lull::test::write_temp("artifact_only_named_acc.json", R"({"net_a": 70, "net_b": 80})");
+  lull::compiler::CompileSpec spec;
+  spec.inputs.path = dir;
+  spec.inputs.accuracy_json = acc;
+  spec.mdp.workers = 1;
+  spec.loads_qps = {1};
+  spec.reduction.models = {"net_a"};
+  const auto in = lull::compiler::load_compile_inputs(spec);
+  REQUIRE(in.profiles.models.size() == 1);
+  CHECK(in.profiles.models[0].name == "net_a");
+  // Without a model list every folder is read, and the bad file is named.
+  spec.reduction.models.clear();
+  CHECK_THROWS_WITH(lull::compiler::load_compile_inputs(spec), Catch::Contains("net_b_bsize-3_profile.json"));
 }

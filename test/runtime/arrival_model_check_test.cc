@@ -166,3 +166,43 @@ TEST_CASE("phase prior under bursts: the factored element equals the note's sum 
       for (int q = 0; q < K; ++q) CHECK(got[q] == Approx(want[q] / s).epsilon(1e-9).margin(1e-15));
     }
 }
+
+TEST_CASE("batch arrivals: an idle worker's later siblings of its burst match idle_burst_residual", "[arrivals][model]") {
+  // At a load where bursts rarely overlap a busy worker, each worker's first
+  // query of every burst is where it starts a service from idle; the later
+  // siblings of that burst (all of them, whichever worker they go to) are
+  // the idle state's phase. The typical query's count (burst_residual) is a
+  // different distribution: the check can tell them apart.
+  for (auto [K, D] : {std::pair{4, 8.0}, std::pair{2, 4.0}, std::pair{20, 8.0}}) {
+    lull::sim::RateArrivals source({{0, 2000, 50}}, ArrivalProcess::batch(D), 23);
+    std::vector<double> sampled;
+    std::vector<std::int64_t> burst;  // worker of each query of the current burst
+    std::int64_t t = 0, burst_t = -1;
+    long next_worker = 0, count = 0;
+    auto flush = [&] {
+      std::vector<char> seen(K, 0);
+      for (std::size_t i = 0; i < burst.size(); ++i) {
+        if (seen[burst[i]]) continue;
+        seen[burst[i]] = 1;
+        const std::size_t r = burst.size() - 1 - i;
+        if (r >= sampled.size()) sampled.resize(r + 1, 0.0);
+        sampled[r] += 1;
+        ++count;
+      }
+      burst.clear();
+    };
+    while (source.next(&t)) {
+      if (t != burst_t) flush();
+      burst_t = t;
+      burst.push_back(next_worker++ % K);
+    }
+    flush();
+    for (double& x : sampled) x /= count;
+    const auto model = idle_burst_residual(D, K);
+    const double tv = total_variation(sampled, model), tv_typical = total_variation(burst_residual(D), model);
+    WARN("K " << K << " batch:" << D << ": idle sibling count, TV sampled vs model " << tv << " (" << count
+              << " idle starts); typical query's count vs model " << tv_typical);
+    CHECK(tv < 0.015);
+    if (K < 20) CHECK(tv_typical > 3 * tv);
+  }
+}

@@ -36,7 +36,7 @@ class FactoredProbe {
     for (int s = 0; s < p_.num_states(); ++s)
       for (int a = p_.action_begin[s]; a < p_.action_begin[s + 1]; ++a)
         q[a] = compiler::factored::q_value(tables_.d, tables_.actions(), tables_.phase.data(),
-                                           tables_.count_prob.data(), V.data(), step.U.data(), s, a);
+                                           tables_.count_prob.data(), V.data(), step.U.data(), step.U_idle.data(), s, a);
     return q;
   }
 

@@ -47,6 +47,10 @@ struct Dims : StateIndex {
   double lambda_per_us = 0;  // rate of the counting stream
   double dispersion = 1;     // of its counts: 1 Poisson, > 1 negative binomial
   int residual_len = 1;      // entries of the burst-residual table (1: no bursts)
+  // Phases z = K..K+E-1 of the idle state (1, J) at the start of its service:
+  // same-instant burst siblings that reach the worker after it started (the
+  // worker already holds floor(z / K) more queries at time 0). 0 without them.
+  int E = 0;
 
   // pmf of k counting-stream events in an interval with mean mu.
   LULL_HD double pmf(int k, double mu) const { return count_pmf(k, mu, dispersion); }

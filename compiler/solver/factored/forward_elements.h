@@ -27,12 +27,14 @@ struct TauMass {
   const double* phase;
   const double* p;
   double* mass;              // [k][q]
+  double* mass_idle;         // [k]: the idle state's mass, when Dims::E > 0 (its phases past K)
   char* mass_any;            // [k]
 
   LULL_HD void operator()(std::size_t k) const {
     const int K = d.K;
     double* m = mass + k * K;
     for (int q = 0; q < K; ++q) m[q] = 0.0;
+    if (d.E > 0) mass_idle[k] = 0.0;
     char any = 0;
     for (int e = states_begin[k]; e < states_begin[k + 1]; ++e) {
       const int s = states[e];
@@ -41,6 +43,7 @@ struct TauMass {
       any = 1;
       const double* ph = phase + static_cast<std::size_t>(s) * K;
       for (int q = 0; q < K; ++q) m[q] += ps * ph[q];
+      if (d.E > 0 && s == d.idle()) mass_idle[k] = ps;
     }
     mass_any[k] = any;
   }
@@ -54,8 +57,10 @@ struct GroupColumns {
   const int* group_begin;    // [j]: taus whose first bucket is j
   const int* group_taus;
   const double* mass;
+  const double* mass_idle;   // [k] (Dims::E > 0)
   const char* mass_any;
   const double* tau_pass;    // [k][q][col]
+  const double* idle_rows;   // [k][col] (Dims::E > 0)
   double* add_cols;          // [j][col]
 
   LULL_HD void operator()(std::size_t j) const {
@@ -72,6 +77,10 @@ struct GroupColumns {
         if (mq == 0.0) continue;
         const double* row = pass + q * cols;
         for (int c = 0; c < cols; ++c) out[c] += mq * row[c];
+      }
+      if (d.E > 0 && mass_idle[k] != 0.0) {  // the idle state's phases past K
+        const double* row = idle_rows + static_cast<std::size_t>(k) * cols;
+        for (int c = 0; c < cols; ++c) out[c] += mass_idle[k] * row[c];
       }
     }
   }

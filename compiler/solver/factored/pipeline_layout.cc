@@ -19,6 +19,10 @@ Dims dims_of(const MdpProblem& p) {
   d.lambda_per_us = p.lambda_per_us;
   d.dispersion = p.arrivals.dispersion;
   d.residual_len = static_cast<int>(p.arrivals.burst_residual.size());
+  // Siblings z >= K reach the idle worker again; phases past the overflow
+  // (N+1)K all lead to F (idle_phase_row lumps them there).
+  if (p.arrivals.same_instant_bursts)
+    d.E = std::max(0, std::min(static_cast<int>(p.arrivals.idle_residual.size()), (d.N + 1) * d.K + 1) - d.K);
   // Pass-table scratch rows hold counts up to the overflow (N+1)K and the
   // count support of the widest interval: a bucket (at most the SLO) or a
   // clipped first bucket (at most its service time).
@@ -26,6 +30,20 @@ Dims dims_of(const MdpProblem& p) {
   for (double tau : p.taus_us) widest_us = std::max(widest_us, tau);
   d.span = std::max((d.N + 1) * d.K + 1, d.support_end(d.lambda_per_us * widest_us)) + 1;
   return d;
+}
+
+std::vector<double> idle_phase_row(const MdpProblem& p, const Dims& d) {
+  const std::vector<double>& w = p.arrivals.idle_residual;
+  if (w.empty()) return {};
+  const int len = d.K + d.E;
+  std::vector<double> row(len, 0.0);
+  for (int z = 0; z < len && z < static_cast<int>(w.size()); ++z) row[z] = w[z];
+  if (len - 1 == (d.N + 1) * d.K)  // every phase from here on overflows to F
+    for (std::size_t r = len; r < w.size(); ++r) row[len - 1] += w[r];
+  double sum = 0;
+  for (double v : row) sum += v;
+  for (double& v : row) v /= sum;
+  return row;
 }
 
 ActionLayout layout_actions(const MdpProblem& p) {
@@ -127,7 +145,10 @@ PolicyLayout layout_policy(const MdpProblem& p, const ActionLayout& L, const std
 
 std::size_t factored_table_bytes(const MdpProblem& p, const ActionLayout& L) {
   const std::size_t K = p.K(), cols = p.N() + 1, taus = p.taus_us.size(), B = p.J1() - 1;
-  const std::size_t doubles = p.num_states() * K + (B + taus) * K * cols + (B + taus) * K + L.count_begin.back();
+  const Dims d = dims_of(p);
+  const std::size_t extra = d.E > 0 ? d.K + d.E + taus * (cols + 1) : 0;  // idle row, idle_rows, U_idle
+  const std::size_t doubles =
+      p.num_states() * K + (B + taus) * K * cols + (B + taus) * K + L.count_begin.back() + extra;
   return sizeof(double) * doubles + sizeof(std::size_t) * L.count_begin.size() + sizeof(int) * taus;
 }
 
@@ -137,6 +158,7 @@ double estimated_table_bytes(const Dims& d, const ActionLayout& L) {
                          + tables * K * d.cols()           // pass
                          + tables * K                      // kernel
                          + static_cast<double>(d.num_states()) * K  // phase
+                         + (d.E > 0 ? d.K + d.E + d.taus * (d.cols() + 1.0 + d.span) : 0.0)  // idle phases past K
                          + static_cast<double>(L.count_begin.back())  // count_prob
                          + slots * L.count_stride          // count pmfs
                          + slots * K * (d.N + 2.0);        // count tables

@@ -14,6 +14,13 @@ namespace lull::compiler::factored {
 
 Dims dims_of(const MdpProblem& p);
 
+// The idle state (1, J) under same-instant bursts: its age is
+// 0 (T_J = S), so its phase is the number of later siblings of its query's
+// burst, ArrivalModel::idle_residual, over z = 0..K+E-1; when the last
+// phase is the overflow (N+1)K it collects the residual's tail. Empty
+// without same-instant bursts. Computed on the host once, so every executor reads the same row.
+std::vector<double> idle_phase_row(const MdpProblem& p, const Dims& d);
+
 struct ActionLayout {
   std::vector<int> begin;                 // [s], S + 1 entries (MdpProblem::action_begin)
   std::vector<int> state, batch, tau, next_j, model;

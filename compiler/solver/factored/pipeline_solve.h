@@ -24,7 +24,7 @@ template <class Exec>
 struct ValueStep {
   const ExecTables<Exec>& t;
   Exec& ex;
-  BufferOf<Exec, double> vcol, fv, bk, U;
+  BufferOf<Exec, double> vcol, fv, bk, U, U_idle;
 
   ValueStep(const ExecTables<Exec>& tables, Exec& exec)
       : t(tables),
@@ -32,7 +32,8 @@ struct ValueStep {
         vcol(ex.template zeros<double>(static_cast<std::size_t>(t.d.B) * t.d.cols())),
         fv(ex.template zeros<double>(static_cast<std::size_t>(t.d.B) * t.d.K)),
         bk(ex.template zeros<double>(static_cast<std::size_t>(t.d.J1) * t.d.K)),
-        U(ex.template zeros<double>(static_cast<std::size_t>(t.d.taus) * t.d.K)) {}
+        U(ex.template zeros<double>(static_cast<std::size_t>(t.d.taus) * t.d.K)),
+        U_idle(ex.template zeros<double>(t.d.E > 0 ? t.d.taus : 0)) {}
 
   void expected_next_values(const BufferOf<Exec, double>& V) {
     const Dims d = t.d;
@@ -41,12 +42,13 @@ struct ValueStep {
     ex.sequence(d.J1, d.K, BackwardStep{d, t.kernel.data(), fv.data(), V.data(), bk.data()});
     ex.for_each(static_cast<std::size_t>(d.taus) * d.K,
                 TauValue{d, t.tau_pass(), t.tau_kernel(), t.tau_bucket.data(), bk.data(), vcol.data(), U.data()});
+    if (d.E > 0) ex.for_each(d.taus, IdleTauValue{d, t.idle_rows.data(), t.tau_bucket.data(), vcol.data(), U_idle.data()});
   }
 
   // V_next(s) = max_a Q(s, a) and its argmax, from V and the U of expected_next_values(V).
   void best_actions(const BufferOf<Exec, double>& V, BufferOf<Exec, double>& V_next, BufferOf<Exec, int>& choice) {
     ex.for_each(t.d.num_states(), BestAction{t.d, t.actions(), t.phase.data(), t.count_prob.data(), V.data(),
-                                             U.data(), V_next.data(), choice.data()});
+                                             U.data(), U_idle.data(), V_next.data(), choice.data()});
   }
 };
 
@@ -92,6 +94,7 @@ class PowerStep {
     in_src_ = ex.upload(pl.in_src);
     in_prob_ = ex.upload(pl.in_prob);
     mass_ = ex.template zeros<double>(static_cast<std::size_t>(d.taus) * d.K);
+    mass_idle_ = ex.template zeros<double>(d.E > 0 ? d.taus : 0);
     mass_any_ = ex.template zeros<char>(d.taus);
     passed_ = ex.template zeros<double>(static_cast<std::size_t>(d.B) * d.cols());
     add_cols_ = ex.template zeros<double>(static_cast<std::size_t>(d.J1) * d.cols());
@@ -105,11 +108,11 @@ class PowerStep {
     const Dims d = t_.d;
     const int J = d.J1 - 1;
     ex_.for_each(d.taus, TauMass{d, states_begin_.data(), states_.data(), t_.phase.data(), p.data(), mass_.data(),
-                                 mass_any_.data()});
+                                 mass_idle_.data(), mass_any_.data()});
     ex_.for_each(J, GroupAlive{d, group_begin_.data(), group_taus_.data(), mass_.data(), mass_any_.data(),
                             t_.tau_kernel(), alive_.data()});
-    ex_.for_each(d.J1, GroupColumns{d, group_begin_.data(), group_taus_.data(), mass_.data(), mass_any_.data(),
-                              t_.tau_pass(), add_cols_.data()});
+    ex_.for_each(d.J1, GroupColumns{d, group_begin_.data(), group_taus_.data(), mass_.data(), mass_idle_.data(),
+                                    mass_any_.data(), t_.tau_pass(), t_.idle_rows.data(), add_cols_.data()});
     ex_.sequence(d.B, d.K, ForwardStep{d, t_.kernel.data(), alive_.data()});
     ex_.for_each(d.B, BucketColumns{d, t_.pass.data(), alive_.data(), passed_.data()});
     ex_.for_each(d.num_states(), AssembleState{d, in_begin_.data(), in_src_.data(), in_prob_.data(),
@@ -123,7 +126,7 @@ class PowerStep {
   BufferOf<Exec, int> states_begin_, states_, group_begin_, group_taus_, in_begin_, in_src_;
   BufferOf<Exec, long long> in_prob_;
   BufferOf<Exec, char> mass_any_;
-  BufferOf<Exec, double> mass_, add_cols_, alive_, passed_;
+  BufferOf<Exec, double> mass_, mass_idle_, add_cols_, alive_, passed_;
 };
 
 // Expectations of mdp-spec 6 from a distribution over states and a policy,

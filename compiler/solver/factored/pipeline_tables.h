@@ -28,6 +28,9 @@ struct ExecTables {
   // the executor (moved, not copied, on the CPU) and left empty here.
   ActionLayout layout;
   BufferOf<Exec, double> grid, phase, pass, kernel, count_prob, accuracy;
+  // Same-instant bursts: the idle state's row over phases 0..K+E-1 (empty
+  // without them), and per tau its phases K..K+E-1 mixed (IdleExtraRows, [k][col]).
+  BufferOf<Exec, double> idle_phase, idle_rows;
   BufferOf<Exec, int> tau_bucket;
   BufferOf<Exec, int> a_begin, a_batch, a_tau, a_next_j, a_model;
   BufferOf<Exec, double> a_reward;
@@ -90,6 +93,13 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
   t.phase = ex.template zeros<double>(static_cast<std::size_t>(d.num_states()) * d.K);
   auto burst_residual = ex.upload(p.arrivals.burst_residual);
   ex.for_each(d.num_states(), PhaseRow{d, t.grid.data(), burst_residual.data(), t.phase.data()});
+  t.idle_phase = ex.upload(idle_phase_row(p, d));
+  if (t.idle_phase.size() > 0) ex.for_each(d.K, SetIdlePhase{d, t.idle_phase.data(), t.phase.data()});
+  t.idle_rows = ex.template zeros<double>(d.E > 0 ? static_cast<std::size_t>(d.taus) * d.cols() : 0);
+  if (d.E > 0) {
+    auto cdf = ex.template zeros<double>(static_cast<std::size_t>(d.taus) * d.span);
+    ex.for_each(d.taus, IdleExtraRows{d, taus.data(), tau_whole.data(), t.idle_phase.data(), cdf.data(), t.idle_rows.data()});
+  }
 
   // Variable batching: count tables per slot, then each partial action's mixture.
   t.count_prob = ex.template zeros<double>(L.count_begin.back());

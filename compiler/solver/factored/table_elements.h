@@ -221,6 +221,51 @@ LULL_HD inline void phase_row_batch(int n, double age_us, double lambda_per_us, 
   for (int q = 0; q < K; ++q) out[q] /= sum;
 }
 
+// The idle state's phases z >= K (Dims::E > 0): its first query of the
+// service is there at time 0 with floor(z / K) more, so with k arrivals in
+// [0, tau) it holds n' = floor((z + k) / K) at the next decision, all in the
+// tau's first bucket. idle_rows[k][c] mixes these over the idle row's
+// weights of z = K..K+E-1 (c = N: the overflow to F), one tau per call:
+// one row per tau instead of E, as the value and power steps only need the
+// mixture.
+struct IdleExtraRows {
+  Dims d;
+  const double* taus_us;
+  const char* tau_whole;
+  const double* idle_row;    // [z], z = 0..K+E-1
+  double* cdf;               // [k][span] scratch: the CDF of k arrivals in [0, tau)
+  double* idle_rows;         // [k][col]
+
+  LULL_HD void operator()(std::size_t i) const {
+    const int k = static_cast<int>(i), cols = d.cols(), K = d.K, N = d.N;
+    double* out = idle_rows + static_cast<std::size_t>(k) * cols;
+    for (int c = 0; c < cols; ++c) out[c] = 0.0;
+    if (!tau_whole[k]) return;
+    double* F = cdf + static_cast<std::size_t>(k) * d.span;
+    const double mu = d.lambda_per_us * taus_us[k];
+    const int len = min_int(d.support_end(mu), d.span);
+    count_pmf_row(mu, d.dispersion, len, F);
+    for (int x = 1; x < len; ++x) F[x] += F[x - 1];
+    auto at = [&](int x) { return x < 0 ? 0.0 : F[x < len ? x : len - 1]; };
+    for (int z = K; z < K + d.E; ++z) {
+      const double w = idle_row[z];
+      if (w == 0.0) continue;
+      // n' = c + 1 <=> (c + 1) K - z <= k <= (c + 2) K - 1 - z.
+      for (int c = 0; c < N; ++c) out[c] += w * (at((c + 2) * K - 1 - z) - at((c + 1) * K - 1 - z));
+      out[N] += w * (at(len - 1) - at((N + 1) * K - 1 - z));
+    }
+  }
+};
+
+// The idle state's row over phases 0..K+E-1 (pipeline_layout.h,
+// idle_phase_row) replaces its first K entries in phase[s][q].
+struct SetIdlePhase {
+  Dims d;
+  const double* idle_row;
+  double* phase;
+  LULL_HD void operator()(std::size_t q) const { phase[static_cast<std::size_t>(d.idle()) * d.K + q] = idle_row[q]; }
+};
+
 // phase[s][q]; rows of n = 0 states stay zero.
 struct PhaseRow {
   Dims d;

@@ -89,8 +89,23 @@ struct ActionArrays {
   const std::size_t* count_begin;
 };
 
+// The idle state's phases past K (Dims::E > 0): U_idle[k] = their share of
+// E[V(next) | tau k], from the tau's first bucket (IdleExtraRows).
+struct IdleTauValue {
+  Dims d;
+  const double* idle_rows;   // [k][col]
+  const int* tau_bucket;
+  const double* vcol;
+  double* U_idle;            // [k]
+
+  LULL_HD void operator()(std::size_t k) const {
+    const int cols = d.cols();
+    U_idle[k] = dot(idle_rows + k * cols, vcol + static_cast<std::size_t>(tau_bucket[k]) * cols, cols);
+  }
+};
+
 LULL_HD inline double q_value(const Dims& d, const ActionArrays& A, const double* phase, const double* count_prob,
-                              const double* V, const double* U, int s, int a) {
+                              const double* V, const double* U, const double* U_idle, int s, int a) {
   double s_next = 0;
   if (A.next_j[a] >= 0) {
     const int left = d.n_of(s) - A.batch[a];
@@ -102,6 +117,7 @@ LULL_HD inline double q_value(const Dims& d, const ActionArrays& A, const double
     }
   } else {
     s_next = dot(phase + static_cast<std::size_t>(s) * d.K, U + static_cast<std::size_t>(A.tau[a]) * d.K, d.K);
+    if (d.E > 0 && s == d.idle()) s_next += U_idle[A.tau[a]];
   }
   return A.reward[a] + s_next;
 }
@@ -113,6 +129,7 @@ struct BestAction {
   const double* count_prob;
   const double* V;
   const double* U;
+  const double* U_idle;      // [k] (IdleTauValue), read when Dims::E > 0
   double* V_next;
   int* choice;               // -1 for states without actions (n = 0)
 
@@ -123,10 +140,10 @@ struct BestAction {
       choice[s] = -1;
       return;
     }
-    double best = q_value(d, A, phase, count_prob, V, U, s, a0);
+    double best = q_value(d, A, phase, count_prob, V, U, U_idle, s, a0);
     int arg = a0;
     for (int a = a0 + 1; a < a1; ++a) {
-      const double q = q_value(d, A, phase, count_prob, V, U, s, a);
+      const double q = q_value(d, A, phase, count_prob, V, U, U_idle, s, a);
       if (q > best) {  // ties go to the first action
         best = q;
         arg = a;

@@ -224,3 +224,41 @@ TEST_CASE("lull plan --arrivals plans for bursty traffic: at least as many worke
     CHECK_THAT(r.err, Contains("--arrivals"));
   }
 }
+
+TEST_CASE("lull plan says how many more workers the load needs at CV^2 = 2, 4, 8", "[cli][plan][arrivals]") {
+  const std::string out = temp_dir() + "/plan_burstiness.json";
+  const auto r = run_lull(plan_args("--max-violation 0.01 --load-qps 120 --capacity-workers 2 --out " + out));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("under bursty arrivals"));
+  const std::string json = slurp(out);
+  const auto at = json.find("\"burstiness\"");
+  REQUIRE(at != std::string::npos);
+  const std::string rows = json.substr(at);
+  // Rows in order: poisson (the plan's own count), gamma:2, gamma:4, gamma:8.
+  std::vector<int> workers;
+  for (const char* name : {"\"poisson\"", "\"gamma:2\"", "\"gamma:4\"", "\"gamma:8\""}) {
+    const auto row = rows.find(name);
+    REQUIRE(row != std::string::npos);
+    workers.push_back(static_cast<int>(json_number(rows.substr(row), "workers")));
+  }
+  CHECK(workers[0] == json_number(json, "workers"));
+  for (std::size_t i = 1; i < workers.size(); ++i) {
+    CHECK(workers[i] >= workers[0]);
+    const auto row = rows.find(i == 1 ? "\"gamma:2\"" : i == 2 ? "\"gamma:4\"" : "\"gamma:8\"");
+    CHECK(json_number(rows.substr(row), "more_than_poisson") == workers[i] - workers[0]);
+  }
+  CHECK(workers[3] > workers[0]);  // CV^2 = 8 costs workers at this load (the test above)
+}
+
+TEST_CASE("lull plan refuses a bad --arrivals: one line naming the flag or file, exit 2, no output file",
+          "[cli][plan][arrivals][bad-input]") {
+  const std::string out = temp_dir() + "/plan_bad_arrivals.json";
+  const std::string base = plan_args("--max-violation 0.01 --load-qps 120 --arrivals ");
+  for (const std::string bad : {"gamma:0", "gamma:-1", "gamma:nan", "gamma:inf", "batch:0.5", "batch:nan", "batch:inf"})
+    check_refused(base + bad, "--arrivals", out);
+  const auto few = write_temp("plan_few_times.txt", "0.1\n0.2\n0.3\n");
+  check_refused(base + "fit:" + few, "plan_few_times.txt", out);
+  const auto back = write_temp("plan_backwards_times.txt", "0.1\n0.3\n0.2\n");
+  check_refused(base + "fit:" + back, "plan_backwards_times.txt:3", out);
+}

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <random>
 
+#include "compiler/mdp/arrival_counts.h"
 #include "compiler/mdp/mdp_problem.h"
 #include "compiler/mdp/poisson.h"
+#include "compiler/solver/factored/pipeline_layout.h"
 #include "compiler/solver/factored/table_elements.h"
 #include "compiler/solver/solver.h"
 #include "test/support/factored_probe.h"
@@ -211,4 +213,65 @@ TEST_CASE("a fallback slower than the SLO (service time > S): rows equal the lit
   const auto out = make_cpu_solver()->solve(p, {});
   CHECK(out.expected_accuracy >= 0.6);
   CHECK(out.expected_accuracy <= 0.85);
+}
+
+TEST_CASE("batch bursts past a round of K workers: the idle state's extra phases, against the literal sum",
+          "[compiler][math][arrivals]") {
+  // K = 2, batch:6: a burst often brings an idle worker more of its own
+  // queries at time 0 (phases z >= K). The idle state's row is the mixture
+  // over its phase row (idle_phase_row) of, for z < K, mdp-spec 4.2 with
+  // negative-binomial counts and, for z >= K, the first query at time 0
+  // (slack S - tau at the next decision) and n' = floor((z + k) / K) in all,
+  // k the counts over [0, tau).
+  const auto prof = linear_profiles({{0.6, 4}, {0.75, 11}}, 4, 3.0);
+  MdpOptions o = lull::test::mdp_options(40000, 2, 150, 4, 8);
+  o.arrivals = lull::ArrivalProcess::batch(6);
+  const auto p = build_mdp_problem(prof, o);
+  FactoredProbe probe(p);
+  const auto& t = probe.tables();
+  const int K = p.K(), N = p.N(), J = p.J1() - 1, s = p.state(1, J);
+  REQUIRE(t.d.E > 0);
+  const std::vector<double> z_row = factored::idle_phase_row(p, t.d);
+  REQUIRE(static_cast<int>(z_row.size()) == K + t.d.E);
+  const double D = p.arrivals.dispersion, lam = p.lambda_per_us, S = p.options.slo_us;
+  const auto& T = p.grid_us;
+  auto pmf = [&](int k, double len) { return count_pmf(k, lam * std::max(0.0, len), D); };
+  const int cap = (N + 1) * K + 400;
+  for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a) {
+    const double tau = p.taus_us[p.actions[a].tau];
+    std::vector<double> want(p.num_states(), 0.0);
+    for (int z = 0; z < static_cast<int>(z_row.size()); ++z) {
+      if (z >= K) {  // slack of the time-0 query after tau
+        int j0 = 0;
+        while (j0 + 1 < J && T[j0 + 1] <= S - tau) ++j0;
+        for (int k = 0; k <= cap; ++k) {
+          const int np = (z + k) / K;
+          want[np > N ? p.full_state() : p.state(np, j0)] += z_row[z] * pmf(k, tau);
+        }
+        continue;
+      }
+      for (int k = 0; k <= K - 1 - z; ++k) want[s] += z_row[z] * pmf(k, tau);  // n' = 0: idle again
+      for (int jp = 0; jp < J; ++jp) {  // bucket J is empty: T_J = S
+        const double b = jp == 0 ? 0.0 : std::max(0.0, tau - S + T[jp]);
+        const double c = std::min(tau, std::max(0.0, tau - S + T[jp + 1]));
+        for (int kb = 0; kb <= K - z - 1; ++kb)
+          for (int kc = std::max(0, K - z - kb); kc <= cap; ++kc) {
+            const double pbc = pmf(kb, b) * pmf(kc, c - b);
+            if (pbc < 1e-300) continue;
+            for (int kd = 0; kd <= cap; ++kd) {
+              const int np = (z + kb + kc + kd) / K;
+              want[np > N ? p.full_state() : p.state(np, jp)] += z_row[z] * pbc * pmf(kd, tau - c);
+            }
+          }
+      }
+    }
+    const auto row = probe.raw_row(s, a);
+    double sum = 0;
+    for (int u = 0; u < p.num_states(); ++u) {
+      INFO("tau " << tau << " -> state " << u);
+      CHECK(row[u] == Approx(want[u]).margin(1e-10));
+      sum += row[u];
+    }
+    CHECK(sum == Approx(1.0).margin(1e-9));
+  }
 }
