@@ -8,22 +8,9 @@
 #include <numeric>
 #include <stdexcept>
 
-namespace lull::manager {
+#include "runtime/pattern_switcher.h"
 
-std::size_t table_for_pattern(const std::vector<const runtime::PolicyTable*>& sets, const ArrivalProcess& pattern) {
-  const std::size_t n = sets.size();
-  std::size_t best = n, best_any = n, top = 0;
-  auto b = [&](std::size_t i) { return sets[i]->arrivals.burstiness(); };
-  for (std::size_t i = 0; i < n; ++i) {
-    if (b(i) > b(top)) top = i;
-    if (b(i) < pattern.burstiness()) continue;
-    if (best_any == n || b(i) < b(best_any)) best_any = i;
-    const ArrivalProcess& p = sets[i]->arrivals;
-    const bool family = p.is_poisson() || pattern.is_poisson() || p.kind == pattern.kind;
-    if (family && (best == n || b(i) < b(best))) best = i;
-  }
-  return best < n ? best : best_any < n ? best_any : top;
-}
+namespace lull::manager {
 
 CapacityTable::CapacityTable(const std::vector<runtime::PolicyTable>& all_sets, CapacityTarget target,
                              const ArrivalProcess& pattern)
@@ -39,7 +26,8 @@ CapacityTable::CapacityTable(const std::vector<runtime::PolicyTable>& all_sets, 
   std::map<int, std::vector<const runtime::PolicyTable*>> by_workers;
   for (const auto& t : all_sets) by_workers[t.workers].push_back(&t);
   for (const auto& [workers, sets] : by_workers) {
-    const auto& t = *sets[table_for_pattern(sets, pattern)];
+    const auto& t = *sets[runtime::covering_pattern(
+        sets, [](const runtime::PolicyTable* p) -> const ArrivalProcess& { return p->arrivals; }, pattern)];
     CapacityRow row;
     AccuracyCurve curve;
     row.workers = t.workers;
