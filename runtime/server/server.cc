@@ -119,6 +119,13 @@ Server::~Server() { stop(); }
 void Server::interrupt() {
   interrupted_ = true;
   if (scaler_) scaler_->request_stop();
+  interrupt_pool();
+}
+
+void Server::interrupt_pool() {
+  // A Kubernetes API call in progress, or its backoff wait, ends at once:
+  // SIGTERM must not wait one out.
+  if (auto* kube = dynamic_cast<manager::KubernetesPool*>(pool_.get())) kube->interrupt();
 }
 
 int Server::start() {
@@ -204,6 +211,7 @@ void Server::stop(const std::function<void()>& answers_written) {
     frontend_->stop();
   }
   if (answers_written) answers_written();
+  interrupt_pool();  // the autoscaler's tick may be in an API call
   loop_.stop();  // no controller ticks from here on
   if (recompiler_) recompiler_->connect(nullptr);
   if (scaler_) scaler_->stop();

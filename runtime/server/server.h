@@ -81,6 +81,7 @@ class Server {
 
  private:
   void autoscale_log(const std::string& line);
+  void interrupt_pool();
   void build_autoscaler();
   void start_variants();
 
