@@ -27,6 +27,8 @@
 #include "runtime/query_inputs.h"
 #include "runtime/torchserve/request_split.h"
 #include "runtime/serve/serve_session.h"
+#include "runtime/serve/shard_info.h"
+#include "runtime/shard.h"
 #include "runtime/torchserve/torchserve_backend.h"
 #include "runtime/torchserve/torchserve_token.h"
 #include "runtime/torchserve/worker_endpoint.h"
@@ -63,7 +65,7 @@ struct StopPoolFirst {
 int run_serve(int argc, char** argv) {
   OnlineCompileFlags online_flags;
   std::string profiles;
-  std::string policies, workers_text, management_text, listen, port_file, token_file, recompile_out;
+  std::string policies, workers_text, management_text, listen, port_file, token_file, recompile_out, shard_text;
   serve::ServeOptions opts;
   serve::TorchServeOptions backend_opts;
   serve::FrontendOptions fe;
@@ -76,6 +78,9 @@ int run_serve(int argc, char** argv) {
       ("servers", po::value(&workers_text), "model servers' inference URLs, one per worker: http://H:P,... "
        "(not with --autoscale: its worker pool starts them)")
       ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
+      ("shard", po::value(&shard_text),
+       "I/G: serve as shard I (0-based) of G behind a round-robin balancer: own the servers j with j mod G = I, "
+       "and serve the policies compiled for G times its workers at G times its load (docs/scaling.md)")
       ("listen", po::value(&listen)->default_value("127.0.0.1:7070"), "HOST:PORT of the front end (port 0: any)")
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
       ("max-body-bytes", ranged_value<std::size_t>(&fe.max_body_bytes, 1, limits::kMaxBodyBytes)->default_value(4 << 20),
@@ -142,10 +147,22 @@ int run_serve(int argc, char** argv) {
                                : "--servers is required (or --autoscale with a worker pool)");
   std::vector<serve::WorkerEndpoint> workers;
   serve::TorchServeKeys keys;
+  runtime::Shard shard;
   try {
     if (!token_file.empty()) keys = serve::read_torchserve_key_file(token_file);
     backend_opts.inference_key = keys.inference;
     if (!autoscale) workers = serve::parse_worker_endpoints(workers_text, management_text);
+    if (!shard_text.empty()) try {
+        if (autoscale || online_compile_enabled(online_flags, profiles) || !recompile_out.empty() || !variant_flags.sets.empty())
+          throw std::invalid_argument("with --servers only (not --autoscale, online compilation, --recompile-on-drift "
+                                      "or --variant-sets)");
+        shard = runtime::parse_shard(shard_text);
+        std::vector<serve::WorkerEndpoint> mine;
+        for (std::size_t j : runtime::shard_members(shard, workers.size())) mine.push_back(workers[j]);
+        workers = mine;
+      } catch (const std::invalid_argument& e) {
+        throw UsageError("--shard " + shard_text + ": " + e.what());
+      }
     // Every query the front end accepts must fit in one request on its own.
     const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)});
     if (one_query > backend_opts.max_request_bytes)
@@ -162,8 +179,18 @@ int run_serve(int argc, char** argv) {
   expect.workers = static_cast<int>(workers.size());
   // A library, or online compilation: the Dispatcher picks by the workers up;
   // one set without it must match the servers, as before.
-  opts.library = runtime::load_policy_library(policies, {});
-  if (opts.library.size() == 1 && !online && !autoscale) opts.library.clear();
+  // A shard serves the library seen at its share of the load (runtime/shard.h).
+  const auto load_library = [&] {
+    const auto library = runtime::load_policy_library(policies, {});
+    return shard_text.empty() ? library : runtime::shard_library(library, shard, static_cast<int>(workers.size()));
+  };
+  try {
+    opts.library = load_library();
+  } catch (const std::invalid_argument& e) {
+    if (shard_text.empty()) throw;
+    throw UsageError("--shard " + shard_text + ": " + e.what());
+  }
+  if (opts.library.size() == 1 && !online && !autoscale && shard_text.empty()) opts.library.clear();
   const runtime::PolicyTable table =
       opts.library.empty() ? runtime::load_policy_table(policies, expect) : opts.library.front();
   // Before any thread starts (the online provider's is the first), so that
@@ -232,6 +259,10 @@ int run_serve(int argc, char** argv) {
                                                    [](const std::string& line) { std::cerr << line << std::endl; });
     opts.on_drift = [r = recompiler.get()](const serve::DriftEvent& e) { r->on_drift(e); };
   }
+  if (!shard_text.empty()) {
+    auto before = opts.extra_metrics;
+    opts.extra_metrics = [before, shard] { return (before ? before() : std::string()) + serve::render_shard_info(shard); };
+  }
   serve::QueryInputs inputs;
   runtime::WallClock clock;
   serve::TorchServeBackend backend(workers, model_names, inputs, backend_opts);
@@ -268,7 +299,11 @@ int run_serve(int argc, char** argv) {
   serve::Frontend frontend(session, fe);
   frontend.start();
   if (!port_file.empty()) write_output(port_file, std::to_string(frontend.port()) + "\n");
-  std::cerr << "lull serve: task '" << table.task << "', " << workers_up << " workers" << (autoscale ? " (autoscaled)" : "") << ", "
+  std::cerr << "lull serve: task '" << table.task << "', " << workers_up << " workers" << (autoscale ? " (autoscaled)" : "")
+            << (shard_text.empty() ? "" : " (shard " + shard.label() + ": policies for " +
+                                             std::to_string(shard.count * workers_up) + " workers at " +
+                                             std::to_string(shard.count) + "x this shard's load)")
+            << ", "
             << table.models.size() << " models, SLO " << table.slo_us / 1000.0 << " ms, on http://" << fe.host
             << ":" << frontend.port() << "/predictions/" << table.task << std::endl;
   // SIGHUP: the policy file again, checked as at start (same task, SLO,
@@ -283,7 +318,7 @@ int run_serve(int argc, char** argv) {
     try {
       const std::vector<runtime::PolicyTable> tables =
           opts.library.empty() ? std::vector<runtime::PolicyTable>{runtime::load_policy_table(policies, expect)}
-                               : runtime::load_policy_library(policies, {});
+                               : load_library();
       session.swap_policies_and_wait(tables, {}, 10000);
       if (scaling) scaling->use_library(tables);
       std::size_t count = 0;

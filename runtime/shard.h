@@ -21,7 +21,8 @@ struct Shard {
   std::string label() const { return std::to_string(index) + "/" + std::to_string(count); }
 };
 
-// "I/G" with 0 <= I < G; throws std::invalid_argument saying what is wrong.
+// "I/G" with 0 <= I < G; throws std::invalid_argument saying what is wrong
+// (the caller names the text).
 Shard parse_shard(const std::string& text);
 
 // The servers (positions in a list of `total`) shard I owns: j with
