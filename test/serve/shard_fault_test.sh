@@ -8,7 +8,9 @@
 #   - queries lost (unanswered or not 200) are at most shard 1's in flight
 #     when it died (the most HAProxy held open to it in the 300 ms before);
 #     with HAProxy's retries on a refused or empty connection, usually 0;
-#   - the restarted shard is marked up within 5 s and is sent queries again.
+#   - the restarted shard is marked up within 5 s and is sent queries again;
+#   - its /metrics carries lull_shard_info{shard="1/3"} 1 (and passes
+#     promtool check metrics where promtool is installed).
 # Skipped (77) without haproxy, unless LULL_REQUIRE_TOOLS=1 (CI: .ci/run),
 # where that fails.
 set -euo pipefail
@@ -67,6 +69,11 @@ done
 sleep 1.5
 REJOINED=$(metric_sum "http://127.0.0.1:$PORT1" lull_queries_total)
 [ "$REJOINED" -gt 0 ] || fail "the restarted shard 1 got no queries in the 1.5 s after it was marked up"
+curl -s "http://127.0.0.1:$PORT1/metrics" > "$WORK/metrics1.txt"
+grep -q '^lull_shard_info{shard="1/3"} 1$' "$WORK/metrics1.txt" || fail "no lull_shard_info{shard=\"1/3\"} 1 in shard 1's /metrics"
+if command -v promtool > /dev/null && ! promtool check metrics < "$WORK/metrics1.txt" > "$WORK/promtool.txt" 2>&1; then
+  fail "promtool check metrics: $(cat "$WORK/promtool.txt")"
+fi
 wait "$LOADGEN" || true
 
 read -r SENT OK LOST <<<"$("$PY" -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r["sent"], r["ok"], r["sent"] - r["ok"])' "$WORK/load.json")"
