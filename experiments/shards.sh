@@ -8,10 +8,11 @@
 #           behind HAProxy (experiments/haproxy-shards.cfg, per-request
 #           round-robin), the load sent to HAProxy.
 # Checks (exit 1 if one fails): no query lost or 5xx in either; the shards'
-# violation rate within 2 points of the one lull's; each shard took a third
+# violation rate and accuracy per satisfied query within 2 points of the one
+# lull's; each shard took a third
 # of the queries (within 10%) and labels its /metrics lull_shard_info.
 # Writes shards.{md,json} to SHARDS_OUT (default experiments/results).
-#   SHARDS_LOAD (default 120 qps: 20 per worker), SHARDS_DURATION (20s),
+#   SHARDS_LOAD (default 120 qps: 20 per worker), SHARDS_DURATION (20s), SHARDS_SLO_MS (80),
 #   SHARDS_RT=0 (normal priority; default real-time where allowed, as e2e.sh)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -19,7 +20,7 @@ LULL="${LULL:-$ROOT/build/lull}"
 PY=/usr/bin/python3
 OUT="${SHARDS_OUT:-$ROOT/experiments/results}"
 LOAD="${SHARDS_LOAD:-120}"; DURATION="${SHARDS_DURATION:-20s}"
-SLO_MS=80; HOP_MS=10   # as the e2e replay gate: 10 ms of the SLO kept for the client <-> lull hop
+SLO_MS="${SHARDS_SLO_MS:-80}"; HOP_MS=10   # as the e2e replay gate: 10 ms of the SLO kept for the client <-> lull hop
 WORK="$(mktemp -d /tmp/lull-shards.XXXXXX)"
 PIDS=()
 source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, accuracy_json
@@ -34,7 +35,7 @@ start_replay_servers 6 "${RT[@]}"
 accuracy_json "$ROOT/test/data/replay_profile.json" "$WORK/accuracy.json"
 "$LULL" compile --profiles "$ROOT/test/data/replay_profile.json" --slo-ms $((SLO_MS - HOP_MS)) --workers 6 \
     --percentile 100 --load-qps 15:300:15 --max-queue 8 --intervals 50 --out "$WORK/set.pb" \
-    --report "$WORK/report.json" 2> /dev/null
+    --report "$WORK/report.json" > /dev/null 2>&1
 
 # load NAME TARGET: warm-up, then the measured load; WORK/NAME.json.
 load() {
@@ -76,6 +77,7 @@ info = [int(open(f"{work}/info{i}").read() or 0) for i in range(3)]
 checks = {
     "no loss or 5xx": all(r["unanswered"] == 0 and r["http_5xx"] == 0 and r["ok"] == r["sent"] for r in runs.values()),
     "violation within 2 points": abs(runs["shards"]["violation_rate"] - runs["one"]["violation_rate"]) <= 0.02,
+    "accuracy within 2 points": abs(runs["shards"]["accuracy_per_satisfied"] - runs["one"]["accuracy_per_satisfied"]) <= 0.02,
     "a third to each shard (10%)": all(abs(q - sum(queries) / 3) <= 0.1 * sum(queries) / 3 for q in queries),
     "lull_shard_info on each": info == [1, 1, 1],
 }
