@@ -29,7 +29,7 @@ std::string servers(int n) {
 
 }  // namespace
 
-TEST_CASE("lull serve --shard: a bad I/G, more shards than servers, or no policies for G x its workers: one line, exit 2",
+TEST_CASE("lull serve --shard: a bad I/G or more shards than servers or no policies for G x its workers is one line and exit 2",
           "[serve][cli][shard]") {
   const std::string set = two_worker_set();
   const std::string port_file = lull::test::temp_dir() + "/shard_cli.port";

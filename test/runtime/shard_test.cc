@@ -43,7 +43,7 @@ std::vector<PolicyTable> marked_library() {
 
 }  // namespace
 
-TEST_CASE("shard: I/G parses 0-based; anything else is refused with what is wrong") {
+TEST_CASE("shard: I/G parses 0-based and anything else is refused with what is wrong") {
   const Shard s = parse_shard("2/3");
   CHECK(s.index == 2);
   CHECK(s.count == 3);
@@ -58,7 +58,7 @@ TEST_CASE("shard: I/G parses 0-based; anything else is refused with what is wron
   CHECK_THROWS_WITH(parse_shard("0/0"), Catch::Contains("at least 1"));
 }
 
-TEST_CASE("shard: server j goes to shard j mod G; the shares are disjoint and cover the list") {
+TEST_CASE("shard: server j goes to shard j mod G and the shares are disjoint and cover the list") {
   CHECK(shard_members({0, 3}, 7) == std::vector<std::size_t>{0, 3, 6});
   CHECK(shard_members({1, 3}, 7) == std::vector<std::size_t>{1, 4});
   CHECK(shard_members({2, 3}, 3) == std::vector<std::size_t>{2});
@@ -73,7 +73,7 @@ TEST_CASE("shard: server j goes to shard j mod G; the shares are disjoint and co
   CHECK_THROWS_WITH(shard_members({0, 4}, 3), Catch::Contains("4 shards but 3 servers"));
 }
 
-TEST_CASE("shard: K workers at its load L/G pick the policy one lull of G*K workers picks at L") {
+TEST_CASE("shard: K workers at its load L/G pick the policy one lull of G x K workers picks at L") {
   const auto lib = marked_library();
   const PolicyCatalog whole(lib);
   for (int g : {1, 2, 3}) {
@@ -99,7 +99,7 @@ TEST_CASE("shard: K workers at its load L/G pick the policy one lull of G*K work
   }
 }
 
-TEST_CASE("shard: counts that are not a multiple of G are left out; none for the shard's own servers is an error") {
+TEST_CASE("shard: counts that are not a multiple of G are left out and none for the own servers of the shard is an error") {
   const auto lib = marked_library();
   std::set<int> counts;
   for (const auto& t : shard_library(lib, {1, 3}, 2)) counts.insert(t.workers);
