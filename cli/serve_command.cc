@@ -15,6 +15,7 @@
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "cli/serve_autoscale.h"
+#include "cli/serve_shard.h"
 #include "cli/serve_variants.h"
 #include "cli/stop_signals.h"
 #include "schema/one_line.h"
@@ -27,8 +28,6 @@
 #include "runtime/query_inputs.h"
 #include "runtime/torchserve/request_split.h"
 #include "runtime/serve/serve_session.h"
-#include "runtime/serve/shard_info.h"
-#include "runtime/shard.h"
 #include "runtime/torchserve/torchserve_backend.h"
 #include "runtime/torchserve/torchserve_token.h"
 #include "runtime/torchserve/worker_endpoint.h"
@@ -145,24 +144,15 @@ int run_serve(int argc, char** argv) {
   if (autoscale == !workers_text.empty())
     throw UsageError(autoscale ? "--servers with --autoscale: the worker pool starts the model servers"
                                : "--servers is required (or --autoscale with a worker pool)");
+  const ServeShard shard(shard_text, autoscale || online_compile_enabled(online_flags, profiles) || !recompile_out.empty() ||
+                                         !variant_flags.sets.empty());
   std::vector<serve::WorkerEndpoint> workers;
   serve::TorchServeKeys keys;
-  runtime::Shard shard;
   try {
     if (!token_file.empty()) keys = serve::read_torchserve_key_file(token_file);
     backend_opts.inference_key = keys.inference;
     if (!autoscale) workers = serve::parse_worker_endpoints(workers_text, management_text);
-    if (!shard_text.empty()) try {
-        if (autoscale || online_compile_enabled(online_flags, profiles) || !recompile_out.empty() || !variant_flags.sets.empty())
-          throw std::invalid_argument("with --servers only (not --autoscale, online compilation, --recompile-on-drift "
-                                      "or --variant-sets)");
-        shard = runtime::parse_shard(shard_text);
-        std::vector<serve::WorkerEndpoint> mine;
-        for (std::size_t j : runtime::shard_members(shard, workers.size())) mine.push_back(workers[j]);
-        workers = mine;
-      } catch (const std::invalid_argument& e) {
-        throw UsageError("--shard " + shard_text + ": " + e.what());
-      }
+    shard.keep_own(workers);
     // Every query the front end accepts must fit in one request on its own.
     const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)});
     if (one_query > backend_opts.max_request_bytes)
@@ -179,18 +169,12 @@ int run_serve(int argc, char** argv) {
   expect.workers = static_cast<int>(workers.size());
   // A library, or online compilation: the Dispatcher picks by the workers up;
   // one set without it must match the servers, as before.
-  // A shard serves the library seen at its share of the load (runtime/shard.h).
+  // A shard serves the library as seen at its share of the load.
   const auto load_library = [&] {
-    const auto library = runtime::load_policy_library(policies, {});
-    return shard_text.empty() ? library : runtime::shard_library(library, shard, static_cast<int>(workers.size()));
+    return shard.view(runtime::load_policy_library(policies, {}), static_cast<int>(workers.size()));
   };
-  try {
-    opts.library = load_library();
-  } catch (const std::invalid_argument& e) {
-    if (shard_text.empty()) throw;
-    throw UsageError("--shard " + shard_text + ": " + e.what());
-  }
-  if (opts.library.size() == 1 && !online && !autoscale && shard_text.empty()) opts.library.clear();
+  opts.library = load_library();
+  if (opts.library.size() == 1 && !online && !autoscale && !shard.enabled()) opts.library.clear();
   const runtime::PolicyTable table =
       opts.library.empty() ? runtime::load_policy_table(policies, expect) : opts.library.front();
   // Before any thread starts (the online provider's is the first), so that
@@ -259,10 +243,7 @@ int run_serve(int argc, char** argv) {
                                                    [](const std::string& line) { std::cerr << line << std::endl; });
     opts.on_drift = [r = recompiler.get()](const serve::DriftEvent& e) { r->on_drift(e); };
   }
-  if (!shard_text.empty()) {
-    auto before = opts.extra_metrics;
-    opts.extra_metrics = [before, shard] { return (before ? before() : std::string()) + serve::render_shard_info(shard); };
-  }
+  shard.configure(opts);
   serve::QueryInputs inputs;
   runtime::WallClock clock;
   serve::TorchServeBackend backend(workers, model_names, inputs, backend_opts);
@@ -300,10 +281,7 @@ int run_serve(int argc, char** argv) {
   frontend.start();
   if (!port_file.empty()) write_output(port_file, std::to_string(frontend.port()) + "\n");
   std::cerr << "lull serve: task '" << table.task << "', " << workers_up << " workers" << (autoscale ? " (autoscaled)" : "")
-            << (shard_text.empty() ? "" : " (shard " + shard.label() + ": policies for " +
-                                             std::to_string(shard.count * workers_up) + " workers at " +
-                                             std::to_string(shard.count) + "x this shard's load)")
-            << ", "
+            << shard.describe(workers_up) << ", "
             << table.models.size() << " models, SLO " << table.slo_us / 1000.0 << " ms, on http://" << fe.host
             << ":" << frontend.port() << "/predictions/" << table.task << std::endl;
   // SIGHUP: the policy file again, checked as at start (same task, SLO,
