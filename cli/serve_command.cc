@@ -15,6 +15,7 @@
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "cli/serve_autoscale.h"
+#include "cli/serve_shard.h"
 #include "cli/serve_variants.h"
 #include "schema/one_line.h"
 #include "runtime/log/log.h"
@@ -38,7 +39,7 @@ namespace po = boost::program_options;
 int run_serve(int argc, char** argv) {
   OnlineCompileFlags online_flags;
   std::string profiles;
-  std::string policies, workers_text, management_text, listen, port_file, token_file, recompile_out;
+  std::string policies, workers_text, management_text, listen, port_file, token_file, recompile_out, shard_text;
   server::ServeSpec spec;
   serve::ServeOptions& opts = spec.session;
   serve::TorchServeOptions& backend_opts = spec.backend;
@@ -53,6 +54,9 @@ int run_serve(int argc, char** argv) {
       ("servers", po::value(&workers_text), "model servers' inference URLs, one per worker: http://H:P,... "
        "(not with --autoscale: its worker pool starts them)")
       ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
+      ("shard", po::value(&shard_text),
+       "I/G: serve as shard I (0-based) of G behind a round-robin balancer: own the servers j with j mod G = I, "
+       "and serve the policies compiled for G times its workers at G times its load (docs/scaling.md)")
       ("listen", po::value(&listen)->default_value("127.0.0.1:" + std::to_string(serve::FrontendOptions::kDefaultPort)), "HOST:PORT of the front end (port 0: any)")
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
       ("max-body-bytes", ranged_value<std::size_t>(&fe.max_body_bytes, 1, limits::kMaxBodyBytes)->default_value(4 << 20),
@@ -121,6 +125,8 @@ int run_serve(int argc, char** argv) {
   if (autoscale == !workers_text.empty())
     throw UsageError(autoscale ? "--servers with --autoscale: the worker pool starts the model servers"
                                : "--servers is required (or --autoscale with a worker pool)");
+  const ServeShard shard(shard_text, autoscale || online_compile_enabled(online_flags, profiles) || !recompile_out.empty() ||
+                                         !variant_flags.sets.empty());
   std::vector<serve::WorkerEndpoint> workers;
   serve::TorchServeKeys keys;
   std::unique_ptr<serve::TorchServeKeyFile> key_file;  // read again when it changes or a key is refused
@@ -132,6 +138,7 @@ int run_serve(int argc, char** argv) {
       backend_opts.key_file = key_file.get();
     }
     if (!autoscale) workers = serve::parse_worker_endpoints(workers_text, management_text);
+    shard.keep_own(workers);
     // Every query the front end accepts must fit in one request on its own.
     const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)});
     if (one_query > backend_opts.max_request_bytes)
@@ -148,8 +155,13 @@ int run_serve(int argc, char** argv) {
   expect.workers = static_cast<int>(workers.size());
   // A library, or online compilation: the Dispatcher picks by the workers up;
   // one set without it must match the servers, as before.
-  opts.library = runtime::load_policy_library(policies, {});
-  if (opts.library.size() == 1 && !online && !autoscale) opts.library.clear();
+  // A shard serves the library as seen at its share of the load.
+  const auto load_library = [&shard, policies, n = static_cast<int>(workers.size())] {
+    return shard.view(runtime::load_policy_library(policies, {}), n);
+  };
+  opts.library = load_library();
+  if (shard.enabled()) spec.load_library = load_library;  // SIGHUP
+  if (opts.library.size() == 1 && !online && !autoscale && !shard.enabled()) opts.library.clear();
   const runtime::PolicyTable table =
       opts.library.empty() ? runtime::load_policy_table(policies, expect) : opts.library.front();
   spec.policies = policies;
@@ -210,6 +222,7 @@ int run_serve(int argc, char** argv) {
   } catch (const server::SpecError& e) {
     throw UsageError(e.what());
   }
+  shard.configure(opts);
   // A stop signal while the first workers start ends their wait at once.
   const auto interrupt_start = stop_signals.subscribe([s = server.get()] { s->interrupt(); });
   // A second stop signal exits at once, but not before the answers the stop
@@ -221,9 +234,9 @@ int run_serve(int argc, char** argv) {
     return 0;
   }
   if (!port_file.empty()) write_output(port_file, std::to_string(server->port()) + "\n");
-  log::info("task '%s', %d workers%s, %zu models, SLO %g ms, on http://%s:%d/predictions/%s", table.task.c_str(),
-            workers_up, autoscale ? " (autoscaled)" : "", table.models.size(), table.slo_us / 1000.0,
-            server->host().c_str(), server->port(), table.task.c_str());
+  log::info("task '%s', %d workers%s%s, %zu models, SLO %g ms, on http://%s:%d/predictions/%s", table.task.c_str(),
+            workers_up, autoscale ? " (autoscaled)" : "", shard.describe(workers_up).c_str(), table.models.size(),
+            table.slo_us / 1000.0, server->host().c_str(), server->port(), table.task.c_str());
   serve::notify_service_manager("READY=1\nSTATUS=serving '" + table.task + "' on port " + std::to_string(server->port()));
   const auto reload = stop_signals.on_hangup([s = server.get()] { s->reload(); });
   const int sig = stop_signals.wait();

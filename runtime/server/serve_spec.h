@@ -57,6 +57,9 @@ struct DriftSpec {
 
 struct ServeSpec {
   std::string policies;  // the file; SIGHUP reads it again (Server::reload)
+  // How a library file is read (SIGHUP too); unset: load_policy_library. A
+  // shard serves the file as seen at its share of the load (runtime/shard.h).
+  std::function<std::vector<runtime::PolicyTable>()> load_library;
   runtime::PolicyExpectations expect;  // what a reloaded single set must match
   runtime::PolicyTable table;  // the policies served at start (a library's first set)
   // The session's options: the library (empty: `table` alone), reject_late;

@@ -190,7 +190,7 @@ void Server::reload() {
     const std::vector<runtime::PolicyTable> tables =
         spec_.session.library.empty()
             ? std::vector<runtime::PolicyTable>{runtime::load_policy_table(spec_.policies, spec_.expect)}
-            : runtime::load_policy_library(spec_.policies, {});
+            : spec_.load_library ? spec_.load_library() : runtime::load_policy_library(spec_.policies, {});
     session_->swap_policies_and_wait(tables, {}, 10000);
     if (scaler_) scaler_->use_library(tables);
     std::size_t count = 0;
