@@ -3,6 +3,8 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include <cstdio>
+
 namespace lull::serve {
 
 bool parse_json(const std::string& text, JsonValue* out) {
@@ -29,6 +31,29 @@ double json_number(const JsonValue& object, const std::string& name, double fall
 bool json_bool(const JsonValue& object, const std::string& name, bool fallback) {
   const JsonValue* v = json_field(object, name);
   return v && v->kind_case() == JsonValue::kBoolValue ? v->bool_value() : fallback;
+}
+
+std::string json_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(c));
+      out += esc;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_text(const JsonValue& value) {
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(value, &out);
+  return out;
 }
 
 }  // namespace lull::serve

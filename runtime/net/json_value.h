@@ -18,5 +18,10 @@ const JsonValue* json_field(const JsonValue& object, const std::string& name);
 std::string json_string(const JsonValue& object, const std::string& name, const std::string& fallback = "");
 double json_number(const JsonValue& object, const std::string& name, double fallback = 0);
 bool json_bool(const JsonValue& object, const std::string& name, bool fallback = false);
+// `text` as a JSON string literal, quotes included ('"', '\\' and control
+// characters escaped; other bytes as they are).
+std::string json_quoted(const std::string& text);
+// `value` as compact JSON text.
+std::string json_text(const JsonValue& value);
 
 }  // namespace lull::serve

@@ -41,6 +41,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/net/http_client.h"
+#include "runtime/torchserve/batch_wire.h"
 #include "runtime/torchserve/outlier_detector.h"
 #include "runtime/query_inputs.h"
 #include "runtime/worker_health.h"
@@ -55,6 +56,7 @@ struct TorchServeOptions {
   std::string inference_key;              // TorchServe's inference key (torchserve_token.h); empty: none
   std::int64_t max_request_bytes = 6553500;  // TorchServe's default max_request_size; larger batches are split
   OutlierOptions outlier;                  // when failing batches eject a worker, and for how long
+  const BatchWire* wire = nullptr;         // the protocol spoken (batch_wire.h); nullptr: TorchServe's. Outlives the backend
 };
 
 struct WorkerStats {
@@ -123,6 +125,7 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
     OutlierDetector detector;
     ProbeInput failed_input;  // from the batch that ejected it: the probe when no batch succeeded yet
     bool probing = false;     // a probe batch is in flight
+    int last_model = 0;       // of its last batch: the model its health probe asks about
   };
 
   void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const HttpResponse& response);
@@ -137,12 +140,15 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
   void probe_ejected();
   void on_probe(int worker, std::uint64_t epoch_at_send, const HttpResponse& response);
   void health_loop();
+  // The worker's health probe (under mu_: reads its endpoint and last model).
+  HttpRequest health_request_locked(int worker) const;
   void notify(int worker, bool up);
 
   std::vector<WorkerEndpoint> workers_;
   std::vector<std::string> models_;
   const QueryInputs& inputs_;
   TorchServeOptions options_;
+  const BatchWire& wire_;
   std::function<void(int, bool)> on_health_;
 
   mutable std::mutex mu_;

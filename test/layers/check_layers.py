@@ -17,6 +17,7 @@ MAY_USE = {
     "core": {"core", "schema"},
     "net": {"net"},
     "torchserve": {"torchserve", "net", "core", "schema"},
+    "v2": {"v2", "torchserve", "net", "core", "schema"},
     "serve": {"serve", "net", "core", "schema"},
     "manager": {"manager", "torchserve", "serve", "net", "core", "schema"},
     "sim": {"sim", "manager", "core", "schema"},

@@ -1,0 +1,178 @@
+// The v2 JSON codec (why and what: see v2_codec.h). Responses are read with
+// protobuf's JSON Value (json_value.h), like the other small answers lull
+// reads; a BYTES element that is JSON is passed on as the text it is.
+#include "runtime/v2/v2_codec.h"
+
+#include "runtime/net/base64.h"
+#include "runtime/net/json_value.h"
+#include "runtime/torchserve/batch_codec.h"
+
+namespace lull::serve {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& why) { throw BatchCodecError("v2 inference response: " + why); }
+
+// The elements of "data" in row-major order (nested arrays flattened).
+void flatten(const JsonValue& v, std::vector<const JsonValue*>& out, int depth) {
+  if (depth > 32) fail("data nested too deep");
+  if (v.kind_case() == JsonValue::kListValue) {
+    for (const auto& e : v.list_value().values()) flatten(e, out, depth + 1);
+  } else {
+    out.push_back(&v);
+  }
+}
+
+struct Output {
+  std::string name, datatype;
+  std::vector<std::int64_t> shape;
+  std::vector<const JsonValue*> data;
+  bool base64 = false;
+  size_t per_query = 0;  // elements per query (the product of shape[1:])
+};
+
+Output read_output(const JsonValue& o, size_t index, size_t expected) {
+  Output out;
+  const std::string where = "outputs[" + std::to_string(index) + "]";
+  out.name = json_string(o, "name");
+  out.datatype = json_string(o, "datatype");
+  const JsonValue* shape = json_field(o, "shape");
+  const JsonValue* data = json_field(o, "data");
+  if (!shape || shape->kind_case() != JsonValue::kListValue || shape->list_value().values_size() == 0)
+    fail(where + ": no \"shape\" list");
+  if (!data || data->kind_case() != JsonValue::kListValue) fail(where + ": no \"data\" list");
+  std::int64_t total = 1;
+  for (const auto& d : shape->list_value().values()) {
+    if (d.kind_case() != JsonValue::kNumberValue || d.number_value() < 0 || d.number_value() > 1e12 ||
+        d.number_value() != static_cast<double>(static_cast<std::int64_t>(d.number_value())))
+      fail(where + ": shape holds a dimension that is not a count");
+    out.shape.push_back(static_cast<std::int64_t>(d.number_value()));
+    total *= out.shape.back();
+    if (total > (std::int64_t{1} << 40)) fail(where + ": shape too large");
+  }
+  if (out.shape[0] != static_cast<std::int64_t>(expected))
+    fail(where + " (" + out.name + "): shape[0] is " + std::to_string(out.shape[0]) + " for a batch of " +
+         std::to_string(expected));
+  flatten(*data, out.data, 0);
+  if (static_cast<std::int64_t>(out.data.size()) != total)
+    fail(where + " (" + out.name + "): " + std::to_string(out.data.size()) + " data elements for shape of " +
+         std::to_string(total));
+  out.per_query = expected ? static_cast<size_t>(total) / expected : 0;
+  if (const JsonValue* params = json_field(o, "parameters"))
+    out.base64 = json_string(*params, "content_type") == "base64";
+  return out;
+}
+
+// A BYTES element's bytes (base64-decoded when the output says so).
+std::string element_bytes(const Output& o, const JsonValue& e) {
+  if (e.kind_case() != JsonValue::kStringValue) return json_text(e);
+  if (!o.base64) return e.string_value();
+  auto bytes = base64_decode(e.string_value());
+  if (!bytes) fail("output " + o.name + ": an element is not base64");
+  return std::move(*bytes);
+}
+
+// The element as the prediction's JSON text: itself when it holds JSON.
+std::string element_prediction(const Output& o, const JsonValue& e) {
+  std::string bytes = element_bytes(o, e);
+  if (e.kind_case() != JsonValue::kStringValue) return bytes;
+  JsonValue parsed;
+  const auto first = bytes.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && (bytes[first] == '{' || bytes[first] == '[') && parse_json(bytes, &parsed))
+    return bytes;
+  return json_quoted(bytes);
+}
+
+// Query q's rows of every output, in the protocol's form.
+std::string rows_of(const std::vector<Output>& outputs, size_t q) {
+  std::string s = "{\"outputs\":[";
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Output& o = outputs[i];
+    if (i) s += ',';
+    s += "{\"name\":" + json_quoted(o.name) + ",\"datatype\":" + json_quoted(o.datatype) + ",\"shape\":[1";
+    for (size_t d = 1; d < o.shape.size(); ++d) s += "," + std::to_string(o.shape[d]);
+    s += "],\"data\":[";
+    for (size_t k = 0; k < o.per_query; ++k) {
+      if (k) s += ',';
+      const JsonValue& e = *o.data[q * o.per_query + k];
+      s += o.base64 && e.kind_case() == JsonValue::kStringValue ? json_quoted(element_bytes(o, e)) : json_text(e);
+    }
+    s += "]}";
+  }
+  return s + "]}";
+}
+
+}  // namespace
+
+bool is_utf8(const std::string& text) {
+  // Structure only (lead byte, continuation bytes, no overlong 2-byte forms);
+  // enough to know a JSON string can carry the text.
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t more;
+    if (c < 0x80) more = 0;
+    else if (c >= 0xc2 && c < 0xe0) more = 1;
+    else if (c >= 0xe0 && c < 0xf0) more = 2;
+    else if (c >= 0xf0 && c < 0xf5) more = 3;
+    else return false;
+    if (text.size() - i - 1 < more) return false;
+    for (size_t k = 1; k <= more; ++k)
+      if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return false;
+    i += more + 1;
+  }
+  return true;
+}
+
+std::string encode_v2_bytes_request(const std::vector<const std::string*>& inputs, const std::string& input_name) {
+  // Plain strings when each is UTF-8 and escapes to no more than its base64
+  // would take (so request_split.h's base64 estimate bounds either form).
+  bool plain = true;
+  for (const std::string* in : inputs)
+    if (!is_utf8(*in) || json_quoted(*in).size() > 4 * ((in->size() + 2) / 3) + 2) {
+      plain = false;
+      break;
+    }
+  std::string body = "{\"inputs\":[{\"name\":" + json_quoted(input_name) + ",\"shape\":[" +
+                     std::to_string(inputs.size()) + "],\"datatype\":\"BYTES\",";
+  if (!plain) body += "\"parameters\":{\"content_type\":\"base64\"},";
+  body += "\"data\":[";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i) body += ',';
+    body += plain ? json_quoted(*inputs[i]) : "\"" + base64_encode(*inputs[i]) + "\"";
+  }
+  return body + "]}]}";
+}
+
+std::int64_t v2_envelope_bytes(const std::string& input_name) {
+  // The fixed text around the data, the quoted name (at most 6 bytes per
+  // byte escaped) and 20 digits of shape.
+  return static_cast<std::int64_t>(encode_v2_bytes_request({}, input_name).size()) +
+         static_cast<std::int64_t>(std::string("\"parameters\":{\"content_type\":\"base64\"},").size()) +
+         5 * static_cast<std::int64_t>(input_name.size()) + 20;
+}
+
+std::vector<std::string> decode_v2_infer_response(const std::string& body, size_t expected) {
+  JsonValue doc;
+  if (!parse_json(body, &doc) || doc.kind_case() != JsonValue::kStructValue) fail("not a JSON object");
+  const JsonValue* outs = json_field(doc, "outputs");
+  if (!outs || outs->kind_case() != JsonValue::kListValue || outs->list_value().values_size() == 0)
+    fail("no \"outputs\" list");
+  std::vector<Output> outputs;
+  for (int i = 0; i < outs->list_value().values_size(); ++i)
+    outputs.push_back(read_output(outs->list_value().values(i), static_cast<size_t>(i), expected));
+  std::vector<std::string> predictions;
+  predictions.reserve(expected);
+  const bool one_bytes = outputs.size() == 1 && outputs[0].datatype == "BYTES" && outputs[0].per_query == 1;
+  for (size_t q = 0; q < expected; ++q)
+    predictions.push_back(one_bytes ? element_prediction(outputs[0], *outputs[0].data[q]) : rows_of(outputs, q));
+  return predictions;
+}
+
+std::string v2_error_message(const std::string& body) {
+  JsonValue doc;
+  if (!parse_json(body, &doc)) return "";
+  return json_string(doc, "error");
+}
+
+}  // namespace lull::serve
