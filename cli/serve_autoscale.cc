@@ -89,6 +89,7 @@ ServeAutoscale::ServeAutoscale(const ServeAutoscaleFlags& flags, const std::vect
       o.command = flags.command;
       o.models = std::move(models);
       o.management_key = management_key;
+      o.check = flags.worker_check;
       o.log_dir = flags.log_dir;
       o.start_timeout_ms = ms(flags.start_timeout_s);
       o.drain_timeout_ms = ms(flags.drain_timeout_s);

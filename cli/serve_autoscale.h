@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +37,9 @@ struct ServeAutoscaleFlags {
                           k8s_namespace = "default", k8s_deployment, k8s_service, k8s_port_name = "http",
                           k8s_management_port_name = "management";
   double k8s_not_ready_timeout_s = 300, k8s_call_budget_s = 5;
+  // The local pool's check of a new worker (LocalProcessPoolOptions::check);
+  // empty: TorchServe's. Set by lull serve for --backend v2, not a flag.
+  std::function<std::string(serve::HttpTransport&, const serve::WorkerEndpoint&, std::int64_t)> worker_check;
 };
 
 void add_serve_autoscale_options(boost::program_options::options_description& desc, ServeAutoscaleFlags& flags);

@@ -15,6 +15,7 @@
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "cli/serve_autoscale.h"
+#include "cli/serve_backend.h"
 #include "cli/serve_variants.h"
 #include "cli/stop_signals.h"
 #include "schema/one_line.h"
@@ -30,6 +31,7 @@
 #include "runtime/torchserve/torchserve_backend.h"
 #include "runtime/torchserve/torchserve_token.h"
 #include "runtime/torchserve/worker_endpoint.h"
+#include "runtime/v2/v2_model_check.h"
 #include "schema/policy_file.h"
 
 namespace lull::cli {
@@ -69,6 +71,7 @@ int run_serve(int argc, char** argv) {
   serve::FrontendOptions fe;
   ServeAutoscaleFlags autoscale_flags;
   ServeVariantsFlags variant_flags;
+  ServeBackendFlags backend_flags;
   bool no_model_check = false, strict_model_batching = false;
   po::options_description desc("lull serve: serve a task through model servers under a compiled policy set");
   desc.add_options()
@@ -113,6 +116,7 @@ int run_serve(int argc, char** argv) {
        "fail (not warn) at start when a model's batchSize > 1 with maxBatchDelay > 0 would hold lull's batches")
       ("recompile-on-drift", po::value(&recompile_out),
        "on latency drift, compile a policy set from the observed latencies and write it to this file");
+  add_serve_backend_options(desc, backend_flags);
   desc.add_options()("profiles", po::value(&profiles), "online compilation: the profiles the policies were compiled from");
   add_online_compile_options(desc, online_flags);
   po::options_description autoscale_desc("Autoscaling (--autoscale: a worker pool instead of --servers)");
@@ -136,6 +140,8 @@ int run_serve(int argc, char** argv) {
               limits::kMaxIntervalMs);
   check_range("--health-timeout-ms", static_cast<double>(backend_opts.health_timeout_ms), 1, limits::kMaxIntervalMs);
   check_range("--batch-timeout-ms", static_cast<double>(backend_opts.batch_timeout_ms), 1, limits::kMaxIntervalMs);
+  const ServeBackend protocol(backend_flags);
+  backend_opts.wire = protocol.wire();
   const bool autoscale = autoscale_flags.autoscale.enabled;
   if (autoscale == !workers_text.empty())
     throw UsageError(autoscale ? "--servers with --autoscale: the worker pool starts the model servers"
@@ -147,7 +153,8 @@ int run_serve(int argc, char** argv) {
     backend_opts.inference_key = keys.inference;
     if (!autoscale) workers = serve::parse_worker_endpoints(workers_text, management_text);
     // Every query the front end accepts must fit in one request on its own.
-    const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)});
+    const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)}) +
+                           (protocol.wire() ? protocol.wire()->envelope_bytes() : 0);
     if (one_query > backend_opts.max_request_bytes)
       throw std::invalid_argument("--max-body-bytes " + std::to_string(fe.max_body_bytes) + ": one such query encodes to " +
                                   std::to_string(one_query) + " bytes, over --max-request-bytes " +
@@ -184,10 +191,19 @@ int run_serve(int argc, char** argv) {
   std::unique_ptr<ServeAutoscale> scaling;
   if (autoscale) {
     // Every worker passes the model check when its pool starts it.
+    if (protocol.v2())
+      autoscale_flags.worker_check = [&protocol, models = no_model_check ? std::vector<std::string>{} : model_names](
+                                         serve::HttpTransport& client, const serve::WorkerEndpoint& w,
+                                         std::int64_t timeout_ms) { return protocol.check_worker(client, w, models, timeout_ms); };
     scaling = std::make_unique<ServeAutoscale>(autoscale_flags, opts.library,
                                                no_model_check ? std::vector<std::string>{} : model_names, keys.management);
     workers.assign(static_cast<std::size_t>(scaling->slots()), serve::WorkerEndpoint{});  // vacant slots
     scaling->configure(opts);
+  } else if (!no_model_check && protocol.v2()) {
+    serve::HttpClient client;
+    serve::V2ModelCheckOptions check;
+    check.input_name = protocol.input_name();
+    serve::check_v2_models_ready(client, workers, model_names, check);
   } else if (!no_model_check) {
     serve::HttpClient client;
     serve::ModelCheckOptions check;
@@ -221,6 +237,8 @@ int run_serve(int argc, char** argv) {
     }
     const std::vector<runtime::PolicyTable> full = opts.library.empty() ? std::vector<runtime::PolicyTable>{table}
                                                                         : opts.library;
+    if (protocol.v2())
+      variant_flags.model_control = [&protocol](serve::HttpTransport& client) { return protocol.v2_model_control(client); };
     variants = std::make_unique<ServeVariants>(variant_flags, full, policies, list, keys.management);
     if (autoscale) variants->on_switch([s = scaling.get()](const std::vector<runtime::PolicyTable>& lib) { s->use_library(lib); });
     variants->configure(opts);
@@ -254,7 +272,8 @@ int run_serve(int argc, char** argv) {
   // Pings every worker; those up join the Dispatcher's rotation through the
   // session's health handler. With --autoscale the pool starts the workers,
   // and each joins when its checks pass.
-  if (backend.start() == 0 && !autoscale) throw std::runtime_error("no worker answers GET /ping");
+  if (backend.start() == 0 && !autoscale)
+    throw std::runtime_error(protocol.v2() ? "no worker answers GET /v2/models/{model}/ready" : "no worker answers GET /ping");
   // A stop signal while the first workers start ends their wait at once.
   const auto interrupt_start = stop_signals.subscribe([s = scaling.get()] {
     if (s) s->interrupt();

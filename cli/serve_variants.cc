@@ -23,11 +23,14 @@ void add_serve_variants_options(po::options_description& desc, ServeVariantsFlag
 ServeVariants::ServeVariants(const ServeVariantsFlags& flags, const std::vector<runtime::PolicyTable>& full,
                              const std::string& full_name, manager::WorkerList workers,
                              const std::string& management_key)
-    : flags_(flags), workers_(std::move(workers)), control_(client_, [&] {
-        serve::ModelManagementOptions o;
-        o.management_key = management_key;
-        return o;
-      }(), flags.archive) {
+    : flags_(flags), workers_(std::move(workers)) {
+  if (flags.model_control) {
+    control_ = flags.model_control(client_);
+  } else {
+    serve::ModelManagementOptions o;
+    o.management_key = management_key;
+    control_ = std::make_unique<serve::TorchServeModelControl>(client_, o, flags.archive);
+  }
   forecaster_ = check_variant_choice(flags);
   check_range("--variant-drain-timeout-s", flags.drain_timeout_s, 0.001, 3600);
   variants_ = load_variant_sets(flags.sets, full, full_name);
@@ -55,7 +58,7 @@ void ServeVariants::start(serve::ServeSession& session) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     switcher_ = std::make_unique<manager::VariantSwitcher>(
-        variants_, workers_, control_, *swap_, [](const std::string& line) { std::cerr << line << std::endl; },
+        variants_, workers_, *control_, *swap_, [](const std::string& line) { std::cerr << line << std::endl; },
         manager::VariantSwitchOptions{flags_.hysteresis, static_cast<std::int64_t>(flags_.dwell_s * 1e6)});
   }
   thread_ = std::thread([this] { loop(); });

@@ -44,6 +44,9 @@ namespace lull::cli {
 struct ServeVariantsFlags : VariantChoiceFlags {
   double drain_timeout_s = 30;
   std::string archive = "{model}.mar";
+  // How models are loaded and unloaded (set by lull serve for --backend v2,
+  // not a flag); empty: TorchServe's management API with `archive`.
+  std::function<std::unique_ptr<runtime::ModelControl>(serve::HttpTransport&)> model_control;
 };
 
 void add_serve_variants_options(boost::program_options::options_description& desc, ServeVariantsFlags& flags);
@@ -76,7 +79,7 @@ class ServeVariants {
   manager::WorkerList workers_;
   std::function<void(const std::vector<runtime::PolicyTable>&)> on_switch_;
   serve::HttpClient client_;
-  serve::TorchServeModelControl control_;
+  std::unique_ptr<runtime::ModelControl> control_;
   std::unique_ptr<manager::SessionPolicySwap> swap_;
   std::unique_ptr<manager::VariantSwitcher> switcher_;
   std::unique_ptr<manager::LoadForecaster> forecaster_;

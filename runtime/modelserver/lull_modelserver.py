@@ -18,6 +18,10 @@ instead. It speaks the parts of TorchServe's APIs lull uses, on one port:
                                  error in a batch, or 400 {"code","type","message"} alone, as
                                  the TorchServe handler answers them.
 
+It speaks the Open Inference Protocol (KServe v2) on the same port too:
+/v2/health/live|ready, /v2/models/{model}[/ready|/infer], the model
+repository extension's load and unload (v2_api.py says what and how).
+
 Like one TorchServe worker on one device, it runs one forward pass at a time;
 concurrent requests queue. On a real TorchServe, runtime/torchserve/
 lull_batch_handler.py implements the same contract.
@@ -57,6 +61,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import lull_batch_contract as contract  # noqa: E402
 import management  # noqa: E402
 import models as zoo  # noqa: E402
+import v2_api as v2  # noqa: E402
 from urllib.parse import parse_qsl, unquote  # noqa: E402
 
 
@@ -113,6 +118,8 @@ class Handler(BaseHTTPRequestHandler):
         models = self.server.models
         if path == "/ping":
             return self._send(200, json.dumps({"status": "Healthy"}))
+        if path == "/v2" or path.startswith("/v2/"):
+            return self._send(*(v2.get(self.server.models, path) or v2.error(404, "no such resource: GET " + path)))
         if self._token_refused("management"):
             return
         if path == "/models":
@@ -136,6 +143,32 @@ class Handler(BaseHTTPRequestHandler):
             }]))
         self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + path)
 
+    def _v2_post(self, path, body):
+        """POST under /v2: inference, or the model repository extension."""
+        answer = v2.repository(self.server.models, path, body)
+        if answer is not None:
+            return self._send(*answer)
+        m = v2.MODEL.fullmatch(path)
+        if not m or m.group(3) != "/infer":
+            return self._send(*v2.error(404, "no such resource: POST " + path))
+        name = m.group(1)
+        model = self.server.models.get(name)
+        if model is None:
+            return self._send(*v2.error(404, "unknown model: '%s'" % name))
+        try:
+            inputs, rid = v2.read_infer_request(body)
+        except v2.RequestError as e:
+            return self._send(*v2.error(e.code, str(e)))
+        if self.server.malformed_predictions:
+            return self._send(200, "<html>not a prediction</html>", "text/html")
+        with self.server.device_lock:
+            if self.server.delay_ms > 0:  # fault injection: a slow server
+                time.sleep(self.server.delay_ms / 1000.0)
+            preds = contract.answer_batch(inputs, model.prepare, model.predict)
+        if self.server.short_predictions:  # fault injection: a broken handler
+            preds = preds[:-1]
+        self._send(200, v2.infer_response(name, rid, preds))
+
     def do_DELETE(self):
         m = re.fullmatch(r"/models/([^/]+)(?:/[^/]+)?", self.path.split("?", 1)[0])
         if not m:
@@ -154,6 +187,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(413, "RequestEntityTooLarge",
                                "request of %d bytes is over max_request_size %d" % (length, self.server.max_request_size))
         path, _, query = self.path.partition("?")
+        if path.startswith("/v2/"):
+            return self._v2_post(path, body)
         if path == "/models":
             if self._token_refused("management"):
                 return
