@@ -81,6 +81,7 @@ class ModelServer(ThreadingHTTPServer):
         self.log_requests = None
         self.malformed_predictions = False  # fault injection: 200 with an undecodable body
         self.short_predictions = False  # fault injection: 200 with one prediction too few
+        self.only_v2 = False  # --only-v2: TorchServe's routes answer 404, as on Triton
         self.log_lock = threading.Lock()
         self.device_lock = threading.Lock()  # one forward pass at a time, like one device
 
@@ -104,6 +105,13 @@ class Handler(BaseHTTPRequestHandler):
     def _error(self, code, kind, message):
         self._send(code, contract.error_body(code, kind, message))
 
+    def _not_v2(self):
+        """--only-v2: True (and 404 sent) for a path outside the Open Inference Protocol's."""
+        if not self.server.only_v2 or self.path == "/v2" or self.path.startswith("/v2/"):
+            return False
+        self._send(*v2.error(404, "no such resource: %s %s (this server speaks v2 only)" % (self.command, self.path)))
+        return True
+
     def _token_refused(self, api):
         """TorchServe's token check: True (and the refusal sent) when the call lacks the api's key."""
         keys = self.server.keys
@@ -116,6 +124,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         path = self.path.split("?", 1)[0]
         models = self.server.models
+        if self._not_v2():
+            return
         if path == "/ping":
             return self._send(200, json.dumps({"status": "Healthy"}))
         if path == "/v2" or path.startswith("/v2/"):
@@ -170,6 +180,8 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, v2.infer_response(name, rid, preds))
 
     def do_DELETE(self):
+        if self._not_v2():
+            return
         m = re.fullmatch(r"/models/([^/]+)(?:/[^/]+)?", self.path.split("?", 1)[0])
         if not m:
             return self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + self.path)
@@ -187,6 +199,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(413, "RequestEntityTooLarge",
                                "request of %d bytes is over max_request_size %d" % (length, self.server.max_request_size))
         path, _, query = self.path.partition("?")
+        if self._not_v2():
+            return
         if path.startswith("/v2/"):
             return self._v2_post(path, body)
         if path == "/models":
@@ -254,6 +268,9 @@ def main():
                          "(fault tests)")
     ap.add_argument("--load-delay-ms", type=float, default=0,
                     help="how long a load through the management API takes")
+    ap.add_argument("--only-v2", action="store_true",
+                    help="speak the Open Inference Protocol only: TorchServe's routes answer 404 (tests of "
+                         "lull serve --backend v2)")
     ap.add_argument("--report-max-batch-delay", type=int, default=100,
                     help="maxBatchDelay (ms) that GET /models/{name} reports")
     args = ap.parse_args()
@@ -303,6 +320,7 @@ def main():
     server.log_requests = args.log_requests
     server.malformed_predictions = args.malformed_predictions
     server.short_predictions = args.short_predictions
+    server.only_v2 = args.only_v2
     port = server.server_address[1]
     if args.port_file:
         tmp = args.port_file + ".tmp"
