@@ -121,7 +121,7 @@ TEST_CASE("v2 codec: answers that do not fit the batch are refused with the reas
             .find("not a count") != std::string::npos);
 }
 
-TEST_CASE("v2 codec: base64 BYTES outputs are decoded; error bodies give their message", "[v2]") {
+TEST_CASE("v2 codec: base64 BYTES outputs are decoded, error bodies give their message", "[v2]") {
   const auto out = decode_v2_infer_response(
       R"({"outputs":[{"name":"o","datatype":"BYTES","shape":[1],"parameters":{"content_type":"base64"},"data":["eyJhIjoxfQ=="]}]})",
       1);

@@ -48,7 +48,7 @@ TEST_CASE("v2 model control: load and unload are POSTs to the repository extensi
   CHECK_THROWS_WITH(control.unload("http://10.0.0.9:1", "resnet"), Catch::Contains("Connection refused"));
 }
 
-TEST_CASE("v2 model check: ready models with the input pass; the rest are named at once", "[v2]") {
+TEST_CASE("v2 model check: ready models with the input pass, the rest are named at once", "[v2]") {
   FakeHttpTransport http;
   const std::string a = "http://10.0.0.1:8000", b = "http://10.0.0.2:8000";
   const std::string meta = R"({"name":"m","versions":["1"],"platform":"x","inputs":[{"name":"input","datatype":"BYTES","shape":[-1]}],"outputs":[]})";
@@ -86,7 +86,7 @@ TEST_CASE("v2 model check: ready models with the input pass; the rest are named 
   CHECK_THROWS_AS(check_v2_models_ready(http, {{a, a}}, {"a/b"}), ModelCheckError);
 }
 
-TEST_CASE("v2 wire: infer and ready requests; healthy while the model is ready", "[v2]") {
+TEST_CASE("v2 wire: infer and ready requests, healthy while the model is ready", "[v2]") {
   const V2Wire wire("image");
   const std::string in = "abc";
   const HttpRequest batch = wire.batch_request(kUrl, "resnet", {&in});
