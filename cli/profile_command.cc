@@ -1,5 +1,5 @@
 // lull profile: measures end-to-end batch latency of each model through a
-// model server's inference API (lull's batch contract) and writes a profile
+// model server's inference API (lull's batch contract, or the v2 wire with --backend v2) and writes a profile
 // set in lull's format. Requests go one at a time, so each sample is one
 // batch's latency on an otherwise idle worker, as the compiler assumes.
 // Robustness: every (model, batch) starts with unrecorded warm-up requests

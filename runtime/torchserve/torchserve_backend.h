@@ -1,10 +1,12 @@
 #pragma once
-// The runtime's Backend on TorchServe-compatible model servers, one per
-// worker. A batch goes to its worker as ONE POST /predictions/{model} under
-// lull's batch contract (batch_codec.h); the answer is split back to the
-// queries in order. A batch whose body would pass max_request_bytes goes as
+// The runtime's Backend on model servers over HTTP, one per worker. A batch
+// goes to its worker as ONE request of its BatchWire (batch_wire.h): by
+// default POST /predictions/{model} under lull's batch contract
+// (batch_codec.h), or the Open Inference Protocol's infer request
+// (runtime/v2/v2_wire.h); the answer is split back to the queries in order. A batch whose body would pass max_request_bytes goes as
 // several consecutive requests to that worker (request_split.h), joined in
-// order; it succeeds when all of them do. Health: GET /ping at start and periodically; a worker that
+// order; it succeeds when all of them do. Health: the wire's probe (GET
+// /ping for TorchServe) at start and periodically; a worker that
 // fails a ping, or whose batch cannot connect (the server is gone), is taken
 // out of rotation at once and every batch in flight on it is reported failed
 // (ok = false), so the dispatcher can retry those queries on another worker.
