@@ -82,6 +82,7 @@ class ModelServer(ThreadingHTTPServer):
         self.malformed_predictions = False  # fault injection: 200 with an undecodable body
         self.short_predictions = False  # fault injection: 200 with one prediction too few
         self.only_v2 = False  # --only-v2: TorchServe's routes answer 404, as on Triton
+        self.tensor_inputs = False  # --tensor-inputs: v2 requests may carry any tensors (one query per row)
         self.log_lock = threading.Lock()
         self.device_lock = threading.Lock()  # one forward pass at a time, like one device
 
@@ -166,7 +167,7 @@ class Handler(BaseHTTPRequestHandler):
         if model is None:
             return self._send(*v2.error(404, "unknown model: '%s'" % name))
         try:
-            inputs, rid = v2.read_infer_request(body)
+            inputs, rid = v2.read_infer_request(body, self.server.tensor_inputs)
         except v2.RequestError as e:
             return self._send(*v2.error(e.code, str(e)))
         if self.server.malformed_predictions:
@@ -271,6 +272,9 @@ def main():
     ap.add_argument("--only-v2", action="store_true",
                     help="speak the Open Inference Protocol only: TorchServe's routes answer 404 (tests of "
                          "lull serve --backend v2)")
+    ap.add_argument("--tensor-inputs", action="store_true",
+                    help="v2: accept any tensor inputs sharing their first dimension, one query per row (its "
+                         "bytes: the row as JSON); tests of lull passing a client's tensors through")
     ap.add_argument("--report-max-batch-delay", type=int, default=100,
                     help="maxBatchDelay (ms) that GET /models/{name} reports")
     args = ap.parse_args()
@@ -321,6 +325,7 @@ def main():
     server.malformed_predictions = args.malformed_predictions
     server.short_predictions = args.short_predictions
     server.only_v2 = args.only_v2
+    server.tensor_inputs = args.tensor_inputs
     port = server.server_address[1]
     if args.port_file:
         tmp = args.port_file + ".tmp"

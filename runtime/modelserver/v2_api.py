@@ -20,6 +20,10 @@ query; its elements are base64 when the input's parameters say
 [B]: each element the JSON text of that query's prediction, or of a
 per-input error {"error": {"code","type","message"}} for an input the model
 rejects (lull_batch_contract.py's rule: the rest of the batch is answered).
+With --tensor-inputs a request may instead carry any tensors sharing their
+first dimension B: row i of every input, as the compact JSON
+{"NAME": [elements], ...}, is query i's bytes (tests of lull passing a
+client's tensors through).
 An unknown model or path gets 404 {"error"}, a model still loading 404 too
 (it cannot serve); every other refusal is 400 {"error": message}, the
 status the specification names ("typically 400").
@@ -87,7 +91,24 @@ def flatten(data, out):
     return out
 
 
-def read_infer_request(body):
+def tensor_rows(tensors):
+    """--tensor-inputs: one query per row of tensors that share their first dimension."""
+    rows = None
+    for name, (shape, _, elements, _) in tensors.items():
+        if not shape or (rows is not None and shape[0] != rows):
+            raise RequestError("input '%s': shape %s, the inputs must share their first dimension" % (name, shape))
+        rows = shape[0]
+    queries = []
+    for r in range(rows):
+        row = {}
+        for name, (shape, _, elements, _) in tensors.items():
+            per = len(elements) // rows if rows else 0
+            row[name] = elements[r * per:(r + 1) * per]
+        queries.append(json.dumps(row, separators=(",", ":")).encode())
+    return queries
+
+
+def read_infer_request(body, tensor_inputs=False):
     """The query inputs (bytes each) of an inference request body, and its id (or None).
     Raises RequestError for anything the protocol or the model refuses."""
     try:
@@ -127,6 +148,8 @@ def read_infer_request(body):
     for want in req.get("outputs") or []:
         if not isinstance(want, dict) or want.get("name") != OUTPUT:
             raise RequestError("requested output %s: the model has only '%s'" % (json.dumps(want), OUTPUT))
+    if tensor_inputs and set(tensors) != {INPUT}:
+        return tensor_rows(tensors), rid
     unknown = sorted(set(tensors) - {INPUT})
     if unknown:
         raise RequestError("unexpected input%s %s: the model takes only '%s'" % (

@@ -21,6 +21,9 @@ class BatchWire {
   // the server at `base_url` as ONE batch. The caller sets the timeout and token.
   virtual HttpRequest batch_request(const std::string& base_url, const std::string& model,
                                     const std::vector<const std::string*>& inputs) const = 0;
+  // False when inputs `a` and `b` cannot travel in one request (the v2 wire:
+  // tensor queries of different layouts); the batch then goes as several.
+  virtual bool same_request(const std::string& /*a*/, const std::string& /*b*/) const { return true; }
   // One compact JSON text per input, in order, from a 2xx answer; a per-input
   // error in batch_codec.h's shape {"error": {"code","type","message"}}.
   // Throws BatchCodecError (batch_codec.h) when the body is not the

@@ -165,6 +165,19 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
   } catch (const RequestTooLargeError& e) {
     return fail_now(batch, endpoint(batch.worker).inference_url + " " + models_[batch.model] + ": " + e.what());
   }
+  // Inputs the wire cannot send together (v2 tensor queries of different
+  // layouts) go in separate parts, in order.
+  std::vector<RequestPart> grouped;
+  for (const auto& part : parts) {
+    size_t begin = part.begin;
+    for (size_t i = part.begin + 1; i < part.end; ++i)
+      if (!wire_.same_request(*inputs[i - 1], *inputs[i])) {
+        grouped.push_back({begin, i});
+        begin = i;
+      }
+    grouped.push_back({begin, part.end});
+  }
+  parts = std::move(grouped);
   const std::string base_url = endpoint(batch.worker).inference_url;
   if (base_url.empty()) return fail_now(batch, "worker slot " + std::to_string(batch.worker) + " is vacant");
   std::vector<HttpRequest> requests;

@@ -144,6 +144,73 @@ std::string encode_v2_bytes_request(const std::vector<const std::string*>& input
   return body + "]}]}";
 }
 
+V2TensorQuery read_v2_tensor_query(const std::string& input) {
+  V2TensorQuery q;
+  // Cheap rejection first: query bytes that are not a tensor set never parse.
+  const auto first = input.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || input[first] != '{' || input.find("\"inputs\"") == std::string::npos) return q;
+  JsonValue doc;
+  if (!parse_json(input, &doc)) return q;
+  const JsonValue* inputs = json_field(doc, "inputs");
+  if (!inputs || inputs->kind_case() != JsonValue::kListValue || inputs->list_value().values_size() == 0) return q;
+  std::string layout;
+  for (const auto& t : inputs->list_value().values()) {
+    const JsonValue* shape = json_field(t, "shape");
+    const JsonValue* data = json_field(t, "data");
+    const std::string name = json_string(t, "name"), datatype = json_string(t, "datatype");
+    if (name.empty() || datatype.empty() || !shape || shape->kind_case() != JsonValue::kListValue ||
+        shape->list_value().values_size() == 0 || shape->list_value().values(0).number_value() != 1 || !data ||
+        data->kind_case() != JsonValue::kListValue)
+      return V2TensorQuery{};
+    std::vector<const JsonValue*> elements;
+    try {
+      flatten(*data, elements, 0);
+    } catch (const BatchCodecError&) {
+      return V2TensorQuery{};  // nested too deep: bytes, as any other
+    }
+    std::int64_t count = 1;
+    std::string rest;  // the shape after its first dimension
+    for (int d = 1; d < shape->list_value().values_size(); ++d) {
+      const double n = shape->list_value().values(d).number_value();
+      if (n < 0 || n > 1e9) return V2TensorQuery{};
+      count *= static_cast<std::int64_t>(n);
+      rest += "," + std::to_string(static_cast<std::int64_t>(n));
+    }
+    if (static_cast<std::int64_t>(elements.size()) != count) return V2TensorQuery{};
+    const JsonValue* params = json_field(t, "parameters");
+    q.names.push_back(name);
+    q.datatypes.push_back(datatype);
+    q.shapes.push_back(rest);
+    q.parameters.push_back(params ? json_text(*params) : "");
+    q.data.emplace_back();
+    for (const JsonValue* e : elements) q.data.back().push_back(json_text(*e));
+    layout += json_quoted(name) + datatype + "[" + rest + "]" + q.parameters.back() + ";";
+  }
+  q.layout = std::move(layout);
+  return q;
+}
+
+std::string encode_v2_tensor_request(const std::vector<V2TensorQuery>& queries) {
+  const V2TensorQuery& head = queries.front();
+  std::string body = "{\"inputs\":[";
+  for (size_t i = 0; i < head.names.size(); ++i) {
+    if (i) body += ',';
+    body += "{\"name\":" + json_quoted(head.names[i]) + ",\"shape\":[" + std::to_string(queries.size()) +
+            head.shapes[i] + "],\"datatype\":" + json_quoted(head.datatypes[i]) + ",";
+    if (!head.parameters[i].empty()) body += "\"parameters\":" + head.parameters[i] + ",";
+    body += "\"data\":[";
+    bool first = true;
+    for (const auto& q : queries)
+      for (const auto& e : q.data[i]) {
+        if (!first) body += ',';
+        first = false;
+        body += e;
+      }
+    body += "]}";
+  }
+  return body + "]}";
+}
+
 std::int64_t v2_envelope_bytes(const std::string& input_name) {
   // The fixed text around the data, the quoted name (at most 6 bytes per
   // byte escaped) and 20 digits of shape.

@@ -7,6 +7,13 @@
 // Inputs that are UTF-8 text go as JSON strings; otherwise every element is
 // base64 and the input carries "parameters": {"content_type": "base64"}
 // (MLServer's convention; JSON strings cannot hold arbitrary bytes).
+// Tensor queries are passed through instead: a query whose input is a v2
+// tensor set, {"inputs": [{"name","datatype","shape","data"[,"parameters"]},
+// ...]} (how lull's v2 front end stores a request with tensor inputs), each
+// input of shape [1, ...] (one row), joins the queries of the same layout
+// (names, datatypes, shapes, parameters, in order) in ONE request whose
+// inputs are theirs stacked along the first dimension, [B, ...]. Queries of
+// different layouts cannot share a request (V2Wire sends them apart).
 // The answer's outputs are batched along their first dimension (shape[0] ==
 // B); query i gets row i of each. Its prediction, one JSON text:
 //  - one BYTES output with one element per query: that element, as the JSON
@@ -25,6 +32,19 @@ inline constexpr const char* kV2ContentType = "application/json";
 
 // The request body for these inputs (raw bytes each), in order.
 std::string encode_v2_bytes_request(const std::vector<const std::string*>& inputs, const std::string& input_name);
+
+// A tensor query (above): its layout, the same for queries that can share a
+// request, and each input's elements as JSON texts, row-major.
+struct V2TensorQuery {
+  std::string layout;                          // "" when the input is not a tensor query
+  std::vector<std::string> names, datatypes, shapes, parameters;  // per input; shape/parameters as JSON text
+  std::vector<std::vector<std::string>> data;  // per input, its elements
+};
+// The query's tensor set; layout "" when `input` is not one (bytes, or
+// tensors whose first dimension is not 1: those go as bytes).
+V2TensorQuery read_v2_tensor_query(const std::string& input);
+// The request for tensor queries of one layout (non-empty, same layout).
+std::string encode_v2_tensor_request(const std::vector<V2TensorQuery>& queries);
 
 // An upper bound of the bytes encode_v2_bytes_request adds beyond each
 // input's base64 string and its comma (for request_split.h).

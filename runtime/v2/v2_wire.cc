@@ -21,9 +21,23 @@ HttpRequest V2Wire::batch_request(const std::string& base_url, const std::string
   HttpRequest req;
   req.method = "POST";
   req.url = v2_model_url(base_url, model) + "/infer";
-  req.body = encode_v2_bytes_request(inputs, input_name_);
+  // Tensor queries of one layout (same_request keeps a batch's parts to one)
+  // go stacked; anything else as bytes.
+  std::vector<V2TensorQuery> tensors;
+  for (const std::string* in : inputs) {
+    tensors.push_back(read_v2_tensor_query(*in));
+    if (tensors.back().layout.empty() || tensors.back().layout != tensors.front().layout) {
+      tensors.clear();
+      break;
+    }
+  }
+  req.body = tensors.empty() ? encode_v2_bytes_request(inputs, input_name_) : encode_v2_tensor_request(tensors);
   req.content_type = kV2ContentType;
   return req;
+}
+
+bool V2Wire::same_request(const std::string& a, const std::string& b) const {
+  return read_v2_tensor_query(a).layout == read_v2_tensor_query(b).layout;
 }
 
 std::vector<std::string> V2Wire::decode_batch(const std::string& body, size_t expected) const {

@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "backend_test_support.h"
@@ -88,6 +90,44 @@ TEST_CASE("v2 backend: a worker whose model is unloaded leaves rotation and rejo
   CHECK(backend.stats(0).last_error.find("ping: HTTP 404") != std::string::npos);
   control.load(s0.url(), "fast");
   CHECK(eventually([&] { return backend.worker_up(0); }, milliseconds(3000)));
+}
+
+TEST_CASE("v2 backend: a batch mixing bytes and tensor layouts goes as one request per run, in order", "[serve][v2]") {
+  const std::string log_path = lull::test::write_temp("v2_requests.log", "");
+  // --tensor-inputs: a row of tensors is a query whose bytes are the row as JSON.
+  ModelServerProcess s0({"--fake", "fast:1:0", "--only-v2", "--tensor-inputs", "--log-requests", log_path});
+  QueryInputs inputs;
+  inputs.put(1, "bytes");
+  inputs.put(2, R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1,2],"data":[1,2]}]})");
+  inputs.put(3, R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1,2],"data":[[30,40]]}]})");
+  inputs.put(4, R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,3],"data":[1,2,3]}]})");
+  inputs.put(5, "more bytes");
+  const V2Wire wire;
+  TorchServeOptions o;
+  o.wire = &wire;
+  TorchServeBackend backend({{s0.url(), s0.url()}}, {"fast"}, inputs, o);
+  ResultLog log;
+  backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
+  REQUIRE(backend.start() == 1);
+  backend.start_batch(batch(0, 0, {1, 2, 3, 4, 5}));
+  const auto results = log.wait_for(1, milliseconds(5000));
+  REQUIRE(results.size() == 1);
+  INFO(results[0].error);
+  REQUIRE(results[0].ok);
+  // The fake predicts len(bytes) % 1000: the raw inputs' lengths, and the
+  // rows' JSON ({"x":[1,2]}: 11 bytes; {"x":[30,40]}: 13; {"x":[1,2,3]}: 13).
+  std::vector<std::string> want;
+  for (int c : {5, 11, 13, 13, 10}) want.push_back("{\"class\":" + std::to_string(c) + ",\"score\":1.0}");
+  CHECK(results[0].outputs == want);
+  // bytes | x INT32 [1,2] twice | x FP32 [1,3] | bytes: four runs, four requests.
+  std::ifstream in(log_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string t = text.str();
+  size_t requests = 0;
+  for (size_t at = t.find("/v2/models/fast/infer"); at != std::string::npos; at = t.find("/v2/models/fast/infer", at + 1))
+    ++requests;
+  CHECK(requests == 4);
 }
 
 TEST_CASE("lull profile --backend v2 measures through /v2/models/{m}/infer", "[serve][cli][v2]") {

@@ -129,3 +129,30 @@ TEST_CASE("v2 codec: base64 BYTES outputs are decoded, error bodies give their m
   CHECK(v2_error_message(R"({"error": "unknown model: 'x'"})") == "unknown model: 'x'");
   CHECK(v2_error_message("not json").empty());
 }
+
+TEST_CASE("v2 codec: tensor queries of one layout are stacked along the first dimension", "[v2]") {
+  // Two queries as lull's v2 front end stores a request with tensor inputs.
+  const std::string q1 = R"({"inputs":[{"name":"pixels","datatype":"FP32","shape":[1,2],"data":[0.5,1.5]},)"
+                         R"({"name":"mask","datatype":"BOOL","shape":[1],"data":[true]}]})";
+  const std::string q2 = R"({"inputs":[{"name":"pixels","datatype":"FP32","shape":[1,2],"data":[[2.5,3.5]]},)"
+                         R"({"name":"mask","datatype":"BOOL","shape":[1],"data":[false]}]})";
+  const V2TensorQuery t1 = read_v2_tensor_query(q1), t2 = read_v2_tensor_query(q2);
+  REQUIRE_FALSE(t1.layout.empty());
+  CHECK(t1.layout == t2.layout);  // nested or flat data: the same tensor
+  const JsonValue req = parsed(encode_v2_tensor_request({t1, t2}));
+  const auto& inputs = json_field(req, "inputs")->list_value();
+  REQUIRE(inputs.values_size() == 2);
+  const JsonValue& pixels = inputs.values(0);
+  CHECK(json_string(pixels, "name") == "pixels");
+  CHECK(json_string(pixels, "datatype") == "FP32");
+  CHECK(json_text(*json_field(pixels, "shape")) == "[2,2]");
+  CHECK(json_text(*json_field(pixels, "data")) == "[0.5,1.5,2.5,3.5]");
+  CHECK(json_text(*json_field(inputs.values(1), "data")) == "[true,false]");
+  // Other layouts, and what is not a tensor set of single rows, differ.
+  CHECK(read_v2_tensor_query(R"({"inputs":[{"name":"pixels","datatype":"FP32","shape":[1,3],"data":[1,2,3]}]})").layout !=
+        t1.layout);
+  CHECK(read_v2_tensor_query(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[2,1],"data":[1,2]}]})").layout.empty());
+  CHECK(read_v2_tensor_query(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,2],"data":[1]}]})").layout.empty());
+  CHECK(read_v2_tensor_query(R"({"data":"aGk="})").layout.empty());
+  CHECK(read_v2_tensor_query("raw image bytes").layout.empty());
+}

@@ -109,3 +109,20 @@ TEST_CASE("v2 wire: infer and ready requests, healthy while the model is ready",
   CHECK_FALSE(wire.healthy(response(400, R"({"error":"not ready"})")));
   CHECK_FALSE(wire.healthy(HttpResponse{}));  // no answer
 }
+
+TEST_CASE("v2 wire: tensor queries go stacked, apart from bytes and from other layouts", "[v2]") {
+  const V2Wire wire;
+  const std::string a1 = R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1,2],"data":[1,2]}]})";
+  const std::string a2 = R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1,2],"data":[3,4]}]})";
+  const std::string b = R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,2],"data":[1,2]}]})";
+  const std::string raw = "hello";
+  CHECK(wire.same_request(a1, a2));
+  CHECK(wire.same_request(raw, "other bytes"));
+  CHECK_FALSE(wire.same_request(a1, b));
+  CHECK_FALSE(wire.same_request(a1, raw));
+  const HttpRequest stacked = wire.batch_request(kUrl, "m", {&a1, &a2});
+  CHECK(stacked.body == R"({"inputs":[{"name":"x","shape":[2,2],"datatype":"INT32","data":[1,2,3,4]}]})");
+  // Mixed (a caller that did not keep to same_request): all as bytes.
+  const HttpRequest mixed = wire.batch_request(kUrl, "m", {&a1, &raw});
+  CHECK(mixed.body.find(R"("name":"input","shape":[2],"datatype":"BYTES")") != std::string::npos);
+}
