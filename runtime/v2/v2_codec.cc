@@ -3,7 +3,11 @@
 // reads; a BYTES element that is JSON is passed on as the text it is.
 #include "runtime/v2/v2_codec.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "runtime/net/base64.h"
+#include "runtime/net/json_data_field.h"
 #include "runtime/net/json_value.h"
 #include "runtime/torchserve/batch_codec.h"
 
@@ -12,6 +16,30 @@ namespace lull::serve {
 namespace {
 
 [[noreturn]] void fail(const std::string& why) { throw BatchCodecError("v2 inference response: " + why); }
+
+// A tensor element as JSON text. Scalars by hand: protobuf's writer costs
+// microseconds per call, and a tensor has thousands of elements.
+std::string element_text(const JsonValue& e) {
+  switch (e.kind_case()) {
+    case JsonValue::kNumberValue: {
+      // The shortest form that reads back as the same double.
+      char buf[32];
+      for (int digits = 15; digits <= 17; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, e.number_value());
+        if (std::strtod(buf, nullptr) == e.number_value()) break;
+      }
+      return buf;
+    }
+    case JsonValue::kStringValue:
+      return json_quoted(e.string_value());
+    case JsonValue::kBoolValue:
+      return e.bool_value() ? "true" : "false";
+    case JsonValue::kNullValue:
+      return "null";
+    default:
+      return json_text(e);
+  }
+}
 
 // The elements of "data" in row-major order (nested arrays flattened).
 void flatten(const JsonValue& v, std::vector<const JsonValue*>& out, int depth) {
@@ -65,7 +93,7 @@ Output read_output(const JsonValue& o, size_t index, size_t expected) {
 
 // A BYTES element's bytes (base64-decoded when the output says so).
 std::string element_bytes(const Output& o, const JsonValue& e) {
-  if (e.kind_case() != JsonValue::kStringValue) return json_text(e);
+  if (e.kind_case() != JsonValue::kStringValue) return element_text(e);
   if (!o.base64) return e.string_value();
   auto bytes = base64_decode(e.string_value());
   if (!bytes) fail("output " + o.name + ": an element is not base64");
@@ -76,9 +104,8 @@ std::string element_bytes(const Output& o, const JsonValue& e) {
 std::string element_prediction(const Output& o, const JsonValue& e) {
   std::string bytes = element_bytes(o, e);
   if (e.kind_case() != JsonValue::kStringValue) return bytes;
-  JsonValue parsed;
   const auto first = bytes.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && (bytes[first] == '{' || bytes[first] == '[') && parse_json(bytes, &parsed))
+  if (first != std::string::npos && (bytes[first] == '{' || bytes[first] == '[') && read_json_data_field(bytes).valid_json)
     return bytes;
   return json_quoted(bytes);
 }
@@ -95,7 +122,7 @@ std::string rows_of(const std::vector<Output>& outputs, size_t q) {
     for (size_t k = 0; k < o.per_query; ++k) {
       if (k) s += ',';
       const JsonValue& e = *o.data[q * o.per_query + k];
-      s += o.base64 && e.kind_case() == JsonValue::kStringValue ? json_quoted(element_bytes(o, e)) : json_text(e);
+      s += o.base64 && e.kind_case() == JsonValue::kStringValue ? json_quoted(element_bytes(o, e)) : element_text(e);
     }
     s += "]}";
   }
@@ -183,7 +210,7 @@ V2TensorQuery read_v2_tensor_query(const std::string& input) {
     q.shapes.push_back(rest);
     q.parameters.push_back(params ? json_text(*params) : "");
     q.data.emplace_back();
-    for (const JsonValue* e : elements) q.data.back().push_back(json_text(*e));
+    for (const JsonValue* e : elements) q.data.back().push_back(element_text(*e));
     layout += json_quoted(name) + datatype + "[" + rest + "]" + q.parameters.back() + ";";
   }
   q.layout = std::move(layout);
