@@ -24,7 +24,9 @@
 #include "cli/open_loop.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
+#include "cli/serve_backend.h"
 #include "runtime/torchserve/batch_codec.h"
+#include "runtime/v2/v2_codec.h"
 #include "runtime/net/http_client.h"
 
 namespace lull::cli {
@@ -51,6 +53,7 @@ int run_bench_serve(int argc, char** argv) {
   int input_bytes = 4096;
   unsigned seed = 1;
   std::int64_t timeout_ms = 10000;
+  ServeBackendFlags backend_flags;
   po::options_description desc("lull bench serve options");
   desc.add_options()
       ("direct", po::value(&direct)->required(), "a model server's URL: http://H:P/predictions/MODEL")
@@ -62,6 +65,7 @@ int run_bench_serve(int argc, char** argv) {
       ("seed", ranged_value(&seed)->default_value(1), "seed of the schedule and the input")
       ("timeout-ms", po::value(&timeout_ms)->default_value(10000), "per-request timeout")
       ("json", po::value(&json_out), "also write the percentiles as JSON here ('-' for stdout)");
+  add_serve_backend_options(desc, backend_flags);  // --backend v2: --direct is http://H:P/v2/models/MODEL/infer
   if (!parse_command_line(argc, argv, desc,
                           "usage: lull bench serve --direct http://127.0.0.1:8080/predictions/MODEL "
                           "--lull http://127.0.0.1:7070/predictions/TASK --rate 40 --duration 30s"))
@@ -80,7 +84,9 @@ int run_bench_serve(int argc, char** argv) {
   for (auto& c : input) c = static_cast<char>(rng());
   // The same input both ways: raw to lull, wrapped in the batch contract to
   // the model server, exactly as lull forwards a batch of one.
-  const std::string direct_body = serve::encode_batch_request({&input});
+  const ServeBackend protocol(backend_flags);
+  const std::string direct_body =
+      protocol.v2() ? serve::encode_v2_bytes_request({&input}, protocol.input_name()) : serve::encode_batch_request({&input});
   const std::vector<double> at_s = arrival_schedule(rate, duration_s, ArrivalProcess::poisson(), seed);
 
   PathStats paths[2];

@@ -154,6 +154,17 @@ class Handler(BaseHTTPRequestHandler):
             }]))
         self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + path)
 
+    def _run(self, model, inputs):
+        """The model's answers to `inputs` as one batch, one forward pass at a time;
+        None (and a broken answer sent) with --malformed-predictions."""
+        if self.server.malformed_predictions:
+            self._send(200, "<html>not a prediction</html>", "text/html")
+            return None
+        with self.server.device_lock:
+            if self.server.delay_ms > 0:  # fault injection: a slow server
+                time.sleep(self.server.delay_ms / 1000.0)
+            return contract.answer_batch(inputs, model.prepare, model.predict)
+
     def _v2_post(self, path, body):
         """POST under /v2: inference, or the model repository extension."""
         answer = v2.repository(self.server.models, path, body)
@@ -170,12 +181,9 @@ class Handler(BaseHTTPRequestHandler):
             inputs, rid = v2.read_infer_request(body, self.server.tensor_inputs)
         except v2.RequestError as e:
             return self._send(*v2.error(e.code, str(e)))
-        if self.server.malformed_predictions:
-            return self._send(200, "<html>not a prediction</html>", "text/html")
-        with self.server.device_lock:
-            if self.server.delay_ms > 0:  # fault injection: a slow server
-                time.sleep(self.server.delay_ms / 1000.0)
-            preds = contract.answer_batch(inputs, model.prepare, model.predict)
+        preds = self._run(model, inputs)
+        if preds is None:
+            return
         if self.server.short_predictions:  # fault injection: a broken handler
             preds = preds[:-1]
         self._send(200, v2.infer_response(name, rid, preds))
@@ -221,12 +229,9 @@ class Handler(BaseHTTPRequestHandler):
             inputs = contract.decode_batch(body) if is_batch else [body]
         except contract.BatchContractError as e:
             return self._error(400, "BadRequestException", str(e))
-        if self.server.malformed_predictions:
-            return self._send(200, "<html>not a prediction</html>", "text/html")
-        with self.server.device_lock:
-            if self.server.delay_ms > 0:  # fault injection: a slow server
-                time.sleep(self.server.delay_ms / 1000.0)
-            preds = contract.answer_batch(inputs, model.prepare, model.predict)
+        preds = self._run(model, inputs)
+        if preds is None:
+            return
         if is_batch:
             if self.server.short_predictions:  # fault injection: a broken handler
                 preds = preds[:-1]

@@ -3,9 +3,6 @@
 // reads; a BYTES element that is JSON is passed on as the text it is.
 #include "runtime/v2/v2_codec.h"
 
-#include <cstdio>
-#include <cstdlib>
-
 #include "runtime/net/base64.h"
 #include "runtime/net/json_data_field.h"
 #include "runtime/net/json_value.h"
@@ -21,15 +18,8 @@ namespace {
 // microseconds per call, and a tensor has thousands of elements.
 std::string element_text(const JsonValue& e) {
   switch (e.kind_case()) {
-    case JsonValue::kNumberValue: {
-      // The shortest form that reads back as the same double.
-      char buf[32];
-      for (int digits = 15; digits <= 17; ++digits) {
-        std::snprintf(buf, sizeof buf, "%.*g", digits, e.number_value());
-        if (std::strtod(buf, nullptr) == e.number_value()) break;
-      }
-      return buf;
-    }
+    case JsonValue::kNumberValue:
+      return json_number_text(e.number_value());
     case JsonValue::kStringValue:
       return json_quoted(e.string_value());
     case JsonValue::kBoolValue:
@@ -75,8 +65,9 @@ Output read_output(const JsonValue& o, size_t index, size_t expected) {
         d.number_value() != static_cast<double>(static_cast<std::int64_t>(d.number_value())))
       fail(where + ": shape holds a dimension that is not a count");
     out.shape.push_back(static_cast<std::int64_t>(d.number_value()));
+    // No tensor answer has 2^40 elements: refused before the product could overflow.
+    if (out.shape.back() > 0 && total > (std::int64_t{1} << 40) / out.shape.back()) fail(where + ": shape too large");
     total *= out.shape.back();
-    if (total > (std::int64_t{1} << 40)) fail(where + ": shape too large");
   }
   if (out.shape[0] != static_cast<std::int64_t>(expected))
     fail(where + " (" + out.name + "): shape[0] is " + std::to_string(out.shape[0]) + " for a batch of " +
@@ -199,7 +190,8 @@ V2TensorQuery read_v2_tensor_query(const std::string& input) {
     std::string rest;  // the shape after its first dimension
     for (int d = 1; d < shape->list_value().values_size(); ++d) {
       const double n = shape->list_value().values(d).number_value();
-      if (n < 0 || n > 1e9) return V2TensorQuery{};
+      if (n < 0 || n > 1e9 || n != static_cast<double>(static_cast<std::int64_t>(n))) return V2TensorQuery{};
+      if (n > 0 && count > (std::int64_t{1} << 40) / static_cast<std::int64_t>(n)) return V2TensorQuery{};
       count *= static_cast<std::int64_t>(n);
       rest += "," + std::to_string(static_cast<std::int64_t>(n));
     }

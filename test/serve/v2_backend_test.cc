@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -25,22 +26,18 @@ using std::chrono::milliseconds;
 
 namespace {
 
-BatchRequest batch(int worker, int model, std::vector<lull::runtime::QueryId> ids) {
-  BatchRequest b;
-  b.worker = worker;
-  b.model = model;
-  b.queries = std::move(ids);
-  return b;
-}
-
-template <class F>
-bool eventually(F cond, milliseconds limit) {
-  for (auto t = milliseconds(0); t < limit; t += milliseconds(20)) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(milliseconds(20));
+// The backend over the v2 wire on one server, its results collected.
+struct V2Rig {
+  V2Wire wire;
+  ResultLog log;
+  std::unique_ptr<TorchServeBackend> backend;
+  V2Rig(const std::string& url, const QueryInputs& inputs, TorchServeOptions o = {}) {
+    o.wire = &wire;
+    backend = std::make_unique<TorchServeBackend>(std::vector<WorkerEndpoint>{{url, url}},
+                                                  std::vector<std::string>{"fast"}, inputs, o);
+    backend->set_completion_handler([this](const lull::runtime::BatchResult& r) { log.add(r); });
   }
-  return cond();
-}
+};
 
 }  // namespace
 
@@ -51,12 +48,9 @@ TEST_CASE("v2 backend: one infer request per batch, answers and per-input errors
   for (int id = 1; id <= 5; ++id) inputs.put(id, std::string(static_cast<size_t>(id * 3), 'q'));
   inputs.put(6, "LULL-MALFORMED input");             // the stand-in's models reject it alone
   inputs.put(7, std::string("\xff\xfe\x00\x01", 4));  // not UTF-8: sent base64
-  const V2Wire wire;
-  TorchServeOptions o;
-  o.wire = &wire;
-  TorchServeBackend backend({{s0.url(), s0.url()}}, {"fast"}, inputs, o);
-  ResultLog log;
-  backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
+  V2Rig rig(s0.url(), inputs);
+  TorchServeBackend& backend = *rig.backend;
+  ResultLog& log = rig.log;
   REQUIRE(backend.start() == 1);  // GET /v2/models/fast/ready
   backend.start_batch(batch(0, 0, {1, 2, 3, 4, 5, 6, 7}));
   const auto results = log.wait_for(1, milliseconds(5000));
@@ -77,11 +71,10 @@ TEST_CASE("v2 backend: one infer request per batch, answers and per-input errors
 TEST_CASE("v2 backend: a worker whose model is unloaded leaves rotation and rejoins once it is loaded", "[serve][v2]") {
   ModelServerProcess s0({"--fake", "fast:1:0", "--only-v2"});
   QueryInputs inputs;
-  const V2Wire wire;
   TorchServeOptions o;
-  o.wire = &wire;
   o.health_interval_ms = 50;
-  TorchServeBackend backend({{s0.url(), s0.url()}}, {"fast"}, inputs, o);
+  V2Rig rig(s0.url(), inputs, o);
+  TorchServeBackend& backend = *rig.backend;
   REQUIRE(backend.start() == 1);
   HttpClient http;
   V2ModelControl control(http);
@@ -102,12 +95,9 @@ TEST_CASE("v2 backend: a batch mixing bytes and tensor layouts goes as one reque
   inputs.put(3, R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1,2],"data":[[30,40]]}]})");
   inputs.put(4, R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,3],"data":[1,2,3]}]})");
   inputs.put(5, "more bytes");
-  const V2Wire wire;
-  TorchServeOptions o;
-  o.wire = &wire;
-  TorchServeBackend backend({{s0.url(), s0.url()}}, {"fast"}, inputs, o);
-  ResultLog log;
-  backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
+  V2Rig rig(s0.url(), inputs);
+  TorchServeBackend& backend = *rig.backend;
+  ResultLog& log = rig.log;
   REQUIRE(backend.start() == 1);
   backend.start_batch(batch(0, 0, {1, 2, 3, 4, 5}));
   const auto results = log.wait_for(1, milliseconds(5000));
