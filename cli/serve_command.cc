@@ -102,7 +102,7 @@ int run_serve(int argc, char** argv) {
       ("eject-max-ms", po::value(&backend_opts.outlier.max_ms)->default_value(30000), "longest ejection")
       ("health-interval-ms", po::value(&backend_opts.health_interval_ms)->default_value(500), "between pings")
       ("health-timeout-ms", po::value(&backend_opts.health_timeout_ms)->default_value(500), "ping timeout")
-      ("no-model-check", po::bool_switch(&no_model_check), "skip the management-API check at start")
+      ("no-model-check", po::bool_switch(&no_model_check), "skip the model check at start (TorchServe: management API; v2: model readiness)")
       ("reject-late", po::bool_switch(&opts.reject_late),
        "the bouncer: answer 503 with Retry-After at once to a query even the fastest model cannot answer by "
        "its deadline at the current queue (default: serve it late, counted as a violation)")
