@@ -52,6 +52,10 @@ TEST_CASE("v2 codec: bytes that are not UTF-8 go base64, marked by content_type"
   CHECK(is_utf8("na\xc3\xafve \xe2\x82\xac"));
   CHECK_FALSE(is_utf8("\xc3"));          // truncated
   CHECK_FALSE(is_utf8("\xc0\xaf"));      // overlong
+  CHECK_FALSE(is_utf8("\xe0\x80\xaf"));  // overlong, 3 bytes
+  CHECK_FALSE(is_utf8("\xed\xa0\x80"));  // a surrogate
+  CHECK_FALSE(is_utf8("\xf4\x92\x8a\x93"));  // past U+10FFFF (found by fuzz_v2_codec)
+  CHECK(is_utf8("\xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf"));  // U+1F600, U+10FFFF
 }
 
 TEST_CASE("v2 codec: the envelope bound covers every request it encodes", "[v2]") {
