@@ -44,7 +44,9 @@
 #   AE2E_POOL      local (default) | kubernetes
 #   AE2E_BACKEND=v2  over the Open Inference Protocol: lull serve --backend v2,
 #                  the workers speaking v2 only (a new worker joins once its
-#                  models answer GET /v2/models/{m}/ready); writes NAME-v2.*
+#                  models answer GET /v2/models/{m}/ready; with the kubernetes
+#                  pool, the fake pods' readiness probe is /v2/health/ready);
+#                  writes NAME-v2.*
 #   AE2E_OUT, AE2E_BASE_QPS (30), AE2E_RT=0 (normal priority; see e2e.sh on why
 #   real-time priority where allowed)
 set -euo pipefail
@@ -84,7 +86,8 @@ if [ "$POOL" = kubernetes ]; then
       -keyout "$WORK/tls.key" -out "$WORK/ca.crt" 2>/dev/null
   "$PY" "$ROOT/test/manager/fake_kube_api.py" --token tok-e2e --tls-cert "$WORK/ca.crt" --tls-key "$WORK/tls.key" \
       --namespace lull --deployment models --service models --replicas 0 --port-file "$WORK/kube.port" \
-      --run-command "$WORKER_CMD --host {host}" --run-log-dir "$WORK/pods" 2>"$WORK/kube.log" &
+      --run-command "$WORKER_CMD --host {host}" --run-log-dir "$WORK/pods" \
+      --readiness-path "$([ "$BACKEND" = v2 ] && echo /v2/health/ready || echo /ping)" 2>"$WORK/kube.log" &
   PIDS+=($!)
   wait_file "$WORK/kube.port"
   KUBE="https://127.0.0.1:$(cat "$WORK/kube.port")"
