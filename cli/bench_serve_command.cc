@@ -27,7 +27,9 @@
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "runtime/net/base64.h"
+#include "cli/serve_backend.h"
 #include "runtime/torchserve/batch_codec.h"
+#include "runtime/v2/v2_codec.h"
 #include "runtime/net/http_client.h"
 
 namespace lull::cli {
@@ -54,6 +56,7 @@ int run_bench_serve(int argc, char** argv) {
   int input_bytes = 4096;
   unsigned seed = 1;
   std::int64_t timeout_ms = 10000;
+  ServeBackendFlags backend_flags;
   po::options_description desc("lull bench serve options");
   desc.add_options()
       ("direct", po::value(&direct)->required(), "a model server's URL: http://H:P/predictions/MODEL")
@@ -66,6 +69,7 @@ int run_bench_serve(int argc, char** argv) {
       ("seed", ranged_value(&seed)->default_value(1), "seed of the schedule and the input")
       ("timeout-ms", po::value(&timeout_ms)->default_value(10000), "per-request timeout")
       ("json", po::value(&json_out), "also write the percentiles as JSON here ('-' for stdout)");
+  add_serve_backend_options(desc, backend_flags);  // --backend v2: --direct is http://H:P/v2/models/MODEL/infer
   if (!parse_command_line(argc, argv, desc,
                           "usage: lull bench serve --direct http://127.0.0.1:8080/predictions/MODEL "
                           "--lull http://127.0.0.1:8070/predictions/TASK --rate 40 --duration 30s"))
@@ -83,9 +87,12 @@ int run_bench_serve(int argc, char** argv) {
   std::mt19937 rng(seed);
   std::string input(static_cast<size_t>(input_bytes), '\0');
   for (auto& c : input) c = static_cast<char>(rng());
-  // The same input both ways: raw to lull, wrapped in the batch contract to
-  // the model server, exactly as lull forwards a batch of one.
-  const std::string direct_body = serve::encode_batch_request({&input});
+  // The same input each way: raw to lull, wrapped in the backend's batch
+  // request to the model server, exactly as lull forwards a batch of one, and
+  // as a v2 infer request to lull's v2 front end (--v2).
+  const ServeBackend protocol(backend_flags);
+  const std::string direct_body =
+      protocol.v2() ? serve::encode_v2_bytes_request({&input}, protocol.input_name()) : serve::encode_batch_request({&input});
   const std::string v2_body = R"({"inputs":[{"name":"input","shape":[1],"datatype":"BYTES",)"
                               R"("parameters":{"content_type":"base64"},"data":[")" +
                               serve::base64_encode(input) + "\"]}]}";
@@ -98,7 +105,8 @@ int run_bench_serve(int argc, char** argv) {
   paths[2].name = "lull-v2";
   const std::string urls[3] = {direct, lull_url, v2_url};
   const std::string* bodies[3] = {&direct_body, &input, &v2_body};
-  const char* types[3] = {serve::kBatchContentType, "application/octet-stream", "application/json"};
+  const char* types[3] = {protocol.v2() ? serve::kV2ContentType : serve::kBatchContentType, "application/octet-stream",
+                          "application/json"};
   std::mutex mu;
   std::condition_variable cv;
   size_t outstanding = 0;

@@ -1,45 +1,13 @@
 #include "cli/json_object.h"
 
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
+#include "runtime/net/json_value.h"
+
 
 namespace lull::cli {
 
-namespace {
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char esc[8];
-      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(c));
-      out += esc;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-}  // namespace
+JsonValue::JsonValue(double number) : scalar_(serve::json_number_text(number)) {}
 
-JsonValue::JsonValue(double number) {
-  if (!std::isfinite(number)) {
-    scalar_ = "null";  // JSON has no inf/nan
-    return;
-  }
-  // The shortest of %.15g..%.17g that reads back as the same double.
-  char buf[32];
-  for (int digits = 15; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, number);
-    if (std::strtod(buf, nullptr) == number) break;
-  }
-  scalar_ = buf;
-}
-
-JsonValue::JsonValue(const std::string& text) : scalar_(quote(text)) {}
+JsonValue::JsonValue(const std::string& text) : scalar_(serve::json_quoted(text)) {}
 
 JsonValue& JsonValue::add(const std::string& key, JsonValue value) {
   keys_.push_back(key);
@@ -61,7 +29,7 @@ std::string JsonValue::text(int indent) const {
   for (size_t i = 0; i < items_.size(); ++i) {
     out += i ? ",\n" : "\n";
     out += pad;
-    if (kind_ == kObject) out += quote(keys_[i]) + ": ";
+    if (kind_ == kObject) out += serve::json_quoted(keys_[i]) + ": ";
     out += items_[i].text(indent + 2);
   }
   return out + "\n" + std::string(static_cast<size_t>(indent), ' ') + close;

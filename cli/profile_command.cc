@@ -1,5 +1,5 @@
 // lull profile: measures end-to-end batch latency of each model through a
-// model server's inference API (lull's batch contract) and writes a profile
+// model server's inference API (lull's batch contract, or the v2 wire with --backend v2) and writes a profile
 // set in lull's format. Requests go one at a time, so each sample is one
 // batch's latency on an otherwise idle worker, as the compiler assumes.
 // Robustness: every (model, batch) starts with unrecorded warm-up requests
@@ -33,7 +33,8 @@
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "cli/progress_line.h"
-#include "runtime/torchserve/batch_codec.h"
+#include "cli/serve_backend.h"
+#include "runtime/torchserve/batch_wire.h"
 #include "runtime/net/http_client.h"
 #include "runtime/torchserve/model_check.h"
 #include "runtime/torchserve/torchserve_token.h"
@@ -105,6 +106,7 @@ int run_profile(int argc, char** argv) {
   std::string worker, models_text, accuracy_path, out_path, batches_text, task, inputs_dir, token_file, management;
   int max_batch = 32, samples = 100, warmup = 3, input_bytes = 4096, pause_ms = 200;
   std::int64_t timeout_ms = 60000;
+  ServeBackendFlags backend_flags;
   po::options_description desc("lull profile: measure batch latencies through a model server's inference API");
   desc.add_options()
       ("worker", po::value(&worker)->required(), "model server base URL, e.g. http://127.0.0.1:8080")
@@ -126,6 +128,7 @@ int run_profile(int argc, char** argv) {
       ("management-url", po::value(&management),
        "management API base URL, asked for each model's memory (default: --worker; TorchServe: port 8081)")
       ("out", po::value(&out_path)->required(), "profile JSON to write ('-' for stdout)");
+  add_serve_backend_options(desc, backend_flags);
   const char* usage =
       "usage: lull profile --worker URL --models a,b,c --max-batch 32 --samples 100 --accuracy ACC.json --out PROFILE.json";
   if (!parse_command_line(argc, argv, desc, usage)) return 0;
@@ -140,6 +143,8 @@ int run_profile(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--worker ") + e.what());
   }
+  const ServeBackend protocol(backend_flags);
+  const serve::BatchWire& wire = protocol.wire() ? *protocol.wire() : serve::torchserve_wire();
   const auto models = serve::split_list(models_text);
   if (models.empty()) throw UsageError("--models: no model names");
   const auto accuracies = read_accuracy_fractions(accuracy_path);
@@ -176,6 +181,7 @@ int run_profile(int argc, char** argv) {
   // (docs/user-guide.md, "lull profile", Memory: what each server measures); 0 with a warning when
   // it reports nothing, so a profile is still written.
   auto memory_mb = [&](const std::string& model) {
+    if (protocol.v2()) return 0.0;  // the Open Inference Protocol reports no model memory
     serve::HttpRequest req;
     req.method = "GET";
     req.url = management + "/models/" + model;
@@ -185,20 +191,16 @@ int run_profile(int argc, char** argv) {
     return r.ok() ? serve::model_memory_mb(r.body) : 0.0;
   };
   auto measure = [&](const std::string& model, int batch) {
-    serve::HttpRequest req;
-    req.method = "POST";
-    req.url = worker + "/predictions/" + model;
-    req.content_type = serve::kBatchContentType;
     std::vector<const std::string*> inputs;
     for (int i = 0; i < batch; ++i) inputs.push_back(&pool[next_input++ % pool.size()]);
-    req.body = serve::encode_batch_request(inputs);
+    serve::HttpRequest req = wire.batch_request(worker, model, inputs);
     req.timeout_ms = timeout_ms;
     req.bearer_token = keys.inference;
     auto r = client.fetch(req);
     if (serve::is_token_refusal(r))
       throw std::runtime_error(serve::describe_token_refusal(worker, "inference", !keys.inference.empty(), r));
     if (!r.ok()) throw std::runtime_error(req.url + " (batch " + std::to_string(batch) + "): " + r.describe());
-    serve::decode_batch_response(r.body, static_cast<size_t>(batch));  // the contract holds
+    wire.decode_batch(r.body, static_cast<size_t>(batch));  // the contract holds
     return r.elapsed_us / 1e6;
   };
 

@@ -16,6 +16,7 @@
 #include "cli/parse_options.h"
 #include "cli/serve_autoscale.h"
 #include "cli/serve_shard.h"
+#include "cli/serve_backend.h"
 #include "cli/serve_variants.h"
 #include "schema/one_line.h"
 #include "runtime/log/log.h"
@@ -30,6 +31,7 @@
 #include "runtime/torchserve/torchserve_backend.h"
 #include "runtime/torchserve/torchserve_token.h"
 #include "runtime/torchserve/worker_endpoint.h"
+#include "runtime/v2/v2_model_check.h"
 #include "schema/policy_file.h"
 
 namespace lull::cli {
@@ -47,6 +49,7 @@ int run_serve(int argc, char** argv) {
   ServeAutoscaleFlags autoscale_flags;
   ServeVariantsFlags variant_flags;
   LogFlags log_flags;
+  ServeBackendFlags backend_flags;
   bool no_model_check = false, strict_model_batching = false;
   po::options_description desc("lull serve: serve a task through model servers under a compiled policy set");
   desc.add_options()
@@ -80,7 +83,7 @@ int run_serve(int argc, char** argv) {
       ("eject-max-ms", po::value(&backend_opts.outlier.max_ms)->default_value(30000), "longest ejection")
       ("health-interval-ms", po::value(&backend_opts.health_interval_ms)->default_value(500), "between pings")
       ("health-timeout-ms", po::value(&backend_opts.health_timeout_ms)->default_value(500), "ping timeout")
-      ("no-model-check", po::bool_switch(&no_model_check), "skip the management-API check at start")
+      ("no-model-check", po::bool_switch(&no_model_check), "skip the model check at start (TorchServe: management API; v2: model readiness)")
       ("reject-late", po::bool_switch(&opts.reject_late),
        "the bouncer: answer 503 with Retry-After at once to a query even the fastest model cannot answer by "
        "its deadline at the current queue (default: serve it late, counted as a violation)")
@@ -94,6 +97,7 @@ int run_serve(int argc, char** argv) {
        "fail (not warn) at start when a model's batchSize > 1 with maxBatchDelay > 0 would hold lull's batches")
       ("recompile-on-drift", po::value(&recompile_out),
        "on latency drift, compile a policy set from the observed latencies and write it to this file");
+  add_serve_backend_options(desc, backend_flags);
   desc.add_options()("profiles", po::value(&profiles), "online compilation: the profiles the policies were compiled from");
   add_online_compile_options(desc, online_flags);
   po::options_description autoscale_desc("Autoscaling (--autoscale: a worker pool instead of --servers)");
@@ -121,6 +125,8 @@ int run_serve(int argc, char** argv) {
               limits::kMaxIntervalMs);
   check_range("--health-timeout-ms", static_cast<double>(backend_opts.health_timeout_ms), 1, limits::kMaxIntervalMs);
   check_range("--batch-timeout-ms", static_cast<double>(backend_opts.batch_timeout_ms), 1, limits::kMaxIntervalMs);
+  const ServeBackend protocol(backend_flags);
+  backend_opts.wire = protocol.wire();
   const bool autoscale = autoscale_flags.autoscale.enabled;
   if (autoscale == !workers_text.empty())
     throw UsageError(autoscale ? "--servers with --autoscale: the worker pool starts the model servers"
@@ -140,7 +146,8 @@ int run_serve(int argc, char** argv) {
     if (!autoscale) workers = serve::parse_worker_endpoints(workers_text, management_text);
     shard.keep_own(workers);
     // Every query the front end accepts must fit in one request on its own.
-    const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)});
+    const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)}) +
+                           (protocol.wire() ? protocol.wire()->envelope_bytes() : 0);
     if (one_query > backend_opts.max_request_bytes)
       throw std::invalid_argument("--max-body-bytes " + std::to_string(fe.max_body_bytes) + ": one such query encodes to " +
                                   std::to_string(one_query) + " bytes, over --max-request-bytes " +
@@ -181,9 +188,24 @@ int run_serve(int argc, char** argv) {
   }
   std::vector<std::string> model_names;
   for (const auto& m : table.models) model_names.push_back(m.name);
-  if (autoscale)  // every worker passes the model check when its pool starts it
+  if (autoscale) {  // every worker passes the model check when its pool starts it
     spec.autoscale = autoscale_spec(autoscale_flags, no_model_check ? std::vector<std::string>{} : model_names,
                                     keys.management);
+    if (protocol.v2())
+      spec.autoscale.local.check = [&protocol, models = spec.autoscale.local.models](
+                                       serve::HttpTransport& client, const serve::WorkerEndpoint& w,
+                                       std::int64_t timeout_ms) { return protocol.check_worker(client, w, models, timeout_ms); };
+  }
+  if (protocol.v2()) {  // the protocol outlives the server
+    spec.health_probe = "GET /v2/models/{model}/ready";
+    spec.check_models = [&protocol](serve::HttpTransport& client, const std::vector<serve::WorkerEndpoint>& servers,
+                                    const std::vector<std::string>& models) {
+      serve::V2ModelCheckOptions check;
+      check.input_name = protocol.input_name();
+      serve::check_v2_models_ready(client, servers, models, check);
+    };
+    spec.model_control = [&protocol](serve::HttpTransport& client) { return protocol.v2_model_control(client); };
+  }
   if (!variant_flags.sets.empty()) {
     // Online compilation and drift recompilation make policies for the full
     // set only; a variant's models would not be what they pick.

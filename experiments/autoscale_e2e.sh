@@ -42,6 +42,11 @@
 #   AE2E_QUICK=1   the CI version (ctest serve.autoscale_e2e): phases 8/15/20 s
 #                  instead of 20/30/40 s
 #   AE2E_POOL      local (default) | kubernetes
+#   AE2E_BACKEND=v2  over the Open Inference Protocol: lull serve --backend v2,
+#                  the workers speaking v2 only (a new worker joins once its
+#                  models answer GET /v2/models/{m}/ready; with the kubernetes
+#                  pool, the fake pods' readiness probe is /v2/health/ready);
+#                  writes NAME-v2.*
 #   AE2E_OUT, AE2E_BASE_QPS (30), AE2E_RT=0 (normal priority; see e2e.sh on why
 #   real-time priority where allowed)
 set -euo pipefail
@@ -51,6 +56,7 @@ PY=/usr/bin/python3
 OUT="${AE2E_OUT:-$ROOT/experiments/results}"
 QUICK="${AE2E_QUICK:-0}"
 POOL="${AE2E_POOL:-local}"
+BACKEND="${AE2E_BACKEND:-torchserve}"
 BASE="${AE2E_BASE_QPS:-30}"
 PROFILE="$ROOT/test/data/replay_profile.json"
 SLO_MS=80; HOP_MS=10; TARGET_VIOLATION=0.01
@@ -72,6 +78,7 @@ accuracy_json "$PROFILE" "$WORK/accuracy.json"
 # envelope's windows short enough that the 3x phase does not hold scale-in
 # back for half a minute after it ends.
 WORKER_CMD="${RT[*]} $PY $ROOT/runtime/modelserver/lull_modelserver.py --replay-profile $PROFILE --port {port}"
+if [ "$BACKEND" = v2 ]; then WORKER_CMD="$WORKER_CMD --only-v2"; fi
 KUBE=""
 if [ "$POOL" = kubernetes ]; then
   printf 'tok-e2e\n' > "$WORK/token"
@@ -79,7 +86,8 @@ if [ "$POOL" = kubernetes ]; then
       -keyout "$WORK/tls.key" -out "$WORK/ca.crt" 2>/dev/null
   "$PY" "$ROOT/test/manager/fake_kube_api.py" --token tok-e2e --tls-cert "$WORK/ca.crt" --tls-key "$WORK/tls.key" \
       --namespace lull --deployment models --service models --replicas 0 --port-file "$WORK/kube.port" \
-      --run-command "$WORKER_CMD --host {host}" --run-log-dir "$WORK/pods" 2>"$WORK/kube.log" &
+      --run-command "$WORKER_CMD --host {host}" --run-log-dir "$WORK/pods" \
+      --readiness-path "$([ "$BACKEND" = v2 ] && echo /v2/health/ready || echo /ping)" 2>"$WORK/kube.log" &
   PIDS+=($!)
   wait_file "$WORK/kube.port"
   KUBE="https://127.0.0.1:$(cat "$WORK/kube.port")"
@@ -91,7 +99,7 @@ else
   echo "autoscale_e2e: AE2E_POOL must be local or kubernetes" >&2; exit 2
 fi
 "${RT[@]}" "$LULL" serve --policies "$WORK/library.pb" --listen 127.0.0.1:0 --port-file "$WORK/lull.port" \
-    --autoscale "${POOL_FLAGS[@]}" \
+    --backend "$BACKEND" --autoscale "${POOL_FLAGS[@]}" \
     --max-violation "$TARGET_VIOLATION" \
     --autoscale-forecast window_max:5 --autoscale-lead-s 2 --autoscale-envelope 1:1.5,5:1.2 \
     --autoscale-holdoff-s 5 --autoscale-step-interval-s 2 --drain-timeout-s 10 \
@@ -115,11 +123,12 @@ if [ -n "$KUBE" ]; then  # what the fake API server was asked and answered
   curl -s --cacert "$WORK/ca.crt" "$KUBE/_fake/answers" > "$WORK/kube-answers.txt"
 fi
 
-PYTHONPATH="$ROOT/experiments" "$PY" - "$WORK" "$OUT" "$PHASES" "$BASE" "$TARGET_VIOLATION" "$QUICK" "$POOL" <<'PYEOF'
+PYTHONPATH="$ROOT/experiments" "$PY" - "$WORK" "$OUT" "$PHASES" "$BASE" "$TARGET_VIOLATION" "$QUICK" "$POOL" "$BACKEND" <<'PYEOF'
 import json, re, sys
 import e2e_phases
 work, out, phases, base, target, quick = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6] == "1"
 kube = sys.argv[7] == "kubernetes"
+v2 = sys.argv[8] == "v2"
 rows = e2e_phases.phase_rows(work, phases, base)
 sent = sum(r["sent"] for r in rows)
 ok = sum(r["ok"] for r in rows)
@@ -181,10 +190,10 @@ if kube:
 result = dict(pool="kubernetes" if kube else "local", rows=rows, sent=sent, ok=ok, violation_rate=violation,
               target=target, max_workers_up=max_up, scale_events=events, scale_log=scale_lines,
               workers_over_time=samples, scale_patches_replicas=replicas, checks=checks)
-name = "autoscale-e2e" + ("-kubernetes" if kube else "") + ("-quick" if quick else "")
+name = "autoscale-e2e" + ("-kubernetes" if kube else "") + ("-quick" if quick else "") + ("-v2" if v2 else "")
 json.dump(result, open(f"{out}/{name}.json", "w"), indent=1)
 with open(f"{out}/{name}.md", "w") as f:
-    f.write(f"# lull serve --autoscale end to end ({'quick' if quick else 'full'})\n\n"
+    f.write(f"# lull serve --autoscale end to end ({'quick' if quick else 'full'}{', v2 API' if v2 else ''})\n\n"
             + ("Kubernetes pool against the fake API server (test/manager/fake_kube_api.py), its pods "
                "latency-replay stand-in servers" if kube else "Local-process pool over latency-replay stand-in servers") +
             f"; Poisson load {base} -> {3 * base} -> {base} QPS; "

@@ -31,6 +31,8 @@
 #
 #   E2E_QUICK=1   real mode: short run (fewer profile samples, 10 s per load)
 #   E2E_STRICT=0  report the statistical checks without failing on them
+#   E2E_BACKEND=v2  over the Open Inference Protocol: lull serve --backend v2,
+#                 the servers speaking v2 only (writes NAME-v2.*)
 #                 (losses and 5xx always fail)
 #   E2E_OUT, E2E_SERVERS, E2E_SLO_MS, E2E_LOADS, E2E_DURATION, E2E_HOP_MS,
 #   E2E_MODELS (real), E2E_PROFILE (replay), E2E_RT=0 (replay: normal priority),
@@ -48,18 +50,23 @@ PY=/usr/bin/python3   # Debian's interpreter, which has python3-torch
 OUT="${E2E_OUT:-$ROOT/experiments/results}"
 QUICK="${E2E_QUICK:-0}"; STRICT="${E2E_STRICT:-1}"; REPLAY="${E2E_REPLAY:-0}"
 SERVERS="${E2E_SERVERS:-2}"
+BACKEND="${E2E_BACKEND:-torchserve}"
+SERVER_FLAGS=()
+if [ "$BACKEND" = v2 ]; then SERVER_FLAGS=(--only-v2); fi
 WORK="$(mktemp -d /tmp/lull-e2e.XXXXXX)"
+SUFFIX=""
+if [ "$BACKEND" = v2 ]; then SUFFIX=-v2; fi
 if [ "$REPLAY" = 1 ]; then
   # Replay: SLO 80 ms with 10 ms kept for the client <-> lull hop and wake-up
   # delays; loads from mostly the most accurate model to a mix with ~1/3 of the
   # queries on faster ones (docs/serving.md has the expectations).
-  NAME=e2e-replay
+  NAME=e2e-replay$SUFFIX
   PROFILE="${E2E_PROFILE:-$ROOT/test/data/replay_profile.json}"
   SLO_MS="${E2E_SLO_MS:-80}"; LOADS="${E2E_LOADS:-20 40 60}"; DURATION="${E2E_DURATION:-10s}"
   HOP_MS="${E2E_HOP_MS:-10}"
   ACC="$WORK/accuracy.json"
 else
-  NAME=e2e
+  NAME=e2e$SUFFIX
   PROFILE="$WORK/profile.json"
   MODELS="${E2E_MODELS:-shufflenet_v2_x0_5,mobilenet_v3_small,shufflenet_v2_x1_0,mobilenet_v2}"
   SLO_MS="${E2E_SLO_MS:-60}"; LOADS="${E2E_LOADS:-15 35 50}"; DURATION="${E2E_DURATION:-30s}"
@@ -109,10 +116,10 @@ URLS=()
 for i in $(seq 0 $((SERVERS - 1))); do
   if [ "$REPLAY" = 1 ]; then
     "${RT[@]}" "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
-        --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
+        --port-file "$WORK/port$i" "${SERVER_FLAGS[@]}" 2>"$WORK/server$i.log" &
   else
     "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --models "$MODELS" --image-size 112 \
-        --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
+        --port-file "$WORK/port$i" "${SERVER_FLAGS[@]}" 2>"$WORK/server$i.log" &
   fi
   PIDS+=($!)
 done
@@ -132,7 +139,7 @@ else
   SERVER_PIDS=("${PIDS[@]}")
   BUSY0=$(cpu_busy_ticks); CHAIN0=$(cpu_ticks_of "${SERVER_PIDS[@]}"); T0=$(date +%s.%N)
   for i in $(seq 0 $((SERVERS - 1))); do
-    /usr/bin/time -f "%U %S" -o "$WORK/profiler$i.cpu" "$LULL" profile --worker "${URLS[$i]}" --models "$MODELS" --max-batch 4 --samples "$SAMPLES" \
+    /usr/bin/time -f "%U %S" -o "$WORK/profiler$i.cpu" "$LULL" profile --backend "$BACKEND" --worker "${URLS[$i]}" --models "$MODELS" --max-batch 4 --samples "$SAMPLES" \
         --warmup "$WARMUP" --pause-ms "$PAUSE_MS" --accuracy "$ACC" --out "$WORK/profile$i.json" \
         2> >(grep median | sed "s/^/worker $i /" >&2) &
     PROFILERS+=($!)
@@ -165,7 +172,7 @@ fi
 # is tight by design, so any spike past the profile's maximum is a miss.
 "$LULL" compile --profiles "$PROFILE" --slo-ms "$COMPILE_SLO_MS" --workers "$SERVERS" --percentile 100 \
     --arrivals "$ARRIVALS" --load-qps "${E2E_GRID:-5:100:5}" --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>/dev/null
-"${RT[@]}" "$LULL" serve --policies "$WORK/set.pb" --servers "$WORKERS" --listen 127.0.0.1:0 \
+"${RT[@]}" "$LULL" serve --policies "$WORK/set.pb" --servers "$WORKERS" --listen 127.0.0.1:0 --backend "$BACKEND" \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 PIDS+=($!)
 wait_file "$WORK/lull.port"

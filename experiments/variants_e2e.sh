@@ -23,12 +23,16 @@
 #     was answered by a model that was not loaded.
 # Writes variants-e2e.{md,json} to VE2E_OUT (default experiments/results).
 #   VE2E_QUICK=1: phases 8/12/12 s instead of 15/25/25 s
+#   VE2E_BACKEND=v2: over the Open Inference Protocol (lull serve --backend v2;
+#     the servers speak v2 only, models load and unload through the
+#     repository extension, and are sampled from POST /v2/repository/index)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LULL="${LULL:-$ROOT/build/lull}"
 PY=/usr/bin/python3
 OUT="${VE2E_OUT:-$ROOT/experiments/results}"
 QUICK="${VE2E_QUICK:-0}"
+BACKEND="${VE2E_BACKEND:-torchserve}"
 BASE=15
 SLO_MS=60
 BUDGET_MB=1100
@@ -48,32 +52,38 @@ replay_profile_with_memory "$PROFILE"
 FIRST_MODELS="$("$PY" -c 'import json, sys; print(",".join(json.load(open(sys.argv[1]))["variants"][0]["models"]))' \
     "$WORK/variants/variants.json")"
 accuracy_json "$PROFILE" "$WORK/accuracy.json"
+SERVER_FLAGS=(); MODELS_PATH=/models; MODELS_CALL=(curl -s)
+if [ "$BACKEND" = v2 ]; then
+  SERVER_FLAGS=(--only-v2); MODELS_PATH=/v2/repository/index; MODELS_CALL=(curl -s -X POST -d '{"ready":true}')
+fi
+models_of() { "${MODELS_CALL[@]}" "$1$MODELS_PATH" | tr -d ' \n'; }
 for s in 0 1; do
   "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --models "$FIRST_MODELS" --port 0 --port-file "$WORK/s$s.port" \
-      2>"$WORK/s$s.log" &
+      "${SERVER_FLAGS[@]}" 2>"$WORK/s$s.log" &
   PIDS+=($!)
 done
 wait_file "$WORK/s0.port"; wait_file "$WORK/s1.port"
 S0="http://127.0.0.1:$(cat "$WORK/s0.port")"; S1="http://127.0.0.1:$(cat "$WORK/s1.port")"
 "$LULL" serve --policies "$WORK/variants/variant-0.pb" --servers "$S0,$S1" --listen 127.0.0.1:0 --port-file "$WORK/lull.port" \
-    --variant-sets "$WORK/variants/variants.json" --variant-dwell-s 2 --variant-interval-ms 100 2>"$WORK/serve.log" &
+    --backend "$BACKEND" --variant-sets "$WORK/variants/variants.json" --variant-dwell-s 2 --variant-interval-ms 100 2>"$WORK/serve.log" &
 PIDS+=($!)
 wait_file "$WORK/lull.port"
 TARGET="http://127.0.0.1:$(cat "$WORK/lull.port")"
 # The models each server holds, every 0.2 s.
 ( while sleep 0.2; do
-    echo "$(curl -s "$S0/models" | tr -d ' \n') $(curl -s "$S1/models" | tr -d ' \n')" >> "$WORK/models.txt" || true
+    echo "$(models_of "$S0") $(models_of "$S1")" >> "$WORK/models.txt" || true
   done ) &
 PIDS+=($!)
 
 run_phases "$TARGET" "$PHASES" "$BASE" "$SLO_MS" variants_e2e
 curl -s "$TARGET/metrics" > "$WORK/metrics.txt"
-curl -s "$S0/models" | tr -d ' \n' > "$WORK/final0.txt"; curl -s "$S1/models" | tr -d ' \n' > "$WORK/final1.txt"
+models_of "$S0" > "$WORK/final0.txt"; models_of "$S1" > "$WORK/final1.txt"
 
-PYTHONPATH="$ROOT/experiments" "$PY" - "$WORK" "$OUT" "$PHASES" "$BASE" "$QUICK" <<'PYEOF'
+PYTHONPATH="$ROOT/experiments" "$PY" - "$WORK" "$OUT" "$PHASES" "$BASE" "$QUICK" "$BACKEND" <<'PYEOF'
 import json, re, sys
 import e2e_phases
 work, out, phases, base, quick = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.argv[4]), sys.argv[5] == "1"
+backend = sys.argv[6]
 rows = e2e_phases.phase_rows(work, phases, base)
 metrics = open(f"{work}/metrics.txt").read()
 def metric(name): return e2e_phases.metric(metrics, name)
@@ -87,7 +97,7 @@ big = [m for m in first if m not in second]                    # unloaded at hig
 profile_models = [m["name"] for m in json.load(open(f"{work}/profile.json"))["models"]]
 over_budget = [m for m in profile_models if m not in first]     # never loaded
 samples = [l.strip() for l in open(f"{work}/models.txt")]
-def has(sample, m): return '"modelName":"' + m + '"' in sample
+def has(sample, m): return ('"name":"' if backend == "v2" else '"modelName":"') + m + '"' in sample
 without_big = sum(1 for s in samples if big and not any(has(s, b) for b in big))
 with_over_budget = sum(1 for s in samples if any(has(s, m) for m in over_budget))
 finals = [open(f"{work}/final{s}.txt").read() for s in (0, 1)]
@@ -104,10 +114,10 @@ checks = {
 result = dict(rows=rows, variants=variants, plan_loads=manifest["loads"], switch_lines=switch_lines,
               samples_without_big_models=without_big, samples_with_over_budget_models=with_over_budget, samples=len(samples),
               failed_batches=failed_batches, checks=checks)
-name = "variants-e2e-quick" if quick else "variants-e2e"
+name = ("variants-e2e-quick" if quick else "variants-e2e") + ("-v2" if backend == "v2" else "")
 json.dump(result, open(f"{out}/{name}.json", "w"), indent=1)
 with open(f"{out}/{name}.md", "w") as f:
-    f.write(f"# lull plan variants + lull serve --variant-sets end to end ({'quick' if quick else 'full'})\n\n"
+    f.write(f"# lull plan variants + lull serve --variant-sets end to end ({'quick' if quick else 'full'}, {backend} API)\n\n"
             f"Two latency-replay stand-in servers; Poisson load {base} -> {3 * base} -> {base} QPS; SLO 60 ms (the plan at 50 ms, "
             f"expected violation <= 0.001, 2 workers, {manifest['worker_memory_mb']:g} MiB per worker).\n\n"
             "The plan's variants (variants.json):\n\n| variant | from qps | models | memory MiB |\n|---|---|---|---|\n")

@@ -116,6 +116,12 @@ std::string LocalProcessPool::start_check(const serve::WorkerEndpoint& endpoint,
   while (!cancel->is_cancelled()) {
     const std::int64_t left_ms = (deadline_us - clock_.now_us()) / 1000;
     if (left_ms <= 0) break;
+    if (options_.check) {
+      last = options_.check(client_, endpoint, std::min<std::int64_t>(left_ms, 2000));
+      if (last.empty()) return "";
+      if (cancel->wait_for(options_.check_interval_ms)) break;
+      continue;
+    }
     serve::HttpRequest ping;
     ping.url = endpoint.inference_url + "/ping";
     ping.timeout_ms = std::min<std::int64_t>(left_ms, 1000);

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -37,6 +38,10 @@ struct LocalProcessPoolOptions {
   std::string command;                  // template with {port}; run by /bin/sh -c "exec ..."
   std::vector<std::string> models;      // the model check; empty: health check only
   std::string management_key;           // TorchServe's management key for the model check
+  // One attempt of a new worker's check: "" when it is up with its models,
+  // else why not. Empty: GET /ping, then TorchServe's model check of `models`
+  // (another protocol's servers: cli/serve_backend.h).
+  std::function<std::string(serve::HttpTransport&, const serve::WorkerEndpoint&, std::int64_t timeout_ms)> check;
   std::string log_dir;                  // DIR/ID.log gets each worker's output; empty: a new /tmp dir
   std::int64_t start_timeout_ms = 60000;
   std::int64_t check_interval_ms = 100; // between failed health/model checks

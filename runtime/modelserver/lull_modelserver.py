@@ -18,6 +18,10 @@ instead. It speaks the parts of TorchServe's APIs lull uses, on one port:
                                  error in a batch, or 400 {"code","type","message"} alone, as
                                  the TorchServe handler answers them.
 
+It speaks the Open Inference Protocol (KServe v2) on the same port too:
+/v2/health/live|ready, /v2/models/{model}[/ready|/infer], the model
+repository extension's load and unload (v2_api.py says what and how).
+
 Like one TorchServe worker on one device, it runs one forward pass at a time;
 concurrent requests queue. On a real TorchServe, runtime/torchserve/
 lull_batch_handler.py implements the same contract.
@@ -62,6 +66,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import lull_batch_contract as contract  # noqa: E402
 import management  # noqa: E402
 import models as zoo  # noqa: E402
+import v2_api as v2  # noqa: E402
 from urllib.parse import parse_qsl, unquote  # noqa: E402
 
 
@@ -84,6 +89,8 @@ class ModelServer(ThreadingHTTPServer):
         self.log_requests = None
         self.malformed_predictions = False  # fault injection: 200 with an undecodable body
         self.short_predictions = False  # fault injection: 200 with one prediction too few
+        self.only_v2 = False  # --only-v2: TorchServe's routes answer 404, as on Triton
+        self.tensor_inputs = False  # --tensor-inputs: v2 requests may carry any tensors (one query per row)
         self.log_lock = threading.Lock()
         self.device_lock = threading.Lock()  # one forward pass at a time, like one device
 
@@ -122,6 +129,13 @@ class Handler(BaseHTTPRequestHandler):
     def _error(self, code, kind, message):
         self._send(code, contract.error_body(code, kind, message))
 
+    def _not_v2(self):
+        """--only-v2: True (and 404 sent) for a path outside the Open Inference Protocol's."""
+        if not self.server.only_v2 or self.path == "/v2" or self.path.startswith("/v2/"):
+            return False
+        self._send(*v2.error(404, "no such resource: %s %s (this server speaks v2 only)" % (self.command, self.path)))
+        return True
+
     def _token_refused(self, api):
         """TorchServe's token check: True (and the refusal sent) when the call lacks the api's key."""
         keys = self.server.keys
@@ -139,8 +153,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         path = self.path.split("?", 1)[0]
         models = self.server.models
+        if self._not_v2():
+            return
         if path == "/ping":
             return self._send(200, json.dumps({"status": "Healthy"}))
+        if path == "/v2" or path.startswith("/v2/"):
+            return self._send(*(v2.get(self.server.models, path) or v2.error(404, "no such resource: GET " + path)))
         if self._token_refused("management"):
             return
         if path == "/models":
@@ -164,7 +182,43 @@ class Handler(BaseHTTPRequestHandler):
             }]))
         self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + path)
 
+    def _run(self, model, inputs):
+        """The model's answers to `inputs` as one batch, one forward pass at a time;
+        None (and a broken answer sent) with --malformed-predictions."""
+        if self.server.malformed_predictions:
+            self._send(200, "<html>not a prediction</html>", "text/html")
+            return None
+        with self.server.device_lock:
+            if self.server.delay_ms > 0:  # fault injection: a slow server
+                time.sleep(self.server.delay_ms / 1000.0)
+            return contract.answer_batch(inputs, model.prepare, model.predict)
+
+    def _v2_post(self, path, body):
+        """POST under /v2: inference, or the model repository extension."""
+        answer = v2.repository(self.server.models, path, body)
+        if answer is not None:
+            return self._send(*answer)
+        m = v2.MODEL.fullmatch(path)
+        if not m or m.group(3) != "/infer":
+            return self._send(*v2.error(404, "no such resource: POST " + path))
+        name = m.group(1)
+        model = self.server.models.get(name)
+        if model is None:
+            return self._send(*v2.error(404, "unknown model: '%s'" % name))
+        try:
+            inputs, rid = v2.read_infer_request(body, self.server.tensor_inputs)
+        except v2.RequestError as e:
+            return self._send(*v2.error(e.code, str(e)))
+        preds = self._run(model, inputs)
+        if preds is None:
+            return
+        if self.server.short_predictions:  # fault injection: a broken handler
+            preds = preds[:-1]
+        self._send(200, v2.infer_response(name, rid, preds))
+
     def do_DELETE(self):
+        if self._not_v2():
+            return
         m = re.fullmatch(r"/models/([^/]+)(?:/[^/]+)?", self.path.split("?", 1)[0])
         if not m:
             return self._error(404, "ResourceNotFoundException", "Requested resource is not found: " + self.path)
@@ -182,6 +236,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(413, "RequestEntityTooLarge",
                                "request of %d bytes is over max_request_size %d" % (length, self.server.max_request_size))
         path, _, query = self.path.partition("?")
+        if self._not_v2():
+            return
+        if path.startswith("/v2/"):
+            return self._v2_post(path, body)
         if path == "/token":
             if self._token_refused("management"):
                 return
@@ -206,12 +264,9 @@ class Handler(BaseHTTPRequestHandler):
             inputs = contract.decode_batch(body) if is_batch else [body]
         except contract.BatchContractError as e:
             return self._error(400, "BadRequestException", str(e))
-        if self.server.malformed_predictions:
-            return self._send(200, "<html>not a prediction</html>", "text/html")
-        with self.server.device_lock:
-            if self.server.delay_ms > 0:  # fault injection: a slow server
-                time.sleep(self.server.delay_ms / 1000.0)
-            preds = contract.answer_batch(inputs, model.prepare, model.predict)
+        preds = self._run(model, inputs)
+        if preds is None:
+            return
         if is_batch:
             if self.server.short_predictions:  # fault injection: a broken handler
                 preds = preds[:-1]
@@ -257,6 +312,12 @@ def main():
                          "(fault tests)")
     ap.add_argument("--load-delay-ms", type=float, default=0,
                     help="how long a load through the management API takes")
+    ap.add_argument("--only-v2", action="store_true",
+                    help="speak the Open Inference Protocol only: TorchServe's routes answer 404 (tests of "
+                         "lull serve --backend v2)")
+    ap.add_argument("--tensor-inputs", action="store_true",
+                    help="v2: accept any tensor inputs sharing their first dimension, one query per row (its "
+                         "bytes: the row as JSON); tests of lull passing a client's tensors through")
     ap.add_argument("--report-max-batch-delay", type=int, default=100,
                     help="maxBatchDelay (ms) that GET /models/{name} reports")
     args = ap.parse_args()
@@ -311,6 +372,8 @@ def main():
     server.log_requests = args.log_requests
     server.malformed_predictions = args.malformed_predictions
     server.short_predictions = args.short_predictions
+    server.only_v2 = args.only_v2
+    server.tensor_inputs = args.tensor_inputs
     port = server.server_address[1]
     if args.port_file:
         tmp = args.port_file + ".tmp"

@@ -59,6 +59,11 @@ class ModelRegistry:
         with self.lock:
             return sorted(self.models)
 
+    def store_names(self):
+        """Every model it can load, loaded or not."""
+        with self.lock:
+            return sorted(set(self.store) | set(self.models))
+
     def loaded_at_startup(self, name):
         return name in self.at_startup
 

@@ -3,7 +3,9 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace lull::serve {
 
@@ -71,6 +73,16 @@ std::string json_quoted(const std::string& text) {
     }
   }
   return out + "\"";
+}
+
+std::string json_number_text(double number) {
+  if (!std::isfinite(number)) return "null";
+  char buf[32];
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, number);
+    if (std::strtod(buf, nullptr) == number) break;
+  }
+  return buf;
 }
 
 std::string json_text(const JsonValue& value) {

@@ -27,6 +27,9 @@ bool json_bool(const JsonValue& object, const std::string& name, bool fallback =
 // `text` as a JSON string literal, quotes included ('"', '\\' and control
 // characters escaped; other bytes as they are).
 std::string json_quoted(const std::string& text);
+// A number as JSON: the shortest of %.15g..%.17g that reads back as the
+// same double; null for inf and NaN (JSON has neither).
+std::string json_number_text(double number);
 // `value` as compact JSON text.
 std::string json_text(const JsonValue& value);
 

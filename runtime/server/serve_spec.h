@@ -4,6 +4,7 @@
 // checks them (cli/serve_command.cc); the Server trusts it.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "runtime/manager/local_process_pool.h"
 #include "runtime/manager/serving_autoscaler.h"
 #include "runtime/manager/variant_switcher.h"
+#include "runtime/model_control.h"
+#include "runtime/net/http_transport.h"
 #include "runtime/policy_loader.h"
 #include "runtime/policy_provider.h"
 #include "runtime/policy_table.h"
@@ -70,6 +73,16 @@ struct ServeSpec {
   serve::TorchServeOptions backend;
   std::string management_key;  // TorchServe's management key (model check, pools, variants)
   bool model_check = true, strict_model_batching = false;
+  // Another protocol than TorchServe's (cli/serve_backend.h: --backend v2;
+  // backend.wire speaks it, autoscale.local.check checks a pool's new
+  // worker): the start-up model check of the fixed servers (throws
+  // serve::ModelCheckError) and the model loads and unloads of
+  // --variant-sets. Unset: TorchServe's management API.
+  std::function<void(serve::HttpTransport&, const std::vector<serve::WorkerEndpoint>&,
+                     const std::vector<std::string>& models)>
+      check_models;
+  std::function<std::unique_ptr<runtime::ModelControl>(serve::HttpTransport&)> model_control;
+  std::string health_probe = "GET /ping";  // the backend's health probe, named when no worker passes it
   runtime::PolicyCompiler* online = nullptr;  // online compilation (nullptr: off); outlives the server
   AutoscaleSpec autoscale;
   VariantSpec variants;

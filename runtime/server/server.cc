@@ -39,7 +39,10 @@ Server::Server(ServeSpec spec)
       return (before ? before() : std::string()) + scaler->metrics_text();
     };
   } else {
-    if (spec_.model_check) {
+    if (spec_.model_check && spec_.check_models) {
+      serve::HttpClient client;
+      spec_.check_models(client, workers, model_names_);
+    } else if (spec_.model_check) {
       serve::HttpClient client;
       serve::ModelCheckOptions check;
       check.management_key = spec_.management_key;
@@ -51,10 +54,14 @@ Server::Server(ServeSpec spec)
     for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
   }
   if (spec_.variants.enabled()) {
-    serve::ModelManagementOptions o;
-    o.management_key = spec_.management_key;
     variant_client_ = std::make_unique<serve::HttpClient>();
-    model_control_ = std::make_unique<serve::TorchServeModelControl>(*variant_client_, o, spec_.variants.archive);
+    if (spec_.model_control) {
+      model_control_ = spec_.model_control(*variant_client_);
+    } else {
+      serve::ModelManagementOptions o;
+      o.management_key = spec_.management_key;
+      model_control_ = std::make_unique<serve::TorchServeModelControl>(*variant_client_, o, spec_.variants.archive);
+    }
     auto arrived = opts.on_arrival;
     opts.on_arrival = [this, arrived](std::int64_t t_us) {
       if (manager::VariantController* v = variant_controller_.load()) v->record_arrival();
@@ -132,7 +139,7 @@ int Server::start() {
   // Pings every worker; those up join the Dispatcher's rotation through the
   // session's health handler. With --autoscale the pool starts the workers,
   // and each joins when its checks pass.
-  if (backend_->start() == 0 && !scaler_) throw std::runtime_error("no worker answers GET /ping");
+  if (backend_->start() == 0 && !scaler_) throw std::runtime_error("no worker answers " + spec_.health_probe);
   int up = static_cast<int>(spec_.servers.size());
   if (scaler_) {
     slots_ = std::make_unique<manager::SessionSlots>(*backend_, *session_);

@@ -6,6 +6,7 @@
 
 #include "runtime/net/http_client.h"
 #include "runtime/torchserve/batch_codec.h"
+#include "runtime/torchserve/batch_wire.h"
 #include "runtime/torchserve/request_split.h"
 #include "runtime/torchserve/torchserve_token.h"
 
@@ -18,6 +19,7 @@ TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::v
       models_(std::move(models)),
       inputs_(inputs),
       options_(options),
+      wire_(options.wire ? *options.wire : torchserve_wire()),
       state_(workers_.size()),
       client_(transport ? std::move(transport) : std::make_unique<HttpClient>()) {
   if (workers_.empty()) throw std::invalid_argument("TorchServe backend: no workers");  // slots may be vacant
@@ -55,14 +57,11 @@ int TorchServeBackend::start() {
     auto p = std::make_shared<std::promise<void>>();
     done.push_back(p->get_future());
     HttpRequest req;
-    req.url = workers_[w].inference_url + "/ping";
-    req.timeout_ms = options_.health_timeout_ms;
-    req.connect_timeout_ms = options_.health_timeout_ms;
-    req.bearer_token = inference_key();
     std::uint64_t epoch;
     {
       std::lock_guard<std::mutex> lock(mu_);
       epoch = state_[w].down_epoch;
+      req = health_request_locked(w);
     }
     client_->send(req, [this, w, epoch, p](HttpResponse r) {
       on_ping(w, epoch, r);
@@ -164,10 +163,23 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
   }
   std::vector<RequestPart> parts;
   try {
-    parts = split_batch_request(sizes, options_.max_request_bytes);
+    parts = split_batch_request(sizes, options_.max_request_bytes - wire_.envelope_bytes());
   } catch (const RequestTooLargeError& e) {
     return fail_now(batch, endpoint(batch.worker).inference_url + " " + models_[batch.model] + ": " + e.what());
   }
+  // Inputs the wire cannot send together (v2 tensor queries of different
+  // layouts) go in separate parts, in order.
+  std::vector<RequestPart> grouped;
+  for (const auto& part : parts) {
+    size_t begin = part.begin;
+    for (size_t i = part.begin + 1; i < part.end; ++i)
+      if (!wire_.same_request(*inputs[i - 1], *inputs[i])) {
+        grouped.push_back({begin, i});
+        begin = i;
+      }
+    grouped.push_back({begin, part.end});
+  }
+  parts = std::move(grouped);
   const std::string base_url = endpoint(batch.worker).inference_url;
   if (base_url.empty()) return fail_now(batch, "worker slot " + std::to_string(batch.worker) + " is vacant");
   const std::string key = inference_key();
@@ -182,6 +194,7 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
       serial = 0;  // failed below, outside the lock
     } else {
       serial = ++next_serial_;
+      state_[batch.worker].last_model = batch.model;
       InFlight& f = state_[batch.worker].in_flight[serial];
       f.batch = batch;
       f.inputs = std::move(held);
@@ -228,7 +241,7 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
     OutlierDetector::Failure kind = OutlierDetector::Failure::kServerError;
     if (response.ok()) {
       try {
-        f.outputs[part] = decode_batch_response(response.body, part_size);
+        f.outputs[part] = wire_.decode_batch(response.body, part_size);
       } catch (const BatchCodecError& e) {
         why = e.what();
         kind = OutlierDetector::Failure::kMalformed;
@@ -345,8 +358,7 @@ std::vector<runtime::BatchResult> TorchServeBackend::take_down_locked(int worker
 }
 
 void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const HttpResponse& response) {
-  const bool healthy = response.ok() && response.body.find("Healthy") != std::string::npos &&
-                       response.body.find("Unhealthy") == std::string::npos;
+  const bool healthy = wire_.healthy(response);
   std::vector<runtime::BatchResult> failed;
   bool changed = false;
   {
@@ -369,6 +381,16 @@ void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const H
   for (const auto& r : failed) report(r);
 }
 
+HttpRequest TorchServeBackend::health_request_locked(int worker) const {
+  const Worker& s = state_[static_cast<std::size_t>(worker)];
+  HttpRequest req = wire_.health_request(workers_[static_cast<std::size_t>(worker)].inference_url,
+                                         models_.empty() ? "" : models_[static_cast<std::size_t>(s.last_model)]);
+  req.timeout_ms = options_.health_timeout_ms;
+  req.connect_timeout_ms = options_.health_timeout_ms;
+  req.bearer_token = inference_key();
+  return req;
+}
+
 void TorchServeBackend::notify(int worker, bool up) {
   if (on_health_) on_health_(worker, up);
 }
@@ -376,18 +398,13 @@ void TorchServeBackend::notify(int worker, bool up) {
 void TorchServeBackend::ping_all() {
   for (int w = 0; w < num_workers(); ++w) {
     std::uint64_t epoch;
-    std::string base_url;
+    HttpRequest req;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (workers_[w].inference_url.empty()) continue;  // vacant slot
       epoch = state_[w].down_epoch;
-      base_url = workers_[w].inference_url;
+      req = health_request_locked(w);
     }
-    if (base_url.empty()) continue;  // vacant slot
-    HttpRequest req;
-    req.url = base_url + "/ping";
-    req.timeout_ms = options_.health_timeout_ms;
-    req.connect_timeout_ms = options_.health_timeout_ms;
-    req.bearer_token = inference_key();
     client_->send(std::move(req), [this, w, epoch](HttpResponse r) { on_ping(w, epoch, r); });
   }
 }
@@ -423,7 +440,7 @@ void TorchServeBackend::on_probe(int worker, std::uint64_t epoch_at_send, const 
     why = response.describe();
   } else {
     try {
-      decode_batch_response(response.body, 1);
+      wire_.decode_batch(response.body, 1);
     } catch (const BatchCodecError& e) {
       why = e.what();
     }
@@ -454,11 +471,7 @@ void TorchServeBackend::on_probe(int worker, std::uint64_t epoch_at_send, const 
 HttpRequest TorchServeBackend::batch_request(const std::string& base_url, int model,
                                              const std::vector<const std::string*>& inputs,
                                              const std::string& key) const {
-  HttpRequest req;
-  req.method = "POST";
-  req.url = base_url + "/predictions/" + models_[model];
-  req.body = encode_batch_request(inputs);
-  req.content_type = kBatchContentType;
+  HttpRequest req = wire_.batch_request(base_url, models_[model], inputs);
   req.timeout_ms = options_.batch_timeout_ms;
   req.bearer_token = key;
   return req;

@@ -1,10 +1,12 @@
 #pragma once
-// The runtime's Backend on TorchServe-compatible model servers, one per
-// worker. A batch goes to its worker as ONE POST /predictions/{model} under
-// lull's batch contract (batch_codec.h); the answer is split back to the
-// queries in order. A batch whose body would pass max_request_bytes goes as
+// The runtime's Backend on model servers over HTTP, one per worker. A batch
+// goes to its worker as ONE request of its BatchWire (batch_wire.h): by
+// default POST /predictions/{model} under lull's batch contract
+// (batch_codec.h), or the Open Inference Protocol's infer request
+// (runtime/v2/v2_wire.h); the answer is split back to the queries in order. A batch whose body would pass max_request_bytes goes as
 // several consecutive requests to that worker (request_split.h), joined in
-// order; it succeeds when all of them do. Health: GET /ping at start and periodically; a worker that
+// order; it succeeds when all of them do. Health: the wire's probe (GET
+// /ping for TorchServe) at start and periodically; a worker that
 // fails a ping, or whose batch cannot connect (the server is gone), is taken
 // out of rotation at once and every batch in flight on it is reported failed
 // (ok = false), so the dispatcher can retry those queries on another worker.
@@ -41,6 +43,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/net/http_transport.h"
+#include "runtime/torchserve/batch_wire.h"
 #include "runtime/torchserve/outlier_detector.h"
 #include "runtime/torchserve/request_split.h"
 #include "runtime/torchserve/torchserve_token.h"
@@ -64,6 +67,7 @@ struct TorchServeOptions {
   TorchServeKeyFile* key_file = nullptr;
   std::int64_t max_request_bytes = 6553500;  // TorchServe's default max_request_size; larger batches are split
   OutlierOptions outlier;                  // when failing batches eject a worker, and for how long
+  const BatchWire* wire = nullptr;         // the protocol spoken (batch_wire.h); nullptr: TorchServe's. Outlives the backend
 };
 
 struct WorkerStats {
@@ -146,6 +150,7 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
     std::string down_why;  // why it last went down (down_reason)
     bool refused_key = false;
     std::uint64_t refused_at_reload = 0;
+    int last_model = 0;       // of its last batch: the model its health probe asks about
   };
 
   void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const HttpResponse& response);
@@ -165,12 +170,15 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
   // The request carrying `inputs` (one batch, or one part of it) to `model` with `key`.
   HttpRequest batch_request(const std::string& base_url, int model, const std::vector<const std::string*>& inputs,
                             const std::string& key) const;
+  // The worker's health probe (under mu_: reads its endpoint and last model).
+  HttpRequest health_request_locked(int worker) const;
   void notify(int worker, bool up);
 
   std::vector<WorkerEndpoint> workers_;
   std::vector<std::string> models_;
   const QueryInputs& inputs_;
   TorchServeOptions options_;
+  const BatchWire& wire_;
   std::function<void(int, bool)> on_health_;
 
   mutable std::mutex mu_;

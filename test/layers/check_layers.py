@@ -20,6 +20,7 @@ MAY_USE = {
     "core": {"core", "log", "schema"},
     "net": {"net", "log"},
     "torchserve": {"torchserve", "net", "core", "log", "schema"},
+    "v2": {"v2", "torchserve", "net", "core", "log", "schema"},
     "serve": {"serve", "net", "core", "log", "schema"},
     "manager": {"manager", "torchserve", "serve", "net", "core", "log", "schema"},
     "sim": {"sim", "manager", "core", "log", "schema"},

@@ -49,7 +49,7 @@ Test controls (no authorization, outside the API's paths):
 Pods that run (fake_kube_pods.py): with --run-command CMD every pod is a
 process on its own loopback IP (127.0.1.K), started when the pod is created
 and stopped (SIGTERM) when a scale-down removes it; its endpoint is ready only
-while its readiness probe (GET /ping) passes, and a removed pod stays listed
+while its readiness probe (GET /ping; --readiness-path) passes, and a removed pod stays listed
 as terminating until its process has exited. The EndpointSlice then names one
 port, "http" (the pool uses it for the management API too). --start-not-ready
 does not apply: the probe decides.
@@ -81,7 +81,7 @@ class Cluster:
         self.next_seq = 0
         self.log = []
         self.answers = []
-        self.runner = PodRunner(args.run_command, args.run_log_dir) if args.run_command else None
+        self.runner = PodRunner(args.run_command, args.run_log_dir, probe_path=args.readiness_path) if args.run_command else None
         self.failures = []  # [method, status, count (-1: until cleared), path suffix]
         self.hangs = []  # [method ("": any), seconds, count (-1: until cleared)]
         for spec in args.fail:
@@ -367,6 +367,8 @@ def main():
     ap.add_argument("--run-log-dir", help="each running pod's output goes to DIR/POD.log")
     ap.add_argument("--restart-delay-s", type=float, default=0.5,
                     help="running pods: a container that died is restarted after this")
+    ap.add_argument("--readiness-path", default="/ping",
+                    help="running pods' readiness probe (/v2/health/ready for Open Inference Protocol servers)")
     ap.add_argument("--probe-interval-s", type=float, default=0.2, help="running pods' readiness probe period")
     args = ap.parse_args()
     server = ThreadingHTTPServer((args.host, args.port), Handler)

@@ -35,8 +35,9 @@ def free_port():
 
 
 class PodRunner:
-    def __init__(self, command, log_dir, grace_s=10.0):
+    def __init__(self, command, log_dir, grace_s=10.0, probe_path="/ping"):
         self.command = command
+        self.probe_path = probe_path
         self.log_dir = log_dir
         self.grace_s = grace_s
         self.port = free_port()
@@ -82,11 +83,11 @@ class PodRunner:
         return False
 
     def probe(self, pod):
-        """The readiness probe: GET /ping answered 200..399 within a second."""
+        """The readiness probe: GET probe_path (/ping) answered 200..399 within a second."""
         if pod["proc"].poll() is not None:
             return False
         try:
-            with urllib.request.urlopen("http://%s:%d/ping" % (pod["ip"], self.port), timeout=1) as r:
+            with urllib.request.urlopen("http://%s:%d%s" % (pod["ip"], self.port, self.probe_path), timeout=1) as r:
                 return 200 <= r.status < 400
         except OSError:  # refused, timed out, or an HTTP error status
             return False

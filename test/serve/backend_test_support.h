@@ -1,9 +1,11 @@
 #pragma once
-// A test double around the TorchServe backend: a collector of reported
-// batches with a bounded wait.
+// Test helpers around the HTTP batch backend: a collector of reported
+// batches with a bounded wait, a batch request, and a bounded poll.
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "runtime/backend.h"
@@ -29,5 +31,23 @@ class ResultLog {
   std::condition_variable cv_;
   std::vector<runtime::BatchResult> results_;
 };
+
+inline runtime::BatchRequest batch(int worker, int model, std::vector<runtime::QueryId> ids) {
+  runtime::BatchRequest b;
+  b.worker = worker;
+  b.model = model;
+  b.queries = std::move(ids);
+  return b;
+}
+
+// Polls `cond` every 20 ms for at most `limit`.
+template <class F>
+bool eventually(F cond, std::chrono::milliseconds limit) {
+  for (auto t = std::chrono::milliseconds(0); t < limit; t += std::chrono::milliseconds(20)) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
 
 }  // namespace lull::serve::testing

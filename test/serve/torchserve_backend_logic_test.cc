@@ -25,18 +25,11 @@
 using namespace lull::serve;
 using lull::runtime::BatchRequest;
 using lull::serve::testing::ResultLog;
+using lull::serve::testing::batch;
 using lull::test::FakeHttpTransport;
 using std::chrono::milliseconds;
 
 namespace {
-
-BatchRequest batch(int worker, int model, std::vector<lull::runtime::QueryId> ids) {
-  BatchRequest b;
-  b.worker = worker;
-  b.model = model;
-  b.queries = std::move(ids);
-  return b;
-}
 
 // A model server "fast" at `url` on the fake: /ping answers 200 while `up`,
 // a batch of model `model` answers one {"class": len(input) % 1000} per input

@@ -18,27 +18,6 @@ using namespace lull::serve::testing;
 using lull::runtime::BatchRequest;
 using std::chrono::milliseconds;
 
-namespace {
-
-BatchRequest batch(int worker, int model, std::vector<lull::runtime::QueryId> ids) {
-  BatchRequest b;
-  b.worker = worker;
-  b.model = model;
-  b.queries = std::move(ids);
-  return b;
-}
-
-// Polls `cond` every 20 ms for at most `limit`.
-template <class F>
-bool eventually(F cond, milliseconds limit) {
-  for (auto t = milliseconds(0); t < limit; t += milliseconds(20)) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  return cond();
-}
-
-}  // namespace
 
 TEST_CASE("TorchServe backend: a killed server fails its in-flight batches, goes down, rejoins after restart",
           "[serve][backend][fault]") {

@@ -1,0 +1,57 @@
+// --backend (why: see serve_backend.h).
+#include "cli/serve_backend.h"
+
+#include "cli/commands.h"
+#include "runtime/v2/v2_model_check.h"
+#include "runtime/v2/v2_model_control.h"
+#include "runtime/v2/v2_wire.h"
+
+namespace lull::cli {
+
+namespace po = boost::program_options;
+
+void add_serve_backend_options(po::options_description& desc, ServeBackendFlags& f) {
+  desc.add_options()
+      ("backend", po::value(&f.backend)->default_value(f.backend),
+       "the model servers' protocol: torchserve (TorchServe's inference and management APIs) or v2 (the Open "
+       "Inference Protocol: Triton, KServe, MLServer; docs/serving.md)")
+      ("v2-input-name", po::value(&f.v2_input_name)->default_value(f.v2_input_name),
+       "--backend v2: the name of the models' BYTES input a batch is sent as");
+}
+
+ServeBackend::ServeBackend(const ServeBackendFlags& flags) : input_name_(flags.v2_input_name) {
+  if (flags.backend == "v2") {
+    v2_ = true;
+    if (input_name_.empty()) throw UsageError("--v2-input-name: empty");
+    wire_ = std::make_unique<serve::V2Wire>(input_name_);
+  } else if (flags.backend != "torchserve") {
+    throw UsageError("--backend: expected torchserve or v2 (got '" + flags.backend + "')");
+  }
+}
+
+std::string ServeBackend::check_worker(serve::HttpTransport& client, const serve::WorkerEndpoint& worker,
+                                       const std::vector<std::string>& models, std::int64_t timeout_ms) const {
+  if (models.empty()) {
+    serve::HttpRequest req;
+    req.url = worker.inference_url + "/v2/health/ready";
+    req.timeout_ms = timeout_ms;
+    req.connect_timeout_ms = timeout_ms;
+    const auto r = client.fetch(req);
+    return r.ok() ? "" : "health check GET /v2/health/ready: " + r.describe();
+  }
+  try {
+    serve::V2ModelCheckOptions o;
+    o.input_name = input_name_;
+    o.timeout_ms = timeout_ms;
+    serve::check_v2_models_ready(client, {worker}, models, o);
+    return "";
+  } catch (const serve::ModelCheckError& e) {
+    return e.what();
+  }
+}
+
+std::unique_ptr<runtime::ModelControl> ServeBackend::v2_model_control(serve::HttpTransport& client) const {
+  return std::make_unique<serve::V2ModelControl>(client);
+}
+
+}  // namespace lull::cli

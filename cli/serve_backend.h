@@ -1,0 +1,51 @@
+#pragma once
+// `--backend torchserve|v2` of lull serve and lull profile: which model
+// server protocol lull speaks to its workers. TorchServe's API (the default)
+// or the Open Inference Protocol (KServe v2: Triton, KServe, MLServer,
+// TorchServe in v2 mode; runtime/v2/). The parts that differ: the batch
+// wire, the start-up model check, a pool's check of a new worker, and model
+// loading for --variant-sets.
+#include <boost/program_options.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/model_control.h"
+#include "runtime/net/http_transport.h"
+#include "runtime/torchserve/batch_wire.h"
+#include "runtime/torchserve/worker_endpoint.h"
+
+namespace lull::cli {
+
+struct ServeBackendFlags {
+  std::string backend = "torchserve";
+  std::string v2_input_name = "input";
+};
+
+void add_serve_backend_options(boost::program_options::options_description& desc, ServeBackendFlags& flags);
+
+// The protocol the flags chose. Throws UsageError for an unknown --backend.
+class ServeBackend {
+ public:
+  explicit ServeBackend(const ServeBackendFlags& flags);
+  bool v2() const { return v2_; }
+  // The wire for TorchServeOptions::wire (nullptr: TorchServe's); lives as long as this.
+  const serve::BatchWire* wire() const { return wire_.get(); }
+  // One new worker's check, one attempt (a pool's start check): "" when its
+  // server is ready with every model of `models` (none: server readiness),
+  // else why not. For the v2 backend only.
+  std::string check_worker(serve::HttpTransport& client, const serve::WorkerEndpoint& worker,
+                           const std::vector<std::string>& models, std::int64_t timeout_ms) const;
+  // The v2 repository extension's loads and unloads (--variant-sets).
+  std::unique_ptr<runtime::ModelControl> v2_model_control(serve::HttpTransport& client) const;
+  const std::string& input_name() const { return input_name_; }
+
+ private:
+  bool v2_ = false;
+  std::string input_name_;
+  std::unique_ptr<serve::BatchWire> wire_;
+};
+
+}  // namespace lull::cli
