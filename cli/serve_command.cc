@@ -238,13 +238,13 @@ int run_serve(int argc, char** argv) {
     opts.extra_metrics = [before = opts.extra_metrics, k = key_file.get()] {
       return (before ? before() : std::string()) + k->metrics_text();
     };
+  shard.configure(opts);
   std::unique_ptr<server::Server> server;
   try {
     server = std::make_unique<server::Server>(std::move(spec));
   } catch (const server::SpecError& e) {
     throw UsageError(e.what());
   }
-  shard.configure(opts);
   // A stop signal while the first workers start ends their wait at once.
   const auto interrupt_start = stop_signals.subscribe([s = server.get()] { s->interrupt(); });
   // A second stop signal exits at once, but not before the answers the stop
