@@ -176,6 +176,11 @@ int run_serve(int argc, char** argv) {
   spec.table = table;
   spec.servers = workers;
   spec.management_key = keys.management;
+  if (key_file)  // TorchServe rotates its keys: variant loads use the file's key of the moment
+    spec.management_key_source = [k = key_file.get()](bool refused) {
+      if (refused) k->refresh_if_changed("a management key was refused");
+      return k->keys().management;
+    };
   spec.model_check = !no_model_check;
   spec.strict_model_batching = strict_model_batching;
   // Before any thread starts (the online provider's is the first), so that

@@ -72,6 +72,9 @@ struct ServeSpec {
   serve::FrontendOptions frontend;
   serve::TorchServeOptions backend;
   std::string management_key;  // TorchServe's management key (model check, pools, variants)
+  // The management key as the key file has it now, for the variant switch's
+  // model loads (ModelManagementOptions::key_source); unset: management_key.
+  std::function<std::string(bool refused)> management_key_source;
   bool model_check = true, strict_model_batching = false;
   // Another protocol than TorchServe's (cli/serve_backend.h: --backend v2;
   // backend.wire speaks it, autoscale.local.check checks a pool's new

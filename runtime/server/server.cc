@@ -60,6 +60,7 @@ Server::Server(ServeSpec spec)
     } else {
       serve::ModelManagementOptions o;
       o.management_key = spec_.management_key;
+      o.key_source = spec_.management_key_source;
       model_control_ = std::make_unique<serve::TorchServeModelControl>(*variant_client_, o, spec_.variants.archive);
     }
     auto arrived = opts.on_arrival;

@@ -44,14 +44,22 @@ HttpResponse ModelManagementClient::call(const std::string& method, const std::s
   HttpRequest req;
   req.method = method;
   req.url = url_ + path_and_query;
-  req.bearer_token = options_.management_key;
+  req.bearer_token = options_.key_source ? options_.key_source(false) : options_.management_key;
   req.timeout_ms = options_.timeout_ms;
-  return client_.fetch(req);
+  HttpResponse r = client_.fetch(req);
+  if (options_.key_source && is_token_refusal(r)) {
+    std::string fresh = options_.key_source(true);
+    if (fresh != req.bearer_token) {
+      req.bearer_token = std::move(fresh);
+      r = client_.fetch(req);
+    }
+  }
+  return r;
 }
 
 void ModelManagementClient::fail(const std::string& what, const HttpResponse& r) const {
   const std::string reason = is_token_refusal(r)
-                                 ? describe_token_refusal(url_, "management", !options_.management_key.empty(), r)
+                                 ? describe_token_refusal(url_, "management", options_.key_source || !options_.management_key.empty(), r)
                                  : describe_torchserve_error(r);
   throw ModelManagementError("management API " + url_ + ": " + what + " failed: " + reason, r.status);
 }

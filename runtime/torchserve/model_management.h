@@ -15,6 +15,7 @@
 //   GET    /models         {"models": [{"modelName", "modelUrl"}], "nextPageToken"?}
 #include <cstdint>
 #include <stdexcept>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct ModelManagementError : std::runtime_error {
 
 struct ModelManagementOptions {
   std::string management_key;        // TorchServe's management key; empty: no Authorization header
+  // Where the key comes from when it can change (TorchServe rotates its keys:
+  // TorchServeKeyFile); overrides management_key. Called with `refused`
+  // true after the server refused the key it gave, to read it again; a call
+  // refused for a key that has since changed is sent once more.
+  std::function<std::string(bool refused)> key_source;
   std::int64_t timeout_ms = 120000;  // a synchronous register waits for the model to load
 };
 

@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -83,6 +85,17 @@ TEST_CASE("child process: none of lull's descriptors leak into it", "[manager][c
   REQUIRE(leaky >= 3);
   ChildProcess child("sleep 60", log);
   close(leaky);
+  // The child closes what it inherited just before exec: look once it runs
+  // `sleep` (before that, a busy machine can show the fork's copy).
+  const std::string proc = "/proc/" + std::to_string(child.pid());
+  const auto runs_sleep = [&] {
+    std::ifstream cmdline(proc + "/cmdline");
+    std::string argv0;
+    std::getline(cmdline, argv0, '\0');
+    return argv0 == "sleep";
+  };
+  for (int i = 0; i < 500 && !runs_sleep(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(runs_sleep());
   std::vector<std::string> fds;
   for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(child.pid()) + "/fd"))
     fds.push_back(e.path().filename().string());
