@@ -42,6 +42,7 @@ ServingAutoscaler::ServingAutoscaler(const std::vector<runtime::PolicyTable>& li
                                 " initial workers is above the largest worker count allowed (" +
                                 std::to_string(scaler_.ceiling_workers()) + ")");
   worker_counts_ = scaler_.capacity().worker_counts();
+  library_ = library;
   last_tick_us_ = t0_us_;
 }
 
@@ -77,6 +78,19 @@ void ServingAutoscaler::use_library(const std::vector<runtime::PolicyTable>& lib
     throw std::invalid_argument("autoscale: a variant's library covers other worker counts than --policies'");
   std::lock_guard<std::mutex> s(stats_mu_);
   next_capacity_ = std::move(table);
+  library_ = library;
+  pattern_ = pattern;
+}
+
+void ServingAutoscaler::follow_pattern(const ArrivalProcess& served) {
+  std::vector<runtime::PolicyTable> library;
+  {
+    std::lock_guard<std::mutex> s(stats_mu_);
+    if (served == pattern_) return;
+    library = library_;
+  }
+  use_library(library, served);  // same worker counts: it cannot throw here
+  say("capacity now read for arrivals " + arrival_process_text(served));
 }
 
 void ServingAutoscaler::attach(runtime::WorkerSlots& slots) {
@@ -237,6 +251,7 @@ ScaleDecision ServingAutoscaler::decide(std::int64_t now_us) {
   std::sort(arrivals.begin(), arrivals.end());
   for (const std::int64_t t : arrivals) scaler_.record_arrival(std::max<std::int64_t>(std::min(t, now_us) - t0_us_, 0));
   if (options_.refresh) options_.refresh();
+  if (options_.pattern) follow_pattern(options_.pattern());
   {
     std::lock_guard<std::mutex> s(stats_mu_);
     last_tick_us_ = now_us;

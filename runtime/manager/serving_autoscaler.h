@@ -56,6 +56,10 @@ struct ServingAutoscalerOptions {
   std::function<void(const std::string&)> log;  // every line (scale decisions, failures); may be empty
   std::function<void()> refresh;  // before each decision (KubernetesPool::refresh); may be empty
   std::function<std::string()> pool_metrics;  // the pool's own /metrics families (KubernetesPool); may be empty
+  // The arrival pattern being served (the session's estimate, ServeSession::
+  // served_pattern), read before each decision: when it changes, capacity
+  // comes from the library's sets for it (CapacityTable). Empty: Poisson's.
+  std::function<ArrivalProcess()> pattern;
 };
 
 class ServingAutoscaler final : public runtime::Controller {
@@ -122,6 +126,8 @@ class ServingAutoscaler final : public runtime::Controller {
   // (ejected, or failing its health checks).
   std::set<std::string> out_of_rotation();
   void say(const std::string& line);
+  // A pattern other than the one capacity is read for: the table for it, from the next decision.
+  void follow_pattern(const ArrivalProcess& served);
 
   ServingAutoscalerOptions options_;
   WorkerPool& pool_;
@@ -152,6 +158,8 @@ class ServingAutoscaler final : public runtime::Controller {
   std::int64_t hold_until_us_ = -1;  // scaling on hold (backoff) until then
   std::int64_t last_tick_us_ = 0;
   std::unique_ptr<CapacityTable> next_capacity_;  // use_library's, taken by the next tick
+  std::vector<runtime::PolicyTable> library_;  // the library in use (use_library's), for a new pattern
+  ArrivalProcess pattern_ = ArrivalProcess::poisson();  // the pattern its capacity is read for
 
   std::atomic<std::int64_t> next_tick_us_{runtime::Controller::kNever};
   std::mutex run_mu_;  // start_initial()'s wait

@@ -384,6 +384,11 @@ bool ServeSession::answer(runtime::QueryId id, Answer a) {
   return true;
 }
 
+ArrivalProcess ServeSession::served_pattern() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dispatcher_.pattern().current();
+}
+
 bool ServeSession::healthy() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return false;

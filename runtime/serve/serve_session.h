@@ -111,6 +111,9 @@ class ServeSession final : public QueryService {
   std::string metrics_text() override;
   // Every worker serves every model, so: some worker is in rotation.
   bool healthy() override;
+  // The arrival pattern whose policies are served now (the burstiness
+  // estimate's choice, runtime/pattern_switcher.h). Any thread.
+  ArrivalProcess served_pattern();
   // From any thread, without the session's lock: the table (same task, SLO
   // and models in the same order; a set recompiled from the observed
   // latencies) replaces its worker count's policies at the next arrival

@@ -110,6 +110,9 @@ void Server::build_autoscaler() {
       pool_ = std::make_unique<manager::LocalProcessPool>(*pool_client_, clock_, a.local);
     }
     a.scaler.log = log;
+    // Capacity for the pattern being served (issue 18): the session exists
+    // before the first decision (start()).
+    a.scaler.pattern = [this] { return session_ ? session_->served_pattern() : ArrivalProcess::poisson(); };
     scaler_ = std::make_unique<manager::ServingAutoscaler>(spec_.session.library, a.scaler, *pool_, clock_);
   } catch (const std::invalid_argument& e) {
     throw SpecError(e.what());

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/manager/serving_autoscaler.h"
@@ -54,6 +55,22 @@ inline manager::ServingAutoscalerOptions quick_autoscaler_options(std::function<
   o.retry_max_us = 8'000'000;
   o.log = std::move(log);
   return o;
+}
+
+// autoscale_library's Poisson sets (100 QPS per worker at a 1% target), and
+// the same counts compiled for gamma:2 (80 QPS per worker) and gamma:4 (60):
+// a library for several arrival patterns (issue 18).
+inline std::vector<runtime::PolicyTable> pattern_library() {
+  auto lib = autoscale_library();
+  const std::size_t poisson_sets = lib.size();
+  for (auto [cv2, per_worker] : {std::pair{2.0, 80}, std::pair{4.0, 60}})
+    for (std::size_t i = 0; i < poisson_sets; ++i) {
+      auto t = lib[i];
+      t.arrivals = ArrivalProcess::gamma(cv2);
+      for (auto& p : t.policies) p.expected_violation_rate = p.load_qps <= per_worker * t.workers ? 0.002 : 0.03;
+      lib.push_back(t);
+    }
+  return lib;
 }
 
 }  // namespace lull::test

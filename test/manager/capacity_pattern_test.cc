@@ -9,24 +9,7 @@
 using lull::ArrivalProcess;
 using namespace lull::manager;
 
-namespace {
-
-// autoscale_library's Poisson sets (100 QPS per worker at a 1% target), and
-// the same counts compiled for gamma:2 (80 QPS per worker) and gamma:4 (60).
-std::vector<lull::runtime::PolicyTable> pattern_library() {
-  auto lib = lull::test::autoscale_library();
-  const std::size_t poisson_sets = lib.size();
-  for (auto [cv2, per_worker] : {std::pair{2.0, 80}, std::pair{4.0, 60}})
-    for (std::size_t i = 0; i < poisson_sets; ++i) {
-      auto t = lib[i];
-      t.arrivals = ArrivalProcess::gamma(cv2);
-      for (auto& p : t.policies) p.expected_violation_rate = p.load_qps <= per_worker * t.workers ? 0.002 : 0.03;
-      lib.push_back(t);
-    }
-  return lib;
-}
-
-}  // namespace
+using lull::test::pattern_library;
 
 TEST_CASE("capacity table: each worker count reads its set for the given arrival pattern", "[manager][autoscale][arrivals]") {
   const auto lib = pattern_library();

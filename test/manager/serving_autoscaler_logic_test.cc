@@ -157,3 +157,27 @@ TEST_CASE("serving autoscaler (in process): a worker whose slot is unhealthy is 
   CHECK_THAT(metrics, Catch::Contains("lull_autoscale_workers{state=\"up\"} 1"));
   CHECK_THAT(metrics, Catch::Contains("lull_autoscale_workers{state=\"out_of_rotation\"} 1"));
 }
+
+TEST_CASE("serving autoscaler (in process): capacity follows the arrival pattern being served",
+          "[manager][autoscale][arrivals]") {
+  VirtualClock clock;
+  std::vector<std::string> log;
+  SimulatedWorkerPool pool{clock, ProvisioningDelay::fixed(2'000'000)};
+  lull::ArrivalProcess served = lull::ArrivalProcess::poisson();
+  auto o = options(&log);
+  o.pattern = [&served] { return served; };
+  ServingAutoscaler scaler{lull::test::pattern_library(), o, pool, clock};
+  RecordingSlots slots{scaler.slots()};
+  scaler.attach(slots);
+  scaler.decide(1'000'000);
+  CHECK(scaler.autoscaler().capacity().pattern() == lull::ArrivalProcess::poisson());
+  CHECK(scaler.autoscaler().capacity().fewest_workers_for(400) == 4);
+  served = lull::ArrivalProcess::gamma(4);  // the session's estimate moved
+  scaler.decide(2'000'000);
+  CHECK(scaler.autoscaler().capacity().pattern() == lull::ArrivalProcess::gamma(4));
+  CHECK(scaler.autoscaler().capacity().fewest_workers_for(400) == 8);
+  CHECK(std::count(log.begin(), log.end(), "capacity now read for arrivals gamma:4") == 1);
+  scaler.decide(3'000'000);  // unchanged: no new table, no new line
+  CHECK(std::count(log.begin(), log.end(), "capacity now read for arrivals gamma:4") == 1);
+  scaler.stop();
+}
