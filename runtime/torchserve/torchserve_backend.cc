@@ -128,6 +128,10 @@ WorkerEjection TorchServeBackend::ejection(int worker) const {
 void TorchServeBackend::fail_now(const runtime::BatchRequest& batch, const std::string& why) {
   // Reported from the client's thread, never from inside start_batch: the
   // dispatcher may hold its own lock while it calls us.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;  // the transport may be gone (stop())
+  }
   client_->post([this, batch, why] {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -150,6 +154,12 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
       batch.model >= static_cast<int>(models_.size()))
     throw std::out_of_range("TorchServe backend: batch names worker " + std::to_string(batch.worker) +
                             " / model " + std::to_string(batch.model) + " out of range");
+  {
+    // Stopping: the transport is being destroyed (its last completions can
+    // start a batch from the session's outbox); nothing is sent or reported.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+  }
   // Gather the inputs; a query abandoned meanwhile keeps its slot with an
   // empty input so the batch keeps the size the selector chose.
   std::vector<std::shared_ptr<const std::string>> held;
