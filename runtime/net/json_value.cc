@@ -9,30 +9,10 @@
 
 namespace lull::serve {
 
-namespace {
-// Objects and arrays open at once, over the whole text (brackets in strings not counted).
-bool nests_deeper_than(const std::string& text, int limit) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return true;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return false;
-}
-}  // namespace
-
 bool parse_json(const std::string& text, JsonValue* out) {
-  if (nests_deeper_than(text, kMaxJsonDepth)) return false;
+  // The request path's bounded pass (json_data_field.h) finds nesting past
+  // kMaxJsonDepth before protobuf's parser would spend minutes on it.
+  if (read_json_data_field(text).too_deep) return false;
   return google::protobuf::util::JsonStringToMessage(text, out).ok();
 }
 
