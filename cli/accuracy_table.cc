@@ -16,7 +16,9 @@ std::map<std::string, double> read_accuracy_fractions(const std::string& path) {
   for (const auto& [name, v] : s.fields()) {
     if (!name.empty() && name[0] == '_') continue;
     if (v.kind_case() != google::protobuf::Value::kNumberValue || v.number_value() < 0 || v.number_value() > 1)
-      throw UsageError(path + ": " + name + ": accuracy must be a fraction in [0, 1] (a percent table is --accuracy-percent, for the compile commands)");
+      throw UsageError(
+          path + ": " + name +
+          ": accuracy must be a fraction in [0, 1] (a percent table is --accuracy-percent, for the compile commands)");
     out[name] = v.number_value();
   }
   return out;

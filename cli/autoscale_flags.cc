@@ -13,6 +13,7 @@ namespace lull::cli {
 namespace po = boost::program_options;
 
 void add_autoscale_options(po::options_description& desc, AutoscaleFlags& f) {
+  // clang-format off
   desc.add_options()
       ("autoscale", po::bool_switch(&f.enabled), "let the autoscaler choose the workers (from --workers at the start), "
        "over the policy library's worker counts")
@@ -44,6 +45,7 @@ void add_autoscale_options(po::options_description& desc, AutoscaleFlags& f) {
        "with --autoscale-objective price: accuracy points (a query at 78% earns 78) a worker must add per second to "
        "be worth running")
       ("autoscale-log", po::value(&f.log), "write every scale event as one line to this file ('-': stderr)");
+  // clang-format on
 }
 
 sim::SimAutoscale autoscale_config(const AutoscaleFlags& f, std::uint64_t seed) {
@@ -87,7 +89,7 @@ sim::SimAutoscale autoscale_config(const AutoscaleFlags& f, std::uint64_t seed) 
   c.options.min_workers = f.min_workers;
   c.options.max_workers = f.max_workers;
   c.target = manager::CapacityTarget{f.max_violation, f.min_accuracy, objective,
-                                       objective == manager::CapacityObjective::kPrice ? f.worker_price : 0};
+                                     objective == manager::CapacityObjective::kPrice ? f.worker_price : 0};
   c.provisioning = f.provisioning;
   c.seed = seed ^ 0xa5ca1e5ULL;
   return c;

@@ -22,9 +22,9 @@ struct AutoscaleFlags {
   double holdoff_s = 60, step_interval_s = 10, hysteresis = 0.1, tick_s = 1;
   int min_workers = 1, max_workers = 0;
   double max_violation = 0.01, min_accuracy = 0;
-  std::string objective = "floor";  // floor | price
+  std::string objective = "floor";     // floor | price
   double worker_price = std::nan("");  // --autoscale-worker-price (NaN: not given)
-  std::string log;  // file for the scale-event lines ('-': stderr)
+  std::string log;                     // file for the scale-event lines ('-': stderr)
 };
 
 void add_autoscale_options(boost::program_options::options_description& desc, AutoscaleFlags& flags);

@@ -34,13 +34,16 @@ int run_bench_compile(int argc, char** argv) {
   int repeat = 1;
   std::string grid, grid_out;
   po::options_description desc("lull bench compile options");
+  // clang-format off
   desc.add_options()("repeat", po::value(&repeat)->default_value(1), "runs per sweep (best kept)")
       ("grid", po::value(&grid), "instead of a sweep, the grid 'table2' (paper Table 2); --device cpu,cuda side by side")
       ("grid-out", po::value(&grid_out), "also write the grid's markdown table to this file ('-' for stdout)");
+  // clang-format on
   add_compile_options(desc, flags);
-  if (!parse_command_line(argc, argv, desc,
-                          "usage: lull bench compile --profiles P --slo-ms 150 --workers 60[,70,80] --load-qps 2000|200:4000:200",
-                          {nullptr, renamed_compile_flags(), nullptr}))
+  if (!parse_command_line(
+          argc, argv, desc,
+          "usage: lull bench compile --profiles P --slo-ms 150 --workers 60[,70,80] --load-qps 2000|200:4000:200",
+          {nullptr, renamed_compile_flags(), nullptr}))
     return 0;
   const auto specs = compile_specs(flags);
   if (!grid.empty()) {
@@ -53,8 +56,8 @@ int run_bench_compile(int argc, char** argv) {
   auto solver = compiler::make_solver(specs.front().device, &std::cerr);
   std::printf("lull bench compile: solver %s, %zu worker count(s), %zu load(s) each, best of %d\n",
               solver->name().c_str(), requests.size(), specs.front().loads_qps.size(), repeat);
-  std::printf("profiles: read %.3f s, validate %.3f s, reduce %.3f s\n\n", inputs.seconds.read,
-              inputs.seconds.validate, inputs.seconds.reduce);
+  std::printf("profiles: read %.3f s, validate %.3f s, reduce %.3f s\n\n", inputs.seconds.read, inputs.seconds.validate,
+              inputs.seconds.reduce);
   std::printf("workers  policies  transitions_s  value_iter_s  expectations_s  wall_s\n");
   double grand = 0;
   for (const auto& req : requests) {
@@ -75,8 +78,8 @@ int run_bench_compile(int argc, char** argv) {
       }
     }
     grand += best;
-    std::printf("%7d  %8zu  %13.4f  %12.4f  %14.4f  %6.3f\n", req.spec.mdp.workers, req.spec.loads_qps.size(), best_phases.build,
-                best_phases.solve, best_phases.expect, best);
+    std::printf("%7d  %8zu  %13.4f  %12.4f  %14.4f  %6.3f\n", req.spec.mdp.workers, req.spec.loads_qps.size(),
+                best_phases.build, best_phases.solve, best_phases.expect, best);
   }
   std::printf("\ntotal wall %.3f s, peak resident memory %.1f MB\n", grand, peak_rss_kb() / 1024.0);
   return 0;

@@ -26,9 +26,9 @@ int run_bench_grid(const compiler::CompileSpec& spec, const std::string& grid, c
 
   std::ostringstream head;
   head << "Table 2 grid: " << inputs.profiles.models.size() << " given models and the set interpolated from them at "
-       << o.interpolation_step << " accuracy steps; SLO " << o.mdp.slo_us / 1000 << " ms, " << o.mdp.workers << " workers, "
-       << o.mdp.load_qps << " QPS, N = " << o.mdp.max_queue << ", horizon " << o.solve.horizon << ", best of " << repeat
-       << "\n\n";
+       << o.interpolation_step << " accuracy steps; SLO " << o.mdp.slo_us / 1000 << " ms, " << o.mdp.workers
+       << " workers, " << o.mdp.load_qps << " QPS, N = " << o.mdp.max_queue << ", horizon " << o.solve.horizon
+       << ", best of " << repeat << "\n\n";
   for (const auto& d : o.devices) head << "- " << d << ": " << compiler::table2_device_description(d) << "\n";
   std::cout << head.str() << "\n" << std::flush;
 

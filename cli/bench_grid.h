@@ -8,6 +8,7 @@
 namespace lull::cli {
 
 // Returns the exit code: 0 when at least one device ran every cell, 2 otherwise.
-int run_bench_grid(const compiler::CompileSpec& spec, const std::string& grid, const std::string& markdown_path, int repeat);
+int run_bench_grid(const compiler::CompileSpec& spec, const std::string& grid, const std::string& markdown_path,
+                   int repeat);
 
 }  // namespace lull::cli

@@ -39,11 +39,13 @@ int run_bench_online(int argc, char** argv) {
   std::string policies, profiles, workers_text = "65,70,75", loads_text = "2600,3000,3400";
   OnlineCompileFlags flags;
   po::options_description desc("lull bench online options");
+  // clang-format off
   desc.add_options()
       ("policies", po::value(&policies)->required(), "the policy library whose recorded settings the policies follow")
       ("profiles", po::value(&profiles)->required(), "the profiles it was compiled from")
       ("workers", po::value(&workers_text)->default_value(workers_text), "worker counts to compile for")
       ("load-qps", po::value(&loads_text)->default_value(loads_text), "loads to compile for (each pair once)");
+  // clang-format on
   add_online_compile_options(desc, flags);
   if (!parse_command_line(argc, argv, desc,
                           "usage: lull bench online --policies SET.pb --profiles P [--accuracy-percent A] "
@@ -61,7 +63,8 @@ int run_bench_online(int argc, char** argv) {
     for (double l : loads) {
       const double c0 = cpu_seconds();
       const auto w0 = std::chrono::steady_clock::now();
-      const runtime::PolicyTable t = source.compile(runtime::PolicyRequest{static_cast<int>(k), l, source.compiler().recorded_arrivals()});
+      const runtime::PolicyTable t =
+          source.compile(runtime::PolicyRequest{static_cast<int>(k), l, source.compiler().recorded_arrivals()});
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
       const double cpu = cpu_seconds() - c0;
       walls.push_back(wall);
@@ -70,8 +73,8 @@ int run_bench_online(int argc, char** argv) {
                   t.models.size());
     }
   std::printf("best %.3f s wall (median %.3f), CPU best %.3f s (median %.3f), %zu compilations\n",
-              *std::min_element(walls.begin(), walls.end()), median(walls),
-              *std::min_element(cpus.begin(), cpus.end()), median(cpus), walls.size());
+              *std::min_element(walls.begin(), walls.end()), median(walls), *std::min_element(cpus.begin(), cpus.end()),
+              median(cpus), walls.size());
   return 0;
 }
 

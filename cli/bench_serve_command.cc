@@ -43,7 +43,7 @@ struct PathStats {
   const char* name = "";
   std::vector<std::int64_t> latencies_us;  // answered 2xx, after warm-up
   int errors = 0;                          // non-2xx or transport failure, after warm-up
-  std::vector<std::int64_t> handler_us;     // X-Lull-Latency-Ms (lull path): arrival to answer inside lull
+  std::vector<std::int64_t> handler_us;    // X-Lull-Latency-Ms (lull path): arrival to answer inside lull
   std::map<std::string, int> models;       // X-Lull-Model (lull path)
   std::string first_error;
 };
@@ -58,6 +58,7 @@ int run_bench_serve(int argc, char** argv) {
   std::int64_t timeout_ms = 10000;
   ServeBackendFlags backend_flags;
   po::options_description desc("lull bench serve options");
+  // clang-format off
   desc.add_options()
       ("direct", po::value(&direct)->required(), "a model server's URL: http://H:P/predictions/MODEL")
       ("lull", po::value(&lull_url)->required(), "lull's front end: http://H:P/predictions/TASK")
@@ -69,6 +70,7 @@ int run_bench_serve(int argc, char** argv) {
       ("seed", ranged_value(&seed)->default_value(1), "seed of the schedule and the input")
       ("timeout-ms", po::value(&timeout_ms)->default_value(10000), "per-request timeout")
       ("json", po::value(&json_out), "also write the percentiles as JSON here ('-' for stdout)");
+  // clang-format on
   add_serve_backend_options(desc, backend_flags);  // --backend v2: --direct is http://H:P/v2/models/MODEL/infer
   if (!parse_command_line(argc, argv, desc,
                           "usage: lull bench serve --direct http://127.0.0.1:8080/predictions/MODEL "
@@ -91,8 +93,8 @@ int run_bench_serve(int argc, char** argv) {
   // request to the model server, exactly as lull forwards a batch of one, and
   // as a v2 infer request to lull's v2 front end (--v2).
   const ServeBackend protocol(backend_flags);
-  const std::string direct_body =
-      protocol.v2() ? serve::encode_v2_bytes_request({&input}, protocol.input_name()) : serve::encode_batch_request({&input});
+  const std::string direct_body = protocol.v2() ? serve::encode_v2_bytes_request({&input}, protocol.input_name())
+                                                : serve::encode_batch_request({&input});
   const std::string v2_body = R"({"inputs":[{"name":"input","shape":[1],"datatype":"BYTES",)"
                               R"("parameters":{"content_type":"base64"},"data":[")" +
                               serve::base64_encode(input) + "\"]}]}";
@@ -113,8 +115,8 @@ int run_bench_serve(int argc, char** argv) {
   serve::HttpClient client;  // after what its callbacks touch: destroyed first
   const auto t0 = SteadyClock::now();
   for (size_t i = 0; i < at_s.size(); ++i) {
-    std::this_thread::sleep_until(t0 + std::chrono::duration_cast<SteadyClock::duration>(
-                                           std::chrono::duration<double>(at_s[i])));
+    std::this_thread::sleep_until(
+        t0 + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(at_s[i])));
     const int path = static_cast<int>(i % static_cast<size_t>(n));
     const bool counted = at_s[i] >= warmup_s;
     serve::HttpRequest req;
@@ -154,21 +156,23 @@ int run_bench_serve(int argc, char** argv) {
   double pct[3][5];
   // The text table goes to stderr when the JSON takes stdout.
   FILE* text_out = is_stdout(json_out) ? stderr : stdout;
-  std::fprintf(text_out, "lull bench serve: %zu requests over %.1f s (%.1f/s in all, 1/%d each way), %d-byte input, "
-              "the first %.1f s not counted\n",
-              at_s.size(), duration_s, at_s.size() / duration_s, n, input_bytes, warmup_s);
-  std::fprintf(text_out, "%-7s %7s %7s %8s %8s %8s %9s %8s\n", "path", "ok", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms",
-              "max ms");
+  std::fprintf(text_out,
+               "lull bench serve: %zu requests over %.1f s (%.1f/s in all, 1/%d each way), %d-byte input, "
+               "the first %.1f s not counted\n",
+               at_s.size(), duration_s, at_s.size() / duration_s, n, input_bytes, warmup_s);
+  std::fprintf(text_out, "%-7s %7s %7s %8s %8s %8s %9s %8s\n", "path", "ok", "errors", "p50 ms", "p90 ms", "p99 ms",
+               "p99.9 ms", "max ms");
   for (int k = 0; k < n; ++k) {
     for (int q = 0; q < 5; ++q) pct[k][q] = percentile_ms(paths[k].latencies_us, qs[q]);
     std::fprintf(text_out, "%-7s %7zu %7d %8.2f %8.2f %8.2f %9.2f %8.2f\n", paths[k].name, paths[k].latencies_us.size(),
-                paths[k].errors, pct[k][0], pct[k][1], pct[k][2], pct[k][3], pct[k][4]);
+                 paths[k].errors, pct[k][0], pct[k][1], pct[k][2], pct[k][3], pct[k][4]);
   }
   for (int k = 1; k < n; ++k) {
     std::fprintf(text_out, "%s - direct: p50 %+.2f ms, p90 %+.2f ms, p99 %+.2f ms, p99.9 %+.2f ms\n", paths[k].name,
                  pct[k][0] - pct[0][0], pct[k][1] - pct[0][1], pct[k][2] - pct[0][2], pct[k][3] - pct[0][3]);
     if (!paths[k].handler_us.empty())
-      std::fprintf(text_out, "  inside lull's handler (X-Lull-Latency-Ms): p50 %.2f, p90 %.2f, p99 %.2f, p99.9 %.2f ms\n",
+      std::fprintf(text_out,
+                   "  inside lull's handler (X-Lull-Latency-Ms): p50 %.2f, p90 %.2f, p99 %.2f, p99.9 %.2f ms\n",
                    percentile_ms(paths[k].handler_us, 50), percentile_ms(paths[k].handler_us, 90),
                    percentile_ms(paths[k].handler_us, 99), percentile_ms(paths[k].handler_us, 99.9));
     for (const auto& [m, count] : paths[k].models)
@@ -176,7 +180,8 @@ int run_bench_serve(int argc, char** argv) {
   }
   for (int k = 0; k < n; ++k)
     if (paths[k].errors)
-      std::fprintf(text_out, "  %s: %d errors, first: %s\n", paths[k].name, paths[k].errors, paths[k].first_error.c_str());
+      std::fprintf(text_out, "  %s: %d errors, first: %s\n", paths[k].name, paths[k].errors,
+                   paths[k].first_error.c_str());
   if (outstanding) std::fprintf(text_out, "  %zu requests unanswered\n", outstanding);
   if (!json_out.empty()) {
     char buf[512];

@@ -28,8 +28,8 @@ struct BoundedSender::State {
   std::size_t max_in_flight;
   mutable std::mutex mu;
   std::condition_variable idle;
-  std::size_t in_flight = 0;     // handed to the transport, not completed
-  std::size_t outstanding = 0;   // in flight + waiting
+  std::size_t in_flight = 0;    // handed to the transport, not completed
+  std::size_t outstanding = 0;  // in flight + waiting
   std::uint64_t completed = 0;
   std::deque<Waiting> waiting;
   bool stopped = false;

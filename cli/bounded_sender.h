@@ -43,7 +43,7 @@ class BoundedSender {
   std::size_t drop_waiting();
 
   struct Counts {
-    std::size_t late = 0;       // waited for a free connection
+    std::size_t late = 0;  // waited for a free connection
     std::int64_t max_wait_us = 0;
     std::size_t max_in_flight_seen = 0;
   };

@@ -29,14 +29,17 @@ int run_compile(int argc, char** argv) {
   std::string out_path, report_path;
   po::options_description desc("lull compile options");
   add_compile_options(desc, flags);
+  // clang-format off
   desc.add_options()
       ("out", po::value(&out_path)->required(),
        "policy set to write (a policy library for several worker counts; binary protobuf; '-' for stdout, not a terminal)")
       ("report", po::value(&report_path), "JSON report to write ('-' for stdout)");
-  if (!parse_command_line(argc, argv, desc,
-                          "usage: lull compile --profiles P --slo-ms 150 --workers 60 --load-qps 200:4000:200 --out SET.pb\n"
-                          "       lull compile ... --workers 20:100:10 --load-qps auto:200:4000 --out LIBRARY.pb",
-                          {nullptr, renamed_compile_flags(), nullptr, ""}))
+  // clang-format on
+  if (!parse_command_line(
+          argc, argv, desc,
+          "usage: lull compile --profiles P --slo-ms 150 --workers 60 --load-qps 200:4000:200 --out SET.pb\n"
+          "       lull compile ... --workers 20:100:10 --load-qps auto:200:4000 --out LIBRARY.pb",
+          {nullptr, renamed_compile_flags(), nullptr, ""}))
     return 0;
   check_binary_output(out_path, "--out");
   std::optional<compiler::AdaptiveLoads> adaptive;
@@ -47,7 +50,8 @@ int run_compile(int argc, char** argv) {
   const bool library = specs.size() > 1;
   // What each process's MDP is: exact, or which approximation (docs/arrivals.md).
   for (std::size_t i = 0; i < specs.size(); ++i)
-    if (i == 0 || !(specs[i].mdp.arrivals == specs[i - 1].mdp.arrivals) || specs[i].mdp.workers != specs[i - 1].mdp.workers)
+    if (i == 0 || !(specs[i].mdp.arrivals == specs[i - 1].mdp.arrivals) ||
+        specs[i].mdp.workers != specs[i - 1].mdp.workers)
       if (specs[i].mdp.arrivals.kind != ArrivalProcess::Kind::kPoisson)
         std::fprintf(stderr, "lull compile: %d workers, %s\n", specs[i].mdp.workers,
                      compiler::arrival_model(specs[i].mdp.arrivals, specs[i].mdp.workers, 1).description.c_str());
@@ -68,10 +72,11 @@ int run_compile(int argc, char** argv) {
         const std::string arrivals = arrival_process_text(specs[static_cast<std::size_t>(set)].mdp.arrivals);
         if (r.beyond_capacity || r.expected_violation_rate > 0.05) {
           char warning[240];
-          std::snprintf(warning, sizeof warning,
-                        "lull compile: warning: at %d workers, %g QPS the expected violation rate is high (%.3f)%s", workers,
-                        r.load_qps, r.expected_violation_rate,
-                        r.beyond_capacity ? ": the load is beyond what the workers can serve with the fastest model" : "");
+          std::snprintf(
+              warning, sizeof warning,
+              "lull compile: warning: at %d workers, %g QPS the expected violation rate is high (%.3f)%s", workers,
+              r.load_qps, r.expected_violation_rate,
+              r.beyond_capacity ? ": the load is beyond what the workers can serve with the fastest model" : "");
           progress.line(warning);
         }
         if (elapsed() > 1.0 || progress_shown) {
@@ -80,8 +85,9 @@ int run_compile(int argc, char** argv) {
           char where[96] = "";
           if (library)
             std::snprintf(where, sizeof where, "workers %d, %s (%d/%d), ", workers, arrivals.c_str(), set + 1, sets);
-          std::snprintf(line, sizeof line, "lull compile: %s%d/%d loads, %.1f s; %g QPS -> accuracy %.4f, violation %.4f",
-                        where, done, total, elapsed(), r.load_qps, r.expected_accuracy, r.expected_violation_rate);
+          std::snprintf(line, sizeof line,
+                        "lull compile: %s%d/%d loads, %.1f s; %g QPS -> accuracy %.4f, violation %.4f", where, done,
+                        total, elapsed(), r.load_qps, r.expected_accuracy, r.expected_violation_rate);
           progress.step(line);
         }
       });
@@ -110,10 +116,11 @@ int run_compile(int argc, char** argv) {
   std::fputs(compile_summary_table(sweeps).c_str(), stdout_taken ? stderr : stdout);
   std::fflush(stdout);
   std::fprintf(stderr,
-               "lull compile: wrote %d policies%s to %s in %.2f s (read %.2f, validate %.2f, reduce %.2f, solve %.2f; %s solver)\n",
-               policies, library ? (" in " + std::to_string(sweeps.size()) + " sets").c_str() : "",
-               out_path.c_str(), seconds_since_process_start(), sec.inputs.read, sec.inputs.validate, sec.inputs.reduce,
-               sec.solve, solver->name().c_str());
+               "lull compile: wrote %d policies%s to %s in %.2f s (read %.2f, validate %.2f, reduce %.2f, solve %.2f; "
+               "%s solver)\n",
+               policies, library ? (" in " + std::to_string(sweeps.size()) + " sets").c_str() : "", out_path.c_str(),
+               seconds_since_process_start(), sec.inputs.read, sec.inputs.validate, sec.inputs.reduce, sec.solve,
+               solver->name().c_str());
   return 0;
 }
 

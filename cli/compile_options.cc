@@ -15,12 +15,14 @@ namespace po = boost::program_options;
 namespace lull::cli {
 
 std::vector<RenamedFlag> renamed_compile_flags() {
-  return {{"--accuracy", "--accuracy is now --accuracy-percent FILE (the artifact's table in percent); "
-                         "--accuracy in lull profile/loadgen is a table of fractions"}};
+  return {{"--accuracy",
+           "--accuracy is now --accuracy-percent FILE (the artifact's table in percent); "
+           "--accuracy in lull profile/loadgen is a table of fractions"}};
 }
 
 void add_compile_options(po::options_description& desc, CompileFlags& f) {
   add_model_options(desc, f);
+  // clang-format off
   desc.add_options()
       ("workers", po::value(&f.workers)->required(), "worker count K, or a list / range (60,70,80 | 20:100:10): compile writes a policy library")
       ("load-qps", po::value(&f.loads)->required(),
@@ -28,10 +30,12 @@ void add_compile_options(po::options_description& desc, CompileFlags& f) {
       ("arrivals", po::value(&f.arrivals)->default_value(f.arrivals),
        "central arrival process: poisson | gamma:CV2 | batch:D | fit:FILE (arrival times in s, one a line); "
        "a list gamma:1,2,4,8 writes a set per (workers, process)");
+  // clang-format on
 }
 
 void add_model_options(po::options_description& desc, CompileFlags& f) {
   auto& s = f.spec;
+  // clang-format off
   desc.add_options()
       ("profiles", po::value(&s.inputs.path)->required(), "profile set: lull JSON file, or a RAMSIS artifact folder")
       ("accuracy-percent", po::value(&s.inputs.accuracy_json), "the artifact's accuracy table, in percent, for an artifact folder")
@@ -46,6 +50,7 @@ void add_model_options(po::options_description& desc, CompileFlags& f) {
       ("all-models", po::bool_switch(&s.reduction.keep_all_models), "keep every model (no Pareto pruning)")
       ("horizon", po::value(&s.solve.horizon)->default_value(100), "value-iteration horizon")
       ("device", po::value(&s.device)->default_value("auto"), "solver: cpu | cuda | auto");
+  // clang-format on
 }
 
 namespace {
@@ -82,7 +87,8 @@ std::vector<ArrivalProcess> compile_arrivals(const std::string& text, std::strin
     if (path.empty()) throw UsageError("--arrivals fit:FILE: no file named");
     try {
       const compiler::ArrivalFit fit = compiler::fit_arrival_process(read_arrivals_file(path));
-      if (fit_note) *fit_note = "--arrivals " + text + ": " + std::to_string(fit.arrivals) + " arrivals -> " + fit.reason;
+      if (fit_note)
+        *fit_note = "--arrivals " + text + ": " + std::to_string(fit.arrivals) + " arrivals -> " + fit.reason;
       return {fit.process};
     } catch (const std::invalid_argument& e) {
       const std::string why = e.what();
@@ -100,14 +106,16 @@ std::vector<ArrivalProcess> compile_arrivals(const std::string& text, std::strin
   }
 }
 
-std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& f, std::optional<compiler::AdaptiveLoads>* adaptive,
+std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& f,
+                                                 std::optional<compiler::AdaptiveLoads>* adaptive,
                                                  std::string* fit_note) {
   compiler::CompileSpec spec = model_spec(f);
   const std::vector<ArrivalProcess> processes = compile_arrivals(f.arrivals, fit_note);
   if (f.loads.rfind("auto:", 0) == 0) {
     if (!adaptive) throw UsageError("--load-qps auto:LO:HI is for lull compile only");
     std::string ends_text = f.loads.substr(5);
-    const bool two = std::count(ends_text.begin(), ends_text.end(), ':') == 1 && ends_text.find(',') == std::string::npos;
+    const bool two =
+        std::count(ends_text.begin(), ends_text.end(), ':') == 1 && ends_text.find(',') == std::string::npos;
     std::replace(ends_text.begin(), ends_text.end(), ':', ',');
     const auto ends = two ? parse_number_list(ends_text, "--load-qps auto:LO:HI") : std::vector<double>{};
     if (ends.size() != 2)

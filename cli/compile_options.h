@@ -15,7 +15,7 @@
 namespace lull::cli {
 
 struct CompileFlags {
-  compiler::CompileSpec spec;   // bound directly where one flag is one setting
+  compiler::CompileSpec spec;  // bound directly where one flag is one setting
   double slo_ms = 0;
   std::string workers, loads, batching = "max", models;
   std::string arrivals = "poisson";  // --arrivals: a process, a list (gamma:1,2,4), or fit:FILE
@@ -44,9 +44,9 @@ compiler::CompileSpec model_spec(const CompileFlags& flags);
 
 // One spec per worker count (`--workers 60,70,80` or 20:100:10; the rest is
 // shared), and per arrival process of --arrivals (gamma:1,2,4: one spec per
-// worker count and process, workers outer); a fit's note goes to `fit_note`. Throws UsageError naming the flag for a value that does not parse
-// or is out of range. `--load-qps auto:LO:HI` is accepted only when
-// `adaptive` is given (it receives the grid; the specs then hold LO and HI).
+// worker count and process, workers outer); a fit's note goes to `fit_note`. Throws UsageError naming the flag for a
+// value that does not parse or is out of range. `--load-qps auto:LO:HI` is accepted only when `adaptive` is given (it
+// receives the grid; the specs then hold LO and HI).
 std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& flags,
                                                  std::optional<compiler::AdaptiveLoads>* adaptive = nullptr,
                                                  std::string* fit_note = nullptr);

@@ -14,7 +14,8 @@ JsonValue header(const compiler::SweepResult& first) {
   return root;
 }
 
-void add_run(JsonValue& root, const compiler::SweepResult& first, const std::string& device, const CompileSeconds& seconds) {
+void add_run(JsonValue& root, const compiler::SweepResult& first, const std::string& device,
+             const CompileSeconds& seconds) {
   root.add("device", device);
   root.add("total_seconds", seconds.total);
   JsonValue& phases = root.add("phase_seconds", JsonValue::object());

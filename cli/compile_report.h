@@ -14,11 +14,11 @@ namespace lull::cli {
 
 // Wall seconds of one `lull compile` by phase.
 struct CompileSeconds {
-  double setup = 0;                 // process start -> reading: options, solver choice
-  compiler::InputSeconds inputs;    // read, validate, reduce
-  double solve = 0;                 // the sweep: MDPs, solves, policies
-  double write = 0;                 // the policy set, written atomically
-  double total = 0;                 // process start -> the report
+  double setup = 0;               // process start -> reading: options, solver choice
+  compiler::InputSeconds inputs;  // read, validate, reduce
+  double solve = 0;               // the sweep: MDPs, solves, policies
+  double write = 0;               // the policy set, written atomically
+  double total = 0;               // process start -> the report
 };
 
 // One worker count: the sweep's policies at top level; `load_grid` (the

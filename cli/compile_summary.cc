@@ -36,9 +36,8 @@ std::string per_worker_count(const std::vector<compiler::LibrarySweep>& sweeps) 
   for (const auto& s : sweeps) {
     const auto& rs = s.sweep.reports;
     if (rs.empty()) continue;
-    auto [amin, amax] = std::minmax_element(rs.begin(), rs.end(), [](const auto& a, const auto& b) {
-      return a.expected_accuracy < b.expected_accuracy;
-    });
+    auto [amin, amax] = std::minmax_element(
+        rs.begin(), rs.end(), [](const auto& a, const auto& b) { return a.expected_accuracy < b.expected_accuracy; });
     auto [vmin, vmax] = std::minmax_element(rs.begin(), rs.end(), [](const auto& a, const auto& b) {
       return a.expected_violation_rate < b.expected_violation_rate;
     });
@@ -47,8 +46,8 @@ std::string per_worker_count(const std::vector<compiler::LibrarySweep>& sweeps) 
     std::snprintf(loads, sizeof loads, "%g..%g", rs.front().load_qps, rs.back().load_qps);
     std::snprintf(acc, sizeof acc, "%.4f..%.4f", amin->expected_accuracy, amax->expected_accuracy);
     std::snprintf(vio, sizeof vio, "%.4f..%.4f", vmin->expected_violation_rate, vmax->expected_violation_rate);
-    out += row("  %7d  %5zu  %-18s  %-17s  %-17s  %ld", s.workers, rs.size(), loads, acc, vio,
-               static_cast<long>(beyond));
+    out +=
+        row("  %7d  %5zu  %-18s  %-17s  %-17s  %ld", s.workers, rs.size(), loads, acc, vio, static_cast<long>(beyond));
   }
   return out;
 }

@@ -2,7 +2,6 @@
 
 #include "runtime/net/json_value.h"
 
-
 namespace lull::cli {
 
 JsonValue::JsonValue(double number) : scalar_(serve::json_number_text(number)) {}

@@ -11,8 +11,8 @@ class JsonValue {
  public:
   static JsonValue object() { return JsonValue(kObject); }
   static JsonValue array() { return JsonValue(kArray); }
-  JsonValue(double number);             // NOLINT: implicit, so add("k", 1.5) reads well
-  JsonValue(const std::string& text);   // NOLINT
+  JsonValue(double number);                                      // NOLINT: implicit, so add("k", 1.5) reads well
+  JsonValue(const std::string& text);                            // NOLINT
   JsonValue(const char* text) : JsonValue(std::string(text)) {}  // NOLINT
 
   // Object: appends key -> value and returns the stored value (to fill a nested one).
@@ -27,9 +27,9 @@ class JsonValue {
   enum Kind { kScalar, kObject, kArray };
   explicit JsonValue(Kind kind) : kind_(kind) {}
   Kind kind_ = kScalar;
-  std::string scalar_;               // the JSON text of a number or string
-  std::vector<std::string> keys_;    // an object's, in order
-  std::vector<JsonValue> items_;     // an object's values or an array's items
+  std::string scalar_;             // the JSON text of a number or string
+  std::vector<std::string> keys_;  // an object's, in order
+  std::vector<JsonValue> items_;   // an object's values or an array's items
 };
 
 }  // namespace lull::cli

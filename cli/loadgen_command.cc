@@ -49,6 +49,7 @@ int run_loadgen(int argc, char** argv) {
   unsigned connections = 256;
   std::int64_t timeout_ms = 30000;
   po::options_description desc("lull loadgen: open-loop HTTP load against lull or a model server");
+  // clang-format off
   desc.add_options()
       ("target", po::value(&target)->required(), "full URL to POST to, e.g. http://127.0.0.1:8070/predictions/TASK")
       ("rate", po::value(&rate)->required(), "mean arrivals per second")
@@ -64,6 +65,7 @@ int run_loadgen(int argc, char** argv) {
       ("slo-ms", po::value(&slo_ms), "also report the share of answers later than this")
       ("accuracy", po::value(&accuracy_path), "JSON {model: accuracy}: report accuracy per satisfied query (needs --slo-ms)")
       ("json", po::value(&json_out), "also write the summary as JSON here ('-' for stdout, the text summary then goes to stderr)");
+  // clang-format on
   const char* usage =
       "usage: lull loadgen --target URL --rate QPS --duration 30s [--arrivals poisson|uniform|gamma:CV2|batch:D]";
   if (!parse_command_line(argc, argv, desc, usage)) return 0;
@@ -75,7 +77,8 @@ int run_loadgen(int argc, char** argv) {
   if (target.rfind("http://", 0) != 0) throw UsageError("--target " + target + ": expected an http:// URL");
   if (!accuracy_path.empty() && !(slo_ms > 0)) throw UsageError("--accuracy needs --slo-ms");
   const double duration_s = parse_duration_s(duration_text);
-  const auto accuracies = accuracy_path.empty() ? std::map<std::string, double>{} : read_accuracy_fractions(accuracy_path);
+  const auto accuracies =
+      accuracy_path.empty() ? std::map<std::string, double>{} : read_accuracy_fractions(accuracy_path);
 
   std::string body = body_file.empty() ? std::string() : read_whole_file(body_file);
   if (body.empty()) {
@@ -130,11 +133,18 @@ int run_loadgen(int argc, char** argv) {
   int late = 0, satisfied = 0;
   double acc_sum = 0;
   for (const auto& r : finished) {
-    if (!r.error.empty()) { transport_errors[r.error]++; continue; }
-    if (r.status < 200 || r.status >= 300) { http_errors[r.status]++; continue; }
+    if (!r.error.empty()) {
+      transport_errors[r.error]++;
+      continue;
+    }
+    if (r.status < 200 || r.status >= 300) {
+      http_errors[r.status]++;
+      continue;
+    }
     ok_latencies.push_back(r.latency_us);
     if (!r.model.empty()) per_model[r.model]++;
-    if (slo_ms > 0 && r.latency_us > slo_ms * 1000) late++;
+    if (slo_ms > 0 && r.latency_us > slo_ms * 1000)
+      late++;
     else if (slo_ms > 0) {
       satisfied++;
       auto it = accuracies.find(r.model);
@@ -158,15 +168,18 @@ int run_loadgen(int argc, char** argv) {
 
   char line[512];
   std::string out;
-  std::snprintf(line, sizeof line, "sent %zu in %.2f s (achieved %.2f/s of %.2f/s asked, %s), answered ok %zu, errors %d, unanswered %zu\n",
-                sent, send_s, sent / send_s, rate, arrivals.c_str(), ok_latencies.size(), errors, lost);
+  std::snprintf(
+      line, sizeof line,
+      "sent %zu in %.2f s (achieved %.2f/s of %.2f/s asked, %s), answered ok %zu, errors %d, unanswered %zu\n", sent,
+      send_s, sent / send_s, rate, arrivals.c_str(), ok_latencies.size(), errors, lost);
   out += line;
-  std::snprintf(line, sizeof line,
-                "answers: 2xx %zu, 503 %d, 504 %d, other HTTP %d, transport errors %d, unanswered %zu (never sent %zu)\n"
-                "connections: at most %u (busiest %zu in flight); late %zu (waited for a free connection, "
-                "up to %.1f ms; latency counted from the due time)\n",
-                ok_latencies.size(), count_503, count_504, count_other, transport_count, lost, not_sent, connections,
-                sending.max_in_flight_seen, sending.late, sending.max_wait_us / 1000.0);
+  std::snprintf(
+      line, sizeof line,
+      "answers: 2xx %zu, 503 %d, 504 %d, other HTTP %d, transport errors %d, unanswered %zu (never sent %zu)\n"
+      "connections: at most %u (busiest %zu in flight); late %zu (waited for a free connection, "
+      "up to %.1f ms; latency counted from the due time)\n",
+      ok_latencies.size(), count_503, count_504, count_other, transport_count, lost, not_sent, connections,
+      sending.max_in_flight_seen, sending.late, sending.max_wait_us / 1000.0);
   out += line;
   std::snprintf(line, sizeof line, "latency ms: p50 %.2f  p90 %.2f  p95 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n",
                 percentile_ms(ok_latencies, 50), percentile_ms(ok_latencies, 90), percentile_ms(ok_latencies, 95),
@@ -194,9 +207,11 @@ int run_loadgen(int argc, char** argv) {
                   "\"http_5xx\":%d,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"p999_ms\":%.4f,\"max_ms\":%.4f,"
                   "\"slo_ms\":%.4f,\"violation_rate\":%.6f,\"accuracy_per_satisfied\":%.6f",
                   rate, sent / send_s, sent, ok_latencies.size(), errors, lost,
-                  static_cast<int>(std::count_if(finished.begin(), finished.end(), [](const Record& r) { return r.status >= 500; })),
+                  static_cast<int>(
+                      std::count_if(finished.begin(), finished.end(), [](const Record& r) { return r.status >= 500; })),
                   percentile_ms(ok_latencies, 50), percentile_ms(ok_latencies, 90), percentile_ms(ok_latencies, 99),
-                  percentile_ms(ok_latencies, 99.9), percentile_ms(ok_latencies, 100), slo_ms, violation_rate, accuracy);
+                  percentile_ms(ok_latencies, 99.9), percentile_ms(ok_latencies, 100), slo_ms, violation_rate,
+                  accuracy);
     j += line;
     std::snprintf(line, sizeof line,
                   ",\"status_503\":%d,\"status_504\":%d,\"status_other\":%d,\"transport_errors\":%d,"

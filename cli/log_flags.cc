@@ -10,6 +10,7 @@ namespace lull::cli {
 namespace po = boost::program_options;
 
 void add_log_options(po::options_description& desc, LogFlags& flags) {
+  // clang-format off
   desc.add_options()
       ("log-level", po::value(&flags.level)->default_value(flags.level),
        "trace, debug, info, warn, error or off: the least severe line logged (debug: a line per batch)")
@@ -18,6 +19,7 @@ void add_log_options(po::options_description& desc, LogFlags& flags) {
       ("access-log", po::value(&flags.access_log),
        "a line per HTTP response (TIME CLIENT METHOD PATH STATUS BYTES DURATION_MS; an object with --log-format "
        "json) appended to this file, or '-' for stdout");
+  // clang-format on
 }
 
 void apply_log_flags(const LogFlags& flags) {

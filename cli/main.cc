@@ -20,18 +20,24 @@ void print_usage(std::ostream& out) {
   for (const auto* c = lull::cli::kCommands; c->name; ++c)
     // At least two spaces after the name: the names are read back from this
     // list (test/cli/cli_conventions_test.cc), and some have two words.
-    out << "  " << c->name << std::string(std::strlen(c->name) < 20 ? 22 - std::strlen(c->name) : 2, ' ')
-        << c->summary << "\n";
+    out << "  " << c->name << std::string(std::strlen(c->name) < 20 ? 22 - std::strlen(c->name) : 2, ' ') << c->summary
+        << "\n";
 }
 
 const lull::cli::Command* find_command(int argc, char** argv, int* words) {
   if (argc >= 3) {
     const std::string two = std::string(argv[1]) + " " + argv[2];
     for (const auto* c = lull::cli::kCommands; c->name; ++c)
-      if (two == c->name) { *words = 2; return c; }
+      if (two == c->name) {
+        *words = 2;
+        return c;
+      }
   }
   for (const auto* c = lull::cli::kCommands; c->name; ++c)
-    if (std::string(argv[1]) == c->name) { *words = 1; return c; }
+    if (std::string(argv[1]) == c->name) {
+      *words = 1;
+      return c;
+    }
   return nullptr;
 }
 

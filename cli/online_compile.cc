@@ -13,16 +13,19 @@ namespace po = boost::program_options;
 namespace lull::cli {
 
 void add_online_compile_options(po::options_description& desc, OnlineCompileFlags& f) {
+  // clang-format off
   desc.add_options()
       ("online-compile", po::value(&f.mode)->default_value(f.mode),
        "on: compile the policy missing for the workers up and the load in the background (needs --profiles) | off")
       ("accuracy-percent", po::value(&f.accuracy_percent),
        "online compilation: the artifact's accuracy table, in percent, when --profiles is an artifact folder")
       ("compile-device", po::value(&f.device)->default_value(f.device), "online compilation's solver: cpu | cuda | auto");
+  // clang-format on
 }
 
 bool online_compile_enabled(const OnlineCompileFlags& f, const std::string& profiles) {
-  if (f.mode != "on" && f.mode != "off") throw UsageError("--online-compile: expected 'on' or 'off', got '" + f.mode + "'");
+  if (f.mode != "on" && f.mode != "off")
+    throw UsageError("--online-compile: expected 'on' or 'off', got '" + f.mode + "'");
   if (f.mode == "on" && profiles.empty())
     throw UsageError("--online-compile on needs --profiles (the profiles the policies were compiled from)");
   return f.mode == "on";

@@ -14,9 +14,9 @@
 namespace lull::cli {
 
 struct OnlineCompileFlags {
-  std::string mode = "off";       // on | off
-  std::string accuracy_percent;   // the artifact's accuracy table, for an artifact folder
-  std::string device = "cpu";     // solver for online compilations
+  std::string mode = "off";      // on | off
+  std::string accuracy_percent;  // the artifact's accuracy table, for an artifact folder
+  std::string device = "cpu";    // solver for online compilations
 };
 
 // Adds --online-compile, --accuracy-percent and --compile-device. The

@@ -13,7 +13,11 @@ namespace lull::cli {
 double parse_duration_s(const std::string& text, const std::string& flag) {
   size_t used = 0;
   double v = 0;
-  try { v = std::stod(text, &used); } catch (const std::exception&) { used = 0; }
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
   const std::string unit = text.substr(used);
   const double scale = unit.empty() || unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "m" ? 60 : -1;
   if (used == 0 || scale < 0 || !(v > 0)) throw UsageError(flag + " '" + text + "': expected e.g. 30s, 500ms, 2m");
@@ -21,7 +25,8 @@ double parse_duration_s(const std::string& text, const std::string& flag) {
   return v * scale;
 }
 
-std::vector<double> arrival_schedule(double rate, double duration_s, const ArrivalProcess& process, std::uint64_t seed) {
+std::vector<double> arrival_schedule(double rate, double duration_s, const ArrivalProcess& process,
+                                     std::uint64_t seed) {
   std::vector<double> at_s;
   sim::RateArrivals source({RateSegment{0, duration_s, rate}}, process, seed);  // the simulator's sampler
   for (std::int64_t t_us = 0; source.next(&t_us);) at_s.push_back(static_cast<double>(t_us) / 1e6);

@@ -16,9 +16,8 @@ namespace {
 
 // PREFIX + option name in upper case, '-' as '_'.
 std::string env_name(const std::string& prefix, std::string option) {
-  std::transform(option.begin(), option.end(), option.begin(), [](unsigned char c) {
-    return c == '-' ? '_' : static_cast<char>(std::toupper(c));
-  });
+  std::transform(option.begin(), option.end(), option.begin(),
+                 [](unsigned char c) { return c == '-' ? '_' : static_cast<char>(std::toupper(c)); });
   return prefix + option;
 }
 
@@ -30,8 +29,10 @@ po::parsed_options environment_options(const po::options_description& all, const
   return po::parse_environment(all, [&](const std::string& var) -> std::string {
     if (var.rfind(prefix, 0) != 0) return "";
     const auto it = names.find(var);
-    if (it == names.end()) throw UsageError("environment variable " + var + ": no such option (" + prefix + "NAME for --name)");
-    if (it->second == "help" || it->second == "config") throw UsageError("environment variable " + var + ": not a setting");
+    if (it == names.end())
+      throw UsageError("environment variable " + var + ": no such option (" + prefix + "NAME for --name)");
+    if (it->second == "help" || it->second == "config")
+      throw UsageError("environment variable " + var + ": not a setting");
     return it->second;
   });
 }
@@ -67,12 +68,16 @@ bool parse_command_line(int argc, char** argv, const po::options_description& de
       if (arg == r.old_flag || arg.rfind(r.old_flag + "=", 0) == 0) throw UsageError(r.message);
     }
   po::options_description all;
+  // clang-format off
   all.add_options()("help,h", "show this help");
+  // clang-format on
   const bool settings = !extras.env_prefix.empty();
+  // clang-format off
   if (settings)
     all.add_options()("config", po::value<std::string>(),
                       ("settings file: `name = value` lines with the long flag names; the environment "
                        "(" + extras.env_prefix + "NAME) and the command line override it").c_str());
+  // clang-format on
   all.add(desc);
   require_ranged_unsigned(all);
   if (g_observer) g_observer(all);

@@ -39,6 +39,7 @@ int run_plan(int argc, char** argv) {
   std::string trace, capacity_workers, out_path, plot_path;
   po::options_description desc("lull plan options");
   add_model_options(desc, flags);
+  // clang-format off
   desc.add_options()
       ("max-violation", po::value(&req.target.max_violation)->required(), "target expected violation rate, in (0, 1)")
       ("min-accuracy", po::value(&req.target.min_accuracy)->default_value(0), "minimum expected accuracy, in (0, 1) (0: none)")
@@ -54,10 +55,12 @@ int run_plan(int argc, char** argv) {
       ("capacity-workers", po::value(&capacity_workers), "worker counts of the capacity table (default: around the plan)")
       ("out", po::value(&out_path), "plan JSON to write ('-' for stdout)")
       ("plot", po::value(&plot_path), "plan PNG to write (python3 with matplotlib)");
-  if (!parse_command_line(argc, argv, desc,
-                          "usage: lull plan --profiles P --slo-ms 150 --max-violation 0.01 --load-qps 3000 [--out PLAN.json]\n"
-                          "       lull plan ... --trace rate-file:TRACE --window-s 60 --lead-s 30 [--plot PLAN.png]",
-                          {nullptr, renamed_compile_flags(), nullptr, ""}))
+  // clang-format on
+  if (!parse_command_line(
+          argc, argv, desc,
+          "usage: lull plan --profiles P --slo-ms 150 --max-violation 0.01 --load-qps 3000 [--out PLAN.json]\n"
+          "       lull plan ... --trace rate-file:TRACE --window-s 60 --lead-s 30 [--plot PLAN.png]",
+          {nullptr, renamed_compile_flags(), nullptr, ""}))
     return 0;
   if (is_stdout(plot_path)) throw UsageError("--plot: a PNG does not go to stdout; name a file");
   req.spec = model_spec(flags);
@@ -67,10 +70,12 @@ int run_plan(int argc, char** argv) {
   req.spec.mdp.arrivals = processes.front();
   if (!fit_note.empty()) std::fprintf(stderr, "lull plan: %s\n", fit_note.c_str());
   if (processes.front().kind != ArrivalProcess::Kind::kPoisson)
-    std::fprintf(stderr, "lull plan: planning for %s arrivals (every worker count's MDP models them; docs/arrivals.md)\n",
+    std::fprintf(stderr,
+                 "lull plan: planning for %s arrivals (every worker count's MDP models them; docs/arrivals.md)\n",
                  arrival_process_text(processes.front()).c_str());
   if (!trace.empty()) req.trace_path = rate_file_path(trace);
-  for (double k : capacity_workers.empty() ? std::vector<double>{} : parse_number_list(capacity_workers, "--capacity-workers")) {
+  for (double k :
+       capacity_workers.empty() ? std::vector<double>{} : parse_number_list(capacity_workers, "--capacity-workers")) {
     if (k != static_cast<int>(k)) throw UsageError("--capacity-workers: whole numbers expected");
     req.capacity_workers.push_back(static_cast<int>(k));
   }
@@ -85,20 +90,23 @@ int run_plan(int argc, char** argv) {
   input_spec.loads_qps = {1};
   const auto inputs = compiler::load_compile_inputs(input_spec);
   ProgressLine progress(std::cerr);
-  const auto result = compiler::run_plan(req, inputs.profiles, *solver, [&](const std::string& stage, std::size_t solves) {
-    char line[160];
-    std::snprintf(line, sizeof line, "lull plan: %s, %zu policies compiled, %.1f s", stage.c_str(), solves,
-                  seconds_since_process_start());
-    progress.step(line);
-  });
+  const auto result =
+      compiler::run_plan(req, inputs.profiles, *solver, [&](const std::string& stage, std::size_t solves) {
+        char line[160];
+        std::snprintf(line, sizeof line, "lull plan: %s, %zu policies compiled, %.1f s", stage.c_str(), solves,
+                      seconds_since_process_start());
+        progress.step(line);
+      });
   progress.finish();
   const PlanContext ctx{inputs.profiles.task, flags.slo_ms, seconds_since_process_start()};
   const std::string json = plan_json(req, result, ctx);
   if (!plot_path.empty()) write_plan_plot(json, plot_path);
   if (!out_path.empty()) write_output(out_path, json);
   std::string table = plan_table(req, result, ctx);
-  if (is_stdout(out_path)) std::fputs(table.c_str(), stderr);
-  else std::fputs(table.c_str(), stdout);
+  if (is_stdout(out_path))
+    std::fputs(table.c_str(), stderr);
+  else
+    std::fputs(table.c_str(), stdout);
   return 0;
 }
 

@@ -103,8 +103,8 @@ std::string plan_json(const compiler::PlanRequest& req, const compiler::PlanResu
 
 std::string plan_table(const compiler::PlanRequest& req, const compiler::PlanResult& r, const PlanContext& ctx) {
   std::string out;
-  out += "lull plan: task " + ctx.task + ", SLO " + fmt("%g", ctx.slo_ms) + " ms, expected violation <= " +
-         fmt("%g", req.target.max_violation) +
+  out += "lull plan: task " + ctx.task + ", SLO " + fmt("%g", ctx.slo_ms) +
+         " ms, expected violation <= " + fmt("%g", req.target.max_violation) +
          (req.target.min_accuracy > 0 ? ", expected accuracy >= " + fmt("%g", req.target.min_accuracy) : "") + "\n";
   std::string models;
   for (const auto& m : r.models) models += (models.empty() ? "" : ", ") + m;
@@ -114,8 +114,8 @@ std::string plan_table(const compiler::PlanRequest& req, const compiler::PlanRes
                r.subsets_tried);
   out += "\n\n";
   if (req.trace_path.empty()) {
-    out += fmt("at %g QPS: %.0f workers, expected accuracy %.4f, expected violation %.4f\n", req.load_qps, r.choice.workers,
-               r.choice.expected.accuracy, r.choice.expected.violation_rate);
+    out += fmt("at %g QPS: %.0f workers, expected accuracy %.4f, expected violation %.4f\n", req.load_qps,
+               r.choice.workers, r.choice.expected.accuracy, r.choice.expected.violation_rate);
     if (r.has_fewer)
       out += r.fewer.beyond_capacity
                  ? fmt("  (%.0f workers: the load is beyond the fastest model's capacity)\n", r.choice.workers - 1)
@@ -144,8 +144,8 @@ std::string plan_table(const compiler::PlanRequest& req, const compiler::PlanRes
         out += fmt("  none up to --max-workers %.0f\n", req.max_workers);
         continue;
       }
-      out += fmt("  %7.0f", row.workers) + (&row == &r.burstiness.front() ? std::string(12, ' ')
-                                                                           : fmt("  %+10.0f", extra_workers(r, row)));
+      out += fmt("  %7.0f", row.workers) +
+             (&row == &r.burstiness.front() ? std::string(12, ' ') : fmt("  %+10.0f", extra_workers(r, row)));
       out += fmt("  %13.4f  %14.4f\n", row.expected.accuracy, row.expected.violation_rate);
     }
   }

@@ -16,6 +16,7 @@ struct PlanContext {
 };
 
 std::string plan_json(const compiler::PlanRequest& request, const compiler::PlanResult& result, const PlanContext& ctx);
-std::string plan_table(const compiler::PlanRequest& request, const compiler::PlanResult& result, const PlanContext& ctx);
+std::string plan_table(const compiler::PlanRequest& request, const compiler::PlanResult& result,
+                       const PlanContext& ctx);
 
 }  // namespace lull::cli

@@ -37,6 +37,7 @@ int run_plan_variants(int argc, char** argv) {
   std::string out_dir;
   po::options_description desc("lull plan variants options");
   add_compile_options(desc, flags);
+  // clang-format off
   desc.add_options()
       ("max-violation", po::value(&req.target.max_violation)->required(), "target expected violation rate, in (0, 1)")
       ("min-accuracy", po::value(&req.target.min_accuracy)->default_value(0), "minimum expected accuracy, in (0, 1) (0: none)")
@@ -44,10 +45,12 @@ int run_plan_variants(int argc, char** argv) {
        "memory per worker (MiB): only model sets that fit (profiles need memory_mb; 0: every set fits)")
       ("variants-out", po::value(&out_dir)->required(),
        "folder to write the variants' policy sets (variant-I.pb) and their manifest (variants.json) to");
-  if (!parse_command_line(argc, argv, desc,
-                          "usage: lull plan variants --profiles P --slo-ms 70 --workers 2 (or a range 1:4:1) --load-qps 5:100:5 "
-                          "--max-violation 0.01 --worker-memory-mb 1500 --variants-out DIR",
-                          {nullptr, renamed_compile_flags(), nullptr}))
+  // clang-format on
+  if (!parse_command_line(
+          argc, argv, desc,
+          "usage: lull plan variants --profiles P --slo-ms 70 --workers 2 (or a range 1:4:1) --load-qps 5:100:5 "
+          "--max-violation 0.01 --worker-memory-mb 1500 --variants-out DIR",
+          {nullptr, renamed_compile_flags(), nullptr}))
     return 0;
   auto specs = compile_specs(flags);
   std::stable_sort(specs.begin(), specs.end(), [](const compiler::CompileSpec& a, const compiler::CompileSpec& b) {
@@ -75,14 +78,14 @@ int run_plan_variants(int argc, char** argv) {
   }
   std::vector<std::vector<compiler::LibrarySweep>> libraries;
   if (specs.size() > 1)
-    libraries = compiler::variant_libraries(plan, inputs.profiles, specs, *solver,
-                                            [&](int set, int sets, int done, int total, const compiler::LoadReport&) {
-                                              char line[160];
-                                              std::snprintf(line, sizeof line,
-                                                            "lull plan variants: libraries: count %d/%d, load %d/%d, %.1f s",
-                                                            set + 1, sets, done, total, seconds_since_process_start());
-                                              progress.step(line);
-                                            });
+    libraries = compiler::variant_libraries(
+        plan, inputs.profiles, specs, *solver,
+        [&](int set, int sets, int done, int total, const compiler::LoadReport&) {
+          char line[160];
+          std::snprintf(line, sizeof line, "lull plan variants: libraries: count %d/%d, load %d/%d, %.1f s", set + 1,
+                        sets, done, total, seconds_since_process_start());
+          progress.step(line);
+        });
   progress.finish();
   VariantsContext ctx{inputs.profiles.task, flags.slo_ms, {}, {}, {}};
   for (const auto& s : specs) ctx.worker_counts.push_back(s.mdp.workers);
@@ -101,10 +104,13 @@ int run_plan_variants(int argc, char** argv) {
   std::fputs(variants_table(req, plan, ctx).c_str(), stdout);
   for (const auto& l : plan.loads)
     if (!l.meets_target)
-      std::fprintf(stderr, "lull plan variants: warning: at %g QPS no model set meets the target on %d workers (the "
-                   "lowest expected violation: %.4f)\n", l.load_qps, req.spec.mdp.workers, l.expected.violation_rate);
+      std::fprintf(stderr,
+                   "lull plan variants: warning: at %g QPS no model set meets the target on %d workers (the "
+                   "lowest expected violation: %.4f)\n",
+                   l.load_qps, req.spec.mdp.workers, l.expected.violation_rate);
   if (plan.variants.size() == 1)
-    std::fprintf(stderr, "lull plan variants: one set serves every load: nothing to switch (lull serve --variant-sets "
+    std::fprintf(stderr,
+                 "lull plan variants: one set serves every load: nothing to switch (lull serve --variant-sets "
                  "needs two variants)\n");
   std::fprintf(stderr, "lull plan variants: wrote %zu variants to %s in %.2f s (%zu policies compiled)\n",
                plan.variants.size(), out_dir.c_str(), seconds_since_process_start(), plan.solves);

@@ -68,19 +68,20 @@ std::string variants_table(const compiler::VariantPlanRequest& req, const compil
                            const VariantsContext& ctx) {
   char line[512];
   std::string out;
-  std::snprintf(line, sizeof line,
-                "lull plan variants: task %s, SLO %g ms, %d workers, expected violation <= %g%s; %d candidate sets\n\n",
-                ctx.task.c_str(), ctx.slo_ms, req.spec.mdp.workers, req.target.max_violation,
-                req.worker_memory_mb > 0 ? (", memory " + std::to_string(static_cast<long long>(req.worker_memory_mb)) +
-                                            " MiB per worker").c_str()
-                                         : "",
-                plan.candidates);
+  std::snprintf(
+      line, sizeof line,
+      "lull plan variants: task %s, SLO %g ms, %d workers, expected violation <= %g%s; %d candidate sets\n\n",
+      ctx.task.c_str(), ctx.slo_ms, req.spec.mdp.workers, req.target.max_violation,
+      req.worker_memory_mb > 0
+          ? (", memory " + std::to_string(static_cast<long long>(req.worker_memory_mb)) + " MiB per worker").c_str()
+          : "",
+      plan.candidates);
   out += line;
   if (ctx.worker_counts.size() > 1) {
     std::string counts;
     for (int k : ctx.worker_counts) counts += (counts.empty() ? "" : ",") + std::to_string(k);
-    out += "  picked on " + std::to_string(req.spec.mdp.workers) + " workers; each file a policy library for " + counts +
-           " workers\n\n";
+    out += "  picked on " + std::to_string(req.spec.mdp.workers) + " workers; each file a policy library for " +
+           counts + " workers\n\n";
   }
   out += "  variant  from QPS  memory MiB  file  models\n";
   for (std::size_t i = 0; i < plan.variants.size(); ++i) {

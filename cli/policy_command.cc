@@ -42,8 +42,10 @@ schema::PolicySet read_checked_policy_set(const std::string& path, unsigned work
     }
     counts += (counts.empty() ? "" : ", ") + std::to_string(set.workers());
   }
-  if (workers == 0) throw UsageError(path + " is a policy library (workers " + counts + "): pick a set with --workers K");
-  throw UsageError("--workers: " + path + " has no set for " + std::to_string(workers) + " workers (it has " + counts + ")");
+  if (workers == 0)
+    throw UsageError(path + " is a policy library (workers " + counts + "): pick a set with --workers K");
+  throw UsageError("--workers: " + path + " has no set for " + std::to_string(workers) + " workers (it has " + counts +
+                   ")");
 }
 
 }  // namespace
@@ -78,8 +80,7 @@ void show_library(const std::string& path, const schema::PolicyLibrary& lib) {
     std::snprintf(loads, sizeof loads, "%g..%g", set.policies(0).inputs().load_qps(),
                   set.policies(set.policies_size() - 1).inputs().load_qps());
     std::printf("  %7u  %-10s  %5d  %-18s  %.4f..%.4f     %.4f..%.4f\n", set.workers(),
-                set.policies(0).inputs().arrivals().c_str(), set.policies_size(), loads, acc_lo,
-                acc_hi, v_lo, v_hi);
+                set.policies(0).inputs().arrivals().c_str(), set.policies_size(), loads, acc_lo, acc_hi, v_lo, v_hi);
   }
 }
 
@@ -88,7 +89,9 @@ void show_library(const std::string& path, const schema::PolicyLibrary& lib) {
 int run_policy_show(int argc, char** argv) {
   std::string path;
   po::options_description desc("lull policy show options");
+  // clang-format off
   desc.add_options()("file", po::value(&path)->required(), "policy set or policy library file");
+  // clang-format on
   po::positional_options_description pos;
   pos.add("file", 1);
   if (!parse_command_line(argc, argv, desc, "usage: lull policy show FILE", {&pos, {}, nullptr})) return 0;
@@ -121,7 +124,8 @@ int run_policy_show(int argc, char** argv) {
   // states the queue rarely visits) and is labelled as such.
   const bool shares = set.policies(0).expected().model_share_size() == set.models_size();
   std::printf("\n  load QPS  exp. accuracy  exp. violation  states  %s\n",
-              shares ? "expected share of queries by model" : "most used models (share of table rows; file predates expected shares)");
+              shares ? "expected share of queries by model"
+                     : "most used models (share of table rows; file predates expected shares)");
   for (const auto& p : set.policies()) {
     std::vector<std::pair<double, int>> top;
     if (shares) {
@@ -149,13 +153,17 @@ int run_policy_dump(int argc, char** argv) {
   double load = -1;
   unsigned workers = 0;
   po::options_description desc("lull policy dump options");
+  // clang-format off
   desc.add_options()("file", po::value(&path)->required(), "policy set or policy library file")
       ("workers", ranged_value(&workers, 1u, static_cast<unsigned>(limits::kMaxWorkers)), "from a policy library: the set for this worker count")
       ("json", po::value(&json_path), "write the rows as JSON to this file ('-' for stdout) instead of text on stdout")
       ("load-qps", po::value(&load), "only the policy compiled for this load");
+  // clang-format on
   po::positional_options_description pos;
   pos.add("file", 1);
-  if (!parse_command_line(argc, argv, desc, "usage: lull policy dump FILE [--workers K] [--json OUT.json|-] [--load-qps L]", {&pos, {}, nullptr}))
+  if (!parse_command_line(argc, argv, desc,
+                          "usage: lull policy dump FILE [--workers K] [--json OUT.json|-] [--load-qps L]",
+                          {&pos, {}, nullptr}))
     return 0;
   const auto set = read_checked_policy_set(path, workers);
   const bool json = !json_path.empty();
@@ -178,7 +186,7 @@ int run_policy_dump(int argc, char** argv) {
     const int J1 = p.slack_grid_us_size(), N = static_cast<int>(p.inputs().max_queue());
     if (json) {
       emit("%s{\"load_qps\":%g,\"expected_accuracy\":%.17g,\"expected_violation_rate\":%.17g,\"rows\":[",
-                  first ? "" : ",", p.inputs().load_qps(), p.expected().accuracy(), p.expected().violation_rate());
+           first ? "" : ",", p.inputs().load_qps(), p.expected().accuracy(), p.expected().violation_rate());
     } else {
       emit("# load %g QPS: n j model batch\n", p.inputs().load_qps());
     }

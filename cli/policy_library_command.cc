@@ -24,14 +24,17 @@ int run_policy_library(int argc, char** argv) {
   std::vector<std::string> sets;
   std::string out;
   po::options_description desc("lull policy library options");
+  // clang-format off
   desc.add_options()("sets", po::value(&sets)->multitoken(), "policy set files, one per worker count")
       ("out", po::value(&out), "policy library to write");
+  // clang-format on
   po::positional_options_description pos;
   pos.add("sets", -1);
   ParseExtras extras;
   extras.positional = &pos;
   if (!parse_command_line(argc, argv, desc, "usage: lull policy library SET.pb... --out LIBRARY.pb", extras)) return 0;
-  if (sets.empty()) throw UsageError("name at least one policy set file (lull policy library SET.pb... --out LIBRARY.pb)");
+  if (sets.empty())
+    throw UsageError("name at least one policy set file (lull policy library SET.pb... --out LIBRARY.pb)");
   if (out.empty()) throw UsageError("--out is required (lull policy library --help)");
   schema::PolicyLibrary lib;
   for (const auto& path : sets) {

@@ -4,7 +4,7 @@
 // from that mark (not from when their own work began).
 namespace lull::cli {
 
-void mark_process_start();        // first thing in main()
+void mark_process_start();  // first thing in main()
 double seconds_since_process_start();
 
 }  // namespace lull::cli

@@ -63,8 +63,8 @@ std::string provenance(const std::string& url) {
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   std::ostringstream out;
-  out << "measured on " << host << " (" << cpu_model() << ", " << sysconf(_SC_NPROCESSORS_ONLN) << " cores), "
-      << date << ", by lull profile through " << url;
+  out << "measured on " << host << " (" << cpu_model() << ", " << sysconf(_SC_NPROCESSORS_ONLN) << " cores), " << date
+      << ", by lull profile through " << url;
   return out.str();
 }
 
@@ -76,7 +76,10 @@ std::vector<int> parse_batches(const std::string& text, int max_batch) {
   }
   for (const auto& item : serve::split_list(text)) {
     int b = 0;
-    try { b = std::stoi(item); } catch (const std::exception&) {}
+    try {
+      b = std::stoi(item);
+    } catch (const std::exception&) {
+    }
     if (b < 1 || b > max_batch) throw UsageError("--batches: '" + item + "' is not in 1..--max-batch");
     out.push_back(b);
   }
@@ -108,6 +111,7 @@ int run_profile(int argc, char** argv) {
   std::int64_t timeout_ms = 60000;
   ServeBackendFlags backend_flags;
   po::options_description desc("lull profile: measure batch latencies through a model server's inference API");
+  // clang-format off
   desc.add_options()
       ("worker", po::value(&worker)->required(), "model server base URL, e.g. http://127.0.0.1:8080")
       ("models", po::value(&models_text)->required(), "comma-separated model names loaded on it")
@@ -128,9 +132,11 @@ int run_profile(int argc, char** argv) {
       ("management-url", po::value(&management),
        "management API base URL, asked for each model's memory (default: --worker; TorchServe: port 8081)")
       ("out", po::value(&out_path)->required(), "profile JSON to write ('-' for stdout)");
+  // clang-format on
   add_serve_backend_options(desc, backend_flags);
   const char* usage =
-      "usage: lull profile --worker URL --models a,b,c --max-batch 32 --samples 100 --accuracy ACC.json --out PROFILE.json";
+      "usage: lull profile --worker URL --models a,b,c --max-batch 32 --samples 100 --accuracy ACC.json --out "
+      "PROFILE.json";
   if (!parse_command_line(argc, argv, desc, usage)) return 0;
   check_range("--max-batch", max_batch, 1, limits::kMaxBatch);
   check_range("--samples", samples, 1, limits::kMaxSamples);
@@ -228,8 +234,8 @@ int run_profile(int argc, char** argv) {
         ++done;
         if (s % 10 == 0 || s + 1 == samples) {
           const std::string text = "profile: " + model + " batch " + std::to_string(b) + "/" +
-                                   std::to_string(batches.back()) + "  (" + std::to_string(100 * done / total) + "% of " +
-                                   std::to_string(total) + " requests)";
+                                   std::to_string(batches.back()) + "  (" + std::to_string(100 * done / total) +
+                                   "% of " + std::to_string(total) + " requests)";
           if (s + 1 == samples)
             progress.step(text);
           else

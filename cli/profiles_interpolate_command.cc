@@ -18,6 +18,7 @@ int run_profiles_interpolate(int argc, char** argv) {
   std::string profiles, accuracy, task, models, out;
   compiler::InterpolationOptions opts;
   po::options_description desc("lull profiles interpolate options");
+  // clang-format off
   desc.add_options()
       ("profiles", po::value(&profiles)->required(), "profile set: lull JSON file, or a RAMSIS artifact folder")
       ("accuracy-percent", po::value(&accuracy), "the artifact's accuracy table, in percent, for an artifact folder")
@@ -27,12 +28,15 @@ int run_profiles_interpolate(int argc, char** argv) {
       ("percentile", po::value(&opts.percentile)->default_value(95), "latency percentile the originals are reduced at")
       ("batches", po::value(&opts.profiled_batches)->default_value(32), "batch sizes 1..B written for each new model")
       ("out", po::value(&out)->required(), "profile JSON to write ('-' for stdout)");
-  if (!parse_command_line(argc, argv, desc,
-                          "usage: lull profiles interpolate --profiles P [--accuracy-percent ACC.json] [--models a,b,...] "
-                          "--step 0.005 --out P60.json",
-                          {nullptr, renamed_compile_flags(), nullptr}))
+  // clang-format on
+  if (!parse_command_line(
+          argc, argv, desc,
+          "usage: lull profiles interpolate --profiles P [--accuracy-percent ACC.json] [--models a,b,...] "
+          "--step 0.005 --out P60.json",
+          {nullptr, renamed_compile_flags(), nullptr}))
     return 0;
-  if (!(opts.step > 0 && opts.step < 1)) throw UsageError("--step: must be in (0, 1) (got " + std::to_string(opts.step) + ")");
+  if (!(opts.step > 0 && opts.step < 1))
+    throw UsageError("--step: must be in (0, 1) (got " + std::to_string(opts.step) + ")");
   if (!(opts.percentile > 0 && opts.percentile <= 100)) throw UsageError("--percentile: must be in (0, 100]");
   if (opts.profiled_batches < 1 || opts.profiled_batches > 1000) throw UsageError("--batches: must be in 1..1000");
   opts.models = split_commas(models);

@@ -19,6 +19,7 @@ std::int64_t ms(double s) { return static_cast<std::int64_t>(std::llround(s * 1e
 
 void add_serve_autoscale_options(po::options_description& desc, ServeAutoscaleFlags& f) {
   add_autoscale_options(desc, f.autoscale);
+  // clang-format off
   desc.add_options()
       ("worker-pool", po::value(&f.pool)->default_value(f.pool),
        "--autoscale: who runs the workers: local (model-server processes on this machine, --worker-command) | "
@@ -54,6 +55,7 @@ void add_serve_autoscale_options(po::options_description& desc, ServeAutoscaleFl
       ("k8s-call-budget-s", po::value(&f.k8s_call_budget_s)->default_value(f.k8s_call_budget_s),
        "kubernetes pool: the most one pool call (a refresh, a scale-out) may take, its API attempts and backoff "
        "waits together, so a hanging API server does not stall the autoscaler");
+  // clang-format on
 }
 
 server::AutoscaleSpec autoscale_spec(const ServeAutoscaleFlags& flags, std::vector<std::string> models,

@@ -52,6 +52,7 @@ int run_serve(int argc, char** argv) {
   ServeBackendFlags backend_flags;
   bool no_model_check = false, strict_model_batching = false;
   po::options_description desc("lull serve: serve a task through model servers under a compiled policy set");
+  // clang-format off
   desc.add_options()
       ("policies", po::value(&policies)->required(), "policy set from lull compile (SET.pb)")
       ("servers", po::value(&workers_text), "model servers' inference URLs, one per worker: http://H:P,... "
@@ -97,8 +98,11 @@ int run_serve(int argc, char** argv) {
        "fail (not warn) at start when a model's batchSize > 1 with maxBatchDelay > 0 would hold lull's batches")
       ("recompile-on-drift", po::value(&recompile_out),
        "on latency drift, compile a policy set from the observed latencies and write it to this file");
+  // clang-format on
   add_serve_backend_options(desc, backend_flags);
+  // clang-format off
   desc.add_options()("profiles", po::value(&profiles), "online compilation: the profiles the policies were compiled from");
+  // clang-format on
   add_online_compile_options(desc, online_flags);
   po::options_description autoscale_desc("Autoscaling (--autoscale: a worker pool instead of --servers)");
   add_serve_autoscale_options(autoscale_desc, autoscale_flags);
@@ -121,8 +125,8 @@ int run_serve(int argc, char** argv) {
   check_range("--body-timeout-ms", fe.body_timeout_ms, 1, limits::kMaxIntervalMs);
   check_range("--idle-timeout-ms", fe.idle_timeout_ms, 1, limits::kMaxIntervalMs);
   check_range("--max-connections", fe.max_connections, 1, limits::kMaxConnections);
-  check_range("--health-interval-ms", static_cast<double>(backend_opts.health_interval_ms), limits::kMinHealthIntervalMs,
-              limits::kMaxIntervalMs);
+  check_range("--health-interval-ms", static_cast<double>(backend_opts.health_interval_ms),
+              limits::kMinHealthIntervalMs, limits::kMaxIntervalMs);
   check_range("--health-timeout-ms", static_cast<double>(backend_opts.health_timeout_ms), 1, limits::kMaxIntervalMs);
   check_range("--batch-timeout-ms", static_cast<double>(backend_opts.batch_timeout_ms), 1, limits::kMaxIntervalMs);
   const ServeBackend protocol(backend_flags);
@@ -131,8 +135,8 @@ int run_serve(int argc, char** argv) {
   if (autoscale == !workers_text.empty())
     throw UsageError(autoscale ? "--servers with --autoscale: the worker pool starts the model servers"
                                : "--servers is required (or --autoscale with a worker pool)");
-  const ServeShard shard(shard_text, autoscale || online_compile_enabled(online_flags, profiles) || !recompile_out.empty() ||
-                                         !variant_flags.sets.empty());
+  const ServeShard shard(shard_text, autoscale || online_compile_enabled(online_flags, profiles) ||
+                                         !recompile_out.empty() || !variant_flags.sets.empty());
   std::vector<serve::WorkerEndpoint> workers;
   serve::TorchServeKeys keys;
   std::unique_ptr<serve::TorchServeKeyFile> key_file;  // read again when it changes or a key is refused
@@ -149,9 +153,10 @@ int run_serve(int argc, char** argv) {
     const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)}) +
                            (protocol.wire() ? protocol.wire()->envelope_bytes() : 0);
     if (one_query > backend_opts.max_request_bytes)
-      throw std::invalid_argument("--max-body-bytes " + std::to_string(fe.max_body_bytes) + ": one such query encodes to " +
-                                  std::to_string(one_query) + " bytes, over --max-request-bytes " +
-                                  std::to_string(backend_opts.max_request_bytes) + "; lower --max-body-bytes");
+      throw std::invalid_argument("--max-body-bytes " + std::to_string(fe.max_body_bytes) +
+                                  ": one such query encodes to " + std::to_string(one_query) +
+                                  " bytes, over --max-request-bytes " + std::to_string(backend_opts.max_request_bytes) +
+                                  "; lower --max-body-bytes");
     serve::parse_listen_address(listen, &fe.host, &fe.port);
     const serve::OutlierDetector check_eject_flags(backend_opts.outlier);  // throws on bad --eject-* values
   } catch (const std::invalid_argument& e) {
@@ -194,12 +199,14 @@ int run_serve(int argc, char** argv) {
   std::vector<std::string> model_names;
   for (const auto& m : table.models) model_names.push_back(m.name);
   if (autoscale) {  // every worker passes the model check when its pool starts it
-    spec.autoscale = autoscale_spec(autoscale_flags, no_model_check ? std::vector<std::string>{} : model_names,
-                                    keys.management);
+    spec.autoscale =
+        autoscale_spec(autoscale_flags, no_model_check ? std::vector<std::string>{} : model_names, keys.management);
     if (protocol.v2())
-      spec.autoscale.local.check = [&protocol, models = spec.autoscale.local.models](
-                                       serve::HttpTransport& client, const serve::WorkerEndpoint& w,
-                                       std::int64_t timeout_ms) { return protocol.check_worker(client, w, models, timeout_ms); };
+      spec.autoscale.local.check = [&protocol, models = spec.autoscale.local.models](serve::HttpTransport& client,
+                                                                                     const serve::WorkerEndpoint& w,
+                                                                                     std::int64_t timeout_ms) {
+        return protocol.check_worker(client, w, models, timeout_ms);
+      };
   }
   if (protocol.v2()) {  // the protocol outlives the server
     spec.health_probe = "GET /v2/models/{model}/ready";
@@ -217,13 +224,15 @@ int run_serve(int argc, char** argv) {
     if (online || !recompile_out.empty())
       throw UsageError("--variant-sets: not with online compilation or --recompile-on-drift");
     if (autoscale && autoscale_flags.pool != "local")
-      throw UsageError("--variant-sets with --autoscale: only with --worker-pool local (its model check makes sure a new "
-                       "worker holds every model of --policies before it joins; the Kubernetes pool checks health only)");
+      throw UsageError(
+          "--variant-sets with --autoscale: only with --worker-pool local (its model check makes sure a new "
+          "worker holds every model of --policies before it joins; the Kubernetes pool checks health only)");
     if (autoscale && no_model_check)
-      throw UsageError("--variant-sets with --autoscale: not with --no-model-check (a new worker must be checked to "
-                       "hold every model of --policies before it joins)");
-    const std::vector<runtime::PolicyTable> full = opts.library.empty() ? std::vector<runtime::PolicyTable>{table}
-                                                                        : opts.library;
+      throw UsageError(
+          "--variant-sets with --autoscale: not with --no-model-check (a new worker must be checked to "
+          "hold every model of --policies before it joins)");
+    const std::vector<runtime::PolicyTable> full =
+        opts.library.empty() ? std::vector<runtime::PolicyTable>{table} : opts.library;
     spec.variants = variant_spec(variant_flags, full, policies);
   }
   if (!recompile_out.empty()) {
@@ -264,7 +273,8 @@ int run_serve(int argc, char** argv) {
   log::info("task '%s', %d workers%s%s, %zu models, SLO %g ms, on http://%s:%d/predictions/%s", table.task.c_str(),
             workers_up, autoscale ? " (autoscaled)" : "", shard.describe(workers_up).c_str(), table.models.size(),
             table.slo_us / 1000.0, server->host().c_str(), server->port(), table.task.c_str());
-  serve::notify_service_manager("READY=1\nSTATUS=serving '" + table.task + "' on port " + std::to_string(server->port()));
+  serve::notify_service_manager("READY=1\nSTATUS=serving '" + table.task + "' on port " +
+                                std::to_string(server->port()));
   const auto reload = stop_signals.on_hangup([s = server.get()] { s->reload(); });
   const int sig = stop_signals.wait();
   serve::notify_service_manager("STOPPING=1");

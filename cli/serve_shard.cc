@@ -11,7 +11,8 @@ namespace lull::cli {
 ServeShard::ServeShard(std::string text, bool other_modes) : text_(std::move(text)) {
   if (!enabled()) return;
   if (other_modes)
-    throw UsageError("--shard " + text_ + ": with --servers only (not --autoscale, online compilation, "
+    throw UsageError("--shard " + text_ +
+                     ": with --servers only (not --autoscale, online compilation, "
                      "--recompile-on-drift or --variant-sets)");
   try {
     shard_ = runtime::parse_shard(text_);

@@ -10,11 +10,13 @@ namespace po = boost::program_options;
 
 void add_serve_variants_options(po::options_description& desc, ServeVariantsFlags& f) {
   add_variant_choice_options(desc, f);
+  // clang-format off
   desc.add_options()
       ("variant-drain-timeout-s", po::value(&f.drain_timeout_s)->default_value(30),
        "longest wait for batches in flight on a model before it is unloaded")
       ("model-archive", po::value(&f.archive)->default_value("{model}.mar"),
        "the archive a model is registered from (POST /models?url=...), {model} replaced");
+  // clang-format on
 }
 
 server::VariantSpec variant_spec(const ServeVariantsFlags& flags, const std::vector<runtime::PolicyTable>& full,

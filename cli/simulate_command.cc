@@ -49,7 +49,8 @@ bool parse_latency_mode(const std::string& text, const runtime::PolicyTable& tab
     }
     if (table.percentile > 0 && std::abs(p - table.percentile) > 1e-9)
       throw UsageError("--latency " + text + ": the policy set's latencies are compiled at p" +
-                       std::to_string(static_cast<int>(table.percentile)) + "; recompile to simulate another percentile");
+                       std::to_string(static_cast<int>(table.percentile)) +
+                       "; recompile to simulate another percentile");
     return false;
   }
   throw UsageError("--latency '" + text + "': expected pNN (the compiled percentile) or sampled");
@@ -58,8 +59,8 @@ bool parse_latency_mode(const std::string& text, const runtime::PolicyTable& tab
 }  // namespace
 
 int run_simulate(int argc, char** argv) {
-  std::string policies, trace, replay = "hold", arrivals = "poisson", scheduler = "lull", latency = "p95", profiles, out,
-      timeline;
+  std::string policies, trace, replay = "hold", arrivals = "poisson", scheduler = "lull", latency = "p95", profiles,
+                               out, timeline;
   int workers = 0;
   std::uint64_t seed = 1;
   double window_ms = 500, ms_profile_s = 300, trace_scale = 1, compile_delay_ms = 300;
@@ -70,6 +71,7 @@ int run_simulate(int argc, char** argv) {
   VariantChoiceFlags variant_flags;
   double variant_load_delay_ms = 5000;
   po::options_description opts("lull simulate options");
+  // clang-format off
   opts.add_options()
       ("policies", po::value(&policies), "policy set or policy library file (from lull compile)")
       ("workers", po::value(&workers),
@@ -95,17 +97,21 @@ int run_simulate(int argc, char** argv) {
        "online compilation: virtual time one compilation takes (deterministic)")
       ("out", po::value(&out), "result JSON file ('-' for stdout)")
       ("timeline", po::value(&timeline), "optional per-second CSV ('-' for stdout)");
+  // clang-format on
   add_online_compile_options(opts, online_flags);
   add_autoscale_options(opts, autoscale_flags);
   add_variant_choice_options(opts, variant_flags);
+  // clang-format off
   opts.add_options()("variant-load-delay-ms", po::value(&variant_load_delay_ms)->default_value(variant_load_delay_ms),
                      "--variant-sets: virtual time a switch takes to load its new models on every worker before its "
                      "policies are used (fixed; a switch that loads nothing takes effect at once)");
+  // clang-format on
   po::variables_map vm;
   ParseExtras extras;
   extras.vm = &vm;
   if (!parse_command_line(argc, argv, opts,
-                          "usage: lull simulate --policies SET.pb --workers K --trace SPEC --out RESULT.json [options]", extras))
+                          "usage: lull simulate --policies SET.pb --workers K --trace SPEC --out RESULT.json [options]",
+                          extras))
     return 0;
   for (const char* required : {"policies", "workers", "trace", "out"})
     if (!vm.count(required)) throw UsageError(std::string("--") + required + " is required (lull simulate --help)");
@@ -142,14 +148,16 @@ int run_simulate(int argc, char** argv) {
                        " does not exist (workers are numbered 0.." + std::to_string(pool - 1) + ")");
   const bool lull_scheduler = options.scheduler == sim::SchedulerKind::kLull;
   if (!lull_scheduler && (online || !options.worker_events.empty() || autoscale_flags.enabled))
-    throw UsageError("--fail, --workers-at, --workers-schedule, --online-compile and --autoscale apply to --scheduler lull only");
+    throw UsageError(
+        "--fail, --workers-at, --workers-schedule, --online-compile and --autoscale apply to --scheduler lull only");
   if (autoscale_flags.enabled && !options.worker_events.empty())
     throw UsageError("--autoscale decides the workers itself: not with --fail, --workers-at or --workers-schedule");
   options.autoscale = autoscale_config(autoscale_flags, seed);
   const bool with_variants = !variant_flags.sets.empty();
   if (with_variants && (!lull_scheduler || online || !options.worker_events.empty()))
-    throw UsageError("--variant-sets applies to --scheduler lull only, and not with --fail, --workers-at, "
-                     "--workers-schedule or --online-compile");
+    throw UsageError(
+        "--variant-sets applies to --scheduler lull only, and not with --fail, --workers-at, "
+        "--workers-schedule or --online-compile");
   if (with_variants) {
     check_variant_choice(variant_flags);
     check_range("--variant-load-delay-ms", variant_load_delay_ms, 0, limits::kMaxIntervalMs);
@@ -214,7 +222,7 @@ int run_simulate(int argc, char** argv) {
   // The summary goes where the outputs do not.
   std::ostream& summary = is_stdout(out) || is_stdout(timeline) ? std::cerr : std::cout;
   summary << r.scheduler << ": " << r.arrivals << " queries, accuracy per satisfied query "
-            << r.accuracy_per_satisfied_query << ", violation rate " << r.violation_rate << ", dropped " << r.dropped;
+          << r.accuracy_per_satisfied_query << ", violation rate " << r.violation_rate << ", dropped " << r.dropped;
   if (options.dispatch_end_s > 0) summary << ", not dispatched at end " << r.not_dispatched_at_end;
   if (online) summary << ", " << r.compilations << " online compilations";
   if (r.autoscale) {
@@ -222,8 +230,10 @@ int run_simulate(int argc, char** argv) {
     if (!autoscale_flags.log.empty()) {
       std::string lines;
       for (const auto& l : r.autoscale->log) lines += l + "\n";
-      if (autoscale_flags.log == "-") std::cerr << lines;
-      else write_output(autoscale_flags.log, lines);
+      if (autoscale_flags.log == "-")
+        std::cerr << lines;
+      else
+        write_output(autoscale_flags.log, lines);
     }
   }
   if (r.variants) summary << ", " << r.variants->switches.size() << " variant switches";

@@ -67,10 +67,11 @@ std::vector<VariantSource> variant_sources(const std::string& sets, const std::v
     if (!same_models(first.models, full_models)) {
       std::error_code ec;
       const bool is_policies = std::filesystem::equivalent(first.path, full_path, ec);
-      throw UsageError("--variant-sets: " + sets + ": variants[0].models: " + joined_names(first.models) +
-                       " are not --policies' models (" + joined_names(full_models) + ")" +
-                       (is_policies ? "; the manifest does not describe " + full_path + ": write both again with lull plan variants"
-                                    : "; serve the manifest's " + first.file + " as --policies"));
+      throw UsageError(
+          "--variant-sets: " + sets + ": variants[0].models: " + joined_names(first.models) +
+          " are not --policies' models (" + joined_names(full_models) + ")" +
+          (is_policies ? "; the manifest does not describe " + full_path + ": write both again with lull plan variants"
+                       : "; serve the manifest's " + first.file + " as --policies"));
     }
     for (std::size_t i = 1; i < entries.size(); ++i)
       out.push_back({entries[i].path, entries[i].from_qps, entries[i].models, "variants[" + std::to_string(i) + "]"});
@@ -93,6 +94,7 @@ std::vector<VariantSource> variant_sources(const std::string& sets, const std::v
 }  // namespace
 
 void add_variant_choice_options(po::options_description& desc, VariantChoiceFlags& f) {
+  // clang-format off
   desc.add_options()
       ("variant-sets", po::value(&f.sets),
        "model variants: VARIANTS.json (the manifest lull plan variants writes; its first variant is --policies), "
@@ -108,6 +110,7 @@ void add_variant_choice_options(po::options_description& desc, VariantChoiceFlag
       ("variant-load", po::value(&f.load)->default_value("current:5"),
        "the load that picks the variant: a forecaster over the arrival rate (current:S the mean of the last S s, "
        "window_max:S, ewma:S, trend:S)");
+  // clang-format on
 }
 
 std::unique_ptr<manager::LoadForecaster> check_variant_choice(const VariantChoiceFlags& flags) {
@@ -121,7 +124,8 @@ std::unique_ptr<manager::LoadForecaster> check_variant_choice(const VariantChoic
   }
 }
 
-std::vector<manager::ModelVariant> load_variant_sets(const std::string& sets, const std::vector<runtime::PolicyTable>& full,
+std::vector<manager::ModelVariant> load_variant_sets(const std::string& sets,
+                                                     const std::vector<runtime::PolicyTable>& full,
                                                      const std::string& full_name) {
   std::vector<manager::ModelVariant> variants;
   variants.push_back({full_name, 0, full, manager::model_names(full.at(0))});

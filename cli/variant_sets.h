@@ -35,7 +35,8 @@ std::unique_ptr<manager::LoadForecaster> check_variant_choice(const VariantChoic
 // `full_name`), then each set of `sets` from its load up, widened over the
 // full set's models. UsageError naming --variant-sets and the file or
 // manifest field when a set does not fit the full one.
-std::vector<manager::ModelVariant> load_variant_sets(const std::string& sets, const std::vector<runtime::PolicyTable>& full,
+std::vector<manager::ModelVariant> load_variant_sets(const std::string& sets,
+                                                     const std::vector<runtime::PolicyTable>& full,
                                                      const std::string& full_name);
 
 }  // namespace lull::cli

@@ -39,7 +39,8 @@ AdaptiveSweep run_adaptive_sweep(const SweepRequest& request, const AdaptiveLoad
       out.sweep.set.clear_policies();
     }
     for (int i = 0; i < r.set.policies_size(); ++i)
-      done[r.reports[static_cast<std::size_t>(i)].load_qps] = {r.set.policies(i), r.reports[static_cast<std::size_t>(i)]};
+      done[r.reports[static_cast<std::size_t>(i)].load_qps] = {r.set.policies(i),
+                                                               r.reports[static_cast<std::size_t>(i)]};
     next.clear();
     for (auto it = done.begin(); std::next(it) != done.end(); ++it) {
       const auto nx = std::next(it);

@@ -26,7 +26,8 @@ void validate_compile_spec(const CompileSpec& s) {
     if (!(l > 0 && l <= limits::kMaxLoadQps))
       fail("--load-qps: loads must be > 0 and <= " + str(limits::kMaxLoadQps) + " QPS (got " + str(l) + ")");
   if (s.mdp.intervals < 1 || s.mdp.intervals > limits::kMaxIntervals)
-    fail("--intervals: must be in 1.." + std::to_string(limits::kMaxIntervals) + " (got " + std::to_string(s.mdp.intervals) + ")");
+    fail("--intervals: must be in 1.." + std::to_string(limits::kMaxIntervals) + " (got " +
+         std::to_string(s.mdp.intervals) + ")");
   if (s.mdp.max_queue < 1 || s.mdp.max_queue > 1000) fail("--max-queue: must be in 1..1000");
   if (!(s.reduction.percentile > 0 && s.reduction.percentile <= 100)) fail("--percentile: must be in (0, 100]");
   if (s.solve.horizon < 1 || s.solve.horizon > limits::kMaxHorizon)
@@ -42,7 +43,8 @@ std::string solver_mode(const CompileSpec& s) {
     diffs.push_back("intervals=" + std::to_string(s.mdp.intervals));
   if (s.mdp.batching == Batching::kVariable) diffs.push_back("variable-batching");
   if (s.mdp.max_queue != reference.mdp.max_queue) diffs.push_back("max-queue=" + std::to_string(s.mdp.max_queue));
-  if (s.reduction.percentile != reference.reduction.percentile) diffs.push_back("percentile=" + str(s.reduction.percentile));
+  if (s.reduction.percentile != reference.reduction.percentile)
+    diffs.push_back("percentile=" + str(s.reduction.percentile));
   if (s.solve.horizon != reference.solve.horizon) diffs.push_back("horizon=" + std::to_string(s.solve.horizon));
   if (diffs.empty()) return "reference";
   std::string out = diffs.front();

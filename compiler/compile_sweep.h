@@ -31,7 +31,7 @@ struct LoadReport {
   int stationary_steps = 0;
   double residual = 0;
   std::size_t table_bytes = 0;
-  bool beyond_capacity = false;    // the fastest model cannot keep up at this load
+  bool beyond_capacity = false;  // the fastest model cannot keep up at this load
 };
 
 struct SweepResult {

@@ -25,9 +25,9 @@ namespace lull::runtime {
 
 struct AdmissionInput {
   std::int64_t now_us = 0;
-  std::int64_t deadline_us = 0;          // arrival + SLO
-  std::int64_t busy_remaining_us = 0;    // of the worker's batch in flight; 0 if idle
-  int queued_ahead = 0;                  // queries already in the worker's queue
+  std::int64_t deadline_us = 0;        // arrival + SLO
+  std::int64_t busy_remaining_us = 0;  // of the worker's batch in flight; 0 if idle
+  int queued_ahead = 0;                // queries already in the worker's queue
 };
 
 struct AdmissionVerdict {

@@ -13,15 +13,15 @@ using QueryId = std::uint64_t;
 
 struct BatchRequest {
   int worker = 0;
-  int model = 0;                  // index into the policy set's models
-  std::vector<QueryId> queries;   // earliest deadline first
+  int model = 0;                 // index into the policy set's models
+  std::vector<QueryId> queries;  // earliest deadline first
 };
 
 struct BatchResult {
   int worker = 0;
   int model = 0;
   std::vector<QueryId> queries;
-  bool ok = true;                 // false: the backend failed the batch
+  bool ok = true;  // false: the backend failed the batch
   // ok: each query's prediction (one JSON text), in the order of `queries`.
   // Backends without predictions (the simulator, test fakes) leave it empty.
   std::vector<std::string> outputs;
@@ -30,7 +30,7 @@ struct BatchResult {
   // it answered. Empty when every input was answered. Not a worker fault: the
   // batch is not retried and the worker stays in rotation.
   std::vector<int> input_status;
-  std::string error;              // !ok: why, for logs and clients
+  std::string error;  // !ok: why, for logs and clients
   // Set by the Dispatcher for its observers, never by a backend: the batch
   // re-ran queries whose first batch failed (Dispatcher retries once).
   bool retried = false;
@@ -46,7 +46,9 @@ class Backend {
   void set_completion_handler(std::function<void(const BatchResult&)> h) { on_done_ = std::move(h); }
 
  protected:
-  void report(const BatchResult& r) { if (on_done_) on_done_(r); }
+  void report(const BatchResult& r) {
+    if (on_done_) on_done_(r);
+  }
 
  private:
   std::function<void(const BatchResult&)> on_done_;

@@ -12,7 +12,8 @@ bool same(const PolicyRequest& a, const PolicyRequest& b) {
 }
 }  // namespace
 
-BackgroundPolicyProvider::BackgroundPolicyProvider(PolicyCompiler& compiler, std::function<void(const std::string&)> log)
+BackgroundPolicyProvider::BackgroundPolicyProvider(PolicyCompiler& compiler,
+                                                   std::function<void(const std::string&)> log)
     : compiler_(compiler), log_(std::move(log)), worker_([this](const PolicyRequest& r) { compile(r); }) {}
 
 BackgroundPolicyProvider::~BackgroundPolicyProvider() = default;  // worker_ first: finishes, drops the waiting one

@@ -18,7 +18,7 @@ namespace lull::runtime {
 struct OnlineCompileStats {
   std::uint64_t compilations = 0;  // finished, delivered
   std::uint64_t failures = 0;
-  double seconds_sum = 0;          // wall time of the finished ones
+  double seconds_sum = 0;  // wall time of the finished ones
   double last_seconds = 0;
 };
 

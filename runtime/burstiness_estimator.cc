@@ -57,9 +57,9 @@ void BurstinessEstimator::close_bins(std::int64_t t_us) {
   }
   // The rate moved by more than 2x: bins of the old width no longer hold ~bin_mean_.
   if (bin_count_ == n && gap_count_ > 0 && gap_sum_ > 0) {
-    const std::int64_t lo = static_cast<std::int64_t>(n) * bin_mean_ / 2, hi = static_cast<std::int64_t>(n) * bin_mean_ * 2;
-    if (bin_sum_ < lo || bin_sum_ > hi)
-      reset_bins(t_us, bin_mean_ * gap_sum_ / static_cast<std::int64_t>(gap_count_));
+    const std::int64_t lo = static_cast<std::int64_t>(n) * bin_mean_ / 2,
+                       hi = static_cast<std::int64_t>(n) * bin_mean_ * 2;
+    if (bin_sum_ < lo || bin_sum_ > hi) reset_bins(t_us, bin_mean_ * gap_sum_ / static_cast<std::int64_t>(gap_count_));
   }
 }
 

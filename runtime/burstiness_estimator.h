@@ -17,11 +17,11 @@
 namespace lull::runtime {
 
 struct BurstinessEstimate {
-  bool ready = false;     // a full window of gaps and of bins seen since the start or a rate change
+  bool ready = false;  // a full window of gaps and of bins seen since the start or a rate change
   double gap_cv2 = 1;
-  double dispersion = 1;  // of counts in bins of ~bin_mean arrivals
-  double bin_us = 0;      // the bins' width
-  ArrivalProcess process; // classified; poisson until ready
+  double dispersion = 1;   // of counts in bins of ~bin_mean arrivals
+  double bin_us = 0;       // the bins' width
+  ArrivalProcess process;  // classified; poisson until ready
 };
 
 class BurstinessEstimator {

@@ -15,8 +15,8 @@ class Clock {
 class WallClock final : public Clock {
  public:
   std::int64_t now_us() const override {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
 };
 

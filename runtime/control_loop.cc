@@ -87,8 +87,10 @@ void ControlLoop::run(Entry& e) {
     }
     lock.lock();
     const auto woken = [&] { return stop_ || wakes_ != seen; };
-    if (due == Controller::kNever) cv_.wait(lock, woken);
-    else cv_.wait_for(lock, std::chrono::microseconds(due - now), woken);
+    if (due == Controller::kNever)
+      cv_.wait(lock, woken);
+    else
+      cv_.wait_for(lock, std::chrono::microseconds(due - now), woken);
   }
 }
 

@@ -46,7 +46,7 @@ class Controller {
 
  private:
   friend class ControlLoop;
-  mutable std::mutex loop_mu_;  // held while waking, so a stopped loop is never woken
+  mutable std::mutex loop_mu_;   // held while waking, so a stopped loop is never woken
   ControlLoop* loop_ = nullptr;  // set by ControlLoop::add, cleared by its stop()
 };
 

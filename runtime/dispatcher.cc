@@ -56,7 +56,8 @@ void Dispatcher::replace_policies(const PolicyTable& table) { apply_mail(PolicyM
 
 void Dispatcher::apply_mail(const PolicyMail& mail) {
   catalog_.apply(mail);
-  if (usage_.size() < static_cast<std::size_t>(catalog_.size())) usage_.resize(static_cast<std::size_t>(catalog_.size()));
+  if (usage_.size() < static_cast<std::size_t>(catalog_.size()))
+    usage_.resize(static_cast<std::size_t>(catalog_.size()));
   refresh_policy();
 }
 

@@ -86,7 +86,9 @@ class Dispatcher final : public Scheduler {
   // The worker has a batch on the backend (at most one at a time).
   bool busy(int worker) const { return busy_.at(static_cast<std::size_t>(worker)) != 0; }
   // Failed batches waiting for their retry worker to become idle.
-  int retries_waiting(int worker) const { return static_cast<int>(retries_.at(static_cast<std::size_t>(worker)).size()); }
+  int retries_waiting(int worker) const {
+    return static_cast<int>(retries_.at(static_cast<std::size_t>(worker)).size());
+  }
 
   // Worker availability: a server's health checks, the simulator's --fail
   // and --workers-at. Workers 0..initially_up-1 start available. Each change
@@ -150,8 +152,8 @@ class Dispatcher final : public Scheduler {
   std::vector<std::deque<Retry>> retries_;
   std::vector<char> available_;
   int num_available_;
-  std::vector<Query> moved_;  // reused by set_worker_available
-  BatchRequest request_;  // reused so steady state does not allocate per batch
+  std::vector<Query> moved_;    // reused by set_worker_available
+  BatchRequest request_;        // reused so steady state does not allocate per batch
   BatchResult retried_result_;  // reused for observers of retry batches
 };
 

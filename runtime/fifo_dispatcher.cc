@@ -6,7 +6,9 @@
 namespace lull::runtime {
 FifoDispatcher::FifoDispatcher(const PolicyTable& table, std::vector<BaselineChoice> plan, Clock& clock,
                                Backend& backend, const SchedulerOptions& options)
-    : Scheduler(table.loads_qps(), clock, backend, options), plan_(std::move(plan)), central_(table.slo_us, table.workers) {
+    : Scheduler(table.loads_qps(), clock, backend, options),
+      plan_(std::move(plan)),
+      central_(table.slo_us, table.workers) {
   if (plan_.size() != table.policies.size())
     throw std::invalid_argument("baseline plan needs one choice per compiled load");
   for (const auto& c : plan_)

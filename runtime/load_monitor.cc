@@ -6,7 +6,8 @@ namespace lull::runtime {
 
 LoadMonitor::LoadMonitor(std::int64_t window_us, int burstiness_window)
     : window_us_(window_us), burstiness_(burstiness_window) {
-  if (window_us <= 0) throw std::invalid_argument("load monitor window must be positive, got " + std::to_string(window_us) + " us");
+  if (window_us <= 0)
+    throw std::invalid_argument("load monitor window must be positive, got " + std::to_string(window_us) + " us");
 }
 
 void LoadMonitor::record_arrival(std::int64_t t_us) {

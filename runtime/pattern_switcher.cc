@@ -17,7 +17,8 @@ PatternSwitcher::PatternSwitcher(bool compile_beyond, double tolerance)
   if (!(tolerance >= 0 && tolerance <= 10)) throw std::invalid_argument("pattern tolerance must be in [0, 10]");
 }
 
-const ArrivalProcess& PatternSwitcher::update(const BurstinessEstimate& e, const std::vector<ArrivalProcess>& compiled) {
+const ArrivalProcess& PatternSwitcher::update(const BurstinessEstimate& e,
+                                              const std::vector<ArrivalProcess>& compiled) {
   if (compiled.empty()) throw std::invalid_argument("pattern switcher needs at least one compiled pattern");
   if (!started_) {
     std::size_t least = 0;

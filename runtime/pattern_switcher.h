@@ -75,8 +75,8 @@ std::size_t covering_pattern(const Range& compiled, Get get, const ArrivalProces
 
 inline std::size_t covering_pattern(const std::vector<ArrivalProcess>& compiled, const ArrivalProcess& wanted,
                                     double tolerance = 0) {
-  return covering_pattern(compiled, [](const ArrivalProcess& p) -> const ArrivalProcess& { return p; }, wanted,
-                          tolerance);
+  return covering_pattern(
+      compiled, [](const ArrivalProcess& p) -> const ArrivalProcess& { return p; }, wanted, tolerance);
 }
 
 }  // namespace lull::runtime

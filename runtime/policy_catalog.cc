@@ -18,7 +18,8 @@ PolicyCatalog::PolicyCatalog(std::vector<PolicyTable> library) {
   step_qps_ = grid_qps_.size() >= 2 ? grid_qps_.back() - grid_qps_[grid_qps_.size() - 2] : grid_qps_.back();
   for (const auto& t : library) {
     if (t.arrivals.kind == ArrivalProcess::Kind::kUniform)
-      throw std::invalid_argument("policy set for " + std::to_string(t.workers) + " workers: arrivals 'uniform' has no MDP");
+      throw std::invalid_argument("policy set for " + std::to_string(t.workers) +
+                                  " workers: arrivals 'uniform' has no MDP");
     if (const auto it = by_workers_.find(t.workers); it != by_workers_.end())
       for (const auto& p : it->second)
         if (p.arrivals == t.arrivals)
@@ -80,12 +81,14 @@ const PolicyCatalog::PatternSlots& PolicyCatalog::for_pattern(const WorkerSets& 
   if (sets.size() == 1) return sets.front();  // the common case: no choice, no allocation
   for (const auto& p : sets)
     if (p.arrivals == pattern) return p;
-  return sets[covering_pattern(sets, [](const PatternSlots& p) -> const ArrivalProcess& { return p.arrivals; }, pattern)];
+  return sets[covering_pattern(
+      sets, [](const PatternSlots& p) -> const ArrivalProcess& { return p.arrivals; }, pattern)];
 }
 
 PolicyChoice PolicyCatalog::at_or_top(const PatternSlots& sets, int workers, double load_qps) {
   const auto& slots = sets.slots;
-  auto it = std::lower_bound(slots.begin(), slots.end(), load_qps, [](const Slot& s, double l) { return s.load_qps < l; });
+  auto it =
+      std::lower_bound(slots.begin(), slots.end(), load_qps, [](const Slot& s, double l) { return s.load_qps < l; });
   if (it == slots.end()) --it;
   return PolicyChoice{it->policy.get(), workers, it->id, sets.arrivals};
 }
@@ -101,7 +104,7 @@ PolicyChoice PolicyCatalog::choose(int workers_up, double load_qps, bool conserv
     return at_or_top(for_pattern(above->second, pattern), k, equivalent);
   };
   if (above == by_workers_.begin()) return larger();  // only larger worker counts
-  const auto at_most = std::prev(above);            // workers_up or fewer
+  const auto at_most = std::prev(above);              // workers_up or fewer
   const PolicyChoice choice = at_or_top(for_pattern(at_most->second, pattern), at_most->first, load_qps);
   if (!conservative || choice.policy->load_qps >= load_qps || above == by_workers_.end()) return choice;
   // It does not cover the load (a set compiled online for a few loads, or

@@ -19,8 +19,8 @@ namespace lull::runtime {
 
 struct PolicyChoice {
   const CompiledPolicy* policy = nullptr;
-  int workers = 0;  // the worker count the policy was compiled for
-  int id = -1;      // stable index (0, 1, ... in order of addition)
+  int workers = 0;          // the worker count the policy was compiled for
+  int id = -1;              // stable index (0, 1, ... in order of addition)
   ArrivalProcess arrivals;  // the process the policy was compiled for
 };
 

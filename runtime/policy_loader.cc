@@ -43,16 +43,19 @@ CompiledPolicy convert_policy(const schema::Policy& p, const PolicyTable& table,
 
   const std::size_t grid = out.slack_grid_us.size();
   const std::size_t want = static_cast<std::size_t>(n_max) * grid + 1;
-  if (static_cast<std::size_t>(p.action_model_size()) != want || static_cast<std::size_t>(p.action_batch_size()) != want)
-    fail(".action tables hold " + std::to_string(p.action_model_size()) + " states, expected N*(J+1)+1 = " +
-         std::to_string(want));
+  if (static_cast<std::size_t>(p.action_model_size()) != want ||
+      static_cast<std::size_t>(p.action_batch_size()) != want)
+    fail(".action tables hold " + std::to_string(p.action_model_size()) +
+         " states, expected N*(J+1)+1 = " + std::to_string(want));
   out.actions.resize(want);
   for (std::size_t s = 0; s < want; ++s) {
     const unsigned m = p.action_model(static_cast<int>(s));
     const unsigned b = p.action_batch(static_cast<int>(s));
     const unsigned n = s + 1 == want ? n_max + 1 : static_cast<unsigned>(s / grid) + 1;
     if (m >= table.models.size()) fail(".action_model[" + std::to_string(s) + "] names a missing model");
-    if (b > n) fail(".action_batch[" + std::to_string(s) + "] = " + std::to_string(b) + " exceeds the queue length " + std::to_string(n));
+    if (b > n)
+      fail(".action_batch[" + std::to_string(s) + "] = " + std::to_string(b) + " exceeds the queue length " +
+           std::to_string(n));
     out.actions[s] = Action{static_cast<std::uint16_t>(m), static_cast<std::uint16_t>(b)};
   }
   for (const auto& model : table.models)
@@ -80,7 +83,8 @@ PolicyTable policy_table_from_proto(const schema::PolicySet& set, const PolicyEx
   if (!(set.slo_ms() > 0 && set.slo_ms() <= limits::kMaxSloMs))
     fail("slo_ms must be > 0 and <= " + num(limits::kMaxSloMs) + " (got " + num(set.slo_ms()) + ")");
   if (set.workers() < 1 || set.workers() > static_cast<unsigned>(limits::kMaxWorkers))
-    fail("workers must be in 1.." + std::to_string(limits::kMaxWorkers) + " (got " + std::to_string(set.workers()) + ")");
+    fail("workers must be in 1.." + std::to_string(limits::kMaxWorkers) + " (got " + std::to_string(set.workers()) +
+         ")");
   if (set.models_size() == 0) fail("the policy set lists no models");
   if (set.policies_size() == 0) fail("the policy set holds no policies");
 

@@ -8,7 +8,9 @@
 
 #include "runtime/policy_table.h"
 
-namespace lull::schema { class PolicySet; }
+namespace lull::schema {
+class PolicySet;
+}
 
 namespace lull::runtime {
 

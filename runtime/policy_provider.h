@@ -13,8 +13,8 @@
 namespace lull::runtime {
 
 struct PolicyRequest {
-  int workers = 0;      // 0: nothing is missing
-  double load_qps = 0;  // central load the policy must cover
+  int workers = 0;          // 0: nothing is missing
+  double load_qps = 0;      // central load the policy must cover
   ArrivalProcess arrivals;  // the arrival process it is compiled for
 };
 

@@ -2,7 +2,8 @@
 
 namespace lull::runtime {
 
-Scheduler::Scheduler(std::vector<double> grid_loads_qps, Clock& clock, Backend& backend, const SchedulerOptions& options)
+Scheduler::Scheduler(std::vector<double> grid_loads_qps, Clock& clock, Backend& backend,
+                     const SchedulerOptions& options)
     : clock_(clock),
       backend_(backend),
       usage_(grid_loads_qps.size()),

@@ -42,7 +42,9 @@ class Scheduler {
   // Called for every finished batch with the clock time, after the scheduler
   // has updated its own state.
   void on_batch_done(std::function<void(const BatchResult&, std::int64_t now_us)> f) { observer_ = std::move(f); }
-  void on_new_policy_needed(std::function<void(const NewPolicyNeeded&)> f) { switcher_.on_new_policy_needed(std::move(f)); }
+  void on_new_policy_needed(std::function<void(const NewPolicyNeeded&)> f) {
+    switcher_.on_new_policy_needed(std::move(f));
+  }
 
   const std::vector<GridUsage>& usage() const { return usage_; }
   int current_grid_point() const { return switcher_.current(); }
@@ -54,7 +56,9 @@ class Scheduler {
   // Records the arrival in the load monitor and returns the grid point to use.
   int note_arrival(std::int64_t now_us);
   virtual void handle_done(const BatchResult& r) = 0;
-  void notify_done(const BatchResult& r) { if (observer_) observer_(r, clock_.now_us()); }
+  void notify_done(const BatchResult& r) {
+    if (observer_) observer_(r, clock_.now_us());
+  }
 
   Clock& clock_;
   Backend& backend_;

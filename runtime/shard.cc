@@ -23,8 +23,8 @@ Shard parse_shard(const std::string& text) {
   if (index < 0 || count < 0) throw std::invalid_argument("expected I/G, e.g. 0/3 (shard I of G, 0-based)");
   if (count == 0) throw std::invalid_argument("the shard count G must be at least 1");
   if (index >= count)
-    throw std::invalid_argument("the shard index is 0-based, so it must be below G (0.." +
-                                std::to_string(count - 1) + ")");
+    throw std::invalid_argument("the shard index is 0-based, so it must be below G (0.." + std::to_string(count - 1) +
+                                ")");
   return Shard{index, count};
 }
 

@@ -21,7 +21,8 @@ double parse_parameter(const std::string& text, const std::string& flag, const s
     throw std::invalid_argument(flag + ": " + name + " must be " + (min_allowed ? ">= " : "> ") + number_text(min) +
                                 ", got " + text);
   if (v > kMaxBurstiness)
-    throw std::invalid_argument(flag + ": " + name + " must be at most " + number_text(kMaxBurstiness) + ", got " + text);
+    throw std::invalid_argument(flag + ": " + name + " must be at most " + number_text(kMaxBurstiness) + ", got " +
+                                text);
   return v;
 }
 
@@ -40,8 +41,7 @@ std::vector<ArrivalProcess> parse_arrival_processes(const std::string& text, con
   const auto colon = text.find(':');
   const std::string family = text.substr(0, colon);
   if (colon == std::string::npos) return {parse_arrival_process(text, flag)};
-  if (family != "gamma" && family != "batch")
-    throw std::invalid_argument(flag + " '" + text + "': " + kExpected);
+  if (family != "gamma" && family != "batch") throw std::invalid_argument(flag + " '" + text + "': " + kExpected);
   std::vector<ArrivalProcess> out;
   std::stringstream values(text.substr(colon + 1));
   std::string v;
@@ -96,10 +96,14 @@ std::string arrival_process_text(const ArrivalProcess& p) {
     return std::string(buf);
   };
   switch (p.kind) {
-    case ArrivalProcess::Kind::kPoisson: return "poisson";
-    case ArrivalProcess::Kind::kUniform: return "uniform";
-    case ArrivalProcess::Kind::kGamma: return "gamma:" + num(p.cv2);
-    case ArrivalProcess::Kind::kBatch: return "batch:" + num(p.dispersion);
+    case ArrivalProcess::Kind::kPoisson:
+      return "poisson";
+    case ArrivalProcess::Kind::kUniform:
+      return "uniform";
+    case ArrivalProcess::Kind::kGamma:
+      return "gamma:" + num(p.cv2);
+    case ArrivalProcess::Kind::kBatch:
+      return "batch:" + num(p.dispersion);
   }
   return "poisson";
 }

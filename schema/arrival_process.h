@@ -30,7 +30,9 @@ struct ArrivalProcess {
     return kind == Kind::kPoisson || (kind == Kind::kGamma && cv2 == 1) || (kind == Kind::kBatch && dispersion == 1);
   }
   // Long-run index of dispersion of the counts (the burstiness a load monitor sees).
-  double burstiness() const { return kind == Kind::kGamma ? cv2 : kind == Kind::kBatch ? dispersion : kind == Kind::kUniform ? 0 : 1; }
+  double burstiness() const {
+    return kind == Kind::kGamma ? cv2 : kind == Kind::kBatch ? dispersion : kind == Kind::kUniform ? 0 : 1;
+  }
 };
 
 bool operator==(const ArrivalProcess& a, const ArrivalProcess& b);

@@ -14,8 +14,8 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw std::runtime_error(path + ": cannot create temporary file: " + std::strerror(errno));
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() &&
-                  std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  const bool ok =
+      std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
   const int err = errno;
   if (std::fclose(f) != 0 || !ok) {
     std::remove(tmp.c_str());

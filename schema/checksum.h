@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <string>
 
-namespace google::protobuf { class Message; }
+namespace google::protobuf {
+class Message;
+}
 
 namespace lull {
 

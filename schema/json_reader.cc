@@ -44,9 +44,18 @@ void load_file(const std::string& path, simdjson::padded_string& text) {
 
 // protobuf's JSON mapping accepts a number written as a string.
 bool parse_quoted_double(std::string_view s, double* out) {
-  if (s == "NaN") { *out = std::numeric_limits<double>::quiet_NaN(); return true; }
-  if (s == "Infinity") { *out = std::numeric_limits<double>::infinity(); return true; }
-  if (s == "-Infinity") { *out = -std::numeric_limits<double>::infinity(); return true; }
+  if (s == "NaN") {
+    *out = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  if (s == "Infinity") {
+    *out = std::numeric_limits<double>::infinity();
+    return true;
+  }
+  if (s == "-Infinity") {
+    *out = -std::numeric_limits<double>::infinity();
+    return true;
+  }
   if (s.empty() || std::isspace(static_cast<unsigned char>(s.front()))) return false;
   const std::string copy(s);
   char* end = nullptr;
@@ -68,11 +77,19 @@ dom::element JsonFileReader::parse(const std::string& path, const std::string& w
 
 bool to_double(dom::element e, double* out) {
   switch (e.type()) {
-    case dom::element_type::DOUBLE: *out = e.get_double().value_unsafe(); return true;
-    case dom::element_type::INT64: *out = static_cast<double>(e.get_int64().value_unsafe()); return true;
-    case dom::element_type::UINT64: *out = static_cast<double>(e.get_uint64().value_unsafe()); return true;
-    case dom::element_type::STRING: return parse_quoted_double(e.get_string().value_unsafe(), out);
-    default: return false;
+    case dom::element_type::DOUBLE:
+      *out = e.get_double().value_unsafe();
+      return true;
+    case dom::element_type::INT64:
+      *out = static_cast<double>(e.get_int64().value_unsafe());
+      return true;
+    case dom::element_type::UINT64:
+      *out = static_cast<double>(e.get_uint64().value_unsafe());
+      return true;
+    case dom::element_type::STRING:
+      return parse_quoted_double(e.get_string().value_unsafe(), out);
+    default:
+      return false;
   }
 }
 
@@ -90,7 +107,8 @@ bool to_uint32(dom::element e, std::uint32_t* out) {
       if (!parse_quoted_double(s, &v)) return false;
       break;
     }
-    default: return false;
+    default:
+      return false;
   }
   if (!(v >= 0 && v <= 4294967295.0 && v == std::floor(v))) return false;
   *out = static_cast<std::uint32_t>(v);
@@ -117,15 +135,20 @@ bool to_bool(dom::element e, bool* out) {
 
 std::string describe(dom::element e) {
   switch (e.type()) {
-    case dom::element_type::ARRAY: return "a list";
-    case dom::element_type::OBJECT: return "an object";
+    case dom::element_type::ARRAY:
+      return "a list";
+    case dom::element_type::OBJECT:
+      return "an object";
     case dom::element_type::STRING: {
       const auto s = e.get_string().value_unsafe();
       return "the string \"" + one_line(s.substr(0, 40)) + (s.size() > 40 ? "...\"" : "\"");
     }
-    case dom::element_type::BOOL: return e.get_bool().value_unsafe() ? "true" : "false";
-    case dom::element_type::NULL_VALUE: return "null";
-    default: return "a number";
+    case dom::element_type::BOOL:
+      return e.get_bool().value_unsafe() ? "true" : "false";
+    case dom::element_type::NULL_VALUE:
+      return "null";
+    default:
+      return "a number";
   }
 }
 

@@ -20,7 +20,8 @@ inline double max_latency_s(double slo_ms) {
 
 // Why `seconds` is out of range, or "" when it is in range.
 inline std::string latency_problem(double seconds, double slo_ms) {
-  if (!(std::isfinite(seconds) && seconds > 0)) return "latency must be positive and finite (got " + number_text(seconds) + ")";
+  if (!(std::isfinite(seconds) && seconds > 0))
+    return "latency must be positive and finite (got " + number_text(seconds) + ")";
   if (seconds > max_latency_s(slo_ms))
     return "latency must be at most " + number_text(limits::kMaxLatencySloMultiple) + " x the " +
            (slo_ms > 0 ? "SLO of " + number_text(slo_ms) + " ms" : "largest SLO") + " = " +

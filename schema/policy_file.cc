@@ -58,7 +58,8 @@ void verify_policy_set(const schema::PolicySet& set, const std::string& where) {
     if (p.inputs().workers() != set.workers() || p.inputs().slo_ms() != set.slo_ms() || p.inputs().task() != set.task())
       fail(at + ".inputs: task/SLO/workers differ from the set's");
     for (unsigned m : p.action_model())
-      if (static_cast<int>(m) >= set.models_size()) fail(at + ".action_model names model " + std::to_string(m) + " which the set lacks");
+      if (static_cast<int>(m) >= set.models_size())
+        fail(at + ".action_model names model " + std::to_string(m) + " which the set lacks");
   }
   if (set.policies_size() == 0) fail("the policy set holds no policies");
 }

@@ -20,11 +20,16 @@ class ProfileJsonReader {
   schema::ProfileSet read(dom::element root) {
     schema::ProfileSet set;
     for_each_field(root, "", [&](std::string_view key, dom::element v, const std::string& at) {
-      if (key == "task") string_field(v, at, set.mutable_task());
-      else if (key == "provenance") string_field(v, at, set.mutable_provenance());
-      else if (key == "synthetic") bool_field(v, at, &set, &schema::ProfileSet::set_synthetic);
-      else if (key == "models") list_field(v, at, [&](dom::element m, const std::string& item) { model(m, item, set.add_models()); });
-      else return false;
+      if (key == "task")
+        string_field(v, at, set.mutable_task());
+      else if (key == "provenance")
+        string_field(v, at, set.mutable_provenance());
+      else if (key == "synthetic")
+        bool_field(v, at, &set, &schema::ProfileSet::set_synthetic);
+      else if (key == "models")
+        list_field(v, at, [&](dom::element m, const std::string& item) { model(m, item, set.add_models()); });
+      else
+        return false;
       return true;
     });
     return set;
@@ -40,11 +45,16 @@ class ProfileJsonReader {
         label += " (" + std::string(name.get_string().value_unsafe()) + ")";
     }
     for_each_field(e, label, [&](std::string_view key, dom::element v, const std::string& f) {
-      if (key == "name") string_field(v, f, m->mutable_name());
-      else if (key == "accuracy") double_field(v, f, [&](double d) { m->set_accuracy(d); });
-      else if (key == "memory_mb" || key == "memoryMb") double_field(v, f, [&](double d) { m->set_memory_mb(d); });
-      else if (key == "latencies") list_field(v, f, [&](dom::element l, const std::string& item) { latency(l, item, m->add_latencies()); });
-      else return false;
+      if (key == "name")
+        string_field(v, f, m->mutable_name());
+      else if (key == "accuracy")
+        double_field(v, f, [&](double d) { m->set_accuracy(d); });
+      else if (key == "memory_mb" || key == "memoryMb")
+        double_field(v, f, [&](double d) { m->set_memory_mb(d); });
+      else if (key == "latencies")
+        list_field(v, f, [&](dom::element l, const std::string& item) { latency(l, item, m->add_latencies()); });
+      else
+        return false;
       return true;
     });
   }
@@ -75,7 +85,8 @@ class ProfileJsonReader {
     std::size_t i = 0;
     for (dom::element x : list) {
       double d;
-      if (!json::to_double(x, &d)) fail(at + "[" + std::to_string(i) + "]", "expected a number, got " + json::describe(x));
+      if (!json::to_double(x, &d))
+        fail(at + "[" + std::to_string(i) + "]", "expected a number, got " + json::describe(x));
       out->AddAlreadyReserved(d);
       ++i;
     }

@@ -23,8 +23,7 @@ double parse_trace_number(const std::string& s, const std::string& what) {
   return v;
 }
 
-void for_each_trace_line(const std::string& path,
-                         const std::function<void(int, const std::vector<std::string>&)>& f) {
+void for_each_trace_line(const std::string& path, const std::function<void(int, const std::vector<std::string>&)>& f) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument(path + ": cannot open trace file");
   std::string line;
@@ -43,14 +42,16 @@ std::vector<RateSegment> read_rate_file(const std::string& path) {
   std::vector<RateSegment> segs;
   for_each_trace_line(path, [&](int n, const std::vector<std::string>& f) {
     const std::string at = path + ":" + std::to_string(n);
-    if (f.size() != 2) throw std::invalid_argument(at + ": expected '<second> <QPS>', got " + std::to_string(f.size()) + " fields");
+    if (f.size() != 2)
+      throw std::invalid_argument(at + ": expected '<second> <QPS>', got " + std::to_string(f.size()) + " fields");
     const double t = parse_trace_number(f[0], at + ": second");
     const double qps = parse_trace_number(f[1], at + ": QPS");
     if (t < 0) throw std::invalid_argument(at + ": second must not be negative");
     if (qps < 0) throw std::invalid_argument(at + ": QPS must not be negative");
     if (t > limits::kMaxTraceSeconds)
       throw std::invalid_argument(at + ": second must be at most " + number_text(limits::kMaxTraceSeconds));
-    if (qps > limits::kMaxLoadQps) throw std::invalid_argument(at + ": QPS must be at most " + number_text(limits::kMaxLoadQps));
+    if (qps > limits::kMaxLoadQps)
+      throw std::invalid_argument(at + ": QPS must be at most " + number_text(limits::kMaxLoadQps));
     if (!segs.empty() && !(t > segs.back().start_s)) throw std::invalid_argument(at + ": seconds must increase");
     if (!segs.empty()) segs.back().end_s = t;
     segs.push_back(RateSegment{t, t, qps});
@@ -78,7 +79,8 @@ std::vector<std::int64_t> read_arrivals_file(const std::string& path) {
     const double t = parse_trace_number(f[0], at + ": arrival time");
     if (t < 0) throw std::invalid_argument(at + ": arrival time must not be negative");
     if (t > limits::kMaxTraceSeconds)
-      throw std::invalid_argument(at + ": arrival time must be at most " + number_text(limits::kMaxTraceSeconds) + " s");
+      throw std::invalid_argument(at + ": arrival time must be at most " + number_text(limits::kMaxTraceSeconds) +
+                                  " s");
     const auto t_us = static_cast<std::int64_t>(std::llround(t * 1e6));
     if (!times.empty() && t_us < times.back()) throw std::invalid_argument(at + ": arrival times must not decrease");
     times.push_back(t_us);

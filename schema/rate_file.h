@@ -25,8 +25,7 @@ std::vector<RateSegment> read_rate_file(const std::string& path);
 
 // Calls f(line_number, fields) for each non-blank, non-comment line of a
 // trace file; throws naming the file when it cannot be opened.
-void for_each_trace_line(const std::string& path,
-                         const std::function<void(int, const std::vector<std::string>&)>& f);
+void for_each_trace_line(const std::string& path, const std::function<void(int, const std::vector<std::string>&)>& f);
 
 // One arrival time in seconds per line, non-decreasing, rounded to whole
 // microseconds (the simulator's replay and `lull compile --arrivals fit:FILE`).

@@ -11,14 +11,16 @@ namespace lull {
 
 std::vector<VariantManifestEntry> read_variant_manifest(const std::string& path) {
   json::JsonFileReader reader;
-  const simdjson::dom::element root = json::parse_file_or_throw<VariantManifestError>(reader, path, "variants manifest");
+  const simdjson::dom::element root =
+      json::parse_file_or_throw<VariantManifestError>(reader, path, "variants manifest");
   const auto fail = [&](const std::string& field, const std::string& why) {
     throw VariantManifestError(path + ": " + field + ": " + why);
   };
   simdjson::dom::element v;
   std::string format;
   if (root["format"].get(v) || !json::to_string(v, &format) || format != kVariantManifestFormat)
-    fail("format", std::string("missing or not \"") + kVariantManifestFormat + "\" (expected the manifest lull plan variants writes)");
+    fail("format", std::string("missing or not \"") + kVariantManifestFormat +
+                       "\" (expected the manifest lull plan variants writes)");
   simdjson::dom::array variants;
   if (root["variants"].get(variants)) fail("variants", "missing or not a list");
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
@@ -32,7 +34,8 @@ std::vector<VariantManifestEntry> read_variant_manifest(const std::string& path)
     e.path = std::filesystem::path(e.file).is_absolute() ? e.file : (folder / e.file).string();
     if (entry["from_qps"].get(v) || !json::to_double(v, &e.from_qps) || !std::isfinite(e.from_qps) || e.from_qps < 0)
       fail(at + ".from_qps", "missing or not a load >= 0");
-    if (out.empty() && e.from_qps != 0) fail(at + ".from_qps", "the first variant serves from 0 (got " + number_text(e.from_qps) + ")");
+    if (out.empty() && e.from_qps != 0)
+      fail(at + ".from_qps", "the first variant serves from 0 (got " + number_text(e.from_qps) + ")");
     if (!out.empty() && !(e.from_qps > out.back().from_qps)) fail(at + ".from_qps", "loads must be ascending");
     simdjson::dom::array models;
     if (entry["models"].get(models)) fail(at + ".models", "missing or not a list");

@@ -127,8 +127,9 @@ std::vector<Table2Cell> run_table2_grid(const ReducedProfiles& given, const Tabl
           if (log) {
             char line[256];
             if (c.error.empty())
-              std::snprintf(line, sizeof line, "table2: %2d models  %-9s  %-8s  %-5s  %9.3f s  host %7.1f MB  device %7.1f MB\n",
-                            c.models, c.scheme.c_str(), c.batching.c_str(), c.device.c_str(), c.seconds, c.host_peak_mb,
+              std::snprintf(line, sizeof line,
+                            "table2: %2d models  %-9s  %-8s  %-5s  %9.3f s  host %7.1f MB  device %7.1f MB\n", c.models,
+                            c.scheme.c_str(), c.batching.c_str(), c.device.c_str(), c.seconds, c.host_peak_mb,
                             c.device_peak_mb);
             else
               std::snprintf(line, sizeof line, "table2: %2d models  %-9s  %-8s  %-5s  failed: %.150s\n", c.models,
@@ -153,7 +154,8 @@ std::string table2_device_description(const std::string& device) {
   std::string line, model = "unknown CPU";
   int cores = 0;
   while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) model = line.substr(line.find(':') + 2);
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+      model = line.substr(line.find(':') + 2);
     if (line.rfind("processor", 0) == 0) ++cores;
   }
   return model + ", " + std::to_string(cores) + " logical cores";

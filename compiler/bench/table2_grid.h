@@ -33,18 +33,18 @@ struct Table2Options {
 
 struct Table2Cell {
   int models = 0;
-  std::string scheme;          // "FLD D=100", "FLD D=10", "MD"
-  std::string batching;        // "maximal", "variable"
-  std::string device;          // the solver's name ("cpu", "cuda") or the requested one on error
+  std::string scheme;    // "FLD D=100", "FLD D=10", "MD"
+  std::string batching;  // "maximal", "variable"
+  std::string device;    // the solver's name ("cpu", "cuda") or the requested one on error
   int states = 0;
   std::size_t actions = 0;
-  double seconds = 0;          // end to end: MDP construction + solve (transitions, VI, expectations)
+  double seconds = 0;  // end to end: MDP construction + solve (transitions, VI, expectations)
   PhaseSeconds phases;
-  double host_peak_mb = -1;    // VmHWM over the cell (reset per cell where the kernel allows), -1 unknown
-  double device_peak_mb = 0;   // CUDA: drop in free device memory at the solve's peak
+  double host_peak_mb = -1;   // VmHWM over the cell (reset per cell where the kernel allows), -1 unknown
+  double device_peak_mb = 0;  // CUDA: drop in free device memory at the solve's peak
   double expected_accuracy = 0;
   double expected_violation_rate = 0;
-  std::string error;           // non-empty: the cell did not run (e.g. no CUDA device)
+  std::string error;  // non-empty: the cell did not run (e.g. no CUDA device)
 };
 
 // Runs every cell for every device; a device that cannot be used yields rows

@@ -49,8 +49,7 @@ schema::PolicySet make_policy_set_header(const ReducedProfiles& profiles, const 
   set.set_workers(static_cast<unsigned>(options.workers));
   set.set_provenance(profiles.provenance);
   // Poisson sets leave it empty: byte for byte the sets written before the field.
-  if (options.arrivals.kind != ArrivalProcess::Kind::kPoisson)
-    set.set_arrivals(arrival_process_text(options.arrivals));
+  if (options.arrivals.kind != ArrivalProcess::Kind::kPoisson) set.set_arrivals(arrival_process_text(options.arrivals));
   for (const auto& m : profiles.models) {
     auto* e = set.add_models();
     e->set_name(m.name);

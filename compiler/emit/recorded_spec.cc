@@ -19,15 +19,25 @@ CompileSpec recorded_compile_spec(const schema::PolicySet& set, ProfileInputs in
   spec.mdp.workers = static_cast<int>(set.workers());
   spec.mdp.max_queue = static_cast<int>(in.max_queue());
   switch (in.discretization()) {
-    case schema::FLD: spec.mdp.discretization = Discretization::kFld; break;
-    case schema::MD: spec.mdp.discretization = Discretization::kMd; break;
-    default: throw not_recorded("discretization");
+    case schema::FLD:
+      spec.mdp.discretization = Discretization::kFld;
+      break;
+    case schema::MD:
+      spec.mdp.discretization = Discretization::kMd;
+      break;
+    default:
+      throw not_recorded("discretization");
   }
   if (in.intervals() > 0) spec.mdp.intervals = static_cast<int>(in.intervals());
   switch (in.batching()) {
-    case schema::MAXIMAL: spec.mdp.batching = Batching::kMaximal; break;
-    case schema::VARIABLE: spec.mdp.batching = Batching::kVariable; break;
-    default: throw not_recorded("batching");
+    case schema::MAXIMAL:
+      spec.mdp.batching = Batching::kMaximal;
+      break;
+    case schema::VARIABLE:
+      spec.mdp.batching = Batching::kVariable;
+      break;
+    default:
+      throw not_recorded("batching");
   }
   if (!(in.percentile() > 0)) throw not_recorded("percentile");
   spec.reduction.percentile = in.percentile();

@@ -21,7 +21,9 @@ LULL_HD inline double negbin_pmf(int k, double mu, double D) {
   return exp(log_gamma(k + r) - log_gamma(k + 1.0) - log_gamma(r) - r * log(D) + k * log1p(-1.0 / D));
 }
 
-LULL_HD inline double count_pmf(int k, double mu, double D) { return D == 1.0 ? poisson_pmf(k, mu) : negbin_pmf(k, mu, D); }
+LULL_HD inline double count_pmf(int k, double mu, double D) {
+  return D == 1.0 ? poisson_pmf(k, mu) : negbin_pmf(k, mu, D);
+}
 
 // Smallest k past which the tail is negligible: Poisson's margin for D = 1;
 // for D > 1 the variance is D mu and the tail decays like beta^k, so the

@@ -50,8 +50,8 @@ std::vector<double> idle_burst_residual(double D, int K) {
   std::vector<double> v(pmf.size());
   double window = 0, norm = 0;  // window = P(z < X <= z + K), slid from the far end
   for (std::size_t z = pmf.size(); z-- > 0;) {
-    window += pmf[z];                                            // X = z + 1 enters
-    if (z + K < pmf.size()) window -= pmf[z + K];                // X = z + K + 1 leaves
+    window += pmf[z];                              // X = z + 1 enters
+    if (z + K < pmf.size()) window -= pmf[z + K];  // X = z + K + 1 leaves
     v[z] = std::max(0.0, window);
   }
   for (std::size_t k = 0; k < pmf.size(); ++k) norm += pmf[k] * std::min<double>(k + 1, K);  // E[min(X, K)]
@@ -98,14 +98,16 @@ ArrivalModel arrival_model(const ArrivalProcess& process, int workers, double lo
       const double share = same_worker_sibling_share(m.burst_residual, workers);
       m.idle_residual = idle_burst_residual(D, workers);
       m.exact = share < kSiblingShareExact;
-      m.description = "batch:" + number_text(D) +
-                      (m.exact ? ": exact (negative-binomial counts, burst siblings in the phase prior)"
-                               : ": APPROXIMATE (negative-binomial counts, but " + number_text(std::round(1000 * share) / 10) +
-                                     "% of queries bring their worker another of the same burst at once: phases "
-                                     "past K at the idle state (1, J), also where it was reached without idling)");
+      m.description =
+          "batch:" + number_text(D) +
+          (m.exact ? ": exact (negative-binomial counts, burst siblings in the phase prior)"
+                   : ": APPROXIMATE (negative-binomial counts, but " + number_text(std::round(1000 * share) / 10) +
+                         "% of queries bring their worker another of the same burst at once: phases "
+                         "past K at the idle state (1, J), also where it was reached without idling)");
       return m;
     }
-    case ArrivalProcess::Kind::kGamma: break;
+    case ArrivalProcess::Kind::kGamma:
+      break;
   }
   const double c = process.cv2;
   if (!(c > 0 && std::isfinite(c))) throw std::invalid_argument("--arrivals gamma:CV2 needs a finite CV2 > 0");
@@ -136,8 +138,9 @@ ArrivalModel arrival_model(const ArrivalProcess& process, int workers, double lo
     m.idle_residual = idle_burst_residual(m.dispersion, m.phases);
   }
   m.exact = false;
-  m.description = "gamma:" + number_text(c) + ": APPROXIMATE (K/CV2 = " + number_text(ratio) + " not whole: the worker gets every " +
-                  std::to_string(m.phases) + "-th query of a batch stream with dispersion " + number_text(m.dispersion) +
+  m.description = "gamma:" + number_text(c) + ": APPROXIMATE (K/CV2 = " + number_text(ratio) +
+                  " not whole: the worker gets every " + std::to_string(m.phases) +
+                  "-th query of a batch stream with dispersion " + number_text(m.dispersion) +
                   ", matching the per-worker rate and count dispersion CV2/K)";
   return m;
 }

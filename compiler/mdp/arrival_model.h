@@ -25,9 +25,9 @@
 namespace lull::compiler {
 
 struct ArrivalModel {
-  int phases = 1;               // K'
-  double rate_per_us = 0;       // of the counting stream
-  double dispersion = 1;        // of its counts; 1: Poisson
+  int phases = 1;          // K'
+  double rate_per_us = 0;  // of the counting stream
+  double dispersion = 1;   // of its counts; 1: Poisson
   // w[r] = P(a query's burst brings r more after it) = P(X > r) / E[X];
   // {1} without bursts. Enters the phase prior (mdp-spec 4.1).
   std::vector<double> burst_residual{1.0};
@@ -40,8 +40,8 @@ struct ArrivalModel {
   // on one of the burst's first K positions, uniformly); empty otherwise.
   // The idle state (1, J) has age 0, so this is its phase row, past K too.
   std::vector<double> idle_residual;
-  bool exact = true;            // false: the approximation above
-  std::string description;      // one line for reports
+  bool exact = true;        // false: the approximation above
+  std::string description;  // one line for reports
 };
 
 // Throws std::invalid_argument for a process no MDP models (uniform) or a

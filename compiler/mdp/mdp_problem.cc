@@ -19,9 +19,8 @@ MdpProblem build_mdp_problem(const ReducedProfiles& profiles, const MdpOptions& 
   p.arrivals = arrival_model(options.arrivals, options.workers, options.load_qps);
   p.lambda_per_us = p.arrivals.rate_per_us;
   const auto& models = profiles.models;
-  p.grid_us = options.discretization == Discretization::kFld
-                  ? fld_grid_us(options.slo_us, options.intervals)
-                  : md_grid_us(options.slo_us, models, options.max_queue);
+  p.grid_us = options.discretization == Discretization::kFld ? fld_grid_us(options.slo_us, options.intervals)
+                                                             : md_grid_us(options.slo_us, models, options.max_queue);
   for (const auto& m : models) p.accuracy.push_back(m.accuracy);
 
   std::map<double, int> tau_ids;

@@ -17,11 +17,11 @@ enum class Batching { kMaximal, kVariable };
 
 struct MdpOptions {
   double slo_us = 150000;
-  int workers = 1;           // K
-  double load_qps = 100;     // central arrival rate
-  int max_queue = 32;        // N
+  int workers = 1;        // K
+  double load_qps = 100;  // central arrival rate
+  int max_queue = 32;     // N
   Discretization discretization = Discretization::kFld;
-  int intervals = 100;       // D (FLD)
+  int intervals = 100;  // D (FLD)
   Batching batching = Batching::kMaximal;
   ArrivalProcess arrivals{};  // the central process (default Poisson: mdp-spec section 4)
   // The value-iteration horizon is a solver setting: SolveOptions::horizon.
@@ -30,8 +30,8 @@ struct MdpOptions {
 struct Action {
   int model = 0;
   int batch = 0;
-  int tau = 0;               // index into MdpProblem::taus_us
-  double reward = 0;         // acc(model) when the SLO is met, else 0
+  int tau = 0;        // index into MdpProblem::taus_us
+  double reward = 0;  // acc(model) when the SLO is met, else 0
   bool meets_slo = false;
   // Variable batching only, batch < n: the queue left behind keeps n - batch
   // queries; their earliest slack is approximated by T_j - lat (see
@@ -43,10 +43,10 @@ struct Action {
 class MdpProblem {
  public:
   MdpOptions options;
-  std::vector<double> grid_us;     // T_0..T_J (T_J = S)
-  std::vector<double> accuracy;    // per model
-  std::vector<double> taus_us;     // distinct service times, ascending
-  std::vector<int> action_begin;   // actions of state s: [action_begin[s], action_begin[s+1])
+  std::vector<double> grid_us;    // T_0..T_J (T_J = S)
+  std::vector<double> accuracy;   // per model
+  std::vector<double> taus_us;    // distinct service times, ascending
+  std::vector<int> action_begin;  // actions of state s: [action_begin[s], action_begin[s+1])
   std::vector<Action> actions;
   // The worker's arrivals as the transitions see them (arrival_model.h):
   // every K()-th event of a stream at rate lambda_per_us. For Poisson these
@@ -56,7 +56,7 @@ class MdpProblem {
 
   int K() const { return arrivals.phases; }
   int N() const { return options.max_queue; }
-  int J1() const { return static_cast<int>(grid_us.size()); }   // J + 1
+  int J1() const { return static_cast<int>(grid_us.size()); }  // J + 1
   StateIndex states() const { return StateIndex{N(), J1()}; }
   int num_states() const { return states().num_states(); }
   int state(int n, int j) const { return states().state(n, j); }

@@ -8,8 +8,8 @@
 namespace lull::compiler {
 
 struct StateIndex {
-  int N = 0;    // largest tracked queue
-  int J1 = 0;   // slack points, J + 1
+  int N = 0;   // largest tracked queue
+  int J1 = 0;  // slack points, J + 1
 
   LULL_HD int num_states() const { return (N + 1) * J1 + 1; }
   LULL_HD int state(int n, int j) const { return n * J1 + j; }

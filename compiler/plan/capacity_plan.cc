@@ -114,14 +114,17 @@ void validate_plan_request(const PlanRequest& r) {
   if (r.trace_path.empty() && !(r.load_qps > 0 && r.load_qps <= limits::kMaxLoadQps))
     bad("--load-qps must be in (0, " + number_text(limits::kMaxLoadQps) + "] (got " + number_text(r.load_qps) + ")");
   if (!(r.max_workers >= 1 && r.max_workers <= limits::kMaxWorkers))
-    bad("--max-workers must be in 1.." + std::to_string(limits::kMaxWorkers) + " (got " + std::to_string(r.max_workers) + ")");
+    bad("--max-workers must be in 1.." + std::to_string(limits::kMaxWorkers) + " (got " +
+        std::to_string(r.max_workers) + ")");
   if (!(r.window_s > 0 && r.window_s <= limits::kMaxTraceSeconds))
-    bad("--window-s must be in (0, " + number_text(limits::kMaxTraceSeconds) + "] s (got " + number_text(r.window_s) + ")");
+    bad("--window-s must be in (0, " + number_text(limits::kMaxTraceSeconds) + "] s (got " + number_text(r.window_s) +
+        ")");
   if (!(r.lead_s >= 0 && r.lead_s <= limits::kMaxTraceSeconds))
     bad("--lead-s must be in [0, " + number_text(limits::kMaxTraceSeconds) + "] s (got " + number_text(r.lead_s) + ")");
   for (int k : r.capacity_workers)
     if (k < 1 || k > r.max_workers)
-      bad("--capacity-workers: " + std::to_string(k) + " is outside 1..--max-workers (" + std::to_string(r.max_workers) + ")");
+      bad("--capacity-workers: " + std::to_string(k) + " is outside 1..--max-workers (" +
+          std::to_string(r.max_workers) + ")");
 }
 
 std::vector<int> default_capacity_workers(int lowest, int highest, int max_workers) {
@@ -137,7 +140,8 @@ std::vector<int> default_capacity_workers(int lowest, int highest, int max_worke
   return out;
 }
 
-PlanResult run_plan(const PlanRequest& req, const ReducedProfiles& profiles, Solver& solver, const PlanProgress& progress) {
+PlanResult run_plan(const PlanRequest& req, const ReducedProfiles& profiles, Solver& solver,
+                    const PlanProgress& progress) {
   validate_plan_request(req);
   PlanResult result;
   std::size_t solves = 0;
@@ -178,8 +182,8 @@ PlanResult run_plan(const PlanRequest& req, const ReducedProfiles& profiles, Sol
     }
     report("schedule planned", cache);
   }
-  const auto counts = req.capacity_workers.empty() ? default_capacity_workers(lowest, highest, req.max_workers)
-                                                   : req.capacity_workers;
+  const auto counts =
+      req.capacity_workers.empty() ? default_capacity_workers(lowest, highest, req.max_workers) : req.capacity_workers;
   result.capacity = capacity_table(cache, counts, req.target, design_load / plan.choice.workers);
   // The accuracy-against-workers curve: the same counts and the planned one at the plan's (peak) load.
   result.curve_load_qps = design_load;

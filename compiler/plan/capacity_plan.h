@@ -16,23 +16,23 @@
 namespace lull::compiler {
 
 struct PlanRequest {
-  CompileSpec spec;          // profiles, reduction, MDP, solver (workers and loads are the search's)
+  CompileSpec spec;  // profiles, reduction, MDP, solver (workers and loads are the search's)
   PlanTarget target;
-  int max_workers = 1000;    // the search never goes past this count
-  double load_qps = 0;       // a load plan when not 0 ...
-  std::string trace_path;    // ... or a rate-file trace plan
+  int max_workers = 1000;  // the search never goes past this count
+  double load_qps = 0;     // a load plan when not 0 ...
+  std::string trace_path;  // ... or a rate-file trace plan
   double window_s = 60;
   double lead_s = 0;
-  double worker_memory_mb = 0;         // 0: every model fits
-  std::vector<int> capacity_workers;   // empty: counts around the plan
+  double worker_memory_mb = 0;        // 0: every model fits
+  std::vector<int> capacity_workers;  // empty: counts around the plan
 };
 
 // The fewest workers for the plan's (peak) load under another arrival
 // process, the same models and target: what bursts cost in workers.
 struct BurstinessRow {
   ArrivalProcess arrivals;
-  int workers = 0;           // 0: no count up to max_workers meets the target
-  Expectation expected;      // at `workers`
+  int workers = 0;       // 0: no count up to max_workers meets the target
+  Expectation expected;  // at `workers`
 };
 
 // The processes of that table: Poisson, then Gamma with CV^2 = 2, 4, 8.

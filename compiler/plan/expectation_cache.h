@@ -16,8 +16,8 @@
 namespace lull::compiler {
 
 struct Expectation {
-  double accuracy = 0;        // per satisfied query (fraction)
-  double violation_rate = 0;  // fraction of served queries
+  double accuracy = 0;           // per satisfied query (fraction)
+  double violation_rate = 0;     // fraction of served queries
   bool beyond_capacity = false;  // the fastest model cannot keep up: never planned
 };
 
@@ -38,7 +38,9 @@ void validate_target_and_memory(const PlanTarget& target, double worker_memory_m
 struct PlanPoint {
   int workers = 0;
   double load_qps = 0;
-  bool operator<(const PlanPoint& o) const { return std::make_pair(workers, load_qps) < std::make_pair(o.workers, o.load_qps); }
+  bool operator<(const PlanPoint& o) const {
+    return std::make_pair(workers, load_qps) < std::make_pair(o.workers, o.load_qps);
+  }
 };
 
 class ExpectationCache {
@@ -56,7 +58,7 @@ class ExpectationCache {
   double capacity_qps(int workers) const;
   const ReducedProfiles& profiles() const { return profiles_; }
   const CompileSpec& spec() const { return spec_; }
-  std::size_t solves() const;  // policies compiled so far
+  std::size_t solves() const;                      // policies compiled so far
   std::map<PlanPoint, Expectation> known() const;  // a copy of everything solved so far
 
  private:

@@ -21,14 +21,16 @@ void check_memory_inputs(const ReducedProfiles& profiles, double budget_mb, int 
   for (int i = 0; i < n; ++i) {
     const auto& m = profiles.models[static_cast<std::size_t>(i)];
     if (!(m.memory_mb > 0))
-      throw std::invalid_argument("--worker-memory-mb: model " + m.name +
-                                  " has no memory_mb in its profile (measure it with lull profile, or write it in the profile JSON)");
+      throw std::invalid_argument(
+          "--worker-memory-mb: model " + m.name +
+          " has no memory_mb in its profile (measure it with lull profile, or write it in the profile JSON)");
     if (m.memory_mb < profiles.models[static_cast<std::size_t>(smallest)].memory_mb) smallest = i;
   }
   const auto& small = profiles.models[static_cast<std::size_t>(smallest)];
   if (budget_mb < small.memory_mb)
-    throw std::invalid_argument("--worker-memory-mb " + number_text(budget_mb) + " is below the smallest model's memory (" +
-                                small.name + ": " + number_text(small.memory_mb) + " MiB)");
+    throw std::invalid_argument("--worker-memory-mb " + number_text(budget_mb) +
+                                " is below the smallest model's memory (" + small.name + ": " +
+                                number_text(small.memory_mb) + " MiB)");
 }
 
 double memory_of(const ReducedProfiles& profiles, unsigned mask) {
@@ -56,7 +58,8 @@ std::vector<std::vector<int>> maximal_subsets_within(const ReducedProfiles& prof
     if (used > budget_mb) continue;
     bool maximal = true;
     for (int i = 0; i < n && maximal; ++i)
-      if (!(mask & (1u << i)) && used + profiles.models[static_cast<std::size_t>(i)].memory_mb <= budget_mb) maximal = false;
+      if (!(mask & (1u << i)) && used + profiles.models[static_cast<std::size_t>(i)].memory_mb <= budget_mb)
+        maximal = false;
     if (!maximal) continue;
     out.push_back(indices_of(mask, n));
   }
@@ -71,9 +74,9 @@ std::vector<std::vector<int>> subsets_with_fastest_within(const ReducedProfiles&
   if (budget_mb > 0) {
     check_memory_inputs(profiles, budget_mb, kMaxVariantModels, "lull plan variants");
     if (profiles.models.front().memory_mb > budget_mb)
-      throw std::invalid_argument("--worker-memory-mb " + number_text(budget_mb) + " is below the fastest model's memory (" +
-                                  profiles.models.front().name + ": " + number_text(profiles.models.front().memory_mb) +
-                                  " MiB), which every variant keeps");
+      throw std::invalid_argument("--worker-memory-mb " + number_text(budget_mb) +
+                                  " is below the fastest model's memory (" + profiles.models.front().name + ": " +
+                                  number_text(profiles.models.front().memory_mb) + " MiB), which every variant keeps");
   } else if (n > kMaxVariantModels) {
     throw std::invalid_argument("lull plan variants: at most " + std::to_string(kMaxVariantModels) +
                                 " models can be planned over (got " + std::to_string(n) + "; use --models)");

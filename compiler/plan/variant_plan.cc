@@ -30,8 +30,8 @@ std::vector<Expectation> at_one_load(const ReducedProfiles& profiles, const std:
   const int n = static_cast<int>(candidates.size());
   std::vector<Expectation> out(candidates.size());
   parallel_for_each(n, n > 1 && solver.concurrent_solves() && !omp_in_parallel(), [&](int i) {
-    out[static_cast<std::size_t>(i)] =
-        expectation_of(compile_load(restrict_models(profiles, candidates[static_cast<std::size_t>(i)]), spec, load_qps, solver));
+    out[static_cast<std::size_t>(i)] = expectation_of(
+        compile_load(restrict_models(profiles, candidates[static_cast<std::size_t>(i)]), spec, load_qps, solver));
   });
   return out;
 }
@@ -56,9 +56,10 @@ std::size_t pick_candidate(const std::vector<Expectation>& expected, const std::
     } else if (m) {
       better = e.accuracy > b.accuracy || (e.accuracy == b.accuracy && sizes[i] < sizes[best]);
     } else {  // none meets: the lowest violation, a load beyond capacity last
-      better = (!e.beyond_capacity && b.beyond_capacity) ||
-               (e.beyond_capacity == b.beyond_capacity &&
-                (e.violation_rate < b.violation_rate || (e.violation_rate == b.violation_rate && sizes[i] < sizes[best])));
+      better =
+          (!e.beyond_capacity && b.beyond_capacity) ||
+          (e.beyond_capacity == b.beyond_capacity &&
+           (e.violation_rate < b.violation_rate || (e.violation_rate == b.violation_rate && sizes[i] < sizes[best])));
     }
     if (better) {
       best = i;

@@ -35,7 +35,7 @@
 namespace lull::compiler {
 
 struct VariantPlanRequest {
-  CompileSpec spec;             // workers K in spec.mdp.workers; the sweep in spec.loads_qps
+  CompileSpec spec;  // workers K in spec.mdp.workers; the sweep in spec.loads_qps
   PlanTarget target;
   double worker_memory_mb = 0;  // 0: every set fits
 };
@@ -55,17 +55,17 @@ struct VariantGroup {
 };
 
 struct PlannedVariant {
-  double from_qps = 0;        // serves from here up (0 for the first)
+  double from_qps = 0;  // serves from here up (0 for the first)
   std::vector<int> models;
-  double memory_mb = 0;       // the models' memory_mb sum
-  SweepResult sweep;          // its set compiled at every load of the sweep
+  double memory_mb = 0;  // the models' memory_mb sum
+  SweepResult sweep;     // its set compiled at every load of the sweep
 };
 
 struct VariantPlan {
   std::vector<LoadPick> loads;  // ascending
   std::vector<PlannedVariant> variants;
-  int candidates = 0;           // subsets tried at the lowest load
-  std::size_t solves = 0;       // policies compiled
+  int candidates = 0;      // subsets tried at the lowest load
+  std::size_t solves = 0;  // policies compiled
 };
 
 // Index of the candidate a load picks (the rule above), from each candidate's

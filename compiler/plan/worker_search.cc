@@ -27,9 +27,9 @@ int capacity_floor(const ExpectationCache& cache, double load, int max_workers) 
 struct WorkerSearch {
   double load = 0;
   int lo = 0, hi = 0, guess = 0, step = 1;
-  int floor_lo = 0;  // below the fastest model's capacity from here down
-  int checked = 0;   // the hi whose pocket check ran
-  int cross = 0;     // a lower count that a busier load was planned with: try it here too
+  int floor_lo = 0;      // below the fastest model's capacity from here down
+  int checked = 0;       // the hi whose pocket check ran
+  int cross = 0;         // a lower count that a busier load was planned with: try it here too
   int pocket_depth = 4;  // the pocket check probes K-2, K-4, ... down to K-pocket_depth
   bool started = false, lo_probed = false, pocket = false;
   std::vector<int> probes;
@@ -53,7 +53,8 @@ void plan_probes(WorkerSearch& s, int max_workers) {
       for (int d = 2; d <= s.pocket_depth; d += 2)
         if (s.hi - d > s.floor_lo) s.probes.push_back(s.hi - d);
     }
-    if (s.cross > s.floor_lo && s.cross < s.hi && std::find(s.probes.begin(), s.probes.end(), s.cross) == s.probes.end())
+    if (s.cross > s.floor_lo && s.cross < s.hi &&
+        std::find(s.probes.begin(), s.probes.end(), s.cross) == s.probes.end())
       s.probes.push_back(s.cross);
     s.cross = 0;
     return;
@@ -134,58 +135,58 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
       }
       if (!any) break;
     }
-  for (;;) {
-    std::vector<PlanPoint> points;
-    for (auto& [load, s] : searches) {
-      s.probes.clear();
-      if (s.done()) continue;
-      plan_probes(s, max_workers);
-      for (int k : s.probes) points.push_back({k, load});
-    }
-    if (points.empty()) break;
-    cache.at(points);  // solves the round in parallel
-    for (auto& [load, s] : searches) {
-      if (s.probes.empty()) continue;
-      std::sort(s.probes.begin(), s.probes.end());
-      const auto es = cache.at([&] {
-        std::vector<PlanPoint> p;
-        for (int k : s.probes) p.push_back({k, load});
-        return p;
-      }());
-      if (s.pocket) {  // a lower count that meets: search again below it
-        const auto m = std::find_if(es.begin(), es.end(), [&](const Expectation& e) { return meets(e, target); });
-        if (m != es.end()) {
-          const std::size_t i = static_cast<std::size_t>(m - es.begin());
-          s.hi = s.probes[i];
-          s.lo = i > 0 ? s.probes[i - 1] : s.floor_lo;
-          s.lo_probed = i > 0;
-          s.step = 1;
-        }
-        continue;
+    for (;;) {
+      std::vector<PlanPoint> points;
+      for (auto& [load, s] : searches) {
+        s.probes.clear();
+        if (s.done()) continue;
+        plan_probes(s, max_workers);
+        for (int k : s.probes) points.push_back({k, load});
       }
-      for (std::size_t i = 0; i < s.probes.size(); ++i)
-        if (meets(es[i], target) && (s.hi == 0 || s.probes[i] < s.hi)) {
-          s.hi = s.probes[i];
-          break;
+      if (points.empty()) break;
+      cache.at(points);  // solves the round in parallel
+      for (auto& [load, s] : searches) {
+        if (s.probes.empty()) continue;
+        std::sort(s.probes.begin(), s.probes.end());
+        const auto es = cache.at([&] {
+          std::vector<PlanPoint> p;
+          for (int k : s.probes) p.push_back({k, load});
+          return p;
+        }());
+        if (s.pocket) {  // a lower count that meets: search again below it
+          const auto m = std::find_if(es.begin(), es.end(), [&](const Expectation& e) { return meets(e, target); });
+          if (m != es.end()) {
+            const std::size_t i = static_cast<std::size_t>(m - es.begin());
+            s.hi = s.probes[i];
+            s.lo = i > 0 ? s.probes[i - 1] : s.floor_lo;
+            s.lo_probed = i > 0;
+            s.step = 1;
+          }
+          continue;
         }
-      for (std::size_t i = 0; i < s.probes.size(); ++i)
-        if (!meets(es[i], target) && s.probes[i] > s.lo && (s.hi == 0 || s.probes[i] < s.hi)) {
-          s.lo = s.probes[i];
-          s.lo_probed = true;
+        for (std::size_t i = 0; i < s.probes.size(); ++i)
+          if (meets(es[i], target) && (s.hi == 0 || s.probes[i] < s.hi)) {
+            s.hi = s.probes[i];
+            break;
+          }
+        for (std::size_t i = 0; i < s.probes.size(); ++i)
+          if (!meets(es[i], target) && s.probes[i] > s.lo && (s.hi == 0 || s.probes[i] < s.hi)) {
+            s.lo = s.probes[i];
+            s.lo_probed = true;
+          }
+        if (s.hi == 0) {
+          const int top = s.probes.back();
+          const Expectation& e = es.back();
+          const auto prev = last_top.find(load);
+          const bool flat = prev != last_top.end() && std::abs(e.accuracy - prev->second.accuracy) < 1e-9 &&
+                            std::abs(e.violation_rate - prev->second.violation_rate) < 1e-12;
+          if (top >= max_workers || flat) throw PlanError(unattainable(load, target, max_workers, top, e, flat));
+          last_top[load] = e;
+        } else if (!s.lo_probed && s.hi - s.lo <= 3) {
+          s.lo_probed = true;  // close enough to bisect
         }
-      if (s.hi == 0) {
-        const int top = s.probes.back();
-        const Expectation& e = es.back();
-        const auto prev = last_top.find(load);
-        const bool flat = prev != last_top.end() && std::abs(e.accuracy - prev->second.accuracy) < 1e-9 &&
-                          std::abs(e.violation_rate - prev->second.violation_rate) < 1e-12;
-        if (top >= max_workers || flat) throw PlanError(unattainable(load, target, max_workers, top, e, flat));
-        last_top[load] = e;
-      } else if (!s.lo_probed && s.hi - s.lo <= 3) {
-        s.lo_probed = true;  // close enough to bisect
       }
     }
-  }
   }
   std::vector<PlanPoint> answer;
   for (double load : loads_qps) answer.push_back({searches[load].hi, load});

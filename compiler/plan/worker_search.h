@@ -61,7 +61,7 @@ struct CapacityRow {
   int workers = 0;
   double max_load_qps = 0;    // 0 when no load meets the target
   double short_load_qps = 0;  // a load at most 2% (1 QPS) above it that does not
-  Expectation expected;     // at max_load_qps
+  Expectation expected;       // at max_load_qps
 };
 
 // For each worker count, a load that meets the target while a load at most

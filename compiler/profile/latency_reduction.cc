@@ -22,7 +22,10 @@ double percentile_linear(std::vector<double> samples, double pct) {
 OlsLine fit_ols(const std::vector<double>& x, const std::vector<double>& y) {
   const double n = static_cast<double>(x.size());
   double mx = 0, my = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) { mx += x[i]; my += y[i]; }
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    mx += x[i];
+    my += y[i];
+  }
   mx /= n;
   my /= n;
   double sxy = 0, sxx = 0;
@@ -46,7 +49,10 @@ std::vector<double> complete_latency_table_us(const std::map<int, double>& measu
   OlsLine first;
   if (any_missing) {
     std::vector<double> xs, ys;
-    for (const auto& [b, v] : measured_s) { xs.push_back(b); ys.push_back(v); }
+    for (const auto& [b, v] : measured_s) {
+      xs.push_back(b);
+      ys.push_back(v);
+    }
     first = fit_ols(xs, ys);
   }
   for (int b = 1; b <= bp; ++b) {
@@ -58,7 +64,10 @@ std::vector<double> complete_latency_table_us(const std::map<int, double>& measu
     if (table_s[b + 1] < table_s[b]) table_s[b] = table_s[b + 1];
 
   std::vector<double> xs, ys;
-  for (int b = 1; b <= bp; ++b) { xs.push_back(b); ys.push_back(table_s[b]); }
+  for (int b = 1; b <= bp; ++b) {
+    xs.push_back(b);
+    ys.push_back(table_s[b]);
+  }
   const OlsLine second = fit_ols(xs, ys);
 
   std::vector<double> out_us(static_cast<std::size_t>(max_queue) + 1);

@@ -52,7 +52,8 @@ std::vector<ModelTable> interpolate_pareto_front(const std::vector<ModelTable>& 
     }
   }
   // Fastest first, as everywhere in the compiler (model 0 is the fallback).
-  std::stable_sort(out.begin(), out.end(), [](const ModelTable& a, const ModelTable& b) { return a.lat_us(1) < b.lat_us(1); });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ModelTable& a, const ModelTable& b) { return a.lat_us(1) < b.lat_us(1); });
   return out;
 }
 

@@ -20,10 +20,10 @@
 namespace lull::compiler {
 
 struct InterpolationOptions {
-  double step = 0.005;                // accuracy step, as a fraction (0.005 = 0.5 points)
-  double percentile = 95;             // latency percentile the originals are reduced at
-  int profiled_batches = 32;          // batch sizes 1..B written for each new model
-  std::vector<std::string> models;    // interpolate between these (empty: all models)
+  double step = 0.005;              // accuracy step, as a fraction (0.005 = 0.5 points)
+  double percentile = 95;           // latency percentile the originals are reduced at
+  int profiled_batches = 32;        // batch sizes 1..B written for each new model
+  std::vector<std::string> models;  // interpolate between these (empty: all models)
 };
 
 // Name of the model interpolated at accuracy `a`: "interp_0.7450".

@@ -32,15 +32,18 @@ void validate_profile_set(const schema::ProfileSet& set, const std::string& wher
     if (!(m.accuracy() >= 0 && m.accuracy() <= 1))
       fail(at + ".accuracy", "must be a fraction in [0, 1] (got " + fmt(m.accuracy()) + ")");
     if (!(std::isfinite(m.memory_mb()) && m.memory_mb() >= 0))
-      fail(at + ".memory_mb", "must be a finite number of MiB >= 0 (got " + fmt(m.memory_mb()) + "; 0 means not measured)");
+      fail(at + ".memory_mb",
+           "must be a finite number of MiB >= 0 (got " + fmt(m.memory_mb()) + "; 0 means not measured)");
     if (m.latencies_size() == 0) fail(at + ".latencies", "the model has no latencies");
     std::set<unsigned> batches;
     for (int k = 0; k < m.latencies_size(); ++k) {
       const auto& l = m.latencies(k);
       const std::string lat = at + ".latencies[" + std::to_string(k) + "]";
       if (l.batch() < 1 || l.batch() > limits::kMaxBatch)
-        fail(lat + ".batch", "must be in 1.." + std::to_string(limits::kMaxBatch) + " (got " + std::to_string(l.batch()) + ")");
-      if (!batches.insert(l.batch()).second) fail(lat + ".batch", "batch size " + std::to_string(l.batch()) + " appears twice");
+        fail(lat + ".batch",
+             "must be in 1.." + std::to_string(limits::kMaxBatch) + " (got " + std::to_string(l.batch()) + ")");
+      if (!batches.insert(l.batch()).second)
+        fail(lat + ".batch", "batch size " + std::to_string(l.batch()) + " appears twice");
       if (l.samples_s_size() == 0) {
         const std::string why = latency_problem(l.latency_s(), slo_ms);
         if (!why.empty()) fail(lat + ".latency_s", why + "; give samples_s or latency_s");
@@ -95,7 +98,8 @@ ReducedProfiles reduce_valid_profiles(const schema::ProfileSet& set, const Reduc
     std::map<int, double> measured_s;
     for (const auto& l : m.latencies()) {
       const std::vector<double> samples(l.samples_s().begin(), l.samples_s().end());
-      measured_s[static_cast<int>(l.batch())] = samples.empty() ? l.latency_s() : percentile_linear(samples, opts.percentile);
+      measured_s[static_cast<int>(l.batch())] =
+          samples.empty() ? l.latency_s() : percentile_linear(samples, opts.percentile);
     }
     ModelTable t;
     t.name = m.name();
@@ -108,8 +112,9 @@ ReducedProfiles reduce_valid_profiles(const schema::ProfileSet& set, const Reduc
     }
     for (std::size_t b = 0; b < t.latency_us.size(); ++b)
       if (!(t.latency_us[b] > 0))
-        throw ProfileError(where + ": models[" + std::to_string(i) + "] (" + m.name() + ").latencies: the fitted latency for batch " +
-                           std::to_string(b + 1) + " is not positive; profile more batch sizes");
+        throw ProfileError(where + ": models[" + std::to_string(i) + "] (" + m.name() +
+                           ").latencies: the fitted latency for batch " + std::to_string(b + 1) +
+                           " is not positive; profile more batch sizes");
     out.models.push_back(std::move(t));
   }
   // Fastest first: model 0 is the fallback (mdp-spec 1.1 step 5).

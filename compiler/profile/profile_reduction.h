@@ -18,8 +18,8 @@ struct ProfileError : std::runtime_error {
 
 struct ReductionOptions {
   double percentile = 95;
-  std::vector<std::string> models;    // keep exactly these (empty: all, then Pareto unless keep_all)
-  bool keep_all_models = false;       // skip Pareto pruning
+  std::vector<std::string> models;  // keep exactly these (empty: all, then Pareto unless keep_all)
+  bool keep_all_models = false;     // skip Pareto pruning
 };
 
 // `where` names the source (file or folder) in error messages. Latencies must

@@ -28,20 +28,20 @@ class DenormalGuard {
     }
 #endif
   }
-  ~DenormalGuard() {
+  ~DenormalGuard(){
 #ifdef LULL_HAS_MXCSR
 #pragma omp parallel
-    {
-      const int t = omp_get_thread_num();
-      if (t < static_cast<int>(saved_.size())) _mm_setcsr(saved_[t]);
-    }
+      {const int t = omp_get_thread_num();
+  if (t < static_cast<int>(saved_.size())) _mm_setcsr(saved_[t]);
+}
 #endif
-  }
-  DenormalGuard(const DenormalGuard&) = delete;
-  DenormalGuard& operator=(const DenormalGuard&) = delete;
+}  // namespace lull::compiler
+DenormalGuard(const DenormalGuard&) = delete;
+DenormalGuard& operator=(const DenormalGuard&) = delete;
 
- private:
-  std::vector<unsigned> saved_;
-};
+private:
+std::vector<unsigned> saved_;
+}
+;
 
 }  // namespace lull::compiler

@@ -12,7 +12,7 @@
 namespace lull::compiler {
 
 struct SolveOptions {
-  int horizon = 100;             // value-iteration steps (reference mode)
+  int horizon = 100;  // value-iteration steps (reference mode)
   int max_stationary_steps = 1000;
   // The power iteration for the stationary distribution stops early once an
   // L1 step changes less than this (the reference always runs 1000 steps;
@@ -21,9 +21,9 @@ struct SolveOptions {
 };
 
 struct PhaseSeconds {
-  double build = 0;    // transition structure
-  double solve = 0;    // value iteration
-  double expect = 0;   // stationary distribution + expectations
+  double build = 0;   // transition structure
+  double solve = 0;   // value iteration
+  double expect = 0;  // stationary distribution + expectations
 };
 
 struct SolverOutput {
@@ -32,11 +32,11 @@ struct SolverOutput {
   double residual = 0;             // max |V_H - V_{H-1}|
   std::vector<double> stationary;  // p after the power iteration
   int stationary_steps = 0;
-  double expected_accuracy = 0;    // per satisfied query
+  double expected_accuracy = 0;  // per satisfied query
   double expected_violation_rate = 0;
   PhaseSeconds seconds;
-  std::size_t table_bytes = 0;     // size of the transition structure
-  std::size_t device_bytes = 0;    // CUDA: peak drop in free device memory during the solve; 0 on the CPU
+  std::size_t table_bytes = 0;   // size of the transition structure
+  std::size_t device_bytes = 0;  // CUDA: peak drop in free device memory during the solve; 0 on the CPU
 };
 
 class Solver {

@@ -30,11 +30,17 @@ namespace {
 // The syslog priority journald reads from a "<N>" line prefix (sd-daemon(3)).
 int syslog_priority(spdlog::level::level_enum level) {
   switch (level) {
-    case spdlog::level::trace: case spdlog::level::debug: return 7;
-    case spdlog::level::info: return 6;
-    case spdlog::level::warn: return 4;
-    case spdlog::level::err: return 3;
-    default: return 2;
+    case spdlog::level::trace:
+    case spdlog::level::debug:
+      return 7;
+    case spdlog::level::info:
+      return 6;
+    case spdlog::level::warn:
+      return 4;
+    case spdlog::level::err:
+      return 3;
+    default:
+      return 2;
   }
 }
 
@@ -52,7 +58,7 @@ class LineFormatter : public spdlog::formatter {
     std::string line = journal_ ? "<" + std::to_string(syslog_priority(msg.level)) + ">" : "";
     if (format_ == Format::kJson)
       line += "{\"time\":\"" + time + "\",\"level\":\"" + std::string(level) + "\",\"logger\":" + json_string(name) +
-             ",\"message\":" + json_string(text) + "}\n";
+              ",\"message\":" + json_string(text) + "}\n";
     else
       line += time + " " + std::string(level) + " " + std::string(name) + ": " + one_line_message(text) + "\n";
     dest.append(line.data(), line.data() + line.size());
@@ -127,12 +133,18 @@ std::shared_ptr<spdlog::logger> main_logger() {
 
 spdlog::level::level_enum to_spdlog(Level level) {
   switch (level) {
-    case Level::kTrace: return spdlog::level::trace;
-    case Level::kDebug: return spdlog::level::debug;
-    case Level::kInfo: return spdlog::level::info;
-    case Level::kWarn: return spdlog::level::warn;
-    case Level::kError: return spdlog::level::err;
-    case Level::kOff: break;
+    case Level::kTrace:
+      return spdlog::level::trace;
+    case Level::kDebug:
+      return spdlog::level::debug;
+    case Level::kInfo:
+      return spdlog::level::info;
+    case Level::kWarn:
+      return spdlog::level::warn;
+    case Level::kError:
+      return spdlog::level::err;
+    case Level::kOff:
+      break;
   }
   return spdlog::level::off;
 }
@@ -167,13 +179,13 @@ void write(Level level, const std::string& message) {
   main_logger()->log(to_spdlog(level), "{}", message);
 }
 
-#define LULL_LOG_AT(fn, level)           \
-  void fn(const char* format, ...) {     \
-    if (!enabled(level)) return;         \
-    va_list args;                        \
-    va_start(args, format);              \
-    vlog(level, format, args);           \
-    va_end(args);                        \
+#define LULL_LOG_AT(fn, level)       \
+  void fn(const char* format, ...) { \
+    if (!enabled(level)) return;     \
+    va_list args;                    \
+    va_start(args, format);          \
+    vlog(level, format, args);       \
+    va_end(args);                    \
   }
 LULL_LOG_AT(trace, Level::kTrace)
 LULL_LOG_AT(debug, Level::kDebug)
@@ -196,10 +208,9 @@ void access(const AccessRecord& record) {
 }
 
 Level parse_level(const std::string& text) {
-  static const std::pair<const char*, Level> kLevels[] = {{"trace", Level::kTrace}, {"debug", Level::kDebug},
-                                                          {"info", Level::kInfo},   {"warn", Level::kWarn},
-                                                          {"warning", Level::kWarn},
-                                                          {"error", Level::kError}, {"off", Level::kOff}};
+  static const std::pair<const char*, Level> kLevels[] = {
+      {"trace", Level::kTrace},  {"debug", Level::kDebug}, {"info", Level::kInfo}, {"warn", Level::kWarn},
+      {"warning", Level::kWarn}, {"error", Level::kError}, {"off", Level::kOff}};
   for (const auto& [name, level] : kLevels)
     if (text == name) return level;
   throw std::invalid_argument("'" + text + "' is not a log level (trace, debug, info, warn, error, off)");

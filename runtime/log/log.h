@@ -25,12 +25,12 @@ void error(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 // One HTTP response, for the access log (docs/user-guide.md, `lull serve`).
 struct AccessRecord {
-  std::string client;      // the peer's address, "-" when unknown
-  std::string method;      // "-" when the request line was not read (a refusal before it)
-  std::string path;        // the target without its query string, "-" as above
+  std::string client;  // the peer's address, "-" when unknown
+  std::string method;  // "-" when the request line was not read (a refusal before it)
+  std::string path;    // the target without its query string, "-" as above
   int status = 0;
-  std::uint64_t bytes = 0;   // the response body
-  double duration_ms = 0;    // request header complete (or refusal) to response written
+  std::uint64_t bytes = 0;  // the response body
+  double duration_ms = 0;   // request header complete (or refusal) to response written
 };
 
 // True when an access log is open; the server builds records only then.

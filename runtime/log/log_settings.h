@@ -15,7 +15,8 @@ struct Settings {
   std::string access_log;  // "" none, "-" standard output, else a file (appended to)
 };
 
-// "trace", "debug", "info", "warn" (or "warning", as lines say it), "error", "off"; throws std::invalid_argument otherwise.
+// "trace", "debug", "info", "warn" (or "warning", as lines say it), "error", "off"; throws std::invalid_argument
+// otherwise.
 Level parse_level(const std::string& text);
 // "plain", "json"; throws std::invalid_argument otherwise.
 Format parse_format(const std::string& text);

@@ -10,7 +10,8 @@ namespace lull::manager {
 
 std::vector<EnvelopeWindow> parse_envelope(const std::string& text) {
   const auto bad = [&](const std::string& why) {
-    return std::invalid_argument("envelope '" + text + "': " + why + " (WINDOW_S:TOLERANCE,... e.g. 1:1.25,5:1.1,30:1)");
+    return std::invalid_argument("envelope '" + text + "': " + why +
+                                 " (WINDOW_S:TOLERANCE,... e.g. 1:1.25,5:1.1,30:1)");
   };
   std::vector<EnvelopeWindow> out;
   std::size_t start = 0;
@@ -44,8 +45,10 @@ ArrivalEnvelope::ArrivalEnvelope(std::vector<EnvelopeWindow> windows, std::int64
 void ArrivalEnvelope::record_arrivals(std::int64_t t_us, std::uint64_t n) {
   if (first_us_ < 0) first_us_ = t_us;
   const std::int64_t b = t_us / bucket_us_;
-  if (!buckets_.empty() && buckets_.back().first == b) buckets_.back().second += n;
-  else buckets_.emplace_back(b, n);
+  if (!buckets_.empty() && buckets_.back().first == b)
+    buckets_.back().second += n;
+  else
+    buckets_.emplace_back(b, n);
   const std::int64_t keep_from = b - longest_us_ / bucket_us_ - 1;
   while (!buckets_.empty() && buckets_.front().first < keep_from) buckets_.pop_front();
 }

@@ -26,8 +26,8 @@ std::vector<EnvelopeWindow> parse_envelope(const std::string& text);
 
 struct EnvelopeCheck {
   bool tripped = false;
-  double rate_qps = 0;          // the tripping window's rate (else the highest rate of any window)
-  std::int64_t window_us = 0;   // that window
+  double rate_qps = 0;         // the tripping window's rate (else the highest rate of any window)
+  std::int64_t window_us = 0;  // that window
 };
 
 class ArrivalEnvelope {

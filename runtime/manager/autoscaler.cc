@@ -45,7 +45,8 @@ Autoscaler::Autoscaler(CapacityTable capacity, AutoscaleOptions options, std::in
     throw std::invalid_argument("autoscale: the scale-in step interval must not be negative");
   if (!(options_.hysteresis >= 0 && options_.hysteresis <= 1))
     throw std::invalid_argument("autoscale: the hysteresis must be in [0, 1]");
-  ceiling_ = options_.max_workers > 0 ? std::min(options_.max_workers, capacity_.max_workers()) : capacity_.max_workers();
+  ceiling_ =
+      options_.max_workers > 0 ? std::min(options_.max_workers, capacity_.max_workers()) : capacity_.max_workers();
   floor_ = std::max(options_.min_workers, capacity_.min_workers());
   if (floor_ > ceiling_)
     throw std::invalid_argument("autoscale: the floor (" + std::to_string(floor_) + " workers) is above the largest " +
@@ -70,7 +71,8 @@ int Autoscaler::need_for(double load_qps) const { return capacity_.workers_for(l
 
 ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
   if (now_us > last_tick_us_) {
-    forecaster_->observe(now_us, static_cast<double>(since_tick_) / (static_cast<double>(now_us - last_tick_us_) * 1e-6));
+    forecaster_->observe(now_us,
+                         static_cast<double>(since_tick_) / (static_cast<double>(now_us - last_tick_us_) * 1e-6));
     since_tick_ = 0;
     last_tick_us_ = now_us;
   }
@@ -92,8 +94,8 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
     d.action = ScaleDecision::Action::kScaleOut;
     d.count = d.need - provisioned;
     d.reason = std::max(for_forecast, for_envelope) < floor_ ? "floor"
-               : for_envelope > for_forecast                  ? "envelope"
-                                                                : "forecast";
+               : for_envelope > for_forecast                 ? "envelope"
+                                                             : "forecast";
     last_scale_out_us_ = now_us;
     lower_since_us_ = -1;
     return d;
@@ -102,8 +104,8 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
   // rate must fit fewer workers (the forecast itself counts for the price
   // objective, whose count need not grow with the load).
   const double inflate = 1 + options_.hysteresis;
-  const int for_lower = clamp(std::max({for_forecast, need_for(d.forecast_qps * inflate),
-                                        need_for(env.rate_qps * inflate)}));
+  const int for_lower =
+      clamp(std::max({for_forecast, need_for(d.forecast_qps * inflate), need_for(env.rate_qps * inflate)}));
   if (for_lower >= provisioned || env.tripped) {
     lower_since_us_ = -1;
     return d;

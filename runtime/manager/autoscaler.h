@@ -47,9 +47,9 @@ struct AutoscaleOptions {
   std::vector<EnvelopeWindow> envelope = {{1'000'000, 1.25}, {5'000'000, 1.1}, {30'000'000, 1.0}};
   std::int64_t scale_in_holdoff_us = 60'000'000;
   std::int64_t scale_in_interval_us = 10'000'000;  // between two scale-in steps
-  double hysteresis = 0.1;  // scale in only if the load * (1 + hysteresis) fits the lower count
-  int min_workers = 1;      // the floor (raised to the library's smallest worker count)
-  int max_workers = 0;      // 0: the library's largest worker count
+  double hysteresis = 0.1;                         // scale in only if the load * (1 + hysteresis) fits the lower count
+  int min_workers = 1;                             // the floor (raised to the library's smallest worker count)
+  int max_workers = 0;                             // 0: the library's largest worker count
 };
 
 struct PoolCounts {
@@ -61,14 +61,14 @@ struct ScaleDecision {
   enum class Action { kNone, kScaleOut, kScaleIn };
   std::int64_t t_us = 0;
   Action action = Action::kNone;
-  int count = 0;           // workers to start (scale out) or stop (scale in)
-  std::string reason;      // "forecast", "envelope", "floor", "forecast_lower"; "" when none
-  int need = 0;            // workers the forecast (or the envelope's trip) needs
+  int count = 0;       // workers to start (scale out) or stop (scale in)
+  std::string reason;  // "forecast", "envelope", "floor", "forecast_lower"; "" when none
+  int need = 0;        // workers the forecast (or the envelope's trip) needs
   double forecast_qps = 0;
-  double envelope_qps = 0;             // the tripping (else the highest) window's rate
+  double envelope_qps = 0;  // the tripping (else the highest) window's rate
   std::int64_t envelope_window_us = 0;
   bool envelope_tripped = false;
-  double capacity_up_qps = 0;          // capacity of the workers up
+  double capacity_up_qps = 0;  // capacity of the workers up
   PoolCounts before;
   // One line: "autoscale t=12.000s scale_out +3 reason=forecast need=70 ...".
   std::string log_line(const std::string& forecaster) const;

@@ -102,7 +102,8 @@ double CapacityTable::curve_accuracy(const CapacityRow& row, double load_qps) co
   if (c.load_qps.empty()) return 0;
   if (load_qps <= c.load_qps.front()) return c.accuracy.front();
   if (load_qps >= c.load_qps.back()) return c.accuracy.back();
-  const auto hi = static_cast<std::size_t>(std::upper_bound(c.load_qps.begin(), c.load_qps.end(), load_qps) - c.load_qps.begin());
+  const auto hi =
+      static_cast<std::size_t>(std::upper_bound(c.load_qps.begin(), c.load_qps.end(), load_qps) - c.load_qps.begin());
   const std::size_t lo = hi - 1;
   const double f = (load_qps - c.load_qps[lo]) / (c.load_qps[hi] - c.load_qps[lo]);
   return c.accuracy[lo] + f * (c.accuracy[hi] - c.accuracy[lo]);

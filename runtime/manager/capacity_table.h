@@ -36,7 +36,7 @@ struct CapacityTarget {
 
 struct CapacityRow {
   int workers = 0;
-  double capacity_qps = 0;      // 0: not even its lowest load qualifies
+  double capacity_qps = 0;       // 0: not even its lowest load qualifies
   double expected_accuracy = 0;  // of the policy at the capacity
   double expected_violation_rate = 0;
   // Every load of its table qualifies: the capacity is at least the grid's

@@ -38,7 +38,8 @@ namespace {
 
 // What the forked child does before exec: async-signal-safe calls only (the
 // parent has other threads; their locks may be held in this copy).
-[[noreturn]] void exec_in_child(pid_t parent, int in_fd, int log_fd, int err_fd, char* const argv[], char* const envp[]) {
+[[noreturn]] void exec_in_child(pid_t parent, int in_fd, int log_fd, int err_fd, char* const argv[],
+                                char* const envp[]) {
   // Die with lull: PR_SET_PDEATHSIG is tied to the thread that forked us,
   // which is the spawner thread below and lives as long as lull. SIGKILL, not
   // SIGTERM: once lull is gone nobody escalates, so a server that ignores or
@@ -46,7 +47,7 @@ namespace {
   // gets no such signal; lull's orderly exits kill the whole process group.)
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);  // lull died before prctl took effect
-  setpgid(0, 0);  // its own group: ChildProcess::signal() reaches what it starts
+  setpgid(0, 0);                        // its own group: ChildProcess::signal() reaches what it starts
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // fails harmlessly for KILL, STOP, RT internals
@@ -55,7 +56,7 @@ namespace {
     (void)!write(err_fd, &e, sizeof e);
     _exit(127);
   }
-  fcntl(3, F_SETFD, FD_CLOEXEC);  // the exec-failure pipe: closed by a successful exec
+  fcntl(3, F_SETFD, FD_CLOEXEC);          // the exec-failure pipe: closed by a successful exec
   syscall(SYS_close_range, 4U, ~0U, 0U);  // none of lull's sockets or files
   sigset_t none;
   sigemptyset(&none);
@@ -209,7 +210,9 @@ std::string ChildProcess::exit_description() const {
   return "ended";
 }
 
-bool ChildProcess::killed_by_signal(int sig) const { return exited_ && WIFSIGNALED(status_) && WTERMSIG(status_) == sig; }
+bool ChildProcess::killed_by_signal(int sig) const {
+  return exited_ && WIFSIGNALED(status_) && WTERMSIG(status_) == sig;
+}
 
 void ChildProcess::signal(int sig) {
   if (!exited_ && pid_ > 0) ::kill(-pid_, sig);
@@ -226,7 +229,8 @@ std::string ChildProcess::last_log_line() const {
   auto end = tail.find_last_not_of(" \t\r\n");
   if (end == std::string::npos) return "";
   auto begin = tail.rfind('\n', end);
-  std::string line = tail.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+  std::string line =
+      tail.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 

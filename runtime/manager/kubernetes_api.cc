@@ -152,7 +152,8 @@ HttpResponse KubernetesApi::call(const std::string& method, const std::string& p
   const auto left_ms = [&] { return budget_ms - spent_ms_; };
   if (interrupted()) throw_stopped(method, path);
   if (budget_ms > 0 && left_ms() <= 0)
-    throw KubernetesApiError("Kubernetes API " + method + " " + path + ": not sent, " + describe_budget_spent(budget_ms), 0);
+    throw KubernetesApiError(
+        "Kubernetes API " + method + " " + path + ": not sent, " + describe_budget_spent(budget_ms), 0);
   std::int64_t backoff_ms = options_.backoff_initial_ms;
   HttpResponse r;
   int attempt = 1;
@@ -173,7 +174,8 @@ HttpResponse KubernetesApi::call(const std::string& method, const std::string& p
     const auto start = std::chrono::steady_clock::now();
     r = fetch(std::move(req));
     if (interrupted()) throw_stopped(method, path);
-    spent_ms_ += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    spent_ms_ +=
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
     if (r.ok()) return r;
     const bool may_retry = worth_retrying(r) && attempt < options_.max_attempts;
     // A wait and then an attempt of at least a millisecond must fit in what is left.
@@ -215,8 +217,8 @@ void KubernetesApi::mark_pod_for_removal(const std::string& ns, const std::strin
 
 std::vector<KubernetesEndpoint> KubernetesApi::list_endpoints(const std::string& ns, const std::string& service,
                                                               std::vector<std::pair<std::string, int>>* ports) {
-  const std::string path = "/apis/discovery.k8s.io/v1/namespaces/" + ns +
-                           "/endpointslices?labelSelector=" + serve::url_encode("kubernetes.io/service-name=" + service);
+  const std::string path = "/apis/discovery.k8s.io/v1/namespaces/" + ns + "/endpointslices?labelSelector=" +
+                           serve::url_encode("kubernetes.io/service-name=" + service);
   const auto r = call("GET", path, "");
   try {
     KubernetesEndpoints read = parse_endpoint_slices(r.body);

@@ -50,7 +50,7 @@ struct KubernetesApiAttempt {
   std::string description;  // describe_kubernetes_error(): "HTTP 409 Conflict: the object has been modified ..."
   int attempt = 1;          // 1-based
   int max_attempts = 1;
-  bool retrying = false;    // false: the call gives up (or the status is not worth retrying)
+  bool retrying = false;        // false: the call gives up (or the status is not worth retrying)
   std::int64_t backoff_ms = 0;  // the wait before the next attempt, when retrying
   // Not retrying because the sequence's time budget is spent (it would have been otherwise).
   bool out_of_time = false;
@@ -58,13 +58,13 @@ struct KubernetesApiAttempt {
 };
 
 struct KubernetesApiOptions {
-  std::string server;          // https://HOST:PORT (in a pod: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)
+  std::string server;  // https://HOST:PORT (in a pod: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)
   std::string token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   std::string ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";  // empty: the system CAs
-  int max_attempts = 5;                // per call, the first included
-  std::int64_t backoff_initial_ms = 200;  // doubled after each failed attempt...
-  std::int64_t backoff_max_ms = 5000;     // ...up to this
-  std::int64_t timeout_ms = 10000;     // per attempt
+  int max_attempts = 5;                                                          // per call, the first included
+  std::int64_t backoff_initial_ms = 200;                                         // doubled after each failed attempt...
+  std::int64_t backoff_max_ms = 5000;                                            // ...up to this
+  std::int64_t timeout_ms = 10000;                                               // per attempt
   // The time one sequence of calls may take (begin_sequence()), every
   // attempt and backoff wait counted; 0: no limit (attempts x timeout).
   std::int64_t sequence_budget_ms = 5000;

@@ -41,8 +41,9 @@ std::string KubernetesApiStats::metrics_text() {
                "Kubernetes API requests that failed (status 0: no answer), each attempt of a retried call counted.");
   for (const auto& [key, n] : failed_) {
     const auto& [method, resource, status] = key;
-    prom::sample(out, "lull_kubernetes_api_failed_attempts_total{method=\"" + method + "\",resource=\"" + resource +
-                          "\",status=\"" + std::to_string(status) + "\"}",
+    prom::sample(out,
+                 "lull_kubernetes_api_failed_attempts_total{method=\"" + method + "\",resource=\"" + resource +
+                     "\",status=\"" + std::to_string(status) + "\"}",
                  static_cast<double>(n));
   }
   prom::family(out, "lull_kubernetes_api_gave_up_total", "counter",

@@ -83,10 +83,12 @@ KubernetesEndpoint read_endpoint(const JsonValue& e, const std::string& field) {
     const JsonValue& first = a->list_value().values(0);
     const std::string f = field + ".addresses[0]";
     if (first.kind_case() != JsonValue::kStringValue) refuse(f, "not a string");
-    if (!is_ip_literal(first.string_value())) refuse(f, "'" + first.string_value() + "' is not an IPv4 or IPv6 address");
+    if (!is_ip_literal(first.string_value()))
+      refuse(f, "'" + first.string_value() + "' is not an IPv4 or IPv6 address");
     ep.address = first.string_value();
   }
-  if (const JsonValue* ref = member_of_kind(e, "targetRef", JsonValue::kStructValue, field + ".targetRef", "an object")) {
+  if (const JsonValue* ref =
+          member_of_kind(e, "targetRef", JsonValue::kStructValue, field + ".targetRef", "an object")) {
     const std::string f = field + ".targetRef.name";
     if (const JsonValue* name = member_of_kind(*ref, "name", JsonValue::kStringValue, f, "a string")) {
       if (!is_object_name(name->string_value()))
@@ -95,7 +97,8 @@ KubernetesEndpoint read_endpoint(const JsonValue& e, const std::string& field) {
     }
   }
   if (ep.pod.empty()) ep.pod = ep.address;
-  if (const JsonValue* c = member_of_kind(e, "conditions", JsonValue::kStructValue, field + ".conditions", "an object")) {
+  if (const JsonValue* c =
+          member_of_kind(e, "conditions", JsonValue::kStructValue, field + ".conditions", "an object")) {
     if (const JsonValue* r = member_of_kind(*c, "ready", JsonValue::kBoolValue, field + ".conditions.ready", "a bool"))
       ep.ready = r->bool_value();
     if (const JsonValue* t =
@@ -114,8 +117,8 @@ int parse_scale_replicas(const std::string& body) {
   if (spec->kind_case() != JsonValue::kStructValue) refuse("spec", "not an object");
   const JsonValue* replicas = member(*spec, "replicas");
   if (!replicas) return 0;  // a Scale with 0 replicas may omit spec.replicas (omitempty)
-  return static_cast<int>(integer_in(*replicas, "spec.replicas", 0, kMaxKubernetesReplicas,
-                                     "a replica count (an integer 0..2147483647)"));
+  return static_cast<int>(
+      integer_in(*replicas, "spec.replicas", 0, kMaxKubernetesReplicas, "a replica count (an integer 0..2147483647)"));
 }
 
 KubernetesEndpoints parse_endpoint_slices(const std::string& body) {

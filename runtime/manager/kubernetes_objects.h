@@ -23,15 +23,15 @@ namespace lull::manager {
 
 // One pod behind the Service, from its EndpointSlices.
 struct KubernetesEndpoint {
-  std::string pod;         // targetRef.name (the address when there is no targetRef)
-  std::string address;     // the first address: an IPv4 or IPv6 literal
-  bool ready = true;       // conditions.ready; absent means ready (the API's advice)
+  std::string pod;      // targetRef.name (the address when there is no targetRef)
+  std::string address;  // the first address: an IPv4 or IPv6 literal
+  bool ready = true;    // conditions.ready; absent means ready (the API's advice)
   bool terminating = false;
 };
 
 struct KubernetesEndpoints {
-  std::vector<KubernetesEndpoint> endpoints;            // one per pod
-  std::vector<std::pair<std::string, int>> ports;       // the slices' (name, port), distinct, in order
+  std::vector<KubernetesEndpoint> endpoints;       // one per pod
+  std::vector<std::pair<std::string, int>> ports;  // the slices' (name, port), distinct, in order
 };
 
 // The answer is not the object the call expects; what() names the field.

@@ -276,7 +276,9 @@ void KubernetesPool::refresh() {
                     it->info.state == WorkerState::kUp ? "endpoint no longer ready (readiness probe failing)" : "");
       }
       for (auto& w : pods) {  // gone from the endpoints
-        if (listed_pods.count(w.info.id) || w.info.state == WorkerState::kStopped || w.info.state == WorkerState::kFailed) continue;
+        if (listed_pods.count(w.info.id) || w.info.state == WorkerState::kStopped ||
+            w.info.state == WorkerState::kFailed)
+          continue;
         if (w.lull_stops)
           set_state(w, WorkerState::kStopped, changed);
         else

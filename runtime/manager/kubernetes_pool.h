@@ -46,9 +46,9 @@ namespace lull::manager {
 struct KubernetesPoolOptions {
   KubernetesApiOptions api;
   std::string ns = "default";
-  std::string deployment;                      // the model servers' Deployment
-  std::string service;                         // the Service selecting its pods
-  std::string port_name = "http";              // the Service port of the inference API
+  std::string deployment;                           // the model servers' Deployment
+  std::string service;                              // the Service selecting its pods
+  std::string port_name = "http";                   // the Service port of the inference API
   std::string management_port_name = "management";  // TorchServe's management port; absent: the inference port
   // A pod's endpoint not ready for this long (since it showed, or since it
   // was last ready) fails it; 0: never (it counts as starting for ever).
@@ -96,8 +96,8 @@ class KubernetesPool final : public WorkerPool {
   KubernetesApi api_;
   const runtime::Clock& clock_;
   KubernetesPoolOptions options_;
-  std::mutex mu_;               // workers_, pending_, last_error_
-  std::mutex calls_mu_;         // one API sequence (read, then set, the count) at a time
+  std::mutex mu_;                // workers_, pending_, last_error_
+  std::mutex calls_mu_;          // one API sequence (read, then set, the count) at a time
   std::vector<Worker> workers_;  // pods seen, then placeholders
   int next_pending_ = 0;
   std::uint64_t not_ready_failures_ = 0;  // pods failed for the not-ready limit

@@ -46,8 +46,8 @@ void EwmaForecaster::observe(std::int64_t t_us, double qps) {
   } else {
     // Weight of the new tick by the time it covers: ticks of any length
     // give the same time constant.
-    const double a = 1 - std::exp(-static_cast<double>(std::max<std::int64_t>(t_us - last_us_, 0)) /
-                                  static_cast<double>(tau_us_));
+    const double a =
+        1 - std::exp(-static_cast<double>(std::max<std::int64_t>(t_us - last_us_, 0)) / static_cast<double>(tau_us_));
     level_ += a * (qps - level_);
   }
   last_us_ = t_us;

@@ -14,8 +14,8 @@
 namespace lull::manager {
 
 std::string expand_command(const std::string& command_template, int port, int management_port) {
-  return runtime::fill_template(command_template,
-                       {{"{port}", std::to_string(port)}, {"{management_port}", std::to_string(management_port)}});
+  return runtime::fill_template(
+      command_template, {{"{port}", std::to_string(port)}, {"{management_port}", std::to_string(management_port)}});
 }
 
 LocalProcessPool::LocalProcessPool(serve::HttpTransport& client, const runtime::Clock& clock,
@@ -47,7 +47,8 @@ LocalProcessPool::~LocalProcessPool() {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.stop_grace_ms);
   for (auto& w : workers_) {
     if (w->process) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       w->process->wait_exited(std::max<std::int64_t>(left.count(), 0));
     }
     w->process.reset();  // SIGKILLs what is left
@@ -169,10 +170,10 @@ std::vector<std::string> LocalProcessPool::start_workers(int n) {
                                       options_.log_dir + "/" + w->info.id + ".log");
         w->deadline_us = clock_.now_us() + options_.start_timeout_ms * 1000;
         const serve::WorkerEndpoint endpoint{w->info.inference_url, w->info.management_url};
-        w->check = std::async(std::launch::async, [this, endpoint, deadline = w->deadline_us,
-                                                   cancel = w->cancel_check] {
-          return start_check(endpoint, deadline, cancel);
-        });
+        w->check =
+            std::async(std::launch::async, [this, endpoint, deadline = w->deadline_us, cancel = w->cancel_check] {
+              return start_check(endpoint, deadline, cancel);
+            });
         set_state(*w, WorkerState::kStarting, changed);
       } catch (const std::exception& e) {
         set_state(*w, WorkerState::kFailed, changed, e.what());
@@ -276,8 +277,8 @@ void LocalProcessPool::tick(std::vector<WorkerInfo>& changed) {
           set_state(w, WorkerState::kStopped, changed);
         } else if (w.term_sent_us < 0 && (w.drained || now >= w.deadline_us)) {
           if (!w.drained)
-            w.info.failure = "drain did not finish within " + std::to_string(options_.drain_timeout_ms) +
-                             " ms; stopped anyway";
+            w.info.failure =
+                "drain did not finish within " + std::to_string(options_.drain_timeout_ms) + " ms; stopped anyway";
           terminate(w);
         }
         break;

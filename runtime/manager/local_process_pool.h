@@ -35,19 +35,19 @@
 namespace lull::manager {
 
 struct LocalProcessPoolOptions {
-  std::string command;                  // template with {port}; run by /bin/sh -c "exec ..."
-  std::vector<std::string> models;      // the model check; empty: health check only
-  std::string management_key;           // TorchServe's management key for the model check
+  std::string command;              // template with {port}; run by /bin/sh -c "exec ..."
+  std::vector<std::string> models;  // the model check; empty: health check only
+  std::string management_key;       // TorchServe's management key for the model check
   // One attempt of a new worker's check: "" when it is up with its models,
   // else why not. Empty: GET /ping, then TorchServe's model check of `models`
   // (another protocol's servers: cli/serve_backend.h).
   std::function<std::string(serve::HttpTransport&, const serve::WorkerEndpoint&, std::int64_t timeout_ms)> check;
-  std::string log_dir;                  // DIR/ID.log gets each worker's output; empty: a new /tmp dir
+  std::string log_dir;  // DIR/ID.log gets each worker's output; empty: a new /tmp dir
   std::int64_t start_timeout_ms = 60000;
-  std::int64_t check_interval_ms = 100; // between failed health/model checks
+  std::int64_t check_interval_ms = 100;  // between failed health/model checks
   std::int64_t drain_timeout_ms = 30000;
-  std::int64_t stop_grace_ms = 5000;    // SIGTERM -> SIGKILL
-  std::int64_t tick_ms = 20;            // the supervisor's period
+  std::int64_t stop_grace_ms = 5000;  // SIGTERM -> SIGKILL
+  std::int64_t tick_ms = 20;          // the supervisor's period
 };
 
 class LocalProcessPool final : public WorkerPool {
@@ -83,11 +83,11 @@ class LocalProcessPool final : public WorkerPool {
   struct Worker {
     WorkerInfo info;
     std::unique_ptr<WorkerProcess> process;
-    std::int64_t deadline_us = 0;          // start-up or drain deadline
-    std::future<std::string> check;        // start-up checks: "" passed, else why not
+    std::int64_t deadline_us = 0;    // start-up or drain deadline
+    std::future<std::string> check;  // start-up checks: "" passed, else why not
     std::shared_ptr<CheckCancel> cancel_check = std::make_shared<CheckCancel>();
     bool drained = false;
-    std::int64_t term_sent_us = -1;        // SIGTERM sent; SIGKILL after the grace period
+    std::int64_t term_sent_us = -1;  // SIGTERM sent; SIGKILL after the grace period
     bool kill_sent = false;
   };
   void run();  // the supervisor thread

@@ -7,13 +7,14 @@
 namespace lull::manager {
 
 namespace {
-bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 }  // namespace
 
 ModelSetChange change_model_set(ModelControl& control, const std::vector<std::string>& workers,
                                 const std::vector<std::string>& current, const std::vector<std::string>& target,
-                                const std::function<void(const std::vector<std::string>&)>& use,
-                                bool all_or_nothing) {
+                                const std::function<void(const std::vector<std::string>&)>& use, bool all_or_nothing) {
   ModelSetChange out;
   const auto attempt = [&](const std::string& worker, const std::string& model, bool load) {
     try {

@@ -15,8 +15,8 @@ std::vector<std::string> model_names(const runtime::PolicyTable& table) {
 runtime::PolicyTable widen_policy_table(const runtime::PolicyTable& subset, const runtime::PolicyTable& full,
                                         const std::string& what) {
   if (subset.task != full.task || subset.slo_us != full.slo_us || subset.workers != full.workers)
-    throw std::invalid_argument(what + ": task, SLO or worker count differ from the full set's ('" + subset.task + "', " +
-                                std::to_string(subset.slo_us) + " us, " + std::to_string(subset.workers) +
+    throw std::invalid_argument(what + ": task, SLO or worker count differ from the full set's ('" + subset.task +
+                                "', " + std::to_string(subset.slo_us) + " us, " + std::to_string(subset.workers) +
                                 " workers vs '" + full.task + "', " + std::to_string(full.slo_us) + " us, " +
                                 std::to_string(full.workers) + ")");
   std::vector<std::uint16_t> to_full;

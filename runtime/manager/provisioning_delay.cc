@@ -19,8 +19,7 @@ ProvisioningDelay ProvisioningDelay::fixed(std::int64_t delay_us) { return {Kind
 ProvisioningDelay ProvisioningDelay::uniform(std::int64_t min_us, std::int64_t max_us, std::uint64_t seed) {
   return {Kind::kUniform, min_us, max_us, seed};
 }
-ProvisioningDelay ProvisioningDelay::exponential(std::int64_t min_us, std::int64_t mean_extra_us,
-                                                 std::uint64_t seed) {
+ProvisioningDelay ProvisioningDelay::exponential(std::int64_t min_us, std::int64_t mean_extra_us, std::uint64_t seed) {
   return {Kind::kExponential, min_us, mean_extra_us, seed};
 }
 
@@ -65,7 +64,8 @@ double ProvisioningDelay::next_unit() {
 
 std::int64_t ProvisioningDelay::next_us() {
   switch (kind_) {
-    case Kind::kFixed: return a_us_;
+    case Kind::kFixed:
+      return a_us_;
     case Kind::kUniform:
       return a_us_ + static_cast<std::int64_t>(std::floor(next_unit() * static_cast<double>(b_us_ - a_us_ + 1)));
     case Kind::kExponential:

@@ -26,7 +26,9 @@ class ProvisioningDelay {
   Kind kind() const { return kind_; }
   // The delay to plan ahead for (the autoscaler's default lead time): the
   // fixed value, the uniform maximum, or the minimum plus the mean extra.
-  std::int64_t planning_us() const { return kind_ == Kind::kFixed ? a_us_ : kind_ == Kind::kUniform ? b_us_ : a_us_ + b_us_; }
+  std::int64_t planning_us() const {
+    return kind_ == Kind::kFixed ? a_us_ : kind_ == Kind::kUniform ? b_us_ : a_us_ + b_us_;
+  }
 
  private:
   ProvisioningDelay(Kind kind, std::int64_t a_us, std::int64_t b_us, std::uint64_t seed);

@@ -26,9 +26,8 @@ std::string seconds(std::int64_t us) {
 }
 }  // namespace
 
-ServingAutoscaler::ServingAutoscaler(const std::vector<runtime::PolicyTable>& library,
-                                     ServingAutoscalerOptions options, WorkerPool& pool,
-                                     const runtime::Clock& clock)
+ServingAutoscaler::ServingAutoscaler(const std::vector<runtime::PolicyTable>& library, ServingAutoscalerOptions options,
+                                     WorkerPool& pool, const runtime::Clock& clock)
     : options_(std::move(options)),
       pool_(pool),
       clock_(clock),
@@ -270,8 +269,7 @@ ScaleDecision ServingAutoscaler::decide(std::int64_t now_us) {
     std::lock_guard<std::mutex> s(stats_mu_);
     last_ = d;
     if (d.action != ScaleDecision::Action::kNone) {
-      desired_ = d.before.up + d.before.starting +
-                 (d.action == ScaleDecision::Action::kScaleOut ? d.count : -d.count);
+      desired_ = d.before.up + d.before.starting + (d.action == ScaleDecision::Action::kScaleOut ? d.count : -d.count);
       events_by_reason_[d.reason]++;
     }
   }
@@ -346,14 +344,16 @@ std::string ServingAutoscaler::metrics_text() {
                "rejoin once up, e.g. a pod whose container Kubernetes restarts).");
   prom::sample(out, "lull_autoscale_workers_not_ready_total", static_cast<double>(not_ready_));
   const std::int64_t now = last_tick_us_;
-  prom::family(out, "lull_autoscale_hold_seconds", "gauge",
-               "Time left, at the last tick, before scaling resumes after failed starts (backoff); 0 when not on hold.");
+  prom::family(
+      out, "lull_autoscale_hold_seconds", "gauge",
+      "Time left, at the last tick, before scaling resumes after failed starts (backoff); 0 when not on hold.");
   prom::sample(out, "lull_autoscale_hold_seconds",
                hold_until_us_ > now ? static_cast<double>(hold_until_us_ - now) * 1e-6 : 0.0);
   if (!last_failure_.empty()) {
     prom::family(out, "lull_autoscale_last_failure_info", "gauge", "The last worker failure and its reason.");
-    prom::sample(out, "lull_autoscale_last_failure_info{worker=\"" + prom::escape(last_failure_worker_) +
-                          "\",reason=\"" + prom::escape(last_failure_) + "\"}",
+    prom::sample(out,
+                 "lull_autoscale_last_failure_info{worker=\"" + prom::escape(last_failure_worker_) + "\",reason=\"" +
+                     prom::escape(last_failure_) + "\"}",
                  1);
   }
   if (options_.pool_metrics) out += options_.pool_metrics();

@@ -50,12 +50,12 @@ namespace lull::manager {
 struct ServingAutoscalerOptions {
   AutoscaleOptions autoscale;
   CapacityTarget target;
-  int initial_workers = 0;                   // started by start_initial(); 0: the autoscaler's floor
-  std::int64_t retry_base_us = 1'000'000;    // scaling on hold after a worker failed to start...
-  std::int64_t retry_max_us = 30'000'000;    // ...doubling per failure in a row, up to this
+  int initial_workers = 0;                      // started by start_initial(); 0: the autoscaler's floor
+  std::int64_t retry_base_us = 1'000'000;       // scaling on hold after a worker failed to start...
+  std::int64_t retry_max_us = 30'000'000;       // ...doubling per failure in a row, up to this
   std::function<void(const std::string&)> log;  // every line (scale decisions, failures); may be empty
-  std::function<void()> refresh;  // before each decision (KubernetesPool::refresh); may be empty
-  std::function<std::string()> pool_metrics;  // the pool's own /metrics families (KubernetesPool); may be empty
+  std::function<void()> refresh;                // before each decision (KubernetesPool::refresh); may be empty
+  std::function<std::string()> pool_metrics;    // the pool's own /metrics families (KubernetesPool); may be empty
   // The arrival pattern being served (the session's estimate, ServeSession::
   // served_pattern), read before each decision: when it changes, capacity
   // comes from the library's sets for it (CapacityTable). Empty: Poisson's.
@@ -132,8 +132,8 @@ class ServingAutoscaler final : public runtime::Controller {
   ServingAutoscalerOptions options_;
   WorkerPool& pool_;
   const runtime::Clock& clock_;
-  std::int64_t t0_us_;  // the clock at construction: the autoscaler's time 0
-  Autoscaler scaler_;  // the manager thread's (or tick()'s caller's) alone
+  std::int64_t t0_us_;              // the clock at construction: the autoscaler's time 0
+  Autoscaler scaler_;               // the manager thread's (or tick()'s caller's) alone
   std::vector<int> worker_counts_;  // its capacity table's (use_library checks against them)
 
   std::mutex arrivals_mu_;  // a leaf: taken under the session's lock
@@ -157,8 +157,8 @@ class ServingAutoscaler final : public runtime::Controller {
   int failures_in_row_ = 0;
   std::int64_t hold_until_us_ = -1;  // scaling on hold (backoff) until then
   std::int64_t last_tick_us_ = 0;
-  std::unique_ptr<CapacityTable> next_capacity_;  // use_library's, taken by the next tick
-  std::vector<runtime::PolicyTable> library_;  // the library in use (use_library's), for a new pattern
+  std::unique_ptr<CapacityTable> next_capacity_;        // use_library's, taken by the next tick
+  std::vector<runtime::PolicyTable> library_;           // the library in use (use_library's), for a new pattern
   ArrivalProcess pattern_ = ArrivalProcess::poisson();  // the pattern its capacity is read for
 
   std::atomic<std::int64_t> next_tick_us_{runtime::Controller::kNever};

@@ -50,12 +50,18 @@ std::string joined(const std::vector<std::string>& v) {
 VariantSwitcher::VariantSwitcher(std::vector<ModelVariant> variants, WorkerList workers, ModelControl& control,
                                  PolicySwap& swap, std::function<void(const std::string&)> log,
                                  VariantSwitchOptions options)
-    : variants_(std::move(variants)), workers_(std::move(workers)), control_(control), swap_(swap),
-      log_(std::move(log)), rule_([this] {
-        std::vector<double> from_qps;
-        for (const auto& v : variants_) from_qps.push_back(v.from_qps);
-        return from_qps;
-      }(), options.hysteresis, options.dwell_us) {
+    : variants_(std::move(variants)),
+      workers_(std::move(workers)),
+      control_(control),
+      swap_(swap),
+      log_(std::move(log)),
+      rule_(
+          [this] {
+            std::vector<double> from_qps;
+            for (const auto& v : variants_) from_qps.push_back(v.from_qps);
+            return from_qps;
+          }(),
+          options.hysteresis, options.dwell_us) {
   // The workers up now hold the full set; so does every one that joins later.
   for (const auto& w : workers_())
     for (const auto& m : variants_.at(0).models) loaded_[w].insert(m);
@@ -64,8 +70,9 @@ VariantSwitcher::VariantSwitcher(std::vector<ModelVariant> variants, WorkerList 
 VariantSwitcher::VariantSwitcher(std::vector<ModelVariant> variants, std::vector<std::string> workers,
                                  ModelControl& control, PolicySwap& swap, std::function<void(const std::string&)> log,
                                  VariantSwitchOptions options)
-    : VariantSwitcher(std::move(variants), [workers = std::move(workers)] { return workers; }, control, swap,
-                      std::move(log), options) {}
+    : VariantSwitcher(
+          std::move(variants), [workers = std::move(workers)] { return workers; }, control, swap, std::move(log),
+          options) {}
 
 std::vector<std::string> VariantSwitcher::sync_workers(ModelControl& recording) {
   const std::vector<std::string> now = workers_();
@@ -111,8 +118,8 @@ std::vector<std::string> VariantSwitcher::sync_workers(ModelControl& recording) 
       }
     }
     if (log_ && (!unloaded.empty() || !failed.empty()))
-      log_("variant: new worker " + w + " joined with the full set; unloaded " + joined(unloaded) +
-           " (not in use)" + (failed.empty() ? "" : "; could not unload " + joined(failed)));
+      log_("variant: new worker " + w + " joined with the full set; unloaded " + joined(unloaded) + " (not in use)" +
+           (failed.empty() ? "" : "; could not unload " + joined(failed)));
   }
   return now;
 }
@@ -175,8 +182,9 @@ std::string VariantSwitcher::metrics_text() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
   prom::family(out, "lull_variant_current", "gauge", "The model variant in use (0: the full set), by name.");
-  prom::sample(out, "lull_variant_current{variant=\"" + prom::escape(variants_[static_cast<std::size_t>(current_)].name) + "\"}",
-               current_);
+  prom::sample(
+      out, "lull_variant_current{variant=\"" + prom::escape(variants_[static_cast<std::size_t>(current_)].name) + "\"}",
+      current_);
   prom::family(out, "lull_variant_switches_total", "counter", "Variant switches done.");
   prom::sample(out, "lull_variant_switches_total", static_cast<double>(switches_));
   prom::family(out, "lull_variant_switch_failures_total", "counter",
@@ -186,13 +194,17 @@ std::string VariantSwitcher::metrics_text() const {
     prom::family(out, "lull_variant_last_failure_info", "gauge", "Why the last variant switch failed.");
     prom::sample(out, "lull_variant_last_failure_info{reason=\"" + prom::escape(last_failure_) + "\"}", 1);
   }
-  prom::family(out, "lull_worker_models_loaded", "gauge", "Models each worker holds (loaded through the management API).");
+  prom::family(out, "lull_worker_models_loaded", "gauge",
+               "Models each worker holds (loaded through the management API).");
   for (const auto& [worker, models] : loaded_)
-    prom::sample(out, "lull_worker_models_loaded{worker=\"" + prom::escape(worker) + "\"}", static_cast<double>(models.size()));
+    prom::sample(out, "lull_worker_models_loaded{worker=\"" + prom::escape(worker) + "\"}",
+                 static_cast<double>(models.size()));
   prom::family(out, "lull_worker_model_loaded", "gauge", "1 for each model a worker holds.");
   for (const auto& [worker, models] : loaded_)
     for (const auto& m : models)
-      prom::sample(out, "lull_worker_model_loaded{worker=\"" + prom::escape(worker) + "\",model=\"" + prom::escape(m) + "\"}", 1);
+      prom::sample(
+          out, "lull_worker_model_loaded{worker=\"" + prom::escape(worker) + "\",model=\"" + prom::escape(m) + "\"}",
+          1);
   return out;
 }
 

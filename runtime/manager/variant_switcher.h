@@ -48,16 +48,16 @@ class PolicySwap {
 };
 
 struct ModelVariant {
-  std::string name;                  // for the log and /metrics (its file)
-  double from_qps = 0;               // serves loads from here up
+  std::string name;     // for the log and /metrics (its file)
+  double from_qps = 0;  // serves loads from here up
   // One per worker count, ascending (a policy library; one table without
   // autoscaling), each over the full set's models (widen_policy_table).
   std::vector<runtime::PolicyTable> tables;
-  std::vector<std::string> models;   // the models its policies use
+  std::vector<std::string> models;  // the models its policies use
 };
 
 struct VariantSwitchOptions {
-  double hysteresis = 0.1;        // choose_variant's
+  double hysteresis = 0.1;            // choose_variant's
   std::int64_t dwell_us = 5'000'000;  // at least this long between switches (and after a failed one)
 };
 

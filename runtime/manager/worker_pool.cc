@@ -5,11 +5,16 @@ namespace lull::manager {
 
 const char* worker_state_name(WorkerState s) {
   switch (s) {
-    case WorkerState::kStarting: return "starting";
-    case WorkerState::kUp: return "up";
-    case WorkerState::kDraining: return "draining";
-    case WorkerState::kStopped: return "stopped";
-    case WorkerState::kFailed: return "failed";
+    case WorkerState::kStarting:
+      return "starting";
+    case WorkerState::kUp:
+      return "up";
+    case WorkerState::kDraining:
+      return "draining";
+    case WorkerState::kStopped:
+      return "stopped";
+    case WorkerState::kFailed:
+      return "failed";
   }
   return "?";
 }

@@ -31,7 +31,7 @@ enum class WorkerState {
 const char* worker_state_name(WorkerState s);
 
 struct WorkerInfo {
-  std::string id;              // stable and unique within the pool ("sim-3", "local-1", a pod name)
+  std::string id;  // stable and unique within the pool ("sim-3", "local-1", a pod name)
   WorkerState state = WorkerState::kStarting;
   std::string inference_url;   // base URL once known; empty for simulated workers
   std::string management_url;  // TorchServe's management API (the inference URL when one port serves both)

@@ -22,8 +22,8 @@ namespace lull::serve {
 namespace {
 
 std::int64_t steady_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 void init_curl_once() {

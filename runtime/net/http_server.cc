@@ -117,8 +117,7 @@ struct HttpServer::Impl {
   std::mutex mu;  // the registry; connections stay alive while registered
   std::list<std::shared_ptr<Connection>> connections;
 
-  std::atomic<std::uint64_t> accepted{0}, idle_timeouts{0}, header_timeouts{0}, body_timeouts{0}, shed{0},
-      refused{0};
+  std::atomic<std::uint64_t> accepted{0}, idle_timeouts{0}, header_timeouts{0}, body_timeouts{0}, shed{0}, refused{0};
   // Refused connections draining after their 503, outside the registry.
   std::atomic<int> refusing{0};
 };
@@ -184,7 +183,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void shed(std::shared_ptr<Connection> newcomer) {
     const int s = state_.load();
     if (s == kClosed) return newcomer->start();  // it left on its own: room made
-    if (s == kLingering) {  // answered already; its drain ends now
+    if (s == kLingering) {                       // answered already; its drain ends now
       server_.shed++;
       close();
       return newcomer->start();
@@ -239,14 +238,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     since_us_ = steady_us();
   }
 
-
   // Idle: the next request's first bytes (or bytes already buffered).
   void wait_for_request() {
     set_state(kIdle);
     answered_ = false;
     if (buffer_.size() > 0) return read_header();
     stream_.expires_after(std::chrono::milliseconds(server_.options.idle_timeout_ms));
-    stream_.async_read_some(buffer_.prepare(kReadChunk), guarded([](Connection& c, beast::error_code ec, std::size_t n) {
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            guarded([](Connection& c, beast::error_code ec, std::size_t n) {
                               c.buffer_.commit(n);
                               if (ec && n == 0) return c.fail(ec);
                               c.settle_shed(false);
@@ -321,9 +320,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       if (!gate->open) return;
       if (auto self = weak.lock()) {
         self->answered_ = true;
-        net::post(self->stream_.get_executor(), self->guarded([r = std::move(r)](Connection& c) mutable {
-          c.write(std::move(r), c.keep_alive_);
-        }));
+        net::post(self->stream_.get_executor(),
+                  self->guarded([r = std::move(r)](Connection& c) mutable { c.write(std::move(r), c.keep_alive_); }));
       }
     };
     server_.handler(std::move(req), std::move(respond));
@@ -360,10 +358,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     if (ec == beast::error::timeout) {
       switch (state()) {
-        case kIdle: server_.idle_timeouts++; break;
-        case kHeader: server_.header_timeouts++; break;
-        case kBody: case kWriting: server_.body_timeouts++; break;
-        default: break;
+        case kIdle:
+          server_.idle_timeouts++;
+          break;
+        case kHeader:
+          server_.header_timeouts++;
+          break;
+        case kBody:
+        case kWriting:
+          server_.body_timeouts++;
+          break;
+        default:
+          break;
       }
       return close();
     }
@@ -395,7 +401,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   void drain() {
     buffer_.clear();
-    stream_.async_read_some(buffer_.prepare(kReadChunk), guarded([](Connection& c, beast::error_code ec, std::size_t n) {
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            guarded([](Connection& c, beast::error_code ec, std::size_t n) {
                               c.drained_ += n;
                               if (ec || c.drained_ > kLingerMaxBytes) return c.close();
                               c.drain();
@@ -439,9 +446,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   beast::tcp_stream stream_;
   HttpServer::Impl& server_;
   std::list<std::shared_ptr<Connection>>::iterator registered_;
-  bool in_registry_ = false;                // under server_.mu
-  std::shared_ptr<Connection> newcomer_;    // waiting for this one's shed to settle
-  bool refusing_ = false;                   // answered 503 at the cap, outside the registry
+  bool in_registry_ = false;              // under server_.mu
+  std::shared_ptr<Connection> newcomer_;  // waiting for this one's shed to settle
+  bool refusing_ = false;                 // answered 503 at the cap, outside the registry
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::chrono::steady_clock::time_point arrived_ = std::chrono::steady_clock::now();

@@ -69,13 +69,13 @@ using ErrorRenderer = std::function<ServerResponse(int status, const std::string
 
 // Connection counts, for /metrics.
 struct HttpServerStats {
-  std::uint64_t open = 0;              // connections open now
-  std::uint64_t accepted = 0;          // connections accepted since start
-  std::uint64_t idle_timeouts = 0;     // closed: no request within idle_timeout_ms
-  std::uint64_t header_timeouts = 0;   // closed: header not complete within header_timeout_ms
-  std::uint64_t body_timeouts = 0;     // closed: body (or a response write) not done in body_timeout_ms
-  std::uint64_t shed = 0;              // closed to make room at max_connections
-  std::uint64_t refused = 0;           // answered 503 at max_connections (all busy)
+  std::uint64_t open = 0;             // connections open now
+  std::uint64_t accepted = 0;         // connections accepted since start
+  std::uint64_t idle_timeouts = 0;    // closed: no request within idle_timeout_ms
+  std::uint64_t header_timeouts = 0;  // closed: header not complete within header_timeout_ms
+  std::uint64_t body_timeouts = 0;    // closed: body (or a response write) not done in body_timeout_ms
+  std::uint64_t shed = 0;             // closed to make room at max_connections
+  std::uint64_t refused = 0;          // answered 503 at max_connections (all busy)
 };
 
 class HttpServer {

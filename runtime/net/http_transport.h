@@ -19,13 +19,13 @@ namespace lull::serve {
 inline constexpr std::int64_t kDefaultMaxResponseBytes = std::int64_t{256} << 20;
 
 struct HttpRequest {
-  std::string method = "GET";        // "GET", "POST", "PATCH", "PUT" or "DELETE"
-  std::string url;                   // absolute: http(s)://host:port/path
-  std::string body;                  // POST, PATCH and PUT only
-  std::string content_type;          // with a body; empty: application/octet-stream
-  std::string bearer_token;          // non-empty: sent as "Authorization: Bearer TOKEN" (TorchServe's keys, Kubernetes)
-  std::string ca_file;               // https: the CA bundle that signs the server (a Kubernetes service account's ca.crt)
-  std::int64_t timeout_ms = 0;       // whole transfer; 0: no limit
+  std::string method = "GET";   // "GET", "POST", "PATCH", "PUT" or "DELETE"
+  std::string url;              // absolute: http(s)://host:port/path
+  std::string body;             // POST, PATCH and PUT only
+  std::string content_type;     // with a body; empty: application/octet-stream
+  std::string bearer_token;     // non-empty: sent as "Authorization: Bearer TOKEN" (TorchServe's keys, Kubernetes)
+  std::string ca_file;          // https: the CA bundle that signs the server (a Kubernetes service account's ca.crt)
+  std::int64_t timeout_ms = 0;  // whole transfer; 0: no limit
   std::int64_t connect_timeout_ms = 1000;
   // A body larger than this ends the transfer with too_large (a broken or
   // hostile server cannot make lull buffer without bound); 0: no cap.
@@ -33,14 +33,14 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
-  int status = 0;                    // 0 when no response arrived
+  int status = 0;  // 0 when no response arrived
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
-  std::string error;                 // transport failure ("Connection refused", ...); empty otherwise
+  std::string error;  // transport failure ("Connection refused", ...); empty otherwise
   bool timed_out = false;
   bool cancelled = false;
-  bool too_large = false;            // the body passed request.max_response_bytes; error says so
-  std::int64_t elapsed_us = 0;       // from send() to completion
+  bool too_large = false;       // the body passed request.max_response_bytes; error says so
+  std::int64_t elapsed_us = 0;  // from send() to completion
 
   bool ok() const { return error.empty() && status >= 200 && status < 300; }
   // First header of that (lower-case) name, or "".

@@ -38,13 +38,20 @@ class Scanner {
   bool value(int depth, JsonDataField* top) {
     skip_space();
     switch (peek()) {
-      case '{': return object(depth + 1, top);
-      case '[': return array(depth + 1);
-      case '"': return string(nullptr);
-      case 't': return literal("true");
-      case 'f': return literal("false");
-      case 'n': return literal("null");
-      default: return number();
+      case '{':
+        return object(depth + 1, top);
+      case '[':
+        return array(depth + 1);
+      case '"':
+        return string(nullptr);
+      case 't':
+        return literal("true");
+      case 'f':
+        return literal("false");
+      case 'n':
+        return literal("null");
+      default:
+        return number();
     }
   }
 
@@ -69,7 +76,10 @@ class Scanner {
         return false;
       }
       skip_space();
-      if (peek() == ',') { ++pos_; continue; }
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
       if (peek() == '}') return ++pos_, true;
       return false;
     }
@@ -83,7 +93,10 @@ class Scanner {
     for (;;) {
       if (!value(depth, nullptr)) return false;
       skip_space();
-      if (peek() == ',') { ++pos_; continue; }
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
       if (peek() == ']') return ++pos_, true;
       return false;
     }
@@ -123,14 +136,30 @@ class Scanner {
       const char e = s_[pos_++];
       char plain = 0;
       switch (e) {
-        case '"': plain = '"'; break;
-        case '\\': plain = '\\'; break;
-        case '/': plain = '/'; break;
-        case 'b': plain = '\b'; break;
-        case 'f': plain = '\f'; break;
-        case 'n': plain = '\n'; break;
-        case 'r': plain = '\r'; break;
-        case 't': plain = '\t'; break;
+        case '"':
+          plain = '"';
+          break;
+        case '\\':
+          plain = '\\';
+          break;
+        case '/':
+          plain = '/';
+          break;
+        case 'b':
+          plain = '\b';
+          break;
+        case 'f':
+          plain = '\f';
+          break;
+        case 'n':
+          plain = '\n';
+          break;
+        case 'r':
+          plain = '\r';
+          break;
+        case 't':
+          plain = '\t';
+          break;
         case 'u': {
           if (pos_ + 4 > s_.size()) return false;
           std::uint32_t cp = 0;
@@ -142,7 +171,8 @@ class Scanner {
           if (out) append_utf8(out, cp);  // surrogates kept as-is: "data" is base64, ASCII
           continue;
         }
-        default: return false;
+        default:
+          return false;
       }
       if (out) out->push_back(plain);
     }

@@ -13,10 +13,10 @@ namespace lull::serve {
 inline constexpr int kMaxJsonDepth = 32;
 
 struct JsonDataField {
-  bool valid_json = false;               // the body is one well-formed JSON value (within the depth)
-  bool is_object = false;                // ... and it is an object
-  bool too_deep = false;                 // nesting past kMaxJsonDepth (valid_json is false)
-  std::optional<std::string> data;       // its top-level "data" when that is a string (unescaped)
+  bool valid_json = false;          // the body is one well-formed JSON value (within the depth)
+  bool is_object = false;           // ... and it is an object
+  bool too_deep = false;            // nesting past kMaxJsonDepth (valid_json is false)
+  std::optional<std::string> data;  // its top-level "data" when that is a string (unescaped)
 };
 
 JsonDataField read_json_data_field(std::string_view body);

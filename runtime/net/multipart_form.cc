@@ -62,7 +62,8 @@ bool is_multipart_form(std::string_view content_type) {
 
 std::optional<std::string> multipart_field(std::string_view content_type, std::string_view body,
                                            std::string_view name) {
-  const std::string_view boundary = parameter(content_type.substr(std::min(content_type.find(';'), content_type.size())), "boundary");
+  const std::string_view boundary =
+      parameter(content_type.substr(std::min(content_type.find(';'), content_type.size())), "boundary");
   if (boundary.empty() || boundary.size() > 70) return std::nullopt;  // RFC 2046: 1..70 characters
   // Every part starts after "--BOUNDARY" at the body's start or after CRLF.
   const std::string delimiter = "\r\n--" + std::string(boundary);

@@ -15,7 +15,6 @@ bool is_multipart_form(std::string_view content_type);
 // The content of the first part named `name` (Content-Disposition:
 // form-data; name="NAME"), or nullopt when there is none or the body is
 // not a well-formed multipart body with the Content-Type's boundary.
-std::optional<std::string> multipart_field(std::string_view content_type, std::string_view body,
-                                           std::string_view name);
+std::optional<std::string> multipart_field(std::string_view content_type, std::string_view body, std::string_view name);
 
 }  // namespace lull::serve

@@ -17,8 +17,10 @@ std::string build_git_commit() { return LULL_GIT_COMMIT; }
 std::string render_build_info() {
   std::string out;
   prom::family(out, "lull_build_info", "gauge", "Always 1; the labels name the build that is serving.");
-  prom::sample(out, "lull_build_info{version=\"" + prom::escape(build_version()) + "\",git_commit=\"" +
-                        prom::escape(build_git_commit()) + "\"}", 1);
+  prom::sample(out,
+               "lull_build_info{version=\"" + prom::escape(build_version()) + "\",git_commit=\"" +
+                   prom::escape(build_git_commit()) + "\"}",
+               1);
   return out;
 }
 

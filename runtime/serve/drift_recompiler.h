@@ -29,8 +29,8 @@ namespace lull::serve {
 class DriftRecompiler final : public runtime::Controller {
  public:
   // The served set with its latencies replaced by the observed ones, compiled again.
-  using Recompile =
-      std::function<schema::PolicySet(const schema::PolicySet& served, const std::vector<std::vector<double>>& latency_us)>;
+  using Recompile = std::function<schema::PolicySet(const schema::PolicySet& served,
+                                                    const std::vector<std::vector<double>>& latency_us)>;
   // Writes the new set's bytes to the output (atomically).
   using Write = std::function<void(const std::string& bytes)>;
   // `log` receives one line per compilation (done or failed).

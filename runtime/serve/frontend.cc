@@ -15,13 +15,20 @@ namespace {
 // TorchServe's error type names by status, so clients that switch on them work.
 const char* error_type(int status) {
   switch (status) {
-    case 400: return "BadRequestException";
-    case 404: return "ModelNotFoundException";
-    case 405: return "MethodNotAllowedException";
-    case 413: return "RequestTooLargeException";
-    case 503: return "ServiceUnavailableException";
-    case 504: return "RequestTimeoutException";
-    default: return status >= 500 ? "InternalServerException" : "BadRequestException";
+    case 400:
+      return "BadRequestException";
+    case 404:
+      return "ModelNotFoundException";
+    case 405:
+      return "MethodNotAllowedException";
+    case 413:
+      return "RequestTooLargeException";
+    case 503:
+      return "ServiceUnavailableException";
+    case 504:
+      return "RequestTimeoutException";
+    default:
+      return status >= 500 ? "InternalServerException" : "BadRequestException";
   }
 }
 
@@ -33,8 +40,8 @@ ServerResponse error_response(int status, const std::string& message) {
   }
   ServerResponse r;
   r.status = status;
-  r.body = "{\"code\":" + std::to_string(status) + ",\"type\":\"" + error_type(status) + "\",\"message\":\"" +
-           escaped + "\"}";
+  r.body = "{\"code\":" + std::to_string(status) + ",\"type\":\"" + error_type(status) + "\",\"message\":\"" + escaped +
+           "\"}";
   return r;
 }
 
@@ -151,10 +158,9 @@ void Frontend::route(ServerRequest req, Respond respond) {
   if (req.target == "/v2" || req.target.rfind("/v2/", 0) == 0) return route_v2(std::move(req), std::move(respond));
   if (req.target == "/metrics") {
     if (!get) return respond(error_response(405, "use GET /metrics"));
-    return respond(json_response(200,
-                                 service_.metrics_text() + responses_.render() +
-                                     render_http_server_stats(server_.stats()),
-                                 "text/plain; version=0.0.4"));
+    return respond(
+        json_response(200, service_.metrics_text() + responses_.render() + render_http_server_stats(server_.stats()),
+                      "text/plain; version=0.0.4"));
   }
   std::string task;
   if (!prediction_task(req.target, &task)) return respond(error_response(404, "no such path: " + req.target));

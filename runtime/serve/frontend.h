@@ -36,13 +36,13 @@
 namespace lull::serve {
 
 struct Answer {
-  int http_status = 200;     // 200, or an error status (4xx: the model rejected the input; 503/504)
-  std::string body;          // the prediction (JSON), or the error message
+  int http_status = 200;       // 200, or an error status (4xx: the model rejected the input; 503/504)
+  std::string body;            // the prediction (JSON), or the error message
   bool error_is_json = false;  // error: `body` is already {"code","type","message"} (from the model)
-  std::string model;         // header X-Lull-Model
-  int worker = -1;           // header X-Lull-Worker
-  bool retried = false;      // header X-Lull-Retried
-  int retry_after_s = 0;     // header Retry-After when > 0 (the bouncer's 503)
+  std::string model;           // header X-Lull-Model
+  int worker = -1;             // header X-Lull-Worker
+  bool retried = false;        // header X-Lull-Retried
+  int retry_after_s = 0;       // header Retry-After when > 0 (the bouncer's 503)
 };
 
 // What the front end serves; implemented by the serve session and by test fakes.

@@ -22,10 +22,10 @@
 namespace lull::serve {
 
 struct DriftRule {
-  int window = 64;         // last batches kept per (model, batch size)
-  int min_samples = 20;    // no verdict on fewer
-  double percentile = 95;  // the verdict's, of the window, in (0, 100]
-  double tolerance = 0.25; // drift: observed > profiled * (1 + tolerance)
+  int window = 64;          // last batches kept per (model, batch size)
+  int min_samples = 20;     // no verdict on fewer
+  double percentile = 95;   // the verdict's, of the window, in (0, 100]
+  double tolerance = 0.25;  // drift: observed > profiled * (1 + tolerance)
   // The percentile the policy was compiled at; the corrected profile takes
   // this percentile of the window (0: `percentile`). The serve session sets
   // it from the set and judges at min(it, 95): a policy planned with the
@@ -38,9 +38,9 @@ struct DriftPair {
   int model = 0;
   int batch = 0;
   double profiled_us = 0;
-  double observed_us = 0;  // the verdict's percentile of the window; 0 below min_samples
+  double observed_us = 0;       // the verdict's percentile of the window; 0 below min_samples
   double observed_plan_us = 0;  // the plan percentile of the window (the corrected profile's)
-  int samples = 0;         // in the window
+  int samples = 0;              // in the window
   bool drifting = false;
 };
 
@@ -90,8 +90,8 @@ class LatencyDriftDetector {
   static double percentile_of(const Window& w, double percentile);
 
   DriftRule rule_;
-  std::vector<std::vector<DriftPair>> pairs_;   // [model][batch - 1]
-  std::vector<std::vector<Window>> windows_;    // the same shape
+  std::vector<std::vector<DriftPair>> pairs_;  // [model][batch - 1]
+  std::vector<std::vector<Window>> windows_;   // the same shape
   int drifting_ = 0;
   std::uint64_t starts_ = 0;
 };

@@ -9,8 +9,8 @@
 namespace lull::serve {
 
 struct LatencyHistogram {
-  std::vector<double> upper_bounds_s;       // ascending, without +Inf
-  std::vector<std::uint64_t> bucket_counts; // per bound, not cumulative; last entry is +Inf
+  std::vector<double> upper_bounds_s;        // ascending, without +Inf
+  std::vector<std::uint64_t> bucket_counts;  // per bound, not cumulative; last entry is +Inf
   double sum_s = 0;
   std::uint64_t count = 0;
 

@@ -57,7 +57,8 @@ std::string render_process_metrics() {
     prom::sample(out, "process_resident_memory_bytes", std::stod(f[21]) * page);
     const double boot = boot_time_s();
     if (boot >= 0) {
-      prom::family(out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+      prom::family(out, "process_start_time_seconds", "gauge",
+                   "Start time of the process since unix epoch in seconds.");
       prom::sample(out, "process_start_time_seconds", boot + std::stod(f[19]) / ticks);
     }
   }

@@ -42,7 +42,8 @@ void histogram(std::string& out, const char* name, const char* help, const Laten
 void drift(std::string& out, const ServeSnapshot& s) {
   if (!s.drift.enabled) return;
   family(out, "lull_latency_drift_pairs", "gauge",
-         "(model, batch size) pairs whose observed batch latency percentile exceeds the profile by more than the tolerance now.");
+         "(model, batch size) pairs whose observed batch latency percentile exceeds the profile by more than the "
+         "tolerance now.");
   sample(out, "lull_latency_drift_pairs", s.drift.drifting);
   family(out, "lull_latency_drift_total", "counter", "Times a (model, batch size) pair started drifting.");
   sample(out, "lull_latency_drift_total", static_cast<double>(s.drift.starts));
@@ -51,10 +52,13 @@ void drift(std::string& out, const ServeSnapshot& s) {
     return "{model=\"" + prom::escape(name) + "\",batch=\"" + std::to_string(p.batch) + "\"}";
   };
   family(out, "lull_batch_latency_observed_seconds", "gauge",
-         "The drift rule's percentile of the last batches' send-to-answer time, by model and batch size (pairs with enough batches).");
-  for (const auto& p : s.drift.pairs) sample(out, "lull_batch_latency_observed_seconds" + labels(p), p.observed_us / 1e6);
+         "The drift rule's percentile of the last batches' send-to-answer time, by model and batch size (pairs with "
+         "enough batches).");
+  for (const auto& p : s.drift.pairs)
+    sample(out, "lull_batch_latency_observed_seconds" + labels(p), p.observed_us / 1e6);
   family(out, "lull_batch_latency_profiled_seconds", "gauge", "The policy's latency for the same pairs.");
-  for (const auto& p : s.drift.pairs) sample(out, "lull_batch_latency_profiled_seconds" + labels(p), p.profiled_us / 1e6);
+  for (const auto& p : s.drift.pairs)
+    sample(out, "lull_batch_latency_profiled_seconds" + labels(p), p.profiled_us / 1e6);
 }
 
 }  // namespace
@@ -74,7 +78,8 @@ std::string render_prometheus(const ServeSnapshot& s) {
   family(out, "lull_failed_total", "counter", "Queries answered with an error (503 or 504).");
   sample(out, "lull_failed_total", static_cast<double>(c.failed));
   family(out, "lull_rejected_total", "counter",
-         "Queries refused on arrival (503 with Retry-After) because even the fastest model could not meet their deadline (--reject-late).");
+         "Queries refused on arrival (503 with Retry-After) because even the fastest model could not meet their "
+         "deadline (--reject-late).");
   sample(out, "lull_rejected_total", static_cast<double>(c.rejected));
   family(out, "lull_retried_total", "counter", "Queries retried after a failed batch.");
   sample(out, "lull_retried_total", static_cast<double>(c.retried));
@@ -89,10 +94,12 @@ std::string render_prometheus(const ServeSnapshot& s) {
   sample(out, "lull_policy_load_queries_per_second", s.policy_load_qps);
   family(out, "lull_policy_workers", "gauge", "The worker count the active policy was compiled for.");
   sample(out, "lull_policy_workers", s.policy_workers);
-  family(out, "lull_policy_arrivals_info", "gauge", "1, labelled with the arrival process the active policy was compiled for.");
+  family(out, "lull_policy_arrivals_info", "gauge",
+         "1, labelled with the arrival process the active policy was compiled for.");
   sample(out, "lull_policy_arrivals_info{arrivals=\"" + prom::escape(s.policy_arrivals) + "\"}", 1);
   // The burstiness estimate (runtime/burstiness_estimator.h); 0 until a full window is seen.
-  family(out, "lull_arrival_estimate_ready", "gauge", "1 once the burstiness estimate covers a full window of arrivals.");
+  family(out, "lull_arrival_estimate_ready", "gauge",
+         "1 once the burstiness estimate covers a full window of arrivals.");
   sample(out, "lull_arrival_estimate_ready", s.arrivals.ready ? 1 : 0);
   family(out, "lull_arrival_gap_cv2", "gauge", "Squared coefficient of variation of the recent inter-arrival gaps.");
   sample(out, "lull_arrival_gap_cv2", s.arrivals.gap_cv2);
@@ -100,17 +107,21 @@ std::string render_prometheus(const ServeSnapshot& s) {
          "Index of dispersion (variance over mean) of recent arrival counts in bins of about 50 arrivals.");
   sample(out, "lull_arrival_count_dispersion", s.arrivals.dispersion);
   family(out, "lull_arrival_burstiness", "gauge",
-         "The estimated arrival pattern's burstiness (gamma CV^2 or batch dispersion; 1 for Poisson), labelled with its family.");
-  sample(out, "lull_arrival_burstiness{family=\"" +
-                  std::string(s.arrivals.process.kind == ArrivalProcess::Kind::kBatch   ? "batch"
-                              : s.arrivals.process.kind == ArrivalProcess::Kind::kGamma ? "gamma"
-                                                                                         : "poisson") +
-                  "\"}",
+         "The estimated arrival pattern's burstiness (gamma CV^2 or batch dispersion; 1 for Poisson), labelled with "
+         "its family.");
+  sample(out,
+         "lull_arrival_burstiness{family=\"" +
+             std::string(s.arrivals.process.kind == ArrivalProcess::Kind::kBatch   ? "batch"
+                         : s.arrivals.process.kind == ArrivalProcess::Kind::kGamma ? "gamma"
+                                                                                   : "poisson") +
+             "\"}",
          s.arrivals.process.burstiness());
-  family(out, "lull_arrival_pattern_switches_total", "counter", "Changes of the arrival pattern the policy is chosen for.");
+  family(out, "lull_arrival_pattern_switches_total", "counter",
+         "Changes of the arrival pattern the policy is chosen for.");
   sample(out, "lull_arrival_pattern_switches_total", static_cast<double>(s.pattern_switches));
   if (s.online_compile) {
-    family(out, "lull_online_compilations_total", "counter", "Policies compiled online and swapped in (--online-compile on).");
+    family(out, "lull_online_compilations_total", "counter",
+           "Policies compiled online and swapped in (--online-compile on).");
     sample(out, "lull_online_compilations_total", static_cast<double>(s.compilations));
     family(out, "lull_online_compile_failures_total", "counter", "Online compilations that failed (logged on stderr).");
     sample(out, "lull_online_compile_failures_total", static_cast<double>(s.compile_failures));
@@ -130,19 +141,33 @@ std::string render_prometheus(const ServeSnapshot& s) {
   sample(out, "lull_policy_expected_violation_ratio", s.expected_violation_rate);
   family(out, "lull_worker_up", "gauge", "1 while the worker is in rotation.");
   for (size_t w = 0; w < s.workers.size(); ++w)
-    sample(out, "lull_worker_up{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\",url=\"" + prom::escape(s.workers[w].url) + "\"}",
+    sample(out,
+           "lull_worker_up{worker=\"" +
+               std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\",url=\"" +
+               prom::escape(s.workers[w].url) + "\"}",
            s.workers[w].up ? 1 : 0);
   family(out, "lull_worker_queue_length", "gauge", "Queries waiting in the worker's queue.");
   for (size_t w = 0; w < s.workers.size(); ++w)
-    sample(out, "lull_worker_queue_length{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\"}", s.workers[w].queue_length);
+    sample(out,
+           "lull_worker_queue_length{worker=\"" +
+               std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\"}",
+           s.workers[w].queue_length);
   family(out, "lull_worker_batches_in_flight", "gauge", "Batches sent to the worker and not yet answered.");
   for (size_t w = 0; w < s.workers.size(); ++w)
-    sample(out, "lull_worker_batches_in_flight{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\"}", s.workers[w].batches_in_flight);
+    sample(out,
+           "lull_worker_batches_in_flight{worker=\"" +
+               std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\"}",
+           s.workers[w].batches_in_flight);
   family(out, "lull_worker_batches_total", "counter", "Batches finished by the worker, by result.");
   for (size_t w = 0; w < s.workers.size(); ++w) {
-    sample(out, "lull_worker_batches_total{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\",result=\"ok\"}",
+    sample(out,
+           "lull_worker_batches_total{worker=\"" +
+               std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\",result=\"ok\"}",
            static_cast<double>(s.workers[w].batches_ok));
-    sample(out, "lull_worker_batches_total{worker=\"" + std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) + "\",result=\"failed\"}",
+    sample(out,
+           "lull_worker_batches_total{worker=\"" +
+               std::to_string(s.workers[w].slot >= 0 ? s.workers[w].slot : static_cast<int>(w)) +
+               "\",result=\"failed\"}",
            static_cast<double>(s.workers[w].batches_failed));
   }
   // Outlier ejection (--eject-*): per worker, and how many are out now.

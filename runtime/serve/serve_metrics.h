@@ -16,18 +16,18 @@
 namespace lull::serve {
 
 struct ServeCounters {
-  std::uint64_t queries = 0;            // arrived
-  std::uint64_t answered = 0;           // with a prediction
-  std::uint64_t failed = 0;             // answered with an error
-  std::uint64_t rejected = 0;           // refused on arrival by the bouncer (503, not in `failed`)
-  std::uint64_t violations = 0;         // answered later than the SLO
-  std::uint64_t retried = 0;            // queries sent a second time
-  std::uint64_t satisfied = 0;          // answered within the SLO
-  double satisfied_accuracy_sum = 0;    // sum of the models' accuracies over satisfied queries
-  std::vector<std::uint64_t> per_model; // answered, by model index
+  std::uint64_t queries = 0;                        // arrived
+  std::uint64_t answered = 0;                       // with a prediction
+  std::uint64_t failed = 0;                         // answered with an error
+  std::uint64_t rejected = 0;                       // refused on arrival by the bouncer (503, not in `failed`)
+  std::uint64_t violations = 0;                     // answered later than the SLO
+  std::uint64_t retried = 0;                        // queries sent a second time
+  std::uint64_t satisfied = 0;                      // answered within the SLO
+  double satisfied_accuracy_sum = 0;                // sum of the models' accuracies over satisfied queries
+  std::vector<std::uint64_t> per_model;             // answered, by model index
   std::vector<std::uint64_t> per_model_violations;  // answered late, by model index
   std::vector<std::uint64_t> per_model_satisfied;   // answered within the SLO, by model index
-  LatencyHistogram latency;             // arrival to answer, of answered queries
+  LatencyHistogram latency;                         // arrival to answer, of answered queries
 };
 
 struct WorkerSnapshot {
@@ -57,11 +57,11 @@ struct ServeSnapshot {
   std::vector<std::string> model_names;
   double load_estimate_qps = 0;
   double policy_load_qps = 0;
-  int policy_workers = 0;          // the worker count the active policy was compiled for
+  int policy_workers = 0;                   // the worker count the active policy was compiled for
   std::string policy_arrivals = "poisson";  // the arrival process it was compiled for
   runtime::BurstinessEstimate arrivals;     // the dispatcher's estimate of the arrivals' pattern
   std::uint64_t pattern_switches = 0;       // changes of the pattern the policy is chosen for
-  bool online_compile = false;     // the online compilation families are shown
+  bool online_compile = false;              // the online compilation families are shown
   std::uint64_t compilations = 0, compile_failures = 0;
   double compile_seconds_sum = 0, compile_last_seconds = 0;
   double expected_accuracy = 0;

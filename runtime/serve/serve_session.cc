@@ -36,18 +36,19 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
   current_policy_ = logged_policy_ = dispatcher_.current_choice().id;
   if (options_.online) options_.online->connect(dispatcher_.policy_inbox());
   // Once per process: an estimate hovering at the library's edge would repeat it.
-  dispatcher_.on_pattern_beyond_library([logged = false](const runtime::BurstinessEstimate& e,
-                                                         const ArrivalProcess& serving) mutable {
-    if (logged) return;
-    logged = true;
-    log::warn("arrivals look like %s (gap CV^2 %.2f, count dispersion %.2f), burstier than every "
-              "policy in the library; serving the %s policies (--online-compile on compiles one for the pattern; "
-              "logged once, /metrics has the estimate)",
-              arrival_process_text(e.process).c_str(), e.gap_cv2, e.dispersion, arrival_process_text(serving).c_str());
-  });
+  dispatcher_.on_pattern_beyond_library(
+      [logged = false](const runtime::BurstinessEstimate& e, const ArrivalProcess& serving) mutable {
+        if (logged) return;
+        logged = true;
+        log::warn(
+            "arrivals look like %s (gap CV^2 %.2f, count dispersion %.2f), burstier than every "
+            "policy in the library; serving the %s policies (--online-compile on compiles one for the pattern; "
+            "logged once, /metrics has the estimate)",
+            arrival_process_text(e.process).c_str(), e.gap_cv2, e.dispersion, arrival_process_text(serving).c_str());
+      });
   if (options_.library.empty() && !options_.online && health.num_workers() != table_.workers)
-    throw std::invalid_argument("the policy set was compiled for " + std::to_string(table_.workers) +
-                                " workers but " + std::to_string(health.num_workers()) + " workers were given");
+    throw std::invalid_argument("the policy set was compiled for " + std::to_string(table_.workers) + " workers but " +
+                                std::to_string(health.num_workers()) + " workers were given");
   if (options_.worker_names.empty())
     for (int w = 0; w < workers(); ++w) options_.worker_names.push_back(options_.pool_managed ? "" : std::to_string(w));
   counters_.per_model.assign(table_.models.size(), 0);
@@ -107,10 +108,9 @@ void ServeSession::on_health(int worker, bool up) {
   std::unique_lock<std::mutex> lock(mu_);
   up = up && admitted_.at(static_cast<std::size_t>(worker));  // a pool's worker joins only through add_worker
   if (dispatcher_.worker_available(worker) != up)
-    (up ? log::info : log::warn)("worker %d (%s) %s%s%s", worker,
-                                 options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
-                                 up ? "up: back in rotation" : "down: out of rotation", why.empty() ? "" : ": ",
-                                 why.c_str());
+    (up ? log::info : log::warn)(
+        "worker %d (%s) %s%s%s", worker, options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
+        up ? "up: back in rotation" : "down: out of rotation", why.empty() ? "" : ": ", why.c_str());
   // Going down hands the worker's queue to the others, which may start batches.
   dispatcher_.set_worker_available(worker, up);
   send_outbox(lock);
@@ -132,8 +132,8 @@ void ServeSession::drain_worker(int slot, std::function<void()> drained) {
   std::unique_lock<std::mutex> lock(mu_);
   admitted_.at(static_cast<std::size_t>(slot)) = 0;
   const bool busy = dispatcher_.busy(slot);
-  log::info("worker %d (%s) draining: out of rotation, %d queued queries move to the others%s",
-            slot, options_.worker_names.at(static_cast<std::size_t>(slot)).c_str(), dispatcher_.queued(slot),
+  log::info("worker %d (%s) draining: out of rotation, %d queued queries move to the others%s", slot,
+            options_.worker_names.at(static_cast<std::size_t>(slot)).c_str(), dispatcher_.queued(slot),
             busy ? ", its batch in flight finishes" : "");
   // Its queue and waiting retries go to the workers still available.
   if (dispatcher_.worker_available(slot)) dispatcher_.set_worker_available(slot, false);
@@ -145,8 +145,7 @@ void ServeSession::remove_worker(int slot) {
   std::unique_lock<std::mutex> lock(mu_);
   admitted_.at(static_cast<std::size_t>(slot)) = 0;
   if (dispatcher_.worker_available(slot)) dispatcher_.set_worker_available(slot, false);
-  log::info("worker %d (%s) removed", slot,
-            options_.worker_names.at(static_cast<std::size_t>(slot)).c_str());
+  log::info("worker %d (%s) removed", slot, options_.worker_names.at(static_cast<std::size_t>(slot)).c_str());
   options_.worker_names.at(static_cast<std::size_t>(slot)).clear();
   send_outbox(lock);
 }
@@ -182,7 +181,8 @@ int ServeSession::refuse_seconds(std::int64_t arrival_us) const {
                                    dispatcher_.queued(w)};
   // The catalog's latencies: the profile's, or those observed once a
   // recompiled set was swapped in.
-  const runtime::AdmissionVerdict v = runtime::admit_query(in, dispatcher_.catalog().header().models.front().latency_us);
+  const runtime::AdmissionVerdict v =
+      runtime::admit_query(in, dispatcher_.catalog().header().models.front().latency_us);
   return v.admit ? 0 : runtime::retry_after_seconds(in, v);
 }
 
@@ -238,10 +238,11 @@ void ServeSession::log_replacement() {
   logged_generation_ = generation;
   const runtime::PolicyChoice& choice = dispatcher_.current_choice();
   current_policy_ = logged_policy_ = choice.id;  // this line says which policy serves: no switch line too
-  log::info("swapped in the policies recompiled from observed latencies (replacement %d): now the %g qps "
-            "policy for %d workers, expected violation %.4f, accuracy %.4f",
-            generation, choice.policy->load_qps, choice.workers, choice.policy->expected_violation_rate,
-            choice.policy->expected_accuracy);
+  log::info(
+      "swapped in the policies recompiled from observed latencies (replacement %d): now the %g qps "
+      "policy for %d workers, expected violation %.4f, accuracy %.4f",
+      generation, choice.policy->load_qps, choice.workers, choice.policy->expected_violation_rate,
+      choice.policy->expected_accuracy);
 }
 
 void ServeSession::log_policy_switch() {
@@ -256,9 +257,11 @@ void ServeSession::log_policy_switch() {
   // second; one line per second at most says where it settled and how often.
   const std::int64_t now_us = clock_.now_us();
   if (switches_since_log_ == 0 || choice.id == logged_policy_ || now_us - last_log_us_ < 1'000'000) return;
-  log::info("policy switch to the %g qps policy for %d workers, arrivals %s (load estimate %.1f qps; %d switches since the last line)",
-            choice.policy->load_qps, choice.workers, arrival_process_text(choice.arrivals).c_str(),
-            dispatcher_.last_estimate_qps(), switches_since_log_);
+  log::info(
+      "policy switch to the %g qps policy for %d workers, arrivals %s (load estimate %.1f qps; %d switches since the "
+      "last line)",
+      choice.policy->load_qps, choice.workers, arrival_process_text(choice.arrivals).c_str(),
+      dispatcher_.last_estimate_qps(), switches_since_log_);
   logged_policy_ = choice.id;
   last_log_us_ = now_us;
   switches_since_log_ = 0;
@@ -317,12 +320,14 @@ bool ServeSession::check_drift(const runtime::BatchResult& r, DriftEvent* event)
   const double pct = (p.observed_us / p.profiled_us - 1) * 100;
   if (change == LatencyDriftDetector::Change::kEnded) {
     log::info("latency drift over: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%)",
-              model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000, pct);
+              model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000,
+              pct);
     return false;
   }
-  log::warn("latency drift: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%); "
-            "the policy's expectations do not hold here",
-            model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000, pct);
+  log::warn(
+      "latency drift: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%); "
+      "the policy's expectations do not hold here",
+      model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000, pct);
   event->pair = p;
   event->model = model;
   event->corrected_latency_us = drift_->corrected_latency_us();
@@ -338,8 +343,8 @@ void ServeSession::on_final_result(const runtime::BatchResult& r) {
     counters_.retried += r.retried ? 1 : 0;
     if (!r.ok) {
       counters_.failed++;
-      Answer a = error_answer(503, r.retried ? "failed on two workers (last: " + r.error + ")"
-                                             : "no other worker is up; " + r.error);
+      Answer a = error_answer(
+          503, r.retried ? "failed on two workers (last: " + r.error + ")" : "no other worker is up; " + r.error);
       a.retried = r.retried;
       answer(id, std::move(a));
       continue;

@@ -93,8 +93,8 @@ class ServeSession final : public QueryService {
   // source that calls them from its own threads must be stopped before the
   // session is destroyed. Workers the health source reports down now start
   // out of rotation. `table` names the models and the SLO.
-  ServeSession(const runtime::PolicyTable& table, runtime::Backend& backend, WorkerHealth& health,
-               QueryInputs& inputs, runtime::Clock& clock, ServeOptions options = {});
+  ServeSession(const runtime::PolicyTable& table, runtime::Backend& backend, WorkerHealth& health, QueryInputs& inputs,
+               runtime::Clock& clock, ServeOptions options = {});
   ~ServeSession() override;
 
   // Answers every query still waiting with 503, so HTTP threads return;
@@ -118,9 +118,7 @@ class ServeSession final : public QueryService {
   // and models in the same order; a set recompiled from the observed
   // latencies) replaces its worker count's policies at the next arrival
   // (PolicyCatalog::replace). Logged in one line, counted in /metrics.
-  void replace_policies(runtime::PolicyTable table) {
-    dispatcher_.policy_inbox().post_replacement(std::move(table));
-  }
+  void replace_policies(runtime::PolicyTable table) { dispatcher_.policy_inbox().post_replacement(std::move(table)); }
 
   // Model variants (manager/variant_switcher.h): puts `tables` (one per worker
   // count, each with the same task, SLO and models as the catalog; policies
@@ -200,7 +198,7 @@ class ServeSession final : public QueryService {
   std::int64_t last_log_us_ = 0;
   int logged_generation_ = 0, logged_rejected_ = 0;  // replacements and refused mail logged so far
   std::unordered_map<runtime::QueryId, Waiting> waiting_;
-  std::vector<runtime::BatchRequest> outbox_;  // started under mu_, sent after it
+  std::vector<runtime::BatchRequest> outbox_;        // started under mu_, sent after it
   std::unordered_map<int, int> in_flight_by_model_;  // batches started and not reported, by model id
   std::condition_variable batch_done_;               // a batch was reported (swap_policies_and_wait)
   std::vector<WorkerBatches> worker_batches_;

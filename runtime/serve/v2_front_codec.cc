@@ -46,8 +46,10 @@ const Datatype* find_datatype(const std::string& name) {
 
 bool element_fits(const JsonValue& e, const Datatype& d) {
   switch (d.element) {
-    case Element::kBool: return e.kind_case() == JsonValue::kBoolValue;
-    case Element::kString: return e.kind_case() == JsonValue::kStringValue;
+    case Element::kBool:
+      return e.kind_case() == JsonValue::kBoolValue;
+    case Element::kString:
+      return e.kind_case() == JsonValue::kStringValue;
     case Element::kInteger:
       return e.kind_case() == JsonValue::kNumberValue && e.number_value() == std::floor(e.number_value()) &&
              e.number_value() >= d.min && e.number_value() <= d.max;
@@ -100,8 +102,9 @@ bool check_input(const JsonValue& in, const std::string& where, std::set<std::st
     return fail(error, label + ".datatype: missing or not a string");
   const Datatype* d = find_datatype(datatype->string_value());
   if (!d)
-    return fail(error, label + ".datatype: '" + datatype->string_value() +
-                           "' is not one of the protocol's (BOOL, UINT8..UINT64, INT8..INT64, FP16, FP32, FP64, BYTES)");
+    return fail(error,
+                label + ".datatype: '" + datatype->string_value() +
+                    "' is not one of the protocol's (BOOL, UINT8..UINT64, INT8..INT64, FP16, FP32, FP64, BYTES)");
   const JsonValue* shape = json_field(in, "shape");
   if (!is_list(shape)) return fail(error, label + ".shape: missing or not a list");
   std::int64_t expected = 1;
@@ -134,8 +137,9 @@ bool check_input(const JsonValue& in, const std::string& where, std::set<std::st
 
 // The input as it goes to a model that reads v2 tensors: its own fields only.
 std::string input_json(const JsonValue& in) {
-  std::string s = "{\"name\":" + json_text(*json_field(in, "name")) + ",\"datatype\":" +
-                  json_text(*json_field(in, "datatype")) + ",\"shape\":" + json_text(*json_field(in, "shape"));
+  std::string s = "{\"name\":" + json_text(*json_field(in, "name")) +
+                  ",\"datatype\":" + json_text(*json_field(in, "datatype")) +
+                  ",\"shape\":" + json_text(*json_field(in, "shape"));
   if (const JsonValue* p = json_field(in, "parameters")) s += ",\"parameters\":" + json_text(*p);
   return s + ",\"data\":" + json_text(*json_field(in, "data")) + "}";
 }
@@ -143,8 +147,7 @@ std::string input_json(const JsonValue& in) {
 // A prediction that is already v2 outputs: {"outputs": [...]} and nothing else.
 bool v2_outputs_of(const std::string& prediction, std::string* outputs) {
   const auto first = prediction.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || prediction[first] != '{' ||
-      prediction.find("\"outputs\"") == std::string::npos)
+  if (first == std::string::npos || prediction[first] != '{' || prediction.find("\"outputs\"") == std::string::npos)
     return false;
   JsonValue v;
   if (!parse_json(prediction, &v) || !is_object(&v) || v.struct_value().fields_size() != 1) return false;
@@ -205,12 +208,14 @@ bool parse_v2_infer_request(const std::string& body, V2InferRequest* out, std::s
     const JsonValue* params = json_field(in, "parameters");
     if (params && json_string(*params, "content_type") == "base64") {
       auto bytes = base64_decode(bytes_element->string_value());
-      if (!bytes) return fail(error, "inputs[0] (" + json_string(in, "name") + ").data: not base64 (content_type base64)");
+      if (!bytes)
+        return fail(error, "inputs[0] (" + json_string(in, "name") + ").data: not base64 (content_type base64)");
       out->input = std::move(*bytes);
     } else {
       out->input = bytes_element->string_value();
     }
-    if (out->input.empty()) return fail(error, "inputs[0] (" + json_string(in, "name") + ").data: the element is empty");
+    if (out->input.empty())
+      return fail(error, "inputs[0] (" + json_string(in, "name") + ").data: the element is empty");
     return true;
   }
   std::string s = "{\"inputs\":[";

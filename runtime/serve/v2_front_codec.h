@@ -24,9 +24,9 @@
 namespace lull::serve {
 
 struct V2InferRequest {
-  std::string id;          // the request's "id" (echoed back when has_id)
+  std::string id;  // the request's "id" (echoed back when has_id)
   bool has_id = false;
-  std::string input;       // the query's input bytes (above)
+  std::string input;  // the query's input bytes (above)
 };
 
 // Parses and checks an inference request body; false with *error (one line,

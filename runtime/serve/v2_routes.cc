@@ -44,13 +44,11 @@ std::vector<std::string> path_parts(const std::string& target) {
 void Frontend::route_v2(ServerRequest req, Respond respond) {
   const std::vector<std::string> p = path_parts(req.target);  // p[0] == "v2"
   const bool get = req.method == "GET";
-  const auto only_get = [&](const char* what) {
-    return respond(v2_error(405, std::string("use GET ") + what));
-  };
+  const auto only_get = [&](const char* what) { return respond(v2_error(405, std::string("use GET ") + what)); };
   if (p.size() == 1 || (p.size() == 2 && p[1].empty())) {  // /v2, /v2/: server metadata
     if (!get) return only_get("/v2");
-    return respond(v2_response(200, "{\"name\":\"lull\",\"version\":" + json_quoted(build_version()) +
-                                        ",\"extensions\":[]}"));
+    return respond(
+        v2_response(200, "{\"name\":\"lull\",\"version\":" + json_quoted(build_version()) + ",\"extensions\":[]}"));
   }
   if (p.size() == 3 && p[1] == "health" && (p[2] == "live" || p[2] == "ready")) {
     if (!get) return only_get("on /v2/health");
@@ -59,8 +57,7 @@ void Frontend::route_v2(ServerRequest req, Respond respond) {
     return respond(v2_response(ready ? 200 : 503, ready ? "{\"ready\":true}" : "{\"ready\":false}"));
   }
   // /v2/models/{task}[/versions/{v}][/ready|/infer]
-  if (p.size() < 3 || p[1] != "models" || p[2].empty())
-    return respond(v2_error(404, "no such path: " + req.target));
+  if (p.size() < 3 || p[1] != "models" || p[2].empty()) return respond(v2_error(404, "no such path: " + req.target));
   std::size_t next = 3;
   if (p.size() > next && p[next] == "versions") {
     if (p.size() == next + 1 || p[next + 1].empty()) return respond(v2_error(404, "no such path: " + req.target));
@@ -80,14 +77,15 @@ void Frontend::route_v2(ServerRequest req, Respond respond) {
   const std::string name = json_quoted(options_.task);
   if (action == "ready") {
     const bool ready = service_.healthy();
-    return respond(v2_response(ready ? 200 : 503,
-                               "{\"name\":" + name + ",\"ready\":" + (ready ? "true" : "false") + "}"));
+    return respond(
+        v2_response(ready ? 200 : 503, "{\"name\":" + name + ",\"ready\":" + (ready ? "true" : "false") + "}"));
   }
   // Model metadata: the task as one model taking one BYTES element (tensors
   // are accepted too and passed on as JSON: v2_front_codec.h).
-  respond(v2_response(200, "{\"name\":" + name +
-                               ",\"platform\":\"lull_policy\",\"inputs\":[{\"name\":\"input\",\"datatype\":\"BYTES\","
-                               "\"shape\":[1]}],\"outputs\":[{\"name\":\"output\",\"datatype\":\"BYTES\",\"shape\":[1]}]}"));
+  respond(v2_response(200,
+                      "{\"name\":" + name +
+                          ",\"platform\":\"lull_policy\",\"inputs\":[{\"name\":\"input\",\"datatype\":\"BYTES\","
+                          "\"shape\":[1]}],\"outputs\":[{\"name\":\"output\",\"datatype\":\"BYTES\",\"shape\":[1]}]}"));
 }
 
 void Frontend::infer_v2(ServerRequest req, Respond respond) {
@@ -102,10 +100,9 @@ void Frontend::infer_v2(ServerRequest req, Respond respond) {
   service_.serve_async(
       std::move(input), waited_us,
       [arrived, task = options_.task, request = std::move(request), respond = std::move(respond)](Answer a) {
-        ServerResponse res =
-            a.http_status == 200
-                ? v2_response(200, v2_infer_response(a.model, task, request, a.body))
-                : v2_error(a.http_status, a.error_is_json ? torchserve_error_message(a.body) : a.body);
+        ServerResponse res = a.http_status == 200
+                                 ? v2_response(200, v2_infer_response(a.model, task, request, a.body))
+                                 : v2_error(a.http_status, a.error_is_json ? torchserve_error_message(a.body) : a.body);
         add_answer_headers(a, arrived, &res);
         respond(std::move(res));
       });

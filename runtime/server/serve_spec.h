@@ -32,7 +32,7 @@ struct AutoscaleSpec {
   std::string pool = "local";  // local | kubernetes
   manager::LocalProcessPoolOptions local;
   manager::KubernetesPoolOptions kubernetes;
-  manager::ServingAutoscalerOptions scaler;  // its log, refresh and pool metrics are the server's
+  manager::ServingAutoscalerOptions scaler;    // its log, refresh and pool metrics are the server's
   std::int64_t start_timeout_us = 61'000'000;  // the initial workers' wait
   std::string log_path;  // every autoscaler line also goes here (appended; '' or '-': stderr only)
 };
@@ -64,7 +64,7 @@ struct ServeSpec {
   // shard serves the file as seen at its share of the load (runtime/shard.h).
   std::function<std::vector<runtime::PolicyTable>()> load_library;
   runtime::PolicyExpectations expect;  // what a reloaded single set must match
-  runtime::PolicyTable table;  // the policies served at start (a library's first set)
+  runtime::PolicyTable table;          // the policies served at start (a library's first set)
   // The session's options: the library (empty: `table` alone), reject_late;
   // the server adds its hooks.
   serve::ServeOptions session;
@@ -85,7 +85,7 @@ struct ServeSpec {
                      const std::vector<std::string>& models)>
       check_models;
   std::function<std::unique_ptr<runtime::ModelControl>(serve::HttpTransport&)> model_control;
-  std::string health_probe = "GET /ping";  // the backend's health probe, named when no worker passes it
+  std::string health_probe = "GET /ping";     // the backend's health probe, named when no worker passes it
   runtime::PolicyCompiler* online = nullptr;  // online compilation (nullptr: off); outlives the server
   AutoscaleSpec autoscale;
   VariantSpec variants;

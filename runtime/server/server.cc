@@ -1,7 +1,6 @@
 // `lull serve` as one object (what it owns and the order: see server.h).
 #include "runtime/server/server.h"
 
-
 #include "runtime/manager/kubernetes_pool.h"
 #include "runtime/manager/load_forecast.h"
 #include "runtime/manager/local_process_pool.h"
@@ -17,12 +16,10 @@ namespace {
 void say(const std::string& line) { log::info("%s", line.c_str()); }
 }  // namespace
 
-Server::Server(ServeSpec spec)
-    : spec_(std::move(spec)), loop_(clock_, say) {
+Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
   serve::ServeOptions& opts = spec_.session;
   if (spec_.online) {
-    provider_ = std::make_unique<runtime::BackgroundPolicyProvider>(
-        *spec_.online, say);
+    provider_ = std::make_unique<runtime::BackgroundPolicyProvider>(*spec_.online, say);
     opts.online = provider_.get();
   }
   spec_.frontend.task = spec_.table.task;
@@ -180,8 +177,7 @@ void Server::start_variants() {
   swap_ = std::make_unique<manager::SessionPolicySwap>(*session_, v.drain_timeout_ms);
   {
     std::lock_guard<std::mutex> lock(switcher_mu_);
-    switcher_ = std::make_unique<manager::VariantSwitcher>(v.variants, list, *model_control_, *swap_, say,
-                                                            v.switching);
+    switcher_ = std::make_unique<manager::VariantSwitcher>(v.variants, list, *model_control_, *swap_, say, v.switching);
   }
   manager::VariantController::OnSwitch on_switch;
   if (scaler_) on_switch = [s = scaler_.get()](const std::vector<runtime::PolicyTable>& lib) { s->use_library(lib); };
@@ -201,7 +197,8 @@ void Server::reload() {
     const std::vector<runtime::PolicyTable> tables =
         spec_.session.library.empty()
             ? std::vector<runtime::PolicyTable>{runtime::load_policy_table(spec_.policies, spec_.expect)}
-            : spec_.load_library ? spec_.load_library() : runtime::load_policy_library(spec_.policies, {});
+        : spec_.load_library ? spec_.load_library()
+                             : runtime::load_policy_library(spec_.policies, {});
     session_->swap_policies_and_wait(tables, {}, 10000);
     if (scaler_) scaler_->use_library(tables);
     std::size_t count = 0;
@@ -223,7 +220,7 @@ void Server::stop(const std::function<void()>& answers_written) {
   }
   if (answers_written) answers_written();
   interrupt_pool();  // the autoscaler's tick may be in an API call
-  loop_.stop();  // no controller ticks from here on
+  loop_.stop();      // no controller ticks from here on
   if (recompiler_) recompiler_->connect(nullptr);
   if (scaler_) scaler_->stop();
   pool_.reset();  // stops every worker process; its threads call into the session

@@ -97,7 +97,7 @@ class Server {
   std::unique_ptr<manager::WorkerPool> pool_;
   std::unique_ptr<manager::ServingAutoscaler> scaler_;
   // --variant-sets
-  std::unique_ptr<serve::HttpClient> variant_client_;  // the management API
+  std::unique_ptr<serve::HttpClient> variant_client_;     // the management API
   std::unique_ptr<runtime::ModelControl> model_control_;  // TorchServe's management API, or spec.model_control's
   // --recompile-on-drift
   std::unique_ptr<serve::DriftRecompiler> recompiler_;

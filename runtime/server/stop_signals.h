@@ -36,7 +36,8 @@ class StopSignals {
   // destructor waits for a callback in progress. `on_stop` must be quick.
   class Subscription {
    public:
-    Subscription(StopSignals* owner, std::list<std::function<void()>>* list, std::list<std::function<void()>>::iterator it)
+    Subscription(StopSignals* owner, std::list<std::function<void()>>* list,
+                 std::list<std::function<void()>>::iterator it)
         : owner_(owner), list_(list), it_(it) {}
     Subscription(Subscription&& o) noexcept : owner_(o.owner_), list_(o.list_), it_(o.it_) { o.owner_ = nullptr; }
     Subscription(const Subscription&) = delete;

@@ -45,7 +45,8 @@ RateArrivals::RateArrivals(std::vector<RateSegment> segments, const std::vector<
 
 double RateArrivals::draw_gap_s(double qps) {
   switch (process_.kind) {
-    case ArrivalProcess::Kind::kUniform: return 1.0 / qps;
+    case ArrivalProcess::Kind::kUniform:
+      return 1.0 / qps;
     case ArrivalProcess::Kind::kGamma:
       // Gamma with mean 1/qps and variance cv2/qps^2: shape 1/cv2, scale cv2/qps.
       if (process_.cv2 != 1) return std::gamma_distribution<double>(1.0 / process_.cv2, process_.cv2 / qps)(rng_);
@@ -53,9 +54,11 @@ double RateArrivals::draw_gap_s(double qps) {
     case ArrivalProcess::Kind::kBatch:
       // Bursts at rate qps / E[X], E[X] = (D - 1) / ln D for logarithmic sizes.
       if (process_.dispersion != 1)
-        return std::exponential_distribution<double>(qps * std::log(process_.dispersion) / (process_.dispersion - 1))(rng_);
+        return std::exponential_distribution<double>(qps * std::log(process_.dispersion) /
+                                                     (process_.dispersion - 1))(rng_);
       break;
-    case ArrivalProcess::Kind::kPoisson: break;
+    case ArrivalProcess::Kind::kPoisson:
+      break;
   }
   return std::exponential_distribution<double>(qps)(rng_);
 }

@@ -18,7 +18,8 @@ AutoscaledWorkers::AutoscaledWorkers(const SimAutoscale& config, const std::vect
       desired_(initial_up),
       active_(initial_up) {
   if (initial_up > scaler_.ceiling_workers())
-    throw std::invalid_argument("--workers " + std::to_string(initial_up) + " is above the autoscaler's largest worker count (" +
+    throw std::invalid_argument("--workers " + std::to_string(initial_up) +
+                                " is above the autoscaler's largest worker count (" +
                                 std::to_string(scaler_.ceiling_workers()) + ")");
   for (const auto& w : pool_.list_workers()) slots_.take(w.id);  // slots 0..initial_up-1
   report_.forecast = scaler_.forecaster_name();
@@ -37,7 +38,8 @@ AutoscaledWorkers::AutoscaledWorkers(const SimAutoscale& config, const std::vect
 void AutoscaledWorkers::attach(runtime::Dispatcher& dispatcher) {
   dispatcher_slots_ = std::make_unique<DispatcherSlots>(dispatcher);
   pool_.set_state_handler([this](const manager::WorkerInfo& w) { on_state(w); });
-  pool_.set_drain_hook([this](const std::string& id, std::function<void()> drained) { on_drain(id, std::move(drained)); });
+  pool_.set_drain_hook(
+      [this](const std::string& id, std::function<void()> drained) { on_drain(id, std::move(drained)); });
 }
 
 std::int64_t AutoscaledWorkers::next_tick_us() const {
@@ -63,7 +65,8 @@ void AutoscaledWorkers::sample() {
   const WorkerCountSample s{static_cast<double>(clock_.now_us()) * 1e-6, desired_, counts_.starting, counts_.up,
                             counts_.draining};
   auto& v = report_.workers_over_time;
-  if (!v.empty() && v.back().t_s == s.t_s) v.back() = s;
+  if (!v.empty() && v.back().t_s == s.t_s)
+    v.back() = s;
   else if (v.empty() || v.back().desired != s.desired || v.back().starting != s.starting || v.back().up != s.up ||
            v.back().draining != s.draining)
     v.push_back(s);
@@ -73,9 +76,10 @@ void AutoscaledWorkers::on_state(const manager::WorkerInfo& w) {
   charge(clock_.now_us());
   using manager::WorkerState;
   const auto count_of = [this](WorkerState st) -> int* {
-    return st == WorkerState::kUp ? &counts_.up : st == WorkerState::kStarting ? &counts_.starting
-                                              : st == WorkerState::kDraining   ? &counts_.draining
-                                                                               : nullptr;
+    return st == WorkerState::kUp         ? &counts_.up
+           : st == WorkerState::kStarting ? &counts_.starting
+           : st == WorkerState::kDraining ? &counts_.draining
+                                          : nullptr;
   };
   const auto prev = state_of_.find(w.id);
   if (prev != state_of_.end())
@@ -104,9 +108,7 @@ void AutoscaledWorkers::on_drain(const std::string& id, std::function<void()> dr
   dispatcher_slots_->drain(slot, std::move(drained));
 }
 
-void AutoscaledWorkers::on_batch_done(int slot) {
-  dispatcher_slots_->on_batch_done(slot);
-}
+void AutoscaledWorkers::on_batch_done(int slot) { dispatcher_slots_->on_batch_done(slot); }
 
 void AutoscaledWorkers::tick(std::int64_t now) {
   pool_.poll();
@@ -114,7 +116,8 @@ void AutoscaledWorkers::tick(std::int64_t now) {
   next_tick_us_ = now + scaler_.options().tick_us;
   const manager::ScaleDecision d = scaler_.step(now, pool_);
   if (d.action == manager::ScaleDecision::Action::kNone) return;
-  desired_ = d.before.up + d.before.starting + (d.action == manager::ScaleDecision::Action::kScaleOut ? d.count : -d.count);
+  desired_ =
+      d.before.up + d.before.starting + (d.action == manager::ScaleDecision::Action::kScaleOut ? d.count : -d.count);
   report_.scale_events.push_back(d);
   report_.log.push_back(d.log_line(scaler_.forecaster_name()));
   sample();

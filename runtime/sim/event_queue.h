@@ -11,7 +11,7 @@ namespace lull::sim {
 struct SimEvent {
   std::int64_t time_us = 0;
   std::uint64_t seq = 0;
-  int worker = -1;  // -1: an arrival; otherwise the worker whose batch completes
+  int worker = -1;          // -1: an arrival; otherwise the worker whose batch completes
   std::uint32_t batch = 0;  // completions: the worker's batch number (a failed batch's event is stale)
 };
 

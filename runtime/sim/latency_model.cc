@@ -41,8 +41,10 @@ SampledLatency::SampledLatency(const runtime::PolicyTable& table, const RawProfi
     for (int b = 1; b <= static_cast<int>(m.latency_us.size()); ++b) {
       auto at = by_batch.upper_bound(b);  // first profiled batch > b
       int b0;
-      if (at != by_batch.begin()) b0 = std::prev(at)->first;  // largest profiled <= b
-      else b0 = at->first;
+      if (at != by_batch.begin())
+        b0 = std::prev(at)->first;  // largest profiled <= b
+      else
+        b0 = at->first;
       const double scale = b0 == b ? 1.0 : table_latency_us(m, b) / table_latency_us(m, b0);
       row.push_back(Source{&by_batch.at(b0), scale});
     }

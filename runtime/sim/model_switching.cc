@@ -29,7 +29,8 @@ int model_switching_choice(const runtime::PolicyTable& table, const std::vector<
 }
 
 std::vector<runtime::BaselineChoice> model_switching_plan(const runtime::PolicyTable& table, LatencyModel& latency,
-                                                          const SimOptions& options, std::vector<OfflineTrial>* trials) {
+                                                          const SimOptions& options,
+                                                          std::vector<OfflineTrial>* trials) {
   SimOptions offline = options;
   offline.timeline = false;
   offline.dispatch_end_s = options.model_switching_profile_s;  // the reference's end rule

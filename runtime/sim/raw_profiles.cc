@@ -29,8 +29,9 @@ RawProfiles load_artifact_dir(const std::string& dir, const std::vector<std::str
   for (auto& model : lull::read_artifact_profiles(dir, models))
     for (auto& [batch, samples] : model.samples_s) {
       for (std::size_t i = 0; i < samples.size(); ++i)
-        check_latency(samples[i], slo_ms,
-                      dir + ": model " + model.name + " batch " + std::to_string(batch) + " sample " + std::to_string(i));
+        check_latency(
+            samples[i], slo_ms,
+            dir + ": model " + model.name + " batch " + std::to_string(batch) + " sample " + std::to_string(i));
       for (double& s : samples) s *= 1e6;
       out[model.name][batch] = std::move(samples);
     }
@@ -45,7 +46,8 @@ RawProfiles load_profile_json(const std::string& path, const std::vector<std::st
     if (!wanted(models, m.name())) continue;
     for (int k = 0; k < m.latencies_size(); ++k) {
       const auto& bl = m.latencies(k);
-      const std::string at = path + ": models[" + std::to_string(i) + "] (" + m.name() + ").latencies[" + std::to_string(k) + "]";
+      const std::string at =
+          path + ": models[" + std::to_string(i) + "] (" + m.name() + ").latencies[" + std::to_string(k) + "]";
       std::vector<double> us;
       for (int s = 0; s < bl.samples_s_size(); ++s) {
         check_latency(bl.samples_s(s), slo_ms, at + ".samples_s[" + std::to_string(s) + "]");
@@ -55,7 +57,9 @@ RawProfiles load_profile_json(const std::string& path, const std::vector<std::st
         check_latency(bl.latency_s(), slo_ms, at + ".latency_s");
         us.push_back(bl.latency_s() * 1e6);
       }
-      if (us.empty()) throw std::runtime_error(path + ": model " + m.name() + " batch " + std::to_string(bl.batch()) + " has no latency");
+      if (us.empty())
+        throw std::runtime_error(path + ": model " + m.name() + " batch " + std::to_string(bl.batch()) +
+                                 " has no latency");
       out[m.name()][static_cast<int>(bl.batch())] = std::move(us);
     }
   }
@@ -69,7 +73,8 @@ RawProfiles load_raw_profiles(const std::string& path, const std::vector<std::st
   RawProfiles out =
       fs::is_directory(path) ? load_artifact_dir(path, models, slo_ms) : load_profile_json(path, models, slo_ms);
   for (const auto& m : models)
-    if (out.find(m) == out.end() || out[m].empty()) throw std::runtime_error(path + ": no latency samples for model " + m);
+    if (out.find(m) == out.end() || out[m].empty())
+      throw std::runtime_error(path + ": no latency samples for model " + m);
   return out;
 }
 

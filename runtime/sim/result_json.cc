@@ -33,18 +33,20 @@ void autoscale_json(std::ostringstream& o, const AutoscaleReport& a) {
   const auto s = [](std::int64_t us) { return num(static_cast<double>(us) * 1e-6); };
   o << "  \"autoscale\": {\"forecast\": " << quoted(a.forecast) << ", \"lead_s\": " << s(a.options.lead_us)
     << ", \"provisioning\": " << quoted(a.provisioning) << ", \"tick_s\": " << s(a.options.tick_us)
-    << ", \"holdoff_s\": " << s(a.options.scale_in_holdoff_us) << ", \"step_interval_s\": " << s(a.options.scale_in_interval_us) << ", \"hysteresis\": " << num(a.options.hysteresis)
-    << ", \"floor\": " << a.floor << ", \"ceiling\": " << a.ceiling
-    << ", \"max_violation\": " << num(a.target.max_violation_rate) << ", \"min_accuracy\": " << num(a.target.min_accuracy)
+    << ", \"holdoff_s\": " << s(a.options.scale_in_holdoff_us)
+    << ", \"step_interval_s\": " << s(a.options.scale_in_interval_us)
+    << ", \"hysteresis\": " << num(a.options.hysteresis) << ", \"floor\": " << a.floor << ", \"ceiling\": " << a.ceiling
+    << ", \"max_violation\": " << num(a.target.max_violation_rate)
+    << ", \"min_accuracy\": " << num(a.target.min_accuracy)
     << ", \"objective\": " << quoted(a.target.objective == manager::CapacityObjective::kPrice ? "price" : "floor")
-    << ", \"worker_price\": " << num(a.target.worker_price)
-    << ",\n    \"envelope\": [";
+    << ", \"worker_price\": " << num(a.target.worker_price) << ",\n    \"envelope\": [";
   for (std::size_t i = 0; i < a.options.envelope.size(); ++i)
     o << (i ? ", " : "") << "{\"window_s\": " << s(a.options.envelope[i].window_us)
       << ", \"tolerance\": " << num(a.options.envelope[i].tolerance) << "}";
   o << "],\n    \"capacity\": [";
   for (std::size_t i = 0; i < a.capacity.size(); ++i)
-    o << (i ? ", " : "") << "{\"workers\": " << a.capacity[i].workers << ", \"capacity_qps\": " << num(a.capacity[i].capacity_qps)
+    o << (i ? ", " : "") << "{\"workers\": " << a.capacity[i].workers
+      << ", \"capacity_qps\": " << num(a.capacity[i].capacity_qps)
       << ", \"expected_accuracy\": " << num(a.capacity[i].expected_accuracy) << "}";
   o << "]},\n  \"workers_over_time\": [";
   for (std::size_t i = 0; i < a.workers_over_time.size(); ++i) {
@@ -55,8 +57,8 @@ void autoscale_json(std::ostringstream& o, const AutoscaleReport& a) {
   o << "\n  ],\n  \"scale_events\": [";
   for (std::size_t i = 0; i < a.scale_events.size(); ++i) {
     const auto& e = a.scale_events[i];
-    o << (i ? ",\n" : "\n") << "    {\"t_s\": " << s(e.t_us) << ", \"action\": "
-      << quoted(e.action == manager::ScaleDecision::Action::kScaleOut ? "scale_out" : "scale_in")
+    o << (i ? ",\n" : "\n") << "    {\"t_s\": " << s(e.t_us)
+      << ", \"action\": " << quoted(e.action == manager::ScaleDecision::Action::kScaleOut ? "scale_out" : "scale_in")
       << ", \"count\": " << e.count << ", \"reason\": " << quoted(e.reason) << ", \"need\": " << e.need
       << ", \"up\": " << e.before.up << ", \"starting\": " << e.before.starting
       << ", \"forecast_qps\": " << num(e.forecast_qps) << ", \"envelope_qps\": " << num(e.envelope_qps)
@@ -117,8 +119,8 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
   o << "  \"accuracy_per_satisfied_query\": " << num(r.accuracy_per_satisfied_query) << ",\n";
   o << "  \"violation_rate\": " << num(r.violation_rate) << ",\n";
   o << "  \"new_policy_needed_events\": " << r.new_policy_events << ",\n";
-  o << "  \"arrival_pattern\": {\"switches\": " << r.pattern_switches << ", \"beyond_library_events\": "
-    << r.pattern_beyond_events << "},\n";
+  o << "  \"arrival_pattern\": {\"switches\": " << r.pattern_switches
+    << ", \"beyond_library_events\": " << r.pattern_beyond_events << "},\n";
   o << "  \"simulated_s\": " << num(r.simulated_s) << ",\n";
   o << "  \"wall_s\": " << num(r.wall_s) << ",\n";
   o << "  \"plan_wall_s\": " << num(r.plan_wall_s) << ",\n";
@@ -145,7 +147,8 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
     if (u.decisions == 0) continue;
     o << (first ? "\n" : ",\n") << "    {\"load_qps\": " << num(table.policies[g].load_qps)
       << ", \"decisions\": " << u.decisions << ", \"queries\": " << u.queries << ", \"fallbacks\": " << u.fallbacks
-      << ", \"model\": " << quoted(table.models[r.plan[g].model].name) << ", \"max_batch\": " << r.plan[g].max_batch << "}";
+      << ", \"model\": " << quoted(table.models[r.plan[g].model].name) << ", \"max_batch\": " << r.plan[g].max_batch
+      << "}";
     first = false;
   }
   o << (first ? "],\n" : "\n  ],\n");

@@ -6,7 +6,10 @@
 namespace lull::sim {
 
 SimBackend::SimBackend(int workers, EventQueue& events, runtime::VirtualClock& clock, LatencyModel& latency)
-    : events_(events), clock_(clock), latency_(latency), running_(static_cast<std::size_t>(workers)),
+    : events_(events),
+      clock_(clock),
+      latency_(latency),
+      running_(static_cast<std::size_t>(workers)),
       busy_(static_cast<std::size_t>(workers), 0),
       after_end_(static_cast<std::size_t>(workers), 0),
       batch_no_(static_cast<std::size_t>(workers), 0) {}

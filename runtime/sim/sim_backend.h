@@ -44,7 +44,7 @@ class SimBackend final : public runtime::Backend {
   std::vector<runtime::BatchResult> running_;  // one slot per worker
   std::vector<char> busy_;
   void finish(int worker);
-  std::vector<char> after_end_;  // per worker: its batch started after the end
+  std::vector<char> after_end_;          // per worker: its batch started after the end
   std::vector<std::uint32_t> batch_no_;  // per worker: number of its current batch
   std::int64_t end_us_ = 0;
   bool reporting_undispatched_ = false;

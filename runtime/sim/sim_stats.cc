@@ -54,14 +54,17 @@ void SimStats::on_batch_done(const runtime::BatchResult& r, std::int64_t now_us)
     }
     if (row) {
       ++row->completed;
-      if (late) ++row->violated;
-      else row->accuracy_sum += acc;
+      if (late)
+        ++row->violated;
+      else
+        row->accuracy_sum += acc;
     }
   }
 }
 
 void SimStats::mark_done(runtime::QueryId id) {
-  if (id >= arrival_us_.size() || done_[id]) throw std::logic_error("query " + std::to_string(id) + " completed twice or never arrived");
+  if (id >= arrival_us_.size() || done_[id])
+    throw std::logic_error("query " + std::to_string(id) + " completed twice or never arrived");
   done_[id] = 1;
 }
 

@@ -15,10 +15,10 @@ struct TimelineRow {
   std::uint64_t arrivals = 0;
   std::uint64_t completed = 0;
   std::uint64_t violated = 0;
-  double accuracy_sum = 0;     // over satisfied queries completing in this second
-  double load_estimate_qps = 0;  // at the last arrival of this second
-  double grid_load_qps = 0;      // compiled load in use at that arrival
-  double expected_violation = 0; // what the policy in use at that arrival expects
+  double accuracy_sum = 0;        // over satisfied queries completing in this second
+  double load_estimate_qps = 0;   // at the last arrival of this second
+  double grid_load_qps = 0;       // compiled load in use at that arrival
+  double expected_violation = 0;  // what the policy in use at that arrival expects
   // lull's scheduler: the burstiness estimate at that arrival (not ready:
   // `estimate_ready` false) and the arrival process of the policy in use.
   bool estimate_ready = false;

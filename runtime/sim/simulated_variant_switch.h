@@ -55,10 +55,10 @@ struct VariantSwitchEvent {
 struct VariantReport {
   std::string load;
   double hysteresis = 0, dwell_s = 0, interval_s = 0, load_delay_s = 0;
-  std::vector<std::string> names;                   // per variant
-  std::vector<std::vector<std::string>> models;     // per variant: the models its policies use
-  std::vector<std::string> full_models;             // the full set's, in model-id order
-  std::vector<VariantSwitchEvent> switches;  // those put in use (one still loading at the end is not)
+  std::vector<std::string> names;                            // per variant
+  std::vector<std::vector<std::string>> models;              // per variant: the models its policies use
+  std::vector<std::string> full_models;                      // the full set's, in model-id order
+  std::vector<VariantSwitchEvent> switches;                  // those put in use (one still loading at the end is not)
   std::vector<std::uint64_t> queries;                        // per variant: dispatched while it was in use
   std::vector<std::vector<std::uint64_t>> queries_by_model;  // [variant][full-set model id]
 };
@@ -90,7 +90,7 @@ class SimulatedVariantSwitch final : public runtime::Controller {
   manager::MeasuredLoad load_;
   manager::VariantRule rule_;
   int current_ = 0;
-  int pending_ = -1;  // the variant whose models are loading
+  int pending_ = -1;            // the variant whose models are loading
   VariantSwitchEvent loading_;  // its switch, reported once in use
   std::int64_t ready_us_ = 0;
   std::int64_t next_check_us_;

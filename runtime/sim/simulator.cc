@@ -24,9 +24,12 @@ SchedulerKind parse_scheduler_kind(const std::string& text) {
 
 const char* scheduler_name(SchedulerKind kind) {
   switch (kind) {
-    case SchedulerKind::kLull: return "lull";
-    case SchedulerKind::kJellyfish: return "jellyfish";
-    case SchedulerKind::kModelSwitching: return "modelswitching";
+    case SchedulerKind::kLull:
+      return "lull";
+    case SchedulerKind::kJellyfish:
+      return "jellyfish";
+    case SchedulerKind::kModelSwitching:
+      return "modelswitching";
   }
   return "?";
 }
@@ -38,7 +41,8 @@ namespace {
 // worker-seconds.
 class WorkerPool {
  public:
-  WorkerPool(int pool, int up) : in_pool_(static_cast<std::size_t>(pool), 0), failed_(static_cast<std::size_t>(pool), 0) {
+  WorkerPool(int pool, int up)
+      : in_pool_(static_cast<std::size_t>(pool), 0), failed_(static_cast<std::size_t>(pool), 0) {
     std::fill(in_pool_.begin(), in_pool_.begin() + up, 1);
     provisioned_ = up;
   }
@@ -83,8 +87,8 @@ std::vector<PolicyUse> policies_used(const runtime::Dispatcher& d) {
   for (std::size_t id = 0; id < usage.size(); ++id) {
     if (usage[id].decisions == 0) continue;
     const runtime::PolicyChoice& c = d.catalog().entry(static_cast<int>(id));
-    out.push_back(PolicyUse{c.workers, c.policy->load_qps, c.policy->expected_accuracy, c.policy->expected_violation_rate,
-                            usage[id]});
+    out.push_back(PolicyUse{c.workers, c.policy->load_qps, c.policy->expected_accuracy,
+                            c.policy->expected_violation_rate, usage[id]});
   }
   return out;
 }
@@ -94,12 +98,15 @@ std::vector<PolicyUse> policies_used(const runtime::Dispatcher& d) {
 SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<runtime::BaselineChoice>* plan,
                          ArrivalSource& arrivals, LatencyModel& latency, const SimOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
-  if (plan && (!options.worker_events.empty() || options.compiler || options.workers_up > 0 || options.autoscale.enabled))
+  if (plan &&
+      (!options.worker_events.empty() || options.compiler || options.workers_up > 0 || options.autoscale.enabled))
     throw std::invalid_argument("worker events, autoscaling and online compilation apply to lull's scheduler only");
   if (options.autoscale.enabled && !options.worker_events.empty())
-    throw std::invalid_argument("--autoscale decides the workers itself: not with --fail, --workers-at or --workers-schedule");
+    throw std::invalid_argument(
+        "--autoscale decides the workers itself: not with --fail, --workers-at or --workers-schedule");
   if (options.variants.enabled() && (plan || !options.worker_events.empty() || options.compiler))
-    throw std::invalid_argument("--variant-sets applies to lull's scheduler, without worker events or online compilation");
+    throw std::invalid_argument(
+        "--variant-sets applies to lull's scheduler, without worker events or online compilation");
   std::vector<WorkerEvent> worker_events = options.worker_events;
   sort_worker_events(&worker_events);
   const int up = options.workers_up > 0 ? options.workers_up : table.workers;
@@ -107,11 +114,13 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   std::unique_ptr<AutoscaledWorkers> scaler;
   if (options.autoscale.enabled)
     scaler = std::make_unique<AutoscaledWorkers>(
-        options.autoscale, options.library.empty() ? std::vector<runtime::PolicyTable>{table} : options.library, clock, up);
+        options.autoscale, options.library.empty() ? std::vector<runtime::PolicyTable>{table} : options.library, clock,
+        up);
   const int pool = scaler ? scaler->slots() : std::max({table.workers, up, workers_named(worker_events)});
   EventQueue events;
   SimBackend backend(pool, events, clock, latency);
-  if (options.dispatch_end_s > 0) backend.set_dispatch_end_us(static_cast<std::int64_t>(std::llround(options.dispatch_end_s * 1e6)));
+  if (options.dispatch_end_s > 0)
+    backend.set_dispatch_end_us(static_cast<std::int64_t>(std::llround(options.dispatch_end_s * 1e6)));
   runtime::SchedulerOptions so;
   so.load_window_us = options.load_window_us;
   std::unique_ptr<VirtualTimeProvider> provider;
@@ -153,8 +162,10 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   WorkerPool workers(pool, up);
   SimStats stats(table, options.timeline);
   sched->on_batch_done([&stats, &backend](const runtime::BatchResult& r, std::int64_t now_us) {
-    if (backend.reporting_undispatched()) stats.on_not_dispatched(r);
-    else stats.on_batch_done(r, now_us);
+    if (backend.reporting_undispatched())
+      stats.on_not_dispatched(r);
+    else
+      stats.on_batch_done(r, now_us);
   });
 
   std::int64_t t_us = 0;

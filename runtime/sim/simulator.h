@@ -31,7 +31,7 @@ struct SimOptions {
   SchedulerKind scheduler = SchedulerKind::kLull;
   std::int64_t load_window_us = 500'000;
   bool timeline = false;
-  std::uint64_t seed = 1;           // seeds ModelSwitching's offline runs
+  std::uint64_t seed = 1;                  // seeds ModelSwitching's offline runs
   double model_switching_profile_s = 300;  // length of each offline run (mdp-spec 8)
   // The reference's end of run (mdp-spec 8): queries still queued at this
   // time are not dispatched and not counted as served. 0: serve every query.
@@ -70,14 +70,14 @@ struct SimResult {
   std::uint64_t arrivals = 0, completed = 0, dropped = 0, satisfied = 0, violated = 0;
   std::uint64_t not_dispatched_at_end = 0;  // with a dispatch end only
   double accuracy_per_satisfied_query = 0;
-  double violation_rate = 0;  // violated / served
-  std::vector<runtime::GridUsage> usage;         // per compiled load (baselines)
-  std::vector<PolicyUse> policies_used;          // lull: every policy that took decisions
-  double worker_seconds = 0;  // provisioned workers integrated over the run (failed ones included)
-  int compilations = 0;       // online compilations
-  double compile_wall_s = 0;  // host time they took (the run modelled compile_delay_us each)
-  std::vector<runtime::BaselineChoice> plan;     // baselines only
-  std::vector<OfflineTrial> offline_trials;      // ModelSwitching's offline runs
+  double violation_rate = 0;                  // violated / served
+  std::vector<runtime::GridUsage> usage;      // per compiled load (baselines)
+  std::vector<PolicyUse> policies_used;       // lull: every policy that took decisions
+  double worker_seconds = 0;                  // provisioned workers integrated over the run (failed ones included)
+  int compilations = 0;                       // online compilations
+  double compile_wall_s = 0;                  // host time they took (the run modelled compile_delay_us each)
+  std::vector<runtime::BaselineChoice> plan;  // baselines only
+  std::vector<OfflineTrial> offline_trials;   // ModelSwitching's offline runs
   std::vector<std::uint64_t> satisfied_per_model;
   int new_policy_events = 0;
   // lull: changes of the arrival pattern the policy was chosen for, and the
@@ -86,9 +86,9 @@ struct SimResult {
   int pattern_switches = 0;
   int pattern_beyond_events = 0;
   std::string pattern_beyond_first;
-  double simulated_s = 0;   // virtual time of the last event
-  double wall_s = 0;        // host time of the event loop
-  double plan_wall_s = 0;   // host time spent building a baseline plan
+  double simulated_s = 0;  // virtual time of the last event
+  double wall_s = 0;       // host time of the event loop
+  double plan_wall_s = 0;  // host time spent building a baseline plan
   std::vector<TimelineRow> timeline;
   std::optional<AutoscaleReport> autoscale;  // with options.autoscale
   std::optional<VariantReport> variants;     // with options.variants

@@ -27,11 +27,13 @@ TraceSpec parse_trace_spec(const std::string& text) {
   const std::string rest = colon == std::string::npos ? "" : text.substr(colon + 1);
   if (kind == "constant") {
     const auto c2 = rest.find(':');
-    if (c2 == std::string::npos) throw std::invalid_argument("--trace constant:QPS:SECONDS expected, got '" + text + "'");
+    if (c2 == std::string::npos)
+      throw std::invalid_argument("--trace constant:QPS:SECONDS expected, got '" + text + "'");
     spec.kind = TraceSpec::Kind::kConstant;
     spec.qps = parse_number(rest.substr(0, c2), "--trace constant QPS");
     spec.duration_s = parse_number(rest.substr(c2 + 1), "--trace constant SECONDS");
-    if (!(spec.qps > 0)) throw std::invalid_argument("--trace constant: QPS must be positive, got " + rest.substr(0, c2));
+    if (!(spec.qps > 0))
+      throw std::invalid_argument("--trace constant: QPS must be positive, got " + rest.substr(0, c2));
     if (spec.qps > limits::kMaxLoadQps)
       throw std::invalid_argument("--trace constant: QPS must be at most " + str(limits::kMaxLoadQps) + ", got " +
                                   rest.substr(0, c2));
@@ -48,7 +50,8 @@ TraceSpec parse_trace_spec(const std::string& text) {
     spec.kind = kind == "rate-file" ? TraceSpec::Kind::kRateFile : TraceSpec::Kind::kArrivals;
     spec.path = rest;
   } else {
-    throw std::invalid_argument("--trace '" + text + "': expected constant:QPS:SECONDS, rate-file:PATH or arrivals:PATH");
+    throw std::invalid_argument("--trace '" + text +
+                                "': expected constant:QPS:SECONDS, rate-file:PATH or arrivals:PATH");
   }
   return spec;
 }
@@ -66,8 +69,10 @@ std::vector<RateSegment> reference_replay_segments(const std::vector<RateSegment
   for (std::int64_t t = 0; static_cast<double>(t) < duration_s; ++t) {
     const double qps = per_second[static_cast<std::size_t>(t % (last + 1))];
     const double end = std::min(duration_s, static_cast<double>(t + 1));
-    if (!segs.empty() && segs.back().qps == qps) segs.back().end_s = end;
-    else segs.push_back(RateSegment{static_cast<double>(t), end, qps});
+    if (!segs.empty() && segs.back().qps == qps)
+      segs.back().end_s = end;
+    else
+      segs.push_back(RateSegment{static_cast<double>(t), end, qps});
   }
   return segs;
 }
@@ -85,7 +90,8 @@ void set_replay_mode(TraceSpec* spec, const std::string& text) {
 }
 
 void set_trace_scale(TraceSpec* spec, double scale) {
-  if (!(scale > 0 && scale <= 1000)) throw std::invalid_argument("--trace-scale must be in (0, 1000], got " + str(scale));
+  if (!(scale > 0 && scale <= 1000))
+    throw std::invalid_argument("--trace-scale must be in (0, 1000], got " + str(scale));
   if (scale != 1 && spec->kind == TraceSpec::Kind::kArrivals)
     throw std::invalid_argument("--trace-scale applies to constant: and rate-file: traces, not arrivals:");
   spec->scale = scale;
@@ -110,10 +116,11 @@ std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, const 
     case TraceSpec::Kind::kConstant:
       return std::make_unique<RateArrivals>(scaled({{0, spec.duration_s, spec.qps}}), process, seed);
     case TraceSpec::Kind::kRateFile:
-      return std::make_unique<RateArrivals>(scaled(spec.replay == ReplayMode::kReference
-                                                       ? reference_replay_segments(read_rate_file(spec.path), kReferenceReplaySeconds)
-                                                       : read_rate_file(spec.path)),
-                                            process, seed);
+      return std::make_unique<RateArrivals>(
+          scaled(spec.replay == ReplayMode::kReference
+                     ? reference_replay_segments(read_rate_file(spec.path), kReferenceReplaySeconds)
+                     : read_rate_file(spec.path)),
+          process, seed);
     case TraceSpec::Kind::kArrivals:
       return std::make_unique<ReplayArrivals>(read_arrivals_file(spec.path));
   }

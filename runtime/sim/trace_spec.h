@@ -31,11 +31,11 @@ enum class ReplayMode { kHold, kReference };
 
 struct TraceSpec {
   enum class Kind { kConstant, kRateFile, kArrivals } kind = Kind::kConstant;
-  double qps = 0;        // constant
-  double duration_s = 0; // constant
-  std::string path;      // rate-file, arrivals
+  double qps = 0;         // constant
+  double duration_s = 0;  // constant
+  std::string path;       // rate-file, arrivals
   ReplayMode replay = ReplayMode::kHold;
-  double scale = 1;      // --trace-scale: every rate multiplied (constant, rate-file)
+  double scale = 1;  // --trace-scale: every rate multiplied (constant, rate-file)
 };
 
 TraceSpec parse_trace_spec(const std::string& text);
@@ -61,6 +61,5 @@ std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, Arriva
 // The same with a process that changes over time (--arrivals with steps).
 std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, const std::vector<ArrivalStep>& steps,
                                                    std::uint64_t seed);
-
 
 }  // namespace lull::sim

@@ -15,7 +15,8 @@ double number(const std::string& s, const std::string& what) { return parse_numb
 
 std::int64_t seconds_to_us(double s, const std::string& what) {
   if (!(s >= 0 && s <= limits::kMaxTraceSeconds))
-    throw std::invalid_argument(what + " must be in 0.." + std::to_string(static_cast<int>(limits::kMaxTraceSeconds)) + " s");
+    throw std::invalid_argument(what + " must be in 0.." + std::to_string(static_cast<int>(limits::kMaxTraceSeconds)) +
+                                " s");
   return static_cast<std::int64_t>(std::llround(s * 1e6));
 }
 

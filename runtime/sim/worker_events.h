@@ -22,7 +22,7 @@ struct WorkerEvent {
   int value = 0;  // the worker (fail, recover) or the pool size
 };
 
-std::vector<WorkerEvent> parse_fail(const std::string& text);         // two events
+std::vector<WorkerEvent> parse_fail(const std::string& text);  // two events
 WorkerEvent parse_workers_at(const std::string& text);
 std::vector<WorkerEvent> read_workers_schedule(const std::string& path);
 

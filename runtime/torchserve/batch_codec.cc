@@ -21,7 +21,10 @@ class Scanner {
   }
   bool eat(char c) {
     ws();
-    if (i_ < s_.size() && s_[i_] == c) { ++i_; return true; }
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
     return false;
   }
   void expect(char c, const char* what) {
@@ -72,8 +75,8 @@ class Scanner {
       expect(close, c == '{' ? "'}'" : "']'");
     } else {
       const size_t start = i_;  // number, true, false, null
-      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' ||
-                                s_[i_] == '+' || s_[i_] == '.'))
+      while (i_ < s_.size() &&
+             (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' || s_[i_] == '+' || s_[i_] == '.'))
         ++i_;
       if (i_ == start) fail(std::string("unexpected '") + c + "'");
     }

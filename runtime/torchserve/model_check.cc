@@ -54,8 +54,7 @@ std::string loaded_list(HttpTransport& client, const WorkerEndpoint& w, const Mo
 }  // namespace
 
 std::vector<std::string> check_models_loaded(HttpTransport& client, const std::vector<WorkerEndpoint>& workers,
-                                             const std::vector<std::string>& models,
-                                             const ModelCheckOptions& options) {
+                                             const std::vector<std::string>& models, const ModelCheckOptions& options) {
   // All requests at once, then collect: start-up stays fast with many workers.
   struct Probe {
     size_t worker, model;
@@ -144,7 +143,8 @@ double model_memory_mb(const std::string& body) {
       if (w.kind_case() != Value::kStructValue) continue;
       const auto& wf = w.struct_value().fields();
       const auto mem = wf.find("memoryUsage");
-      if (mem != wf.end() && mem->second.kind_case() == Value::kNumberValue) bytes = std::max(bytes, mem->second.number_value());
+      if (mem != wf.end() && mem->second.kind_case() == Value::kNumberValue)
+        bytes = std::max(bytes, mem->second.number_value());
     }
   }
   return bytes / (1024.0 * 1024.0);

@@ -21,7 +21,7 @@ struct ModelCheckError : std::runtime_error {
 };
 
 struct ModelCheckOptions {
-  std::string management_key;     // TorchServe's management key; empty: no Authorization header
+  std::string management_key;  // TorchServe's management key; empty: no Authorization header
   std::int64_t timeout_ms = 2000;
 };
 

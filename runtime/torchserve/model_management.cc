@@ -58,9 +58,10 @@ HttpResponse ModelManagementClient::call(const std::string& method, const std::s
 }
 
 void ModelManagementClient::fail(const std::string& what, const HttpResponse& r) const {
-  const std::string reason = is_token_refusal(r)
-                                 ? describe_token_refusal(url_, "management", options_.key_source || !options_.management_key.empty(), r)
-                                 : describe_torchserve_error(r);
+  const std::string reason =
+      is_token_refusal(r)
+          ? describe_token_refusal(url_, "management", options_.key_source || !options_.management_key.empty(), r)
+          : describe_torchserve_error(r);
   throw ModelManagementError("management API " + url_ + ": " + what + " failed: " + reason, r.status);
 }
 

@@ -31,7 +31,7 @@ struct ModelManagementError : std::runtime_error {
 };
 
 struct ModelManagementOptions {
-  std::string management_key;        // TorchServe's management key; empty: no Authorization header
+  std::string management_key;  // TorchServe's management key; empty: no Authorization header
   // Where the key comes from when it can change (TorchServe rotates its keys:
   // TorchServeKeyFile); overrides management_key. Called with `refused`
   // true after the server refused the key it gave, to read it again; a call

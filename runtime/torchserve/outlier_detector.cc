@@ -8,10 +8,12 @@ namespace lull::serve {
 
 OutlierDetector::OutlierDetector(OutlierOptions options) : options_(options) {
   if (options_.eject_after_failures < 1)
-    throw std::invalid_argument("outlier ejection: eject_after_failures (--eject-after-failures) must be at least 1, got " +
-                                std::to_string(options_.eject_after_failures));
+    throw std::invalid_argument(
+        "outlier ejection: eject_after_failures (--eject-after-failures) must be at least 1, got " +
+        std::to_string(options_.eject_after_failures));
   if (options_.base_ms < 1)
-    throw std::invalid_argument("outlier ejection: base_ms (--eject-base-ms) must be at least 1, got " + std::to_string(options_.base_ms));
+    throw std::invalid_argument("outlier ejection: base_ms (--eject-base-ms) must be at least 1, got " +
+                                std::to_string(options_.base_ms));
   if (options_.max_ms < options_.base_ms)
     throw std::invalid_argument("outlier ejection: max_ms (--eject-max-ms) " + std::to_string(options_.max_ms) +
                                 " is below base_ms (--eject-base-ms) " + std::to_string(options_.base_ms));

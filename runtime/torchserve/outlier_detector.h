@@ -14,9 +14,9 @@
 namespace lull::serve {
 
 struct OutlierOptions {
-  int eject_after_failures = 3;       // consecutive batch failures that eject
-  std::int64_t base_ms = 1000;        // first ejection; doubles per consecutive ejection
-  std::int64_t max_ms = 30000;        // cap of one ejection
+  int eject_after_failures = 3;         // consecutive batch failures that eject
+  std::int64_t base_ms = 1000;          // first ejection; doubles per consecutive ejection
+  std::int64_t max_ms = 30000;          // cap of one ejection
   std::int64_t good_period_ms = 60000;  // back this long without ejection: next one is base_ms again
 };
 

@@ -152,8 +152,8 @@ void TorchServeBackend::fail_now(const runtime::BatchRequest& batch, const std::
 void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
   if (batch.worker < 0 || batch.worker >= num_workers() || batch.model < 0 ||
       batch.model >= static_cast<int>(models_.size()))
-    throw std::out_of_range("TorchServe backend: batch names worker " + std::to_string(batch.worker) +
-                            " / model " + std::to_string(batch.model) + " out of range");
+    throw std::out_of_range("TorchServe backend: batch names worker " + std::to_string(batch.worker) + " / model " +
+                            std::to_string(batch.model) + " out of range");
   {
     // Stopping: the transport is being destroyed (its last completions can
     // start a batch from the session's outbox); nothing is sent or reported.
@@ -195,7 +195,8 @@ void TorchServeBackend::start_batch(const runtime::BatchRequest& batch) {
   const std::string key = inference_key();
   std::vector<HttpRequest> requests;
   for (const auto& part : parts)
-    requests.push_back(batch_request(base_url, batch.model, {inputs.begin() + part.begin, inputs.begin() + part.end}, key));
+    requests.push_back(
+        batch_request(base_url, batch.model, {inputs.begin() + part.begin, inputs.begin() + part.end}, key));
 
   std::uint64_t serial;
   {
@@ -331,8 +332,8 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
         s.ejections++;
         s.refused_key = refused;
         if (refused && options_.key_file) s.refused_at_reload = options_.key_file->reloads();
-        how = "ejected for " + std::to_string(ms) + " ms after " + std::to_string(options_.outlier.eject_after_failures) +
-              " consecutive failed batches: ";
+        how = "ejected for " + std::to_string(ms) + " ms after " +
+              std::to_string(options_.outlier.eject_after_failures) + " consecutive failed batches: ";
         gone = true;
       }
       if (gone && s.up) {
@@ -468,8 +469,9 @@ void TorchServeBackend::on_probe(int worker, std::uint64_t epoch_at_send, const 
       s.refused_key = false;
       s.detector.returned(now);
     } else {
-      if (s.refused_key && options_.key_file) s.refused_at_reload = options_.key_file->reloads();  // these keys fail too
-      const std::int64_t ms = s.detector.eject(now);  // doubled: it never returned in between
+      if (s.refused_key && options_.key_file)
+        s.refused_at_reload = options_.key_file->reloads();  // these keys fail too
+      const std::int64_t ms = s.detector.eject(now);         // doubled: it never returned in between
       s.ejections++;
       s.last_error = "probe batch: " + why + "; ejected again for " + std::to_string(ms) + " ms";
       return;

@@ -3,10 +3,9 @@
 // goes to its worker as ONE request of its BatchWire (batch_wire.h): by
 // default POST /predictions/{model} under lull's batch contract
 // (batch_codec.h), or the Open Inference Protocol's infer request
-// (runtime/v2/v2_wire.h); the answer is split back to the queries in order. A batch whose body would pass max_request_bytes goes as
-// several consecutive requests to that worker (request_split.h), joined in
-// order; it succeeds when all of them do. Health: the wire's probe (GET
-// /ping for TorchServe) at start and periodically; a worker that
+// (runtime/v2/v2_wire.h); the answer is split back to the queries in order. A batch whose body would pass
+// max_request_bytes goes as several consecutive requests to that worker (request_split.h), joined in order; it succeeds
+// when all of them do. Health: the wire's probe (GET /ping for TorchServe) at start and periodically; a worker that
 // fails a ping, or whose batch cannot connect (the server is gone), is taken
 // out of rotation at once and every batch in flight on it is reported failed
 // (ok = false), so the dispatcher can retry those queries on another worker.
@@ -66,8 +65,8 @@ struct TorchServeOptions {
   // with a new key passes. Outlives the backend.
   TorchServeKeyFile* key_file = nullptr;
   std::int64_t max_request_bytes = 6553500;  // TorchServe's default max_request_size; larger batches are split
-  OutlierOptions outlier;                  // when failing batches eject a worker, and for how long
-  const BatchWire* wire = nullptr;         // the protocol spoken (batch_wire.h); nullptr: TorchServe's. Outlives the backend
+  OutlierOptions outlier;                    // when failing batches eject a worker, and for how long
+  const BatchWire* wire = nullptr;  // the protocol spoken (batch_wire.h); nullptr: TorchServe's. Outlives the backend
 };
 
 struct WorkerStats {
@@ -76,7 +75,7 @@ struct WorkerStats {
   std::uint64_t batches_ok = 0;
   std::uint64_t batches_failed = 0;
   std::uint64_t ejections = 0;  // times consecutive failed batches took it out
-  std::string last_error;  // why it last failed, "" if never
+  std::string last_error;       // why it last failed, "" if never
 };
 
 class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
@@ -85,9 +84,8 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
   // `transport`: how it talks HTTP, owned (stop() destroys it, so no
   // callback runs after); none: libcurl's HttpClient. Tests hand in the
   // in-memory fake (test/support/fake_http_transport.h).
-  TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
-                    const QueryInputs& inputs, TorchServeOptions options = {},
-                    std::unique_ptr<HttpTransport> transport = nullptr);
+  TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models, const QueryInputs& inputs,
+                    TorchServeOptions options = {}, std::unique_ptr<HttpTransport> transport = nullptr);
   ~TorchServeBackend() override;  // stop()
 
   // Stops the health checks and the HTTP client; batches still in flight are
@@ -117,12 +115,14 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
   void vacate(int worker, const std::string& why);
   // Called with (worker, up) whenever a worker leaves or rejoins rotation,
   // from the HTTP client's thread. Set before start().
-  void set_health_handler(std::function<void(int worker, bool up)> handler) override { on_health_ = std::move(handler); }
+  void set_health_handler(std::function<void(int worker, bool up)> handler) override {
+    on_health_ = std::move(handler);
+  }
 
  private:
   struct InFlight {
     runtime::BatchRequest batch;
-    std::vector<HttpRequestId> http_ids;          // one per request part
+    std::vector<HttpRequestId> http_ids;            // one per request part
     std::vector<std::vector<std::string>> outputs;  // per part, filled as parts answer
     size_t parts_left = 0;
     std::vector<std::shared_ptr<const std::string>> inputs;  // held: a probe may reuse one
@@ -150,7 +150,7 @@ class TorchServeBackend final : public runtime::Backend, public WorkerHealth {
     std::string down_why;  // why it last went down (down_reason)
     bool refused_key = false;
     std::uint64_t refused_at_reload = 0;
-    int last_model = 0;       // of its last batch: the model its health probe asks about
+    int last_model = 0;  // of its last batch: the model its health probe asks about
   };
 
   void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const HttpResponse& response);

@@ -33,8 +33,7 @@ std::string key_of(const google::protobuf::Struct& file, const std::string& path
   // The key goes into an "Authorization: Bearer" header: a line break or a
   // control byte in it would end or forge the header.
   const std::string& key = k->second.string_value();
-  if (key.size() > kMaxKeyBytes ||
-      !std::all_of(key.begin(), key.end(), [](char c) { return c > ' ' && c < 0x7f; }))
+  if (key.size() > kMaxKeyBytes || !std::all_of(key.begin(), key.end(), [](char c) { return c > ' ' && c < 0x7f; }))
     throw std::invalid_argument(path + ": " + section + ".key: must be at most " + std::to_string(kMaxKeyBytes) +
                                 " printable ASCII characters without spaces (it is sent as an HTTP header)");
   return key;
@@ -104,7 +103,9 @@ bool TorchServeKeyFile::reload_locked(const std::string& why) {
   ++reloads_;
   if (log_)
     log_("TorchServe keys re-read from " + path_ + " (" + why + "): new " +
-         (inference && management ? "inference and management keys" : inference ? "inference key" : "management key") +
+         (inference && management ? "inference and management keys"
+          : inference             ? "inference key"
+                                  : "management key") +
          " (reload " + std::to_string(reloads_) + ")");
   return true;
 }
@@ -161,8 +162,8 @@ bool is_token_refusal(const HttpResponse& response) {
 
 std::string describe_token_refusal(const std::string& url, const std::string& api, bool token_sent,
                                    const HttpResponse& response) {
-  std::string line = "model server " + url + " refused the " + api + " token (HTTP " +
-                     std::to_string(response.status) + "): ";
+  std::string line =
+      "model server " + url + " refused the " + api + " token (HTTP " + std::to_string(response.status) + "): ";
   line += token_sent ? "the " + api + " key of --torchserve-token-file is wrong or expired"
                      : "no token was sent; give --torchserve-token-file with TorchServe's key_file.json";
   return line;

@@ -16,7 +16,7 @@
 namespace lull::serve {
 
 struct TorchServeKeys {
-  std::string inference;   // empty: send no Authorization header
+  std::string inference;  // empty: send no Authorization header
   std::string management;
 };
 
@@ -57,8 +57,8 @@ class TorchServeKeyFile {
   // `sent`, so that the call is worth repeating with it.
   bool newer_inference_key(const std::string& sent, std::string* fresh);
 
-  std::uint64_t reloads() const;    // times the keys changed
-  std::uint64_t refusals() const;   // refused inference keys reported
+  std::uint64_t reloads() const;      // times the keys changed
+  std::uint64_t refusals() const;     // refused inference keys reported
   std::uint64_t read_errors() const;  // reads that found no valid key file
   // Prometheus text: lull_torchserve_key_reloads_total,
   // lull_torchserve_token_refusals_total, lull_torchserve_key_file_errors_total.

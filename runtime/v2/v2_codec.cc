@@ -96,7 +96,8 @@ std::string element_prediction(const Output& o, const JsonValue& e) {
   std::string bytes = element_bytes(o, e);
   if (e.kind_case() != JsonValue::kStringValue) return bytes;
   const auto first = bytes.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && (bytes[first] == '{' || bytes[first] == '[') && read_json_data_field(bytes).valid_json)
+  if (first != std::string::npos && (bytes[first] == '{' || bytes[first] == '[') &&
+      read_json_data_field(bytes).valid_json)
     return bytes;
   return json_quoted(bytes);
 }
@@ -130,15 +131,24 @@ bool is_utf8(const std::string& text) {
     const auto c = static_cast<unsigned char>(text[i]);
     size_t more;
     unsigned char lo = 0x80, hi = 0xbf;  // the range of the second byte
-    if (c < 0x80) more = 0;
-    else if (c >= 0xc2 && c < 0xe0) more = 1;
-    else if (c == 0xe0) more = 2, lo = 0xa0;
-    else if (c == 0xed) more = 2, hi = 0x9f;
-    else if (c >= 0xe1 && c < 0xf0) more = 2;
-    else if (c == 0xf0) more = 3, lo = 0x90;
-    else if (c == 0xf4) more = 3, hi = 0x8f;
-    else if (c > 0xf0 && c < 0xf4) more = 3;
-    else return false;
+    if (c < 0x80)
+      more = 0;
+    else if (c >= 0xc2 && c < 0xe0)
+      more = 1;
+    else if (c == 0xe0)
+      more = 2, lo = 0xa0;
+    else if (c == 0xed)
+      more = 2, hi = 0x9f;
+    else if (c >= 0xe1 && c < 0xf0)
+      more = 2;
+    else if (c == 0xf0)
+      more = 3, lo = 0x90;
+    else if (c == 0xf4)
+      more = 3, hi = 0x8f;
+    else if (c > 0xf0 && c < 0xf4)
+      more = 3;
+    else
+      return false;
     if (text.size() - i - 1 < more) return false;
     for (size_t k = 1; k <= more; ++k) {
       const auto b = static_cast<unsigned char>(text[i + k]);

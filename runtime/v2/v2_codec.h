@@ -36,9 +36,9 @@ std::string encode_v2_bytes_request(const std::vector<const std::string*>& input
 // A tensor query (above): its layout, the same for queries that can share a
 // request, and each input's elements as JSON texts, row-major.
 struct V2TensorQuery {
-  std::string layout;                          // "" when the input is not a tensor query
+  std::string layout;                                             // "" when the input is not a tensor query
   std::vector<std::string> names, datatypes, shapes, parameters;  // per input; shape/parameters as JSON text
-  std::vector<std::vector<std::string>> data;  // per input, its elements
+  std::vector<std::vector<std::string>> data;                     // per input, its elements
 };
 // The query's tensor set; layout "" when `input` is not one (bytes, or
 // tensors whose first dimension is not 1: those go as bytes).

@@ -83,7 +83,8 @@ TEST_CASE("bounded sender: past N in flight, requests wait in order and are coun
   CHECK(transport.urls().back() == "http://x/2");
   CHECK(transport.held() == 2);
   while (transport.held() > 0) transport.answer_one(503);
-  CHECK(transport.urls() == std::vector<std::string>{"http://x/0", "http://x/1", "http://x/2", "http://x/3", "http://x/4"});
+  CHECK(transport.urls() ==
+        std::vector<std::string>{"http://x/0", "http://x/1", "http://x/2", "http://x/3", "http://x/4"});
   CHECK(sender.wait_all(0, 0) == 0);
   REQUIRE(done.size() == 5);
   CHECK(done[0] == std::make_pair(200, std::int64_t{0}));  // sent at once
@@ -94,8 +95,7 @@ TEST_CASE("bounded sender: past N in flight, requests wait in order and are coun
   CHECK(counts.late == 3);
 }
 
-TEST_CASE("bounded sender: the drain waits while answers come, stops at a stall, drops what never went",
-          "[loadgen]") {
+TEST_CASE("bounded sender: the drain waits while answers come, stops at a stall, drops what never went", "[loadgen]") {
   HeldTransport transport;
   lull::cli::BoundedSender sender(transport, 1);
   for (int i = 0; i < 4; ++i) sender.send(request(i), [](HttpResponse, std::int64_t) {});

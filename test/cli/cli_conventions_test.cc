@@ -31,7 +31,8 @@ std::vector<std::string> command_names() {
 }
 
 std::string compile_tiny(const std::string& extra) {
-  return "compile --profiles " + kTiny + " --slo-ms 100 --workers 2 --load-qps 50,100 --max-queue 8 --device cpu " + extra;
+  return "compile --profiles " + kTiny + " --slo-ms 100 --workers 2 --load-qps 50,100 --max-queue 8 --device cpu " +
+         extra;
 }
 
 // A compiled tiny policy set, once per test process.
@@ -105,8 +106,9 @@ TEST_CASE("'-' is stdout for every output flag, and no file named '-' appears", 
     CHECK(r.out.find("\"models\"") != std::string::npos);
   }
   SECTION("loadgen --json - (nothing listens: every request fails, the summary is still written)") {
-    const auto r = run_lull("loadgen --target http://127.0.0.1:1/predictions/x --rate 20 --duration 200ms "
-                            "--timeout-ms 500 --json -");
+    const auto r = run_lull(
+        "loadgen --target http://127.0.0.1:1/predictions/x --rate 20 --duration 200ms "
+        "--timeout-ms 500 --json -");
     CHECK(r.exit_code == 1);
     CHECK(r.out.rfind("{\"rate_asked\":", 0) == 0);
     CHECK(r.err.find("sent ") != std::string::npos);  // the text summary went to stderr
@@ -142,18 +144,22 @@ TEST_CASE("the compile report has the same bytes in two runs, timings aside", "[
   REQUIRE(b.exit_code == 0);
   // Seconds are measured and differ; everything else (keys, their order,
   // expectations) must not. Blank the numbers of the timing fields only.
-  const std::regex seconds("(\"(total_seconds|setup|read|validate|reduce|solve|write|build_transitions|"
-                           "value_iteration|expectations)\": )[-0-9.e+]+");
+  const std::regex seconds(
+      "(\"(total_seconds|setup|read|validate|reduce|solve|write|build_transitions|"
+      "value_iteration|expectations)\": )[-0-9.e+]+");
   const std::string ra = std::regex_replace(a.out, seconds, "$1T"), rb = std::regex_replace(b.out, seconds, "$1T");
   CHECK(ra.find("\"total_seconds\": T") != std::string::npos);
   CHECK(ra.find("\"expected_accuracy\": 0.") != std::string::npos);
   CHECK(ra == rb);
 }
 
-TEST_CASE("accuracy is a fraction: a percent table in --accuracy is refused, naming --accuracy-percent", "[cli][conventions][bad-input]") {
+TEST_CASE("accuracy is a fraction: a percent table in --accuracy is refused, naming --accuracy-percent",
+          "[cli][conventions][bad-input]") {
   const std::string pct = lull::test::write_temp("acc_percent.json", "{\"fast\": 71.2, \"_note\": \"percent\"}");
-  const auto r = run_lull("loadgen --target http://127.0.0.1:1/predictions/x --rate 1 --duration 100ms --slo-ms 10 "
-                          "--accuracy " + pct);
+  const auto r = run_lull(
+      "loadgen --target http://127.0.0.1:1/predictions/x --rate 1 --duration 100ms --slo-ms 10 "
+      "--accuracy " +
+      pct);
   CHECK(r.exit_code == 2);
   CHECK(lull::test::count_lines(r.err) == 1);
   CHECK(r.err.find("acc_percent.json: fast") != std::string::npos);

@@ -21,7 +21,8 @@ std::string compile_measured(const std::string& out, const std::string& extra = 
 
 }  // namespace
 
-TEST_CASE("lull compile prints one table row per load on stdout, on stderr when stdout holds output", "[cli][compile]") {
+TEST_CASE("lull compile prints one table row per load on stdout, on stderr when stdout holds output",
+          "[cli][compile]") {
   const std::string out = temp_dir() + "/summary.pb";
   const auto r = run_lull(compile_measured(out));
   REQUIRE(r.exit_code == 0);
@@ -78,9 +79,9 @@ TEST_CASE("lull compile --workers given out of order: a warning names the worker
   // At 200 QPS one worker is overloaded and four are not: the warning is the
   // one worker's, whatever order --workers lists them in.
   const std::string out = temp_dir() + "/unordered.pb";
-  const auto r = run_lull("compile --profiles " + std::string(LULL_SOURCE_DIR) +
-                          "/test/data/tiny_profile.json --slo-ms 100 --workers 4,1 --load-qps 200 --max-queue 8 --out " +
-                          out);
+  const auto r =
+      run_lull("compile --profiles " + std::string(LULL_SOURCE_DIR) +
+               "/test/data/tiny_profile.json --slo-ms 100 --workers 4,1 --load-qps 200 --max-queue 8 --out " + out);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("warning: at 1 workers, 200 QPS") != std::string::npos);
   CHECK(r.err.find("warning: at 4 workers") == std::string::npos);

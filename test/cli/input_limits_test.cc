@@ -25,8 +25,10 @@ const std::string kTiny = std::string(LULL_SOURCE_DIR) + "/test/data/tiny_profil
 const std::string& good_set() {
   static const std::string path = [] {
     const std::string out = temp_dir() + "/limits_good.pb";
-    const auto r = run_lull("compile --profiles " + kTiny + " --slo-ms 100 --workers 2 --load-qps 50 --max-queue 8 "
-                            "--device cpu --out " + out);
+    const auto r = run_lull("compile --profiles " + kTiny +
+                            " --slo-ms 100 --workers 2 --load-qps 50 --max-queue 8 "
+                            "--device cpu --out " +
+                            out);
     REQUIRE(r.exit_code == 0);
     return out;
   }();
@@ -63,8 +65,9 @@ void expect_set_refused(const std::string& set, const std::string& field) {
   expect_refused("policy show " + set, {set, field});
   expect_refused("policy dump " + set + " --json OUT", {set, field});
   expect_refused("simulate --policies " + set + " --workers 2 --trace constant:10:1 --out OUT", {set});
-  expect_refused("serve --policies " + set + " --servers http://127.0.0.1:9,http://127.0.0.1:9 --no-model-check "
-                 "--port-file OUT",
+  expect_refused("serve --policies " + set +
+                     " --servers http://127.0.0.1:9,http://127.0.0.1:9 --no-model-check "
+                     "--port-file OUT",
                  {set});
 }
 
@@ -94,10 +97,12 @@ TEST_CASE("sealed policy sets that break the runtime's invariants are refused ev
     expect_set_refused(bad_set("empty_name", [](auto& s) { s.mutable_models(0)->set_name(""); }), "models[0].name");
   }
   SECTION("infinite SLO") {
-    expect_set_refused(bad_set("inf_slo", [](auto& s) {
-      s.set_slo_ms(std::numeric_limits<double>::infinity());
-      for (auto& p : *s.mutable_policies()) p.mutable_inputs()->set_slo_ms(s.slo_ms());
-    }), "slo_ms");
+    expect_set_refused(bad_set("inf_slo",
+                               [](auto& s) {
+                                 s.set_slo_ms(std::numeric_limits<double>::infinity());
+                                 for (auto& p : *s.mutable_policies()) p.mutable_inputs()->set_slo_ms(s.slo_ms());
+                               }),
+                       "slo_ms");
   }
 }
 
@@ -128,8 +133,9 @@ TEST_CASE("simulate refuses unbounded traces", "[cli][limits]") {
   expect_refused(base + "arrivals:" + arrivals, {"far_arrival.txt:2", "arrival time"});
   const std::string rates = write_temp("huge_rate.txt", "0 10\n1 1e300\n");
   expect_refused(base + "rate-file:" + rates, {"huge_rate.txt:2", "QPS"});
-  expect_refused("simulate --policies " + good_set() + " --workers 2 --trace constant:10:1 --out OUT --load-window-ms inf",
-                 {"--load-window-ms"});
+  expect_refused(
+      "simulate --policies " + good_set() + " --workers 2 --trace constant:10:1 --out OUT --load-window-ms inf",
+      {"--load-window-ms"});
 }
 
 TEST_CASE("serve refuses thread counts and intervals out of range before serving", "[cli][limits]") {
@@ -152,14 +158,16 @@ TEST_CASE("profile, loadgen and bench serve refuse counts and rates out of range
   expect_refused(profile + "--max-batch 1000000000", {"--max-batch"});
   expect_refused(profile + "--samples -1", {"--samples"});
   expect_refused("loadgen --target http://127.0.0.1:9/predictions/t --rate 1e308 --json OUT", {"--rate"});
-  expect_refused("loadgen --target http://127.0.0.1:9/predictions/t --rate 10 --duration 1e308s --json OUT", {"--duration"});
+  expect_refused("loadgen --target http://127.0.0.1:9/predictions/t --rate 10 --duration 1e308s --json OUT",
+                 {"--duration"});
   for (const char* n : {"0", "100001"})
-    expect_refused(std::string("loadgen --target http://127.0.0.1:9/predictions/t --rate 10 --connections ") + n +
-                       " --json OUT",
-                   {"--connections", "1..100000"});
-  expect_refused("bench serve --direct http://127.0.0.1:9/p/m --lull http://127.0.0.1:9/p/t --rate 10 --input-bytes 0 "
-                 "--json OUT",
-                 {"--input-bytes"});
+    expect_refused(
+        std::string("loadgen --target http://127.0.0.1:9/predictions/t --rate 10 --connections ") + n + " --json OUT",
+        {"--connections", "1..100000"});
+  expect_refused(
+      "bench serve --direct http://127.0.0.1:9/p/m --lull http://127.0.0.1:9/p/t --rate 10 --input-bytes 0 "
+      "--json OUT",
+      {"--input-bytes"});
 }
 
 // Issue 25, finding 2: one sample of 2^32 s corrupted the heap in compile,
@@ -177,14 +185,20 @@ TEST_CASE("latency samples beyond 1000 x the SLO are refused with the field path
     expect_refused("compile --profiles " + with_sample("huge_sample.json", sample) + compile,
                    {"huge_sample.json", "models[0] (fast).latencies[2].samples_s[1]", "1000 x the SLO of 100 ms"});
   // 100 s is 1000 x 100 ms: in range.
-  CHECK(run_lull("compile --profiles " + with_sample("edge_sample.json", "100") + " --slo-ms 100 --workers 2 "
-                 "--load-qps 50 --max-queue 8 --device cpu --out " + temp_dir() + "/edge.pb").exit_code == 0);
-  const std::string sim = "simulate --policies " + good_set() + " --workers 2 --trace constant:10:1 --latency sampled "
+  CHECK(run_lull("compile --profiles " + with_sample("edge_sample.json", "100") +
+                 " --slo-ms 100 --workers 2 "
+                 "--load-qps 50 --max-queue 8 --device cpu --out " +
+                 temp_dir() + "/edge.pb")
+            .exit_code == 0);
+  const std::string sim = "simulate --policies " + good_set() +
+                          " --workers 2 --trace constant:10:1 --latency sampled "
                           "--out OUT --profiles ";
   expect_refused(sim + with_sample("sim_huge.json", "1e9"), {"sim_huge.json", "latencies[2].samples_s[1]", "1000 x"});
-  expect_refused(sim + with_sample("sim_neg.json", "-1e308"), {"sim_neg.json", "latencies[2].samples_s[1]", "positive"});
+  expect_refused(sim + with_sample("sim_neg.json", "-1e308"),
+                 {"sim_neg.json", "latencies[2].samples_s[1]", "positive"});
   CHECK(run_lull("simulate --policies " + good_set() + " --workers 2 --trace constant:10:1 --latency sampled --out " +
-                 temp_dir() + "/sim_ok.json --profiles " + kTiny).exit_code == 0);
+                 temp_dir() + "/sim_ok.json --profiles " + kTiny)
+            .exit_code == 0);
 }
 
 // Issue 25, finding 7: protobuf printed "[libprotobuf ERROR ...] String field
@@ -196,5 +210,6 @@ TEST_CASE("a policy file protobuf itself complains about is refused in one line"
   bytes.replace(pos, 4, "\xff\xfe\xfd\xfc");
   const std::string bad = write_temp("bad_utf8.pb", bytes);
   expect_refused("policy show " + bad, {"bad_utf8.pb", "not a policy set", "invalid UTF-8"});
-  expect_refused("simulate --policies " + bad + " --workers 2 --trace constant:10:1 --out OUT", {"bad_utf8.pb", "UTF-8"});
+  expect_refused("simulate --policies " + bad + " --workers 2 --trace constant:10:1 --out OUT",
+                 {"bad_utf8.pb", "UTF-8"});
 }

@@ -26,7 +26,9 @@ lull::test::CliOutcome serve(const std::string& env, const std::string& args) {
   return run_cli("env -u LULL_SERVE_HTTP_THREADS " + env + " " + LULL_BINARY + " serve " + args + " </dev/null");
 }
 
-bool names(const lull::test::CliOutcome& r, const std::string& what) { return r.output.find(what) != std::string::npos; }
+bool names(const lull::test::CliOutcome& r, const std::string& what) {
+  return r.output.find(what) != std::string::npos;
+}
 
 }  // namespace
 
@@ -52,7 +54,8 @@ TEST_CASE("serve settings: the command line over the environment over the file",
   }
 }
 
-TEST_CASE("serve settings: unknown names are refused, naming the file or variable", "[cli][serve][settings][bad-input]") {
+TEST_CASE("serve settings: unknown names are refused, naming the file or variable",
+          "[cli][serve][settings][bad-input]") {
   SECTION("a file with a key that is no flag") {
     const auto conf = config_file("typo.conf", "policies = x.pb\nmax-body-byte = 5\n");
     const auto r = serve("", "--config " + conf);

@@ -56,10 +56,9 @@ TEST_CASE("every unsigned flag of every subcommand refuses -1, naming the flag",
     const auto flags = g_unsigned;
     for (const auto& flag : flags) {
       seen.insert(flag);
-      for (const std::vector<std::string>& args : {std::vector<std::string>{"--" + flag, "-1"},
-                                                   std::vector<std::string>{"--" + flag + "=-1"},
-                                                   std::vector<std::string>{"--" + flag + "=-0"},
-                                                   std::vector<std::string>{"--" + flag, "1e99"}}) {
+      for (const std::vector<std::string>& args :
+           {std::vector<std::string>{"--" + flag, "-1"}, std::vector<std::string>{"--" + flag + "=-1"},
+            std::vector<std::string>{"--" + flag + "=-0"}, std::vector<std::string>{"--" + flag, "1e99"}}) {
         INFO(args.front());
         const std::string error = run(*cmd, args);
         CHECK(error.find("--" + flag + ": must be a whole number") != std::string::npos);
@@ -89,7 +88,9 @@ TEST_CASE("ranged unsigned options: declared minimums and maximums, signs and ju
 
   std::size_t bytes = 0;
   po::options_description desc;
+  // clang-format off
   desc.add_options()("max-body-bytes", lull::cli::ranged_value<std::size_t>(&bytes, 1, 1 << 30));
+  // clang-format on
   auto parse = [&](const char* value) {
     const char* argv[] = {"serve", "--max-body-bytes", value};
     po::variables_map vm;

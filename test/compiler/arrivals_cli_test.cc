@@ -87,8 +87,9 @@ TEST_CASE("compile --arrivals records the process, policy show prints it, Poisso
 
 TEST_CASE("compile --arrivals gamma:1,2,4 writes one set per (workers, process)", "[cli][arrivals]") {
   const std::string out = lull::test::temp_dir() + "/arr_library.pb";
-  const auto r = run_lull("compile --profiles " + kTiny +
-                          " --slo-ms 100 --workers 4,8 --load-qps 50 --max-queue 8 --device cpu --arrivals gamma:1,2,4 --out " + out);
+  const auto r = run_lull(
+      "compile --profiles " + kTiny +
+      " --slo-ms 100 --workers 4,8 --load-qps 50 --max-queue 8 --device cpu --arrivals gamma:1,2,4 --out " + out);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto lib = lull::read_policy_library(out);
@@ -106,8 +107,11 @@ TEST_CASE("compile --arrivals gamma:1,2,4 writes one set per (workers, process)"
 
 TEST_CASE("compile --arrivals fit:FILE picks the family and says why", "[cli][arrivals]") {
   const std::string out = lull::test::temp_dir() + "/arr_fit.pb";
-  const struct { bool batch; double param; const char* family; } cases[] = {
-      {false, 1, "poisson"}, {false, 4, "gamma:"}, {true, 4, "batch:"}};
+  const struct {
+    bool batch;
+    double param;
+    const char* family;
+  } cases[] = {{false, 1, "poisson"}, {false, 4, "gamma:"}, {true, 4, "batch:"}};
   for (const auto& c : cases) {
     const auto file = write_temp("fit_times.txt", timestamps(c.batch, c.param, 20000, 3));
     const auto r = run_lull(compile_args(out, "--arrivals fit:" + file));
@@ -134,8 +138,9 @@ TEST_CASE("bad --arrivals: one line naming the flag or file, exit 2, no output",
   const std::string policy = lull::test::temp_dir() + "/arr_sim.pb";
   REQUIRE(run_lull(compile_args(policy, "")).exit_code == 0);
   for (const std::string bad : {"batch:0", "batch:0.5", "batch:inf", "gamma:0", "gamma:nan", "gamma:inf"})
-    expect_error("simulate --policies " + policy + " --workers 4 --trace constant:50:2 --arrivals " + bad + " --out " + sim_out,
-                 sim_out, {"--arrivals"});
+    expect_error(
+        "simulate --policies " + policy + " --workers 4 --trace constant:50:2 --arrivals " + bad + " --out " + sim_out,
+        sim_out, {"--arrivals"});
   expect_error("loadgen --target http://127.0.0.1:9/x --rate 10 --duration 1s --arrivals batch:0.9 --json " + sim_out,
                sim_out, {"--arrivals"});
 }
@@ -143,7 +148,8 @@ TEST_CASE("bad --arrivals: one line naming the flag or file, exit 2, no output",
 TEST_CASE("simulate --arrivals batch:D runs and records the process", "[cli][arrivals]") {
   const std::string policy = lull::test::temp_dir() + "/arr_sim_batch.pb";
   REQUIRE(run_lull(compile_args(policy, "--arrivals batch:4")).exit_code == 0);
-  const auto r = run_lull("simulate --policies " + policy + " --workers 4 --trace constant:50:20 --arrivals batch:4 --out -");
+  const auto r =
+      run_lull("simulate --policies " + policy + " --workers 4 --trace constant:50:20 --arrivals batch:4 --out -");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("\"arrivals\": \"batch:4\"") != std::string::npos);

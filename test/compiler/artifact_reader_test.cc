@@ -22,8 +22,8 @@ std::string make_artifact(const std::string& name) {
   fs::create_directories(dir + "/empty_model");
   std::ofstream(dir + "/net_a/net_a_bsize-1_profile.json") << "[0.010, 0.012,0.011]";
   std::ofstream(dir + "/net_a/net_a_bsize-12_profile.json") << "[0.05]";
-  std::ofstream(dir + "/net_a/other_bsize-2_profile.json") << "[1]";     // another model's name: ignored
-  std::ofstream(dir + "/net_a/net_a_bsize-x_profile.json") << "[1]";     // no batch size: ignored
+  std::ofstream(dir + "/net_a/other_bsize-2_profile.json") << "[1]";  // another model's name: ignored
+  std::ofstream(dir + "/net_a/net_a_bsize-x_profile.json") << "[1]";  // no batch size: ignored
   std::ofstream(dir + "/net_b/net_b_bsize-2_profile.json") << "[2e-2, 3]";
   std::ofstream(dir + "/README.md") << "not a model";
   return dir;
@@ -73,7 +73,8 @@ TEST_CASE("artifact reader: bad files are named with the entry at fault", "[sche
 // where a profile file or the accuracy table belongs was "read" with
 // ftell's LONG_MAX as its size (an AddressSanitizer abort; without it,
 // fread through a null buffer and "read failed: Bad address").
-TEST_CASE("artifact reader: a directory where a file belongs is one line naming it", "[schema][artifact][bad-input][fuzz]") {
+TEST_CASE("artifact reader: a directory where a file belongs is one line naming it",
+          "[schema][artifact][bad-input][fuzz]") {
   const std::string dir = make_artifact("artifact_dir_as_file");
   fs::create_directories(dir + "/net_b/net_b_bsize-4_profile.json");
   const auto msg = error_of([&] { lull::read_artifact_profiles(dir); });
@@ -84,7 +85,8 @@ TEST_CASE("artifact reader: a directory where a file belongs is one line naming 
 }
 
 TEST_CASE("artifact reader: the accuracy table, nested or bare", "[schema][artifact]") {
-  const auto nested = lull::test::write_temp("acc_nested.json", R"({"task": "image", "accuracy": {"a": 70.5, "b": 80}})");
+  const auto nested =
+      lull::test::write_temp("acc_nested.json", R"({"task": "image", "accuracy": {"a": 70.5, "b": 80}})");
   const auto bare = lull::test::write_temp("acc_bare.json", R"({"a": 70.5, "b": 80})");
   for (const auto& path : {nested, bare}) {
     const auto acc = lull::read_artifact_accuracy_percent(path);
@@ -95,7 +97,8 @@ TEST_CASE("artifact reader: the accuracy table, nested or bare", "[schema][artif
   CHECK(lull::read_artifact_task(nested) == "image");
   CHECK(lull::read_artifact_task(bare).empty());
   const auto bad = lull::test::write_temp("acc_bad.json", R"({"accuracy": {"a": "high"}})");
-  CHECK(error_of([&] { lull::read_artifact_accuracy_percent(bad); }).find("acc_bad.json: accuracy.a") != std::string::npos);
+  CHECK(error_of([&] { lull::read_artifact_accuracy_percent(bad); }).find("acc_bad.json: accuracy.a") !=
+        std::string::npos);
 }
 
 TEST_CASE("artifact reader: the shared artifact has the 26 image models", "[schema][artifact]") {

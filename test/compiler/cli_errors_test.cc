@@ -24,8 +24,8 @@ std::string tiny_with(const std::string& from, const std::string& to) {
 void expect_compile_error(const std::string& profile, const std::string& extra, std::vector<std::string> needles) {
   const std::string out = lull::test::temp_dir() + "/never.pb";
   std::filesystem::remove(out);
-  const auto r = run_lull("compile --profiles " + profile + " --slo-ms 100 --workers 2 --load-qps 50 --device cpu --out " +
-                          out + " " + extra);
+  const auto r = run_lull("compile --profiles " + profile +
+                          " --slo-ms 100 --workers 2 --load-qps 50 --device cpu --out " + out + " " + extra);
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 2);
   CHECK(lull::test::count_lines(r.err) == 1);
@@ -37,8 +37,10 @@ void expect_compile_error(const std::string& profile, const std::string& extra, 
 
 TEST_CASE("the tiny profile compiles and round-trips through policy show/dump", "[cli]") {
   const std::string out = lull::test::temp_dir() + "/tiny.pb";
-  const auto r = run_lull("compile --profiles " + kTiny + " --slo-ms 100 --workers 2 --load-qps 50,100 --max-queue 8 "
-                          "--device cpu --out " + out + " --report -");
+  const auto r = run_lull("compile --profiles " + kTiny +
+                          " --slo-ms 100 --workers 2 --load-qps 50,100 --max-queue 8 "
+                          "--device cpu --out " +
+                          out + " --report -");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("\"expected_accuracy\"") != std::string::npos);
@@ -50,7 +52,7 @@ TEST_CASE("the tiny profile compiles and round-trips through policy show/dump", 
   REQUIRE(dump.exit_code == 0);
   // models, columns, policies, rows: 8 queue lengths x 101 slack indices + the full-queue state.
   CHECK(std::count(dump.out.begin(), dump.out.end(), '[') == 1 + 1 + 1 + 1 + 8 * 101 + 1);
-  CHECK(dump.out.find("[9,0,0,0,9]") != std::string::npos);  // F serves N+1 on the fastest model
+  CHECK(dump.out.find("[9,0,0,0,9]") != std::string::npos);     // F serves N+1 on the fastest model
   CHECK(dump.out.find("\"models\":[\"") != std::string::npos);  // names, in model-id order
 }
 
@@ -80,7 +82,8 @@ TEST_CASE("accuracy outside [0, 1]", "[cli][bad-input]") {
 
 TEST_CASE("an SLO below the fastest model's batch-1 latency", "[cli][bad-input]") {
   const std::string out = lull::test::temp_dir() + "/never.pb";
-  const auto r = run_lull("compile --profiles " + kTiny + " --slo-ms 3 --workers 2 --load-qps 50 --device cpu --out " + out);
+  const auto r =
+      run_lull("compile --profiles " + kTiny + " --slo-ms 3 --workers 2 --load-qps 50 --device cpu --out " + out);
   CHECK(r.exit_code == 2);
   CHECK(lull::test::count_lines(r.err) == 1);
   CHECK(r.err.find("fast") != std::string::npos);
@@ -89,12 +92,13 @@ TEST_CASE("an SLO below the fastest model's batch-1 latency", "[cli][bad-input]"
 }
 
 TEST_CASE("workers < 1, load <= 0, intervals < 1", "[cli][bad-input]") {
-  const std::string base = "compile --profiles " + kTiny + " --slo-ms 100 --device cpu --out " + lull::test::temp_dir() + "/never.pb ";
-  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"--workers 0 --load-qps 50", "--workers"},
-           {"--workers 2 --load-qps 0", "--load-qps"},
-           {"--workers 2 --load-qps -10", "--load-qps"},
-           {"--workers 2 --load-qps 50 --intervals 0", "--intervals"}}) {
+  const std::string base =
+      "compile --profiles " + kTiny + " --slo-ms 100 --device cpu --out " + lull::test::temp_dir() + "/never.pb ";
+  for (const auto& [args, needle] :
+       std::vector<std::pair<std::string, std::string>>{{"--workers 0 --load-qps 50", "--workers"},
+                                                        {"--workers 2 --load-qps 0", "--load-qps"},
+                                                        {"--workers 2 --load-qps -10", "--load-qps"},
+                                                        {"--workers 2 --load-qps 50 --intervals 0", "--intervals"}}) {
     const auto r = run_lull(base + args);
     INFO(args << " -> " << r.err);
     CHECK(r.exit_code == 2);
@@ -105,14 +109,17 @@ TEST_CASE("workers < 1, load <= 0, intervals < 1", "[cli][bad-input]") {
 
 TEST_CASE("corrupt or truncated policy files are refused by policy show", "[cli][bad-input]") {
   const std::string good = lull::test::temp_dir() + "/good.pb";
-  REQUIRE(run_lull("compile --profiles " + kTiny + " --slo-ms 100 --workers 2 --load-qps 50 --max-queue 4 --device cpu --out " + good)
+  REQUIRE(run_lull("compile --profiles " + kTiny +
+                   " --slo-ms 100 --workers 2 --load-qps 50 --max-queue 4 --device cpu --out " + good)
               .exit_code == 0);
   const std::string bytes = lull::test::slurp(good);
   std::string flipped = bytes;
   flipped[flipped.size() / 2] ^= 0x5a;
-  for (const auto& [name, content] : std::vector<std::pair<std::string, std::string>>{
-           {"truncated.pb", bytes.substr(0, bytes.size() / 2)}, {"flipped.pb", flipped}, {"empty.pb", ""},
-           {"text.pb", "this is not a policy"}}) {
+  for (const auto& [name, content] :
+       std::vector<std::pair<std::string, std::string>>{{"truncated.pb", bytes.substr(0, bytes.size() / 2)},
+                                                        {"flipped.pb", flipped},
+                                                        {"empty.pb", ""},
+                                                        {"text.pb", "this is not a policy"}}) {
     const auto path = write_temp(name, content);
     const auto r = run_lull("policy show " + path);
     INFO(name << " -> " << r.err);
@@ -124,7 +131,8 @@ TEST_CASE("corrupt or truncated policy files are refused by policy show", "[cli]
 
 TEST_CASE("a load beyond capacity compiles with a warning", "[cli]") {
   const std::string out = lull::test::temp_dir() + "/overload.pb";
-  const auto r = run_lull("compile --profiles " + kTiny + " --slo-ms 100 --workers 1 --load-qps 5000 --max-queue 8 --device cpu --out " + out);
+  const auto r = run_lull("compile --profiles " + kTiny +
+                          " --slo-ms 100 --workers 1 --load-qps 5000 --max-queue 8 --device cpu --out " + out);
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("warning") != std::string::npos);

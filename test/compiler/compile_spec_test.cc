@@ -17,8 +17,9 @@ const std::string kTiny = std::string(LULL_SOURCE_DIR) + "/test/data/tiny_profil
 
 lull::schema::PolicySet compile_tiny(const std::string& name, const std::string& extra) {
   const std::string out = lull::test::temp_dir() + "/" + name;
-  const auto r = lull::test::run_lull("compile --profiles " + kTiny + " --slo-ms 100 --workers 2 --load-qps 50,80 --device cpu --out " +
-                                      out + " " + extra);
+  const auto r =
+      lull::test::run_lull("compile --profiles " + kTiny +
+                           " --slo-ms 100 --workers 2 --load-qps 50,80 --device cpu --out " + out + " " + extra);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   return lull::read_policy_set(out);
@@ -55,8 +56,8 @@ TEST_CASE("policies record the settings they were compiled with", "[compiler][sp
       {"--md --max-queue 8", "md+max-queue=8", lull::schema::MD, 0, 8, lull::schema::MAXIMAL, 100, 95},
       {"--batching variable --max-queue 32 --horizon 50 --percentile 90", "variable-batching+percentile=90+horizon=50",
        lull::schema::FLD, 100, 32, lull::schema::VARIABLE, 50, 90},
-      {"--md --batching variable --max-queue 32", "md+variable-batching", lull::schema::MD, 0, 32, lull::schema::VARIABLE,
-       100, 95},
+      {"--md --batching variable --max-queue 32", "md+variable-batching", lull::schema::MD, 0, 32,
+       lull::schema::VARIABLE, 100, 95},
   };
   int n = 0;
   for (const auto& c : cases) {
@@ -75,15 +76,16 @@ TEST_CASE("policies record the settings they were compiled with", "[compiler][sp
   }
 }
 
-TEST_CASE("compile: the report and the last line give the phases and the process's wall time", "[compiler][spec][cli]") {
+TEST_CASE("compile: the report and the last line give the phases and the process's wall time",
+          "[compiler][spec][cli]") {
   const std::string out = lull::test::temp_dir() + "/phases.pb";
   const auto r = lull::test::run_lull("compile --profiles " + kTiny +
-                                      " --slo-ms 100 --workers 2 --load-qps 50 --max-queue 8 --device cpu --out " + out +
-                                      " --report -");
+                                      " --slo-ms 100 --workers 2 --load-qps 50 --max-queue 8 --device cpu --out " +
+                                      out + " --report -");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  for (const char* key : {"\"phase_seconds\"", "\"setup\"", "\"read\"", "\"validate\"", "\"reduce\"", "\"solve\"", "\"write\"",
-                          "\"total_seconds\""})
+  for (const char* key : {"\"phase_seconds\"", "\"setup\"", "\"read\"", "\"validate\"", "\"reduce\"", "\"solve\"",
+                          "\"write\"", "\"total_seconds\""})
     CHECK(r.out.find(key) != std::string::npos);
   CHECK(r.err.find("wrote 1 policies to " + out + " in ") != std::string::npos);
   for (const char* phase : {"(read ", ", validate ", ", reduce ", ", solve ", "; cpu solver)"})

@@ -72,7 +72,8 @@ TEST_CASE("variable batching: batches never exceed the queue, and accuracy is no
     CHECK(a.batch >= 1);
     partial += a.partial();
   }
-  INFO("maximal " << maximal.expected_accuracy << " variable " << variable.expected_accuracy << ", partial states " << partial);
+  INFO("maximal " << maximal.expected_accuracy << " variable " << variable.expected_accuracy << ", partial states "
+                  << partial);
   CHECK(variable.expected_accuracy >= maximal.expected_accuracy - 1e-3);
   CHECK(variable.expected_violation_rate <= maximal.expected_violation_rate + 1e-3);
 }

@@ -81,18 +81,25 @@ TEST_CASE("profile JSON: malformed input is one line naming the file and the fie
     const char* name;
     const char* text;
     std::vector<std::string> needles;
-    bool protobuf_refuses = true;  // false: protobuf 3.21 guessed (a lone object as a list, "yes" as true); lull refuses
+    bool protobuf_refuses =
+        true;  // false: protobuf 3.21 guessed (a lone object as a list, "yes" as true); lull refuses
   };
   const std::vector<Case> cases{
       {"truncated.json", R"({"models": [ {"name": "x", )", {"truncated.json", "malformed profile JSON"}},
       {"empty.json", "", {"empty.json", "malformed profile JSON"}},
       {"list.json", "[1, 2]", {"list.json", "(top level)", "expected an object"}},
-      {"unknown.json", R"({"models": [{"name": "x", "acuracy": 0.5}]})", {"unknown.json", "models[0] (x).acuracy", "unknown field"}},
-      {"sample.json", R"({"models": [{"name": "x", "latencies": [{"batch": 1, "samples_s": [0.1, "fast"]}]}]})",
+      {"unknown.json",
+       R"({"models": [{"name": "x", "acuracy": 0.5}]})",
+       {"unknown.json", "models[0] (x).acuracy", "unknown field"}},
+      {"sample.json",
+       R"({"models": [{"name": "x", "latencies": [{"batch": 1, "samples_s": [0.1, "fast"]}]}]})",
        {"sample.json", "models[0] (x).latencies[0].samples_s[1]", "expected a number"}},
-      {"batch.json", R"({"models": [{"name": "x", "latencies": [{"batch": 1.5}]}]})",
+      {"batch.json",
+       R"({"models": [{"name": "x", "latencies": [{"batch": 1.5}]}]})",
        {"batch.json", "models[0] (x).latencies[0].batch", "whole number"}},
-      {"negbatch.json", R"({"models": [{"latencies": [{"batch": -1}]}]})", {"negbatch.json", "models[0].latencies[0].batch"}},
+      {"negbatch.json",
+       R"({"models": [{"latencies": [{"batch": -1}]}]})",
+       {"negbatch.json", "models[0].latencies[0].batch"}},
       {"name.json", R"({"models": [{"name": 7}]})", {"name.json", "models[0].name", "expected a string"}},
       {"synthetic.json", R"({"synthetic": "yes"})", {"synthetic.json", "synthetic", "true or false"}, false},
       {"models.json", R"({"models": {"name": "x"}})", {"models.json", "models", "expected a list"}, false},
@@ -112,10 +119,12 @@ TEST_CASE("profile JSON: malformed input is one line naming the file and the fie
 
 // Found by test/fuzz/profile_json_fuzz.cc (docs/fuzzing.md): a key or a name
 // holding an escaped newline split the error over two lines.
-TEST_CASE("profile JSON: keys, names and values with control characters stay on one line", "[schema][profile][bad-input][fuzz]") {
+TEST_CASE("profile JSON: keys, names and values with control characters stay on one line",
+          "[schema][profile][bad-input][fuzz]") {
   const std::vector<std::pair<const char*, const char*>> cases{
-      {"fuzz_key.json", "{\"task\": \"t\", \"models\": [{\"name\": \"a\", \"accuracy\": \"0.5\", \"latencies\": "
-                        "[{\"lat\\ncyS\": null}]}], \"synthetic\": \"true\"}\n"},
+      {"fuzz_key.json",
+       "{\"task\": \"t\", \"models\": [{\"name\": \"a\", \"accuracy\": \"0.5\", \"latencies\": "
+       "[{\"lat\\ncyS\": null}]}], \"synthetic\": \"true\"}\n"},
       {"fuzz_name.json", R"({"models": [{"name": "a\nb\u0001", "acuracy": 0.5}]})"},
       {"fuzz_value.json", R"({"models": [{"name": "a", "accuracy": "x\ty\nz"}]})"},
   };

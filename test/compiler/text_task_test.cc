@@ -33,7 +33,8 @@ TEST_CASE("artifact task name: the table's task field, else <task>_accuracy.json
 
 TEST_CASE("text artifact: 5 BERT models, accuracies from percent, task 'text'", "[compiler][artifact][text]") {
   REQUIRE_TEXT_ARTIFACT();
-  const auto set = lull::compiler::import_artifact_profiles(lull::test::text_artifact_dir(), lull::test::text_accuracy_json(), "");
+  const auto set =
+      lull::compiler::import_artifact_profiles(lull::test::text_artifact_dir(), lull::test::text_accuracy_json(), "");
   CHECK(set.task() == "text");
   REQUIRE(set.models_size() == 5);
   for (const auto& m : set.models()) {

@@ -10,9 +10,9 @@
 #include "test/support/golden_cases.h"
 #include "test/support/backend_comparison.h"
 
-#define LULL_SKIP_WITHOUT_GPU()                                       \
-  do {                                                                \
-    std::string why;                                                  \
+#define LULL_SKIP_WITHOUT_GPU()                                                             \
+  do {                                                                                      \
+    std::string why;                                                                        \
     if (!lull::compiler::cuda_device_available(&why)) LULL_SKIP("no CUDA device: " << why); \
   } while (0)
 
@@ -30,12 +30,13 @@ TEST_CASE("CUDA matches the CPU backend on every golden case", "[cuda][golden][d
     const auto a = cpu->solve(p, {});
     const auto b = gpu->solve(p, {});
     const auto c = lull::test::compare_backends(p, a, b);
-    std::printf("golden K=%d load=%g: %d differing states; accuracy %.12f vs %.12f, violations %.3g vs %.3g; "
-                "cpu %.4f s, cuda %.4f s (build %.4f, solve %.4f, expect %.4f), device %.1f MB\n",
-                o.workers, o.load_qps, c.differing, a.expected_accuracy, b.expected_accuracy, a.expected_violation_rate,
-                b.expected_violation_rate, a.seconds.build + a.seconds.solve + a.seconds.expect,
-                b.seconds.build + b.seconds.solve + b.seconds.expect, b.seconds.build, b.seconds.solve, b.seconds.expect,
-                b.device_bytes / 1048576.0);
+    std::printf(
+        "golden K=%d load=%g: %d differing states; accuracy %.12f vs %.12f, violations %.3g vs %.3g; "
+        "cpu %.4f s, cuda %.4f s (build %.4f, solve %.4f, expect %.4f), device %.1f MB\n",
+        o.workers, o.load_qps, c.differing, a.expected_accuracy, b.expected_accuracy, a.expected_violation_rate,
+        b.expected_violation_rate, a.seconds.build + a.seconds.solve + a.seconds.expect,
+        b.seconds.build + b.seconds.solve + b.seconds.expect, b.seconds.build, b.seconds.solve, b.seconds.expect,
+        b.device_bytes / 1048576.0);
     INFO("K=" << o.workers << " load=" << o.load_qps << " first difference: " << c.first);
     CHECK(c.differing == 0);
     CHECK(c.accuracy_diff <= 1e-9);
@@ -55,8 +56,8 @@ TEST_CASE("CUDA matches the CPU backend with variable batching and MD", "[cuda][
     for (auto batching : {lull::compiler::Batching::kMaximal, lull::compiler::Batching::kVariable}) {
       const auto p = lull::compiler::build_mdp_problem(profiles, lull::test::golden_profile_options(batching, disc));
       const auto c = lull::test::compare_backends(p, cpu->solve(p, {}), gpu->solve(p, {}));
-      INFO("md=" << (disc == lull::compiler::Discretization::kMd) << " variable="
-                 << (batching == lull::compiler::Batching::kVariable) << ": " << c.differing
+      INFO("md=" << (disc == lull::compiler::Discretization::kMd)
+                 << " variable=" << (batching == lull::compiler::Batching::kVariable) << ": " << c.differing
                  << " differing states, first: " << c.first);
       CHECK(c.differing_not_tie == 0);  // floating-point ties may break either way
       CHECK(c.accuracy_diff <= 1e-9);

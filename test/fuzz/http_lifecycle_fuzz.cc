@@ -120,7 +120,8 @@ struct Client {
     char buf[4096];
     const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
     if (n <= 0) return;
-    if (!read_any && (n < 7 || std::string(buf, 7) != "HTTP/1.")) finding("a connection read bytes that are not an HTTP response");
+    if (!read_any && (n < 7 || std::string(buf, 7) != "HTTP/1."))
+      finding("a connection read bytes that are not an HTTP response");
     read_any = true;
   }
 };
@@ -167,12 +168,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
         raw_at += n;
         break;
       }
-      case 3: std::this_thread::sleep_for(std::chrono::milliseconds(arg % 20)); break;
-      case 4: c.close(arg % 2 == 1); break;
+      case 3:
+        std::this_thread::sleep_for(std::chrono::milliseconds(arg % 20));
+        break;
+      case 4:
+        c.close(arg % 2 == 1);
+        break;
       case 5:
         if (c.fd >= 0) ::shutdown(c.fd, SHUT_WR);
         break;
-      case 6: c.read_available(); break;
+      case 6:
+        c.read_available();
+        break;
     }
   }
   for (auto& c : clients) c.close(false);

@@ -102,7 +102,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   {  // the v2 inference request's checks: a verdict, an input when accepted, an error when not
     lull::serve::V2InferRequest v2;
     std::string why;
-    if (lull::serve::parse_v2_infer_request(std::string(raw), &v2, &why) ? v2.input.empty() || !why.empty() : why.empty())
+    if (lull::serve::parse_v2_infer_request(std::string(raw), &v2, &why) ? v2.input.empty() || !why.empty()
+                                                                         : why.empty())
       finding("parse_v2_infer_request: accepted without an input, or refused without a reason");
   }
   const std::string reply = exchange(std::string(reinterpret_cast<const char*>(data), size));

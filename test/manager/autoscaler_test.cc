@@ -95,7 +95,8 @@ TEST_CASE("autoscaler: the envelope trips a scale-out the lagging forecast would
   CHECK(d.count == 6);          // to what 700 QPS needs: 8
 }
 
-TEST_CASE("autoscaler: scale-in waits for the hold-off, then steps down one compiled count at a time", "[manager][autoscale]") {
+TEST_CASE("autoscaler: scale-in waits for the hold-off, then steps down one compiled count at a time",
+          "[manager][autoscale]") {
   Rig rig(quiet_options(), 8);
   rig.run(0, 20, 750);
   CHECK(rig.acted.empty());
@@ -140,7 +141,8 @@ TEST_CASE("autoscaler: a rise in the load restarts the hold-off", "[manager][aut
   CHECK(rig.acted[0].t_us == 46 * kS);  // not 35 s: the rise reset the count
 }
 
-TEST_CASE("autoscaler: hysteresis keeps workers when the load is within its band of the lower count", "[manager][autoscale]") {
+TEST_CASE("autoscaler: hysteresis keeps workers when the load is within its band of the lower count",
+          "[manager][autoscale]") {
   // 390 QPS needs 4 workers, but 390 * 1.1 = 429 does not fit 4: stay at 6.
   Rig held(quiet_options(), 6);
   held.run(0, 60, 390);
@@ -190,8 +192,9 @@ TEST_CASE("autoscaler: the price objective picks the best count within --max-wor
   // a price of 100, 10 workers score best (24000 - 1000), but with a ceiling
   // of 8, 6 workers (22800 - 600) beat 8 (22800 - 800), which clamping 10
   // would have chosen (capacity_price_test.cc has the arithmetic).
-  const auto library = lull::test::autoscale_library(
-      [](int k, int) { return k == 2 ? 0.70 : k == 4 ? 0.75 : k == 10 ? 0.80 : 0.76; });
+  const auto library = lull::test::autoscale_library([](int k, int) {
+    return k == 2 ? 0.70 : k == 4 ? 0.75 : k == 10 ? 0.80 : 0.76;
+  });
   AutoscaleOptions o = quiet_options();
   o.max_workers = 8;
   Rig rig(o, 2, CapacityTarget{0.01, 0, CapacityObjective::kPrice, 100}, library);
@@ -238,7 +241,8 @@ TEST_CASE("autoscaler: bad options are refused naming them", "[manager][autoscal
   CHECK_THROWS_WITH(Autoscaler(t, o, 0), Catch::Contains("median"));
 }
 
-TEST_CASE("autoscaler over a simulated pool: starting workers count, scale-in stops starting ones first", "[manager][autoscale]") {
+TEST_CASE("autoscaler over a simulated pool: starting workers count, scale-in stops starting ones first",
+          "[manager][autoscale]") {
   lull::runtime::VirtualClock clock;
   SimulatedWorkerPool pool(clock, ProvisioningDelay::fixed(5 * kS), 2);
   AutoscaleOptions o = quiet_options();

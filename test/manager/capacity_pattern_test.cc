@@ -11,7 +11,8 @@ using namespace lull::manager;
 
 using lull::test::pattern_library;
 
-TEST_CASE("capacity table: each worker count reads its set for the given arrival pattern", "[manager][autoscale][arrivals]") {
+TEST_CASE("capacity table: each worker count reads its set for the given arrival pattern",
+          "[manager][autoscale][arrivals]") {
   const auto lib = pattern_library();
   const CapacityTarget target{0.01, 0};
   const CapacityTable poisson(lib, target);

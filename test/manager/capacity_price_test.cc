@@ -20,7 +20,8 @@ namespace {
 double linear_accuracy(int k, int load) { return 0.8 - 0.05 * load / (100.0 * k); }
 
 CapacityTable priced(double price) {
-  return CapacityTable(lull::test::autoscale_library(linear_accuracy), CapacityTarget{0.01, 0, CapacityObjective::kPrice, price});
+  return CapacityTable(lull::test::autoscale_library(linear_accuracy),
+                       CapacityTarget{0.01, 0, CapacityObjective::kPrice, price});
 }
 
 // The objective as the docs state it, straight from the library's formula
@@ -34,12 +35,12 @@ double score(int k, double load, double price) {
 TEST_CASE("capacity table, price objective: the hand-derived choices at 300 and 150 QPS", "[manager][autoscale]") {
   // At 300 QPS, 4, 6, 8, 10 workers qualify (2 carry only 200); 100 x 300 x
   // acc = 22875, 23250, 23437.5, 23550 points per second.
-  CHECK(priced(50).workers_for(300) == 10);   // 22675, 22950, 23037.5, 23050
-  CHECK(priced(150).workers_for(300) == 6);   // 22275, 22350, 22237.5, 22050
-  CHECK(priced(200).workers_for(300) == 4);   // 22075, 22050, 21837.5, 21550
-  CHECK(priced(0).workers_for(300) == 10);    // no price: the most accurate count
-  CHECK(priced(150).workers_for(150) == 2);   // 11137.5 against 11118.75 for 4
-  CHECK(priced(1e6).workers_for(300) == 4);   // a prohibitive price: the fewest that qualify
+  CHECK(priced(50).workers_for(300) == 10);  // 22675, 22950, 23037.5, 23050
+  CHECK(priced(150).workers_for(300) == 6);  // 22275, 22350, 22237.5, 22050
+  CHECK(priced(200).workers_for(300) == 4);  // 22075, 22050, 21837.5, 21550
+  CHECK(priced(0).workers_for(300) == 10);   // no price: the most accurate count
+  CHECK(priced(150).workers_for(150) == 2);  // 11137.5 against 11118.75 for 4
+  CHECK(priced(1e6).workers_for(300) == 4);  // a prohibitive price: the fewest that qualify
   // Between compiled loads the accuracy is interpolated: at 250 QPS and a
   // price of 100, 4 workers score 25000 x 0.76875 - 400 = 18818.75, 6 score
   // 25000 x 0.779167 - 600 = 18879.17, 8 score 18909.375 - 800 = 18109.375.
@@ -50,7 +51,8 @@ TEST_CASE("capacity table, price objective: the hand-derived choices at 300 and 
   CHECK_FALSE(enough);
 }
 
-TEST_CASE("capacity table, price objective: the best score, within the target, monotone in the price", "[manager][autoscale]") {
+TEST_CASE("capacity table, price objective: the best score, within the target, monotone in the price",
+          "[manager][autoscale]") {
   const CapacityTable fewest(lull::test::autoscale_library(linear_accuracy), CapacityTarget{0.01, 0});
   for (double load = 10; load <= 1000; load += 15) {
     int previous = 1 << 30;
@@ -69,14 +71,16 @@ TEST_CASE("capacity table, price objective: the best score, within the target, m
   }
 }
 
-TEST_CASE("capacity table, price objective: the accuracy floor still bounds the counts it may pick", "[manager][autoscale]") {
+TEST_CASE("capacity table, price objective: the accuracy floor still bounds the counts it may pick",
+          "[manager][autoscale]") {
   // Floor 0.77: 4 workers reach it only up to 240 QPS (0.8 - 0.05 x 2.4),
   // i.e. the compiled 200; at 300 QPS the candidates start at 6.
   const CapacityTable t(lull::test::autoscale_library(linear_accuracy),
                         CapacityTarget{0.01, 0.77, CapacityObjective::kPrice, 1e6});
   CHECK(t.workers_for(300) == 6);
-  CHECK_THROWS_WITH(CapacityTable(lull::test::autoscale_library(), CapacityTarget{0.01, 0, CapacityObjective::kPrice, -1}),
-                    Catch::Contains("worker price"));
+  CHECK_THROWS_WITH(
+      CapacityTable(lull::test::autoscale_library(), CapacityTarget{0.01, 0, CapacityObjective::kPrice, -1}),
+      Catch::Contains("worker price"));
 }
 
 TEST_CASE("capacity table, price objective: the search stays within the ceiling instead of clamping its answer",

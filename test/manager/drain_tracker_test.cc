@@ -87,7 +87,8 @@ TEST_CASE("drain tracker: a drained worker finishes its batch, hands its queue o
   for (const auto& [q, times] : answered) CHECK(times == 1);
 }
 
-TEST_CASE("drain tracker: an idle worker is drained at once, on_idle without a drain does nothing", "[manager][drain]") {
+TEST_CASE("drain tracker: an idle worker is drained at once, on_idle without a drain does nothing",
+          "[manager][drain]") {
   DrainTracker tracker;
   int calls = 0;
   tracker.begin(3, false, [&] { ++calls; });

@@ -13,8 +13,8 @@
 
 namespace lull::manager::testing {
 
-using serve::testing::ModelServerProcess;
 using serve::testing::free_port;
+using serve::testing::ModelServerProcess;
 
 // The fake Deployment's scale subresource.
 inline const std::string kScale = "/apis/apps/v1/namespaces/lull/deployments/models/scale";
@@ -31,7 +31,8 @@ struct Secrets {
     const std::string mk = "mkdir -p " + dir + " && printf 'tok-123\\n' > " + token;
     const auto openssl = [&](const std::string& crt, const std::string& k) {
       return "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
-             "subjectAltName=IP:127.0.0.1 -keyout " + k + " -out " + crt + " 2>/dev/null";
+             "subjectAltName=IP:127.0.0.1 -keyout " +
+             k + " -out " + crt + " 2>/dev/null";
     };
     if (std::system((mk + " && " + openssl(cert, key) + " && " + openssl(other_cert, dir + "/other.key")).c_str()) != 0)
       throw std::runtime_error("cannot make the test certificate with openssl");
@@ -45,8 +46,8 @@ inline const Secrets& secrets() {
 }
 
 inline ModelServerProcess fake_api(std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"--token", "tok-123", "--tls-cert", secrets().cert, "--tls-key", secrets().key,
-                                   "--namespace", "lull", "--deployment", "models", "--service", "models"};
+  std::vector<std::string> args = {"--token",     "tok-123", "--tls-cert",   secrets().cert, "--tls-key", secrets().key,
+                                   "--namespace", "lull",    "--deployment", "models",       "--service", "models"};
   args.insert(args.end(), extra.begin(), extra.end());
   return ModelServerProcess(args, 0, 60, "test/manager/fake_kube_api.py");
 }

@@ -47,8 +47,9 @@ const std::string kSlicesPath = "/apis/discovery.k8s.io/v1/namespaces/lull/endpo
 struct Rig {
   FakeHttpTransport http;
   std::vector<std::int64_t> waits_ms;
-  std::string token_file = (std::filesystem::temp_directory_path() /
-                            ("lull_kubernetes_abuse_test." + std::to_string(::getpid()) + ".token")).string();
+  std::string token_file =
+      (std::filesystem::temp_directory_path() / ("lull_kubernetes_abuse_test." + std::to_string(::getpid()) + ".token"))
+          .string();
   Rig() { std::ofstream(token_file) << "TOKEN-1\n"; }
   ~Rig() { std::remove(token_file.c_str()); }
   KubernetesApiOptions options(const std::string& server = kServer) {
@@ -63,7 +64,8 @@ struct Rig {
     http.route("GET", kServer + kScale, [body](const HttpRequest&) { return FakeHttpTransport::reply(200, body); });
   }
   void slices_answer(const std::string& body) {
-    http.route("GET", kServer + kSlicesPath, [body](const HttpRequest&) { return FakeHttpTransport::reply(200, body); });
+    http.route("GET", kServer + kSlicesPath,
+               [body](const HttpRequest&) { return FakeHttpTransport::reply(200, body); });
   }
 };
 
@@ -112,7 +114,8 @@ double thread_cpu_s() {
 
 }  // namespace
 
-TEST_CASE("Kubernetes API abuse: malformed JSON is an error naming the call, never a count", "[manager][kubernetes][abuse]") {
+TEST_CASE("Kubernetes API abuse: malformed JSON is an error naming the call, never a count",
+          "[manager][kubernetes][abuse]") {
   Rig rig;
   for (const std::string body : {"", "{", "not json", "[1,2]", "null", "{\"spec\":", "\"spec\""}) {
     INFO(body);
@@ -138,8 +141,10 @@ TEST_CASE("Kubernetes API abuse: a replica count of the wrong type or out of ran
   CHECK(replicas_error(rig, R"({"spec":{"replicas":"3"}})") == at + "not a number");
   CHECK(replicas_error(rig, R"({"spec":{"replicas":true}})") == at + "not a number");
   CHECK(replicas_error(rig, R"({"spec":{"replicas":[3]}})") == at + "not a number");
-  CHECK(replicas_error(rig, R"({"spec":{"replicas":-5}})") == at + "-5 is not a replica count (an integer 0..2147483647)");
-  CHECK(replicas_error(rig, R"({"spec":{"replicas":2.5}})") == at + "2.5 is not a replica count (an integer 0..2147483647)");
+  CHECK(replicas_error(rig, R"({"spec":{"replicas":-5}})") ==
+        at + "-5 is not a replica count (an integer 0..2147483647)");
+  CHECK(replicas_error(rig, R"({"spec":{"replicas":2.5}})") ==
+        at + "2.5 is not a replica count (an integer 0..2147483647)");
   CHECK(replicas_error(rig, R"({"spec":{"replicas":1e300}})") ==
         at + "1.0000000000000001e+300 is not a replica count (an integer 0..2147483647)");
   CHECK(replicas_error(rig, R"({"spec":{"replicas":2147483648}})") ==
@@ -170,9 +175,10 @@ TEST_CASE("Kubernetes API abuse: a scale-out past the API's int32 count is refus
   for (const auto& r : rig.http.requests()) CHECK(r.method == "GET");  // no PATCH with a wrapped count
 }
 
-TEST_CASE("Kubernetes API abuse: ports, addresses, pod names and conditions of the wrong kind are refused naming "
-          "the field",
-          "[manager][kubernetes][abuse]") {
+TEST_CASE(
+    "Kubernetes API abuse: ports, addresses, pod names and conditions of the wrong kind are refused naming "
+    "the field",
+    "[manager][kubernetes][abuse]") {
   Rig rig;
   const std::string at = "Kubernetes API GET " + kSlices + ": items[0].";
   const std::string ep = "[" + endpoint("models-0", "10.0.0.1") + "]";
@@ -194,8 +200,8 @@ TEST_CASE("Kubernetes API abuse: ports, addresses, pod names and conditions of t
   CHECK(slices_error(rig, slice_list(kPorts, "[" + endpoint("models-0", "evil.example:80/x#") + "]")) ==
         at + "endpoints[0].addresses[0]: 'evil.example:80/x#' is not an IPv4 or IPv6 address");
   // inet_pton stops at a NUL: the rest must not ride along into the URL (found by fuzz_kubernetes_objects).
-  CHECK(slices_error(rig, slice_list(kPorts, R"([{"addresses":["10.0.0.2\u0000/evil"]}])")).find(
-            at + "endpoints[0].addresses[0]: '10.0.0.2") == 0);
+  CHECK(slices_error(rig, slice_list(kPorts, R"([{"addresses":["10.0.0.2\u0000/evil"]}])"))
+            .find(at + "endpoints[0].addresses[0]: '10.0.0.2") == 0);
   // A pod name goes into a PATCH path: "../" must not reach another object.
   CHECK(slices_error(rig, slice_list(kPorts, "[" + endpoint("../../../apis/apps/v1/x", "10.0.0.1") + "]")) ==
         at + "endpoints[0].targetRef.name: '../../../apis/apps/v1/x' is not a pod name (a DNS-1123 subdomain)");
@@ -239,7 +245,8 @@ TEST_CASE("Kubernetes API abuse: 100k endpoints with every pod listed twice read
   CHECK(cpu_s < 15);
 }
 
-TEST_CASE("Kubernetes API abuse: a pool with 100k pods refreshes without a quadratic pass", "[manager][kubernetes][abuse]") {
+TEST_CASE("Kubernetes API abuse: a pool with 100k pods refreshes without a quadratic pass",
+          "[manager][kubernetes][abuse]") {
   constexpr int kPods = 100'000;
   std::string eps = "[";
   for (int i = 0; i < kPods; ++i) {
@@ -315,7 +322,8 @@ TEST_CASE("Kubernetes API abuse: stop interrupts a backoff wait at once", "[mana
       return std::string(e.what());
     }
   });
-  for (int i = 0; i < 500 && rig.http.requests().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 500 && rig.http.requests().empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const auto t0 = std::chrono::steady_clock::now();
   api.interrupt();
   REQUIRE(call.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
@@ -389,8 +397,8 @@ TEST_CASE("Kubernetes API abuse over a socket: libcurl does not follow a redirec
     LoopbackHttpServer::send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 24\r\n\r\n{\"spec\":{\"replicas\":99}}");
   });
   LoopbackHttpServer api_server([&](int fd, const std::string&) {
-    LoopbackHttpServer::send_all(fd, "HTTP/1.1 302 Found\r\nLocation: " + elsewhere.url() + kScale +
-                                         "\r\nContent-Length: 0\r\n\r\n");
+    LoopbackHttpServer::send_all(
+        fd, "HTTP/1.1 302 Found\r\nLocation: " + elsewhere.url() + kScale + "\r\nContent-Length: 0\r\n\r\n");
   });
   lull::serve::HttpClient client;
   Rig rig;

@@ -32,8 +32,9 @@ struct Rig {
   FakeHttpTransport http;
   std::vector<std::int64_t> waits_ms;
   // One file per process: ctest runs the cases in parallel.
-  std::string token_file = (std::filesystem::temp_directory_path() /
-                            ("lull_kubernetes_api_test." + std::to_string(::getpid()) + ".token")).string();
+  std::string token_file =
+      (std::filesystem::temp_directory_path() / ("lull_kubernetes_api_test." + std::to_string(::getpid()) + ".token"))
+          .string();
   Rig() { std::ofstream(token_file) << "TOKEN-1\n"; }
   ~Rig() { std::remove(token_file.c_str()); }
   KubernetesApiOptions options() {
@@ -53,7 +54,8 @@ std::string status_body(int code, const std::string& reason, const std::string& 
 
 }  // namespace
 
-TEST_CASE("Kubernetes API: 409 Conflict then 200 is retried once after the first backoff", "[manager][kubernetes][fault]") {
+TEST_CASE("Kubernetes API: 409 Conflict then 200 is retried once after the first backoff",
+          "[manager][kubernetes][fault]") {
   Rig rig;
   int calls = 0;
   rig.http.route("PATCH", kServer + kScale, [&](const HttpRequest&) {
@@ -74,7 +76,8 @@ TEST_CASE("Kubernetes API: 409 Conflict then 200 is retried once after the first
   }
 }
 
-TEST_CASE("Kubernetes API: 500 every time gives up after bounded backoff and says why", "[manager][kubernetes][fault]") {
+TEST_CASE("Kubernetes API: 500 every time gives up after bounded backoff and says why",
+          "[manager][kubernetes][fault]") {
   Rig rig;
   rig.http.route("PATCH", kServer + kScale, [](const HttpRequest&) {
     return FakeHttpTransport::reply(500, status_body(500, "InternalError", "etcdserver: request timed out"));
@@ -86,8 +89,8 @@ TEST_CASE("Kubernetes API: 500 every time gives up after bounded backoff and say
     api.set_replicas("lull", "models", 2);
     FAIL("no error");
   } catch (const KubernetesApiError& e) {
-    CHECK(std::string(e.what()) ==
-          "Kubernetes API PATCH " + kScale + ": HTTP 500 InternalError: etcdserver: request timed out (after 5 attempts)");
+    CHECK(std::string(e.what()) == "Kubernetes API PATCH " + kScale +
+                                       ": HTTP 500 InternalError: etcdserver: request timed out (after 5 attempts)");
     CHECK(e.status == 500);
   }
   CHECK(rig.waits_ms == std::vector<std::int64_t>{200, 400, 500, 500});
@@ -113,8 +116,9 @@ TEST_CASE("Kubernetes API: a refused token is not retried, no answer is", "[mana
 
 TEST_CASE("Kubernetes API: the replica count is read from the scale subresource", "[manager][kubernetes]") {
   Rig rig;
-  rig.http.route("GET", kServer + kScale,
-                 [](const HttpRequest&) { return FakeHttpTransport::reply(200, "{\"kind\":\"Scale\",\"spec\":{\"replicas\":4}}"); });
+  rig.http.route("GET", kServer + kScale, [](const HttpRequest&) {
+    return FakeHttpTransport::reply(200, "{\"kind\":\"Scale\",\"spec\":{\"replicas\":4}}");
+  });
   KubernetesApi api(rig.http, rig.options());
   CHECK(api.get_replicas("lull", "models") == 4);
   CHECK(rig.http.requests().at(0).url == kServer + kScale);

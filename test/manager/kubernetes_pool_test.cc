@@ -36,8 +36,8 @@ struct Rig {
   lull::runtime::WallClock clock;
   std::vector<std::int64_t> waits_ms;
   // One token file per process: ctest runs the cases in parallel.
-  std::string dir = (std::filesystem::temp_directory_path() /
-                     ("lull_kubernetes_pool_test." + std::to_string(::getpid()))).string();
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("lull_kubernetes_pool_test." + std::to_string(::getpid()))).string();
   std::string token = dir + "/token";
   explicit Rig(FakeKubernetesApi::Options o = {}) : api(client, o) {
     std::filesystem::create_directories(dir);
@@ -124,8 +124,9 @@ TEST_CASE("kubernetes pool removes the very pod it drained", "[manager][kubernet
   pool.refresh();
   log = rig.log();
   REQUIRE(log.size() == before + 5);
-  CHECK(log[before + 1] == "PATCH /api/v1/namespaces/lull/pods/models-1|application/merge-patch+json|"
-                           "{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":\"-1000\"}}}");
+  CHECK(log[before + 1] ==
+        "PATCH /api/v1/namespaces/lull/pods/models-1|application/merge-patch+json|"
+        "{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":\"-1000\"}}}");
   CHECK(log[before + 2] == "GET " + kScale + "||");
   CHECK(log[before + 3] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":2}}");
   CHECK(find_worker(pool, "models-1").state == WorkerState::kStopped);
@@ -133,7 +134,8 @@ TEST_CASE("kubernetes pool removes the very pod it drained", "[manager][kubernet
   CHECK(find_worker(pool, "models-2").state == WorkerState::kUp);
 }
 
-TEST_CASE("kubernetes pool: 409 Conflict then 200 is retried once after the first backoff", "[manager][kubernetes][fault]") {
+TEST_CASE("kubernetes pool: 409 Conflict then 200 is retried once after the first backoff",
+          "[manager][kubernetes][fault]") {
   Rig rig;
   rig.api.fail("PATCH", 409, 1);
   KubernetesPool pool(rig.client, rig.clock, rig.options());
@@ -147,15 +149,16 @@ TEST_CASE("kubernetes pool: 409 Conflict then 200 is retried once after the firs
   CHECK(log[2] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":3}}");
 }
 
-TEST_CASE("kubernetes pool: 500 every time gives up after bounded backoff and says why", "[manager][kubernetes][fault]") {
+TEST_CASE("kubernetes pool: 500 every time gives up after bounded backoff and says why",
+          "[manager][kubernetes][fault]") {
   Rig rig;
   rig.api.fail("PATCH", 500, 100);
   auto o = rig.options();
   o.api.backoff_max_ms = 500;
   KubernetesPool pool(rig.client, rig.clock, o);
   const auto ids = pool.start_workers(2);
-  const std::string why = "Kubernetes API PATCH " + kScale +
-                          ": HTTP 500 InternalError: etcdserver: request timed out (after 5 attempts)";
+  const std::string why =
+      "Kubernetes API PATCH " + kScale + ": HTTP 500 InternalError: etcdserver: request timed out (after 5 attempts)";
   CHECK(rig.waits_ms == std::vector<std::int64_t>{200, 400, 500, 500});
   for (const auto& id : ids) {
     CHECK(find_worker(pool, id).state == WorkerState::kFailed);
@@ -183,11 +186,12 @@ TEST_CASE("kubernetes pool: a refused token is not retried, a missing token file
   CHECK(rig.log().size() == 1);
   // Counted for /metrics: one failed attempt, given up at once.
   const std::string m = pool.metrics_text();
-  CHECK(m.find("\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"401\"} 1\n") !=
+  CHECK(m.find("\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"401\"} "
+               "1\n") != std::string::npos);
+  CHECK(m.find("\nlull_kubernetes_api_gave_up_total{method=\"GET\",resource=\"endpointslices\"} 1\n") !=
         std::string::npos);
-  CHECK(m.find("\nlull_kubernetes_api_gave_up_total{method=\"GET\",resource=\"endpointslices\"} 1\n") != std::string::npos);
-  CHECK(m.find("\nlull_kubernetes_api_last_error_info{reason=\"GET endpointslices: HTTP 401 Unauthorized: Unauthorized\"} 1\n") !=
-        std::string::npos);
+  CHECK(m.find("\nlull_kubernetes_api_last_error_info{reason=\"GET endpointslices: HTTP 401 Unauthorized: "
+               "Unauthorized\"} 1\n") != std::string::npos);
 
   auto o3 = rig.options();
   o3.api.token_file = rig.dir + "/missing";
@@ -226,7 +230,7 @@ TEST_CASE("kubernetes pool: a drained pod is scaled away only once no other pod 
   pool.refresh();  // models-2 shows, not ready (one more listing to go)
   REQUIRE(find_worker(pool, "models-2").state == WorkerState::kStarting);
   pool.stop_worker("models-0");  // no drain hook: drained at once
-  pool.refresh();  // models-2 still not ready: models-0 must wait (lowering now would remove models-2)
+  pool.refresh();                // models-2 still not ready: models-0 must wait (lowering now would remove models-2)
   CHECK(find_worker(pool, "models-0").state == WorkerState::kDraining);
   CHECK(find_worker(pool, "models-2").state == WorkerState::kStarting);
   pool.refresh();  // models-2 is ready in this listing
@@ -298,8 +302,9 @@ TEST_CASE("kubernetes pool: a pod not ready past the limit is failed, counted, a
   pool.refresh();
   auto log = rig.log();
   REQUIRE(log.size() == before + 4);
-  CHECK(log[before] == "PATCH /api/v1/namespaces/lull/pods/models-2|application/merge-patch+json|"
-                       "{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":\"-1000\"}}}");
+  CHECK(log[before] ==
+        "PATCH /api/v1/namespaces/lull/pods/models-2|application/merge-patch+json|"
+        "{\"metadata\":{\"annotations\":{\"controller.kubernetes.io/pod-deletion-cost\":\"-1000\"}}}");
   CHECK(log[before + 2] == "PATCH " + kScale + "|application/merge-patch+json|{\"spec\":{\"replicas\":2}}");
   CHECK(find_worker(pool, "models-2").state == WorkerState::kFailed);  // gone from the endpoints: still failed
   CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);
@@ -325,12 +330,15 @@ TEST_CASE("kubernetes pool: a hanging API server costs a pool call at most its t
   CHECK(rig.log().size() == before + 1);  // one attempt
   CHECK(pool.last_error().find("Kubernetes API GET " + kSlices + ": ") == 0);
   CHECK(pool.last_error().find("(the pool call's time budget of 1000 ms is spent)") != std::string::npos);
-  CHECK(rig.waits_ms.empty());  // no wait and attempt fit in what was left
+  CHECK(rig.waits_ms.empty());                                       // no wait and attempt fit in what was left
   CHECK(count_workers(pool.list_workers(), WorkerState::kUp) == 2);  // as last known
   std::string m = pool.metrics_text();
-  CHECK(m.find("\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"0\"} 1\n") !=
+  CHECK(
+      m.find(
+          "\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"0\"} 1\n") !=
+      std::string::npos);
+  CHECK(m.find("\nlull_kubernetes_api_gave_up_total{method=\"GET\",resource=\"endpointslices\"} 1\n") !=
         std::string::npos);
-  CHECK(m.find("\nlull_kubernetes_api_gave_up_total{method=\"GET\",resource=\"endpointslices\"} 1\n") != std::string::npos);
 
   // A scale-out while it hangs: the workers asked for fail with that reason.
   before = rig.log().size();

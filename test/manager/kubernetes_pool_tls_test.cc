@@ -42,8 +42,9 @@ TEST_CASE("kubernetes pool over TLS: the right CA gets through, a CA that does n
   INFO(untrusted.last_error());
   CHECK(untrusted.last_error().find("Kubernetes API GET " + slices + ": ") == 0);
   CHECK(untrusted.last_error().find("(after 2 attempts)") != std::string::npos);
-  CHECK(untrusted.metrics_text().find(
-            "\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"0\"} 2\n") !=
-        std::string::npos);  // no answer: status 0, each attempt counted
+  CHECK(
+      untrusted.metrics_text().find(
+          "\nlull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"0\"} 2\n") !=
+      std::string::npos);  // no answer: status 0, each attempt counted
   CHECK(untrusted.list_workers().empty());
 }

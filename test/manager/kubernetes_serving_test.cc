@@ -154,7 +154,8 @@ TEST_CASE("kubernetes serving: 500 on every scale PATCH holds scaling, serving g
   CHECK(log.find("kubernetes API: PATCH " + kScale +
                  ": HTTP 500 InternalError: etcdserver: request timed out (attempt 5 of 5); giving up") !=
         std::string::npos);
-  CHECK(log.find("failed (start): " + why + "; scaling on hold for 2.0 s (2 failed starts in a row), serving with "
+  CHECK(log.find("failed (start): " + why +
+                 "; scaling on hold for 2.0 s (2 failed starts in a row), serving with "
                  "the workers up") != std::string::npos);
   std::string m = rig.metrics();
   CHECK(metric(m, "lull_kubernetes_api_failed_attempts_total{") ==
@@ -171,7 +172,8 @@ TEST_CASE("kubernetes serving: 500 on every scale PATCH holds scaling, serving g
   CHECK(rig.load(400, 1, 2).action == ScaleDecision::Action::kNone);  // on hold
   {
     auto answers = rig.submit(8);
-    for (int slot : answered_by(answers)) CHECK((slot == rig.scaler->slot_of("models-0") || slot == rig.scaler->slot_of("models-1")));
+    for (int slot : answered_by(answers))
+      CHECK((slot == rig.scaler->slot_of("models-0") || slot == rig.scaler->slot_of("models-1")));
   }
   // The API recovers: the next decision after the hold scales out.
   REQUIRE(rig.control("/_fake/faults?clear=1"));
@@ -190,9 +192,10 @@ TEST_CASE("kubernetes serving: 500 on every scale PATCH holds scaling, serving g
   CHECK(metric(m, "lull_failed_total") == "lull_failed_total 0");
 }
 
-TEST_CASE("kubernetes serving: a pod whose process dies leaves rotation and rejoins after its restart, a lost pod "
-          "is replaced",
-          "[manager][kubernetes][serving][fault]") {
+TEST_CASE(
+    "kubernetes serving: a pod whose process dies leaves rotation and rejoins after its restart, a lost pod "
+    "is replaced",
+    "[manager][kubernetes][serving][fault]") {
   KubeCluster cluster("kill", 1000);  // long batches: the kill lands in one
   KubeRig rig(cluster);
   rig.start();
@@ -302,7 +305,8 @@ TEST_CASE("kubernetes serving: a pod that never becomes ready again is failed at
       {"lull_autoscale_workers{state=\"up\"}", "2"},
       {"lull_autoscale_workers{state=\"starting\"}", "0"}};
   for (const auto& [name, value] : expected) CHECK(metric(m, name) == name + " " + value);
-  CHECK(m.find("lull_kubernetes_api_gave_up_total{") == std::string::npos);  // the pod PATCH and both scales went through
+  CHECK(m.find("lull_kubernetes_api_gave_up_total{") ==
+        std::string::npos);  // the pod PATCH and both scales went through
   rig.serves(4);
 }
 
@@ -324,7 +328,8 @@ TEST_CASE("kubernetes serving: a hanging API server costs each pool call its bud
   CHECK(log.find("failed (start): Kubernetes API GET " + kScale + ": ") != std::string::npos);
   CHECK(log.find("(the pool call's time budget of 500 ms is spent); scaling on hold") != std::string::npos);
   std::string m = rig.metrics();
-  CHECK(m.find("lull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"0\"} 1\n") !=
+  CHECK(m.find(
+            "lull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"endpointslices\",status=\"0\"} 1\n") !=
         std::string::npos);
   CHECK(m.find("lull_kubernetes_api_failed_attempts_total{method=\"GET\",resource=\"scale\",status=\"0\"} 1\n") !=
         std::string::npos);

@@ -30,7 +30,7 @@ TEST_CASE("window maximum forecasts the highest rate of its window and forgets o
 TEST_CASE("EWMA moves 1 - 1/e of the way to a step per time constant", "[manager][autoscale]") {
   auto f = make_forecaster("ewma:10");
   f->observe(1 * kS, 100);
-  CHECK(f->forecast(1 * kS, 0) == 100);  // the first observation sets the level
+  CHECK(f->forecast(1 * kS, 0) == 100);                   // the first observation sets the level
   for (int s = 2; s <= 11; ++s) f->observe(s * kS, 200);  // ten seconds of 200 = one time constant
   CHECK(f->forecast(11 * kS, 0) == Approx(200 - 100 * std::exp(-1.0)).epsilon(1e-9));
 }
@@ -90,7 +90,8 @@ TEST_CASE("an envelope window longer than the time observed is not checked", "[m
   CHECK_THROWS_WITH(parse_envelope("0:1"), Catch::Contains("window '0'"));
 }
 
-TEST_CASE("capacity table: the highest load every policy up to which meets the target, per worker count", "[manager][autoscale]") {
+TEST_CASE("capacity table: the highest load every policy up to which meets the target, per worker count",
+          "[manager][autoscale]") {
   const CapacityTable t(lull::test::autoscale_library(), CapacityTarget{0.01, 0});
   REQUIRE(t.rows().size() == 5);
   CHECK(t.rows()[0].workers == 2);
@@ -110,10 +111,12 @@ TEST_CASE("capacity table: the highest load every policy up to which meets the t
   const CapacityTable floor(lull::test::autoscale_library(), CapacityTarget{0.01, 0.75});
   CHECK(floor.capacity_qps(4) == 200);  // accuracy 0.8 only up to 50 QPS per worker
   CHECK(floor.workers_for(350) == 8);
-  CHECK_THROWS_WITH(CapacityTable(lull::test::autoscale_library(), CapacityTarget{1.5, 0}), Catch::Contains("violation target"));
+  CHECK_THROWS_WITH(CapacityTable(lull::test::autoscale_library(), CapacityTarget{1.5, 0}),
+                    Catch::Contains("violation target"));
 }
 
-TEST_CASE("capacity table: above the grid's top, the load per worker of the first count to reach it carries on", "[manager][autoscale]") {
+TEST_CASE("capacity table: above the grid's top, the load per worker of the first count to reach it carries on",
+          "[manager][autoscale]") {
   // Every policy of 10 and 12 workers qualifies up to the grid's top, 1200
   // QPS: their capacities are lower bounds. 1500 QPS at 10 workers' 1200 is
   // 12.5 workers: the next compiled count, 16.

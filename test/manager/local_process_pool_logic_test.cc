@@ -71,7 +71,8 @@ struct Rig {
   }
   bool asked(const std::string& url_suffix) {
     for (const auto& r : http.requests())
-      if (r.url.size() >= url_suffix.size() && r.url.compare(r.url.size() - url_suffix.size(), url_suffix.size(), url_suffix) == 0)
+      if (r.url.size() >= url_suffix.size() &&
+          r.url.compare(r.url.size() - url_suffix.size(), url_suffix.size(), url_suffix) == 0)
         return true;
     return false;
   }
@@ -178,7 +179,8 @@ TEST_CASE("local pool (fakes): a worker whose model check never passes is failed
   Rig rig;
   rig.serve(20000, {"a"});
   rig.http.route("GET", url_of(20000) + "/models/b", [](const HttpRequest&) {
-    return FakeHttpTransport::reply(404, R"({"code":404,"type":"ModelNotFoundException","message":"Model not found: b"})");
+    return FakeHttpTransport::reply(404,
+                                    R"({"code":404,"type":"ModelNotFoundException","message":"Model not found: b"})");
   });
   auto o = rig.options();
   o.models = {"a", "b"};
@@ -189,8 +191,8 @@ TEST_CASE("local pool (fakes): a worker whose model check never passes is failed
   rig.clock.advance_ms(12000);
   REQUIRE(wait_until([&] { return settled(pool, id); }, 10000));
   CHECK(find_worker(pool, id).state == WorkerState::kFailed);
-  CHECK(find_worker(pool, id).failure == "not up within 12000 ms (last: model check: worker " + url_of(20000) +
-                                             " lacks model b (loaded: a))");
+  CHECK(find_worker(pool, id).failure ==
+        "not up within 12000 ms (last: model check: worker " + url_of(20000) + " lacks model b (loaded: a))");
   CHECK(rig.launcher.exited(0));
 }
 

@@ -21,10 +21,10 @@
 #include "runtime/net/http_client.h"
 
 using namespace lull::manager;
-using lull::serve::HttpClient;
-using lull::serve::HttpRequest;
 using lull::manager::testing::server_command;
 using lull::manager::testing::wait_until;
+using lull::serve::HttpClient;
+using lull::serve::HttpRequest;
 
 using lull::manager::testing::find_worker;
 
@@ -122,7 +122,8 @@ TEST_CASE("local pool: workers are up after their checks, a removed one drains, 
   CHECK(of(ids[1]) == std::vector<std::string>{"starting", "up"});
 }
 
-TEST_CASE("local pool: a command that fails to start is failed with its exit status and output", "[manager][local][fault]") {
+TEST_CASE("local pool: a command that fails to start is failed with its exit status and output",
+          "[manager][local][fault]") {
   Rig rig;
   auto o = rig.options();
   o.command = "/nonexistent/model-server --port {port}";
@@ -170,6 +171,5 @@ TEST_CASE("local pool: the command template", "[manager][local]") {
   o.command = "srv --port 8080";
   CHECK_THROWS_WITH(LocalProcessPool(rig.client, rig.clock, o), Catch::Contains("no {port}"));
   o.command += " {port}";
-  CHECK_THROWS_WITH(LocalProcessPool(rig.client, rig.clock, o).stop_worker("x"),
-                    Catch::Contains("no worker 'x'"));
+  CHECK_THROWS_WITH(LocalProcessPool(rig.client, rig.clock, o).stop_worker("x"), Catch::Contains("no worker 'x'"));
 }

@@ -40,10 +40,11 @@ class RecordingControl final : public ModelControl {
 TEST_CASE("model set change: loads, then the switch, then unloads", "[manager][variants]") {
   RecordingControl control;
   std::vector<std::string> used;
-  const auto r = change_model_set(control, {"w0", "w1"}, {"a", "b"}, {"b", "c"}, [&](const std::vector<std::string>& m) {
-    used = m;
-    control.calls.push_back("use");
-  });
+  const auto r =
+      change_model_set(control, {"w0", "w1"}, {"a", "b"}, {"b", "c"}, [&](const std::vector<std::string>& m) {
+        used = m;
+        control.calls.push_back("use");
+      });
   CHECK(control.calls == std::vector<std::string>{"load w0 c", "load w1 c", "use", "unload w0 a", "unload w1 a"});
   CHECK(used == std::vector<std::string>{"b", "c"});
   CHECK(r.in_use == used);
@@ -52,7 +53,8 @@ TEST_CASE("model set change: loads, then the switch, then unloads", "[manager][v
   CHECK(r.failures.empty());
 }
 
-TEST_CASE("model set change: a model that fails to load on one worker is not used anywhere", "[manager][variants][fault]") {
+TEST_CASE("model set change: a model that fails to load on one worker is not used anywhere",
+          "[manager][variants][fault]") {
   RecordingControl control;
   control.broken = {"w1 c"};
   std::vector<std::string> used;
@@ -66,17 +68,21 @@ TEST_CASE("model set change: a model that fails to load on one worker is not use
   CHECK(r.failures == std::vector<std::string>{"worker w1: loading c: HTTP 500 InternalServerException: boom"});
 }
 
-TEST_CASE("model set change through the management API of two stand-in servers", "[manager][variants][fault][process]") {
+TEST_CASE("model set change through the management API of two stand-in servers",
+          "[manager][variants][fault][process]") {
   ModelServerProcess s0({"--fake", "a:0:0", "--store-fake", "b:0:0", "--store-fake", "c:0:0"});
   ModelServerProcess s1({"--fake", "a:0:0", "--store-fake", "b:0:0", "--store-fake", "c:0:0", "--fail-load", "c"});
   lull::serve::HttpClient client;
   TorchServeModelControl control(client);
   std::vector<std::vector<std::string>> held_at_switch;
-  const auto list = [&](const ModelServerProcess& s) { return lull::serve::ModelManagementClient(client, s.url()).list(); };
-  const auto r = change_model_set(control, {s0.url(), s1.url()}, {"a"}, {"b", "c"}, [&](const std::vector<std::string>& m) {
-    CHECK(m == std::vector<std::string>{"b"});
-    held_at_switch = {list(s0), list(s1)};  // the old model is still there when the policy switches
-  });
+  const auto list = [&](const ModelServerProcess& s) {
+    return lull::serve::ModelManagementClient(client, s.url()).list();
+  };
+  const auto r =
+      change_model_set(control, {s0.url(), s1.url()}, {"a"}, {"b", "c"}, [&](const std::vector<std::string>& m) {
+        CHECK(m == std::vector<std::string>{"b"});
+        held_at_switch = {list(s0), list(s1)};  // the old model is still there when the policy switches
+      });
   CHECK(held_at_switch == std::vector<std::vector<std::string>>{{"a", "b"}, {"a", "b"}});
   CHECK(list(s0) == std::vector<std::string>{"b"});
   CHECK(list(s1) == std::vector<std::string>{"b"});

@@ -27,7 +27,9 @@ class RecordingSlots final : public lull::runtime::WorkerSlots {
  public:
   explicit RecordingSlots(int slots) : slots_(slots), healthy_(static_cast<std::size_t>(slots), 1) {}
   int slot_count() const override { return slots_; }
-  void join(int slot, const std::string&, const std::string&) override { calls.push_back("join " + std::to_string(slot)); }
+  void join(int slot, const std::string&, const std::string&) override {
+    calls.push_back("join " + std::to_string(slot));
+  }
   void drain(int slot, std::function<void()> drained) override {
     calls.push_back("drain " + std::to_string(slot));
     pending_.push_back(std::move(drained));
@@ -79,7 +81,7 @@ TEST_CASE("serving autoscaler (in process): workers join the lowest free slots a
   rig.at(1);
   auto d = rig.scaler.decide(rig.clock.now_us());
   CHECK(d.action == ScaleDecision::Action::kScaleOut);
-  CHECK(d.count == 2);  // the floor, the smallest worker count
+  CHECK(d.count == 2);             // the floor, the smallest worker count
   CHECK(rig.slots.calls.empty());  // starting: no slot yet
   rig.at(3);
   CHECK(rig.slots.calls == std::vector<std::string>{"join 0", "join 1"});

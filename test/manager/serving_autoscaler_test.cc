@@ -28,9 +28,9 @@
 #include "serving_rig.h"
 
 using namespace lull::manager;
+using lull::manager::testing::wait_until;
 using lull::runtime::PolicyTable;
 using lull::serve::Answer;
-using lull::manager::testing::wait_until;
 
 namespace {
 

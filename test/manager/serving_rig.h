@@ -50,9 +50,8 @@ struct ServingRig {
   // Makes the pool, given the rig's HTTP client, wall clock and a scratch
   // directory (removed at the end), and may adjust the autoscaler's options
   // (a Kubernetes pool's refresh and metrics).
-  using PoolFactory = std::function<std::unique_ptr<WorkerPool>(serve::HttpClient&, const runtime::Clock&,
-                                                                const std::string& scratch_dir,
-                                                                ServingAutoscalerOptions&)>;
+  using PoolFactory = std::function<std::unique_ptr<WorkerPool>(
+      serve::HttpClient&, const runtime::Clock&, const std::string& scratch_dir, ServingAutoscalerOptions&)>;
 
   explicit ServingRig(const PoolFactory& make_pool, serve::OutlierOptions outlier = {})
       : library(two_counts_library()) {

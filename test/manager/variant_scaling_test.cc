@@ -34,8 +34,8 @@ namespace {
 PolicyTable table(int workers, std::vector<std::string> names, int first) {
   PolicyTable t = lull::serve::testing::tiny_session_table(workers);
   const std::map<std::string, lull::runtime::ModelInfo> all = {{"small", {"small", 0.6, {5e3, 6e3, 7e3, 8e3}}},
-                                                                {"mid", {"mid", 0.65, {10e3, 11e3, 12e3, 13e3}}},
-                                                                {"big", {"big", 0.7, {20e3, 22e3, 24e3, 26e3}}}};
+                                                               {"mid", {"mid", 0.65, {10e3, 11e3, 12e3, 13e3}}},
+                                                               {"big", {"big", 0.7, {20e3, 22e3, 24e3, 26e3}}}};
   t.models.clear();
   for (const auto& n : names) t.models.push_back(all.at(n));
   t.policies[0].actions = {{static_cast<std::uint16_t>(first), 1}, {0, 1}};
@@ -91,11 +91,17 @@ struct Pool {
   Swaps swaps;
   std::vector<std::string> up = {"w0"};
   std::vector<std::string> log;
-  VariantSwitcher switcher{library_variants(), [this] { return up; }, models, swaps,
-                           [this](const std::string& l) { log.push_back(l); }, VariantSwitchOptions{0.1, 1'000'000}};
+  VariantSwitcher switcher{library_variants(),
+                           [this] { return up; },
+                           models,
+                           swaps,
+                           [this](const std::string& l) { log.push_back(l); },
+                           VariantSwitchOptions{0.1, 1'000'000}};
 };
 
-bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 }  // namespace
 
@@ -157,8 +163,9 @@ TEST_CASE("variants under autoscaling: a worker joining during a switch keeps th
   CHECK(models.held["w1"] == set_of(kSmall));
 }
 
-TEST_CASE("variants under autoscaling: a new worker whose trim fails keeps the model, and is not asked to load it again",
-          "[manager][variants][scaling]") {
+TEST_CASE(
+    "variants under autoscaling: a new worker whose trim fails keeps the model, and is not asked to load it again",
+    "[manager][variants][scaling]") {
   Pool pool;
   Models& models = pool.models;
   VariantSwitcher& switcher = pool.switcher;

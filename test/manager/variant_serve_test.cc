@@ -30,8 +30,8 @@
 #include "session_test_support.h"
 
 using namespace lull::manager;
-using lull::serve::TorchServeModelControl;
 using lull::runtime::PolicyTable;
+using lull::serve::TorchServeModelControl;
 using lull::serve::testing::ModelServerProcess;
 
 namespace {
@@ -54,7 +54,8 @@ struct Served {
 // threads sending queries until the end.
 struct VariantStack {
   explicit VariantStack(std::vector<std::string> extra)
-      : s0(args({})), s1(args(extra)),
+      : s0(args({})),
+        s1(args(extra)),
         full(table_of({kSmall, kMid, kBig}, {2, 1})),
         backend({{s0.url(), s0.url()}, {s1.url(), s1.url()}}, {"small", "mid", "big"}, inputs),
         session(full, backend, backend, inputs, clock),
@@ -109,7 +110,10 @@ struct VariantStack {
   }
   std::vector<ModelVariant> variants() {
     return {{"full", 0, {full}, {"small", "mid", "big"}},
-            {"small-set", 100, {widen_policy_table(table_of({kSmall, kMid}, {1, 1}), full, "small set")}, {"small", "mid"}}};
+            {"small-set",
+             100,
+             {widen_policy_table(table_of({kSmall, kMid}, {1, 1}), full, "small set")},
+             {"small", "mid"}}};
   }
 
   ModelServerProcess s0, s1;

@@ -30,7 +30,8 @@ namespace {
 // else small. The small variant {small, mid}: a queue of 1 -> mid.
 PolicyTable full_table() {
   PolicyTable t = lull::serve::testing::tiny_session_table(1);
-  t.models = {{"small", 0.6, {5e3, 6e3, 7e3, 8e3}}, {"mid", 0.65, {10e3, 11e3, 12e3, 13e3}},
+  t.models = {{"small", 0.6, {5e3, 6e3, 7e3, 8e3}},
+              {"mid", 0.65, {10e3, 11e3, 12e3, 13e3}},
               {"big", 0.7, {20e3, 22e3, 24e3, 26e3}}};
   t.policies[0].actions = {{2, 1}, {0, 1}};
   return t;
@@ -50,7 +51,8 @@ class FakeModels final : public ModelControl {
       : backend_(backend), finished_(finished) {}
   void load(const std::string& worker, const std::string& model) override {
     calls.push_back("load " + model);
-    if (broken.count(model)) throw std::runtime_error("HTTP 500 InternalServerException: Failed to load model " + model);
+    if (broken.count(model))
+      throw std::runtime_error("HTTP 500 InternalServerException: Failed to load model " + model);
     held[worker].insert(model);
   }
   void unload(const std::string& worker, const std::string& model) override {
@@ -154,7 +156,8 @@ TEST_CASE("variants: switch to the small set and back under load, make-before-br
   CHECK(m.find("lull_worker_models_loaded{worker=\"w0\"} 3") != std::string::npos);
 }
 
-TEST_CASE("variants: a model that fails to load keeps the old set, reason logged and in /metrics", "[manager][variants]") {
+TEST_CASE("variants: a model that fails to load keeps the old set, reason logged and in /metrics",
+          "[manager][variants]") {
   Rig rig(full_table(), {});
   std::set<std::size_t> finished;
   FakeModels models(rig.backend, finished);

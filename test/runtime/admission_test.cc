@@ -7,8 +7,8 @@
 
 #include "runtime/admission.h"
 
-using lull::runtime::admit_query;
 using lull::runtime::AdmissionInput;
+using lull::runtime::admit_query;
 using lull::runtime::retry_after_seconds;
 
 namespace {

@@ -69,11 +69,12 @@ const std::string kProfiles =
 
 // The image task's set for K = 20 at 840 QPS under `arrivals`, written to `out`.
 void compile_set(const std::string& arrivals, const std::string& out) {
-  const Outcome c = run_lull(
-      "compile " + kProfiles +
-      " --models shufflenet_v2_x0_5,mobilenet_v3_large,efficientnet_b0,efficientnet_b2,efficientnet_b3,"
-      "efficientnet_b4,efficientnet_v2_s,efficientnet_v2_m,efficientnet_v2_l --slo-ms 150 --workers 20 "
-      "--load-qps 840 --device cpu --arrivals " + arrivals + " --out " + out);
+  const Outcome c =
+      run_lull("compile " + kProfiles +
+               " --models shufflenet_v2_x0_5,mobilenet_v3_large,efficientnet_b0,efficientnet_b2,efficientnet_b3,"
+               "efficientnet_b4,efficientnet_v2_s,efficientnet_v2_m,efficientnet_v2_l --slo-ms 150 --workers 20 "
+               "--load-qps 840 --device cpu --arrivals " +
+               arrivals + " --out " + out);
   INFO(c.output);
   REQUIRE(c.code == 0);
 }
@@ -92,20 +93,22 @@ TEST_CASE("arrival adaptation: bursty phases stay within the expected violation 
 
   // 25 s per phase; each bursty phase is judged after its first 10 s (the
   // estimator's window of 4000 arrivals is 5 s at 840 QPS).
-  const std::string run = " --workers 20 --trace constant:840:100 --arrivals poisson@0,gamma:4@25,batch:4@50,poisson@75 --seed 3";
+  const std::string run =
+      " --workers 20 --trace constant:840:100 --arrivals poisson@0,gamma:4@25,batch:4@50,poisson@75 --seed 3";
   const std::string on_csv = dir() + "/on.csv", off_csv = dir() + "/off.csv";
   const Outcome on = run_lull("simulate --policies " + lib + run + " --out " + dir() + "/on.json --timeline " + on_csv);
   INFO(on.output);
   REQUIRE(on.code == 0);
-  const Outcome off = run_lull("simulate --policies " + poisson + run + " --out " + dir() + "/off.json --timeline " + off_csv);
+  const Outcome off =
+      run_lull("simulate --policies " + poisson + run + " --out " + dir() + "/off.json --timeline " + off_csv);
   INFO(off.output);
   REQUIRE(off.code == 0);
 
   for (const auto& [from, to] : {std::pair{35, 50}, std::pair{60, 75}}) {
     const Phase a = phase(on_csv, from, to, "gamma:4"), b = phase(off_csv, from, to, "poisson");
-    INFO("seconds " << from << "-" << to << ": violation with adaptation " << a.violation << " (expected "
-                    << a.expected << "), without " << b.violation << " (expected " << b.expected
-                    << "); gamma:4 set served " << a.served_share << " of the seconds");
+    INFO("seconds " << from << "-" << to << ": violation with adaptation " << a.violation << " (expected " << a.expected
+                    << "), without " << b.violation << " (expected " << b.expected << "); gamma:4 set served "
+                    << a.served_share << " of the seconds");
     CHECK(a.served_share >= 0.9);
     CHECK(a.violation <= a.expected + 0.002);
     CHECK(b.violation > b.expected + 0.002);
@@ -119,7 +122,8 @@ TEST_CASE("arrival adaptation: a pattern beyond the library is compiled online, 
   LULL_SKIP_WITHOUT_SHARED();
   const std::string poisson = dir() + "/poisson_only.pb", csv = dir() + "/online.csv", json = dir() + "/online.json";
   compile_set("poisson", poisson);
-  const std::string run = "simulate --policies " + poisson + " --workers 20 --trace constant:840:30 --arrivals gamma:4 --seed 5";
+  const std::string run =
+      "simulate --policies " + poisson + " --workers 20 --trace constant:840:30 --arrivals gamma:4 --seed 5";
   // Online compilation on: the gamma:4 policy is compiled and serves the last seconds.
   const Outcome on = run_lull(run + " --online-compile on " + kProfiles + " --out " + json + " --timeline " + csv);
   INFO(on.output);

@@ -167,7 +167,8 @@ TEST_CASE("phase prior under bursts: the factored element equals the note's sum 
     }
 }
 
-TEST_CASE("batch arrivals: an idle worker's later siblings of its burst match idle_burst_residual", "[arrivals][model]") {
+TEST_CASE("batch arrivals: an idle worker's later siblings of its burst match idle_burst_residual",
+          "[arrivals][model]") {
   // At a load where bursts rarely overlap a busy worker, each worker's first
   // query of every burst is where it starts a service from idle; the later
   // siblings of that burst (all of them, whichever worker they go to) are

@@ -61,7 +61,8 @@ TEST_CASE("rate files follow each line's rate until the next line", "[sim][arriv
 }
 
 TEST_CASE("malformed traces are refused with file and line", "[sim][arrivals]") {
-  CHECK_THROWS_WITH(read_rate_file(write_temp("bad1.txt", "0 100\n10 abc\n")), Contains("bad1.txt:2") && Contains("QPS"));
+  CHECK_THROWS_WITH(read_rate_file(write_temp("bad1.txt", "0 100\n10 abc\n")),
+                    Contains("bad1.txt:2") && Contains("QPS"));
   CHECK_THROWS_WITH(read_rate_file(write_temp("bad2.txt", "0 100\n0 200\n")), Contains("bad2.txt:2"));
   CHECK_THROWS_WITH(read_rate_file(write_temp("bad3.txt", "0 100 7\n")), Contains("bad3.txt:1"));
   CHECK_THROWS_WITH(read_rate_file(write_temp("bad4.txt", "0 -5\n")), Contains("negative"));

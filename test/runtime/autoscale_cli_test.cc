@@ -55,31 +55,38 @@ TEST_CASE("lull policy library joins sets by worker count and refuses a repeated
   CHECK_FALSE(std::filesystem::exists(twice));
 }
 
-TEST_CASE("lull simulate --autoscale scales out and reports worker-seconds, workers over time and scale events", "[sim][cli][autoscale]") {
+TEST_CASE("lull simulate --autoscale scales out and reports worker-seconds, workers over time and scale events",
+          "[sim][cli][autoscale]") {
   const std::string lib = tiny_library(), out = lull::test::temp_dir() + "/autoscale.json",
                     log = lull::test::temp_dir() + "/autoscale.log";
-  const CliResult r = run_lull("simulate --policies " + lib + " --workers 2 --trace constant:150:20 --autoscale "
+  const CliResult r = run_lull("simulate --policies " + lib +
+                               " --workers 2 --trace constant:150:20 --autoscale "
                                "--max-violation 0.02 --provisioning-delay fixed:3 --autoscale-forecast ewma:5 "
-                               "--out " + out + " --autoscale-log " + log);
+                               "--out " +
+                               out + " --autoscale-log " + log);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const std::string json = lull::test::slurp(out);
-  for (const char* key : {"\"worker_seconds\": ", "\"workers_over_time\": [", "\"scale_events\": [",
-                          "\"action\": \"scale_out\", \"count\": 2, \"reason\": \"forecast\"", "\"forecast\": \"ewma:5\"",
-                          "\"provisioning\": \"fixed:3\"", "{\"workers\": 2, \"capacity_qps\": 100"})
+  for (const char* key :
+       {"\"worker_seconds\": ", "\"workers_over_time\": [", "\"scale_events\": [",
+        "\"action\": \"scale_out\", \"count\": 2, \"reason\": \"forecast\"", "\"forecast\": \"ewma:5\"",
+        "\"provisioning\": \"fixed:3\"", "{\"workers\": 2, \"capacity_qps\": 100"})
     CHECK(json.find(key) != std::string::npos);
   const std::string lines = lull::test::slurp(log);
   CHECK(lull::test::count_lines(lines) >= 1);
   CHECK(lines.find("scale_out +2 reason=forecast need=4 up=2") != std::string::npos);
 }
 
-TEST_CASE("lull simulate --autoscale-objective price reaches the capacity table and the result", "[sim][cli][autoscale]") {
+TEST_CASE("lull simulate --autoscale-objective price reaches the capacity table and the result",
+          "[sim][cli][autoscale]") {
   // Both counts of the tiny library expect the same accuracy, so no price
   // buys accuracy with workers: the rule keeps the fewest that meet the target.
   const std::string lib = tiny_library(), out = lull::test::temp_dir() + "/autoscale_price.json";
-  const CliResult r = run_lull("simulate --policies " + lib + " --workers 2 --trace constant:150:20 --autoscale "
+  const CliResult r = run_lull("simulate --policies " + lib +
+                               " --workers 2 --trace constant:150:20 --autoscale "
                                "--max-violation 0.02 --provisioning-delay fixed:3 --autoscale-objective price "
-                               "--autoscale-worker-price 12.5 --out " + out);
+                               "--autoscale-worker-price 12.5 --out " +
+                               out);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const std::string json = lull::test::slurp(out);
@@ -89,7 +96,8 @@ TEST_CASE("lull simulate --autoscale-objective price reaches the capacity table 
 
 TEST_CASE("lull simulate --autoscale: bad settings are one line, exit code 2, no result", "[sim][cli][autoscale]") {
   const std::string lib = tiny_library(), out = lull::test::temp_dir() + "/bad_autoscale.json";
-  const std::string base = "simulate --policies " + lib + " --workers 2 --trace constant:150:5 --out " + out + " --autoscale ";
+  const std::string base =
+      "simulate --policies " + lib + " --workers 2 --trace constant:150:5 --out " + out + " --autoscale ";
   const std::pair<const char*, const char*> cases[] = {
       {"--autoscale-forecast median:3", "forecast 'median:3'"},
       {"--provisioning-delay fixed:x", "provisioning delay 'fixed:x'"},

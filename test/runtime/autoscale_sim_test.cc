@@ -34,7 +34,8 @@ lull::sim::SimResult run(const lull::sim::SimOptions& o) {
   // 15 QPS for 60 s, 50 QPS for 60 s, 15 QPS for 180 s; nearly regular
   // gaps (Gamma, CV^2 0.02), so each second's count is close to its rate and
   // the windowed maximum sees the step, not Poisson noise.
-  lull::sim::RateArrivals arrivals({{0, 60, 15}, {60, 120, 50}, {120, 300, 15}}, lull::sim::ArrivalProcess::gamma(0.02), 11);
+  lull::sim::RateArrivals arrivals({{0, 60, 15}, {60, 120, 50}, {120, 300, 15}}, lull::sim::ArrivalProcess::gamma(0.02),
+                                   11);
   lull::sim::CompiledLatency latency(lib[0]);
   return lull::sim::simulate(lib[0], arrivals, latency, o);
 }
@@ -56,7 +57,8 @@ TEST_CASE("autoscaled simulation: a step in the load scales out and back in, no 
   CHECK(out.t_us <= 62'000'000);
   CHECK(out.before.up + out.count == 6);
   // The new workers serve one provisioning delay later.
-  const auto six = std::find_if(a.workers_over_time.begin(), a.workers_over_time.end(), [](const auto& s) { return s.up == 6; });
+  const auto six =
+      std::find_if(a.workers_over_time.begin(), a.workers_over_time.end(), [](const auto& s) { return s.up == 6; });
   REQUIRE(six != a.workers_over_time.end());
   CHECK(six->t_s == Approx(out.t_us * 1e-6 + 5));
   // In: one step at a time (6 -> 4 -> 2), the first a hold-off after the
@@ -80,7 +82,8 @@ TEST_CASE("autoscaled simulation: a step in the load scales out and back in, no 
     CHECK(a.log[i].find("reason=" + a.scale_events[i].reason) != std::string::npos);
 }
 
-TEST_CASE("autoscaled simulation: drawn provisioning delays are reproducible and cost worker-seconds while starting", "[sim][autoscale]") {
+TEST_CASE("autoscaled simulation: drawn provisioning delays are reproducible and cost worker-seconds while starting",
+          "[sim][autoscale]") {
   const auto a = run(autoscaled("uniform:5:30"));
   const auto b = run(autoscaled("uniform:5:30"));
   CHECK(a.worker_seconds == b.worker_seconds);

@@ -28,7 +28,8 @@ TEST_CASE("feasible batch: largest b within SLO/2 whose b/lat keeps up, factor 1
   CHECK(feasible_batch(t, 1, 40, kJellyfishHeadroom) == 4);
 }
 
-TEST_CASE("jellyfish+: most accurate model feasible at 1.05 and its largest batch, else fastest with N", "[runtime][baseline]") {
+TEST_CASE("jellyfish+: most accurate model feasible at 1.05 and its largest batch, else fastest with N",
+          "[runtime][baseline]") {
   const auto plan = jellyfish_plan(three_models({38, 40, 85, 300}));
   REQUIRE(plan.size() == 4);
   CHECK(plan[0].model == 2);  // 38 * 1.05 = 39.9 <= 40: slow, b = 2
@@ -41,7 +42,8 @@ TEST_CASE("jellyfish+: most accurate model feasible at 1.05 and its largest batc
   CHECK(plan[3].max_batch == 4);
 }
 
-TEST_CASE("modelswitching's cap: the most accurate feasible model's batch at factor 1.0, else N", "[runtime][baseline]") {
+TEST_CASE("modelswitching's cap: the most accurate feasible model's batch at factor 1.0, else N",
+          "[runtime][baseline]") {
   const auto t = three_models({});
   CHECK(model_switching_cap(t, 40) == 2);   // slow is feasible (b = 2) at 1.0 though not at 1.05
   CHECK(model_switching_cap(t, 45) == 4);   // slow fails; mid b = 4 (80 QPS)

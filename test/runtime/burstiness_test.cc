@@ -58,7 +58,8 @@ TEST_CASE("burstiness estimate: gap CV^2 and count dispersion of sampled process
 TEST_CASE("burstiness estimate: not ready before a window, follows a change of pattern", "[runtime][burstiness]") {
   CHECK_FALSE(estimate_of(ArrivalProcess::gamma(4), 1000, BurstinessEstimator::kDefaultWindow / 2, 4).ready);
   // Poisson for 30 s, then gamma:8: after a window of gamma the estimate is bursty.
-  lull::sim::RateArrivals source({{0, 30, 1000}, {30, 60, 1000}}, {{0, ArrivalProcess::poisson()}, {30, ArrivalProcess::gamma(8)}}, 5);
+  lull::sim::RateArrivals source({{0, 30, 1000}, {30, 60, 1000}},
+                                 {{0, ArrivalProcess::poisson()}, {30, ArrivalProcess::gamma(8)}}, 5);
   BurstinessEstimator e;
   std::int64_t t = 0;
   double before = 0;
@@ -79,16 +80,18 @@ TEST_CASE("burstiness estimate: a 2x change of rate re-sizes the bins", "[runtim
   const auto s = e.estimate();
   REQUIRE(s.ready);
   CHECK(s.bin_us == Approx(BurstinessEstimator::kBinMean * 500).epsilon(0.2));  // kBinMean arrivals at 2000 QPS
-  CHECK(s.dispersion == Approx(1).margin(0.4));       // bins of the old width would read ~10x
+  CHECK(s.dispersion == Approx(1).margin(0.4));                                 // bins of the old width would read ~10x
   CHECK_THROWS(BurstinessEstimator(10));
   CHECK_THROWS(BurstinessEstimator(8000, 2));
 }
 
-TEST_CASE("pattern switcher: smallest compiled burstiness covering the estimate, with hysteresis", "[runtime][burstiness]") {
-  const std::vector<ArrivalProcess> lib = {ArrivalProcess::poisson(), ArrivalProcess::gamma(2), ArrivalProcess::gamma(4),
-                                           ArrivalProcess::gamma(8), ArrivalProcess::batch(4)};
+TEST_CASE("pattern switcher: smallest compiled burstiness covering the estimate, with hysteresis",
+          "[runtime][burstiness]") {
+  const std::vector<ArrivalProcess> lib = {ArrivalProcess::poisson(), ArrivalProcess::gamma(2),
+                                           ArrivalProcess::gamma(4), ArrivalProcess::gamma(8),
+                                           ArrivalProcess::batch(4)};
   PatternSwitcher s;
-  CHECK(s.update(BurstinessEstimate{}, lib) == ArrivalProcess::poisson());  // not ready: the least bursty
+  CHECK(s.update(BurstinessEstimate{}, lib) == ArrivalProcess::poisson());               // not ready: the least bursty
   CHECK(s.update(ready(ArrivalProcess::gamma(1.2)), lib) == ArrivalProcess::poisson());  // within the tolerance
   CHECK(s.update(ready(ArrivalProcess::gamma(3.3)), lib) == ArrivalProcess::gamma(4));
   CHECK(s.update(ready(ArrivalProcess::gamma(2.5)), lib) == ArrivalProcess::gamma(4));  // not clearly below: stays
@@ -114,8 +117,8 @@ TEST_CASE("pattern switcher: smallest compiled burstiness covering the estimate,
 
 TEST_CASE("pattern switcher does not flap on the estimate's noise", "[runtime][burstiness]") {
   // gamma:4 traffic read every bin for 10 minutes at 500 QPS: one switch (up), none back.
-  const std::vector<ArrivalProcess> lib = {ArrivalProcess::poisson(), ArrivalProcess::gamma(2), ArrivalProcess::gamma(4),
-                                           ArrivalProcess::gamma(8)};
+  const std::vector<ArrivalProcess> lib = {ArrivalProcess::poisson(), ArrivalProcess::gamma(2),
+                                           ArrivalProcess::gamma(4), ArrivalProcess::gamma(8)};
   lull::sim::RateArrivals source({{0, 600, 500}}, ArrivalProcess::gamma(4), 8);
   BurstinessEstimator e;
   PatternSwitcher s;
@@ -156,8 +159,9 @@ TEST_CASE("catalog: sets per (workers, pattern), chosen by pattern then load", "
 }
 
 TEST_CASE("arrival schedule: the process changes at each step, the rate does not", "[runtime][burstiness][arrivals]") {
-  lull::sim::RateArrivals source({{0, 100, 500}, {100, 200, 500}},
-                                 {{0, ArrivalProcess::poisson()}, {50, ArrivalProcess::gamma(4)}, {150, ArrivalProcess::batch(4)}}, 9);
+  lull::sim::RateArrivals source(
+      {{0, 100, 500}, {100, 200, 500}},
+      {{0, ArrivalProcess::poisson()}, {50, ArrivalProcess::gamma(4)}, {150, ArrivalProcess::batch(4)}}, 9);
   std::vector<std::vector<double>> gaps(4);
   std::vector<int> counts(4, 0);
   std::int64_t t = 0, last = -1;

@@ -12,8 +12,8 @@
 
 #include "runtime/control_loop.h"
 
-using lull::runtime::ControlLoop;
 using lull::runtime::Controller;
+using lull::runtime::ControlLoop;
 
 namespace {
 // Ticks every `period_us` from `first_us`, recording each tick as "NAME@T".

@@ -97,7 +97,7 @@ TEST_CASE("dispatcher: round-robin skips a worker marked unavailable and hands o
   VirtualClock clock;
   FakeBackend backend;
   Dispatcher d(table, clock, backend);
-  for (QueryId id = 0; id < 5; ++id) {  // w0: 0 (running), 2, 4; w1: 1 (running), 3
+  for (QueryId id = 0; id < 5; ++id) {                          // w0: 0 (running), 2, 4; w1: 1 (running), 3
     clock.advance_to_us(static_cast<std::int64_t>(id) * 1000);  // distinct deadlines
     d.on_arrival(id);
   }
@@ -131,7 +131,8 @@ TEST_CASE("dispatcher: round-robin skips a worker marked unavailable and hands o
   d.on_arrival(10);
   REQUIRE(backend.started.size() == 4);
   CHECK(backend.started[3].worker == 0);
-  CHECK((backend.started[3].queries == std::vector<QueryId>{9} || backend.started[3].queries == std::vector<QueryId>{10}));
+  CHECK((backend.started[3].queries == std::vector<QueryId>{9} ||
+         backend.started[3].queries == std::vector<QueryId>{10}));
 }
 
 TEST_CASE("dispatcher: a worker marked unavailable while idle hands its queue to an idle worker at once",
@@ -156,7 +157,8 @@ TEST_CASE("dispatcher: a worker marked unavailable while idle hands its queue to
   CHECK(backend.started[1].queries.front() == 1);
 }
 
-TEST_CASE("dispatcher: with every worker unavailable queries still reach a worker", "[runtime][dispatcher][availability]") {
+TEST_CASE("dispatcher: with every worker unavailable queries still reach a worker",
+          "[runtime][dispatcher][availability]") {
   const PolicyTable table = lull::test::tiny_table();
   VirtualClock clock;
   FakeBackend backend;
@@ -186,7 +188,7 @@ TEST_CASE("dispatcher: a failed batch is retried once, as one batch, on the next
 
   clock.advance_to_us(10'000);
   backend.fail(0);
-  CHECK(seen.empty());  // not final: observers wait for the retry
+  CHECK(seen.empty());               // not final: observers wait for the retry
   CHECK(d.retries_waiting(1) == 1);  // worker 1 is busy: the retry waits for it
   CHECK(backend.started.size() == 2);
   backend.finish(1);
@@ -271,9 +273,9 @@ TEST_CASE("dispatcher: what the bouncer reads: next worker, busy time left, dead
   CHECK(d.peek_next_worker() == 0);
   clock.advance_to_us(4'000);
   CHECK(d.busy_remaining_us(0) == 6'000);
-  d.on_arrival(2);           // worker 0's queue, deadline 154 ms
-  d.on_arrival(3);           // worker 1's queue
-  d.on_arrival_at(4, 1'000); // worker 0's queue, deadline 151 ms: ahead of query 2
+  d.on_arrival(2);            // worker 0's queue, deadline 154 ms
+  d.on_arrival(3);            // worker 1's queue
+  d.on_arrival_at(4, 1'000);  // worker 0's queue, deadline 151 ms: ahead of query 2
   clock.advance_to_us(15'000);
   CHECK(d.busy_remaining_us(0) == 0);  // overrun counts as none left
   backend.finish(0);

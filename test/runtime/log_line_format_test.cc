@@ -34,7 +34,8 @@ TEST_CASE("log line: the access line, plain and JSON", "[log]") {
   r.status = 200;
   r.bytes = 25;
   r.duration_ms = 40.9124;
-  CHECK(lull::log::access_line(r, at_ms(0), false) == "1970-01-01T00:00:00.000Z 127.0.0.1 POST /predictions/image 200 25 40.912");
+  CHECK(lull::log::access_line(r, at_ms(0), false) ==
+        "1970-01-01T00:00:00.000Z 127.0.0.1 POST /predictions/image 200 25 40.912");
   CHECK(lull::log::access_line(r, at_ms(0), true) ==
         "{\"time\":\"1970-01-01T00:00:00.000Z\",\"client\":\"127.0.0.1\",\"method\":\"POST\","
         "\"path\":\"/predictions/image\",\"status\":200,\"bytes\":25,\"duration_ms\":40.912}");

@@ -11,16 +11,16 @@ using lull::runtime::state_index;
 TEST_CASE("state index: j is the last grid point at or below the earliest slack", "[runtime][selector]") {
   const auto table = lull::test::tiny_table();
   const auto& p = table.policies[0];
-  CHECK(state_index(p, 1, 120'000) == 2);   // (1, 2)
-  CHECK(state_index(p, 1, 100'000) == 2);   // on the grid point itself
+  CHECK(state_index(p, 1, 120'000) == 2);  // (1, 2)
+  CHECK(state_index(p, 1, 100'000) == 2);  // on the grid point itself
   CHECK(state_index(p, 1, 99'999) == 1);
   CHECK(state_index(p, 1, 50'000) == 1);
   CHECK(state_index(p, 1, 49'999) == 0);
   CHECK(state_index(p, 1, 0) == 0);
-  CHECK(state_index(p, 1, -5'000) == 0);    // late queries map to j = 0
-  CHECK(state_index(p, 2, 75'000) == 4);    // (2, 1)
-  CHECK(state_index(p, 2, 150'000) == 5);   // (2, 2)
-  CHECK(state_index(p, 3, 150'000) == 6);   // F
+  CHECK(state_index(p, 1, -5'000) == 0);   // late queries map to j = 0
+  CHECK(state_index(p, 2, 75'000) == 4);   // (2, 1)
+  CHECK(state_index(p, 2, 150'000) == 5);  // (2, 2)
+  CHECK(state_index(p, 3, 150'000) == 6);  // F
   CHECK(state_index(p, 40, -1) == 6);
 }
 

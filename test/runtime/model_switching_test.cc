@@ -28,11 +28,12 @@ TEST_CASE("modelswitching picks the most accurate model below 1% violations, els
   CHECK(model_switching_choice(t, {0.0, 0.0, 0.0}) == 2);
   CHECK(model_switching_choice(t, {0.0, 0.0099, 0.01}) == 1);  // 1% itself is not below 1%
   CHECK(model_switching_choice(t, {0.0, 0.02, 0.5}) == 0);
-  CHECK(model_switching_choice(t, {0.5, 0.02, 0.03}) == 0);    // none below: the fastest
-  CHECK(model_switching_choice(t, {0.0, -1, 0.5}) == 0);       // mid not run
+  CHECK(model_switching_choice(t, {0.5, 0.02, 0.03}) == 0);  // none below: the fastest
+  CHECK(model_switching_choice(t, {0.0, -1, 0.5}) == 0);     // mid not run
 }
 
-TEST_CASE("modelswitching's offline runs: 300 s per model at the grid load, with modelswitching's cap", "[sim][baseline]") {
+TEST_CASE("modelswitching's offline runs: 300 s per model at the grid load, with modelswitching's cap",
+          "[sim][baseline]") {
   // 1 QPS: slow (cap 2) violates only if 4 queries arrive within ~80 ms: kept.
   // 150 QPS: slow and mid serve at most 44 and 80 QPS (backlog, ~100% late);
   //   fast serves 166.7 QPS at b = 2 within 12 ms: kept. Cap: fast's b = 4.
@@ -68,7 +69,8 @@ TEST_CASE("modelswitching's offline runs: 300 s per model at the grid load, with
   for (int i = 4; i < 7; ++i) CHECK(trials[i].violation_rate > 0.5);
 }
 
-TEST_CASE("reference replay at 60 workers: modelswitching's violations are close to jellyfish+'s", "[sim][baseline][slow]") {
+TEST_CASE("reference replay at 60 workers: modelswitching's violations are close to jellyfish+'s",
+          "[sim][baseline][slow]") {
   LULL_SKIP_WITHOUT_SHARED();
   const std::string trace = lull::test::shared_dir() + "/ramsis-artifact/twitter_04_25_norm.txt";
   const lull::test::GoldenCase* g60 = nullptr;

@@ -91,7 +91,8 @@ TEST_CASE("the catalog picks by workers up, then load, conservative while a poli
   CHECK_THROWS_WITH(c.add(other), Catch::Contains("task"));
 }
 
-TEST_CASE("a worker failure triggers one compilation, and its K-1 policy is swapped in after the delay", "[online][sim]") {
+TEST_CASE("a worker failure triggers one compilation, and its K-1 policy is swapped in after the delay",
+          "[online][sim]") {
   FakeCompiler compiler;
   lull::sim::SimOptions o;
   o.compiler = &compiler;
@@ -111,7 +112,8 @@ TEST_CASE("a worker failure triggers one compilation, and its K-1 policy is swap
     return q;
   };
   // The swapped-in policy is the compiled one (its tag), used during the outage.
-  const auto two = std::find_if(r.policies_used.begin(), r.policies_used.end(), [](const auto& p) { return p.workers == 2; });
+  const auto two =
+      std::find_if(r.policies_used.begin(), r.policies_used.end(), [](const auto& p) { return p.workers == 2; });
   REQUIRE(two != r.policies_used.end());
   CHECK(two->expected_accuracy == Approx(0.002));
   // About 40 QPS x (5 s - 0.3 s) go through it; the rest under the 3-worker one.
@@ -127,7 +129,8 @@ TEST_CASE("a worker failure triggers one compilation, and its K-1 policy is swap
   o.compiler = &slow;
   o.compile_delay_us = 6'000'000;
   const auto late = run(o);
-  CHECK(std::none_of(late.policies_used.begin(), late.policies_used.end(), [](const auto& p) { return p.workers == 2; }));
+  CHECK(
+      std::none_of(late.policies_used.begin(), late.policies_used.end(), [](const auto& p) { return p.workers == 2; }));
   FakeCompiler again;
   o.compiler = &again;
   const auto late2 = run(o);
@@ -135,7 +138,8 @@ TEST_CASE("a worker failure triggers one compilation, and its K-1 policy is swap
   CHECK(late2.accuracy_per_satisfied_query == late.accuracy_per_satisfied_query);
 }
 
-TEST_CASE("without online compilation a failure keeps the stale policy, and --workers-at changes the pool", "[online][sim]") {
+TEST_CASE("without online compilation a failure keeps the stale policy, and --workers-at changes the pool",
+          "[online][sim]") {
   lull::sim::SimOptions o;
   o.worker_events = lull::sim::parse_fail("0@1:2");
   o.worker_events.push_back(lull::sim::parse_workers_at("5:2"));
@@ -157,19 +161,22 @@ TEST_CASE("worker events: syntax and one-line errors", "[online][sim]") {
   CHECK_THROWS_WITH(lull::sim::parse_fail("3@1.5"), Catch::Contains("WORKER@T:DURATION"));
   CHECK_THROWS_WITH(lull::sim::parse_fail("x@1:2"), Catch::Contains("--fail WORKER"));
   CHECK_THROWS_WITH(lull::sim::parse_workers_at("10:0"), Catch::Contains("--workers-at K"));
-  const std::string plan = lull::test::write_temp("plan.json", "{\"schedule\": [{\"start_s\": 0, \"load_qps\": 100, \"workers\": 3},"
-                                                              " {\"start_s\": 30, \"load_qps\": 300, \"workers\": 5}]}");
+  const std::string plan = lull::test::write_temp("plan.json",
+                                                  "{\"schedule\": [{\"start_s\": 0, \"load_qps\": 100, \"workers\": 3},"
+                                                  " {\"start_s\": 30, \"load_qps\": 300, \"workers\": 5}]}");
   const auto s = lull::sim::read_workers_schedule(plan);
   REQUIRE(s.size() == 2);
   CHECK(s[1].time_us == 30'000'000);
   CHECK(s[1].value == 5);
-  const std::string bad = lull::test::write_temp("bad_plan.json", "{\"schedule\": [{\"start_s\": 0, \"workers\": 2.5}]}");
+  const std::string bad =
+      lull::test::write_temp("bad_plan.json", "{\"schedule\": [{\"start_s\": 0, \"workers\": 2.5}]}");
   CHECK_THROWS_WITH(lull::sim::read_workers_schedule(bad), Catch::Contains("schedule[0].workers"));
   const std::string broken = lull::test::write_temp("broken_plan.json", "{\"schedule\": [");
   CHECK_THROWS_WITH(lull::sim::read_workers_schedule(broken), Catch::Contains("broken_plan.json"));
 }
 
-TEST_CASE("trace scale (--trace-scale) multiplies the rates and is refused for replayed arrivals", "[online][sim][trace]") {
+TEST_CASE("trace scale (--trace-scale) multiplies the rates and is refused for replayed arrivals",
+          "[online][sim][trace]") {
   auto spec = lull::sim::parse_trace_spec("constant:100:20");
   lull::sim::set_trace_scale(&spec, 1.5);
   auto source = lull::sim::make_arrival_source(spec, lull::sim::ArrivalProcess{}, 3);

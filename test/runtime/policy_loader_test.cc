@@ -12,9 +12,9 @@
 
 namespace {
 
+using Catch::Matchers::Contains;
 using lull::runtime::load_policy_table;
 using lull::runtime::policy_table_from_proto;
-using Catch::Matchers::Contains;
 
 std::string temp_path(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / "lull_runtime_tests";
@@ -55,7 +55,8 @@ TEST_CASE("corrupt and truncated files are refused", "[runtime][loader]") {
 
 TEST_CASE("worker count, SLO and task must match what the caller runs", "[runtime][loader]") {
   const auto set = lull::test::tiny_policy_set();
-  CHECK_THROWS_WITH(policy_table_from_proto(set, {"", 60, 0}, "f.pb"), Contains("compiled for 2 workers") && Contains("f.pb"));
+  CHECK_THROWS_WITH(policy_table_from_proto(set, {"", 60, 0}, "f.pb"),
+                    Contains("compiled for 2 workers") && Contains("f.pb"));
   CHECK_THROWS_WITH(policy_table_from_proto(set, {"", 0, 100}, "f.pb"), Contains("SLO 150 ms"));
   CHECK_THROWS_WITH(policy_table_from_proto(set, {"image", 0, 0}, "f.pb"), Contains("task 'tiny'"));
   CHECK_NOTHROW(policy_table_from_proto(set, {"tiny", 2, 150}, "f.pb"));
@@ -96,7 +97,8 @@ TEST_CASE("structural problems are named", "[runtime][loader]") {
   }
 }
 
-TEST_CASE("the arrival process is read back, and one the loader cannot name is refused", "[runtime][loader][arrivals]") {
+TEST_CASE("the arrival process is read back, and one the loader cannot name is refused",
+          "[runtime][loader][arrivals]") {
   auto set = lull::test::tiny_policy_set();
   CHECK(policy_table_from_proto(set, {}, "f.pb").arrivals.kind == lull::ArrivalProcess::Kind::kPoisson);
   auto with = [&](const std::string& set_arrivals, const std::string& policy_arrivals) {
@@ -110,7 +112,8 @@ TEST_CASE("the arrival process is read back, and one the loader cannot name is r
   CHECK(gamma.arrivals.cv2 == 4);
   CHECK_THROWS_WITH(policy_table_from_proto(with("weibull:2", "weibull:2"), {}, "f.pb"),
                     Contains("f.pb") && Contains("unknown arrival process") && Contains("weibull:2"));
-  CHECK_THROWS_WITH(policy_table_from_proto(with("uniform", "uniform"), {}, "f.pb"), Contains("unknown arrival process"));
+  CHECK_THROWS_WITH(policy_table_from_proto(with("uniform", "uniform"), {}, "f.pb"),
+                    Contains("unknown arrival process"));
   CHECK_THROWS_WITH(policy_table_from_proto(with("batch:4", "gamma:4"), {}, "f.pb"),
                     Contains("policies[0].inputs.arrivals 'gamma:4' differs from the set's 'batch:4'"));
 }

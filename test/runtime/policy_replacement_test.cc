@@ -84,7 +84,8 @@ TEST_CASE("catalog replace: the new policies are chosen, the old ones stay alive
   CHECK(c.choose(2, 150, true).policy == now.policy);
 }
 
-TEST_CASE("dispatcher: a replacement posted to the inbox serves from the next arrival on", "[online][replace][dispatcher]") {
+TEST_CASE("dispatcher: a replacement posted to the inbox serves from the next arrival on",
+          "[online][replace][dispatcher]") {
   const PolicyTable table = lull::test::tiny_table();  // 2 workers, SLO 150 ms
   VirtualClock clock;
   RecordingBackend backend;
@@ -100,7 +101,7 @@ TEST_CASE("dispatcher: a replacement posted to the inbox serves from the next ar
   d.policy_inbox().post_replacement(bad);
   d.policy_inbox().post_replacement(recompiled(table));
   CHECK(d.current_choice().policy->expected_accuracy == Approx(0.7));  // not before an arrival
-  d.on_arrival(1);  // to idle worker 1, under the replacement
+  d.on_arrival(1);                                                     // to idle worker 1, under the replacement
   REQUIRE(backend.started.size() == 2);
   CHECK(backend.started[1].worker == 1);
   CHECK(backend.started[1].model == 1);

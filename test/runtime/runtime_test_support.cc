@@ -115,7 +115,8 @@ std::vector<GoldenCase> load_golden() {
   compiler::ReductionOptions opts;
   opts.models = records.front().models;
   const auto reduced = compiler::reduce_profiles(
-      compiler::import_artifact_profiles(artifact, shared + "/ramsis-artifact/image_accuracy.json", "image"), opts, 32, artifact);
+      compiler::import_artifact_profiles(artifact, shared + "/ramsis-artifact/image_accuracy.json", "image"), opts, 32,
+      artifact);
 
   std::vector<GoldenCase> out;
   for (const auto& r : records) {

@@ -29,18 +29,23 @@ std::string servers(int n) {
 
 }  // namespace
 
-TEST_CASE("lull serve --shard: a bad I/G or more shards than servers or no policies for G x its workers is one line and exit 2",
-          "[serve][cli][shard]") {
+TEST_CASE(
+    "lull serve --shard: a bad I/G or more shards than servers or no policies for G x its workers is one line and exit "
+    "2",
+    "[serve][cli][shard]") {
   const std::string set = two_worker_set();
   const std::string port_file = lull::test::temp_dir() + "/shard_cli.port";
   const std::string base = "serve --policies " + set + " --port-file " + port_file + " --servers ";
-  lull::test::check_usage_error(base + servers(2) + " --shard 3/2", "--shard 3/2: the shard index is 0-based", port_file);
-  lull::test::check_usage_error(base + servers(2) + " --shard 0/0", "--shard 0/0: the shard count G must be at least 1", port_file);
+  lull::test::check_usage_error(base + servers(2) + " --shard 3/2", "--shard 3/2: the shard index is 0-based",
+                                port_file);
+  lull::test::check_usage_error(base + servers(2) + " --shard 0/0", "--shard 0/0: the shard count G must be at least 1",
+                                port_file);
   lull::test::check_usage_error(base + servers(2) + " --shard 1of2", "--shard 1of2: expected I/G", port_file);
   lull::test::check_usage_error(base + servers(2) + " --shard 0/3", "--shard 0/3: 3 shards but 2 servers", port_file);
   // Shard 0 of 2 owns servers 0 and 2 of 3: it needs a set for 4 workers, not 2.
   lull::test::check_usage_error(base + servers(3) + " --shard 0/2",
-                                "--shard 0/2: shard 0/2 has 2 servers, so it needs policies compiled for 4 workers", port_file);
+                                "--shard 0/2: shard 0/2 has 2 servers, so it needs policies compiled for 4 workers",
+                                port_file);
   lull::test::check_usage_error("serve --policies " + set + " --autoscale --worker-command 'x {port}' --shard 0/2",
                                 "--shard 0/2: with --servers only", port_file);
 }

@@ -99,11 +99,12 @@ TEST_CASE("shard: K workers at its load L/G pick the policy one lull of G x K wo
   }
 }
 
-TEST_CASE("shard: counts that are not a multiple of G are left out and none for the own servers of the shard is an error") {
+TEST_CASE(
+    "shard: counts that are not a multiple of G are left out and none for the own servers of the shard is an error") {
   const auto lib = marked_library();
   std::set<int> counts;
   for (const auto& t : shard_library(lib, {1, 3}, 2)) counts.insert(t.workers);
-  CHECK(counts == std::set<int>{1, 2, 3, 4, 5});  // from 3, 6, 9, 12, 15; 4 and 8 dropped
+  CHECK(counts == std::set<int>{1, 2, 3, 4, 5});              // from 3, 6, 9, 12, 15; 4 and 8 dropped
   CHECK(shard_library(lib, {0, 2}, 2).front().workers == 2);  // 4 / 2
   CHECK_THROWS_WITH(shard_library(lib, {0, 3}, 7), Catch::Contains("compiled for 21 workers (3 shards x 7)"));
   CHECK_THROWS_WITH(shard_library({lib.at(1)}, {0, 3}, 1), Catch::Contains("worker counts 4"));

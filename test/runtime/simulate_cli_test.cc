@@ -48,8 +48,8 @@ void expect_usage_error(const std::string& args, const std::string& needle) {
 TEST_CASE("lull simulate writes a result with every query accounted for", "[sim][cli]") {
   const std::string out = dir() + "/result.json", timeline = dir() + "/timeline.csv";
   std::filesystem::remove(out);
-  const Outcome o = run_lull("simulate --policies " + tiny_policies() + " --workers 2 --trace constant:150:10 --seed 3 --out " +
-                             out + " --timeline " + timeline);
+  const Outcome o = run_lull("simulate --policies " + tiny_policies() +
+                             " --workers 2 --trace constant:150:10 --seed 3 --out " + out + " --timeline " + timeline);
   INFO(o.output);
   REQUIRE(o.code == 0);
   const std::string json = lull::read_whole_file(out);
@@ -86,7 +86,8 @@ TEST_CASE("lull simulate: bad input is one line and exit code 2", "[sim][cli]") 
   std::ofstream(bad_trace) << "0 100\n10 lots\n";
   expect_usage_error("--policies " + pol + " --workers 2 --trace rate-file:" + bad_trace + out, "bad_trace.txt:2");
   expect_usage_error("--policies " + pol + " --workers 60 --trace constant:100:5" + out, "compiled for 2 workers");
-  expect_usage_error("--policies " + pol + " --workers 2 --trace constant:100:5 --scheduler fancy" + out, "unknown scheduler");
+  expect_usage_error("--policies " + pol + " --workers 2 --trace constant:100:5 --scheduler fancy" + out,
+                     "unknown scheduler");
   expect_usage_error("--policies " + pol + " --workers 2 --trace constant:100:-5" + out, "duration must be positive");
   expect_usage_error("--policies " + pol + " --workers 2 --trace constant:100:5 --latency sampled" + out, "--profiles");
   expect_usage_error("--policies " + dir() + "/missing.pb --workers 2 --trace constant:100:5" + out, "missing.pb");
@@ -105,8 +106,9 @@ TEST_CASE("lull simulate: bad input is one line and exit code 2", "[sim][cli]") 
   CHECK_FALSE(std::filesystem::exists(dir() + "/bad.json"));
 }
 
-TEST_CASE("lull simulate: worker events and online compilation flags, and a bad schedule is one line, exit 2, no output",
-          "[sim][cli][online]") {
+TEST_CASE(
+    "lull simulate: worker events and online compilation flags, and a bad schedule is one line, exit 2, no output",
+    "[sim][cli][online]") {
   const std::string pol = tiny_policies(), out_path = dir() + "/online_bad.json", out = " --out " + out_path;
   std::filesystem::remove(out_path);
   const std::string broken = dir() + "/broken_plan.json";
@@ -122,14 +124,19 @@ TEST_CASE("lull simulate: worker events and online compilation flags, and a bad 
   CHECK_FALSE(std::filesystem::exists(out_path));
 }
 
-TEST_CASE("lull simulate --online-compile on compiles the K-1 policy with the library's settings", "[sim][cli][online]") {
+TEST_CASE("lull simulate --online-compile on compiles the K-1 policy with the library's settings",
+          "[sim][cli][online]") {
   const std::string profile = std::string(LULL_SOURCE_DIR) + "/test/data/tiny_profile.json";
   const std::string pol = dir() + "/tiny_compiled.pb", out = dir() + "/online.json";
-  const Outcome c = run_lull("compile --profiles " + profile + " --slo-ms 60 --workers 3 --load-qps 100,300 --max-queue 6 "
-                             "--intervals 12 --device cpu --out " + pol);
+  const Outcome c = run_lull("compile --profiles " + profile +
+                             " --slo-ms 60 --workers 3 --load-qps 100,300 --max-queue 6 "
+                             "--intervals 12 --device cpu --out " +
+                             pol);
   REQUIRE(c.code == 0);
-  const Outcome o = run_lull("simulate --policies " + pol + " --workers 3 --trace constant:200:10 --fail 2@3:4 "
-                             "--online-compile on --profiles " + profile + " --compile-delay-ms 250 --out " + out);
+  const Outcome o = run_lull("simulate --policies " + pol +
+                             " --workers 3 --trace constant:200:10 --fail 2@3:4 "
+                             "--online-compile on --profiles " +
+                             profile + " --compile-delay-ms 250 --out " + out);
   INFO(o.output);
   REQUIRE(o.code == 0);
   std::ifstream in(out);
@@ -138,7 +145,8 @@ TEST_CASE("lull simulate --online-compile on compiles the K-1 policy with the li
   CHECK(json.find("{\"workers\": 2, \"load_qps\": 300,") != std::string::npos);  // swapped in and used
   CHECK(json.find("\"worker_seconds\": ") != std::string::npos);
   // lull bench online times the same compilations, one per (workers, load).
-  const Outcome b = run_lull("bench online --policies " + pol + " --profiles " + profile + " --workers 2,3 --load-qps 250");
+  const Outcome b =
+      run_lull("bench online --policies " + pol + " --profiles " + profile + " --workers 2,3 --load-qps 250");
   INFO(b.output);
   CHECK(b.code == 0);
   CHECK(b.output.find("2 compilations") != std::string::npos);

@@ -103,7 +103,7 @@ TEST_CASE("sampled latencies draw from the samples and scale unprofiled batches"
     saw15 |= v == 15'000;
   }
   CHECK((saw5 && saw15));
-  CHECK(lat.batch_latency_us(0, 2) % 5'000 == 0);        // from batch 1, scaled by 20/10 ms
+  CHECK(lat.batch_latency_us(0, 2) % 5'000 == 0);         // from batch 1, scaled by 20/10 ms
   CHECK(lat.batch_latency_us(1, 2) == 40'000 * 60 / 40);  // batch 2 unprofiled: batch 1 scaled
   CHECK(lat.batch_latency_us(1, 3) == 90'000);
   RawProfiles missing;

@@ -38,10 +38,10 @@ TEST_CASE("reference replay: each second takes its line, the last line lasts 1 s
   for (std::size_t i = 1; i < segs.size(); ++i) CHECK(segs[i].start_s == segs[i - 1].end_s);
   CHECK(rate_at(segs, 9.5) == 100);
   CHECK(rate_at(segs, 10.0) == 200);
-  CHECK(rate_at(segs, 20.5) == 50);   // the last line: one second
-  CHECK(rate_at(segs, 21.0) == 100);  // wraps: second 21 is second 0
-  CHECK(rate_at(segs, 41.5) == 50);   // second 41 = 20 mod 21
-  CHECK(rate_at(segs, 299.5) == 100); // 299 mod 21 = 5
+  CHECK(rate_at(segs, 20.5) == 50);    // the last line: one second
+  CHECK(rate_at(segs, 21.0) == 100);   // wraps: second 21 is second 0
+  CHECK(rate_at(segs, 41.5) == 50);    // second 41 = 20 mod 21
+  CHECK(rate_at(segs, 299.5) == 100);  // 299 mod 21 = 5
   // 14 periods of 10*100 + 10*200 + 50, then seconds 0..5 at 100.
   CHECK(expected_queries(segs) == 14 * 3050 + 6 * 100);
   // Equal neighbouring seconds are one segment: 3 per period, 14 periods, 1 tail.

@@ -33,7 +33,8 @@ std::string set_file(int workers, bool small) {
       for (int a = 0; a < p.action_model_size(); ++a) p.set_action_model(a, 0);
   }
   lull::seal_policy_set(set);
-  const std::string path = lull::test::temp_dir() + "/vs_" + (small ? "small" : "full") + std::to_string(workers) + ".pb";
+  const std::string path =
+      lull::test::temp_dir() + "/vs_" + (small ? "small" : "full") + std::to_string(workers) + ".pb";
   lull::write_policy_set(set, path);
   return path;
 }
@@ -55,7 +56,8 @@ std::string write(const std::string& name, const std::string& text) {
 std::string manifest(const std::string& first_models) {
   library(true);
   return write("vs_variants.json", R"({"format": "lull-variants/1", "variants": [
-    {"file": "vs_full.pb", "from_qps": 0, "models": [)" + first_models + R"(]},
+    {"file": "vs_full.pb", "from_qps": 0, "models": [)" +
+                                       first_models + R"(]},
     {"file": "vs_small.pb", "from_qps": 100, "models": ["fast"]}]})");
 }
 
@@ -71,16 +73,17 @@ std::string stepped_trace() {
 TEST_CASE("lull simulate --autoscale --variant-sets switches with the load and reports it", "[sim][cli][variants]") {
   const std::string full = library(false), variants = manifest(R"("fast", "slow")"),
                     out = lull::test::temp_dir() + "/vs_result.json";
-  const CliResult r = run_lull("simulate --policies " + full + " --workers 2 --trace rate-file:" + stepped_trace() +
-                               " --autoscale --max-violation 0.02 --provisioning-delay fixed:3 --variant-sets " + variants +
-                               " --variant-load current:2 --variant-dwell-s 1 --variant-load-delay-ms 3000 --out " + out);
+  const CliResult r =
+      run_lull("simulate --policies " + full + " --workers 2 --trace rate-file:" + stepped_trace() +
+               " --autoscale --max-violation 0.02 --provisioning-delay fixed:3 --variant-sets " + variants +
+               " --variant-load current:2 --variant-dwell-s 1 --variant-load-delay-ms 3000 --out " + out);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("2 variant switches") != std::string::npos);
   const std::string json = lull::test::slurp(out);
   INFO(json);
   for (const char* key : {"\"worker_seconds\": ", "\"variants\": {\"load\": \"current:2\"", "\"load_delay_s\": 3",
-                          "\"from\": \"" , "\"queries_by_model\": {\"fast\": "})
+                          "\"from\": \"", "\"queries_by_model\": {\"fast\": "})
     CHECK(json.find(key) != std::string::npos);
   // Up to the small set, then back to the full one.
   const auto up = json.find("\"to\": \"" + lull::test::temp_dir() + "/vs_small.pb\"");
@@ -115,12 +118,13 @@ TEST_CASE("lull simulate --variant-sets: every manifest file is checked, model o
           "[sim][cli][variants]") {
   const std::string full = library(false), out = lull::test::temp_dir() + "/vs_order.json";
   library(true);
-  const std::string base = "simulate --policies " + full + " --workers 2 --trace constant:50:5 --autoscale --out " + out;
+  const std::string base =
+      "simulate --policies " + full + " --workers 2 --trace constant:50:5 --autoscale --out " + out;
   const std::string missing_first = write("vs_missing_first.json", R"({"format": "lull-variants/1", "variants": [
     {"file": "vs_gone.pb", "from_qps": 0, "models": ["fast", "slow"]},
     {"file": "vs_small.pb", "from_qps": 100, "models": ["fast"]}]})");
-  lull::test::check_usage_error(base + " --variant-sets " + missing_first, "variants[0].file: " + lull::test::temp_dir() +
-                                "/vs_gone.pb: no such file", out);
+  lull::test::check_usage_error(base + " --variant-sets " + missing_first,
+                                "variants[0].file: " + lull::test::temp_dir() + "/vs_gone.pb: no such file", out);
   const CliResult r = run_lull(base + " --variant-sets " + manifest(R"("slow", "fast")"));
   INFO(r.err);
   CHECK(r.exit_code == 0);

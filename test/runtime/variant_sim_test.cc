@@ -52,8 +52,9 @@ lull::sim::SimOptions options(bool with_variants) {
   o.autoscale.options.scale_in_holdoff_us = 20'000'000;
   if (with_variants) {
     const auto full = full_library();
-    o.variants.variants = {{"full", 0, full, {"fast", "slow"}},
-                           {"small", 30, lull::manager::widen_policy_library(small_library(), full, "small"), {"fast"}}};
+    o.variants.variants = {
+        {"full", 0, full, {"fast", "slow"}},
+        {"small", 30, lull::manager::widen_policy_library(small_library(), full, "small"), {"fast"}}};
     o.variants.load = "current:5";
     o.variants.load_delay_us = 2'000'000;
     o.variants.dwell_us = 5'000'000;
@@ -77,13 +78,15 @@ class CountingLatency final : public lull::sim::LatencyModel {
 
 lull::sim::SimResult run(const lull::sim::SimOptions& o, CountingLatency* latency) {
   // 15 QPS for 60 s, 50 QPS for 60 s, 15 QPS for 180 s, nearly regular gaps.
-  lull::sim::RateArrivals arrivals({{0, 60, 15}, {60, 120, 50}, {120, 300, 15}}, lull::sim::ArrivalProcess::gamma(0.02), 11);
+  lull::sim::RateArrivals arrivals({{0, 60, 15}, {60, 120, 50}, {120, 300, 15}}, lull::sim::ArrivalProcess::gamma(0.02),
+                                   11);
   return lull::sim::simulate(o.library[0], arrivals, *latency, o);
 }
 
 }  // namespace
 
-TEST_CASE("simulated variants: the small set at high load and back, make-before-break, capacity follows", "[sim][autoscale][variants]") {
+TEST_CASE("simulated variants: the small set at high load and back, make-before-break, capacity follows",
+          "[sim][autoscale][variants]") {
   const auto full = full_library();  // the latency model reads the table: it must outlive the run
   CountingLatency latency(full[0]);
   const lull::sim::SimResult r = run(options(true), &latency);
@@ -134,11 +137,13 @@ TEST_CASE("simulated variants: the dwell time holds a second switch back", "[sim
   o.autoscale.enabled = false;
   o.workers_up = 8;
   o.library = {full_library().back()};
-  o.variants.variants = {{"full", 0, o.library, {"fast", "slow"}},
-                         {"small", 30, lull::manager::widen_policy_library({small_library().back()}, o.library, "small"), {"fast"}}};
+  o.variants.variants = {
+      {"full", 0, o.library, {"fast", "slow"}},
+      {"small", 30, lull::manager::widen_policy_library({small_library().back()}, o.library, "small"), {"fast"}}};
   o.variants.dwell_us = 100'000'000;  // longer than the step: no way back within it
   CountingLatency latency(o.library[0]);
-  lull::sim::RateArrivals arrivals({{0, 60, 15}, {60, 120, 50}, {120, 200, 15}}, lull::sim::ArrivalProcess::gamma(0.02), 11);
+  lull::sim::RateArrivals arrivals({{0, 60, 15}, {60, 120, 50}, {120, 200, 15}}, lull::sim::ArrivalProcess::gamma(0.02),
+                                   11);
   const lull::sim::SimResult r = lull::sim::simulate(o.library[0], arrivals, latency, o);
   REQUIRE(r.variants);
   REQUIRE(r.variants->switches.size() == 2);

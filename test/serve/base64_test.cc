@@ -17,8 +17,8 @@ TEST_CASE("base64 matches RFC 4648 vectors and round-trips binary", "[serve][bas
 }
 
 TEST_CASE("base64 refuses malformed text", "[serve][base64]") {
-  CHECK_FALSE(base64_decode("Zm8").has_value());     // not a multiple of 4
-  CHECK_FALSE(base64_decode("Zm!v").has_value());    // bad character
-  CHECK_FALSE(base64_decode("Z=8v").has_value());    // padding in the middle
+  CHECK_FALSE(base64_decode("Zm8").has_value());   // not a multiple of 4
+  CHECK_FALSE(base64_decode("Zm!v").has_value());  // bad character
+  CHECK_FALSE(base64_decode("Z=8v").has_value());  // padding in the middle
   CHECK_FALSE(base64_decode("Zg==Zg==").has_value());
 }

@@ -33,8 +33,8 @@ TEST_CASE("batch responses that break the contract are refused", "[serve][codec]
 TEST_CASE("per-input errors are told apart from predictions and keep TorchServe's shape", "[serve][codec]") {
   std::string err;
   CHECK(input_error_status(R"({"class":3,"score":0.5})", &err) == 0);
-  CHECK(input_error_status(R"({"error_rate":0.1})", &err) == 0);        // a key that merely starts alike
-  CHECK(input_error_status(R"({"error":"x","class":1})", &err) == 0);   // not the error object
+  CHECK(input_error_status(R"({"error_rate":0.1})", &err) == 0);       // a key that merely starts alike
+  CHECK(input_error_status(R"({"error":"x","class":1})", &err) == 0);  // not the error object
   CHECK(input_error_status(R"(["error"])", &err) == 0);
   CHECK(err.empty());
   CHECK(input_error_status(R"( {"error": {"code": 422, "type": "InvalidInput", "message": "bad"}} )", &err) == 422);

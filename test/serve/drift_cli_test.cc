@@ -29,15 +29,17 @@ TEST_CASE("lull serve --recompile-on-drift: slower servers than profiled give a 
   const std::string dir = lull::test::temp_dir() + "/drift_cli";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  const std::string set = dir + "/set.pb", out = dir + "/recompiled.pb", port_file = dir + "/port", log = dir + "/serve.log";
+  const std::string set = dir + "/set.pb", out = dir + "/recompiled.pb", port_file = dir + "/port",
+                    log = dir + "/serve.log";
   const auto compiled = lull::test::run_lull("compile --profiles " + source_path("test/data/tiny_profile.json") +
                                              " --slo-ms 300 --workers 1 --load-qps 5,10 --max-queue 4 --intervals 10"
-                                             " --all-models --device cpu --out " + set);
+                                             " --all-models --device cpu --out " +
+                                             set);
   REQUIRE(compiled.exit_code == 0);
   ModelServerProcess server({"--fake", "fast:40:5", "--fake", "slow:60:10"});
 
-  LullServeProcess serve({"--policies", set, "--servers", server.url(), "--no-model-check", "--recompile-on-drift", out},
-                         log, port_file);
+  LullServeProcess serve(
+      {"--policies", set, "--servers", server.url(), "--no-model-check", "--recompile-on-drift", out}, log, port_file);
   const std::string& base = serve.base();
   HttpClient client;
   const auto post = [&](int i) { return serve.post("tiny", "input-" + std::to_string(i)); };
@@ -52,7 +54,8 @@ TEST_CASE("lull serve --recompile-on-drift: slower servers than profiled give a 
   CHECK(value("lull_latency_drift_total") >= 1);
   CHECK(value("lull_latency_drift_pairs") >= 1);
   // The recompilation runs beside serving; it takes well under a second here.
-  for (int i = 0; i < 300 && !std::filesystem::exists(out); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 300 && !std::filesystem::exists(out); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   REQUIRE(std::filesystem::exists(out));
   // Its log line follows the write and the hand-over to the session.
   for (int i = 0; i < 300 && lull::test::slurp(log).find("recompiled from observed") == std::string::npos; ++i)

@@ -100,8 +100,11 @@ std::vector<int> churn_once(int port, std::mt19937& rng) {
       c.send(request.substr(0, request.size() - 1));
       std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 20));
       break;
-    case Move::kConnectOnly: break;
-    case Move::kSendAndLeave: c.send(request); break;  // closes before the (possibly late) answer
+    case Move::kConnectOnly:
+      break;
+    case Move::kSendAndLeave:
+      c.send(request);
+      break;  // closes before the (possibly late) answer
     case Move::kPause:
       std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 20));
       if (c.send(request)) statuses.push_back(status_of(c.read_response(2000)));
@@ -134,8 +137,10 @@ TEST_CASE("front end: 64 clients churning connections at a cap of 4 neither cras
       while (go)
         for (int status : churn_once(fe.port(), rng)) {
           // 0: shed or closed before an answer, which a client at the cap may see.
-          if (status == 200 || status == 503) answered++;
-          else if (status != 0) unexpected++;
+          if (status == 200 || status == 503)
+            answered++;
+          else if (status != 0)
+            unexpected++;
         }
     });
   std::this_thread::sleep_for(std::chrono::seconds(6));

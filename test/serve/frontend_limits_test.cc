@@ -225,8 +225,10 @@ TEST_CASE("front end: 250 kept-alive clients are all served, and an idle one is 
   CHECK(stat_reaching(fe2, &HttpServerStats::idle_timeouts, 1) == 1);
 }
 
-TEST_CASE("front end: queries waiting for their batch hold no I/O thread, and at the cap with all busy a new connection gets 503",
-          "[serve][frontend][limits]") {
+TEST_CASE(
+    "front end: queries waiting for their batch hold no I/O thread, and at the cap with all busy a new connection gets "
+    "503",
+    "[serve][frontend][limits]") {
   HoldingService service;
   service.hold = true;
   FrontendOptions o = limits_options();
@@ -300,15 +302,18 @@ TEST_CASE("front end: conflicting Content-Length headers get 400", "[serve][fron
   Frontend fe(service, limits_options());
   fe.start();
   RawConnection two(fe.port());
-  REQUIRE(two.send("POST /predictions/classify HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabcde"));
+  REQUIRE(two.send(
+      "POST /predictions/classify HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabcde"));
   CHECK(status_of(two.read_response()) == 400);
   RawConnection chunked_too(fe.port());
-  REQUIRE(chunked_too.send("POST /predictions/classify HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
-                           "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"));
+  REQUIRE(
+      chunked_too.send("POST /predictions/classify HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+                       "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"));
   CHECK(status_of(chunked_too.read_response()) == 400);
   // The same length twice is one length (RFC 7230 3.3.2).
   RawConnection same(fe.port());
-  REQUIRE(same.send("POST /predictions/classify HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"));
+  REQUIRE(
+      same.send("POST /predictions/classify HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"));
   CHECK(status_of(same.read_response()) == 200);
   CHECK(service.calls() == 1);
 }
@@ -323,8 +328,8 @@ TEST_CASE("front end: a Transfer-Encoding other than exactly chunked, or beside 
   fe.start();
   const std::string head = "POST /predictions/classify HTTP/1.1\r\nHost: x\r\n";
   const std::string chunked_body = "3\r\nabc\r\n0\r\n\r\n";
-  for (const std::string te : {"chunked, identity", "identity", "xchunked", "gzip, chunked", "chunked, chunked",
-                               "CHUNKED, identity", ""}) {
+  for (const std::string te :
+       {"chunked, identity", "identity", "xchunked", "gzip, chunked", "chunked, chunked", "CHUNKED, identity", ""}) {
     INFO("Transfer-Encoding: " << te);
     for (const bool with_length : {true, false}) {
       RawConnection c(fe.port());
@@ -370,8 +375,10 @@ TEST_CASE("front end: deeply nested JSON is refused by its depth, and never reac
   for (const size_t depth : {10000u, 30000u, 500000u}) {
     const std::string body(depth, '[');
     RawConnection c(fe.port());
-    REQUIRE(c.send("POST /predictions/classify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                   "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+    REQUIRE(
+        c.send("POST /predictions/classify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               "Content-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body));
     const std::string r = c.read_response();
     CHECK(status_of(r) == 400);
     CHECK(r.find("nested deeper than") != std::string::npos);
@@ -386,7 +393,8 @@ TEST_CASE("front end: time before the handler counts as queue time (from the hea
   fe.start();
   RawConnection c(fe.port());
   // The server stamps the arrival, then sends 100 Continue; the body follows 300 ms later.
-  REQUIRE(c.send("POST /predictions/classify HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"));
+  REQUIRE(
+      c.send("POST /predictions/classify HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"));
   REQUIRE(status_of(c.read_response()) == 100);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   REQUIRE(c.send("abcde"));

@@ -74,7 +74,8 @@ TEST_CASE("front end: model-less predictions, ping, metrics, and refusals", "[se
     CHECK(j.body == "{\"len\":6}");
   }
   SECTION("a JSON body without a \"data\" string reaches the model as it is, as TorchServe hands it over") {
-    for (const std::string& body : {std::string(R"({"text": "hello world"})"), std::string(R"({"data": 5})"), std::string("[1, 2]")}) {
+    for (const std::string& body :
+         {std::string(R"({"text": "hello world"})"), std::string(R"({"data": 5})"), std::string("[1, 2]")}) {
       auto r = post(c, base + "/predictions/classify", body, "application/json");
       CHECK(r.status == 200);
       CHECK(r.body == "{\"len\":" + std::to_string(body.size()) + "}");

@@ -35,7 +35,8 @@ TEST_CASE("model check warns when TorchServe's own batching would hold lull's ba
   ModelServerProcess batching({"--fake", "a:0:0", "--report-batch-size", "8", "--report-max-batch-delay", "50"});
   HttpClient client;
   CHECK(check_models_loaded(client, {{plain.url(), plain.url()}}, {"a"}).empty());
-  const auto warnings = check_models_loaded(client, {{plain.url(), plain.url()}, {batching.url(), batching.url()}}, {"a"});
+  const auto warnings =
+      check_models_loaded(client, {{plain.url(), plain.url()}, {batching.url(), batching.url()}}, {"a"});
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].find("worker " + batching.url() + " model a: batchSize 8, maxBatchDelay 50 ms") == 0);
   CHECK(warnings[0].find("batchSize 1") != std::string::npos);

@@ -56,8 +56,7 @@ TEST_CASE("management client: a refused key that the file has replaced is sent a
   CHECK(sent[1].bearer_token == "key-2");
 }
 
-TEST_CASE("management client: a key the file still holds is refused once, not retried",
-          "[serve][management][token]") {
+TEST_CASE("management client: a key the file still holds is refused once, not retried", "[serve][management][token]") {
   FakeHttpTransport fake;
   serve_with_key(fake, "key-2");
   ModelManagementOptions o;

@@ -16,7 +16,9 @@ using namespace lull::serve;
 using namespace lull::serve::testing;
 
 namespace {
-bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 }  // namespace
 
 TEST_CASE("management client loads, lists and unloads a model", "[serve][management]") {
@@ -46,8 +48,10 @@ TEST_CASE("management client loads, lists and unloads a model", "[serve][managem
   CHECK(client.fetch(describe).body.find("\"modelUrl\": \"https://example.invalid/store/b.mar\"") != std::string::npos);
 }
 
-TEST_CASE("management client reports a model that fails to load, as TorchServe answers it", "[serve][management][fault]") {
-  ModelServerProcess s({"--fake", "a:0:0", "--store-fake", "broken:1:0", "--fail-load", "broken", "--load-delay-ms", "50"});
+TEST_CASE("management client reports a model that fails to load, as TorchServe answers it",
+          "[serve][management][fault]") {
+  ModelServerProcess s(
+      {"--fake", "a:0:0", "--store-fake", "broken:1:0", "--fail-load", "broken", "--load-delay-ms", "50"});
   HttpClient client;
   ModelManagementClient m(client, s.url());
   try {
@@ -57,7 +61,8 @@ TEST_CASE("management client reports a model that fails to load, as TorchServe a
     const std::string msg = e.what();
     INFO(msg);
     CHECK(e.status == 500);
-    CHECK(msg.find("management API " + s.url() + ": loading model broken (url broken.mar) failed: HTTP 500 "
+    CHECK(msg.find("management API " + s.url() +
+                   ": loading model broken (url broken.mar) failed: HTTP 500 "
                    "InternalServerException: Failed to start workers for model broken version: 1.0") == 0);
   }
   // TorchServe leaves a model that failed to load unregistered.
@@ -76,13 +81,18 @@ TEST_CASE("management client names TorchServe's 404 and 409 answers", "[serve][m
     }
     return std::string("no error");
   };
-  CHECK(reason([&] { m.load("nope", "nope.mar"); }).find(
-            "404 management API " + s.url() +
-            ": loading model nope (url nope.mar) failed: HTTP 404 ModelNotFoundException: Model not found in model store: nope.mar") == 0);
-  CHECK(reason([&] { m.load("a", "a.mar"); }).find(
-            "HTTP 409 ConflictStatusException: Model version 1.0 is already registered for model a") != std::string::npos);
-  CHECK(reason([&] { m.unload("zzz"); }).find(
-            "unloading model zzz failed: HTTP 404 ModelNotFoundException: Model not found: zzz") != std::string::npos);
+  CHECK(reason([&] { m.load("nope", "nope.mar"); })
+            .find("404 management API " + s.url() +
+                  ": loading model nope (url nope.mar) failed: HTTP 404 ModelNotFoundException: Model not found in "
+                  "model store: nope.mar") == 0);
+  CHECK(reason([&] {
+          m.load("a", "a.mar");
+        }).find("HTTP 409 ConflictStatusException: Model version 1.0 is already registered for model a") !=
+        std::string::npos);
+  CHECK(reason([&] {
+          m.unload("zzz");
+        }).find("unloading model zzz failed: HTTP 404 ModelNotFoundException: Model not found: zzz") !=
+        std::string::npos);
   // Nobody listening: the transport error.
   ModelManagementClient dead(client, "http://127.0.0.1:" + std::to_string(free_port()));
   CHECK(reason([&] { dead.list(); }).find("0 management API") == 0);

@@ -49,7 +49,10 @@ ModelServerProcess::~ModelServerProcess() {
   if (pid_ > 0) {
     ::kill(pid_, SIGTERM);
     for (int i = 0; i < 40; ++i) {  // up to 2 s, then SIGKILL
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) { pid_ = -1; break; }
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (pid_ > 0) {
@@ -74,9 +77,8 @@ void ModelServerProcess::restart() {
 
 void ModelServerProcess::launch(double start_timeout_s) {
   std::remove(port_file_.c_str());
-  std::vector<std::string> argv = {python3(), source_path(script_),
-                                   "--host", "127.0.0.1", "--port", std::to_string(port_),
-                                   "--port-file", port_file_};
+  std::vector<std::string> argv = {python3(), source_path(script_),  "--host",      "127.0.0.1",
+                                   "--port",  std::to_string(port_), "--port-file", port_file_};
   argv.insert(argv.end(), args_.begin(), args_.end());
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());

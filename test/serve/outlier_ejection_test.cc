@@ -112,7 +112,8 @@ std::string fresh_tiny_set(const std::string& dir) {
   const std::string set = dir + "/set.pb";
   const auto compiled = lull::test::run_lull("compile --profiles " + source_path("test/data/tiny_profile.json") +
                                              " --slo-ms 300 --workers 2 --load-qps 5,10 --max-queue 4 --intervals 10"
-                                             " --all-models --device cpu --out " + set);
+                                             " --all-models --device cpu --out " +
+                                             set);
   REQUIRE(compiled.exit_code == 0);
   return set;
 }
@@ -185,8 +186,8 @@ TEST_CASE("outlier ejection: one prediction too few ejects the worker, which sta
 TEST_CASE("outlier ejection: an ejected worker returns once its backoff is over and a probe batch passes",
           "[serve][backend][fault][outlier]") {
   const int port = free_port();
-  auto broken = std::make_unique<ModelServerProcess>(std::vector<std::string>{"--fake", "fast:0:0",
-                                                                              "--malformed-predictions"}, port);
+  auto broken = std::make_unique<ModelServerProcess>(
+      std::vector<std::string>{"--fake", "fast:0:0", "--malformed-predictions"}, port);
   QueryInputs inputs;
   inputs.put(1, "x");
   TorchServeOptions opts;
@@ -242,10 +243,9 @@ TEST_CASE("outlier ejection: inputs the model rejects never eject the worker", "
 
 TEST_CASE("lull serve: bad --eject-* values are one line naming the flag and exit 2", "[serve][outlier]") {
   const std::string serve = std::string(LULL_BINARY) + " serve --policies absent.pb --servers http://127.0.0.1:1 ";
-  const std::pair<std::string, std::string> cases[] = {
-      {"--eject-after-failures 0", "--eject-after-failures"},
-      {"--eject-base-ms 0", "--eject-base-ms"},
-      {"--eject-base-ms 5000 --eject-max-ms 1000", "--eject-max-ms"}};
+  const std::pair<std::string, std::string> cases[] = {{"--eject-after-failures 0", "--eject-after-failures"},
+                                                       {"--eject-base-ms 0", "--eject-base-ms"},
+                                                       {"--eject-base-ms 5000 --eject-max-ms 1000", "--eject-max-ms"}};
   for (const auto& [flags, named] : cases) {
     auto run = lull::test::run_cli(serve + flags);
     INFO(run.output);
@@ -276,8 +276,10 @@ TEST_CASE("lull serve /metrics: a forced ejection shows per worker and in the ga
   }
   INFO(text);
   CHECK(metric_line(text, "lull_workers_ejected ") == "lull_workers_ejected 1");
-  CHECK(metric_line(text, "lull_worker_ejections_total{worker=\"1\"}") == "lull_worker_ejections_total{worker=\"1\"} 1");
-  CHECK(metric_line(text, "lull_worker_ejections_total{worker=\"0\"}") == "lull_worker_ejections_total{worker=\"0\"} 0");
+  CHECK(metric_line(text, "lull_worker_ejections_total{worker=\"1\"}") ==
+        "lull_worker_ejections_total{worker=\"1\"} 1");
+  CHECK(metric_line(text, "lull_worker_ejections_total{worker=\"0\"}") ==
+        "lull_worker_ejections_total{worker=\"0\"} 0");
   CHECK(text.find("# TYPE lull_worker_ejections_total counter") != std::string::npos);
   CHECK(text.find("# TYPE lull_workers_ejected gauge") != std::string::npos);
   CHECK(metric_line(text, "lull_worker_up{worker=\"1\"") ==
@@ -286,7 +288,8 @@ TEST_CASE("lull serve /metrics: a forced ejection shows per worker and in the ga
   for (int i = 0; i < 4; ++i) REQUIRE(serve.post("tiny", "after-" + std::to_string(i)).status == 200);
   text = serve.metrics();
   CHECK(metric_line(text, "lull_workers_ejected ") == "lull_workers_ejected 1");
-  CHECK(metric_line(text, "lull_worker_ejections_total{worker=\"1\"}") == "lull_worker_ejections_total{worker=\"1\"} 1");
+  CHECK(metric_line(text, "lull_worker_ejections_total{worker=\"1\"}") ==
+        "lull_worker_ejections_total{worker=\"1\"} 1");
 }
 
 TEST_CASE("lull serve: a worker answering one prediction too few is ejected and stays out, no query is lost",

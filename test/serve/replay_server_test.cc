@@ -39,7 +39,10 @@ TEST_CASE("replay server: the profile's models, its latencies as lower bounds", 
   HttpClient client;
   CHECK_NOTHROW(check_models_loaded(client, {{server.url(), server.url()}}, {"fast", "slow"}));
 
-  struct Case { int batch; double min_ms; };
+  struct Case {
+    int batch;
+    double min_ms;
+  };
   // 3: between batches 2 and 4 (20 ms); 16: past 8, on the line through 4 and 8 (72 ms).
   for (const Case c : {Case{1, 12}, Case{4, 24}, Case{3, 20}, Case{16, 72}}) {
     const HttpResponse r = post_batch(client, server, "slow", c.batch);
@@ -58,9 +61,9 @@ TEST_CASE("replay server: --models picks from the profile, an unknown one stops 
   HttpClient client;
   CHECK_NOTHROW(check_models_loaded(client, {{only_fast.url(), only_fast.url()}}, {"fast"}));
   CHECK_THROWS_AS(check_models_loaded(client, {{only_fast.url(), only_fast.url()}}, {"slow"}), ModelCheckError);
-  CHECK_THROWS_AS(ModelServerProcess({"--replay-profile", source_path("test/data/tiny_profile.json"),
-                                      "--models", "fast,nope"}),
-                  std::runtime_error);
+  CHECK_THROWS_AS(
+      ModelServerProcess({"--replay-profile", source_path("test/data/tiny_profile.json"), "--models", "fast,nope"}),
+      std::runtime_error);
   CHECK_THROWS_AS(ModelServerProcess({"--replay-profile", source_path("test/data/no_such_profile.json")}),
                   std::runtime_error);
 }

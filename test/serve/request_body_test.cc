@@ -11,7 +11,8 @@
 using namespace lull::serve;
 
 TEST_CASE("json data field: the top-level string \"data\", unescaped", "[serve][json]") {
-  auto j = read_json_data_field(R"( {"other": [1, {"data": "inner"}, -2.5e3, true, null], "data": "aGk\/PQ==\u0041"} )");
+  auto j =
+      read_json_data_field(R"( {"other": [1, {"data": "inner"}, -2.5e3, true, null], "data": "aGk\/PQ==\u0041"} )");
   CHECK(j.valid_json);
   CHECK(j.is_object);
   REQUIRE(j.data);
@@ -54,8 +55,9 @@ TEST_CASE("multipart field: the named part's bytes, in any position", "[serve][m
   CHECK(*data == "bytes\r\n-XyZ with\r\n\r\n inside");
   CHECK(*multipart_field(ct, body, "file") == "not this");
   CHECK_FALSE(multipart_field(ct, body, "body"));
-  CHECK_FALSE(multipart_field("multipart/form-data", body, "data"));                      // no boundary
-  CHECK_FALSE(multipart_field(ct, "--XyZ\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\nunterminated", "data"));
+  CHECK_FALSE(multipart_field("multipart/form-data", body, "data"));  // no boundary
+  CHECK_FALSE(
+      multipart_field(ct, "--XyZ\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\nunterminated", "data"));
   CHECK_FALSE(multipart_field(ct, "garbage", "data"));
   CHECK_FALSE(multipart_field(ct, "--XyZ\r\n\r\nno headers\r\n--XyZ--", "data"));
 }

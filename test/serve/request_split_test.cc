@@ -57,7 +57,8 @@ TEST_CASE("request split: parts cover the batch in order, each under the limit",
     split_batch_request({10, 2000, 10}, limit);
     FAIL("expected RequestTooLargeError");
   } catch (const RequestTooLargeError& e) {
-    CHECK(std::string(e.what()).find("query 2 of the batch encodes to 2683 bytes, over the request limit of 1000") == 0);
+    CHECK(std::string(e.what()).find("query 2 of the batch encodes to 2683 bytes, over the request limit of 1000") ==
+          0);
   }
 }
 
@@ -67,8 +68,8 @@ TEST_CASE("request split: the backend sends a big batch as several requests and 
   std::remove(log_path.c_str());
   const std::int64_t limit = 2000;
   // The stand-in refuses (413) bodies over the limit, like TorchServe past max_request_size.
-  ModelServerProcess server({"--fake", "fast:0:0", "--max-request-size", std::to_string(limit), "--log-requests",
-                             log_path});
+  ModelServerProcess server(
+      {"--fake", "fast:0:0", "--max-request-size", std::to_string(limit), "--log-requests", log_path});
   QueryInputs inputs;
   // The fake predicts len(input) % 1000: each answer names its query.
   for (int id = 1; id <= 9; ++id) inputs.put(id, std::string(static_cast<size_t>(100 * id), 'q'));

@@ -101,19 +101,26 @@ TEST_CASE("serve metrics: latency histogram, per-model counters and HTTP codes p
   // the satisfied ones. HTTP: every response the front end sent, refusals
   // included (this scrape is counted after it).
   const std::vector<std::pair<std::string, double>> expected = {
-      {"lull_answered_total{model=\"big\"}", 3}, {"lull_answered_total{model=\"small\"}", 2},
-      {"lull_violations_total{model=\"big\"}", 2}, {"lull_violations_total{model=\"small\"}", 0},
-      {"lull_satisfied_total{model=\"big\"}", 1}, {"lull_satisfied_total{model=\"small\"}", 2},
+      {"lull_answered_total{model=\"big\"}", 3},
+      {"lull_answered_total{model=\"small\"}", 2},
+      {"lull_violations_total{model=\"big\"}", 2},
+      {"lull_violations_total{model=\"small\"}", 0},
+      {"lull_satisfied_total{model=\"big\"}", 1},
+      {"lull_satisfied_total{model=\"small\"}", 2},
       {"lull_request_duration_seconds_bucket{le=\"0.125\"}", 1},
       {"lull_request_duration_seconds_bucket{le=\"0.375\"}", 3},
       {"lull_request_duration_seconds_bucket{le=\"0.5\"}", 3},
       {"lull_request_duration_seconds_bucket{le=\"0.625\"}", 4},
       {"lull_request_duration_seconds_bucket{le=\"1\"}", 5},
       {"lull_request_duration_seconds_bucket{le=\"+Inf\"}", 5},
-      {"lull_request_duration_seconds_count", 5}, {"lull_slo_seconds{task=\"classify\"}", 0.5},
-      {"lull_http_responses_total{code=\"200\"}", 1}, {"lull_http_responses_total{code=\"400\"}", 1},
-      {"lull_http_responses_total{code=\"404\"}", 1}, {"lull_http_responses_total{code=\"413\"}", 1},
-      {"lull_http_responses_total{code=\"503\"}", 1}, {"lull_http_responses_total{code=\"504\"}", 0}};
+      {"lull_request_duration_seconds_count", 5},
+      {"lull_slo_seconds{task=\"classify\"}", 0.5},
+      {"lull_http_responses_total{code=\"200\"}", 1},
+      {"lull_http_responses_total{code=\"400\"}", 1},
+      {"lull_http_responses_total{code=\"404\"}", 1},
+      {"lull_http_responses_total{code=\"413\"}", 1},
+      {"lull_http_responses_total{code=\"503\"}", 1},
+      {"lull_http_responses_total{code=\"504\"}", 0}};
   for (const auto& [line, value] : expected) {
     INFO(line);
     CHECK(metric_value(m, line) == value);
@@ -137,7 +144,8 @@ TEST_CASE("serve metrics: latency histogram, per-model counters and HTTP codes p
   }
 }
 
-TEST_CASE("serve metrics: the arrivals' burstiness estimate and the policy's arrival process", "[serve][metrics][arrivals]") {
+TEST_CASE("serve metrics: the arrivals' burstiness estimate and the policy's arrival process",
+          "[serve][metrics][arrivals]") {
   ServeSnapshot s;
   s.task = "classify";
   s.model_names = {"fast"};

@@ -206,8 +206,7 @@ TEST_CASE("serve session: workers the health source reports down at start stay o
         "lull_worker_queue_length{worker=\"1\"} 0");
 }
 
-TEST_CASE("serve session: shutdown answers what is waiting and refuses what comes after",
-          "[serve][session]") {
+TEST_CASE("serve session: shutdown answers what is waiting and refuses what comes after", "[serve][session]") {
   Rig rig(1);
   auto a1 = rig.session->submit("q1");
   rig.session->shutdown();
@@ -233,11 +232,11 @@ TEST_CASE("serve session: a health source for another worker count is refused", 
 TEST_CASE("serve session: an input the model rejected gets the model's error, and the batch and worker carry on",
           "[serve][session][input-error]") {
   Rig rig(2);
-  auto a1 = rig.session->submit("first");  // worker 0, alone
-  auto a2 = rig.session->submit("second");  // worker 1, alone
+  auto a1 = rig.session->submit("first");           // worker 0, alone
+  auto a2 = rig.session->submit("second");          // worker 1, alone
   auto a3 = rig.session->submit("LULL-MALFORMED");  // worker 0's queue
-  auto a4 = rig.session->submit("fourth");  // worker 1's queue
-  auto a5 = rig.session->submit("fifth");   // worker 0's queue: 3 and 5 as one batch
+  auto a4 = rig.session->submit("fourth");          // worker 1's queue
+  auto a5 = rig.session->submit("fifth");           // worker 0's queue: 3 and 5 as one batch
   rig.backend.succeed(0, {"\"one\""});
   REQUIRE(rig.backend.started.size() == 3);
   REQUIRE(rig.backend.sent_inputs[2] == std::vector<std::string>{"LULL-MALFORMED", "fifth"});
@@ -349,10 +348,10 @@ TEST_CASE("serve session: without --reject-late the same burst is all served, la
     CHECK(a.get().http_status == 200);
   }
   CHECK(metric_line(*rig.session, "lull_rejected_total") == "lull_rejected_total 0");
-  CHECK(metric_line(*rig.session, "lull_violations_total{model=\"small\"}") == "lull_violations_total{model=\"small\"} 299");
+  CHECK(metric_line(*rig.session, "lull_violations_total{model=\"small\"}") ==
+        "lull_violations_total{model=\"small\"} 299");
   CHECK(metric_line(*rig.session, "lull_violations_total{model=\"big\"}") == "lull_violations_total{model=\"big\"} 1");
 }
-
 
 TEST_CASE("serve session: time a query spent in the front end counts towards its deadline", "[serve][session]") {
   Rig rig(1);

@@ -124,8 +124,9 @@ class AutoscaledLull {
  public:
   AutoscaledLull(std::string dir, std::vector<std::string> flags) : dir_(std::move(dir)) {
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    std::vector<std::string> args = {LULL_BINARY, "serve", "--policies", library(), "--listen", "127.0.0.1:0",
-                                     "--port-file", dir_ + "/port", "--autoscale", "--worker-log-dir", dir_};
+    std::vector<std::string> args = {LULL_BINARY,   "serve",       "--policies",   library(),     "--listen",
+                                     "127.0.0.1:0", "--port-file", dir_ + "/port", "--autoscale", "--worker-log-dir",
+                                     dir_};
     args.insert(args.end(), flags.begin(), flags.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -214,7 +215,8 @@ std::future<HttpResponse> post_async(const std::string& base) {
 
 }  // namespace
 
-TEST_CASE("lull serve --autoscale: SIGTERM while the first worker starts stops at once", "[serve][autoscale][shutdown]") {
+TEST_CASE("lull serve --autoscale: SIGTERM while the first worker starts stops at once",
+          "[serve][autoscale][shutdown]") {
   // A worker that never answers /ping: before, lull waited its whole start timeout.
   AutoscaledLull lull(fresh_dir(), {"--worker-command", "sleep 600 # {port}", "--worker-start-timeout-s", "60"});
   REQUIRE(wait_until([&] { return lull.logged("starting 1 initial workers") && lull.children().size() == 1; }, 20000));
@@ -245,11 +247,13 @@ TEST_CASE("lull serve --autoscale: SIGTERM while serving a query stops at once a
   REQUIRE(wait_until([&] { return !lull.base_url().empty(); }, 60000));
   auto answer = post_async(lull.base_url());
   // In flight at the model server (which takes 30 s for it).
-  REQUIRE(wait_until([&] {
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-      if (e.path().extension() == ".requests" && std::filesystem::file_size(e.path()) > 0) return true;
-    return false;
-  }, 20000));
+  REQUIRE(wait_until(
+      [&] {
+        for (const auto& e : std::filesystem::directory_iterator(dir))
+          if (e.path().extension() == ".requests" && std::filesystem::file_size(e.path()) > 0) return true;
+        return false;
+      },
+      20000));
   check_prompt_stop(lull);
   REQUIRE(answer.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
   const auto r = answer.get();
@@ -260,8 +264,8 @@ TEST_CASE("lull serve --autoscale: SIGTERM while serving a query stops at once a
 TEST_CASE("lull serve --autoscale: SIGTERM while a worker drains stops at once", "[serve][autoscale][shutdown]") {
   // Two slow workers, a query in flight on each; scale-in drains one, whose batch takes 30 s.
   AutoscaledLull lull(fresh_dir(), {"--initial-workers", "2", "--min-workers", "1", "--autoscale-holdoff-s", "0",
-                       "--autoscale-step-interval-s", "0", "--batch-timeout-ms", "60000", "--worker-command",
-                       stand_in(" --delay-ms 30000")});
+                                    "--autoscale-step-interval-s", "0", "--batch-timeout-ms", "60000",
+                                    "--worker-command", stand_in(" --delay-ms 30000")});
   REQUIRE(wait_until([&] { return !lull.base_url().empty(); }, 60000));
   auto a = post_async(lull.base_url());
   auto b = post_async(lull.base_url());
@@ -310,11 +314,11 @@ TEST_CASE("lull serve --autoscale --worker-pool kubernetes: SIGTERM while an API
     r.ca_file = secrets().cert;
     return client.fetch(r).body;
   };
-  AutoscaledLull lull(fresh_dir(), {"--worker-pool", "kubernetes", "--k8s-api-server",
-                                    "https://127.0.0.1:" + std::to_string(api.port()), "--k8s-token-file",
-                                    secrets().token, "--k8s-ca-file", secrets().cert, "--k8s-namespace", "lull",
-                                    "--k8s-deployment", "models", "--k8s-service", "models", "--k8s-call-budget-s",
-                                    "60"});
+  AutoscaledLull lull(
+      fresh_dir(),
+      {"--worker-pool", "kubernetes", "--k8s-api-server", "https://127.0.0.1:" + std::to_string(api.port()),
+       "--k8s-token-file", secrets().token, "--k8s-ca-file", secrets().cert, "--k8s-namespace", "lull",
+       "--k8s-deployment", "models", "--k8s-service", "models", "--k8s-call-budget-s", "60"});
   REQUIRE(wait_until([&] { return !api_requests().empty(); }, 30000));  // lull's first API call is hanging
   check_prompt_stop(lull);
 }

@@ -46,7 +46,8 @@ serve::HttpResponse post(serve::HttpClient& client, const std::string& url, std:
 }  // namespace
 
 TEST_CASE("Server: start() brings up the workers and then the front end, stop() closes it and is idempotent") {
-  ModelServerProcess s0({"--fake", "small:5:1", "--fake", "big:20:2"}), s1({"--fake", "small:5:1", "--fake", "big:20:2"});
+  ModelServerProcess s0({"--fake", "small:5:1", "--fake", "big:20:2"}),
+      s1({"--fake", "small:5:1", "--fake", "big:20:2"});
   auto spec = spec_over({s0.url(), s1.url()});
   spec.model_check = true;  // the stand-ins hold both models
   server::Server server(std::move(spec));
@@ -59,7 +60,7 @@ TEST_CASE("Server: start() brings up the workers and then the front end, stop() 
   server.stop();
   const serve::HttpResponse after = post(client, url, 2000);
   CHECK(after.status == 0);  // nothing listens any more
-  server.stop();  // again: nothing left to do
+  server.stop();             // again: nothing left to do
 }
 
 TEST_CASE("Server: a start() that fails leaves a server that stops and goes cleanly") {

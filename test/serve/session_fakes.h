@@ -90,7 +90,8 @@ struct Rig {
     session = std::make_unique<ServeSession>(table, backend, health, inputs, clock, std::move(options));
   }
   // The same on another table (its worker count), every worker up.
-  Rig(lull::runtime::PolicyTable t, ServeOptions options) : table(std::move(t)), health(table.workers), backend(inputs) {
+  Rig(lull::runtime::PolicyTable t, ServeOptions options)
+      : table(std::move(t)), health(table.workers), backend(inputs) {
     session = std::make_unique<ServeSession>(table, backend, health, inputs, clock, std::move(options));
   }
   lull::runtime::PolicyTable table;
@@ -101,8 +102,12 @@ struct Rig {
   std::unique_ptr<ServeSession> session;
 };
 
-inline bool ready(const std::future<Answer>& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+inline bool ready(const std::future<Answer>& f) {
+  return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
 
-inline std::string metric_line(ServeSession& s, const std::string& prefix) { return testing::metric_line(s.metrics_text(), prefix); }
+inline std::string metric_line(ServeSession& s, const std::string& prefix) {
+  return testing::metric_line(s.metrics_text(), prefix);
+}
 
 }  // namespace lull::serve::testing

@@ -92,16 +92,18 @@ TEST_CASE("key file: read again when it changes, kept when half written, newer k
   CHECK(fresh == "i3");
   CHECK(file.newer_inference_key("i2", &fresh));  // another request refused for the old key: repeat it too
   CHECK(file.reloads() == 2);
-  CHECK(lines.back() == "TorchServe keys re-read from " + path +
-                            " (after the server refused the inference key): new inference and management keys (reload 2)");
+  CHECK(lines.back() ==
+        "TorchServe keys re-read from " + path +
+            " (after the server refused the inference key): new inference and management keys (reload 2)");
   const std::string metrics = file.metrics_text();
   CHECK(metrics.find("lull_torchserve_key_reloads_total 2\n") != std::string::npos);
   CHECK(metrics.find("lull_torchserve_token_refusals_total 3\n") != std::string::npos);
   CHECK(metrics.find("lull_torchserve_key_file_errors_total 1\n") != std::string::npos);
 }
 
-TEST_CASE("token rotation while serving at 50 qps: no 5xx beyond the queries in flight, both rotations logged and counted",
-          "[serve][token][rotation]") {
+TEST_CASE(
+    "token rotation while serving at 50 qps: no 5xx beyond the queries in flight, both rotations logged and counted",
+    "[serve][token][rotation]") {
   const std::string dir = temp_dir("serve"), key_path = dir + "/key_file.json";
   write_atomically(key_path, key_file_text("infer-0", "mgmt-0"));
   const std::string profile = source_path("test/data/replay_profile.json");
@@ -180,7 +182,8 @@ TEST_CASE("token rotation while serving at 50 qps: no 5xx beyond the queries in 
 
 TEST_CASE("token: refusals that persist take the worker down with the reason, new keys bring it back",
           "[serve][token][rotation]") {
-  const std::string dir = temp_dir("down"), server_keys = dir + "/server_keys.json", lull_keys = dir + "/lull_keys.json";
+  const std::string dir = temp_dir("down"), server_keys = dir + "/server_keys.json",
+                    lull_keys = dir + "/lull_keys.json";
   write_atomically(server_keys, key_file_text("infer-0", "mgmt-0"));
   write_atomically(lull_keys, key_file_text("infer-0", "mgmt-0"));  // lull's copy, not rewritten by the server
   const std::string profile = source_path("test/data/replay_profile.json");
@@ -208,9 +211,12 @@ TEST_CASE("token: refusals that persist take the worker down with the reason, ne
   for (int i = 0; i < 3; ++i) CHECK(lull.post("image-classification", "x").status == 503);
   CHECK(ping() == 500);  // the model server's own /ping (no key needed) still passes: lull's does not
   const std::string down = read_file(log);
-  CHECK(down.find("down: out of rotation: ejected for 60000 ms after 3 consecutive failed batches: ") != std::string::npos);
-  CHECK(down.find("refused the inference token (HTTP 400): the inference key of --torchserve-token-file is wrong or expired") !=
+  CHECK(down.find("down: out of rotation: ejected for 60000 ms after 3 consecutive failed batches: ") !=
         std::string::npos);
+  CHECK(
+      down.find(
+          "refused the inference token (HTTP 400): the inference key of --torchserve-token-file is wrong or expired") !=
+      std::string::npos);
   // The operator copies the new keys: the worker is probed at once (not after its 60 s) and rejoins.
   write_atomically(lull_keys, read_file(server_keys));
   bool back = false;

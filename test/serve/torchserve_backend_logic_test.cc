@@ -24,8 +24,8 @@
 
 using namespace lull::serve;
 using lull::runtime::BatchRequest;
-using lull::serve::testing::ResultLog;
 using lull::serve::testing::batch;
+using lull::serve::testing::ResultLog;
 using lull::test::FakeHttpTransport;
 using std::chrono::milliseconds;
 
@@ -141,9 +141,10 @@ TEST_CASE("TorchServe backend (fake transport): a model the server lacks fails t
   CHECK(backend.stats(0).last_error.find("HTTP 404") != std::string::npos);
 }
 
-TEST_CASE("TorchServe backend (fake transport): a server that cannot be reached goes down, fails what is sent to it, "
-          "rejoins at its next passing ping",
-          "[serve][backend][fault]") {
+TEST_CASE(
+    "TorchServe backend (fake transport): a server that cannot be reached goes down, fails what is sent to it, "
+    "rejoins at its next passing ping",
+    "[serve][backend][fault]") {
   Rig rig;
   FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
   QueryInputs inputs;

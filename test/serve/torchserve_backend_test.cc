@@ -18,7 +18,6 @@ using namespace lull::serve::testing;
 using lull::runtime::BatchRequest;
 using std::chrono::milliseconds;
 
-
 TEST_CASE("TorchServe backend: a killed server fails its in-flight batches, goes down, rejoins after restart",
           "[serve][backend][fault]") {
   ModelServerProcess s0({"--fake", "slow:400:0"});

@@ -71,7 +71,8 @@ TEST_CASE("lull profile: the token is sent, and a refused one is one line and ex
   const std::string dir = temp_dir();
   std::ofstream(dir + "/key_file.json") << R"({"management": {"key": "m1"}, "inference": {"key": "i2"}})";
   ModelServerProcess server({"--fake", "fast:0:0", "--token-file", dir + "/key_file.json"});
-  auto with = lull::test::run_cli(profile_args(server.url(), dir) + " --torchserve-token-file " + dir + "/key_file.json");
+  auto with =
+      lull::test::run_cli(profile_args(server.url(), dir) + " --torchserve-token-file " + dir + "/key_file.json");
   INFO(with.output);
   CHECK(with.code == 0);
   auto without = lull::test::run_cli(profile_args(server.url(), dir));
@@ -91,8 +92,8 @@ TEST_CASE("lull serve: a refused token stops start-up with one line and exit 2",
   INFO(compiled.output);
   REQUIRE(compiled.code == 0);
   ModelServerProcess server({"--replay-profile", profile, "--token-file", dir + "/key_file.json"});
-  const std::string serve = std::string(LULL_BINARY) + " serve --policies " + dir + "/set.pb --servers " + server.url() +
-                            " --listen 127.0.0.1:0";
+  const std::string serve = std::string(LULL_BINARY) + " serve --policies " + dir + "/set.pb --servers " +
+                            server.url() + " --listen 127.0.0.1:0";
   for (const std::string& flag : {std::string(), " --torchserve-token-file " + dir + "/wrong.json"}) {
     auto run = lull::test::run_cli(serve + flag);
     INFO(run.output);

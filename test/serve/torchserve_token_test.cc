@@ -125,7 +125,8 @@ TEST_CASE("token: batches carry the inference key, and without it the batch erro
     INFO(results[0].error);
     CHECK(results[0].ok == with_key);
     if (with_key) {
-      CHECK(results[0].outputs == std::vector<std::string>{"{\"class\":2,\"score\":1.0}", "{\"class\":4,\"score\":1.0}"});
+      CHECK(results[0].outputs ==
+            std::vector<std::string>{"{\"class\":2,\"score\":1.0}", "{\"class\":4,\"score\":1.0}"});
     } else {
       CHECK(results[0].error.find("refused the inference token") != std::string::npos);
       CHECK(backend.worker_up(0));  // a refused token is not a broken worker
@@ -157,7 +158,8 @@ TEST_CASE("key file: truncated, huge, wrong types, missing keys and binary files
   refused(write_temp("array.json", "[1, 2]"), "not a JSON object");
   refused(write_temp("string.json", "\"key\""), "not a JSON object");
   refused(write_temp("null_section.json", R"({"management": null, "inference": {"key": "i"}})"), "management: missing");
-  refused(write_temp("list_section.json", R"({"management": ["k"], "inference": {"key": "i"}})"), "management: missing");
+  refused(write_temp("list_section.json", R"({"management": ["k"], "inference": {"key": "i"}})"),
+          "management: missing");
   refused(write_temp("no_inference.json", R"({"management": {"key": "m"}})"), "inference: missing");
   refused(write_temp("empty_key.json", R"({"management": {"key": ""}, "inference": {"key": "i"}})"), "management.key");
   refused(write_temp("object_key.json", R"({"management": {"key": {"k": 1}}, "inference": {"key": "i"}})"),
@@ -166,11 +168,12 @@ TEST_CASE("key file: truncated, huge, wrong types, missing keys and binary files
   // Keys that would end or forge the header line.
   refused(write_temp("crlf_key.json", R"({"management": {"key": "m\r\nX-Evil: 1"}, "inference": {"key": "i"}})"),
           "management.key: must be at most 4096 printable ASCII");
-  refused(write_temp("space_key.json", R"({"management": {"key": "m"}, "inference": {"key": "a b"}})"), "inference.key");
+  refused(write_temp("space_key.json", R"({"management": {"key": "m"}, "inference": {"key": "a b"}})"),
+          "inference.key");
   refused(write_temp("nul_key.json", R"({"management": {"key": "m\u0000x"}, "inference": {"key": "i"}})"),
           "management.key");
-  refused(write_temp("long_key.json", R"({"management": {"key": ")" + std::string(5000, 'k') +
-                                          R"("}, "inference": {"key": "i"}})"),
+  refused(write_temp("long_key.json",
+                     R"({"management": {"key": ")" + std::string(5000, 'k') + R"("}, "inference": {"key": "i"}})"),
           "management.key");
   // Huge: padded past 1 MiB with spaces (valid JSON otherwise), and an endless device.
   refused(write_temp("huge.json", good + std::string((1 << 20) + 1, ' ')), "larger than 1048576 bytes");
@@ -183,9 +186,9 @@ TEST_CASE("key file: truncated, huge, wrong types, missing keys and binary files
   std::string printable;
   for (char c = '!'; c < 0x7f; ++c)
     if (c != '"' && c != '\\') printable += c;
-  const auto keys = read_torchserve_key_file(write_temp(
-      "extra.json", R"({"x": [1, {"y": null}], "management": {"key": ")" + printable +
-                        R"(", "expiration time": 5}, "inference": {"key": "i"}})"));
+  const auto keys = read_torchserve_key_file(
+      write_temp("extra.json", R"({"x": [1, {"y": null}], "management": {"key": ")" + printable +
+                                   R"(", "expiration time": 5}, "inference": {"key": "i"}})"));
   CHECK(keys.management == printable);
   CHECK(keys.inference == "i");
 }

@@ -46,7 +46,7 @@ TEST_CASE("v2 backend: one infer request per batch, answers and per-input errors
   QueryInputs inputs;
   // The fake predicts len(input) % 1000, so each answer names its own query.
   for (int id = 1; id <= 5; ++id) inputs.put(id, std::string(static_cast<size_t>(id * 3), 'q'));
-  inputs.put(6, "LULL-MALFORMED input");             // the stand-in's models reject it alone
+  inputs.put(6, "LULL-MALFORMED input");              // the stand-in's models reject it alone
   inputs.put(7, std::string("\xff\xfe\x00\x01", 4));  // not UTF-8: sent base64
   V2Rig rig(s0.url(), inputs);
   TorchServeBackend& backend = *rig.backend;
@@ -59,7 +59,8 @@ TEST_CASE("v2 backend: one infer request per batch, answers and per-input errors
   INFO(r.error);
   REQUIRE(r.ok);
   REQUIRE(r.outputs.size() == 7);
-  for (size_t i = 0; i < 5; ++i) CHECK(r.outputs[i] == "{\"class\":" + std::to_string(r.queries[i] * 3) + ",\"score\":1.0}");
+  for (size_t i = 0; i < 5; ++i)
+    CHECK(r.outputs[i] == "{\"class\":" + std::to_string(r.queries[i] * 3) + ",\"score\":1.0}");
   REQUIRE(r.input_status.size() == 7);
   CHECK(r.input_status[5] == 400);
   CHECK(r.outputs[5].find("\"InvalidInput\"") != std::string::npos);
@@ -115,7 +116,8 @@ TEST_CASE("v2 backend: a batch mixing bytes and tensor layouts goes as one reque
   text << in.rdbuf();
   const std::string t = text.str();
   size_t requests = 0;
-  for (size_t at = t.find("/v2/models/fast/infer"); at != std::string::npos; at = t.find("/v2/models/fast/infer", at + 1))
+  for (size_t at = t.find("/v2/models/fast/infer"); at != std::string::npos;
+       at = t.find("/v2/models/fast/infer", at + 1))
     ++requests;
   CHECK(requests == 4);
 }
@@ -124,7 +126,8 @@ TEST_CASE("lull profile --backend v2 measures through /v2/models/{m}/infer", "[s
   ModelServerProcess server({"--fake", "fast:1:0.5", "--only-v2"});
   const std::string acc = lull::test::write_temp("profile_acc_v2.json", "{\"fast\": 0.7}");
   const std::string flags = " --worker " + server.url() +
-                            " --models fast --max-batch 2 --samples 2 --warmup 0 --pause-ms 0 --accuracy " + acc + " --out -";
+                            " --models fast --max-batch 2 --samples 2 --warmup 0 --pause-ms 0 --accuracy " + acc +
+                            " --out -";
   const auto r = lull::test::run_lull("profile --backend v2" + flags);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);

@@ -50,11 +50,11 @@ TEST_CASE("v2 codec: bytes that are not UTF-8 go base64, marked by content_type"
   CHECK(json_field(t, "data")->list_value().values(0).string_value() == "dGV4dA==");
   CHECK_FALSE(is_utf8(in[1]));
   CHECK(is_utf8("na\xc3\xafve \xe2\x82\xac"));
-  CHECK_FALSE(is_utf8("\xc3"));          // truncated
-  CHECK_FALSE(is_utf8("\xc0\xaf"));      // overlong
-  CHECK_FALSE(is_utf8("\xe0\x80\xaf"));  // overlong, 3 bytes
-  CHECK_FALSE(is_utf8("\xed\xa0\x80"));  // a surrogate
-  CHECK_FALSE(is_utf8("\xf4\x92\x8a\x93"));  // past U+10FFFF (found by fuzz_v2_codec)
+  CHECK_FALSE(is_utf8("\xc3"));                         // truncated
+  CHECK_FALSE(is_utf8("\xc0\xaf"));                     // overlong
+  CHECK_FALSE(is_utf8("\xe0\x80\xaf"));                 // overlong, 3 bytes
+  CHECK_FALSE(is_utf8("\xed\xa0\x80"));                 // a surrogate
+  CHECK_FALSE(is_utf8("\xf4\x92\x8a\x93"));             // past U+10FFFF (found by fuzz_v2_codec)
   CHECK(is_utf8("\xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf"));  // U+1F600, U+10FFFF
 }
 
@@ -121,8 +121,8 @@ TEST_CASE("v2 codec: answers that do not fit the batch are refused with the reas
             .find("shape[0] is 2 for a batch of 3") != std::string::npos);
   CHECK(refused(R"({"outputs":[{"name":"o","datatype":"FP32","shape":[2,2],"data":[1,2,3]}]})", 2)
             .find("3 data elements") != std::string::npos);
-  CHECK(refused(R"({"outputs":[{"name":"o","datatype":"FP32","shape":[-1],"data":[]}]})", 1)
-            .find("not a count") != std::string::npos);
+  CHECK(refused(R"({"outputs":[{"name":"o","datatype":"FP32","shape":[-1],"data":[]}]})", 1).find("not a count") !=
+        std::string::npos);
 }
 
 TEST_CASE("v2 codec: base64 BYTES outputs are decoded, error bodies give their message", "[v2]") {
@@ -153,9 +153,11 @@ TEST_CASE("v2 codec: tensor queries of one layout are stacked along the first di
   CHECK(json_text(*json_field(pixels, "data")) == "[0.5,1.5,2.5,3.5]");
   CHECK(json_text(*json_field(inputs.values(1), "data")) == "[true,false]");
   // Other layouts, and what is not a tensor set of single rows, differ.
-  CHECK(read_v2_tensor_query(R"({"inputs":[{"name":"pixels","datatype":"FP32","shape":[1,3],"data":[1,2,3]}]})").layout !=
-        t1.layout);
-  CHECK(read_v2_tensor_query(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[2,1],"data":[1,2]}]})").layout.empty());
+  CHECK(
+      read_v2_tensor_query(R"({"inputs":[{"name":"pixels","datatype":"FP32","shape":[1,3],"data":[1,2,3]}]})").layout !=
+      t1.layout);
+  CHECK(
+      read_v2_tensor_query(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[2,1],"data":[1,2]}]})").layout.empty());
   CHECK(read_v2_tensor_query(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,2],"data":[1]}]})").layout.empty());
   CHECK(read_v2_tensor_query(R"({"data":"aGk="})").layout.empty());
   CHECK(read_v2_tensor_query("raw image bytes").layout.empty());

@@ -44,13 +44,15 @@ std::string parse_error(const std::string& body) {
 }  // namespace
 
 TEST_CASE("v2 codec: one BYTES element is the query's bytes, as the TorchServe route's", "[serve][v2]") {
-  auto r = parse_ok(R"({"id": "42", "inputs": [{"name": "text", "shape": [1], "datatype": "BYTES", "data": ["hello world"]}]})");
+  auto r = parse_ok(
+      R"({"id": "42", "inputs": [{"name": "text", "shape": [1], "datatype": "BYTES", "data": ["hello world"]}]})");
   CHECK(r.input == "hello world");
   CHECK(r.has_id);
   CHECK(r.id == "42");
   const std::string png = std::string("\x89PNG\r\n\x1a\n\0\xff", 10);
   auto b = parse_ok(R"({"inputs": [{"name": "img", "shape": [1, 1], "datatype": "BYTES",
-                       "parameters": {"content_type": "base64"}, "data": [[")" + base64_encode(png) + R"("]]}]})");
+                       "parameters": {"content_type": "base64"}, "data": [[")" +
+                    base64_encode(png) + R"("]]}]})");
   CHECK(b.input == png);
   CHECK_FALSE(b.has_id);
 }
@@ -61,10 +63,10 @@ TEST_CASE("v2 codec: tensor inputs go to the model as their own JSON", "[serve][
       {"name": "input0", "shape": [2, 2], "datatype": "UINT32", "data": [1, 2, 3, 4]},
       {"name": "input1", "shape": [1], "datatype": "BOOL", "data": [true]}],
       "outputs": [{"name": "output0"}]})");
-  CHECK(r.input ==
-        R"({"inputs":[{"name":"input0","datatype":"UINT32","shape":[2,2],"data":[1,2,3,4]},)"
-        R"({"name":"input1","datatype":"BOOL","shape":[1],"data":[true]}]})");
-  auto nested = parse_ok(R"({"inputs": [{"name": "x", "shape": [2, 2], "datatype": "FP32", "data": [[1.5, 2], [4, 5]]}]})");
+  CHECK(r.input == R"({"inputs":[{"name":"input0","datatype":"UINT32","shape":[2,2],"data":[1,2,3,4]},)"
+                   R"({"name":"input1","datatype":"BOOL","shape":[1],"data":[true]}]})");
+  auto nested =
+      parse_ok(R"({"inputs": [{"name": "x", "shape": [2, 2], "datatype": "FP32", "data": [[1.5, 2], [4, 5]]}]})");
   CHECK(nested.input == R"({"inputs":[{"name":"x","datatype":"FP32","shape":[2,2],"data":[[1.5,2],[4,5]]}]})");
   auto two_strings = parse_ok(R"({"inputs": [{"name": "t", "shape": [2], "datatype": "BYTES", "data": ["a", "b"]}]})");
   CHECK(two_strings.input == R"({"inputs":[{"name":"t","datatype":"BYTES","shape":[2],"data":["a","b"]}]})");
@@ -110,7 +112,8 @@ TEST_CASE("v2 codec: bad requests are named in one line", "[serve][v2]") {
              Catch::Contains("not base64"));
   // Triton's binary tensor extension: a JSON header followed by raw bytes.
   CHECK_THAT(parse_error(std::string(R"({"inputs": [{"name": "x", "shape": [1], "datatype": "FP32",
-                                         "parameters": {"binary_data_size": 4}}]})") + "\x01\x02\x03\x04"),
+                                         "parameters": {"binary_data_size": 4}}]})") +
+                         "\x01\x02\x03\x04"),
              Catch::Contains("binary tensor data extension is not supported"));
 }
 
@@ -123,8 +126,9 @@ TEST_CASE("v2 codec: the answer names the model, echoes the id, and wraps or pas
         R"("outputs":[{"name":"output","datatype":"BYTES","shape":[1],"data":["{\"class\":3}"]}]})");
   req.has_id = false;
   const std::string tensors = R"( {"outputs": [{"name":"logits","datatype":"FP32","shape":[1,2],"data":[0.5,1.5]}] } )";
-  CHECK(v2_infer_response("m", "t", req, tensors) ==
-        R"({"model_name":"m","parameters":{"lull_task":"t"},"outputs":[{"name":"logits","datatype":"FP32","shape":[1,2],"data":[0.5,1.5]}]})");
+  CHECK(
+      v2_infer_response("m", "t", req, tensors) ==
+      R"({"model_name":"m","parameters":{"lull_task":"t"},"outputs":[{"name":"logits","datatype":"FP32","shape":[1,2],"data":[0.5,1.5]}]})");
   // An object with more than "outputs" is a prediction like any other.
   CHECK(v2_infer_response("m", "t", req, R"({"outputs":[],"x":1})").find(R"("data":["{\"outputs\":[],\"x\":1}"])") !=
         std::string::npos);
@@ -243,7 +247,8 @@ TEST_CASE("v2 front end: health, readiness and metadata", "[serve][frontend][v2]
 TEST_CASE("v2 front end: an inference request is one query, answered in v2 form", "[serve][frontend][v2]") {
   V2Frontend v2;
   const int port = v2.fe.port();
-  const std::string text = R"({"id":"a1","inputs":[{"name":"text","shape":[1],"datatype":"BYTES","data":["hello world"]}]})";
+  const std::string text =
+      R"({"id":"a1","inputs":[{"name":"text","shape":[1],"datatype":"BYTES","data":["hello world"]}]})";
   for (const char* path : {"/v2/models/classify/infer", "/v2/models/classify/versions/2/infer"}) {
     auto r = raw_request(port, "POST", path, text);
     CHECK(status_of(r) == 200);
@@ -265,7 +270,7 @@ TEST_CASE("v2 front end: an inference request is one query, answered in v2 form"
          {std::string(R"({"inputs":[{"name":"x","shape":[2],"datatype":"FP32","data":[1]}]})"),    // shape mismatch
           std::string(R"({"inputs":[{"name":"x","shape":[1],"datatype":"FLOAT","data":[1]}]})"),   // wrong datatype
           std::string(R"({"inputs":[{"name":"x","shape":[1],"datatype":"INT8","data":["a"]}]})"),  // wrong element
-          std::string(R"({"id":"1"})"),                                                          // missing inputs
+          std::string(R"({"id":"1"})"),                                                            // missing inputs
           std::string("{nope")}) {
       auto r = raw_request(port, "POST", "/v2/models/classify/infer", bad);
       INFO(bad << " -> " << r);
@@ -313,9 +318,12 @@ TEST_CASE("v2 front end: curl's own requests", "[serve][frontend][v2][curl]") {
     return out;
   };
   CHECK(curl(base + "/v2/health/ready") == R"({"ready":true} 200)");
-  CHECK(curl("-H 'Content-Type: application/json' -d '{\"inputs\":[{\"name\":\"t\",\"shape\":[1],\"datatype\":\"BYTES\","
-             "\"data\":[\"abc\"]}]}' " + base + "/v2/models/classify/infer") ==
-        R"({"model_name":"tiny","parameters":{"lull_task":"classify"},"outputs":[{"name":"output","datatype":"BYTES","shape":[1],"data":["{\"len\":3}"]}]} 200)");
+  CHECK(
+      curl("-H 'Content-Type: application/json' -d '{\"inputs\":[{\"name\":\"t\",\"shape\":[1],\"datatype\":\"BYTES\","
+           "\"data\":[\"abc\"]}]}' " +
+           base + "/v2/models/classify/infer") ==
+      R"({"model_name":"tiny","parameters":{"lull_task":"classify"},"outputs":[{"name":"output","datatype":"BYTES","shape":[1],"data":["{\"len\":3}"]}]} 200)");
   CHECK(curl("-d '{\"inputs\":[]}' " + base + "/v2/models/classify/infer")
-            .find(R"x(inputs: missing or empty (the request needs at least one input tensor)"} 400)x") != std::string::npos);
+            .find(R"x(inputs: missing or empty (the request needs at least one input tensor)"} 400)x") !=
+        std::string::npos);
 }

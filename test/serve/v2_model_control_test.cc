@@ -43,7 +43,8 @@ TEST_CASE("v2 model control: load and unload are POSTs to the repository extensi
     control.load(kUrl, "broken");
     FAIL("a refused load must throw");
   } catch (const std::runtime_error& e) {
-    CHECK(std::string(e.what()).find("HTTP 400: failed to load 'broken': no version is available") != std::string::npos);
+    CHECK(std::string(e.what()).find("HTTP 400: failed to load 'broken': no version is available") !=
+          std::string::npos);
   }
   CHECK_THROWS_WITH(control.unload("http://10.0.0.9:1", "resnet"), Catch::Contains("Connection refused"));
 }
@@ -51,7 +52,8 @@ TEST_CASE("v2 model control: load and unload are POSTs to the repository extensi
 TEST_CASE("v2 model check: ready models with the input pass, the rest are named at once", "[v2]") {
   FakeHttpTransport http;
   const std::string a = "http://10.0.0.1:8000", b = "http://10.0.0.2:8000";
-  const std::string meta = R"({"name":"m","versions":["1"],"platform":"x","inputs":[{"name":"input","datatype":"BYTES","shape":[-1]}],"outputs":[]})";
+  const std::string meta =
+      R"({"name":"m","versions":["1"],"platform":"x","inputs":[{"name":"input","datatype":"BYTES","shape":[-1]}],"outputs":[]})";
   for (const auto& url : {a, b}) {
     http.route("GET", url + "/v2/models/fast/ready",
                [](const HttpRequest&) { return FakeHttpTransport::reply(200, R"({"name":"fast","ready":true})"); });
@@ -66,7 +68,8 @@ TEST_CASE("v2 model check: ready models with the input pass, the rest are named 
              [](const HttpRequest&) { return FakeHttpTransport::reply(404, R"({"error":"unknown model: 'other'"})"); });
   http.route("GET", b + "/v2/models/text/ready", [](const HttpRequest&) { return FakeHttpTransport::reply(200); });
   http.route("GET", b + "/v2/models/text", [](const HttpRequest&) {
-    return FakeHttpTransport::reply(200, R"({"name":"text","inputs":[{"name":"TEXT","datatype":"BYTES","shape":[-1]}]})");
+    return FakeHttpTransport::reply(200,
+                                    R"({"name":"text","inputs":[{"name":"TEXT","datatype":"BYTES","shape":[-1]}]})");
   });
   try {
     check_v2_models_ready(http, {{a, a}, {b, b}}, {"fast", "slow", "other", "text"});

@@ -30,7 +30,8 @@ TEST_CASE("lull serve --variant-sets: under load the small set is swapped in and
   const std::string dir = lull::test::temp_dir() + "/variants_cli";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  const std::string full = dir + "/full.pb", small = dir + "/small.pb", port_file = dir + "/port", log = dir + "/serve.log";
+  const std::string full = dir + "/full.pb", small = dir + "/small.pb", port_file = dir + "/port",
+                    log = dir + "/serve.log";
   const std::string compile = "compile --profiles " + source_path("test/data/tiny_profile.json") +
                               " --slo-ms 300 --workers 1 --load-qps 5,10 --max-queue 4 --intervals 10 --device cpu";
   REQUIRE(lull::test::run_lull(compile + " --all-models --out " + full).exit_code == 0);
@@ -62,7 +63,8 @@ TEST_CASE("lull serve --variant-sets: under load the small set is swapped in and
   }
   const std::string metrics = serve.metrics();
   CHECK(metric_line(metrics, "lull_variant_switches_total") == "lull_variant_switches_total 1");
-  CHECK(metric_line(metrics, "lull_worker_models_loaded") == "lull_worker_models_loaded{worker=\"" + server.url() + "\"} 1");
+  CHECK(metric_line(metrics, "lull_worker_models_loaded") ==
+        "lull_worker_models_loaded{worker=\"" + server.url() + "\"} 1");
   CHECK(metric_line(metrics, "lull_retried_total") == "lull_retried_total 0");
 }
 
@@ -70,8 +72,11 @@ TEST_CASE("lull serve --variant-sets: a malformed item is a usage error naming t
   const std::string set = lull::test::temp_dir() + "/variants_usage.pb";
   REQUIRE(lull::test::run_lull("compile --profiles " + source_path("test/data/tiny_profile.json") +
                                " --slo-ms 300 --workers 1 --load-qps 5 --max-queue 4 --intervals 10 --device cpu"
-                               " --all-models --out " + set).exit_code == 0);
-  const auto r = lull::test::run_lull("serve --policies " + set + " --servers http://127.0.0.1:1 --no-model-check --variant-sets small.pb");
+                               " --all-models --out " +
+                               set)
+              .exit_code == 0);
+  const auto r = lull::test::run_lull("serve --policies " + set +
+                                      " --servers http://127.0.0.1:1 --no-model-check --variant-sets small.pb");
   CHECK(r.exit_code == 2);
   INFO(r.err);
   CHECK(r.err.find("--variant-sets: 'small.pb' is not SET.pb@QPS") != std::string::npos);
@@ -92,18 +97,23 @@ TEST_CASE("lull serve --variant-sets: what it does not support is refused in one
     CHECK(r.err.find(what) != std::string::npos);
     CHECK(r.err.find('\n') == r.err.size() - 1);
   };
-  refused("--policies " + lib + " --autoscale --worker-command 'true {port}' --max-violation 0.01 --no-model-check "
-          "--variant-sets " + lib + "@10",
+  refused("--policies " + lib +
+              " --autoscale --worker-command 'true {port}' --max-violation 0.01 --no-model-check "
+              "--variant-sets " +
+              lib + "@10",
           "--variant-sets with --autoscale: not with --no-model-check");
-  refused("--policies " + lib + " --autoscale --worker-pool kubernetes --k8s-api-server https://127.0.0.1:1 --k8s-deployment d "
-          "--k8s-service s --max-violation 0.01 --variant-sets " + lib + "@10",
+  refused("--policies " + lib +
+              " --autoscale --worker-pool kubernetes --k8s-api-server https://127.0.0.1:1 --k8s-deployment d "
+              "--k8s-service s --max-violation 0.01 --variant-sets " +
+              lib + "@10",
           "--variant-sets with --autoscale: only with --worker-pool local");
-  refused("--policies " + lib + " --servers http://127.0.0.1:1,http://127.0.0.1:2 --no-model-check --recompile-on-drift " +
-              dir + "/variants_drift.pb --variant-sets " + lib + "@10",
+  refused("--policies " + lib +
+              " --servers http://127.0.0.1:1,http://127.0.0.1:2 --no-model-check --recompile-on-drift " + dir +
+              "/variants_drift.pb --variant-sets " + lib + "@10",
           "--variant-sets: not with online compilation or --recompile-on-drift");
   // A variant over other worker counts than --policies' library.
-  refused("--policies " + lib + " --servers http://127.0.0.1:1,http://127.0.0.1:2 --no-model-check --variant-sets " + dir +
-              "/variants_one.pb@10",
+  refused("--policies " + lib + " --servers http://127.0.0.1:1,http://127.0.0.1:2 --no-model-check --variant-sets " +
+              dir + "/variants_one.pb@10",
           "worker counts 1 differ from the full set's (1,2)");
 }
 

@@ -14,6 +14,7 @@ TEST_CASE("worker URLs are checked and paired with management URLs", "[serve][en
   CHECK_THROWS_WITH(parse_worker_endpoints("https://h:1", ""), Catch::Contains("https://h:1"));
   CHECK_THROWS_WITH(parse_worker_endpoints("http://h", ""), Catch::Contains("http://h"));
   CHECK_THROWS_WITH(parse_worker_endpoints("http://h:99999", ""), Catch::Contains("out of range"));
-  CHECK_THROWS_WITH(parse_worker_endpoints("http://h:1,http://h:2", "http://h:3"), Catch::Contains("1 management URLs for 2"));
+  CHECK_THROWS_WITH(parse_worker_endpoints("http://h:1,http://h:2", "http://h:3"),
+                    Catch::Contains("1 management URLs for 2"));
   CHECK_THROWS(parse_worker_endpoints("", ""));
 }

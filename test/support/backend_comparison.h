@@ -20,7 +20,7 @@ struct BackendComparison {
   int differing_not_tie = 0;  // ... where the CPU's Q values do not tie
   double max_value_diff = 0;  // relative to max(1, |V|)
   double accuracy_diff = 0, violation_diff = 0;
-  std::string first;          // a readable description of the first difference
+  std::string first;  // a readable description of the first difference
 };
 
 inline BackendComparison compare_backends(const compiler::MdpProblem& p, const compiler::SolverOutput& cpu,
@@ -29,7 +29,8 @@ inline BackendComparison compare_backends(const compiler::MdpProblem& p, const c
   c.accuracy_diff = std::fabs(cpu.expected_accuracy - other.expected_accuracy);
   c.violation_diff = std::fabs(cpu.expected_violation_rate - other.expected_violation_rate);
   for (int s = 0; s < p.num_states(); ++s)
-    c.max_value_diff = std::max(c.max_value_diff, std::fabs(cpu.values[s] - other.values[s]) / std::max(1.0, std::fabs(cpu.values[s])));
+    c.max_value_diff = std::max(c.max_value_diff,
+                                std::fabs(cpu.values[s] - other.values[s]) / std::max(1.0, std::fabs(cpu.values[s])));
   FactoredProbe probe(p);
   std::vector<double> q;
   for (int s = 0; s < p.num_states(); ++s) {

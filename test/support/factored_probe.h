@@ -13,7 +13,8 @@ namespace lull::test {
 
 class FactoredProbe {
  public:
-  explicit FactoredProbe(const compiler::MdpProblem& p) : p_(p), tables_(compiler::factored::build_exec_tables(p, ex_)) {}
+  explicit FactoredProbe(const compiler::MdpProblem& p)
+      : p_(p), tables_(compiler::factored::build_exec_tables(p, ex_)) {}
 
   const compiler::factored::ExecTables<compiler::factored::CpuExec>& tables() const { return tables_; }
 
@@ -35,8 +36,9 @@ class FactoredProbe {
     std::vector<double> q(p_.actions.size());
     for (int s = 0; s < p_.num_states(); ++s)
       for (int a = p_.action_begin[s]; a < p_.action_begin[s + 1]; ++a)
-        q[a] = compiler::factored::q_value(tables_.d, tables_.actions(), tables_.phase.data(),
-                                           tables_.count_prob.data(), V.data(), step.U.data(), step.U_idle.data(), s, a);
+        q[a] =
+            compiler::factored::q_value(tables_.d, tables_.actions(), tables_.phase.data(), tables_.count_prob.data(),
+                                        V.data(), step.U.data(), step.U_idle.data(), s, a);
     return q;
   }
 

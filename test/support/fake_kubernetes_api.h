@@ -100,16 +100,18 @@ class FakeKubernetesApi {
   }
 
   static serve::HttpResponse status(int code, const std::string& reason, const std::string& message) {
-    return FakeHttpTransport::reply(code, "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":" +
-                                              std::to_string(code) + ",\"reason\":\"" + reason +
-                                              "\",\"message\":\"" + message + "\"}");
+    return FakeHttpTransport::reply(
+        code, "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":" + std::to_string(code) + ",\"reason\":\"" +
+                  reason + "\",\"message\":\"" + message + "\"}");
   }
   static serve::HttpResponse status(int code) {
     static const std::map<int, std::pair<std::string, std::string>> known = {
         {401, {"Unauthorized", "Unauthorized"}},
         {404, {"NotFound", "the server could not find the requested resource"}},
-        {409, {"Conflict", "Operation cannot be fulfilled on deployments.apps \\\"models\\\": the object has been "
-                           "modified; please apply your changes to the latest version and try again"}},
+        {409,
+         {"Conflict",
+          "Operation cannot be fulfilled on deployments.apps \\\"models\\\": the object has been "
+          "modified; please apply your changes to the latest version and try again"}},
         {500, {"InternalError", "etcdserver: request timed out"}},
         {503, {"ServiceUnavailable", "ServiceUnavailable"}}};
     const auto it = known.find(code);
@@ -132,7 +134,8 @@ class FakeKubernetesApi {
       p.ready = p.lists_left == 0;  // ready from the listing after its Nth on
     }
     return "{\"kind\":\"EndpointSliceList\",\"items\":[{\"kind\":\"EndpointSlice\",\"addressType\":\"IPv4\","
-           "\"endpoints\":" + (eps.empty() ? std::string("null") : "[" + eps + "]") +
+           "\"endpoints\":" +
+           (eps.empty() ? std::string("null") : "[" + eps + "]") +
            ",\"ports\":[{\"name\":\"http\",\"port\":8080},{\"name\":\"management\",\"port\":8081}]}]}";
   }
 
@@ -148,7 +151,8 @@ class FakeKubernetesApi {
     bool hangs = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      log_.push_back(r.method + " " + path_and_query + "|" + (r.method == "PATCH" ? r.content_type : "") + "|" + r.body);
+      log_.push_back(r.method + " " + path_and_query + "|" + (r.method == "PATCH" ? r.content_type : "") + "|" +
+                     r.body);
       if (hangs_ != 0) {
         hangs = true;
         if (hangs_ > 0) --hangs_;
@@ -174,7 +178,8 @@ class FakeKubernetesApi {
     const std::string pods = "/api/v1/namespaces/lull/pods/";
     if (path == scale && r.method == "GET") return FakeHttpTransport::reply(200, scale_json());
     if (r.method == "PATCH" && (path == scale || path.rfind(pods, 0) == 0)) {
-      if (r.content_type != "application/merge-patch+json") return status(415, "UnsupportedMediaType", "merge patches only");
+      if (r.content_type != "application/merge-patch+json")
+        return status(415, "UnsupportedMediaType", "merge patches only");
       serve::JsonValue patch;
       if (!serve::parse_json(r.body, &patch)) return status(400, "BadRequest", "error decoding patch: not JSON");
       if (path == scale) {

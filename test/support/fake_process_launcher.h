@@ -29,7 +29,7 @@ class FakeProcessLauncher final : public manager::ProcessLauncher {
     bool ignores_term = false;  // set before the signal comes: only SIGKILL ends it
     std::vector<int> signals;   // every signal sent, in order
     bool exited = false;
-    std::string how;            // exit_description()
+    std::string how;  // exit_description()
     std::string last_line;
   };
 

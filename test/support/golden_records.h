@@ -25,8 +25,8 @@ struct GoldenRecord {
   double load_qps = 0;
   int max_queue = 0;
   int intervals = 0;
-  double accuracy = 0;        // expected accuracy per satisfied query
-  double violation_rate = 0;  // expected SLO-violation rate
+  double accuracy = 0;            // expected accuracy per satisfied query
+  double violation_rate = 0;      // expected SLO-violation rate
   std::vector<GoldenRow> policy;  // state order (1,0)..(N,J), F
 };
 

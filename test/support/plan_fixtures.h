@@ -16,15 +16,18 @@ inline const char* kSmallMdpFlags = "--max-queue 8 --intervals 20 --device cpu";
 // Three models: lat(b) = base + 2 ms (b - 1); 100 / 300 / 900 MiB.
 inline std::string small_profile_json() {
   std::string models;
-  const struct { const char* name; double acc, base_s, mem; } ms[] = {
-      {"fast", 0.60, 0.010, 100}, {"mid", 0.72, 0.020, 300}, {"slow", 0.80, 0.035, 900}};
+  const struct {
+    const char* name;
+    double acc, base_s, mem;
+  } ms[] = {{"fast", 0.60, 0.010, 100}, {"mid", 0.72, 0.020, 300}, {"slow", 0.80, 0.035, 900}};
   for (const auto& m : ms) {
     std::string lats;
     for (int b = 1; b <= 4; ++b)
       lats += std::string(b > 1 ? "," : "") + "{\"batch\":" + std::to_string(b) +
               ",\"latency_s\":" + std::to_string(m.base_s + 0.002 * (b - 1)) + "}";
-    models += std::string(models.empty() ? "" : ",") + "{\"name\":\"" + m.name + "\",\"accuracy\":" +
-              std::to_string(m.acc) + ",\"memory_mb\":" + std::to_string(m.mem) + ",\"latencies\":[" + lats + "]}";
+    models += std::string(models.empty() ? "" : ",") + "{\"name\":\"" + m.name +
+              "\",\"accuracy\":" + std::to_string(m.acc) + ",\"memory_mb\":" + std::to_string(m.mem) +
+              ",\"latencies\":[" + lats + "]}";
   }
   return "{\"task\":\"toy\",\"provenance\":\"synthetic: plan tests\",\"synthetic\":true,\"models\":[" + models + "]}";
 }

@@ -14,7 +14,9 @@ namespace lull::test {
 
 inline std::string artifact_dir() { return shared_dir() + "/ramsis-artifact/profiles/image_cloud_cpu"; }
 inline std::string accuracy_json() { return shared_dir() + "/ramsis-artifact/image_accuracy.json"; }
-inline bool have_artifact() { return std::filesystem::exists(artifact_dir()) && std::filesystem::exists(accuracy_json()); }
+inline bool have_artifact() {
+  return std::filesystem::exists(artifact_dir()) && std::filesystem::exists(accuracy_json());
+}
 inline std::string text_artifact_dir() { return shared_dir() + "/ramsis-artifact/profiles/text_cloud_cpu"; }
 inline std::string text_accuracy_json() { return shared_dir() + "/ramsis-artifact/text_accuracy.json"; }
 inline bool have_text_artifact() {

@@ -24,11 +24,11 @@ inline bool shared_required() {
 
 // Leaves the test case when `present` is false: skipped, or failed under
 // LULL_REQUIRE_SHARED=1. `what` names the missing data.
-#define LULL_REQUIRE_SHARED_DATA(present, what)                                                     \
-  do {                                                                                              \
-    if (!(present)) {                                                                               \
-      if (lull::test::shared_required())                                                            \
+#define LULL_REQUIRE_SHARED_DATA(present, what)                                                      \
+  do {                                                                                               \
+    if (!(present)) {                                                                                \
+      if (lull::test::shared_required())                                                             \
         FAIL(what << " not found under " << lull::test::shared_dir() << " (LULL_REQUIRE_SHARED=1)"); \
-      LULL_SKIP(what << " not found under " << lull::test::shared_dir());                          \
-    }                                                                                               \
+      LULL_SKIP(what << " not found under " << lull::test::shared_dir());                            \
+    }                                                                                                \
   } while (0)

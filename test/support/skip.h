@@ -24,9 +24,9 @@ inline int exit_code_after(int catch_result) {
 
 }  // namespace lull::test
 
-#define LULL_SKIP(why)                    \
-  do {                                    \
-    WARN("SKIPPED: " << why);             \
-    ++lull::test::skipped_test_cases();   \
-    return;                               \
+#define LULL_SKIP(why)                  \
+  do {                                  \
+    WARN("SKIPPED: " << why);           \
+    ++lull::test::skipped_test_cases(); \
+    return;                             \
   } while (0)

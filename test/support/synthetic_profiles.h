@@ -13,7 +13,8 @@ namespace lull::test {
 
 // `count` models, fastest first, lat(b) = (base + slope * b) (1 + 0.6 m)
 // microseconds, accuracies evenly spaced from 0.6 to 0.85.
-inline compiler::ReducedProfiles linear_models(int count, int max_queue, double base_us = 8000, double slope_us = 3000) {
+inline compiler::ReducedProfiles linear_models(int count, int max_queue, double base_us = 8000,
+                                               double slope_us = 3000) {
   compiler::ReducedProfiles r;
   r.task = "test";
   for (int m = 0; m < count; ++m) {

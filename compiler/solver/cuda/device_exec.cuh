@@ -102,7 +102,7 @@ class DeviceExec {
   const MemoryMeter& meter() const { return meter_; }
 
  private:
-  MemoryMeter meter_;        // declared first: outlives every buffer below and in the pipeline
+  MemoryMeter meter_;  // declared first: outlives every buffer below and in the pipeline
   DeviceBuffer<double> scalar_;
 };
 

@@ -14,8 +14,8 @@ namespace lull::compiler::factored {
 struct CountPmf {
   Dims d;
   const double* taus_us;
-  const int* slot_tau;       // [slot]: tau index
-  int stride;                // entries per slot row
+  const int* slot_tau;  // [slot]: tau index
+  int stride;           // entries per slot row
   double* px;
 
   LULL_HD void operator()(std::size_t i) const {

@@ -26,13 +26,21 @@ class CpuExec {
   explicit CpuExec(Threads threads = Threads::kAuto) : threads_(threads), parallel_(threads != Threads::kNever) {}
 
   template <class T>
-  Buffer<T> zeros(std::size_t n) { return Buffer<T>(n, T{}); }
+  Buffer<T> zeros(std::size_t n) {
+    return Buffer<T>(n, T{});
+  }
   template <class T>
-  Buffer<T> upload(const std::vector<T>& v) { return v; }
+  Buffer<T> upload(const std::vector<T>& v) {
+    return v;
+  }
   template <class T>
-  Buffer<T> upload(std::vector<T>&& v) { return std::move(v); }  // host memory already: no copy
+  Buffer<T> upload(std::vector<T>&& v) {
+    return std::move(v);
+  }  // host memory already: no copy
   template <class T>
-  std::vector<T> download(const Buffer<T>& b) { return b; }
+  std::vector<T> download(const Buffer<T>& b) {
+    return b;
+  }
 
   // f(i) for every i < n; calls are independent (one writer per output).
   template <class F>

@@ -40,9 +40,9 @@ LULL_HD inline double dot(const double* a, const double* b, int n) {
 // Sizes of one problem and its factored tables. The state numbering is
 // MdpProblem's (StateIndex, filled by dims_of from MdpProblem::states()).
 struct Dims : StateIndex {
-  int K = 0;          // phases: workers, or K' (MdpProblem::arrivals)
-  int B = 0;          // shared buckets, J1 - 1
-  int taus = 0;       // distinct service times
+  int K = 0;     // phases: workers, or K' (MdpProblem::arrivals)
+  int B = 0;     // shared buckets, J1 - 1
+  int taus = 0;  // distinct service times
   double slo_us = 0;
   double lambda_per_us = 0;  // rate of the counting stream
   double dispersion = 1;     // of its counts: 1 Poisson, > 1 negative binomial
@@ -55,7 +55,7 @@ struct Dims : StateIndex {
   // pmf of k counting-stream events in an interval with mean mu.
   LULL_HD double pmf(int k, double mu) const { return count_pmf(k, mu, dispersion); }
   LULL_HD int support_end(double mu) const { return count_support_end(mu, dispersion); }
-  int span = 0;       // entries of one pass-table scratch row (pmf, CDF, survival)
+  int span = 0;  // entries of one pass-table scratch row (pmf, CDF, survival)
 
   LULL_HD std::size_t pass_size() const { return static_cast<std::size_t>(K) * cols(); }
 };

@@ -22,13 +22,13 @@ namespace lull::compiler::factored {
 // mass_any[k] says whether the row holds any mass (the gathers below skip it).
 struct TauMass {
   Dims d;
-  const int* states_begin;   // [k]: states whose chosen action is whole-queue with tau k
+  const int* states_begin;  // [k]: states whose chosen action is whole-queue with tau k
   const int* states;
   const double* phase;
   const double* p;
-  double* mass;              // [k][q]
-  double* mass_idle;         // [k]: the idle state's mass, when Dims::E > 0 (its phases past K)
-  char* mass_any;            // [k]
+  double* mass;       // [k][q]
+  double* mass_idle;  // [k]: the idle state's mass, when Dims::E > 0 (its phases past K)
+  char* mass_any;     // [k]
 
   LULL_HD void operator()(std::size_t k) const {
     const int K = d.K;
@@ -54,14 +54,14 @@ struct TauMass {
 // inner (independent, contiguous: they vectorize).
 struct GroupColumns {
   Dims d;
-  const int* group_begin;    // [j]: taus whose first bucket is j
+  const int* group_begin;  // [j]: taus whose first bucket is j
   const int* group_taus;
   const double* mass;
-  const double* mass_idle;   // [k] (Dims::E > 0)
+  const double* mass_idle;  // [k] (Dims::E > 0)
   const char* mass_any;
-  const double* tau_pass;    // [k][q][col]
-  const double* idle_rows;   // [k][col] (Dims::E > 0)
-  double* add_cols;          // [j][col]
+  const double* tau_pass;   // [k][q][col]
+  const double* idle_rows;  // [k][col] (Dims::E > 0)
+  double* add_cols;         // [j][col]
 
   LULL_HD void operator()(std::size_t j) const {
     const int cols = d.cols(), K = d.K;
@@ -119,7 +119,7 @@ struct GroupAlive {
 // Step j carries bucket j's surviving mass into bucket j + 1.
 struct ForwardStep {
   Dims d;
-  const double* kernel;      // shared buckets: [j][d]
+  const double* kernel;  // shared buckets: [j][d]
   double* alive;
 
   LULL_HD void operator()(int j, int z2) const {
@@ -142,9 +142,9 @@ struct ForwardStep {
 // are added whole (z outer, skipping z without mass, the common case).
 struct BucketColumns {
   Dims d;
-  const double* pass;        // shared buckets: [j][z][col]
-  const double* alive;       // [j][z]
-  double* passed;            // [j][col]
+  const double* pass;   // shared buckets: [j][z][col]
+  const double* alive;  // [j][z]
+  double* passed;       // [j][col]
 
   LULL_HD void operator()(std::size_t j) const {
     const int K = d.K, cols = d.cols();
@@ -162,14 +162,14 @@ struct BucketColumns {
 
 struct AssembleState {
   Dims d;
-  const int* in_begin;             // [t]: sources of partial-action and idle moves into t
+  const int* in_begin;  // [t]: sources of partial-action and idle moves into t
   const int* in_src;
-  const long long* in_prob;        // index into count_prob, -1: probability 1
+  const long long* in_prob;  // index into count_prob, -1: probability 1
   const double* count_prob;
   const double* p;
-  const double* add_cols;          // [j][col]
-  const double* passed;            // shared buckets: [j][col] (BucketColumns)
-  const double* alive;             // [j][z]
+  const double* add_cols;  // [j][col]
+  const double* passed;    // shared buckets: [j][col] (BucketColumns)
+  const double* alive;     // [j][z]
   double* p_next;
 
   LULL_HD void operator()(std::size_t i) const {
@@ -234,10 +234,14 @@ struct ExpectationTerm {
     const double w = p[i] * action_batch[a];
     const bool met = action_meets[a] != 0;
     switch (part) {
-      case 0: return w;
-      case 1: return met ? 0.0 : w;
-      case 2: return met ? w : 0.0;
-      default: return met ? w * accuracy[action_model[a]] : 0.0;
+      case 0:
+        return w;
+      case 1:
+        return met ? 0.0 : w;
+      case 2:
+        return met ? w : 0.0;
+      default:
+        return met ? w * accuracy[action_model[a]] : 0.0;
     }
   }
 };

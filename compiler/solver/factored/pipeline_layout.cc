@@ -80,7 +80,8 @@ ActionLayout layout_actions(const MdpProblem& p) {
     if (L.tau_slot[k] < 0) continue;
     L.tau_slot[k] = static_cast<int>(L.slot_tau.size());
     L.slot_tau.push_back(k);
-    L.count_stride = std::max(L.count_stride, count_support_end(p.lambda_per_us * p.taus_us[k], p.arrivals.dispersion) + p.K());
+    L.count_stride =
+        std::max(L.count_stride, count_support_end(p.lambda_per_us * p.taus_us[k], p.arrivals.dispersion) + p.K());
   }
   return L;
 }
@@ -154,14 +155,14 @@ std::size_t factored_table_bytes(const MdpProblem& p, const ActionLayout& L) {
 
 double estimated_table_bytes(const Dims& d, const ActionLayout& L) {
   const double tables = d.B + d.taus, K = d.K, slots = static_cast<double>(L.slot_tau.size());
-  const double doubles = 3 * tables * d.span              // px, cdf, sf scratch rows
-                         + tables * K * d.cols()           // pass
-                         + tables * K                      // kernel
-                         + static_cast<double>(d.num_states()) * K  // phase
+  const double doubles = 3 * tables * d.span                                                 // px, cdf, sf scratch rows
+                         + tables * K * d.cols()                                             // pass
+                         + tables * K                                                        // kernel
+                         + static_cast<double>(d.num_states()) * K                           // phase
                          + (d.E > 0 ? d.K + d.E + d.taus * (d.cols() + 1.0 + d.span) : 0.0)  // idle phases past K
-                         + static_cast<double>(L.count_begin.back())  // count_prob
-                         + slots * L.count_stride          // count pmfs
-                         + slots * K * (d.N + 2.0);        // count tables
+                         + static_cast<double>(L.count_begin.back())                         // count_prob
+                         + slots * L.count_stride                                            // count pmfs
+                         + slots * K * (d.N + 2.0);                                          // count tables
   return sizeof(double) * doubles;
 }
 

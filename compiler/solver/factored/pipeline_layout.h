@@ -22,15 +22,15 @@ Dims dims_of(const MdpProblem& p);
 std::vector<double> idle_phase_row(const MdpProblem& p, const Dims& d);
 
 struct ActionLayout {
-  std::vector<int> begin;                 // [s], S + 1 entries (MdpProblem::action_begin)
+  std::vector<int> begin;  // [s], S + 1 entries (MdpProblem::action_begin)
   std::vector<int> state, batch, tau, next_j, model;
   std::vector<double> reward;
   std::vector<char> meets;
-  std::vector<std::size_t> count_begin;   // [a], one more entry; as TransitionTables::count_begin
-  std::vector<char> tau_whole;            // [tau]: some whole-queue action uses it
-  std::vector<int> slot_tau;              // [slot]: taus that partial actions use
-  std::vector<int> tau_slot;              // [tau]: its slot, -1 when none
-  int count_stride = 0;                   // px entries per slot
+  std::vector<std::size_t> count_begin;  // [a], one more entry; as TransitionTables::count_begin
+  std::vector<char> tau_whole;           // [tau]: some whole-queue action uses it
+  std::vector<int> slot_tau;             // [slot]: taus that partial actions use
+  std::vector<int> tau_slot;             // [tau]: its slot, -1 when none
+  int count_stride = 0;                  // px entries per slot
   bool any_partial() const { return !slot_tau.empty(); }
 };
 
@@ -38,10 +38,10 @@ ActionLayout layout_actions(const MdpProblem& p);
 
 // Lists for one power-iteration step under the policy `choice`.
 struct PolicyLayout {
-  std::vector<int> states_begin, states;   // per tau: states choosing a whole-queue action with it
+  std::vector<int> states_begin, states;     // per tau: states choosing a whole-queue action with it
   std::vector<int> group_begin, group_taus;  // per first bucket j = 0..J: the taus in use starting there
-  std::vector<int> in_begin, in_src;       // per target state: partial-action and idle moves into it
-  std::vector<long long> in_prob;          // index into count_prob, -1 for probability 1
+  std::vector<int> in_begin, in_src;         // per target state: partial-action and idle moves into it
+  std::vector<long long> in_prob;            // index into count_prob, -1 for probability 1
 };
 
 PolicyLayout layout_policy(const MdpProblem& p, const ActionLayout& actions, const std::vector<int>& tau_bucket,

@@ -42,13 +42,14 @@ struct ValueStep {
     ex.sequence(d.J1, d.K, BackwardStep{d, t.kernel.data(), fv.data(), V.data(), bk.data()});
     ex.for_each(static_cast<std::size_t>(d.taus) * d.K,
                 TauValue{d, t.tau_pass(), t.tau_kernel(), t.tau_bucket.data(), bk.data(), vcol.data(), U.data()});
-    if (d.E > 0) ex.for_each(d.taus, IdleTauValue{d, t.idle_rows.data(), t.tau_bucket.data(), vcol.data(), U_idle.data()});
+    if (d.E > 0)
+      ex.for_each(d.taus, IdleTauValue{d, t.idle_rows.data(), t.tau_bucket.data(), vcol.data(), U_idle.data()});
   }
 
   // V_next(s) = max_a Q(s, a) and its argmax, from V and the U of expected_next_values(V).
   void best_actions(const BufferOf<Exec, double>& V, BufferOf<Exec, double>& V_next, BufferOf<Exec, int>& choice) {
-    ex.for_each(t.d.num_states(), BestAction{t.d, t.actions(), t.phase.data(), t.count_prob.data(), V.data(),
-                                             U.data(), U_idle.data(), V_next.data(), choice.data()});
+    ex.for_each(t.d.num_states(), BestAction{t.d, t.actions(), t.phase.data(), t.count_prob.data(), V.data(), U.data(),
+                                             U_idle.data(), V_next.data(), choice.data()});
   }
 };
 
@@ -82,8 +83,7 @@ void run_value_iteration(const ExecTables<Exec>& t, int horizon, Exec& ex, Solve
 template <class Exec>
 class PowerStep {
  public:
-  PowerStep(const MdpProblem& p, const ExecTables<Exec>& t, const std::vector<int>& choice, Exec& ex)
-      : t_(t), ex_(ex) {
+  PowerStep(const MdpProblem& p, const ExecTables<Exec>& t, const std::vector<int>& choice, Exec& ex) : t_(t), ex_(ex) {
     const Dims d = t.d;
     const PolicyLayout pl = layout_policy(p, t.layout, ex.download(t.tau_bucket), choice);
     states_begin_ = ex.upload(pl.states_begin);
@@ -110,14 +110,14 @@ class PowerStep {
     ex_.for_each(d.taus, TauMass{d, states_begin_.data(), states_.data(), t_.phase.data(), p.data(), mass_.data(),
                                  mass_idle_.data(), mass_any_.data()});
     ex_.for_each(J, GroupAlive{d, group_begin_.data(), group_taus_.data(), mass_.data(), mass_any_.data(),
-                            t_.tau_kernel(), alive_.data()});
+                               t_.tau_kernel(), alive_.data()});
     ex_.for_each(d.J1, GroupColumns{d, group_begin_.data(), group_taus_.data(), mass_.data(), mass_idle_.data(),
                                     mass_any_.data(), t_.tau_pass(), t_.idle_rows.data(), add_cols_.data()});
     ex_.sequence(d.B, d.K, ForwardStep{d, t_.kernel.data(), alive_.data()});
     ex_.for_each(d.B, BucketColumns{d, t_.pass.data(), alive_.data(), passed_.data()});
-    ex_.for_each(d.num_states(), AssembleState{d, in_begin_.data(), in_src_.data(), in_prob_.data(),
-                                               t_.count_prob.data(), p.data(), add_cols_.data(), passed_.data(),
-                                               alive_.data(), raw.data()});
+    ex_.for_each(d.num_states(),
+                 AssembleState{d, in_begin_.data(), in_src_.data(), in_prob_.data(), t_.count_prob.data(), p.data(),
+                               add_cols_.data(), passed_.data(), alive_.data(), raw.data()});
   }
 
  private:

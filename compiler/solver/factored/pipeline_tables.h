@@ -98,7 +98,8 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
   t.idle_rows = ex.template zeros<double>(d.E > 0 ? static_cast<std::size_t>(d.taus) * d.cols() : 0);
   if (d.E > 0) {
     auto cdf = ex.template zeros<double>(static_cast<std::size_t>(d.taus) * d.span);
-    ex.for_each(d.taus, IdleExtraRows{d, taus.data(), tau_whole.data(), t.idle_phase.data(), cdf.data(), t.idle_rows.data()});
+    ex.for_each(d.taus,
+                IdleExtraRows{d, taus.data(), tau_whole.data(), t.idle_phase.data(), cdf.data(), t.idle_rows.data()});
   }
 
   // Variable batching: count tables per slot, then each partial action's mixture.
@@ -114,9 +115,9 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
                 CountTableElement{d, taus.data(), slot_tau.data(), L.count_stride, cpx.data(), table.data()});
     const std::size_t actions = L.state.size();
     auto a_state = ex.upload(std::move(L.state));
-    ex.for_each(actions, CountProbs{d, a_state.data(), t.a_batch.data(), t.a_tau.data(), t.a_next_j.data(),
-                                           t.a_count_begin.data(), tau_slot.data(), table.data(), t.phase.data(),
-                                           t.count_prob.data()});
+    ex.for_each(actions,
+                CountProbs{d, a_state.data(), t.a_batch.data(), t.a_tau.data(), t.a_next_j.data(),
+                           t.a_count_begin.data(), tau_slot.data(), table.data(), t.phase.data(), t.count_prob.data()});
   }
   return t;
 }

@@ -16,13 +16,13 @@ namespace lull::compiler::factored {
 // Width and remaining time of every table; the first bucket of each tau.
 struct TableParams {
   Dims d;
-  const double* grid_us;     // T_0..T_J
+  const double* grid_us;  // T_0..T_J
   const double* taus_us;
-  const char* tau_whole;     // 1 when some whole-queue action uses tau
-  double* width_us;          // [t]
-  double* remaining_us;      // [t]
-  char* active;              // [t]: 0 for taus only partial actions use (their tables stay zero)
-  int* tau_bucket;           // [k]
+  const char* tau_whole;  // 1 when some whole-queue action uses tau
+  double* width_us;       // [t]
+  double* remaining_us;   // [t]
+  char* active;           // [t]: 0 for taus only partial actions use (their tables stay zero)
+  int* tau_bucket;        // [k]
 
   LULL_HD void operator()(std::size_t i) const {
     const int t = static_cast<int>(i);
@@ -58,8 +58,8 @@ struct TablePmfs {
   double* px;
   double* cdf;
   double* sf;
-  int* xend;                 // [t]: px has entries 0..xend-1
-  int* ylen;                 // [t]: sf has entries 0..ylen-1
+  int* xend;  // [t]: px has entries 0..xend-1
+  int* ylen;  // [t]: sf has entries 0..ylen-1
 
   LULL_HD void operator()(std::size_t i) const {
     const int t = static_cast<int>(i);
@@ -101,7 +101,7 @@ struct PassElement {
   const double* sf;
   const int* xend;
   const int* ylen;
-  double* pass;              // [t][z][col]
+  double* pass;  // [t][z][col]
 
   LULL_HD void operator()(std::size_t i) const {
     const int cols = d.cols();
@@ -144,7 +144,7 @@ struct KernelElement {
   Dims d;
   const double* width_us;
   const char* active;
-  double* kernel;            // [t][d]
+  double* kernel;  // [t][d]
 
   LULL_HD void operator()(std::size_t i) const {
     const int t = static_cast<int>(i / d.K), k = static_cast<int>(i % d.K);
@@ -181,8 +181,8 @@ LULL_HD inline void phase_row(int n, double age_us, double lambda_per_us, int K,
 // by the ratio p(m+1)/p(m) = (m + r') beta / (m + 1), r' = mu / (D - 1), scaled
 // so that entry is 1 (the row is normalized anyway): nothing underflows that
 // matters, so no uniform fallback is needed unless mu = 0 leaves nothing.
-LULL_HD inline void phase_row_batch(int n, double age_us, double lambda_per_us, int K, double D, const double* w,
-                                    int R, double* out) {
+LULL_HD inline void phase_row_batch(int n, double age_us, double lambda_per_us, int K, double D, const double* w, int R,
+                                    double* out) {
   const double mu = lambda_per_us * age_us;
   const int base = (n - 1) * K;
   for (int q = 0; q < K; ++q) out[q] = 0.0;
@@ -232,9 +232,9 @@ struct IdleExtraRows {
   Dims d;
   const double* taus_us;
   const char* tau_whole;
-  const double* idle_row;    // [z], z = 0..K+E-1
-  double* cdf;               // [k][span] scratch: the CDF of k arrivals in [0, tau)
-  double* idle_rows;         // [k][col]
+  const double* idle_row;  // [z], z = 0..K+E-1
+  double* cdf;             // [k][span] scratch: the CDF of k arrivals in [0, tau)
+  double* idle_rows;       // [k][col]
 
   LULL_HD void operator()(std::size_t i) const {
     const int k = static_cast<int>(i), cols = d.cols(), K = d.K, N = d.N;
@@ -271,7 +271,7 @@ struct PhaseRow {
   Dims d;
   const double* grid_us;
   const double* burst_residual;  // [r], d.residual_len entries
-  double* phase;             // [s][q]
+  double* phase;                 // [s][q]
 
   LULL_HD void operator()(std::size_t i) const {
     const int s = static_cast<int>(i), n = d.n_of(s);

@@ -15,7 +15,7 @@ namespace lull::compiler::factored {
 struct ColumnValues {
   Dims d;
   const double* V;
-  double* vcol;              // [j][col], j = 0..B-1
+  double* vcol;  // [j][col], j = 0..B-1
 
   LULL_HD void operator()(std::size_t i) const {
     const int cols = d.cols(), j = static_cast<int>(i / cols), c = static_cast<int>(i % cols);
@@ -25,9 +25,9 @@ struct ColumnValues {
 
 struct BucketValue {
   Dims d;
-  const double* pass;        // shared buckets first: [j][z][col]
+  const double* pass;  // shared buckets first: [j][z][col]
   const double* vcol;
-  double* fv;                // [j][z]
+  double* fv;  // [j][z]
 
   LULL_HD void operator()(std::size_t i) const {
     const int j = static_cast<int>(i / d.K), z = static_cast<int>(i % d.K), cols = d.cols();
@@ -41,10 +41,10 @@ struct BucketValue {
 // step i > 0 computes bucket j = J - i from bucket j + 1.
 struct BackwardStep {
   Dims d;
-  const double* kernel;      // [j][d]
+  const double* kernel;  // [j][d]
   const double* fv;
   const double* V;
-  double* bk;                // [j][z], j = 0..J
+  double* bk;  // [j][z], j = 0..J
 
   LULL_HD void operator()(int step, int z) const {
     const int J = d.J1 - 1, K = d.K;
@@ -66,7 +66,7 @@ struct TauValue {
   const int* tau_bucket;
   const double* bk;
   const double* vcol;
-  double* U;                 // [k][q]
+  double* U;  // [k][q]
 
   LULL_HD void operator()(std::size_t i) const {
     const int k = static_cast<int>(i / d.K), q = static_cast<int>(i % d.K), K = d.K, cols = d.cols();
@@ -81,10 +81,10 @@ struct TauValue {
 
 // The actions of MdpProblem as flat arrays.
 struct ActionArrays {
-  const int* begin;          // [s], S + 1 entries
+  const int* begin;  // [s], S + 1 entries
   const int* batch;
   const int* tau;
-  const int* next_j;         // -1: whole-queue action
+  const int* next_j;  // -1: whole-queue action
   const double* reward;
   const std::size_t* count_begin;
 };
@@ -93,10 +93,10 @@ struct ActionArrays {
 // E[V(next) | tau k], from the tau's first bucket (IdleExtraRows).
 struct IdleTauValue {
   Dims d;
-  const double* idle_rows;   // [k][col]
+  const double* idle_rows;  // [k][col]
   const int* tau_bucket;
   const double* vcol;
-  double* U_idle;            // [k]
+  double* U_idle;  // [k]
 
   LULL_HD void operator()(std::size_t k) const {
     const int cols = d.cols();
@@ -129,9 +129,9 @@ struct BestAction {
   const double* count_prob;
   const double* V;
   const double* U;
-  const double* U_idle;      // [k] (IdleTauValue), read when Dims::E > 0
+  const double* U_idle;  // [k] (IdleTauValue), read when Dims::E > 0
   double* V_next;
-  int* choice;               // -1 for states without actions (n = 0)
+  int* choice;  // -1 for states without actions (n = 0)
 
   LULL_HD void operator()(std::size_t i) const {
     const int s = static_cast<int>(i), a0 = A.begin[s], a1 = A.begin[s + 1];

@@ -26,7 +26,8 @@ inline runtime::PolicyTable production_shaped_table(int loads = 20) {
     p.max_queue = n_max;
     for (int j = 0; j <= intervals; ++j) p.slack_grid_us.push_back(j * 150'000.0 / intervals);
     for (int s = 0; s < n_max * (intervals + 1); ++s)
-      p.actions.push_back(runtime::Action{static_cast<std::uint16_t>(rng() % 9), static_cast<std::uint16_t>(s / (intervals + 1) + 1)});
+      p.actions.push_back(
+          runtime::Action{static_cast<std::uint16_t>(rng() % 9), static_cast<std::uint16_t>(s / (intervals + 1) + 1)});
     p.actions.push_back(runtime::Action{0, static_cast<std::uint16_t>(n_max + 1)});
     t.policies.push_back(std::move(p));
   }

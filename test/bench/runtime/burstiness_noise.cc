@@ -29,16 +29,24 @@ int main(int argc, char** argv) {
   const double qps = argc > 1 ? std::atof(argv[1]) : 1000;
   const int readings = argc > 2 ? std::atoi(argv[2]) : 200;
   using lull::ArrivalProcess;
-  const std::vector<ArrivalProcess> processes = {ArrivalProcess::poisson(), ArrivalProcess::gamma(2),
-                                                 ArrivalProcess::gamma(4),  ArrivalProcess::gamma(8),
-                                                 ArrivalProcess::batch(2),  ArrivalProcess::batch(4),
-                                                 ArrivalProcess::batch(8)};
+  const std::vector<ArrivalProcess> processes = {
+      ArrivalProcess::poisson(), ArrivalProcess::gamma(2), ArrivalProcess::gamma(4), ArrivalProcess::gamma(8),
+      ArrivalProcess::batch(2),  ArrivalProcess::batch(4), ArrivalProcess::batch(8)};
   std::printf("%.0f QPS, %d readings each\n", qps, readings);
-  std::printf("process    window  bin  gap_cv2 5/50/95%%        dispersion 5/50/95%%     estimate 5/50/95%%       right family\n");
+  std::printf(
+      "process    window  bin  gap_cv2 5/50/95%%        dispersion 5/50/95%%     estimate 5/50/95%%       right "
+      "family\n");
   for (const auto& p : processes) {
-    for (const auto& [window, bin] : std::vector<std::pair<int, int>>{
-             {500, 50}, {1000, 50}, {2000, 50}, {4000, 50}, {5000, 50}, {8000, 50},
-             {2000, 20}, {4000, 20}, {8000, 20}, {16000, 20}}) {
+    for (const auto& [window, bin] : std::vector<std::pair<int, int>>{{500, 50},
+                                                                      {1000, 50},
+                                                                      {2000, 50},
+                                                                      {4000, 50},
+                                                                      {5000, 50},
+                                                                      {8000, 50},
+                                                                      {2000, 20},
+                                                                      {4000, 20},
+                                                                      {8000, 20},
+                                                                      {16000, 20}}) {
       lull::sim::RateArrivals source({{0, 1e12, qps}}, p, 11);
       lull::runtime::BurstinessEstimator e(window, bin);
       std::vector<double> cv2, disp, est;

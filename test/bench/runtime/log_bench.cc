@@ -13,7 +13,8 @@ namespace {
 
 void BM_debug_line_filtered_at_info(benchmark::State& state) {
   lull::log::configure({});
-  for (auto _ : state) lull::log::debug("batch done: worker %d, %s, %zu queries, %s", 0, "mobilenet_v2", std::size_t{3}, "ok");
+  for (auto _ : state)
+    lull::log::debug("batch done: worker %d, %s, %zu queries, %s", 0, "mobilenet_v2", std::size_t{3}, "ok");
 }
 BENCHMARK(BM_debug_line_filtered_at_info);
 

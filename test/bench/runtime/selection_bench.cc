@@ -35,7 +35,6 @@ void BM_SelectAction(benchmark::State& state) {
 }
 BENCHMARK(BM_SelectAction)->Repetitions(5)->ReportAggregatesOnly(true);
 
-
 // The same selection while policies are swapped in: another thread posts a
 // new policy to the inbox every `period`, and the selecting thread does what
 // the Dispatcher does per decision (check the inbox; when there is mail,

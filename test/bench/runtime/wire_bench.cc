@@ -17,9 +17,10 @@ const std::string kPrediction = R"({"class":281,"score":0.871234})";
 
 // The answer a server gives for `n` queries, in the wire's form.
 std::string answer(bool v2, int n) {
-  std::string s = v2 ? R"({"model_name":"m","model_version":"1","outputs":[{"name":"output","datatype":"BYTES","shape":[)" +
-                           std::to_string(n) + R"(],"data":[)"
-                     : R"({"predictions":[)";
+  std::string s =
+      v2 ? R"({"model_name":"m","model_version":"1","outputs":[{"name":"output","datatype":"BYTES","shape":[)" +
+               std::to_string(n) + R"(],"data":[)"
+         : R"({"predictions":[)";
   for (int i = 0; i < n; ++i) {
     if (i) s += ',';
     s += v2 ? R"("{\"class\":281,\"score\":0.871234}")" : kPrediction;

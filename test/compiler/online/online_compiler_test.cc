@@ -32,10 +32,12 @@ void same_policy(const lull::schema::Policy& a, const lull::schema::Policy& b) {
 
 }  // namespace
 
-TEST_CASE("an online policy is the one lull compile writes with the library's recorded settings", "[compiler][online][process]") {
+TEST_CASE("an online policy is the one lull compile writes with the library's recorded settings",
+          "[compiler][online][process]") {
   // Non-default settings everywhere, so a setting not carried over shows.
-  const std::string settings = "--slo-ms 60 --load-qps 90,160 --max-queue 6 --intervals 12 --batching variable --horizon 80 "
-                               "--percentile 90";
+  const std::string settings =
+      "--slo-ms 60 --load-qps 90,160 --max-queue 6 --intervals 12 --batching variable --horizon 80 "
+      "--percentile 90";
   const auto library = compile_cli("online_lib.pb", settings + " --workers 3");
   const auto two = compile_cli("online_two.pb", settings + " --workers 2");
   const auto spec = lull::compiler::recorded_compile_spec(library, {kTiny, "", ""}, "cpu");

@@ -94,7 +94,8 @@ TEST_CASE("lull plan over a rate trace writes a schedule and worker-seconds") {
 
 TEST_CASE("lull plan with a memory budget loads the subset that fits") {
   const std::string out = temp_dir() + "/plan_mem.json";
-  const auto r = run_lull(plan_args("--max-violation 0.02 --load-qps 400 --worker-memory-mb 1000 --capacity-workers 4 --out " + out));
+  const auto r = run_lull(
+      plan_args("--max-violation 0.02 --load-qps 400 --worker-memory-mb 1000 --capacity-workers 4 --out " + out));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const std::string json = slurp(out);
@@ -110,7 +111,8 @@ TEST_CASE("lull plan refuses bad input: one line, exit 2, no output file") {
     check_refused(plan_args(std::string("--load-qps 400 --max-violation ") + v), "--max-violation", out);
   check_refused(plan_args("--load-qps 400 --max-violation 0.01 --min-accuracy 1.2"), "--min-accuracy", out);
   // The best model is 0.80 accurate: 0.95 cannot be met; the error names the largest count tried.
-  check_refused(plan_args("--load-qps 400 --max-violation 0.02 --min-accuracy 0.95 --max-workers 12"), "largest tried", out);
+  check_refused(plan_args("--load-qps 400 --max-violation 0.02 --min-accuracy 0.95 --max-workers 12"), "largest tried",
+                out);
   check_refused(plan_args("--load-qps 400 --max-violation 0.02 --worker-memory-mb 50"),
                 "below the smallest model's memory (fast: 100 MiB)", out);
   const std::string bad_trace = write_temp("plan_bad_trace.txt", "0 200\n10 abc\n");
@@ -168,7 +170,8 @@ TEST_CASE("lull compile --load-qps auto:LO:HI: adjacent expected accuracies with
     CHECK((std::abs(a.expected().accuracy() - b.expected().accuracy()) <= 0.01 ||
            b.inputs().load_qps() - a.inputs().load_qps() < 2));
   }
-  const auto bad = run_lull("compile --profiles " + small_profile_path() + " --slo-ms 60 --workers 4 --load-qps auto:900:20 --out " + out);
+  const auto bad = run_lull("compile --profiles " + small_profile_path() +
+                            " --slo-ms 60 --workers 4 --load-qps auto:900:20 --out " + out);
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Contains("auto:LO:HI"));
 }
@@ -177,7 +180,8 @@ TEST_CASE("a trace plan's schedule replays in the simulator (--workers-schedule)
   const std::string trace = write_temp("plan_replay_trace.txt", "0 200\n10 500\n20 300\n");
   const std::string plan = temp_dir() + "/plan_replay.json", lib = temp_dir() + "/plan_replay_lib.pb",
                     sim = temp_dir() + "/plan_replay_sim.json";
-  auto r = run_lull(plan_args("--max-violation 0.02 --trace rate-file:" + trace + " --window-s 10 --capacity-workers 4 --out " + plan));
+  auto r = run_lull(plan_args("--max-violation 0.02 --trace rate-file:" + trace +
+                              " --window-s 10 --capacity-workers 4 --out " + plan));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const std::string json = slurp(plan);
@@ -190,8 +194,8 @@ TEST_CASE("a trace plan's schedule replays in the simulator (--workers-schedule)
     most = std::max(most, std::stoi(m[1]));
   }
   REQUIRE(most >= 1);
-  r = run_lull("compile --profiles " + small_profile_path() + " --slo-ms 60 " + kSmallMdpFlags + " --workers 1:" +
-               std::to_string(most) + ":1 --load-qps 100,300,500 --out " + lib);
+  r = run_lull("compile --profiles " + small_profile_path() + " --slo-ms 60 " + kSmallMdpFlags +
+               " --workers 1:" + std::to_string(most) + ":1 --load-qps 100,300,500 --out " + lib);
   REQUIRE(r.exit_code == 0);
   r = run_lull("simulate --policies " + lib + " --workers " + std::to_string(first) + " --workers-schedule " + plan +
                " --trace rate-file:" + trace + " --seed 1 --out " + sim);
@@ -203,7 +207,8 @@ TEST_CASE("a trace plan's schedule replays in the simulator (--workers-schedule)
   CHECK(json_number(result, "worker_seconds") == Approx(json_number(json, "worker_seconds")).epsilon(0.05));
 }
 
-TEST_CASE("lull plan --arrivals plans for bursty traffic: at least as many workers as Poisson", "[cli][plan][arrivals]") {
+TEST_CASE("lull plan --arrivals plans for bursty traffic: at least as many workers as Poisson",
+          "[cli][plan][arrivals]") {
   auto workers_at = [](const std::string& out) {
     const auto at = out.find(" workers, expected accuracy");
     REQUIRE(at != std::string::npos);

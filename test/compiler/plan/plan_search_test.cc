@@ -107,9 +107,9 @@ TEST_CASE("fewest workers: a target out of reach names the largest count tried")
   auto solver = make_solver("cpu", nullptr);
   ExpectationCache cache(p, small_spec(), *solver);
   // The best model is 0.85 accurate: 0.9 is out of reach at any count.
-  CHECK_THROWS_WITH(fewest_workers(cache, 300, PlanTarget{0.02, 0.9}, 12),
-                    Catch::Contains("no worker count up to 12") && Catch::Contains("largest tried") &&
-                        Catch::Contains("accuracy"));
+  CHECK_THROWS_WITH(
+      fewest_workers(cache, 300, PlanTarget{0.02, 0.9}, 12),
+      Catch::Contains("no worker count up to 12") && Catch::Contains("largest tried") && Catch::Contains("accuracy"));
   // A load beyond what 2 workers can serve with the fastest model at all.
   CHECK_THROWS_WITH(fewest_workers(cache, 1e5, PlanTarget{0.02, 0}, 2), Catch::Contains("capacity"));
 }

@@ -18,7 +18,9 @@ using Catch::Contains;
 
 namespace {
 
-std::string variants_args(const std::string& extra) { return small_profile_args("plan variants", "--all-models " + extra); }
+std::string variants_args(const std::string& extra) {
+  return small_profile_args("plan variants", "--all-models " + extra);
+}
 
 std::string fresh_dir(const std::string& name) {
   const std::string dir = temp_dir() + "/" + name;
@@ -65,7 +67,8 @@ TEST_CASE("lull plan variants writes the variants' sets and a manifest that read
     const schema::PolicySet set = read_policy_set(entries[i].path);
     CHECK(set.workers() == 1);
     REQUIRE(set.models_size() == static_cast<int>(entries[i].models.size()));
-    for (int m = 0; m < set.models_size(); ++m) CHECK(set.models(m).name() == entries[i].models[static_cast<std::size_t>(m)]);
+    for (int m = 0; m < set.models_size(); ++m)
+      CHECK(set.models(m).name() == entries[i].models[static_cast<std::size_t>(m)]);
     CHECK(set.policies_size() == 10);
   }
   const std::string json = slurp(manifest);
@@ -76,21 +79,25 @@ TEST_CASE("lull plan variants writes the variants' sets and a manifest that read
     std::string models;
     for (const auto& m : entries[i].models) models += (models.empty() ? "" : ",") + m;
     const std::string compiled = dir + "/compiled-" + std::to_string(i) + ".pb";
-    REQUIRE(run_lull(small_profile_args("compile", "--workers 1 --load-qps 20:200:20 --models " + models + " --out " + compiled))
+    REQUIRE(run_lull(small_profile_args("compile",
+                                        "--workers 1 --load-qps 20:200:20 --models " + models + " --out " + compiled))
                 .exit_code == 0);
     CHECK(slurp(compiled) == slurp(entries[i].path));
   }
   // The same plan again: the same bytes but for nothing (no timing in the manifest).
   const std::string again = fresh_dir("plan_variants_again");
-  REQUIRE(run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --variants-out " + again)).exit_code == 0);
+  REQUIRE(run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --variants-out " + again))
+              .exit_code == 0);
   CHECK(slurp(again + "/variants.json") == json);
   CHECK(slurp(again + "/variant-1.pb") == slurp(dir + "/variant-1.pb"));
 }
 
 TEST_CASE("lull plan variants over a worker range: the sets picked on the smallest count, each variant a library") {
   const std::string one = fresh_dir("plan_variants_one_count"), range = fresh_dir("plan_variants_range");
-  REQUIRE(run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --variants-out " + one)).exit_code == 0);
-  const auto r = run_lull(variants_args("--workers 1:2:1 --load-qps 20:200:20 --max-violation 0.01 --variants-out " + range));
+  REQUIRE(run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --variants-out " + one))
+              .exit_code == 0);
+  const auto r =
+      run_lull(variants_args("--workers 1:2:1 --load-qps 20:200:20 --max-violation 0.01 --variants-out " + range));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("picked on 1 workers; each file a policy library for 1,2 workers"));
@@ -112,7 +119,8 @@ TEST_CASE("lull plan variants over a worker range: the sets picked on the smalle
     std::string models;
     for (const auto& m : entries[i].models) models += (models.empty() ? "" : ",") + m;
     const std::string compiled = range + "/compiled-" + std::to_string(i) + ".pb";
-    REQUIRE(run_lull(small_profile_args("compile", "--workers 2 --load-qps 20:200:20 --models " + models + " --out " + compiled))
+    REQUIRE(run_lull(small_profile_args("compile",
+                                        "--workers 2 --load-qps 20:200:20 --models " + models + " --out " + compiled))
                 .exit_code == 0);
     CHECK(lib.sets(1).workers() == 2);
     CHECK(lib.sets(1).SerializeAsString() == read_policy_set(compiled).SerializeAsString());
@@ -121,13 +129,15 @@ TEST_CASE("lull plan variants over a worker range: the sets picked on the smalle
 
 TEST_CASE("lull plan variants with a memory budget: only sets that fit") {
   const std::string dir = fresh_dir("plan_variants_budget");
-  const auto r = run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --worker-memory-mb 1000 --variants-out " + dir));
+  const auto r = run_lull(variants_args(
+      "--workers 1 --load-qps 20:200:20 --max-violation 0.01 --worker-memory-mb 1000 --variants-out " + dir));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const std::string json = slurp(dir + "/variants.json");
   CHECK(json_number(json, "worker_memory_mb") == 1000);
   CHECK(json_number(json, "candidate_sets") == 3);
-  for (const auto& e : read_variant_manifest(dir + "/variants.json")) CHECK(e.models.size() <= 2);  // 1300 MiB for all three
+  for (const auto& e : read_variant_manifest(dir + "/variants.json"))
+    CHECK(e.models.size() <= 2);  // 1300 MiB for all three
 }
 
 TEST_CASE("lull plan variants refuses bad input: one line, exit 2, no manifest") {
@@ -142,13 +152,15 @@ TEST_CASE("lull plan variants refuses bad input: one line, exit 2, no manifest")
   };
   refused("--workers 1 --load-qps 100 --max-violation 0.01", "--load-qps: variants need a sweep");
   refused("--workers 1 --load-qps 20:200:20 --max-violation 1.5", "--max-violation");
-  refused("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --worker-memory-mb 50", "below the smallest model's memory");
+  refused("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --worker-memory-mb 50",
+          "below the smallest model's memory");
   refused("--workers 1 --load-qps 20:200:20", "max-violation");
   const auto dash = run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --variants-out -"));
   CHECK(dash.exit_code == 2);
   CHECK_THAT(dash.err, Contains("--variants-out: a folder of files does not go to stdout"));
   const std::string file = write_temp("plan_variants_not_a_dir", "x");
-  const auto r = run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --variants-out " + file));
+  const auto r =
+      run_lull(variants_args("--workers 1 --load-qps 20:200:20 --max-violation 0.01 --variants-out " + file));
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Contains("--variants-out: " + file + " exists and is not a folder"));
 }
@@ -162,22 +174,28 @@ TEST_CASE("the variants manifest reader names the file and the field") {
   CHECK(good[1].path == temp_dir() + "/b.pb");
   check_manifest_error(write_temp("vm_notjson.json", "{\"format\": "), "malformed variants manifest");
   check_manifest_error(write_temp("vm_noformat.json", "{\"variants\": []}"), "format");
-  check_manifest_error(write_temp("vm_wrongformat.json", "{\"format\": \"lull-variants/9\", \"variants\": []}"), "format");
+  check_manifest_error(write_temp("vm_wrongformat.json", "{\"format\": \"lull-variants/9\", \"variants\": []}"),
+                       "format");
   check_manifest_error(manifest_with("vm_novariants.json", "{}"), "variants: missing or not a list");
   check_manifest_error(manifest_with("vm_one.json", "[" + ok + "]"), "variants: at least two variants");
   check_manifest_error(manifest_with("vm_nofile.json", R"([{"from_qps": 0, "models": ["fast"]}, )" + second + "]"),
                        "variants[0].file");
   check_manifest_error(manifest_with("vm_nofrom.json", R"([{"file": "a.pb", "models": ["fast"]}, )" + second + "]"),
                        "variants[0].from_qps");
-  check_manifest_error(manifest_with("vm_firstfrom.json", R"([{"file": "a.pb", "from_qps": 5, "models": ["fast"]}, )" + second + "]"),
-                       "variants[0].from_qps: the first variant serves from 0");
-  check_manifest_error(manifest_with("vm_order.json", "[" + ok + R"(, {"file": "b.pb", "from_qps": 0, "models": ["fast"]}])"),
-                       "variants[1].from_qps: loads must be ascending");
-  check_manifest_error(manifest_with("vm_negative.json", "[" + ok + R"(, {"file": "b.pb", "from_qps": -3, "models": ["fast"]}])"),
-                       "variants[1].from_qps");
-  check_manifest_error(manifest_with("vm_nomodels.json", "[" + ok + R"(, {"file": "b.pb", "from_qps": 50, "models": []}])"),
-                       "variants[1].models: the list is empty");
-  check_manifest_error(manifest_with("vm_badmodel.json", "[" + ok + R"(, {"file": "b.pb", "from_qps": 50, "models": [3]}])"),
-                       "variants[1].models");
+  check_manifest_error(
+      manifest_with("vm_firstfrom.json", R"([{"file": "a.pb", "from_qps": 5, "models": ["fast"]}, )" + second + "]"),
+      "variants[0].from_qps: the first variant serves from 0");
+  check_manifest_error(
+      manifest_with("vm_order.json", "[" + ok + R"(, {"file": "b.pb", "from_qps": 0, "models": ["fast"]}])"),
+      "variants[1].from_qps: loads must be ascending");
+  check_manifest_error(
+      manifest_with("vm_negative.json", "[" + ok + R"(, {"file": "b.pb", "from_qps": -3, "models": ["fast"]}])"),
+      "variants[1].from_qps");
+  check_manifest_error(
+      manifest_with("vm_nomodels.json", "[" + ok + R"(, {"file": "b.pb", "from_qps": 50, "models": []}])"),
+      "variants[1].models: the list is empty");
+  check_manifest_error(
+      manifest_with("vm_badmodel.json", "[" + ok + R"(, {"file": "b.pb", "from_qps": 50, "models": [3]}])"),
+      "variants[1].models");
   check_manifest_error(temp_dir() + "/vm_missing.json", "");
 }

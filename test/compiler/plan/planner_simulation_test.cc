@@ -24,11 +24,13 @@ struct Task {
 void check_task(const Task& t, const std::string& tag) {
   const double target = 0.01;
   const std::string inputs = "--profiles " + t.profiles + " --accuracy-percent " + t.accuracy +
-                             (t.models.empty() ? "" : " --models " + t.models) + " --slo-ms " + t.slo_ms + " --device cpu";
+                             (t.models.empty() ? "" : " --models " + t.models) + " --slo-ms " + t.slo_ms +
+                             " --device cpu";
   for (double load : t.loads) {
     const std::string l = std::to_string(static_cast<int>(load));
     const std::string plan = temp_dir() + "/" + tag + "_plan_" + l + ".json";
-    auto r = run_lull("plan " + inputs + " --max-violation 0.01 --load-qps " + l + " --capacity-workers 1 --out " + plan);
+    auto r =
+        run_lull("plan " + inputs + " --max-violation 0.01 --load-qps " + l + " --capacity-workers 1 --out " + plan);
     INFO(tag << " at " << l << " QPS: " << r.err);
     REQUIRE(r.exit_code == 0);
     const int k = static_cast<int>(json_number(slurp(plan), "workers"));
@@ -61,10 +63,12 @@ void check_task(const Task& t, const std::string& tag) {
 
 TEST_CASE("planner: the planned count holds in simulation and one fewer breaks the target (image)") {
   LULL_REQUIRE_ARTIFACT();
-  check_task({artifact_dir(), accuracy_json(),
+  check_task({artifact_dir(),
+              accuracy_json(),
               "shufflenet_v2_x0_5,mobilenet_v3_large,efficientnet_b0,efficientnet_b2,efficientnet_b3,"
               "efficientnet_b4,efficientnet_v2_s,efficientnet_v2_m,efficientnet_v2_l",
-              "150", {900, 2100, 3300}},
+              "150",
+              {900, 2100, 3300}},
              "image");
 }
 

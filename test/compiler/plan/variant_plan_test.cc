@@ -113,7 +113,8 @@ TEST_CASE("a variant plan: each load's pick checked against independent compiles
     // Its policies: its own models, at every load of the sweep.
     REQUIRE(var.sweep.set.models_size() == static_cast<int>(var.models.size()));
     for (std::size_t i = 0; i < var.models.size(); ++i)
-      CHECK(var.sweep.set.models(static_cast<int>(i)).name() == inputs.profiles.models[static_cast<std::size_t>(var.models[i])].name);
+      CHECK(var.sweep.set.models(static_cast<int>(i)).name() ==
+            inputs.profiles.models[static_cast<std::size_t>(var.models[i])].name);
     CHECK(var.sweep.set.policies_size() == static_cast<int>(req.spec.loads_qps.size()));
   }
   CHECK(plan.variants.back().models.size() < first.size());
@@ -159,7 +160,8 @@ TEST_CASE("a variant plan under a memory budget: every set fits, later ones with
   CHECK(plan.candidates == 3);  // {fast}, {fast, mid}, {fast, slow}
   for (const auto& v : plan.variants) {
     CHECK(v.memory_mb <= 1000);
-    CHECK(std::includes(plan.variants[0].models.begin(), plan.variants[0].models.end(), v.models.begin(), v.models.end()));
+    CHECK(std::includes(plan.variants[0].models.begin(), plan.variants[0].models.end(), v.models.begin(),
+                        v.models.end()));
   }
   CHECK(plan.variants[0].models.size() == 2);
 }

@@ -107,7 +107,8 @@ TEST_CASE("the 9 golden image models give the paper's 60-model set", "[interpola
 
 TEST_CASE("interpolate_profile_set keeps the originals exactly and marks the set synthetic", "[interpolate][golden]") {
   LULL_REQUIRE_ARTIFACT();
-  const auto raw = lull::compiler::import_artifact_profiles(lull::test::artifact_dir(), lull::test::accuracy_json(), "image");
+  const auto raw =
+      lull::compiler::import_artifact_profiles(lull::test::artifact_dir(), lull::test::accuracy_json(), "image");
   lull::compiler::InterpolationOptions opts;
   opts.models = lull::test::golden_models();
   const auto out = lull::compiler::interpolate_profile_set(raw, opts, lull::test::artifact_dir());

@@ -14,8 +14,10 @@ TEST_CASE("variable batching: batches within the queue, values at least maximal 
   const auto profiles = lull::test::golden_profiles();
   auto cpu = lull::compiler::make_cpu_solver();
   for (auto disc : {lull::compiler::Discretization::kFld, lull::compiler::Discretization::kMd}) {
-    const auto pm = lull::compiler::build_mdp_problem(profiles, lull::test::golden_profile_options(lull::compiler::Batching::kMaximal, disc));
-    const auto pv = lull::compiler::build_mdp_problem(profiles, lull::test::golden_profile_options(lull::compiler::Batching::kVariable, disc));
+    const auto pm = lull::compiler::build_mdp_problem(
+        profiles, lull::test::golden_profile_options(lull::compiler::Batching::kMaximal, disc));
+    const auto pv = lull::compiler::build_mdp_problem(
+        profiles, lull::test::golden_profile_options(lull::compiler::Batching::kVariable, disc));
     REQUIRE(pm.num_states() == pv.num_states());
     CHECK(pv.actions.size() > pm.actions.size());
     const auto om = cpu->solve(pm, {});
@@ -34,9 +36,10 @@ TEST_CASE("variable batching: batches within the queue, values at least maximal 
       partial_chosen += a.partial();
       CHECK(ov.values[s] >= om.values[s] - 1e-9 * std::max(1.0, om.values[s]));
     }
-    std::printf("%s: expected accuracy maximal %.6f, variable %.6f; violations %.6f, %.6f; %d states serve part of the queue\n",
-                disc == lull::compiler::Discretization::kMd ? "MD" : "FLD D=100", om.expected_accuracy,
-                ov.expected_accuracy, om.expected_violation_rate, ov.expected_violation_rate, partial_chosen);
+    std::printf(
+        "%s: expected accuracy maximal %.6f, variable %.6f; violations %.6f, %.6f; %d states serve part of the queue\n",
+        disc == lull::compiler::Discretization::kMd ? "MD" : "FLD D=100", om.expected_accuracy, ov.expected_accuracy,
+        om.expected_violation_rate, ov.expected_violation_rate, partial_chosen);
     CHECK(partial_chosen > 0);
     CHECK(ov.expected_accuracy == Approx(om.expected_accuracy).margin(1e-3));
   }
@@ -46,7 +49,8 @@ TEST_CASE("MD: the slack grid is the profiled latencies within the SLO", "[batch
   LULL_REQUIRE_ARTIFACT();
   const auto profiles = lull::test::golden_profiles();
   const auto p = lull::compiler::build_mdp_problem(
-      profiles, lull::test::golden_profile_options(lull::compiler::Batching::kMaximal, lull::compiler::Discretization::kMd));
+      profiles,
+      lull::test::golden_profile_options(lull::compiler::Batching::kMaximal, lull::compiler::Discretization::kMd));
   CHECK(p.grid_us.front() == 0);
   CHECK(p.grid_us.back() == 150000);
   CHECK(std::is_sorted(p.grid_us.begin(), p.grid_us.end()));

@@ -45,7 +45,8 @@ TEST_CASE("poisson_support_end saturates instead of overflowing int", "[compiler
   CHECK(poisson_support_end(std::nan("")) == kPoissonSupportCap);
 }
 
-TEST_CASE("the solver refuses tables beyond memory with its estimate, before allocating", "[compiler][solver][limits]") {
+TEST_CASE("the solver refuses tables beyond memory with its estimate, before allocating",
+          "[compiler][solver][limits]") {
   for (auto batching : {Batching::kMaximal, Batching::kVariable})
     for (double seconds : {4294967296.0, 1e9, 1e7}) {
       INFO("latency " << seconds << " s, variable batching " << (batching == Batching::kVariable));

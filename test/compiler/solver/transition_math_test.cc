@@ -37,7 +37,8 @@ double literal_probability(const MdpProblem& p, int s, double tau, int n_next, i
       for (int k = 0; k <= K - 1 - q; ++k) pq += poisson_pmf(k, lam * tau);
     } else {
       const double b = j_next == 0 ? 0.0 : std::max(0.0, tau - S + T[j_next]);
-      const double c = j_next == J ? tau : std::min(tau, std::max(0.0, tau - S + (j_next + 1 <= J ? T[j_next + 1] : S)));
+      const double c =
+          j_next == J ? tau : std::min(tau, std::max(0.0, tau - S + (j_next + 1 <= J ? T[j_next + 1] : S)));
       for (int kb = 0; kb <= K - q - 1; ++kb)
         for (int kc = std::max(0, K - q - kb); kc <= cap; ++kc) {
           const double pbc = poisson_pmf(kb, lam * b) * poisson_pmf(kc, lam * (c - b));
@@ -251,7 +252,7 @@ TEST_CASE("batch bursts past a round of K workers: the idle state's extra phases
         continue;
       }
       for (int k = 0; k <= K - 1 - z; ++k) want[s] += z_row[z] * pmf(k, tau);  // n' = 0: idle again
-      for (int jp = 0; jp < J; ++jp) {  // bucket J is empty: T_J = S
+      for (int jp = 0; jp < J; ++jp) {                                         // bucket J is empty: T_J = S
         const double b = jp == 0 ? 0.0 : std::max(0.0, tau - S + T[jp]);
         const double c = std::min(tau, std::max(0.0, tau - S + T[jp + 1]));
         for (int kb = 0; kb <= K - z - 1; ++kb)
