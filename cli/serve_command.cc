@@ -147,8 +147,10 @@ int run_serve(int argc, char** argv) {
       keys = key_file->keys();
       backend_opts.key_file = key_file.get();
     }
-    if (!autoscale) workers = serve::parse_worker_endpoints(workers_text, management_text);
-    shard.keep_own(workers);
+    if (!autoscale) {  // a pool's workers are the shard's own already
+      workers = serve::parse_worker_endpoints(workers_text, management_text);
+      shard.keep_own(workers);
+    }
     // Every query the front end accepts must fit in one request on its own.
     const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)}) +
                            (protocol.wire() ? protocol.wire()->envelope_bytes() : 0);

@@ -6,8 +6,8 @@
 # `lull loadgen` at 60 qps for 10 s through it. At 3 s shard 1 gets kill -9;
 # at 5 s it is started again on its port. Checks (exit 1 if any fails):
 #   - queries lost (unanswered or not 200) are at most shard 1's in flight
-#     when it died (the most its /metrics showed waiting or in a batch in
-#     the 300 ms before): nginx passes what the dead shard refused or
+#     when it died (the most its /metrics showed received and not yet
+#     answered in the 300 ms before): nginx passes what the dead shard refused or
 #     dropped on to the next one (proxy_next_upstream error timeout
 #     non_idempotent), so usually 0;
 #   - the restarted shard is sent queries again within 4 s (nginx has no
@@ -31,9 +31,11 @@ source "$ROOT/experiments/shard_support.sh"   # start_replay_servers, start_shar
 trap cleanup EXIT
 FAILED=0
 fail() { echo "shard_fault_nginx: FAIL: $*" >&2; FAILED=1; }
-# The queries shard 1 holds now: waiting in its queue plus in its batches in flight.
-shard1_open() { curl -s --max-time 1 "http://127.0.0.1:$PORT1/metrics" |
-  awk '$1 ~ /^lull_queue_depth/ || $1 ~ /^lull_in_flight_queries/ {s += $2} END {printf "%d\n", s}'; }
+# The queries shard 1 holds now: received, not yet answered (nor failed or refused).
+shard1_open() { curl -s --max-time 1 "http://127.0.0.1:$PORT1/metrics" | awk '
+  $1 == "lull_queries_total" {q += $2}
+  $1 ~ /^lull_answered_total/ || $1 == "lull_failed_total" || $1 == "lull_rejected_total" {a += $2}
+  END {printf "%d\n", q - a}'; }
 
 start_replay_servers 3
 "$LULL" compile --profiles "$ROOT/test/data/replay_profile.json" --slo-ms 70 --workers 3 --load-qps 10:120:10 \
