@@ -24,7 +24,6 @@ WORK="$(mktemp -d /tmp/lull-shard-pool.XXXXXX)"
 PIDS=()
 source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file
 trap cleanup EXIT
-[ -n "${KEEP:-}" ] && trap "cp -r \"$WORK\" \"$KEEP\"; cleanup" EXIT
 FAILED=0
 fail() { echo "shard_pool: FAIL: $*" >&2; FAILED=1; }
 
