@@ -27,7 +27,8 @@ void add_serve_autoscale_options(po::options_description& desc, ServeAutoscaleFl
       ("worker-command", po::value(&f.command),
        "local pool: the model server's command, {port} (and {management_port}) replaced by ports lull picks, "
        "e.g. 'python3 runtime/modelserver/lull_modelserver.py --replay-profile P.json --port {port}'")
-      ("worker-log-dir", po::value(&f.log_dir), "local pool: each worker's output goes to DIR/ID.log (default: a new /tmp dir)")
+      ("worker-log-dir", po::value(&f.log_dir),
+       "local pool: each worker's output goes to DIR/ID.log (default: a new /tmp dir; shard I's IDs are local-I-N)")
       ("initial-workers", po::value(&f.initial_workers)->default_value(0),
        "workers started before serving (0: the autoscaler's floor)")
       ("worker-start-timeout-s", po::value(&f.start_timeout_s)->default_value(f.start_timeout_s),
@@ -44,8 +45,11 @@ void add_serve_autoscale_options(po::options_description& desc, ServeAutoscaleFl
       ("k8s-token-file", po::value(&f.k8s_token_file)->default_value(f.k8s_token_file), "bearer token file")
       ("k8s-ca-file", po::value(&f.k8s_ca_file)->default_value(f.k8s_ca_file), "CA certificate file ('' : the system CAs)")
       ("k8s-namespace", po::value(&f.k8s_namespace)->default_value(f.k8s_namespace), "namespace")
-      ("k8s-deployment", po::value(&f.k8s_deployment), "the model servers' Deployment (scaled through /scale)")
-      ("k8s-service", po::value(&f.k8s_service), "the Service whose EndpointSlices list the workers")
+      ("k8s-deployment", po::value(&f.k8s_deployment),
+       "the model servers' Deployment (scaled through /scale); with --shard I/G a name with {shard}, replaced by I "
+       "(each shard scales its own)")
+      ("k8s-service", po::value(&f.k8s_service),
+       "the Service whose EndpointSlices list the workers; with --shard, with {shard} too")
       ("k8s-port-name", po::value(&f.k8s_port_name)->default_value(f.k8s_port_name), "the Service port of the inference API")
       ("k8s-management-port-name", po::value(&f.k8s_management_port_name)->default_value(f.k8s_management_port_name),
        "its management port (absent from the Service: the inference port)")

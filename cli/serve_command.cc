@@ -60,7 +60,8 @@ int run_serve(int argc, char** argv) {
       ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
       ("shard", po::value(&shard_text),
        "I/G: serve as shard I (0-based) of G behind a round-robin balancer: own the servers j with j mod G = I, "
-       "and serve the policies compiled for G times its workers at G times its load (docs/scaling.md)")
+       "and serve the policies compiled for G times its workers at G times its load; with --autoscale its pool is "
+       "its own (docs/scaling.md)")
       ("listen", po::value(&listen)->default_value("127.0.0.1:" + std::to_string(serve::FrontendOptions::kDefaultPort)), "HOST:PORT of the front end (port 0: any)")
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
       ("max-body-bytes", ranged_value<std::size_t>(&fe.max_body_bytes, 1, limits::kMaxBodyBytes)->default_value(4 << 20),
@@ -135,8 +136,7 @@ int run_serve(int argc, char** argv) {
   if (autoscale == !workers_text.empty())
     throw UsageError(autoscale ? "--servers with --autoscale: the worker pool starts the model servers"
                                : "--servers is required (or --autoscale with a worker pool)");
-  const ServeShard shard(shard_text, autoscale || online_compile_enabled(online_flags, profiles) ||
-                                         !recompile_out.empty() || !variant_flags.sets.empty());
+  const ServeShard shard(shard_text);
   std::vector<serve::WorkerEndpoint> workers;
   serve::TorchServeKeys keys;
   std::unique_ptr<serve::TorchServeKeyFile> key_file;  // read again when it changes or a key is refused
@@ -147,8 +147,10 @@ int run_serve(int argc, char** argv) {
       keys = key_file->keys();
       backend_opts.key_file = key_file.get();
     }
-    if (!autoscale) workers = serve::parse_worker_endpoints(workers_text, management_text);
-    shard.keep_own(workers);
+    if (!autoscale) {  // a pool's workers are the shard's own already
+      workers = serve::parse_worker_endpoints(workers_text, management_text);
+      shard.keep_own(workers);
+    }
     // Every query the front end accepts must fit in one request on its own.
     const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)}) +
                            (protocol.wire() ? protocol.wire()->envelope_bytes() : 0);
@@ -192,9 +194,11 @@ int run_serve(int argc, char** argv) {
   // every thread inherits the blocked mask and only the watcher gets them.
   server::StopSignals stop_signals;
   std::unique_ptr<CompilerPolicySource> source;
+  std::unique_ptr<runtime::PolicyCompiler> shard_source;  // the shard's view of `source`
   if (online) {
     source = std::make_unique<CompilerPolicySource>(policies, profiles, online_flags);
-    spec.online = source.get();
+    shard_source = shard.online(*source, runtime::load_policy_library(policies, {}));
+    spec.online = shard_source ? shard_source.get() : source.get();
   }
   std::vector<std::string> model_names;
   for (const auto& m : table.models) model_names.push_back(m.name);
@@ -208,6 +212,7 @@ int run_serve(int argc, char** argv) {
         return protocol.check_worker(client, w, models, timeout_ms);
       };
   }
+  if (autoscale) shard.configure_pool(spec.autoscale);
   if (protocol.v2()) {  // the protocol outlives the server
     spec.health_probe = "GET /v2/models/{model}/ready";
     spec.check_models = [&protocol](serve::HttpTransport& client, const std::vector<serve::WorkerEndpoint>& servers,
@@ -231,14 +236,18 @@ int run_serve(int argc, char** argv) {
       throw UsageError(
           "--variant-sets with --autoscale: not with --no-model-check (a new worker must be checked to "
           "hold every model of --policies before it joins)");
-    const std::vector<runtime::PolicyTable> full =
-        opts.library.empty() ? std::vector<runtime::PolicyTable>{table} : opts.library;
+    // A shard's variants: each as the file has it, then its shard view.
+    const std::vector<runtime::PolicyTable> full = shard.enabled()        ? runtime::load_policy_library(policies, {})
+                                                   : opts.library.empty() ? std::vector<runtime::PolicyTable>{table}
+                                                                          : opts.library;
     spec.variants = variant_spec(variant_flags, full, policies);
+    spec.variants.variants = shard.variants(std::move(spec.variants.variants), static_cast<int>(workers.size()));
   }
   if (!recompile_out.empty()) {
     check_binary_output(recompile_out, "--recompile-on-drift");
     spec.drift.out_path = recompile_out;
     spec.drift.served = read_policy_library(policies).sets(0);
+    shard.configure_drift(spec.drift, runtime::policy_table_from_proto(spec.drift.served, {}, policies + ": sets[0]"));
     spec.drift.recompile = compiler::recompile_with_latencies;
     spec.drift.write = [recompile_out](const std::string& bytes) {
       write_binary_output(recompile_out, bytes, "--recompile-on-drift");

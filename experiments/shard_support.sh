@@ -65,3 +65,24 @@ shards_up() {
 metric_sum() {
   curl -s --max-time 2 "$1/metrics" | awk -v m="$2" '$1 == m || index($1, m "{") == 1 {s += $2} END {printf "%d\n", s}'
 }
+
+# start_nginx: nginx with experiments/nginx-shards.conf (its placeholders
+# filled in) in front of shards 0..2 (WORK/shardI.port); LB_URL is its front
+# end. Returns once it answers a /ping through to a shard.
+start_nginx() {
+  local lb
+  lb=$(free_port)
+  mkdir -p "$WORK/nginx/tmp"
+  sed -e "s/LB_BIND/127.0.0.1:$lb/" -e "s/SHARD0/127.0.0.1:$(cat "$WORK/shard0.port")/" \
+      -e "s/SHARD1/127.0.0.1:$(cat "$WORK/shard1.port")/" -e "s/SHARD2/127.0.0.1:$(cat "$WORK/shard2.port")/" \
+      "$ROOT/experiments/nginx-shards.conf" > "$WORK/nginx/lb.conf"
+  nginx -e stderr -p "$WORK/nginx" -c "$WORK/nginx/lb.conf" > "$WORK/nginx.log" 2>&1 &
+  PIDS+=($!)
+  LB_URL="http://127.0.0.1:$lb"
+  for _ in $(seq 1 100); do
+    curl -sf --max-time 1 "$LB_URL/ping" > /dev/null && return 0
+    sleep 0.1
+  done
+  echo "$(basename "$0" .sh): nginx never answered /ping ($(cat "$WORK/nginx.log"))" >&2
+  exit 1
+}

@@ -120,7 +120,9 @@ PolicyRequest PolicyCatalog::wanted(int workers_up, double load_qps, const Arriv
   if (g != grid_qps_.end()) {
     target = *g;
   } else {
-    target = grid_qps_.back() + std::ceil((load_qps - grid_qps_.back()) / step_qps_) * step_qps_;
+    // A load on a step takes that step, also when rounding puts it a hair
+    // above (a shard's grid is the fleet's divided by G: runtime/shard.h).
+    target = grid_qps_.back() + std::ceil((load_qps - grid_qps_.back()) / step_qps_ - 1e-9) * step_qps_;
     target = std::min(target, limits::kMaxLoadQps);
   }
   const auto it = by_workers_.find(workers_up);

@@ -1,5 +1,7 @@
 #include "runtime/shard.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -38,6 +40,16 @@ std::vector<std::size_t> shard_members(const Shard& shard, std::size_t total) {
   return mine;
 }
 
+PolicyTable shard_table(const PolicyTable& table, const Shard& shard) {
+  if (table.workers % shard.count != 0)
+    throw std::invalid_argument("shard " + shard.label() + ": a policy set for " + std::to_string(table.workers) +
+                                " workers has no view for " + std::to_string(shard.count) + " shards (not a multiple)");
+  PolicyTable view = table;
+  view.workers = table.workers / shard.count;
+  for (CompiledPolicy& p : view.policies) p.load_qps = p.load_qps / shard.count;
+  return view;
+}
+
 std::vector<PolicyTable> shard_library(const std::vector<PolicyTable>& library, const Shard& shard, int local_workers) {
   std::vector<PolicyTable> out;
   bool covers_local = false;
@@ -45,12 +57,12 @@ std::vector<PolicyTable> shard_library(const std::vector<PolicyTable>& library, 
   for (const PolicyTable& t : library) {
     compiled += (compiled.empty() ? "" : ", ") + std::to_string(t.workers);
     if (t.workers % shard.count != 0) continue;
-    PolicyTable view = t;
-    view.workers = t.workers / shard.count;
-    for (CompiledPolicy& p : view.policies) p.load_qps = p.load_qps / shard.count;
-    covers_local = covers_local || view.workers == local_workers;
-    out.push_back(std::move(view));
+    out.push_back(shard_table(t, shard));
+    covers_local = covers_local || local_workers == 0 || out.back().workers == local_workers;
   }
+  if (local_workers == 0 && out.empty())
+    throw std::invalid_argument("shard " + shard.label() + " needs policies compiled for a multiple of " +
+                                std::to_string(shard.count) + " workers; the policies hold worker counts " + compiled);
   if (!covers_local)
     throw std::invalid_argument("shard " + shard.label() + " has " + std::to_string(local_workers) +
                                 " servers, so it needs policies compiled for " +
@@ -58,6 +70,39 @@ std::vector<PolicyTable> shard_library(const std::vector<PolicyTable>& library, 
                                 std::to_string(shard.count) + " shards x " + std::to_string(local_workers) +
                                 "); the policies hold worker counts " + compiled);
   return out;
+}
+
+ShardPolicyCompiler::ShardPolicyCompiler(PolicyCompiler& global, Shard shard, std::vector<double> grid_qps)
+    : global_(global), shard_(shard), grid_qps_(std::move(grid_qps)) {
+  if (grid_qps_.empty()) throw std::invalid_argument("ShardPolicyCompiler: no grid");
+}
+
+PolicyRequest ShardPolicyCompiler::global_request(const PolicyRequest& r) const {
+  PolicyRequest out = r;
+  out.workers = r.workers * shard_.count;
+  const double load = r.load_qps * shard_.count;
+  out.load_qps = load;
+  // The shard's grid is the fleet's divided by G, so G*L misses its grid
+  // point by rounding at most: take the point (one big lull asks for it).
+  const auto near = [load](double g) { return std::abs(g - load) <= 1e-9 * std::max(1.0, std::abs(g)); };
+  for (double g : grid_qps_)
+    if (near(g)) return out.load_qps = g, out;
+  // Above the grid: the top plus whole steps (PolicyCatalog::wanted's rule).
+  const double top = grid_qps_.back();
+  const double step = grid_qps_.size() >= 2 ? top - grid_qps_[grid_qps_.size() - 2] : top;
+  if (load > top && step > 0) {
+    const double on_steps = top + std::round((load - top) / step) * step;
+    if (near(on_steps)) out.load_qps = on_steps;
+  }
+  return out;
+}
+
+PolicyTable ShardPolicyCompiler::compile(const PolicyRequest& request) {
+  const PolicyRequest global = global_request(request);
+  PolicyTable view = shard_table(global_.compile(global), shard_);
+  for (CompiledPolicy& p : view.policies)
+    if (p.load_qps == global.load_qps / shard_.count) p.load_qps = request.load_qps;
+  return view;
 }
 
 }  // namespace lull::runtime

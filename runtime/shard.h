@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/policy_provider.h"
 #include "runtime/policy_table.h"
 
 namespace lull::runtime {
@@ -31,12 +32,41 @@ Shard parse_shard(const std::string& text);
 // when there are fewer servers than shards (some shard would own none).
 std::vector<std::size_t> shard_members(const Shard& shard, std::size_t total);
 
-// The policy library as the shard serves it: each table compiled for
-// N = G*K workers becomes one for K workers whose policies' loads are the
-// compiled ones divided by G (the same actions: per-worker load unchanged).
-// A table whose N is not a multiple of G has no exact shard view and is left
-// out. Throws std::invalid_argument when no table is left for `local_workers`
-// (the shard's own servers), naming the worker count it needed.
+// One table as the shard serves it: compiled for N = G*K workers, it becomes
+// one for K workers whose policies' loads are the compiled ones divided by G
+// (the same actions: per-worker load unchanged). Throws
+// std::invalid_argument when N is not a multiple of G (no exact view).
+PolicyTable shard_table(const PolicyTable& table, const Shard& shard);
+
+// The policy library as the shard serves it: shard_table of each table, the
+// tables whose N is not a multiple of G left out. Throws
+// std::invalid_argument when no table is left for `local_workers` (the
+// shard's own servers), naming the worker count it needed; local_workers 0:
+// any count will do (a worker pool picks it: --autoscale), so only an empty
+// view is refused.
 std::vector<PolicyTable> shard_library(const std::vector<PolicyTable>& library, const Shard& shard, int local_workers);
+
+// Online compilation in a shard: its Dispatcher asks for K workers at its
+// load L (grid point or step of its view); that is the fleet's G*K workers
+// at G*L, which `global` compiles exactly as it would for one lull of G*K
+// workers, and the shard gets that table's shard_table. G*L is put back on
+// the fleet's grid (`grid_qps`: the loads of the library's first table, as
+// PolicyCatalog::wanted reads them), so the request `global` sees is the
+// very one one big lull would send, bit for bit, and the loads of the
+// policies on that grid come back as the shard asked for them (so its
+// catalog knows the request as held).
+class ShardPolicyCompiler final : public PolicyCompiler {
+ public:
+  // `global` outlives this; `grid_qps` ascending, not empty.
+  ShardPolicyCompiler(PolicyCompiler& global, Shard shard, std::vector<double> grid_qps);
+  PolicyTable compile(const PolicyRequest& request) override;
+  // The fleet's request that the shard's stands for.
+  PolicyRequest global_request(const PolicyRequest& shard_request) const;
+
+ private:
+  PolicyCompiler& global_;
+  Shard shard_;
+  std::vector<double> grid_qps_;
+};
 
 }  // namespace lull::runtime

@@ -24,6 +24,9 @@ LocalProcessPool::LocalProcessPool(serve::HttpTransport& client, const runtime::
   if (options_.command.find("{port}") == std::string::npos)
     throw std::invalid_argument("worker command '" + options_.command +
                                 "': no {port} (lull allocates each worker's port and puts it there)");
+  if (options_.port_modulus < 1 || options_.port_residue < 0 || options_.port_residue >= options_.port_modulus)
+    throw std::invalid_argument("local pool: port class " + std::to_string(options_.port_residue) + " mod " +
+                                std::to_string(options_.port_modulus) + " is empty");
   if (options_.log_dir.empty()) {
     char tmpl[] = "/tmp/lull-workers-XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("cannot create a log directory under /tmp");
@@ -148,6 +151,18 @@ std::string LocalProcessPool::start_check(const serve::WorkerEndpoint& endpoint,
   return "not up within " + std::to_string(options_.start_timeout_ms) + " ms (last: " + last + ")";
 }
 
+int LocalProcessPool::pick_port() {
+  // The launcher's ports are spread over the range (random start, free
+  // ones), so one in G is in this class: a bounded number of tries.
+  const int tries = 64 * options_.port_modulus;
+  for (int i = 0; i < tries; ++i) {
+    const int port = launcher_.pick_port();
+    if (port % options_.port_modulus == options_.port_residue) return port;
+  }
+  throw std::runtime_error("no free port p with p mod " + std::to_string(options_.port_modulus) + " = " +
+                           std::to_string(options_.port_residue) + " in " + std::to_string(tries) + " tries");
+}
+
 std::vector<std::string> LocalProcessPool::start_workers(int n) {
   if (n < 0) throw std::invalid_argument("start_workers: n < 0");
   std::vector<std::string> ids;
@@ -156,14 +171,14 @@ std::vector<std::string> LocalProcessPool::start_workers(int n) {
     std::lock_guard<std::mutex> lock(mu_);
     for (int i = 0; i < n; ++i) {
       auto w = std::make_unique<Worker>();
-      w->info.id = "local-" + std::to_string(next_id_++);
+      w->info.id = options_.id_prefix + std::to_string(next_id_++);
       w->info.since_us = clock_.now_us();
       ids.push_back(w->info.id);
       try {
-        const int port = launcher_.pick_port();
+        const int port = pick_port();
         const bool two_ports = options_.command.find("{management_port}") != std::string::npos;
         int management_port = port;
-        while (two_ports && management_port == port) management_port = launcher_.pick_port();
+        while (two_ports && management_port == port) management_port = pick_port();
         w->info.inference_url = "http://127.0.0.1:" + std::to_string(port);
         w->info.management_url = "http://127.0.0.1:" + std::to_string(management_port);
         w->process = launcher_.launch(expand_command(options_.command, port, management_port),

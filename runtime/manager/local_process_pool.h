@@ -43,6 +43,12 @@ struct LocalProcessPoolOptions {
   // (another protocol's servers: cli/serve_backend.h).
   std::function<std::string(serve::HttpTransport&, const serve::WorkerEndpoint&, std::int64_t timeout_ms)> check;
   std::string log_dir;  // DIR/ID.log gets each worker's output; empty: a new /tmp dir
+  // Several pools on one host (lull shards, docs/scaling.md): pool I of G
+  // takes only ports p with p mod G == I and names its workers
+  // "local-I-N" (id_prefix "local-I-"), so no two pools pick the same port,
+  // nor write the same log file in a shared log_dir.
+  int port_modulus = 1, port_residue = 0;
+  std::string id_prefix = "local-";
   std::int64_t start_timeout_ms = 60000;
   std::int64_t check_interval_ms = 100;  // between failed health/model checks
   std::int64_t drain_timeout_ms = 30000;
@@ -100,6 +106,7 @@ class LocalProcessPool final : public WorkerPool {
   std::string start_check(const serve::WorkerEndpoint& endpoint, std::int64_t deadline_us,
                           std::shared_ptr<CheckCancel> cancel) const;
   void notify(const std::vector<WorkerInfo>& changed);
+  int pick_port();  // the launcher's, in this pool's class (port_modulus, port_residue)
 
   serve::HttpTransport& client_;
   const runtime::Clock& clock_;

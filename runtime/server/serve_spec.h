@@ -54,6 +54,8 @@ struct DriftSpec {
   schema::PolicySet served;
   serve::DriftRecompiler::Recompile recompile;
   serve::DriftRecompiler::Write write;
+  // The recompiled set as served (a shard's view: runtime/shard.h); unset: as is.
+  std::function<runtime::PolicyTable(const runtime::PolicyTable&)> view;
   // After each recompiled set is swapped in (online compilation takes its latencies).
   std::function<void(const schema::PolicySet&)> on_recompiled;
 };

@@ -82,7 +82,8 @@ Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
   session_ = std::make_unique<serve::ServeSession>(spec_.table, *backend_, *backend_, inputs_, clock_, opts);
   if (recompiler_)  // recompiled sets are swapped in live
     recompiler_->connect([this](const schema::PolicySet& set) {
-      session_->replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
+      const runtime::PolicyTable table = runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set");
+      session_->replace_policies(spec_.drift.view ? spec_.drift.view(table) : table);
       if (spec_.drift.on_recompiled) spec_.drift.on_recompiled(set);
     });
 }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -377,4 +378,47 @@ TEST_CASE("kubernetes pool: retries stop when the pool call's time budget leaves
                         ": HTTP 500 InternalError: etcdserver: request timed out (attempt 4 of 5); giving up: the pool "
                         "call's time budget of 2000 ms is spent");
   CHECK(rig.log().size() == 1 + 4);  // one GET, four PATCHes
+}
+
+TEST_CASE("kubernetes pool: each lull shard scales its own Deployment and sees only its own pods",
+          "[manager][kubernetes][shard]") {
+  // One API server holding shard 0's and shard 1's Deployments and Services
+  // (models-0, models-1: docs/scaling.md, `--k8s-deployment models-{shard}`).
+  FakeKubernetesApi::Options o0 = cluster(2), o1 = cluster(1);
+  o0.name = "models-0";
+  o1.name = "models-1";
+  o1.subnet = 1;
+  FakeKubernetesApi shard0(o0), shard1(o1);
+  Rig rig;
+  rig.client.fallback([&](const lull::serve::HttpRequest& r) {
+    return r.url.find("models-1") != std::string::npos ? shard1.answer(r) : shard0.answer(r);
+  });
+  std::vector<std::unique_ptr<KubernetesPool>> pools;
+  for (const char* name : {"models-0", "models-1"}) {
+    auto o = rig.options();
+    o.deployment = o.service = name;
+    pools.push_back(std::make_unique<KubernetesPool>(rig.client, rig.clock, o));
+    pools.back()->refresh();
+  }
+  CHECK(count_workers(pools[0]->list_workers(), WorkerState::kUp) == 2);
+  CHECK(count_workers(pools[1]->list_workers(), WorkerState::kUp) == 1);
+  pools[1]->start_workers(2);
+  pools[1]->refresh();
+  pools[0]->refresh();
+  INFO(pools[1]->last_error());
+  CHECK(count_workers(pools[1]->list_workers(), WorkerState::kUp) == 3);
+  CHECK(count_workers(pools[0]->list_workers(), WorkerState::kUp) == 2);
+  for (const auto& w : pools[1]->list_workers()) {
+    CHECK(w.id.rfind("models-1-", 0) == 0);
+    CHECK(w.inference_url.rfind("http://10.0.1.", 0) == 0);
+  }
+  for (const auto& w : pools[0]->list_workers()) CHECK(w.id.rfind("models-0-", 0) == 0);
+  // Shard 1's scale-out went to its Deployment only.
+  for (const auto& line : shard0.log()) CHECK(line.rfind("PATCH", 0) != 0);
+  bool patched = false;
+  for (const auto& line : shard1.log())
+    patched = patched || line ==
+                             "PATCH /apis/apps/v1/namespaces/lull/deployments/models-1/scale|"
+                             "application/merge-patch+json|{\"spec\":{\"replicas\":3}}";
+  CHECK(patched);
 }

@@ -13,7 +13,9 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -261,4 +263,34 @@ TEST_CASE("local pool (fakes): a process that ignores SIGTERM gets SIGKILL once 
   REQUIRE(wait_until([&] { return rig.launcher.exited(0); }, 10000));
   CHECK(rig.launcher.signals(0) == std::vector<int>{SIGTERM, SIGKILL});
   CHECK(pool.pid_of(id) == -1);
+}
+
+TEST_CASE("local pool (fakes): shards on one host take disjoint ports and names, from one launcher",
+          "[manager][local][shard]") {
+  Rig rig;  // one launcher: its ports are handed out in order, 20000 on
+  std::vector<std::unique_ptr<LocalProcessPool>> pools;
+  for (int i = 0; i < 3; ++i) {
+    auto o = rig.options();
+    o.port_modulus = 3;
+    o.port_residue = i;
+    o.id_prefix = "local-" + std::to_string(i) + "-";
+    pools.push_back(std::make_unique<LocalProcessPool>(rig.http, rig.clock, o, rig.launcher));
+  }
+  std::set<std::string> urls, logs;
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 3; ++i)
+      for (const auto& id : pools[static_cast<std::size_t>(i)]->start_workers(2)) {
+        const auto w = find_worker(*pools[static_cast<std::size_t>(i)], id);
+        CHECK(id.rfind("local-" + std::to_string(i) + "-", 0) == 0);
+        const int port = std::stoi(w.inference_url.substr(w.inference_url.rfind(':') + 1));
+        CHECK(port % 3 == i);
+        urls.insert(w.inference_url);
+      }
+  CHECK(urls.size() == 12);
+  for (std::size_t p = 0; p < rig.launcher.launched(); ++p) logs.insert(rig.launcher.process(p)->log_path);
+  CHECK(logs.size() == 12);  // one log file each in the shared --worker-log-dir
+  auto o = rig.options();
+  o.port_modulus = 2;
+  o.port_residue = 2;
+  CHECK_THROWS_WITH(LocalProcessPool(rig.http, rig.clock, o, rig.launcher), Catch::Contains("2 mod 2 is empty"));
 }

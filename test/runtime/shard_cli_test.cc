@@ -1,7 +1,7 @@
 // lull serve --shard's bad input (docs/scaling.md "Shards"): each refused
 // before any server is contacted, with one line naming --shard and exit 2.
-// The serving itself is checked on real processes by the ctest
-// serve.shard_fault and experiments/shards.sh.
+// The serving itself is checked on real processes by the ctests
+// serve.shard_fault and serve.shard_pool, and experiments/shards.sh.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -46,6 +46,17 @@ TEST_CASE(
   lull::test::check_usage_error(base + servers(3) + " --shard 0/2",
                                 "--shard 0/2: shard 0/2 has 2 servers, so it needs policies compiled for 4 workers",
                                 port_file);
-  lull::test::check_usage_error("serve --policies " + set + " --autoscale --worker-command 'x {port}' --shard 0/2",
-                                "--shard 0/2: with --servers only", port_file);
+  // With --autoscale the pool picks the count: any multiple of G will do, none is refused.
+  lull::test::check_usage_error("serve --policies " + set + " --autoscale --worker-command 'x {port}' --shard 0/3",
+                                "--shard 0/3: shard 0/3 needs policies compiled for a multiple of 3 workers",
+                                port_file);
+  // The Kubernetes pool: each shard its own Deployment and Service, named with {shard}.
+  const std::string kube = "serve --policies " + set + " --port-file " + port_file +
+                           " --autoscale --worker-pool kubernetes --k8s-api-server https://127.0.0.1:9 ";
+  lull::test::check_usage_error(kube + "--k8s-deployment models --k8s-service models-{shard} --shard 1/2",
+                                "--shard 1/2 with --worker-pool kubernetes: --k8s-deployment and --k8s-service need "
+                                "{shard}",
+                                port_file);
+  lull::test::check_usage_error(kube + "--k8s-deployment models-{shard} --k8s-service models-{shard}",
+                                "--k8s-deployment/--k8s-service: {shard} without --shard", port_file);
 }

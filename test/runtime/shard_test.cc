@@ -109,3 +109,90 @@ TEST_CASE(
   CHECK_THROWS_WITH(shard_library(lib, {0, 3}, 7), Catch::Contains("compiled for 21 workers (3 shards x 7)"));
   CHECK_THROWS_WITH(shard_library({lib.at(1)}, {0, 3}, 1), Catch::Contains("worker counts 4"));
 }
+
+TEST_CASE("shard: with no own count (a pool picks it) every multiple of G is kept and none at all is an error") {
+  const auto lib = marked_library();
+  std::set<int> counts;
+  for (const auto& t : shard_library(lib, {0, 2}, 0)) counts.insert(t.workers);
+  CHECK(counts == std::set<int>{2, 3, 4, 6});  // from 4, 6, 8, 12
+  CHECK_THROWS_WITH(shard_library({lib.at(1)}, {0, 3}, 0), Catch::Contains("a multiple of 3 workers"));
+  CHECK_THROWS_WITH(lull::runtime::shard_table(lib.at(1), {0, 3}), Catch::Contains("not a multiple"));
+}
+
+namespace {
+
+// Compiles one policy at exactly the load asked for, its first action
+// marking the request (workers and load), and records every request.
+struct MarkingCompiler final : lull::runtime::PolicyCompiler {
+  std::vector<lull::runtime::PolicyRequest> requests;
+  PolicyTable compile(const lull::runtime::PolicyRequest& r) override {
+    requests.push_back(r);
+    PolicyTable t = lull::test::tiny_table();
+    t.workers = r.workers;
+    auto p = t.policies.front();
+    p.load_qps = r.load_qps;
+    p.actions.front().batch = static_cast<std::uint16_t>(r.workers * 1000 + static_cast<int>(r.load_qps) % 1000);
+    t.policies = {p};
+    return t;
+  }
+};
+
+// Worker counts 12..28 on one global load grid 5:300:5, as `lull compile
+// --load-qps 5:300:5` makes it for each. With G = 7 some grid points (115,
+// 225, 230) do not survive (L / 7) * 7 in floating point.
+std::vector<PolicyTable> grid_library() {
+  std::vector<PolicyTable> lib;
+  std::uint16_t mark = 1;
+  for (int n : {12, 14, 21, 24, 28}) {
+    PolicyTable t = lull::test::tiny_table();
+    t.workers = n;
+    const auto proto = t.policies.front();
+    t.policies.clear();
+    for (int l = 5; l <= 300; l += 5) {
+      auto p = proto;
+      p.load_qps = l;
+      p.actions.front().batch = mark++;
+      t.policies.push_back(p);
+    }
+    lib.push_back(t);
+  }
+  return lib;
+}
+
+}  // namespace
+
+TEST_CASE("shard: online compilation sends the request one big lull sends and both then choose the same policy") {
+  const auto lib = grid_library();
+  for (int g : {2, 3, 4, 7}) {
+    for (int k : {1, 2, 3, 5}) {  // 5: a count compiled for neither (G*5 is not in the library)
+      PolicyCatalog whole(lib);
+      PolicyCatalog mine(shard_library(lib, {g - 1, g}, 0));
+      MarkingCompiler for_whole, for_mine;
+      lull::runtime::ShardPolicyCompiler shard_compiler(for_mine, {g - 1, g}, lib.front().loads_qps());
+      // On the grid, between its points, on and between steps above it.
+      for (double global : {3.0, 15.0, 100.0, 113.0, 115.0, 150.0, 225.0, 229.0, 230.0, 299.9, 300.0, 301.0, 345.0,
+                            360.0, 1000.0, 1234.5, 3.0e4 / 7}) {
+        INFO("G=" << g << " K=" << k << " global load " << global);
+        const auto want = whole.wanted(g * k, global);
+        const auto mine_wants = mine.wanted(k, global / g);
+        REQUIRE((want.workers == 0) == (mine_wants.workers == 0));
+        if (want.workers == 0) continue;  // held by both
+        const auto sent = shard_compiler.global_request(mine_wants);
+        CHECK(sent.workers == want.workers);
+        CHECK(sent.load_qps == want.load_qps);  // bit for bit: the same compilation
+        whole.add(for_whole.compile(want));
+        mine.add(shard_compiler.compile(mine_wants));
+        REQUIRE(for_mine.requests.back().load_qps == for_whole.requests.back().load_qps);
+        // Now both hold it, and both choose it.
+        CHECK(whole.wanted(g * k, global).workers == 0);
+        CHECK(mine.wanted(k, global / g).workers == 0);
+        for (bool conservative : {false, true}) {
+          const auto a = whole.choose(g * k, global, conservative);
+          const auto b = mine.choose(k, global / g, conservative);
+          CHECK(b.workers * g == a.workers);
+          CHECK(b.policy->actions.front().batch == a.policy->actions.front().batch);
+        }
+      }
+    }
+  }
+}

@@ -24,22 +24,34 @@
 using namespace lull::serve;
 using namespace lull::serve::testing;
 
-TEST_CASE("lull serve --recompile-on-drift: slower servers than profiled give a drift line, metrics and a new set",
-          "[serve][drift][cli]") {
-  const std::string dir = lull::test::temp_dir() + "/drift_cli";
+namespace {
+
+// `shards` 1: one lull over the stand-in; 2: shard 0 of 2, owning the
+// stand-in (server 0 of "stand-in, nothing": server 1 is shard 1's), with
+// the set compiled for 2 workers at twice the loads, which it serves at half
+// the load for 1.
+void check_drift_recompiled_and_swapped_in(int shards) {
+  const std::string dir = lull::test::temp_dir() + "/drift_cli_" + std::to_string(shards);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string set = dir + "/set.pb", out = dir + "/recompiled.pb", port_file = dir + "/port",
                     log = dir + "/serve.log";
   const auto compiled = lull::test::run_lull("compile --profiles " + source_path("test/data/tiny_profile.json") +
-                                             " --slo-ms 300 --workers 1 --load-qps 5,10 --max-queue 4 --intervals 10"
+                                             " --slo-ms 300 --workers " + std::to_string(shards) + " --load-qps " +
+                                             (shards == 1 ? "5,10" : "10,20") +
+                                             " --max-queue 4 --intervals 10"
                                              " --all-models --device cpu --out " +
                                              set);
   REQUIRE(compiled.exit_code == 0);
   ModelServerProcess server({"--fake", "fast:40:5", "--fake", "slow:60:10"});
 
-  LullServeProcess serve(
-      {"--policies", set, "--servers", server.url(), "--no-model-check", "--recompile-on-drift", out}, log, port_file);
+  std::vector<std::string> args = {"--policies",           set, "--servers", server.url(), "--no-model-check",
+                                   "--recompile-on-drift", out};
+  if (shards == 2) {
+    args[3] += ",http://127.0.0.1:9";
+    args.insert(args.end(), {"--shard", "0/2"});
+  }
+  LullServeProcess serve(args, log, port_file);
   const std::string& base = serve.base();
   HttpClient client;
   const auto post = [&](int i) { return serve.post("tiny", "input-" + std::to_string(i)); };
@@ -88,7 +100,10 @@ TEST_CASE("lull serve --recompile-on-drift: slower servers than profiled give a 
     return line.empty() ? -1.0 : std::stod(line.substr(line.rfind(' ') + 1));
   };
   CHECK(now("lull_drift_recompilations_total") == 1);
-  const double load = now("lull_policy_load_queries_per_second");
+  // A shard serves the recompiled set (the fleet's) through its view: for
+  // its one worker at its share of the load.
+  CHECK(now("lull_policy_workers") == 1);
+  const double load = now("lull_policy_load_queries_per_second") * shards;
   const auto at = [&](const lull::schema::PolicySet& s) -> const lull::schema::Policy* {
     for (const auto& p : s.policies())
       if (p.inputs().load_qps() == load) return &p;
@@ -103,4 +118,16 @@ TEST_CASE("lull serve --recompile-on-drift: slower servers than profiled give a 
   CHECK(at(after)->expected().violation_rate() != Approx(at(before)->expected().violation_rate()).margin(1e-6));
   CHECK(lull::test::slurp(log).find("lull serve: swapped in the policies recompiled from observed latencies") !=
         std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("lull serve --recompile-on-drift: slower servers than profiled give a drift line, metrics and a new set",
+          "[serve][drift][cli]") {
+  check_drift_recompiled_and_swapped_in(1);
+}
+
+TEST_CASE("lull serve --shard 0/2 --recompile-on-drift: the fleet's set recompiled, swapped in through the shard view",
+          "[serve][drift][cli][shard]") {
+  check_drift_recompiled_and_swapped_in(2);
 }

@@ -25,22 +25,39 @@
 using namespace lull::serve;
 using namespace lull::serve::testing;
 
-TEST_CASE("lull serve --variant-sets: under load the small set is swapped in and the other model unloaded",
-          "[serve][variants][cli]") {
-  const std::string dir = lull::test::temp_dir() + "/variants_cli";
+namespace {
+
+// `shards` 1: one lull over the stand-in; 2: shard 0 of 2 owning it (server
+// 1, nothing, is shard 1's), both sets compiled for 2 workers, which it
+// serves for its 1 (the shard view: docs/scaling.md "Shards").
+void check_variant_switch(int shards) {
+  const std::string dir = lull::test::temp_dir() + "/variants_cli_" + std::to_string(shards);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string full = dir + "/full.pb", small = dir + "/small.pb", port_file = dir + "/port",
                     log = dir + "/serve.log";
   const std::string compile = "compile --profiles " + source_path("test/data/tiny_profile.json") +
-                              " --slo-ms 300 --workers 1 --load-qps 5,10 --max-queue 4 --intervals 10 --device cpu";
+                              " --slo-ms 300 --workers " + std::to_string(shards) +
+                              " --load-qps 5,10 --max-queue 4 --intervals 10 --device cpu";
   REQUIRE(lull::test::run_lull(compile + " --all-models --out " + full).exit_code == 0);
   REQUIRE(lull::test::run_lull(compile + " --models fast --out " + small).exit_code == 0);
   ModelServerProcess server({"--fake", "fast:5:1", "--fake", "slow:10:1"});
 
-  LullServeProcess serve({"--policies", full, "--servers", server.url(), "--variant-sets", small + "@0.5",
-                          "--variant-dwell-s", "0", "--variant-interval-ms", "50"},
-                         log, port_file);
+  std::vector<std::string> args = {"--policies",
+                                   full,
+                                   "--servers",
+                                   server.url(),
+                                   "--variant-sets",
+                                   small + "@0.5",
+                                   "--variant-dwell-s",
+                                   "0",
+                                   "--variant-interval-ms",
+                                   "50"};
+  if (shards == 2) {
+    args[3] += ",http://127.0.0.1:9";
+    args.insert(args.end(), {"--shard", "0/2"});
+  }
+  LullServeProcess serve(args, log, port_file);
   HttpClient client;
   const auto post = [&](int i) { return serve.post("tiny", "input-" + std::to_string(i)); };
   const auto header = [](const HttpResponse& r, const std::string& name) {
@@ -66,6 +83,20 @@ TEST_CASE("lull serve --variant-sets: under load the small set is swapped in and
   CHECK(metric_line(metrics, "lull_worker_models_loaded") ==
         "lull_worker_models_loaded{worker=\"" + server.url() + "\"} 1");
   CHECK(metric_line(metrics, "lull_retried_total") == "lull_retried_total 0");
+  // The small set as the shard serves it: for its one worker.
+  CHECK(metric_line(metrics, "lull_policy_workers") == "lull_policy_workers 1");
+}
+
+}  // namespace
+
+TEST_CASE("lull serve --variant-sets: under load the small set is swapped in and the other model unloaded",
+          "[serve][variants][cli]") {
+  check_variant_switch(1);
+}
+
+TEST_CASE("lull serve --shard 0/2 --variant-sets: the small set's shard view is swapped in under the shard's load",
+          "[serve][variants][cli][shard]") {
+  check_variant_switch(2);
 }
 
 TEST_CASE("lull serve --variant-sets: a malformed item is a usage error naming the flag", "[serve][variants][cli]") {

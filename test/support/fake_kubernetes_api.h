@@ -15,7 +15,11 @@
 //   fail(method, status, count, path suffix) queues error answers (a Status body);
 //   hang(count) makes the next requests time out after their own timeout;
 //   lose_pod(name) removes a pod as a node failure does (the Deployment replaces it);
-//   log() is every API request, "METHOD PATH|CONTENT_TYPE|BODY".
+//   log() is every API request, "METHOD PATH|CONTENT_TYPE|BODY";
+//   Options::name renames the Deployment, Service and pods (a lull shard's
+//   own, "models-1": docs/scaling.md), Options::subnet the pods' 10.0.S.*.
+// Without a transport it answers only what a test hands to answer() (one
+// API server holding several Deployments: a router over several fakes).
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -37,12 +41,16 @@ class FakeKubernetesApi {
 
   struct Options {
     int replicas = 2;
-    int start_not_ready = 0;  // listings a new pod stays not ready
+    int start_not_ready = 0;      // listings a new pod stays not ready
+    std::string name = "models";  // the Deployment's, the Service's, the pods' prefix
+    int subnet = 0;               // pods at 10.0.SUBNET.K+1
   };
 
-  FakeKubernetesApi(FakeHttpTransport& http, Options options) : options_(options) {
-    for (int i = 0; i < options_.replicas; ++i) add_pod(true);
+  FakeKubernetesApi(FakeHttpTransport& http, Options options) : FakeKubernetesApi(std::move(options)) {
     http.fallback([this](const serve::HttpRequest& r) { return answer(r); });
+  }
+  explicit FakeKubernetesApi(Options options) : options_(std::move(options)) {
+    for (int i = 0; i < options_.replicas; ++i) add_pod(true);
   }
 
   // The next `count` requests of `method` (whose path ends in `suffix`) answer `status`; count -1: always.
@@ -86,7 +94,8 @@ class FakeKubernetesApi {
 
   void add_pod(bool ready) {
     const int seq = next_seq_++;
-    pods_.push_back({"models-" + std::to_string(seq), "10.0.0." + std::to_string(seq + 1), ready, 0, seq,
+    pods_.push_back({options_.name + "-" + std::to_string(seq),
+                     "10.0." + std::to_string(options_.subnet) + "." + std::to_string(seq + 1), ready, 0, seq,
                      ready ? 0 : options_.start_not_ready});
   }
   void scale_to(int replicas) {
@@ -139,6 +148,7 @@ class FakeKubernetesApi {
            ",\"ports\":[{\"name\":\"http\",\"port\":8080},{\"name\":\"management\",\"port\":8081}]}]}";
   }
 
+ public:
   serve::HttpResponse answer(const serve::HttpRequest& r) {
     const std::string prefix = kServer;
     if (r.url.rfind(prefix, 0) != 0) {
@@ -174,7 +184,7 @@ class FakeKubernetesApi {
         if (f.count > 0) --f.count;
         return status(f.status);
       }
-    const std::string scale = "/apis/apps/v1/namespaces/lull/deployments/models/scale";
+    const std::string scale = "/apis/apps/v1/namespaces/lull/deployments/" + options_.name + "/scale";
     const std::string pods = "/api/v1/namespaces/lull/pods/";
     if (path == scale && r.method == "GET") return FakeHttpTransport::reply(200, scale_json());
     if (r.method == "PATCH" && (path == scale || path.rfind(pods, 0) == 0)) {
@@ -202,13 +212,16 @@ class FakeKubernetesApi {
       return FakeHttpTransport::reply(200, "{\"kind\":\"Pod\"}");
     }
     if (path == "/apis/discovery.k8s.io/v1/namespaces/lull/endpointslices" && r.method == "GET") {
-      if (path_and_query.find("labelSelector=kubernetes.io%2Fservice-name%3Dmodels") == std::string::npos)
+      const std::string selector = "labelSelector=kubernetes.io%2Fservice-name%3D" + options_.name;
+      const auto at = path_and_query.find(selector);
+      if (at == std::string::npos || at + selector.size() != path_and_query.size())
         return FakeHttpTransport::reply(200, "{\"kind\":\"EndpointSliceList\",\"items\":[]}");
       return FakeHttpTransport::reply(200, slices_json());
     }
     return status(404);
   }
 
+ private:
   Options options_;
   mutable std::mutex mu_;
   std::vector<Pod> pods_;

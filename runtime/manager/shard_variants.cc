@@ -1,0 +1,14 @@
+#include "runtime/manager/shard_variants.h"
+
+namespace lull::manager {
+
+std::vector<ModelVariant> shard_variants(std::vector<ModelVariant> variants, const runtime::Shard& shard,
+                                         int local_workers) {
+  for (ModelVariant& v : variants) {
+    v.tables = runtime::shard_library(v.tables, shard, local_workers);
+    v.from_qps /= shard.count;
+  }
+  return variants;
+}
+
+}  // namespace lull::manager
