@@ -52,6 +52,9 @@ int run_plan(int argc, char** argv) {
       ("max-workers", po::value(&req.max_workers)->default_value(1000), "the search's largest worker count")
       ("arrivals", po::value(&flags.arrivals)->default_value(flags.arrivals),
        "central arrival process the plan's expectations hold for: poisson | gamma:CV2 | batch:D | fit:FILE (docs/arrivals.md)")
+      ("shard-qps-limit", po::value(&req.shard_qps_limit)->default_value(req.shard_qps_limit),
+       "one lull process's throughput (QPS; default: measured, docs/benchmarks.md): a load above it is planned as "
+       "ceil(load / limit) shards behind a balancer (docs/scaling.md)")
       ("capacity-workers", po::value(&capacity_workers), "worker counts of the capacity table (default: around the plan)")
       ("out", po::value(&out_path), "plan JSON to write ('-' for stdout)")
       ("plot", po::value(&plot_path), "plan PNG to write (python3 with matplotlib)");

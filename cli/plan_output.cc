@@ -1,5 +1,6 @@
 #include "cli/plan_output.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/json_object.h"
@@ -23,6 +24,46 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 
 int extra_workers(const compiler::PlanResult& r, const compiler::BurstinessRow& row) {
   const int poisson = r.burstiness.front().workers;
   return row.workers > 0 && poisson > 0 ? row.workers - poisson : 0;
+}
+
+void shards_json(JsonValue& root, const compiler::PlanResult& r, bool trace) {
+  const compiler::ShardPlan& p = r.shards;
+  JsonValue& o = root.add("shards", JsonValue::object());
+  o.add("qps_limit", p.qps_limit);
+  o.add("load_qps", p.load_qps);
+  o.add("shards", p.shards);
+  o.add("workers_per_shard", p.workers_per_shard);
+  o.add("workers", p.workers);
+  o.add("worker_seconds", p.worker_seconds);
+  if (trace) {
+    JsonValue& by_window = o.add("workers_per_shard_by_window", JsonValue::array());
+    for (int k : p.workers_per_shard_by_window) by_window.push(k);
+    return;
+  }
+  add_expectation(o, p.expected);
+  o.add("compile_s", p.expected.compile_s);
+}
+
+// When one process is not enough: G shards of K (docs/scaling.md "Shards").
+std::string shards_table(const compiler::PlanRequest& req, const compiler::PlanResult& r) {
+  const compiler::ShardPlan& p = r.shards;
+  const bool trace = !req.trace_path.empty();
+  std::string out = fmt("\nshards (one lull process carries at most %g QPS, --shard-qps-limit):\n", p.qps_limit);
+  if (p.shards == 1) return out + fmt("  %g QPS needs no shards: one process\n", p.load_qps);
+  out += fmt(trace ? "  %g QPS in the busiest window: %.0f shards" : "  %g QPS: %.0f shards", p.load_qps, p.shards);
+  if (!trace) {
+    out += fmt(" of %.0f workers = %.0f workers (%.0f worker-seconds per second)\n", p.workers_per_shard, p.workers,
+               p.worker_seconds, 0);
+    out += fmt("  expected accuracy %.4f, expected violation %.4f; each shard serves the policies for %.0f workers\n",
+               p.expected.accuracy, p.expected.violation_rate, p.workers);
+    out += fmt("  compile cost: one policy for %.0f workers took %.2f s (for %.0f, unsharded: %.2f s)\n", p.workers,
+               p.expected.compile_s, r.choice.workers, r.choice.expected.compile_s);
+    return out;
+  }
+  const auto [lo, hi] = std::minmax_element(p.workers_per_shard_by_window.begin(), p.workers_per_shard_by_window.end());
+  out += fmt(", %.0f to %.0f workers each by window; worker-seconds %.0f (unsharded %.0f)\n", *lo, *hi,
+             p.worker_seconds, r.worker_seconds);
+  return out;
 }
 
 }  // namespace
@@ -66,6 +107,7 @@ std::string plan_json(const compiler::PlanRequest& req, const compiler::PlanResu
     }
     root.add("worker_seconds", r.worker_seconds);
   }
+  shards_json(root, r, !req.trace_path.empty());
   JsonValue& cap = root.add("capacity", JsonValue::array());
   for (const auto& row : r.capacity) {
     JsonValue& c = cap.push(JsonValue::object());
@@ -129,6 +171,7 @@ std::string plan_table(const compiler::PlanRequest& req, const compiler::PlanRes
     out += fmt("worker-seconds: %.0f over %g s (window %g s, lead %g s)\n", r.worker_seconds,
                r.windows.back().end_s - r.windows.front().start_s, req.window_s, req.lead_s);
   }
+  out += shards_table(req, r);
   out += "\ncapacity (highest load meeting the target):\n  workers  max load QPS  exp. accuracy  exp. violation\n";
   for (const auto& row : r.capacity)
     out += fmt("  %7.0f  %12.1f  %13.4f  %14.4f\n", row.workers, row.max_load_qps, row.expected.accuracy,

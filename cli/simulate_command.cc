@@ -21,6 +21,7 @@
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/raw_profiles.h"
 #include "runtime/sim/result_json.h"
+#include "runtime/sim/sharded_simulation.h"
 #include "runtime/sim/simulator.h"
 #include "runtime/sim/trace_spec.h"
 #include "runtime/sim/worker_events.h"
@@ -61,7 +62,7 @@ bool parse_latency_mode(const std::string& text, const runtime::PolicyTable& tab
 int run_simulate(int argc, char** argv) {
   std::string policies, trace, replay = "hold", arrivals = "poisson", scheduler = "lull", latency = "p95", profiles,
                                out, timeline;
-  int workers = 0;
+  int workers = 0, shards = 1;
   std::uint64_t seed = 1;
   double window_ms = 500, ms_profile_s = 300, trace_scale = 1, compile_delay_ms = 300;
   std::vector<std::string> fails, workers_at;
@@ -76,6 +77,9 @@ int run_simulate(int argc, char** argv) {
       ("policies", po::value(&policies), "policy set or policy library file (from lull compile)")
       ("workers", po::value(&workers),
        "workers up at the start; must match a single policy set unless --online-compile on (a library: picks by it)")
+      ("shards", po::value(&shards),
+       "G: the --workers as G lull shards of workers/G behind a per-request round-robin balancer (arrival i to "
+       "shard i mod G), each serving the library's set for --workers at 1/G of the load (docs/scaling.md)")
       ("trace", po::value(&trace), "constant:QPS:SECONDS | rate-file:PATH (lines '<second> <QPS>') | arrivals:PATH (one time in s per line)")
       ("trace-scale", po::value(&trace_scale)->default_value(trace_scale), "multiply every rate of a constant: or rate-file: trace")
       ("replay", po::value(&replay)->default_value(replay),
@@ -116,6 +120,13 @@ int run_simulate(int argc, char** argv) {
   for (const char* required : {"policies", "workers", "trace", "out"})
     if (!vm.count(required)) throw UsageError(std::string("--") + required + " is required (lull simulate --help)");
   check_range("--workers", workers, 1, limits::kMaxWorkers);
+  const bool sharded = vm.count("shards") > 0;
+  if (sharded) {
+    check_range("--shards", shards, 1, workers);
+    if (workers % shards != 0)
+      throw UsageError("--shards " + std::to_string(shards) + ": --workers " + std::to_string(workers) +
+                       " does not divide into " + std::to_string(shards) + " equal shards");
+  }
   check_positive_range("--load-window-ms", window_ms, limits::kMaxIntervalMs);
   check_positive_range("--ms-profile-s", ms_profile_s, limits::kMaxTraceSeconds);
   check_range("--compile-delay-ms", compile_delay_ms, 0, limits::kMaxIntervalMs);
@@ -150,6 +161,11 @@ int run_simulate(int argc, char** argv) {
   if (!lull_scheduler && (online || !options.worker_events.empty() || autoscale_flags.enabled))
     throw UsageError(
         "--fail, --workers-at, --workers-schedule, --online-compile and --autoscale apply to --scheduler lull only");
+  if (sharded && (!lull_scheduler || online || !options.worker_events.empty() || autoscale_flags.enabled ||
+                  !variant_flags.sets.empty() || !timeline.empty()))
+    throw UsageError("--shards " + std::to_string(shards) +
+                     ": with --scheduler lull only, and not with --fail, --workers-at, --workers-schedule, "
+                     "--online-compile, --autoscale, --variant-sets or --timeline (each is per process)");
   if (autoscale_flags.enabled && !options.worker_events.empty())
     throw UsageError("--autoscale decides the workers itself: not with --fail, --workers-at or --workers-schedule");
   options.autoscale = autoscale_config(autoscale_flags, seed);
@@ -204,12 +220,23 @@ int run_simulate(int argc, char** argv) {
   } else {
     lat_model = std::make_unique<sim::CompiledLatency>(table);
   }
-  const auto arrival_source = sim::make_arrival_source(spec, process, seed);
   sim::SimResult r;
   try {
-    r = sim::simulate(table, *arrival_source, *lat_model, options);
-  } catch (const std::invalid_argument& e) {  // an autoscaler setting the library cannot meet
-    throw UsageError(e.what());
+    if (sharded) {
+      sim::ShardedRun run{options.library, shards, workers / shards,
+                          [&] { return sim::make_arrival_source(spec, process, seed); },
+                          [&](const runtime::PolicyTable& t, int index) -> std::unique_ptr<sim::LatencyModel> {
+                            if (!sampled) return std::make_unique<sim::CompiledLatency>(t);
+                            return std::make_unique<sim::SampledLatency>(
+                                t, raw, seed ^ 0x5eed5eedULL ^ (static_cast<std::uint64_t>(index) << 32));
+                          }};
+      r = sim::simulate_shards(run, options);
+    } else {
+      const auto arrival_source = sim::make_arrival_source(spec, process, seed);
+      r = sim::simulate(table, *arrival_source, *lat_model, options);
+    }
+  } catch (const std::invalid_argument& e) {  // an autoscaler setting or shard count the library cannot meet
+    throw UsageError((sharded ? "--shards " + std::to_string(shards) + ": " : std::string()) + e.what());
   }
 
   if (r.pattern_beyond_events > 0)
@@ -221,8 +248,10 @@ int run_simulate(int argc, char** argv) {
   if (!timeline.empty()) write_output(timeline, sim::timeline_to_csv(r));
   // The summary goes where the outputs do not.
   std::ostream& summary = is_stdout(out) || is_stdout(timeline) ? std::cerr : std::cout;
-  summary << r.scheduler << ": " << r.arrivals << " queries, accuracy per satisfied query "
-          << r.accuracy_per_satisfied_query << ", violation rate " << r.violation_rate << ", dropped " << r.dropped;
+  summary << r.scheduler;
+  if (sharded) summary << " (" << shards << " shards of " << workers / shards << ")";
+  summary << ": " << r.arrivals << " queries, accuracy per satisfied query " << r.accuracy_per_satisfied_query
+          << ", violation rate " << r.violation_rate << ", dropped " << r.dropped;
   if (options.dispatch_end_s > 0) summary << ", not dispatched at end " << r.not_dispatched_at_end;
   if (online) summary << ", " << r.compilations << " online compilations";
   if (r.autoscale) {

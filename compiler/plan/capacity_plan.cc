@@ -116,6 +116,7 @@ void validate_plan_request(const PlanRequest& r) {
   if (!(r.max_workers >= 1 && r.max_workers <= limits::kMaxWorkers))
     bad("--max-workers must be in 1.." + std::to_string(limits::kMaxWorkers) + " (got " +
         std::to_string(r.max_workers) + ")");
+  validate_shard_limit(r.shard_qps_limit);
   if (!(r.window_s > 0 && r.window_s <= limits::kMaxTraceSeconds))
     bad("--window-s must be in (0, " + number_text(limits::kMaxTraceSeconds) + "] s (got " + number_text(r.window_s) +
         ")");
@@ -182,6 +183,10 @@ PlanResult run_plan(const PlanRequest& req, const ReducedProfiles& profiles, Sol
     }
     report("schedule planned", cache);
   }
+  result.shards = loads.empty() ? plan_shards(cache, req.shard_qps_limit, req.target, req.max_workers, result.choice)
+                                : plan_shards(cache, req.shard_qps_limit, req.target, req.max_workers, result.windows,
+                                              result.schedule);
+  report("shards planned", cache);
   const auto counts =
       req.capacity_workers.empty() ? default_capacity_workers(lowest, highest, req.max_workers) : req.capacity_workers;
   result.capacity = capacity_table(cache, counts, req.target, design_load / plan.choice.workers);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/compile_spec.h"
+#include "compiler/plan/shard_plan.h"
 #include "compiler/plan/trace_windows.h"
 #include "compiler/plan/worker_search.h"
 #include "compiler/solver/solver.h"
@@ -23,8 +24,9 @@ struct PlanRequest {
   std::string trace_path;  // ... or a rate-file trace plan
   double window_s = 60;
   double lead_s = 0;
-  double worker_memory_mb = 0;        // 0: every model fits
-  std::vector<int> capacity_workers;  // empty: counts around the plan
+  double worker_memory_mb = 0;                 // 0: every model fits
+  std::vector<int> capacity_workers;           // empty: counts around the plan
+  double shard_qps_limit = kMeasuredShardQps;  // one lull process's throughput: when to shard
 };
 
 // The fewest workers for the plan's (peak) load under another arrival
@@ -58,6 +60,9 @@ struct PlanResult {
   std::vector<WorkerChoice> curve;
   // At curve_load_qps, one row per burstiness_processes() entry.
   std::vector<BurstinessRow> burstiness;
+  // The same plan as shards behind a balancer: G for the (peak) load at
+  // request.shard_qps_limit, K per shard (G = 1: one process suffices).
+  ShardPlan shards;
   std::size_t solves = 0;  // policies compiled
 };
 

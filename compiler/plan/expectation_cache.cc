@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -46,8 +47,10 @@ std::map<PlanPoint, Expectation> ExpectationCache::known() const {
 Expectation ExpectationCache::solve(const PlanPoint& p) {
   CompileSpec spec = spec_;
   spec.mdp.workers = p.workers;
+  const auto start = std::chrono::steady_clock::now();
   const LoadReport r = compile_load(profiles_, spec, p.load_qps, solver_);
-  return Expectation{r.expected_accuracy, r.expected_violation_rate, r.beyond_capacity};
+  return Expectation{r.expected_accuracy, r.expected_violation_rate, r.beyond_capacity,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
 std::vector<Expectation> ExpectationCache::at(const std::vector<PlanPoint>& points) {

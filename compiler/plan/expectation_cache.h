@@ -19,6 +19,7 @@ struct Expectation {
   double accuracy = 0;           // per satisfied query (fraction)
   double violation_rate = 0;     // fraction of served queries
   bool beyond_capacity = false;  // the fastest model cannot keep up: never planned
+  double compile_s = 0;          // host seconds its policy took to compile (the cost at that count)
 };
 
 // What a plan must meet.

@@ -96,6 +96,21 @@ void variants_json(std::ostringstream& o, const VariantReport& v) {
   o << "\n    ]},\n";
 }
 
+// --shards: each shard's own numbers (the totals above add them up).
+void shards_json(std::ostringstream& o, const std::vector<ShardResult>& shards) {
+  o << "  \"shards\": [";
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const ShardResult& s = shards[i];
+    o << (i ? ",\n" : "\n") << "    {\"shard\": " << quoted(s.label) << ", \"workers\": " << s.workers
+      << ", \"queries\": " << s.arrivals << ", \"completed\": " << s.completed << ", \"satisfied\": " << s.satisfied
+      << ", \"violated\": " << s.violated << ", \"not_dispatched_at_end\": " << s.not_dispatched_at_end
+      << ", \"accuracy_per_satisfied_query\": " << num(s.accuracy_per_satisfied_query)
+      << ", \"violation_rate\": " << num(s.violation_rate) << ", \"worker_seconds\": " << num(s.worker_seconds)
+      << ", \"new_policy_needed_events\": " << s.new_policy_events << "}";
+  }
+  o << "\n  ],\n";
+}
+
 }  // namespace
 
 std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table, const RunInfo& info) {
@@ -168,6 +183,7 @@ std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table
   }
   if (r.autoscale) autoscale_json(o, *r.autoscale);
   if (r.variants) variants_json(o, *r.variants);
+  if (!r.shards.empty()) shards_json(o, r.shards);
   o << "  \"satisfied_per_model\": {";
   for (std::size_t m = 0; m < table.models.size(); ++m)
     o << (m ? ", " : "") << quoted(table.models[m].name) << ": " << r.satisfied_per_model[m];

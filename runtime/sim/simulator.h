@@ -65,6 +65,15 @@ struct PolicyUse {
   runtime::GridUsage usage;
 };
 
+// One shard's numbers in a sharded run (sharded_simulation.h).
+struct ShardResult {
+  std::string label;  // "I/G"
+  int workers = 0;    // K
+  std::uint64_t arrivals = 0, completed = 0, satisfied = 0, violated = 0, not_dispatched_at_end = 0;
+  double accuracy_per_satisfied_query = 0, violation_rate = 0, worker_seconds = 0;
+  int new_policy_events = 0;
+};
+
 struct SimResult {
   std::string scheduler;
   std::uint64_t arrivals = 0, completed = 0, dropped = 0, satisfied = 0, violated = 0;
@@ -92,6 +101,7 @@ struct SimResult {
   std::vector<TimelineRow> timeline;
   std::optional<AutoscaleReport> autoscale;  // with options.autoscale
   std::optional<VariantReport> variants;     // with options.variants
+  std::vector<ShardResult> shards;           // a sharded run's shards (empty: one lull)
 };
 
 // Runs lull's dispatcher (plan == nullptr) or the FIFO dispatcher with `plan`.

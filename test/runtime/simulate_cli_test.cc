@@ -151,3 +151,26 @@ TEST_CASE("lull simulate --online-compile on compiles the K-1 policy with the li
   CHECK(b.code == 0);
   CHECK(b.output.find("2 compilations") != std::string::npos);
 }
+
+TEST_CASE("lull simulate --shards G: the result adds up the shards and lists each; bad G is one line and exit 2",
+          "[sim][cli][shard]") {
+  const std::string pol = tiny_policies(), out = dir() + "/shards.json";
+  std::filesystem::remove(out);
+  const Outcome o =
+      run_lull("simulate --policies " + pol + " --workers 2 --shards 2 --trace constant:150:10 --seed 3 --out " + out);
+  INFO(o.output);
+  REQUIRE(o.code == 0);
+  CHECK(o.output.find("lull (2 shards of 1)") != std::string::npos);
+  const std::string json = lull::read_whole_file(out);
+  CHECK(json.find("\"workers\": 2,") != std::string::npos);  // the fleet's
+  CHECK(json.find("{\"shard\": \"0/2\", \"workers\": 1,") != std::string::npos);
+  CHECK(json.find("{\"shard\": \"1/2\", \"workers\": 1,") != std::string::npos);
+  CHECK(json.find("\"dropped\": 0") != std::string::npos);
+  const std::string base = "--policies " + pol + " --trace constant:150:5 --out " + dir() + "/bad.json";
+  expect_usage_error(base + " --workers 2 --shards 0", "--shards");
+  expect_usage_error(base + " --workers 2 --shards 3", "--shards");
+  expect_usage_error(base + " --workers 3 --shards 2", "--shards 2: --workers 3 does not divide");
+  expect_usage_error(base + " --workers 2 --shards 2 --scheduler jellyfish", "--shards 2: with --scheduler lull only");
+  expect_usage_error(base + " --workers 2 --shards 2 --timeline -", "--timeline");
+  expect_usage_error(base + " --workers 2 --shards 2 --fail 0@1:1", "--fail");
+}

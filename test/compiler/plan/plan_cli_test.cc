@@ -92,6 +92,45 @@ TEST_CASE("lull plan over a rate trace writes a schedule and worker-seconds") {
   CHECK(counts[1] >= counts[0]);
 }
 
+TEST_CASE("lull plan says how many shards a load needs at a per-shard limit, and K per shard", "[cli][plan][shard]") {
+  const std::string out = temp_dir() + "/plan_shards.json";
+  // 400 QPS at 150 QPS per process: 3 shards; the fleet is a multiple of 3 meeting the target.
+  const auto r = run_lull(
+      plan_args("--max-violation 0.02 --load-qps 400 --capacity-workers 4 --shard-qps-limit 150 --out " + out));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string json = slurp(out);
+  const auto at = json.find("\"shards\": {");
+  REQUIRE(at != std::string::npos);
+  const std::string shards = json.substr(at, json.find('}', at) - at);
+  CHECK(json_number(shards, "shards") == 3);
+  CHECK(json_number(shards, "qps_limit") == 150);
+  const double k = json_number(shards, "workers_per_shard"), fleet = json_number(shards, "workers");
+  CHECK(fleet == 3 * k);
+  CHECK(fleet >= json_number(json, "workers"));  // never fewer than one process needs
+  CHECK(fleet < json_number(json, "workers") + 3 + 12);
+  CHECK(json_number(shards, "expected_violation_rate") <= 0.02);
+  CHECK(json_number(shards, "worker_seconds") == fleet);
+  CHECK(json_number(shards, "compile_s") > 0);
+  CHECK_THAT(r.out, Contains("400 QPS: 3 shards of"));
+  // The default limit (one process's measured throughput) carries 400 QPS alone.
+  const auto one = run_lull(plan_args("--max-violation 0.02 --load-qps 400 --capacity-workers 4"));
+  REQUIRE(one.exit_code == 0);
+  CHECK_THAT(one.out, Contains("400 QPS needs no shards: one process"));
+  // A trace: G for its busiest window (500 QPS at 200 per process: 3), K per window.
+  const std::string trace = write_temp("plan_shard_trace.txt", "0 200\n10 500\n20 300\n");
+  const std::string tout = temp_dir() + "/plan_shards_trace.json";
+  const auto t = run_lull(plan_args("--max-violation 0.02 --trace rate-file:" + trace +
+                                    " --window-s 10 --capacity-workers 4 --shard-qps-limit 200 --out " + tout));
+  INFO(t.err);
+  REQUIRE(t.exit_code == 0);
+  const std::string tjson = slurp(tout);
+  const std::string tshards = tjson.substr(tjson.find("\"shards\": {"));
+  CHECK(json_number(tshards, "shards") == 3);
+  CHECK_THAT(tshards, Contains("\"workers_per_shard_by_window\""));
+  CHECK(json_number(tshards, "worker_seconds") >= json_number(tjson, "worker_seconds"));
+}
+
 TEST_CASE("lull plan with a memory budget loads the subset that fits") {
   const std::string out = temp_dir() + "/plan_mem.json";
   const auto r = run_lull(
@@ -123,6 +162,9 @@ TEST_CASE("lull plan refuses bad input: one line, exit 2, no output file") {
   check_refused(plan_args("--max-violation 0.02 --window-s 0 --trace rate-file:" + good_trace), "--window-s", out);
   check_refused(plan_args("--max-violation 0.02 --lead-s nan --trace rate-file:" + good_trace), "--lead-s", out);
   check_refused(plan_args("--max-violation 0.02 --load-qps 400 --max-workers 0"), "--max-workers", out);
+  for (const char* v : {"0", "-5", "nan", "inf"})
+    check_refused(plan_args(std::string("--max-violation 0.02 --load-qps 400 --shard-qps-limit ") + v),
+                  "--shard-qps-limit", out);
 }
 
 TEST_CASE("lull compile --workers A:B:S writes one library, and one count still writes a set") {

@@ -4,9 +4,12 @@
 // not; a capacity load meets it and 2% more does not).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "compiler/compile_sweep.h"
 #include "compiler/plan/capacity_plan.h"
 #include "compiler/plan/memory_subsets.h"
+#include "compiler/plan/shard_plan.h"
 #include "compiler/plan/trace_windows.h"
 #include "compiler/plan/worker_search.h"
 #include "compiler/profile/profile_reduction.h"
@@ -100,6 +103,36 @@ TEST_CASE("fewest workers: the count meets the target and one fewer does not (in
   }
   CHECK(choices[0].workers < choices[2].workers);
   CHECK(cache.solves() > 0);
+}
+
+TEST_CASE("shard plan: G from the per-shard limit, the fewest K whose G*K meets the target (independent compiles)",
+          "[shard]") {
+  CHECK(shards_for_load(100000, 1239) == 81);
+  CHECK(shards_for_load(1239, 1239) == 1);
+  CHECK(shards_for_load(1240, 1239) == 2);
+  CHECK(shards_for_load(5, 1239) == 1);
+  for (double bad : {0.0, -5.0, std::nan(""), HUGE_VAL})
+    CHECK_THROWS_WITH(validate_shard_limit(bad), Catch::Contains("--shard-qps-limit"));
+  const ReducedProfiles p = test::linear_models(3, 8);
+  auto solver = make_solver("cpu", nullptr);
+  ExpectationCache cache(p, small_spec(), *solver);
+  const PlanTarget target{0.02, 0};
+  const WorkerChoice planned = fewest_workers(cache, 900, target, 200);
+  const ShardPlan s = plan_shards(cache, 400, target, 200, planned);
+  INFO("planned " << planned.workers << ", " << s.shards << " x " << s.workers_per_shard);
+  CHECK(s.shards == 3);
+  CHECK(s.workers == 3 * s.workers_per_shard);
+  CHECK(s.workers >= planned.workers);
+  CHECK(meets_report(compile_at(p, s.workers, 900), target));
+  // One worker fewer per shard: below the planned count, or it misses the target.
+  const int fewer = 3 * (s.workers_per_shard - 1);
+  CHECK((fewer < planned.workers || !meets_report(compile_at(p, fewer, 900), target)));
+  CHECK(s.worker_seconds == s.workers);
+  CHECK(s.expected.compile_s > 0);
+  // One process is enough below the limit: K is the planned count itself.
+  const ShardPlan one = plan_shards(cache, 1000, target, 200, planned);
+  CHECK(one.shards == 1);
+  CHECK(one.workers == planned.workers);
 }
 
 TEST_CASE("fewest workers: a target out of reach names the largest count tried") {
