@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# One lull shard's throughput limit beside HAProxy's (issue 20, item 4;
+# docs/scaling.md "Throughput of one shard", numbers in docs/benchmarks.md).
+# Three fast stand-in model servers (build/test/bench/serve/lull_fast_model_server:
+# epoll, every request answered concurrently after a fixed latency, so they are
+# never the bottleneck), then for each rate of a ladder, in alternation:
+#   lull:    `lull bench serve --direct S0 --lull LULL`: one Poisson stream dealt
+#            in turn to a model server directly and to one `lull serve` over the
+#            three servers;
+#   haproxy: `lull bench serve --direct S0 --proxy HAPROXY`: the same, with
+#            HAProxy (experiments/haproxy-shards.cfg: HTTP mode, per-request
+#            round-robin, health checks) in front of the same three servers.
+# Each rate is a proxy's own rate (the direct path gets as much again). The
+# proxy under test is pinned to one core (PROXY_CPU, default 1) and everything
+# else (generator, model servers, the idle proxy) to the other (GEN_CPU, 0),
+# so "QPS per core" is the proxy's: the highest rate at which its p99 stays
+# within THROUGHPUT_MAX_OVERHEAD_MS (1) of the direct path's, with no error,
+# and, at every rate, answers per CPU-second the proxy used (/proc/PID/stat).
+#   THROUGHPUT_RATES (default "500 1000 2000 3000 4000 6000 8000"),
+#   THROUGHPUT_ROUNDS (2), THROUGHPUT_DURATION (10s, 2 s of warm-up not counted),
+#   THROUGHPUT_MODEL_MS (model latency base:per-item, default 1:0.01),
+#   THROUGHPUT_CONNECTIONS (per path, default 64), THROUGHPUT_SLO_MS (policy SLO, 20),
+#   THROUGHPUT_PROXIES ("lull haproxy"), THROUGHPUT_PERF=1 (perf record lull at
+#   the highest rate it sustained, WORK kept), THROUGHPUT_OUT (experiments/results).
+# Writes throughput.{md,json} to THROUGHPUT_OUT. The machine is shared: the load
+# average of each run is kept beside its numbers.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LULL="${LULL:-$ROOT/build/lull}"
+FAST="${FAST_SERVER:-$ROOT/build/test/bench/serve/lull_fast_model_server}"
+PY=/usr/bin/python3
+OUT="${THROUGHPUT_OUT:-$ROOT/experiments/results}"
+RATES="${THROUGHPUT_RATES:-500 1000 2000 3000 4000 6000 8000}"
+ROUNDS="${THROUGHPUT_ROUNDS:-2}"; DURATION="${THROUGHPUT_DURATION:-10s}"
+MODEL_MS="${THROUGHPUT_MODEL_MS:-1:0.01}"; CONNECTIONS="${THROUGHPUT_CONNECTIONS:-64}"
+SLO_MS="${THROUGHPUT_SLO_MS:-20}"; MAX_OVERHEAD_MS="${THROUGHPUT_MAX_OVERHEAD_MS:-1}"
+PROXIES="${THROUGHPUT_PROXIES:-lull haproxy}"
+GEN_CPU="${GEN_CPU:-0}"; PROXY_CPU="${PROXY_CPU:-1}"
+WORK="$(mktemp -d /tmp/lull-throughput.XXXXXX)"
+PIDS=()
+source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, cpu_ticks_of
+source "$ROOT/experiments/shard_support.sh"   # free_port
+if [ "${THROUGHPUT_PERF:-0}" = 1 ]; then trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; echo "kept $WORK"' EXIT
+else trap cleanup EXIT; fi
+command -v haproxy > /dev/null || { echo "throughput: haproxy not installed (apt-get install haproxy)" >&2; exit 2; }
+[ -x "$FAST" ] || { echo "throughput: $FAST not built (cmake --build build --target lull_fast_model_server)" >&2; exit 2; }
+mkdir -p "$OUT"
+GEN=(taskset -c "$GEN_CPU"); PIN=(taskset -c "$PROXY_CPU")
+
+urls=()
+for i in 0 1 2; do
+  "${GEN[@]}" "$FAST" --fake "m:${MODEL_MS}" --port-file "$WORK/server$i.port" 2> "$WORK/server$i.log" &
+  PIDS+=($!)
+done
+for i in 0 1 2; do wait_file "$WORK/server$i.port"; urls+=("127.0.0.1:$(cat "$WORK/server$i.port")"); done
+SERVERS="http://${urls[0]},http://${urls[1]},http://${urls[2]}"
+DIRECT="http://${urls[0]}/predictions/m"
+
+# lull: a policy set for 3 workers measured on the stand-in, over the ladder's loads.
+echo '{"m": 0.5}' > "$WORK/acc.json"
+"$LULL" profile --worker "http://${urls[0]}" --models m --max-batch 16 --samples 20 --accuracy "$WORK/acc.json" \
+    --task tput --out "$WORK/profile.json" 2> /dev/null
+TOP=$(for r in $RATES; do echo "$r"; done | sort -n | tail -1)
+STEP=$(( (TOP + 2 * TOP / 10) / 40 + 1 ))
+"$LULL" compile --profiles "$WORK/profile.json" --slo-ms "$SLO_MS" --workers 3 --load-qps "$STEP:$((STEP * 40)):$STEP" \
+    --out "$WORK/set.pb" 2> "$WORK/compile.log" > /dev/null
+"${PIN[@]}" "$LULL" serve --policies "$WORK/set.pb" --servers "$SERVERS" --listen 127.0.0.1:0 \
+    --port-file "$WORK/lull.port" 2> "$WORK/lull.log" &
+LULL_PID=$!
+PIDS+=($LULL_PID)
+wait_file "$WORK/lull.port"
+LULL_URL="http://127.0.0.1:$(cat "$WORK/lull.port")/predictions/tput"
+
+# HAProxy: the shards' config, its three backends the model servers themselves.
+lb=$(free_port); stats=$(free_port)
+LB_BIND="127.0.0.1:$lb" LB_STATS="127.0.0.1:$stats" SHARD0="${urls[0]}" SHARD1="${urls[1]}" SHARD2="${urls[2]}" \
+    "${PIN[@]}" haproxy -db -f "$ROOT/experiments/haproxy-shards.cfg" > "$WORK/haproxy.log" 2>&1 &
+HAPROXY_PID=$!
+PIDS+=($HAPROXY_PID)
+for _ in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$lb/ping" && break; sleep 0.1; done
+PROXY_URL="http://127.0.0.1:$lb/predictions/m"
+
+MACHINE="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+echo "throughput: $MACHINE, $(date -u '+%F %H:%M'), lull $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo "throughput: model ${MODEL_MS} ms, 3 servers on cpu $GEN_CPU with the generator; proxy on cpu $PROXY_CPU"
+
+# measure NAME PID URL_FLAG URL RATE ROUND: one bench run, WORK/runs/NAME-RATE-ROUND.json with its CPU.
+mkdir -p "$WORK/runs"
+measure() {
+  local name=$1 pid=$2 flag=$3 url=$4 rate=$5 round=$6 before after t0 t1 f
+  f="$WORK/runs/$name-$rate-$round"
+  before=$(cpu_ticks_of "$pid"); t0=$(date +%s.%N)
+  "${GEN[@]}" "$LULL" bench serve --direct "$DIRECT" "$flag" "$url" --rate $((2 * rate)) --duration "$DURATION" \
+      --warmup 2s --seed "$round" --connections "$CONNECTIONS" --timeout-ms 5000 --json "$f.json" > "$f.txt" 2>&1 || true
+  t1=$(date +%s.%N); after=$(cpu_ticks_of "$pid")
+  awk -v n="$name" -v r="$rate" -v k="$round" -v cpu="$((after - before))" -v hz="$(getconf CLK_TCK)" -v t0="$t0" \
+      -v t1="$t1" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" \
+      'BEGIN {printf "{\"name\": \"%s\", \"rate\": %d, \"round\": %d, \"cpu_s\": %.3f, \"wall_s\": %.3f, \"load\": \"%s\"}\n", n, r, k, cpu / hz, t1 - t0, load}' \
+      > "$f.meta"
+}
+# Warm-up: connections open, lull's load monitor past its first window.
+for n in $PROXIES; do
+  if [ "$n" = lull ]; then measure warm "$LULL_PID" --lull "$LULL_URL" 200 0; else measure warm "$HAPROXY_PID" --proxy "$PROXY_URL" 200 0; fi
+done
+for round in $(seq 1 "$ROUNDS"); do
+  for rate in $RATES; do
+    for n in $PROXIES; do
+      if [ "$n" = lull ]; then measure lull "$LULL_PID" --lull "$LULL_URL" "$rate" "$round"
+      else measure haproxy "$HAPROXY_PID" --proxy "$PROXY_URL" "$rate" "$round"; fi
+      "$PY" - "$WORK/runs/$n-$rate-$round" "$n" <<'PYEOF'
+import json, sys
+f, name = sys.argv[1], sys.argv[2]
+m = json.load(open(f + ".meta"))
+try:
+    b = json.load(open(f + ".json"))
+except (OSError, ValueError):
+    print(f"  {name} {m['rate']}/s: no result ({open(f + '.txt').read().strip()[-200:]})"); sys.exit()
+p = b["lull" if name == "lull" else "proxy"]
+print(f"  round {m['round']} {name:8s} {m['rate']:6d}/s: p99 {p['p99_ms']:.2f} ms (direct {b['direct']['p99_ms']:.2f}, "
+      f"overhead {p['p99_ms'] - b['direct']['p99_ms']:+.2f}), errors {p['errors']}, late {p['late']}, "
+      f"cpu {m['cpu_s'] / m['wall_s']:.2f} core, load {m['load']}")
+PYEOF
+    done
+  done
+done
+
+if [ "${THROUGHPUT_PERF:-0}" = 1 ]; then
+  echo "throughput: perf record of lull, WORK=$WORK (LULL_PID=$LULL_PID, LULL_URL=$LULL_URL, DIRECT=$DIRECT)"
+fi
+
+"$PY" - "$WORK/runs" "$OUT" "$MAX_OVERHEAD_MS" "$MACHINE" "$MODEL_MS" "$DURATION" <<'PYEOF'
+import glob, json, os, sys
+runs_dir, out, max_over, machine, model_ms, duration = sys.argv[1:7]
+max_over = float(max_over)
+rows = []
+for meta in sorted(glob.glob(os.path.join(runs_dir, "*.meta"))):
+    m = json.load(open(meta))
+    if m["name"] == "warm":
+        continue
+    try:
+        b = json.load(open(meta[:-5] + ".json"))
+    except (OSError, ValueError):
+        b = None
+    row = dict(m)
+    if b:
+        p = b["lull" if m["name"] == "lull" else "proxy"]
+        row.update(p99_ms=p["p99_ms"], direct_p99_ms=b["direct"]["p99_ms"], overhead_p99_ms=p["p99_ms"] - b["direct"]["p99_ms"],
+                   errors=p["errors"] + b["direct"]["errors"], late=p["late"], ok=p["ok"])
+        row["sustained"] = row["errors"] == 0 and row["overhead_p99_ms"] <= max_over
+    else:
+        row["sustained"] = False
+    row["cpu_cores"] = m["cpu_s"] / m["wall_s"]
+    row["per_cpu_second"] = m["rate"] / row["cpu_cores"] if row["cpu_cores"] > 0 else None
+    rows.append(row)
+rows.sort(key=lambda r: (r["name"], r["round"], r["rate"]))
+summary = {}
+for name in sorted({r["name"] for r in rows}):
+    per_round = {}
+    for r in rows:
+        if r["name"] != name:
+            continue
+        # The limit of a round: the highest rate below which every rate was sustained.
+        rr = per_round.setdefault(r["round"], {"limit": 0, "broken": False})
+        if not rr["broken"] and r["sustained"]:
+            rr["limit"] = r["rate"]
+        elif not r["sustained"]:
+            rr["broken"] = True
+    at_limit = [r for r in rows if r["name"] == name and r["rate"] == max(v["limit"] for v in per_round.values())]
+    summary[name] = {"limit_qps_per_round": [v["limit"] for _, v in sorted(per_round.items())],
+                     "cpu_cores_at_limit": [round(r["cpu_cores"], 3) for r in at_limit],
+                     "answers_per_cpu_second_at_limit": [round(r["per_cpu_second"] or 0) for r in at_limit]}
+json.dump({"machine": machine, "model_ms": model_ms, "duration": duration, "max_overhead_ms": max_over,
+           "rows": rows, "summary": summary}, open(os.path.join(out, "throughput.json"), "w"), indent=1)
+lines = [f"Machine: {machine}; model {model_ms} ms; {duration} per run (2 s warm-up); criterion p99 overhead <= {max_over} ms, no error.", "",
+         "| proxy | round | rate /s | p99 ms | direct p99 ms | overhead ms | errors | proxy CPU (cores) | answers per CPU-second | load avg |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+for r in rows:
+    if "p99_ms" in r:
+        lines.append(f"| {r['name']} | {r['round']} | {r['rate']} | {r['p99_ms']:.2f} | {r['direct_p99_ms']:.2f} | {r['overhead_p99_ms']:+.2f} | "
+                     f"{r['errors']} | {r['cpu_cores']:.2f} | {r['per_cpu_second'] or 0:.0f} | {r['load']} |")
+    else:
+        lines.append(f"| {r['name']} | {r['round']} | {r['rate']} | - | - | - | failed | {r['cpu_cores']:.2f} | - | {r['load']} |")
+lines.append("")
+for name, s in summary.items():
+    lines.append(f"- {name}: highest sustained rate per round {s['limit_qps_per_round']}; at it the proxy used "
+                 f"{s['cpu_cores_at_limit']} cores, {s['answers_per_cpu_second_at_limit']} answers per CPU-second")
+open(os.path.join(out, "throughput.md"), "w").write("\n".join(lines) + "\n")
+print("\n".join(lines[-len(summary):]))
+PYEOF
