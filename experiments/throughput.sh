@@ -18,10 +18,11 @@
 # and, at every rate, answers per CPU-second the proxy used (/proc/PID/stat).
 #   THROUGHPUT_RATES (default "500 1000 2000 3000 4000 6000 8000"),
 #   THROUGHPUT_ROUNDS (2), THROUGHPUT_DURATION (10s, 2 s of warm-up not counted),
-#   THROUGHPUT_MODEL_MS (model latency base:per-item, default 1:0.01),
+#   THROUGHPUT_MODEL_MS (model latency BASE:PER_ITEM ms, default 0:0: what is measured is the proxy),
+#   LULL_BEFORE (another lull binary, measured beside as "lull-before"),
 #   THROUGHPUT_CONNECTIONS (per path, default 64), THROUGHPUT_SLO_MS (policy SLO, 20),
-#   THROUGHPUT_PROXIES ("lull haproxy"), THROUGHPUT_PERF=1 (perf record lull at
-#   the highest rate it sustained, WORK kept), THROUGHPUT_OUT (experiments/results).
+#   THROUGHPUT_PROXIES ("lull haproxy"), THROUGHPUT_RT=0 (normal priority; default
+#   real-time FIFO 1 where allowed), THROUGHPUT_OUT (experiments/results).
 # Writes throughput.{md,json} to THROUGHPUT_OUT. The machine is shared: the load
 # average of each run is kept beside its numbers.
 set -euo pipefail
@@ -32,7 +33,7 @@ PY=/usr/bin/python3
 OUT="${THROUGHPUT_OUT:-$ROOT/experiments/results}"
 RATES="${THROUGHPUT_RATES:-500 1000 2000 3000 4000 6000 8000}"
 ROUNDS="${THROUGHPUT_ROUNDS:-2}"; DURATION="${THROUGHPUT_DURATION:-10s}"
-MODEL_MS="${THROUGHPUT_MODEL_MS:-1:0.01}"; CONNECTIONS="${THROUGHPUT_CONNECTIONS:-64}"
+MODEL_MS="${THROUGHPUT_MODEL_MS:-0:0}"; CONNECTIONS="${THROUGHPUT_CONNECTIONS:-64}"
 SLO_MS="${THROUGHPUT_SLO_MS:-20}"; MAX_OVERHEAD_MS="${THROUGHPUT_MAX_OVERHEAD_MS:-1}"
 PROXIES="${THROUGHPUT_PROXIES:-lull haproxy}"
 GEN_CPU="${GEN_CPU:-0}"; PROXY_CPU="${PROXY_CPU:-1}"
@@ -40,12 +41,16 @@ WORK="$(mktemp -d /tmp/lull-throughput.XXXXXX)"
 PIDS=()
 source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, cpu_ticks_of
 source "$ROOT/experiments/shard_support.sh"   # free_port
-if [ "${THROUGHPUT_PERF:-0}" = 1 ]; then trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; echo "kept $WORK"' EXIT
-else trap cleanup EXIT; fi
+trap cleanup EXIT
 command -v haproxy > /dev/null || { echo "throughput: haproxy not installed (apt-get install haproxy)" >&2; exit 2; }
 [ -x "$FAST" ] || { echo "throughput: $FAST not built (cmake --build build --target lull_fast_model_server)" >&2; exit 2; }
 mkdir -p "$OUT"
-GEN=(taskset -c "$GEN_CPU"); PIN=(taskset -c "$PROXY_CPU")
+# Real-time priority where allowed (THROUGHPUT_RT=0: normal), as e2e.sh: the
+# machine's other work (builds) then cannot hold a proxy's core while a query
+# waits, which otherwise dominates every p99 on a busy machine.
+RT=()
+if [ "${THROUGHPUT_RT:-1}" = 1 ] && chrt -f 1 true 2>/dev/null; then RT=(chrt -f 1); fi
+GEN=(taskset -c "$GEN_CPU" "${RT[@]}"); PIN=(taskset -c "$PROXY_CPU" "${RT[@]}")
 
 urls=()
 for i in 0 1 2; do
@@ -64,30 +69,36 @@ TOP=$(for r in $RATES; do echo "$r"; done | sort -n | tail -1)
 STEP=$(( (TOP + 2 * TOP / 10) / 40 + 1 ))
 "$LULL" compile --profiles "$WORK/profile.json" --slo-ms "$SLO_MS" --workers 3 --load-qps "$STEP:$((STEP * 40)):$STEP" \
     --out "$WORK/set.pb" 2> "$WORK/compile.log" > /dev/null
-"${PIN[@]}" "$LULL" serve --policies "$WORK/set.pb" --servers "$SERVERS" --listen 127.0.0.1:0 \
-    --port-file "$WORK/lull.port" 2> "$WORK/lull.log" &
-LULL_PID=$!
-PIDS+=($LULL_PID)
-wait_file "$WORK/lull.port"
-LULL_URL="http://127.0.0.1:$(cat "$WORK/lull.port")/predictions/tput"
+# The proxies measured: NAME -> "PID URL_FLAG URL".
+declare -A PROXY
+start_lull() {  # start_lull NAME BINARY
+  "${PIN[@]}" "$2" serve --policies "$WORK/set.pb" --servers "$SERVERS" --listen 127.0.0.1:0 \
+      --port-file "$WORK/$1.port" 2> "$WORK/$1.log" &
+  PIDS+=($!)
+  wait_file "$WORK/$1.port"
+  PROXY[$1]="$! --lull http://127.0.0.1:$(cat "$WORK/$1.port")/predictions/tput"
+}
+start_lull lull "$LULL"
+# LULL_BEFORE=BINARY: an older build measured beside it, in the same run ("lull-before").
+if [ -n "${LULL_BEFORE:-}" ]; then start_lull lull-before "$LULL_BEFORE"; PROXIES="lull-before $PROXIES"; fi
 
 # HAProxy: the shards' config, its three backends the model servers themselves.
 lb=$(free_port); stats=$(free_port)
 LB_BIND="127.0.0.1:$lb" LB_STATS="127.0.0.1:$stats" SHARD0="${urls[0]}" SHARD1="${urls[1]}" SHARD2="${urls[2]}" \
     "${PIN[@]}" haproxy -db -f "$ROOT/experiments/haproxy-shards.cfg" > "$WORK/haproxy.log" 2>&1 &
-HAPROXY_PID=$!
-PIDS+=($HAPROXY_PID)
+PIDS+=($!)
+PROXY[haproxy]="$! --proxy http://127.0.0.1:$lb/predictions/m"
 for _ in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$lb/ping" && break; sleep 0.1; done
-PROXY_URL="http://127.0.0.1:$lb/predictions/m"
 
 MACHINE="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
 echo "throughput: $MACHINE, $(date -u '+%F %H:%M'), lull $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
-echo "throughput: model ${MODEL_MS} ms, 3 servers on cpu $GEN_CPU with the generator; proxy on cpu $PROXY_CPU"
+echo "throughput: model ${MODEL_MS} ms, 3 servers on cpu $GEN_CPU with the generator; proxy on cpu $PROXY_CPU; ${RT[*]:-normal priority}"
 
-# measure NAME PID URL_FLAG URL RATE ROUND: one bench run, WORK/runs/NAME-RATE-ROUND.json with its CPU.
+# measure NAME RATE ROUND: one bench run, WORK/runs/NAME-RATE-ROUND.json with its CPU.
 mkdir -p "$WORK/runs"
 measure() {
-  local name=$1 pid=$2 flag=$3 url=$4 rate=$5 round=$6 before after t0 t1 f
+  local name=$1 rate=$2 round=$3 pid flag url before after t0 t1 f
+  read -r pid flag url <<< "${PROXY[$name]}"
   f="$WORK/runs/$name-$rate-$round"
   before=$(cpu_ticks_of "$pid"); t0=$(date +%s.%N)
   "${GEN[@]}" "$LULL" bench serve --direct "$DIRECT" "$flag" "$url" --rate $((2 * rate)) --duration "$DURATION" \
@@ -99,14 +110,11 @@ measure() {
       > "$f.meta"
 }
 # Warm-up: connections open, lull's load monitor past its first window.
-for n in $PROXIES; do
-  if [ "$n" = lull ]; then measure warm "$LULL_PID" --lull "$LULL_URL" 200 0; else measure warm "$HAPROXY_PID" --proxy "$PROXY_URL" 200 0; fi
-done
+for n in $PROXIES; do measure "$n" 200 0; done
 for round in $(seq 1 "$ROUNDS"); do
   for rate in $RATES; do
     for n in $PROXIES; do
-      if [ "$n" = lull ]; then measure lull "$LULL_PID" --lull "$LULL_URL" "$rate" "$round"
-      else measure haproxy "$HAPROXY_PID" --proxy "$PROXY_URL" "$rate" "$round"; fi
+      measure "$n" "$rate" "$round"
       "$PY" - "$WORK/runs/$n-$rate-$round" "$n" <<'PYEOF'
 import json, sys
 f, name = sys.argv[1], sys.argv[2]
@@ -115,7 +123,7 @@ try:
     b = json.load(open(f + ".json"))
 except (OSError, ValueError):
     print(f"  {name} {m['rate']}/s: no result ({open(f + '.txt').read().strip()[-200:]})"); sys.exit()
-p = b["lull" if name == "lull" else "proxy"]
+p = b["proxy" if name == "haproxy" else "lull"]
 print(f"  round {m['round']} {name:8s} {m['rate']:6d}/s: p99 {p['p99_ms']:.2f} ms (direct {b['direct']['p99_ms']:.2f}, "
       f"overhead {p['p99_ms'] - b['direct']['p99_ms']:+.2f}), errors {p['errors']}, late {p['late']}, "
       f"cpu {m['cpu_s'] / m['wall_s']:.2f} core, load {m['load']}")
@@ -124,9 +132,6 @@ PYEOF
   done
 done
 
-if [ "${THROUGHPUT_PERF:-0}" = 1 ]; then
-  echo "throughput: perf record of lull, WORK=$WORK (LULL_PID=$LULL_PID, LULL_URL=$LULL_URL, DIRECT=$DIRECT)"
-fi
 
 "$PY" - "$WORK/runs" "$OUT" "$MAX_OVERHEAD_MS" "$MACHINE" "$MODEL_MS" "$DURATION" <<'PYEOF'
 import glob, json, os, sys
@@ -135,7 +140,7 @@ max_over = float(max_over)
 rows = []
 for meta in sorted(glob.glob(os.path.join(runs_dir, "*.meta"))):
     m = json.load(open(meta))
-    if m["name"] == "warm":
+    if m["round"] == 0:  # warm-up
         continue
     try:
         b = json.load(open(meta[:-5] + ".json"))
@@ -143,7 +148,7 @@ for meta in sorted(glob.glob(os.path.join(runs_dir, "*.meta"))):
         b = None
     row = dict(m)
     if b:
-        p = b["lull" if m["name"] == "lull" else "proxy"]
+        p = b["proxy" if m["name"] == "haproxy" else "lull"]
         row.update(p99_ms=p["p99_ms"], direct_p99_ms=b["direct"]["p99_ms"], overhead_p99_ms=p["p99_ms"] - b["direct"]["p99_ms"],
                    errors=p["errors"] + b["direct"]["errors"], late=p["late"], ok=p["ok"])
         row["sustained"] = row["errors"] == 0 and row["overhead_p99_ms"] <= max_over
