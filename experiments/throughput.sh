@@ -142,6 +142,7 @@ start_fleet() {
   local g=$1 i cfg="$WORK/haproxy-g$1.cfg" pids=""
   FLEET=()
   for i in $(seq 0 $((g - 1))); do
+    rm -f "$WORK/g$g-shard$i.port"  # an earlier round's would name a dead shard
     "${PIN[@]}" "$LULL" serve --policies "$WORK/set6.pb" --servers "$SERVERS6" --shard "$i/$g" --listen 127.0.0.1:0 \
         --port-file "$WORK/g$g-shard$i.port" 2> "$WORK/g$g-shard$i.log" &
     FLEET+=($!)
@@ -182,73 +183,5 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 
-"$PY" - "$WORK/runs" "$OUT" "$MAX_OVERHEAD_MS" "$MACHINE" "$MODEL_MS" "$DURATION" <<'PYEOF'
-import glob, json, os, sys
-runs_dir, out, max_over, machine, model_ms, duration = sys.argv[1:7]
-max_over = float(max_over)
-counted_s = float(duration.rstrip("s")) - 2  # the warm-up is not counted
-rows = []
-for meta in sorted(glob.glob(os.path.join(runs_dir, "*.meta"))):
-    m = json.load(open(meta))
-    if m["round"] == 0:  # warm-up
-        continue
-    try:
-        b = json.load(open(meta[:-5] + ".json"))
-    except (OSError, ValueError):
-        b = None
-    row = dict(m)
-    if b:
-        p = b["proxy" if m["name"] == "haproxy" else "lull"]
-        row.update(p99_ms=p["p99_ms"], direct_p99_ms=b["direct"]["p99_ms"], overhead_p99_ms=p["p99_ms"] - b["direct"]["p99_ms"],
-                   errors=p["errors"] + b["direct"]["errors"], late=p["late"], ok=p["ok"], achieved=p["ok"] / counted_s)
-        row["direct_late"] = b["direct"]["late"]  # > 0: the generator's side could not keep up
-        row["sustained"] = (row["errors"] == 0 and row["overhead_p99_ms"] <= max_over
-                            and row["achieved"] >= 0.95 * m["rate"])
-    else:
-        row["sustained"] = False
-    row["cpu_cores"] = m["cpu_s"] / m["wall_s"]
-    # Answers per CPU-second: what the proxy would answer on a whole core at this cost per answer.
-    row["per_cpu_second"] = row.get("achieved", 0) / row["cpu_cores"] if row["cpu_cores"] > 0 else None
-    rows.append(row)
-rows.sort(key=lambda r: (r["name"], r["round"], r["rate"]))
-summary = {}
-for name in sorted({r["name"] for r in rows}):
-    mine = [r for r in rows if r["name"] == name]
-    per_round = {}
-    for r in sorted(mine, key=lambda r: (r["round"], r["rate"])):
-        # The limit of a round: the highest rate below which every rate was
-        # sustained; a run whose direct path itself was slow (p99 over 2 ms, or
-        # late) measured the generator, not the proxy: the limit is then at least that.
-        rr = per_round.setdefault(r["round"], {"limit": 0, "done": False, "generator_bound": False})
-        if rr["done"]:
-            continue
-        if r.get("direct_p99_ms", 0) > 2 or r.get("direct_late", 0) > 0:
-            rr["done"] = rr["generator_bound"] = True
-        elif r["sustained"]:
-            rr["limit"] = r["rate"]
-        else:
-            rr["done"] = True
-    ok = [r for r in mine if r["sustained"] and r.get("per_cpu_second")]
-    top = max((r["rate"] for r in ok), default=0)
-    summary[name] = {"limit_qps_per_round": [("at least " if v["generator_bound"] else "") + str(v["limit"])
-                                             for _, v in sorted(per_round.items())],
-                     "answers_per_cpu_second_at_top": [round(r["per_cpu_second"]) for r in ok if r["rate"] == top],
-                     "top_rate": top}
-json.dump({"machine": machine, "model_ms": model_ms, "duration": duration, "max_overhead_ms": max_over,
-           "rows": rows, "summary": summary}, open(os.path.join(out, "throughput.json"), "w"), indent=1)
-lines = [f"Machine: {machine}; model {model_ms} ms; {duration} per run (2 s warm-up); criterion p99 overhead <= {max_over} ms, no error.", "",
-         "| proxy | round | rate /s | answered /s | late | p99 ms | direct p99 ms | overhead ms | errors | proxy CPU (cores) | answers per CPU-second | load avg |",
-         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-for r in rows:
-    if "p99_ms" in r:
-        lines.append(f"| {r['name']} | {r['round']} | {r['rate']} | {r['achieved']:.0f} | {r['late']} | {r['p99_ms']:.2f} | {r['direct_p99_ms']:.2f} | {r['overhead_p99_ms']:+.2f} | "
-                     f"{r['errors']} | {r['cpu_cores']:.2f} | {r['per_cpu_second'] or 0:.0f} | {r['load']} |")
-    else:
-        lines.append(f"| {r['name']} | {r['round']} | {r['rate']} | - | - | - | - | - | failed | {r['cpu_cores']:.2f} | - | {r['load']} |")
-lines.append("")
-for name, s in summary.items():
-    lines.append(f"- {name}: highest sustained rate per round {', '.join(s['limit_qps_per_round'])}; answers per "
-                 f"CPU-second at {s['top_rate']}/s: {s['answers_per_cpu_second_at_top']}")
-open(os.path.join(out, "throughput.md"), "w").write("\n".join(lines) + "\n")
-print("\n".join(lines[-len(summary):]))
-PYEOF
+"$PY" "$ROOT/experiments/throughput_table.py" --runs "$WORK/runs" --out "$OUT" --machine "$MACHINE" \
+    --model-ms "$MODEL_MS" --duration "$DURATION" --max-overhead-ms "$MAX_OVERHEAD_MS"
