@@ -7,12 +7,20 @@
 // /v2/models/TASK/infer, the input as one base64 BYTES element). All see the
 // same arrival process at the same moments and the same client, so the
 // difference in their latency percentiles is lull's overhead per protocol:
-// front end, scheduling, encoding and the extra HTTP hop.
-// experiments/serve_overhead.sh sets up the servers.
+// front end, scheduling, encoding and the extra HTTP hop. With --proxy, a
+// plain proxy in front of the same model servers (HAProxy, say) is sent the
+// direct call's bytes as one more path: the overhead of a standard balancer
+// beside lull's. Each path sends over at most --connections kept-alive
+// connections (BoundedSender, as lull loadgen): a request due while all are
+// busy waits and its latency counts from its due time, so a saturated target
+// shows up as latency, never as a slower schedule or a socket per request.
+// experiments/serve_overhead.sh and experiments/throughput.sh set up the servers.
 #include <boost/program_options.hpp>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
-#include <condition_variable>
+#include <memory>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -20,6 +28,7 @@
 #include <random>
 #include <thread>
 
+#include "cli/bounded_sender.h"
 #include "cli/commands.h"
 #include "cli/option_ranges.h"
 #include "schema/input_limits.h"
@@ -46,12 +55,15 @@ struct PathStats {
   std::vector<std::int64_t> handler_us;    // X-Lull-Latency-Ms (lull path): arrival to answer inside lull
   std::map<std::string, int> models;       // X-Lull-Model (lull path)
   std::string first_error;
+  std::size_t late = 0;  // waited for a free connection (all paths' late requests, not only counted ones)
+  double max_wait_ms = 0;
 };
 
 }  // namespace
 
 int run_bench_serve(int argc, char** argv) {
-  std::string direct, lull_url, v2_url, duration_text, warmup_text, json_out;
+  std::string direct, lull_url, v2_url, proxy_url, duration_text, warmup_text, json_out;
+  unsigned connections = 256;
   double rate = 0;
   int input_bytes = 4096;
   unsigned seed = 1;
@@ -61,8 +73,12 @@ int run_bench_serve(int argc, char** argv) {
   // clang-format off
   desc.add_options()
       ("direct", po::value(&direct)->required(), "a model server's URL: http://H:P/predictions/MODEL")
-      ("lull", po::value(&lull_url)->required(), "lull's front end: http://H:P/predictions/TASK")
+      ("lull", po::value(&lull_url), "lull's front end: http://H:P/predictions/TASK")
       ("v2", po::value(&v2_url), "also lull's v2 route: http://H:P/v2/models/TASK/infer")
+      ("proxy", po::value(&proxy_url), "also a proxy in front of the model servers (HAProxy), sent the direct call's request: http://H:P/predictions/MODEL")
+      ("connections", ranged_value(&connections, 1u, static_cast<unsigned>(limits::kMaxConnections))->default_value(256),
+       "at most this many requests in flight per path, each on a kept-alive connection; a request due while all are "
+       "busy waits for the next free one, its latency counted from its due time")
       ("rate", po::value(&rate)->required(), "mean arrivals per second, all paths together (an equal share each)")
       ("duration", po::value(&duration_text)->default_value("30s"), "how long to send")
       ("warmup", po::value(&warmup_text)->default_value("2s"), "answers to requests sent this early are not counted")
@@ -79,9 +95,11 @@ int run_bench_serve(int argc, char** argv) {
   check_positive_range("--rate", rate, limits::kMaxLoadQps);
   check_range("--input-bytes", input_bytes, 1, limits::kMaxInputBytes);
   check_range("--timeout-ms", static_cast<double>(timeout_ms), 1, limits::kMaxIntervalMs);
-  if (direct.rfind("http://", 0) != 0 || lull_url.rfind("http://", 0) != 0 ||
-      (!v2_url.empty() && v2_url.rfind("http://", 0) != 0))
-    throw UsageError("--direct, --lull and --v2 must be http:// URLs");
+  if (lull_url.empty() && v2_url.empty() && proxy_url.empty())
+    throw UsageError("give at least one of --lull, --v2 and --proxy to compare with --direct");
+  for (const std::string* url : {&direct, &lull_url, &v2_url, &proxy_url})
+    if (!url->empty() && url->rfind("http://", 0) != 0)
+      throw UsageError("--direct, --lull, --v2 and --proxy must be http:// URLs");
   const double duration_s = parse_duration_s(duration_text);
   const double warmup_s = parse_duration_s(warmup_text, "--warmup");
   if (warmup_s >= duration_s) throw UsageError("--warmup must be shorter than --duration");
@@ -100,19 +118,32 @@ int run_bench_serve(int argc, char** argv) {
                               serve::base64_encode(input) + "\"]}]}";
   const std::vector<double> at_s = arrival_schedule(rate, duration_s, ArrivalProcess::poisson(), seed);
 
-  const int n = v2_url.empty() ? 2 : 3;
-  PathStats paths[3];
-  paths[0].name = "direct";
-  paths[1].name = "lull";
-  paths[2].name = "lull-v2";
-  const std::string urls[3] = {direct, lull_url, v2_url};
-  const std::string* bodies[3] = {&direct_body, &input, &v2_body};
-  const char* types[3] = {protocol.v2() ? serve::kV2ContentType : serve::kBatchContentType, "application/octet-stream",
-                          "application/json"};
+  // The paths given, in this order; the stream is dealt to them in turn.
+  struct Path {
+    const char* name;
+    const std::string* url;
+    const std::string* body;
+    const char* type;
+  };
+  const char* direct_type = protocol.v2() ? serve::kV2ContentType : serve::kBatchContentType;
+  std::vector<Path> given = {{"direct", &direct, &direct_body, direct_type}};
+  if (!lull_url.empty()) given.push_back({"lull", &lull_url, &input, "application/octet-stream"});
+  if (!v2_url.empty()) given.push_back({"lull-v2", &v2_url, &v2_body, "application/json"});
+  if (!proxy_url.empty()) given.push_back({"proxy", &proxy_url, &direct_body, direct_type});
+  const int n = static_cast<int>(given.size());
+  std::vector<PathStats> paths(given.size());
+  for (int k = 0; k < n; ++k) paths[k].name = given[k].name;
   std::mutex mu;
-  std::condition_variable cv;
-  size_t outstanding = 0;
-  serve::HttpClient client;  // after what its callbacks touch: destroyed first
+  // One client (loop thread) and sender per path, so a path that saturates
+  // holds no other's connections. Destroyed before what their callbacks touch.
+  serve::HttpClient::Options client_options;
+  client_options.max_total_connections = static_cast<long>(connections);
+  std::vector<std::unique_ptr<serve::HttpClient>> clients;
+  std::vector<std::unique_ptr<BoundedSender>> senders;
+  for (int k = 0; k < n; ++k) {
+    clients.push_back(std::make_unique<serve::HttpClient>(client_options));
+    senders.push_back(std::make_unique<BoundedSender>(*clients.back(), connections));
+  }
   const auto t0 = SteadyClock::now();
   for (size_t i = 0; i < at_s.size(); ++i) {
     std::this_thread::sleep_until(
@@ -121,20 +152,16 @@ int run_bench_serve(int argc, char** argv) {
     const bool counted = at_s[i] >= warmup_s;
     serve::HttpRequest req;
     req.method = "POST";
-    req.url = urls[path];
-    req.body = *bodies[path];
-    req.content_type = types[path];
+    req.url = *given[path].url;
+    req.body = *given[path].body;
+    req.content_type = given[path].type;
     req.timeout_ms = timeout_ms;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      ++outstanding;
-    }
-    client.send(std::move(req), [&, path, counted](serve::HttpResponse r) {
+    senders[path]->send(std::move(req), [&, path, counted](serve::HttpResponse r, std::int64_t waited_us) {
       std::lock_guard<std::mutex> lock(mu);
       PathStats& p = paths[path];
       if (counted) {
         if (r.ok()) {
-          p.latencies_us.push_back(r.elapsed_us);
+          p.latencies_us.push_back(r.elapsed_us + waited_us);
           const std::string model = r.header("x-lull-model");
           if (!model.empty()) p.models[model]++;
           const std::string inside = r.header("x-lull-latency-ms");
@@ -143,17 +170,24 @@ int run_bench_serve(int argc, char** argv) {
           if (p.errors++ == 0) p.first_error = r.describe();
         }
       }
-      --outstanding;
-      cv.notify_all();
     });
   }
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait_for(lock, std::chrono::milliseconds(timeout_ms + 1000), [&] { return outstanding == 0; });
+  // Every request completes within --timeout-ms of its send; what still
+  // waits for a connection after the drain is never sent (unanswered).
+  size_t outstanding = 0;
+  for (auto& sender : senders) {
+    sender->wait_all(timeout_ms + 1000, static_cast<std::int64_t>(std::max(30.0, duration_s) * 1000));
+    const size_t not_sent = sender->drop_waiting();
+    outstanding += sender->wait_all(timeout_ms + 1000, timeout_ms + 1000) + not_sent;
+  }
+  for (int k = 0; k < n; ++k) {
+    const BoundedSender::Counts c = senders[k]->counts();
+    paths[k].late = c.late;
+    paths[k].max_wait_ms = c.max_wait_us / 1000.0;
   }
   std::lock_guard<std::mutex> lock(mu);
   const double qs[] = {50, 90, 99, 99.9, 100};
-  double pct[3][5];
+  std::vector<std::array<double, 5>> pct(given.size());
   // The text table goes to stderr when the JSON takes stdout.
   FILE* text_out = is_stdout(json_out) ? stderr : stdout;
   std::fprintf(text_out,
@@ -179,6 +213,10 @@ int run_bench_serve(int argc, char** argv) {
       std::fprintf(text_out, "  %s answered with %s: %d\n", paths[k].name, m.c_str(), count);
   }
   for (int k = 0; k < n; ++k)
+    if (paths[k].late)
+      std::fprintf(text_out, "  %s: %zu requests waited for one of %u connections (up to %.1f ms)\n", paths[k].name,
+                   paths[k].late, connections, paths[k].max_wait_ms);
+  for (int k = 0; k < n; ++k)
     if (paths[k].errors)
       std::fprintf(text_out, "  %s: %d errors, first: %s\n", paths[k].name, paths[k].errors,
                    paths[k].first_error.c_str());
@@ -189,9 +227,9 @@ int run_bench_serve(int argc, char** argv) {
     for (int k = 0; k < n; ++k) {
       std::snprintf(buf, sizeof buf,
                     "%s\"%s\":{\"ok\":%zu,\"errors\":%d,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,"
-                    "\"p999_ms\":%.4f,\"max_ms\":%.4f}",
+                    "\"p999_ms\":%.4f,\"max_ms\":%.4f,\"late\":%zu}",
                     k ? "," : "", paths[k].name, paths[k].latencies_us.size(), paths[k].errors, pct[k][0], pct[k][1],
-                    pct[k][2], pct[k][3], pct[k][4]);
+                    pct[k][2], pct[k][3], pct[k][4], paths[k].late);
       j += buf;
     }
     std::snprintf(buf, sizeof buf, ",\"rate\":%.4f,\"duration_s\":%.3f,\"input_bytes\":%d}\n", rate, duration_s,
@@ -199,7 +237,9 @@ int run_bench_serve(int argc, char** argv) {
     j += buf;
     write_output(json_out, j);
   }
-  return paths[0].errors || paths[1].errors || paths[2].errors || outstanding ? 1 : 0;
+  bool errors = outstanding != 0;
+  for (const auto& p : paths) errors = errors || p.errors;
+  return errors ? 1 : 0;
 }
 
 }  // namespace lull::cli

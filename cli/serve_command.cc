@@ -66,8 +66,9 @@ int run_serve(int argc, char** argv) {
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
       ("max-body-bytes", ranged_value<std::size_t>(&fe.max_body_bytes, 1, limits::kMaxBodyBytes)->default_value(4 << 20),
        "larger request bodies get 413 (chunked ones too)")
-      ("http-threads", po::value(&fe.io_threads)->default_value(2),
-       "front-end I/O threads (event-driven: a connection or a waiting query holds none)")
+      ("http-threads", po::value(&fe.io_threads)->default_value(serve::default_io_threads()),
+       "front-end I/O threads (event-driven: a connection or a waiting query holds none); default: the CPUs lull may "
+       "run on (its affinity mask, e.g. taskset), at most 2")
       ("header-timeout-ms", po::value(&fe.header_timeout_ms)->default_value(10000),
        "a request header must be complete this long after its first byte, else the connection is closed")
       ("body-timeout-ms", po::value(&fe.body_timeout_ms)->default_value(30000),

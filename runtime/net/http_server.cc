@@ -9,6 +9,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <sched.h>
+
+#include <algorithm>
 #include <atomic>
 #include <list>
 #include <mutex>
@@ -90,6 +93,13 @@ class Connection;
 
 }  // namespace
 
+int default_io_threads() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) return 2;
+  return std::clamp(CPU_COUNT(&cpus), 1, 2);
+}
+
 struct HttpServer::Impl {
   Impl(HttpServerOptions o, RequestHandler h, ErrorRenderer r, std::function<void(int)> c)
       : options(std::move(o)), handler(std::move(h)), render_error(std::move(r)), on_response(std::move(c)) {}
@@ -106,7 +116,9 @@ struct HttpServer::Impl {
   std::function<void(int)> on_response;
 
   // Declared first, destroyed last: connections in pending handlers go with it.
-  net::io_context ioc;
+  // The thread count as asio's concurrency hint: with one thread its
+  // scheduler skips the wake-ups a second one would need.
+  net::io_context ioc{std::max(1, options.io_threads)};
   tcp::acceptor acceptor{ioc};
   net::steady_timer accept_retry{ioc};
   std::vector<std::thread> threads;

@@ -34,15 +34,21 @@
 
 namespace lull::serve {
 
+// The event loop's threads by default: the CPUs this process may run on (its
+// affinity mask: a shard pinned to one core gets one), at most 2. A second
+// thread on the same core only adds hand-offs and lock contention between
+// the two (measured: docs/benchmarks.md, "Throughput of one shard").
+int default_io_threads();
+
 struct HttpServerOptions {
-  std::string host = "127.0.0.1";        // loopback unless asked otherwise
-  int port = 0;                          // 0 picks a free port
-  std::size_t max_body_bytes = 4 << 20;  // larger bodies get 413
-  int io_threads = 2;                    // threads running the event loop
-  int header_timeout_ms = 10000;         // first byte of a request to the end of its header
-  int body_timeout_ms = 30000;           // end of the header to the end of the body; also a response's write
-  int idle_timeout_ms = 60000;           // a kept-alive connection's wait for its next request
-  int max_connections = 1024;            // open connections; see the shedding above
+  std::string host = "127.0.0.1";         // loopback unless asked otherwise
+  int port = 0;                           // 0 picks a free port
+  std::size_t max_body_bytes = 4 << 20;   // larger bodies get 413
+  int io_threads = default_io_threads();  // threads running the event loop
+  int header_timeout_ms = 10000;          // first byte of a request to the end of its header
+  int body_timeout_ms = 30000;            // end of the header to the end of the body; also a response's write
+  int idle_timeout_ms = 60000;            // a kept-alive connection's wait for its next request
+  int max_connections = 1024;             // open connections; see the shedding above
 };
 
 struct ServerRequest {

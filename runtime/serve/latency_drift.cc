@@ -28,12 +28,13 @@ LatencyDriftDetector::LatencyDriftDetector(const std::vector<runtime::ModelInfo>
   }
 }
 
-double LatencyDriftDetector::percentile_of(const Window& w, double percentile) {
-  std::vector<double> sorted = w.ring;
-  std::sort(sorted.begin(), sorted.end());
+double LatencyDriftDetector::percentile_of(std::vector<double>& values, double percentile) {
   // Nearest rank: the smallest value with at least p% of the window at or below it.
-  const auto rank = static_cast<std::size_t>(std::ceil(percentile / 100.0 * static_cast<double>(sorted.size())));
-  return sorted[std::max<std::size_t>(rank, 1) - 1];
+  const auto rank = static_cast<std::size_t>(std::ceil(percentile / 100.0 * static_cast<double>(values.size())));
+  const auto nth =
+      values.begin() + static_cast<std::ptrdiff_t>(std::min(std::max<std::size_t>(rank, 1), values.size()) - 1);
+  std::nth_element(values.begin(), nth, values.end());
+  return *nth;
 }
 
 LatencyDriftDetector::Change LatencyDriftDetector::observe(int model, int batch, double latency_us) {
@@ -50,8 +51,9 @@ LatencyDriftDetector::Change LatencyDriftDetector::observe(int model, int batch,
   }
   p.samples = static_cast<int>(w.ring.size());
   if (p.samples < rule_.min_samples) return Change::kNone;
-  p.observed_us = percentile_of(w, rule_.percentile);
-  p.observed_plan_us = percentile_of(w, rule_.plan_percentile);
+  scratch_.assign(w.ring.begin(), w.ring.end());
+  p.observed_us = percentile_of(scratch_, rule_.percentile);
+  p.observed_plan_us = percentile_of(scratch_, rule_.plan_percentile);
   const bool over = p.observed_us > p.profiled_us * (1 + rule_.tolerance);
   const bool back = p.observed_us <= p.profiled_us * (1 + rule_.tolerance / 2);
   if (!p.drifting && over) {

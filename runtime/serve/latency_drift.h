@@ -87,11 +87,14 @@ class LatencyDriftDetector {
     std::vector<double> ring;  // up to rule_.window latencies
     std::size_t next = 0;      // where the next one goes once full
   };
-  static double percentile_of(const Window& w, double percentile);
+  // Nearest rank over `values`, which it reorders (nth_element: linear, where
+  // sorting the window twice per observed batch showed up in lull's profile).
+  static double percentile_of(std::vector<double>& values, double percentile);
 
   DriftRule rule_;
   std::vector<std::vector<DriftPair>> pairs_;  // [model][batch - 1]
   std::vector<std::vector<Window>> windows_;   // the same shape
+  std::vector<double> scratch_;                // a window's copy, for percentile_of
   int drifting_ = 0;
   std::uint64_t starts_ = 0;
 };

@@ -6,8 +6,10 @@
 // and configured; verdicts are what happened, with generous bounded waits.
 #include <catch2/catch.hpp>
 
+#include <sched.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -402,4 +404,25 @@ TEST_CASE("front end: time before the handler counts as queue time (from the hea
   const auto waited = service.waited_us();
   REQUIRE(waited.size() == 1);
   CHECK(waited[0] >= 300'000);  // the body's wait is in lull's latency, so overload shows in /metrics
+}
+
+TEST_CASE("front end: I/O threads default to the CPUs it may run on, at most 2", "[serve][frontend][limits]") {
+  cpu_set_t all;
+  REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
+  CHECK(lull::serve::default_io_threads() == std::min(CPU_COUNT(&all), 2));
+  // Pinned to one CPU, as `taskset -c 1 lull serve` pins a shard: one
+  // thread, where a second would only contend for the same core.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);  // this thread only
+  const int pinned = lull::serve::default_io_threads();
+  const int options = lull::serve::FrontendOptions().io_threads;
+  REQUIRE(sched_setaffinity(0, sizeof all, &all) == 0);
+  CHECK(pinned == 1);
+  CHECK(options == 1);
 }
