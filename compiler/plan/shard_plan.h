@@ -14,10 +14,11 @@
 
 namespace lull::compiler {
 
-// One `lull serve` process's measured throughput (docs/benchmarks.md, "Soak
-// under wrk": 1,239.1 QPS achieved when offered 1,462 on the 2-core VM):
-// lull plan's default --shard-qps-limit. Measure yours and pass it.
-inline constexpr double kMeasuredShardQps = 1239;
+// One `lull serve` process's measured throughput (docs/benchmarks.md,
+// "Throughput of one shard": at least 8,000 QPS sustained on one core of the
+// 2-core VM with p99 overhead under 1 ms, experiments/throughput.sh): lull
+// plan's default --shard-qps-limit. Measure yours and pass it.
+inline constexpr double kMeasuredShardQps = 8000;
 
 struct ShardPlan {
   double qps_limit = 0;  // one shard's throughput limit

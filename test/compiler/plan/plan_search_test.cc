@@ -108,6 +108,7 @@ TEST_CASE("fewest workers: the count meets the target and one fewer does not (in
 TEST_CASE("shard plan: G from the per-shard limit, the fewest K whose G*K meets the target (independent compiles)",
           "[shard]") {
   CHECK(shards_for_load(100000, 1239) == 81);
+  CHECK(shards_for_load(100000, 8000) == 13);
   CHECK(shards_for_load(1239, 1239) == 1);
   CHECK(shards_for_load(1240, 1239) == 2);
   CHECK(shards_for_load(5, 1239) == 1);
