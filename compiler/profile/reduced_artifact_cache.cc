@@ -54,7 +54,9 @@ ArtifactReductionCache::ArtifactReductionCache(const std::string& cache_dir, con
   for (const auto& m : models) named += m + ",";
   if (!plain(named)) return;
   header_ = std::string(kFormat) + "\n" + folder + "\n" + named + "\n" + hex(percentile) + "\n";
-  const long long now_ns = static_cast<long long>(std::time(nullptr)) * 1000000000LL;
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const long long now_ns = ns_of(now);
   for (const auto& f : list_artifact_files(dir, only)) {
     struct stat st {};
     if (!plain(f.model) || ::stat(f.path.c_str(), &st) != 0) return;
