@@ -22,6 +22,8 @@ class CpuExec {
 
   template <class T>
   using Buffer = std::vector<T>;
+  // The pass tables are built by PassLanes (pass_lanes.h), not PassElement.
+  static constexpr bool kPassLanes = true;
 
   explicit CpuExec(Threads threads = Threads::kAuto) : threads_(threads), parallel_(threads != Threads::kNever) {}
 
