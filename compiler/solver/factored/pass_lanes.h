@@ -13,14 +13,21 @@
 #include <cmath>
 #include <cstddef>
 
-#ifdef __AVX512F__
+// Only where the build's PassElement is what the rounding below follows
+// (checked on GCC 12 with -march=native on AVX-512 machines); elsewhere the
+// CPU executor runs PassElement.
+#if defined(__AVX512F__) && defined(__FMA__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define LULL_PASS_LANES 1
 #include <immintrin.h>
+#else
+#define LULL_PASS_LANES 0
 #endif
 
 #include "compiler/solver/factored/element_math.h"
 
 namespace lull::compiler::factored {
 
+#if LULL_PASS_LANES
 #pragma GCC push_options
 #pragma GCC optimize("fp-contract=off")
 #pragma GCC diagnostic push
@@ -80,7 +87,6 @@ struct PassLanes {
     const int np = c + 1;
     const double* wz = w - z0;  // lane l reads wz[u - l]
     const int from2 = start2 > K ? start2 : K;
-#ifdef __AVX512F__
     // Lane l in vector lane l: wz[u - 7 .. u] loaded and reversed.
     const __m512i reverse = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i e1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(end1));
@@ -108,29 +114,6 @@ struct PassLanes {
       for (int u = from2; u < hi; ++u) step(u, F[np * K + K - 1 - u], e2, f2);
     }
     _mm512_storeu_pd(acc, a);
-#else
-    for (int u = K; u < start2 && u < hi; ++u) {
-      const double f = c == N ? S[full - u] : F[np * K + K - 1 - u] - F[np * K - 1 - u];
-      for (int l = 0; l < kLanes; ++l) {
-        const double wx = wz[u - l];
-        const double sum = acc[l] + wx * f, fused = std::fma(wx, f, acc[l]);
-        acc[l] = u < end1[l] ? (u >= fused1[l] ? fused : sum) : acc[l];
-      }
-    }
-    if (c == N) {  // the overflow: every arrival past `full` counts, plain adds
-      for (int u = from2; u < hi; ++u)
-        for (int l = 0; l < kLanes; ++l) acc[l] = u < end2[l] ? acc[l] + wz[u - l] : acc[l];
-    } else {
-      for (int u = from2; u < hi; ++u) {
-        const double f = F[np * K + K - 1 - u];
-        for (int l = 0; l < kLanes; ++l) {
-          const double wx = wz[u - l];
-          const double sum = acc[l] + wx * f, fused = std::fma(wx, f, acc[l]);
-          acc[l] = u < end2[l] ? (u >= fused2[l] ? fused : sum) : acc[l];
-        }
-      }
-    }
-#endif
     for (int l = 0; l < lanes; ++l)
       pass[static_cast<std::size_t>(t) * d.pass_size() + static_cast<std::size_t>(z0 + l) * cols + c] = acc[l];
   }
@@ -138,5 +121,6 @@ struct PassLanes {
 
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
+#endif
 
 }  // namespace lull::compiler::factored

@@ -11,9 +11,7 @@
 
 #include "compiler/mdp/mdp_problem.h"
 #include "compiler/solver/factored/count_elements.h"
-#ifndef __CUDACC__
 #include "compiler/solver/factored/pass_lanes.h"
-#endif
 #include "compiler/solver/factored/pipeline_layout.h"
 #include "compiler/solver/factored/table_elements.h"
 #include "compiler/solver/factored/value_elements.h"
@@ -96,7 +94,7 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
     ex.for_each(tables, TablePmfs{d, width.data(), remaining.data(), active.data(), px.data(), cdf.data(), sf.data(),
                                   xend.data(), ylen.data()});
     t.pass = ex.template zeros<double>(tables * d.pass_size());
-#ifndef __CUDACC__
+#if LULL_PASS_LANES
     if constexpr (HasPassLanes<Exec>::value) {  // the same values, eight elements at a time
       const PassLanes lanes{d, px.data(), cdf.data(), sf.data(), xend.data(), ylen.data(), t.pass.data()};
       ex.for_each(lanes.count(tables), lanes);
