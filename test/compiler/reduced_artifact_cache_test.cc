@@ -65,7 +65,8 @@ bool cached(const Folder& f, const lull::compiler::CompileSpec& spec) {
 
 }  // namespace
 
-TEST_CASE("profile cache: a hit reduces to the same tables and any change to the files is a miss", "[compiler][cache]") {
+TEST_CASE("profile cache: a hit reduces to the same tables and any change to the files is a miss",
+          "[compiler][cache]") {
   const Folder f = make_aged_artifact("cache_changes");
   const auto spec = spec_for(f, f.cache);
   const auto uncached = tables(lull::compiler::load_compile_inputs(spec_for(f, "")));
