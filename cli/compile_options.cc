@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/number_lists.h"
 #include "compiler/arrival_fit.h"
+#include "compiler/profile/reduced_artifact_cache.h"
 #include "schema/input_limits.h"
 #include "schema/rate_file.h"
 
@@ -40,6 +41,9 @@ void add_model_options(po::options_description& desc, CompileFlags& f) {
       ("profiles", po::value(&s.inputs.path)->required(), "profile set: lull JSON file, or a RAMSIS artifact folder")
       ("accuracy-percent", po::value(&s.inputs.accuracy_json), "the artifact's accuracy table, in percent, for an artifact folder")
       ("task", po::value(&s.inputs.task), "task name (overrides the profile's)")
+      ("profile-cache", po::value(&f.profile_cache)->default_value(f.profile_cache),
+       "on: keep an artifact folder's reduced latencies in $XDG_CACHE_HOME/lull (or ~/.cache/lull) and reuse them "
+       "while its files are unchanged | off: read every file")
       ("slo-ms", po::value(&f.slo_ms)->required(), "latency SLO in milliseconds")
       ("intervals", po::value(&s.mdp.intervals)->default_value(100), "FLD slack intervals D")
       ("md", po::bool_switch(&f.md), "model-based slack discretization instead of FLD")
@@ -73,6 +77,9 @@ compiler::CompileSpec model_spec(const CompileFlags& f) {
     throw UsageError("--batching: expected 'max' or 'variable', got '" + f.batching + "'");
   spec.mdp.batching = f.batching == "max" ? compiler::Batching::kMaximal : compiler::Batching::kVariable;
   spec.reduction.models = split_commas(f.models);
+  if (f.profile_cache != "on" && f.profile_cache != "off")
+    throw UsageError("--profile-cache: expected 'on' or 'off', got '" + f.profile_cache + "'");
+  spec.profile_cache_dir = f.profile_cache == "on" ? compiler::default_profile_cache_dir() : "";
   // Placeholders for the two settings the caller chooses, so the rest is checked now.
   compiler::CompileSpec probe = spec;
   probe.mdp.workers = 1;

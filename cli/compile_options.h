@@ -18,6 +18,7 @@ struct CompileFlags {
   compiler::CompileSpec spec;  // bound directly where one flag is one setting
   double slo_ms = 0;
   std::string workers, loads, batching = "max", models;
+  std::string profile_cache = "on";  // --profile-cache on|off
   std::string arrivals = "poisson";  // --arrivals: a process, a list (gamma:1,2,4), or fit:FILE
   bool md = false;
 };

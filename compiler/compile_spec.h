@@ -28,6 +28,9 @@ struct CompileSpec {
   std::vector<double> loads_qps;  // one policy per load
   SolveOptions solve;             // value-iteration horizon, stationary-distribution stopping
   std::string device = "auto";    // solver backend: cpu | cuda | auto
+  // An artifact folder's reduced latencies are cached here
+  // (profile/reduced_artifact_cache.h); empty: no cache.
+  std::string profile_cache_dir;
 };
 
 // Throws std::invalid_argument naming the setting (by its `lull compile` flag)

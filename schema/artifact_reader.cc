@@ -44,7 +44,7 @@ std::vector<double> read_sample_list(json::JsonFileReader& reader, const std::st
 
 }  // namespace
 
-std::vector<ArtifactModel> read_artifact_profiles(const std::string& dir, const std::vector<std::string>& only) {
+std::vector<ArtifactFile> list_artifact_files(const std::string& dir, const std::vector<std::string>& only) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw ArtifactError(dir + ": not a directory of artifact profiles");
   std::vector<fs::path> model_dirs;
@@ -54,16 +54,26 @@ std::vector<ArtifactModel> read_artifact_profiles(const std::string& dir, const 
       model_dirs.push_back(e.path());
   }
   std::sort(model_dirs.begin(), model_dirs.end());
+  std::vector<ArtifactFile> out;
+  for (const auto& mdir : model_dirs) {
+    const std::string model = mdir.filename().string();
+    const std::size_t first = out.size();
+    for (const auto& f : fs::directory_iterator(mdir)) {
+      const int b = batch_of_file_name(f.path().filename().string(), model);
+      if (b > 0) out.push_back(ArtifactFile{model, b, f.path().string()});
+    }
+    std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+              [](const ArtifactFile& a, const ArtifactFile& b) { return a.batch < b.batch; });
+  }
+  return out;
+}
+
+std::vector<ArtifactModel> read_artifact_profiles(const std::string& dir, const std::vector<std::string>& only) {
   json::JsonFileReader reader;  // one parser for every file
   std::vector<ArtifactModel> out;
-  for (const auto& mdir : model_dirs) {
-    ArtifactModel model;
-    model.name = mdir.filename().string();
-    for (const auto& f : fs::directory_iterator(mdir)) {
-      const int b = batch_of_file_name(f.path().filename().string(), model.name);
-      if (b > 0) model.samples_s[b] = read_sample_list(reader, f.path().string());
-    }
-    if (!model.samples_s.empty()) out.push_back(std::move(model));
+  for (const auto& f : list_artifact_files(dir, only)) {
+    if (out.empty() || out.back().name != f.model) out.push_back(ArtifactModel{f.model, {}});
+    out.back().samples_s[f.batch] = read_sample_list(reader, f.path);
   }
   return out;
 }

@@ -22,6 +22,18 @@ struct ArtifactModel {
   std::map<int, std::vector<double>> samples_s;  // batch size -> end-to-end latencies in seconds
 };
 
+// One profile file of the layout: which model and batch size it holds.
+struct ArtifactFile {
+  std::string model;
+  int batch = 0;
+  std::string path;
+};
+
+// The profile files read_artifact_profiles reads, sorted by model, then batch
+// size: every model folder (only those named in `only` when it is not empty),
+// and in it every file whose name matches the layout.
+std::vector<ArtifactFile> list_artifact_files(const std::string& dir, const std::vector<std::string>& only = {});
+
 // Every model folder with at least one profile file, sorted by name; only the
 // models named in `only` when it is not empty. Every sample must be a
 // positive, finite number.

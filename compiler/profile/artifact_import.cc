@@ -17,27 +17,59 @@ std::string artifact_task_name(const std::string& accuracy_json) {
   return "image";
 }
 
-schema::ProfileSet import_artifact_profiles(const std::string& dir, const std::string& accuracy_json,
-                                            const std::string& task, const std::vector<std::string>& only) {
-  const auto models = read_artifact_profiles(dir, only);
-  if (models.empty()) throw std::runtime_error(dir + ": no <model>/<model>_bsize-<b>_profile.json files found");
+namespace {
+
+// The set's task, provenance and models with their accuracies, in the order
+// of `names`; the caller fills each model's latencies.
+schema::ProfileSet artifact_set(const std::vector<std::string>& names, const std::string& dir,
+                                const std::string& accuracy_json, const std::string& task) {
+  if (names.empty()) throw std::runtime_error(dir + ": no <model>/<model>_bsize-<b>_profile.json files found");
   const auto accuracy = read_artifact_accuracy_percent(accuracy_json);
   schema::ProfileSet set;
   set.set_task(task.empty() ? artifact_task_name(accuracy_json) : task);
   set.set_provenance("imported from RAMSIS artifact profiles at " + dir);
-  for (const auto& m : models) {
-    const auto acc = accuracy.find(m.name);
+  for (const auto& name : names) {
+    const auto acc = accuracy.find(name);
     if (acc == accuracy.end())
-      throw std::runtime_error(accuracy_json + ": no accuracy for model '" + m.name + "' found in " + dir);
+      throw std::runtime_error(accuracy_json + ": no accuracy for model '" + name + "' found in " + dir);
     auto* model = set.add_models();
-    model->set_name(m.name);
+    model->set_name(name);
     model->set_accuracy(acc->second / 100.0);
-    for (const auto& [b, samples] : m.samples_s) {
-      auto* lat = model->add_latencies();
+  }
+  return set;
+}
+
+template <class Model>
+std::vector<std::string> names_of(const std::vector<Model>& models) {
+  std::vector<std::string> out;
+  for (const auto& m : models) out.push_back(m.name);
+  return out;
+}
+
+}  // namespace
+
+schema::ProfileSet import_artifact_profiles(const std::string& dir, const std::string& accuracy_json,
+                                            const std::string& task, const std::vector<std::string>& only) {
+  const auto models = read_artifact_profiles(dir, only);
+  schema::ProfileSet set = artifact_set(names_of(models), dir, accuracy_json, task);
+  for (std::size_t i = 0; i < models.size(); ++i)
+    for (const auto& [b, samples] : models[i].samples_s) {
+      auto* lat = set.mutable_models(static_cast<int>(i))->add_latencies();
       lat->set_batch(static_cast<unsigned>(b));
       lat->mutable_samples_s()->Add(samples.begin(), samples.end());
     }
-  }
+  return set;
+}
+
+schema::ProfileSet import_reduced_artifact(const std::vector<ReducedArtifactModel>& models, const std::string& dir,
+                                           const std::string& accuracy_json, const std::string& task) {
+  schema::ProfileSet set = artifact_set(names_of(models), dir, accuracy_json, task);
+  for (std::size_t i = 0; i < models.size(); ++i)
+    for (const auto& [b, reduced] : models[i].by_batch) {
+      auto* lat = set.mutable_models(static_cast<int>(i))->add_latencies();
+      lat->set_batch(static_cast<unsigned>(b));
+      lat->set_latency_s(reduced.at_percentile_s);
+    }
   return set;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/profile/reduced_artifact_cache.h"
 #include "schema/profile.pb.h"
 
 namespace lull::compiler {
@@ -20,5 +21,11 @@ std::string artifact_task_name(const std::string& accuracy_json);
 // folders are read (the others' files are never opened).
 schema::ProfileSet import_artifact_profiles(const std::string& dir, const std::string& accuracy_json,
                                             const std::string& task, const std::vector<std::string>& only = {});
+
+// The same set from an artifact folder's reduced latencies (the profile
+// cache's, compiler/profile/reduced_artifact_cache.h): one latency_s per
+// batch size, the samples' percentile, in place of the samples.
+schema::ProfileSet import_reduced_artifact(const std::vector<ReducedArtifactModel>& models, const std::string& dir,
+                                           const std::string& accuracy_json, const std::string& task);
 
 }  // namespace lull::compiler

@@ -1,5 +1,10 @@
 // The CPU backend: the factored solver's pipeline (factored/pipeline_solve.h)
 // run by the CPU executor (OpenMP), with subnormals flushed to zero.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <memory>
 
 #include "compiler/solver/denormal_guard.h"
@@ -10,12 +15,38 @@
 namespace lull::compiler {
 namespace {
 
+// One solve's OpenMP threads: as many as the machine has idle cores (online
+// cores minus the 1-minute load average, what libgomp's OMP_DYNAMIC does),
+// at least 1 and at most OMP_NUM_THREADS; the caller's setting is restored
+// after. Fixed for the whole solve, so DenormalGuard sets up exactly the
+// threads the executor then runs on. A user's OMP_NUM_THREADS or OMP_DYNAMIC
+// is left alone. Why: on a machine whose cores are busy, a second thread
+// descheduled at every barrier doubled a golden compile's wall and CPU time
+// (docs/benchmarks.md, issue 18).
+class LoadThreads {
+ public:
+  LoadThreads() : saved_(omp_get_max_threads()) {
+    if (std::getenv("OMP_NUM_THREADS") || std::getenv("OMP_DYNAMIC")) return;
+    double load = 0;
+    if (getloadavg(&load, 1) != 1) return;
+    const long idle = std::lround(omp_get_num_procs() - load);
+    omp_set_num_threads(static_cast<int>(std::clamp<long>(idle, 1, saved_)));
+  }
+  ~LoadThreads() { omp_set_num_threads(saved_); }
+  LoadThreads(const LoadThreads&) = delete;
+  LoadThreads& operator=(const LoadThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
 class CpuSolver final : public Solver {
  public:
   std::string name() const override { return "cpu"; }
   bool concurrent_solves() const override { return true; }
 
   SolverOutput solve(const MdpProblem& p, const SolveOptions& opt) override {
+    const LoadThreads threads;
     const DenormalGuard flush_subnormals;
     factored::CpuExec exec(factored::CpuExec::Threads::kAuto);
     return factored::solve_factored(p, opt, exec);

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/solver/factored/pass_lanes.h"
+
 namespace lull::compiler::factored {
 
 class CpuExec {
@@ -22,6 +24,8 @@ class CpuExec {
 
   template <class T>
   using Buffer = std::vector<T>;
+  // The pass tables are built by PassLanes (pass_lanes.h) where it is built.
+  static constexpr bool kPassLanes = LULL_PASS_LANES;
 
   explicit CpuExec(Threads threads = Threads::kAuto) : threads_(threads), parallel_(threads != Threads::kNever) {}
 

@@ -5,16 +5,25 @@
 // "factored transitions") with the element functions of table_elements.h and
 // count_elements.h.
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "compiler/mdp/mdp_problem.h"
 #include "compiler/solver/factored/count_elements.h"
+#include "compiler/solver/factored/pass_lanes.h"
 #include "compiler/solver/factored/pipeline_layout.h"
 #include "compiler/solver/factored/table_elements.h"
 #include "compiler/solver/factored/value_elements.h"
 
 namespace lull::compiler::factored {
+
+// Executors that build the pass tables with PassLanes (the CPU's) say so
+// with a member kPassLanes.
+template <class Exec, class = void>
+struct HasPassLanes : std::false_type {};
+template <class Exec>
+struct HasPassLanes<Exec, std::void_t<decltype(Exec::kPassLanes)>> : std::bool_constant<Exec::kPassLanes> {};
 
 template <class Exec, class T>
 using BufferOf = typename Exec::template Buffer<T>;
@@ -76,16 +85,25 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
   ex.for_each(tables, TableParams{d, t.grid.data(), taus.data(), tau_whole.data(), width.data(), remaining.data(),
                                   active.data(), t.tau_bucket.data()});
   {
-    auto px = ex.template zeros<double>(tables * span);
+    // Eight entries of padding before the first row and after the last:
+    // PassLanes reads up to seven entries beyond a row's either end.
+    auto px_padded = ex.template zeros<double>(tables * span + 16);
+    double* px = px_padded.data() + 8;
     auto cdf = ex.template zeros<double>(tables * span);
     auto sf = ex.template zeros<double>(tables * span);
     auto xend = ex.template zeros<int>(tables);
     auto ylen = ex.template zeros<int>(tables);
-    ex.for_each(tables, TablePmfs{d, width.data(), remaining.data(), active.data(), px.data(), cdf.data(), sf.data(),
+    ex.for_each(tables, TablePmfs{d, width.data(), remaining.data(), active.data(), px, cdf.data(), sf.data(),
                                   xend.data(), ylen.data()});
     t.pass = ex.template zeros<double>(tables * d.pass_size());
-    ex.for_each(tables * d.pass_size(),
-                PassElement{d, px.data(), cdf.data(), sf.data(), xend.data(), ylen.data(), t.pass.data()});
+#if LULL_PASS_LANES
+    if constexpr (HasPassLanes<Exec>::value) {  // the same values, eight elements at a time
+      const PassLanes lanes{d, px, cdf.data(), sf.data(), xend.data(), ylen.data(), t.pass.data()};
+      ex.for_each(lanes.count(tables), lanes);
+    } else
+#endif
+      ex.for_each(tables * d.pass_size(),
+                  PassElement{d, px, cdf.data(), sf.data(), xend.data(), ylen.data(), t.pass.data()});
   }
   t.kernel = ex.template zeros<double>(static_cast<std::size_t>(tables) * d.K);
   ex.for_each(static_cast<std::size_t>(tables) * d.K, KernelElement{d, width.data(), active.data(), t.kernel.data()});
