@@ -148,9 +148,12 @@ std::string fleet_plan_table(const compiler::FleetPlan& plan, double fleet_load_
     for (std::size_t k = 0; k < c.kinds.size(); ++k) {
       out += mix_row(c.kinds[k] + " alone", c.alone[k]);
       uniform[c.kinds[k]] += c.alone[k].cost_per_s;
-      uniform_found.emplace(c.kinds[k], true);
+      uniform_found.emplace(c.kinds[k], &c == &plan.classes.front());  // absent from an earlier class: not uniform
       uniform_found[c.kinds[k]] = uniform_found[c.kinds[k]] && c.alone[k].found;
     }
+    // A uniform fleet of a kind: only when every class can use that kind.
+    for (auto& [kind, found] : uniform_found)
+      if (std::find(c.kinds.begin(), c.kinds.end(), kind) == c.kinds.end()) found = false;
     mixed += c.cheapest.cost_per_s;
     all_found = all_found && c.cheapest.found;
   }

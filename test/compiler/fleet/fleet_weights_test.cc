@@ -19,7 +19,7 @@ TEST_CASE("the weight grid holds every split on the step, each summing to 1") {
   CHECK(weight_grid(1, 20) == std::vector<std::vector<double>>{{1.0}});
 }
 
-TEST_CASE("--weight-step must be 1/n") {
+TEST_CASE("the weight step (--weight-step) must be 1/n") {
   CHECK(weight_steps(0.05) == 20);
   CHECK(weight_steps(0.1) == 10);
   CHECK(weight_steps(1) == 1);
