@@ -119,12 +119,13 @@ std::string mix_row(const std::string& label, const compiler::FleetMix& m) {
 JsonValue mix_json(const compiler::FleetClassPlan& c, const compiler::FleetMix& m) {
   JsonValue o = JsonValue::object();
   o.add("found", m.found ? "yes" : "no");
-  JsonValue& workers = o.add("workers", JsonValue::object());
-  JsonValue& weights = o.add("weights", JsonValue::object());
+  JsonValue workers = JsonValue::object(), weights = JsonValue::object();  // filled before adding: add may move
   for (std::size_t k = 0; k < c.kinds.size(); ++k) {
     workers.add(c.kinds[k], static_cast<double>(m.workers[k]));
     weights.add(c.kinds[k], m.weights[k]);
   }
+  o.add("workers", workers);
+  o.add("weights", weights);
   o.add("cost_per_s", m.cost_per_s);
   o.add("expected_accuracy", m.expected.accuracy);
   o.add("expected_violation_rate", m.expected.violation_rate);
