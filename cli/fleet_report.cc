@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <filesystem>
+#include <stdexcept>
 #include <map>
 
 #include "cli/json_object.h"
@@ -177,6 +179,38 @@ std::string fleet_plan_json(const compiler::FleetPlan& plan, double fleet_load_q
     for (std::size_t k = 0; k < c.kinds.size(); ++k) alone.add(c.kinds[k], mix_json(c, c.alone[k]));
   }
   root.add("policies_compiled", static_cast<double>(plan.solves));
+  return root.text() + "\n";
+}
+
+std::string planned_fleet_json(const FleetDescription& fleet, const compiler::FleetPlan& plan) {
+  JsonValue root = JsonValue::object();
+  JsonValue kinds = JsonValue::array();
+  for (const auto& k : fleet.kinds) {
+    JsonValue& jk = kinds.push(JsonValue::object());
+    jk.add("name", k.name);
+    jk.add("profiles", std::filesystem::absolute(k.profiles).string());
+    if (!k.accuracy_percent.empty()) jk.add("accuracy_percent", std::filesystem::absolute(k.accuracy_percent).string());
+    jk.add("price_per_s", k.price_per_s);
+  }
+  root.add("kinds", kinds);
+  JsonValue classes = JsonValue::array();
+  for (std::size_t i = 0; i < fleet.classes.size(); ++i) {
+    const auto& c = fleet.classes[i];
+    const auto& p = plan.classes[i];
+    if (!p.cheapest.found)
+      throw std::runtime_error("--fleet-out: class '" + c.name + "': no mix meets its target; nothing written");
+    JsonValue& jc = classes.push(JsonValue::object());
+    jc.add("name", c.name);
+    jc.add("slo_ms", c.slo_ms);
+    jc.add("share", c.share);
+    jc.add("max_violation", c.max_violation);
+    if (c.min_accuracy > 0) jc.add("min_accuracy", c.min_accuracy);
+    JsonValue workers = JsonValue::object();
+    for (std::size_t k = 0; k < p.kinds.size(); ++k)
+      if (p.cheapest.workers[k] > 0) workers.add(p.kinds[k], static_cast<double>(p.cheapest.workers[k]));
+    jc.add("workers", workers);
+  }
+  root.add("classes", classes);
   return root.text() + "\n";
 }
 

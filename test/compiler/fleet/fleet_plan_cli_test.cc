@@ -116,6 +116,28 @@ TEST_CASE("lull plan --fleet picks per class the cheapest mix, each count minima
   CHECK(object_after(json, "workers", bulk).find("fast") == std::string::npos);
 }
 
+TEST_CASE("lull plan --fleet --fleet-out writes the description lull compile --fleet takes, with the plan's workers") {
+  const std::string fleet = write_fleet("to_compile.json", kFleet);
+  const std::string plan = temp_dir() + "/planned_plan.json", planned = temp_dir() + "/planned_fleet.json";
+  const auto r = run_lull("plan --fleet " + fleet + " " + kSmallMdpFlags + " --load-qps 500 --weight-step 0.25 --out " +
+                          plan + " --fleet-out " + planned);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string json = slurp(plan);
+  const std::string workers = object_after(object_after(json, "cheapest"), "workers");
+  const auto c = run_lull("compile --fleet " + planned + " " + kSmallMdpFlags +
+                          " --load-qps 500 --weight-step 0.25 --out " + temp_dir() + "/planned.pb");
+  INFO(c.err);
+  REQUIRE(c.exit_code == 0);
+  // The interactive class's workers in the compiled fleet are the plan's cheapest mix.
+  std::string expect;
+  for (const char* kind : {"slow", "fast"}) {
+    const int k = static_cast<int>(json_number(workers, kind));
+    if (k > 0) expect += std::string(expect.empty() ? "" : ", ") + kind + " x" + std::to_string(k);
+  }
+  CHECK_THAT(c.out, Contains("class interactive: SLO 60 ms, share 0.6, violation <= 0.01; workers " + expect + "\n"));
+}
+
 TEST_CASE("lull plan --fleet refuses bad input in one line, exit 2") {
   const std::string fleet = write_fleet("good.json", kFleet);
   const auto refused = [](const std::string& args, const std::string& what) {
@@ -126,6 +148,7 @@ TEST_CASE("lull plan --fleet refuses bad input in one line, exit 2") {
     CHECK_THAT(r.err, Contains(what));
   };
   refused("plan --fleet " + fleet + " --load-qps 0", "--load-qps");
+  refused("plan --fleet " + fleet + " --load-qps 100 --out - --fleet-out -", "--fleet-out");
   refused("plan --fleet " + fleet + " --load-qps 100 --weight-step 0.4", "--weight-step");
   std::string text = kFleet;
   text.replace(text.find(R"("slow": 1)"), 9, R"("gpu": 1)");
