@@ -25,12 +25,15 @@ int run_compile_fleet(int argc, char** argv) {
   CompileFlags flags;
   std::string fleet_path, loads_text, out_path, report_path;
   double weight_step = 0.05;
+  int count_spread = 0;
   po::options_description desc("lull compile --fleet options");
   // clang-format off
   desc.add_options()
       ("fleet", po::value(&fleet_path)->required(), "fleet description JSON (kinds, classes; docs/fleets.md)")
       ("load-qps", po::value(&loads_text)->required(), "the fleet's load(s) in QPS; each class gets its share: 2000 | 1000,2000 | 500:3000:500")
       ("weight-step", po::value(&weight_step)->default_value(weight_step), "grid step of the weights searched (1/n)")
+      ("count-spread", po::value(&count_spread)->default_value(count_spread),
+       "each kind's library also gets sets for its count -N..+N (fewer after failures; the autoscaler's range)")
       ("out", po::value(&out_path)->required(), "fleet policy to write (binary protobuf; '-' for stdout, not a terminal)")
       ("report", po::value(&report_path), "JSON report to write ('-' for stdout)");
   // clang-format on
@@ -42,6 +45,7 @@ int run_compile_fleet(int argc, char** argv) {
     return 0;
   check_binary_output(out_path, "--out");
   const compiler::CompileSpec spec = solve_spec(flags);
+  if (count_spread < 0 || count_spread > 1000) throw UsageError("--count-spread: must be in 0..1000");
   int steps = 0;
   try {
     steps = compiler::weight_steps(weight_step);
@@ -58,14 +62,16 @@ int run_compile_fleet(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   const auto result = compiler::compile_fleet(
-      fleet, spec, loads, steps, *solver, [&](int cls, int kind, int done, int total, const compiler::LoadReport&) {
+      fleet, spec, loads, steps, *solver,
+      [&](int cls, int kind, int done, int total, const compiler::LoadReport&) {
         if (elapsed() < 1.0) return;
         const auto& c = fleet.classes[static_cast<std::size_t>(cls)];
         char line[200];
         std::snprintf(line, sizeof line, "lull compile: class %s, kind %s: %d/%d loads, %.1f s", c.name.c_str(),
                       c.workers[static_cast<std::size_t>(kind)].kind.c_str(), done, total, elapsed());
         progress.step(line);
-      });
+      },
+      count_spread);
   progress.finish();
   write_binary_output(out_path, fleet_policy_bytes(result.policy), "--out");
   if (!report_path.empty()) write_output(report_path, fleet_compile_json(result.policy, result.splits));

@@ -81,7 +81,8 @@ FleetClassInputs load_fleet_class_inputs(const FleetDescription& fleet, int ci,
 
 FleetCompileResult compile_fleet(const FleetDescription& fleet, const CompileSpec& spec,
                                  const std::vector<double>& fleet_loads_qps, int weight_steps, Solver& solver,
-                                 const FleetProgress& progress) {
+                                 const FleetProgress& progress, int count_spread) {
+  if (count_spread < 0) throw std::invalid_argument("--count-spread: must be >= 0");
   if (fleet_loads_qps.empty()) throw std::invalid_argument("--load-qps: no load given");
   require_workers(fleet);
   FleetCompileResult out;
@@ -113,15 +114,28 @@ FleetCompileResult compile_fleet(const FleetDescription& fleet, const CompileSpe
       }
       CompileSpec s = in.specs[static_cast<std::size_t>(k)];
       s.loads_qps.assign(loads.begin(), loads.end());
-      validate_compile_spec(s);
-      const auto sweeps = compile_library(in.profiles[static_cast<std::size_t>(k)], {s}, nullptr, solver,
-                                          [&](int, int, int done, int total, const LoadReport& r) {
-                                            if (progress) progress(ci, k, done, total, r);
+      // The kind's own count, and the counts around it (--count-spread) at
+      // the same loads: sets for fewer workers (failures) and for the
+      // autoscaler's (class, kind) group (manager::FleetCapacity).
+      const int own = s.mdp.workers;
+      std::vector<CompileSpec> specs;
+      for (int w = std::max(1, own - count_spread); w <= own + count_spread; ++w) {
+        specs.push_back(s);
+        specs.back().mdp.workers = w;
+        validate_compile_spec(specs.back());
+      }
+      const int sets = static_cast<int>(specs.size());
+      const auto sweeps = compile_library(in.profiles[static_cast<std::size_t>(k)], specs, nullptr, solver,
+                                          [&](int set, int, int done, int total, const LoadReport& r) {
+                                            if (progress) progress(ci, k, set * total + done, sets * total, r);
                                           });
-      for (const auto& r : sweeps.front().sweep.reports)
-        known[static_cast<std::size_t>(k)][r.load_qps] = {r.expected_accuracy, r.expected_violation_rate,
-                                                          r.beyond_capacity};
-      out.policies += sweeps.front().sweep.set.policies_size();
+      for (const auto& sw : sweeps) {
+        out.policies += sw.sweep.set.policies_size();
+        if (sw.workers != own) continue;
+        for (const auto& r : sw.sweep.reports)
+          known[static_cast<std::size_t>(k)][r.load_qps] = {r.expected_accuracy, r.expected_violation_rate,
+                                                            r.beyond_capacity};
+      }
       auto& kp = *cp.add_kinds();
       kp.set_kind(c.workers[static_cast<std::size_t>(k)].kind);
       kp.set_workers(static_cast<std::uint32_t>(c.workers[static_cast<std::size_t>(k)].count));

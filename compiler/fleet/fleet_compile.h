@@ -53,9 +53,12 @@ struct FleetCompileResult {
 using FleetProgress = std::function<void(int cls, int kind, int done, int total, const LoadReport& last)>;
 
 // `fleet_loads_qps`: the fleet's loads (each class gets share x load),
-// ascending and distinct. Throws std::invalid_argument for an empty load list.
+// ascending and distinct. Each kind's library also holds sets for the counts
+// within `count_spread` of its own (at least 1), at the same loads; the splits
+// are chosen on the kind's own count. Throws std::invalid_argument for an
+// empty load list or a negative spread.
 FleetCompileResult compile_fleet(const FleetDescription& fleet, const CompileSpec& spec,
                                  const std::vector<double>& fleet_loads_qps, int weight_steps, Solver& solver,
-                                 const FleetProgress& progress = nullptr);
+                                 const FleetProgress& progress = nullptr, int count_spread = 0);
 
 }  // namespace lull::compiler

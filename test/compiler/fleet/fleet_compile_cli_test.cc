@@ -138,6 +138,24 @@ TEST_CASE("lull compile --fleet writes per-kind libraries and the best split per
   CHECK_THAT(show.out, Contains("class bulk"));
 }
 
+TEST_CASE("lull compile --fleet --count-spread adds sets around each kind's count, the splits unchanged") {
+  const std::string fleet = write_fleet("spread.json", kFleet);
+  const std::string own = temp_dir() + "/spread0.pb", spread = temp_dir() + "/spread1.pb";
+  for (const auto& [out, extra] : {std::pair{own, ""}, std::pair{spread, " --count-spread 1"}}) {
+    const auto r = run_lull(compile_args(fleet, "--load-qps 400 --weight-step 0.25 --out " + out + extra));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+  const auto a = read_fleet_policy(own), b = read_fleet_policy(spread);
+  std::vector<unsigned> counts;
+  for (const auto& set : b.classes(0).kinds(0).library().sets()) counts.push_back(set.workers());
+  CHECK(counts == std::vector<unsigned>{1, 2, 3});                // the slow kind has 2
+  CHECK(b.classes(0).kinds(1).library().sets(0).workers() == 1);  // the fast kind's 1: no set for 0
+  CHECK(a.classes(0).kinds(0).library().sets_size() == 1);
+  CHECK(b.classes(0).splits(0).weights(0) == a.classes(0).splits(0).weights(0));
+  CHECK(b.classes(0).splits(0).accuracy() == a.classes(0).splits(0).accuracy());
+}
+
 TEST_CASE("lull compile --fleet takes a class's fixed weights as given") {
   std::string text = kFleet;
   const std::string from = R"("workers": {"slow": 2, "fast": 1}})";
@@ -172,6 +190,7 @@ TEST_CASE("lull compile --fleet refuses bad input in one line, exit 2, no file")
                 "classes[0] 'interactive'.workers.fast: the kind's profile");
   check_refused(compile_args(good, "--load-qps 300 --weight-step 0.3"), "--weight-step");
   check_refused(compile_args(good, "--load-qps x"), "--load-qps");
+  check_refused(compile_args(good, "--load-qps 300 --count-spread -1"), "--count-spread");
   check_refused(compile_args(temp_dir() + "/no_such_fleet.json", "--load-qps 300"), "no_such_fleet.json");
   text = kFleet;
   text.replace(text.find(R"("share": 0.3)"), 12, R"("share": 0.2)");
