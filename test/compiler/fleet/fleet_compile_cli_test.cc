@@ -156,6 +156,30 @@ TEST_CASE("lull compile --fleet --count-spread adds sets around each kind's coun
   CHECK(b.classes(0).splits(0).accuracy() == a.classes(0).splits(0).accuracy());
 }
 
+TEST_CASE("lull compile --fleet keeps the union of the kinds' Pareto fronts in every kind of a class") {
+  // A kind whose "mid" model is slower than "slow" (30 ms more at every
+  // batch size): pruned from its own front.
+  std::string other = small_profile_json(1.0);
+  for (const char* from : {"0.020000", "0.022000", "0.024000", "0.026000"}) {
+    const auto at = other.find(std::string("\"latency_s\":") + from);
+    REQUIRE(at != std::string::npos);
+    other.replace(at + 12, 8, std::to_string(std::stod(from) + 0.03));
+  }
+  fleet_dir();
+  write_temp("fleet_cli/other.json", other);
+  std::string text = kFleet;
+  text.replace(text.find("fast.json"), 9, "other.json");
+  const std::string out = temp_dir() + "/union.pb";
+  const auto r = run_lull(compile_args(write_fleet("union.json", text), "--load-qps 300 --out " + out));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto f = read_fleet_policy(out);
+  for (const auto& kind : f.classes(0).kinds()) {
+    INFO(kind.kind());
+    CHECK(kind.library().sets(0).models_size() == 3);
+  }
+}
+
 TEST_CASE("lull compile --fleet takes a class's fixed weights as given") {
   std::string text = kFleet;
   const std::string from = R"("workers": {"slow": 2, "fast": 1}})";
