@@ -44,7 +44,7 @@ int run_serve(int argc, char** argv) {
   OnlineCompileFlags online_flags;
   std::string profiles;
   std::string fleet_servers;
-  std::uint64_t fleet_seed = 1;
+  unsigned fleet_seed = 1;
   std::string policies, workers_text, management_text, listen, port_file, token_file, recompile_out, shard_text;
   server::ServeSpec spec;
   serve::ServeOptions& opts = spec.session;
@@ -65,7 +65,7 @@ int run_serve(int argc, char** argv) {
       ("fleet-servers", po::value(&fleet_servers),
        "a fleet (--policies FLEET.pb from lull compile --fleet): the servers of each class and kind, a JSON file "
        "{\"CLASS\": {\"KIND\": [\"http://H:P\", ...]}}, one per worker of that kind (docs/fleets.md)")
-      ("fleet-seed", po::value(&fleet_seed)->default_value(1), "a fleet: the seed of the random split over kinds")
+      ("fleet-seed", ranged_value(&fleet_seed)->default_value(1), "a fleet: the seed of the random split over kinds")
       ("shard", po::value(&shard_text),
        "I/G: serve as shard I (0-based) of G behind a round-robin balancer: own the servers j with j mod G = I, "
        "and serve the policies compiled for G times its workers at G times its load (docs/scaling.md)")
