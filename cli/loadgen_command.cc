@@ -84,8 +84,9 @@ int run_loadgen(int argc, char** argv) {
   for (const auto& h : header_texts) {
     const std::size_t colon = h.find(':');
     const std::string name = h.substr(0, colon);
-    const bool token = !name.empty() && name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                               "0123456789!#$%&'*+-.^_`|~") == std::string::npos;
+    const bool token = !name.empty() && name.find_first_not_of(
+                                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789!#$%&'*+-.^_`|~") == std::string::npos;
     if (colon == std::string::npos || !token || h.find_first_of("\r\n") != std::string::npos)
       throw UsageError("--header " + h + ": expected NAME:VALUE (a header name, then the value)");
     const std::size_t start = h.find_first_not_of(' ', colon + 1);
