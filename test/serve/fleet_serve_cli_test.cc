@@ -16,6 +16,7 @@
 #include "model_server_process.h"
 #include "runtime/net/http_client.h"
 #include "schema/fleet_file.h"
+#include "promtool_check.h"
 #include "session_test_support.h"
 #include "test/support/cli_runner.h"
 
@@ -169,6 +170,12 @@ TEST_CASE("lull serve a fleet: X-Lull-Class picks the class on both protocols, /
   CHECK(count("# TYPE lull_queries_total ") == 1);
   CHECK(count("# TYPE process_cpu_seconds_total ") == 1);
   CHECK(m.find("process_cpu_seconds_total{class") == std::string::npos);
+  std::string lint;
+  const int rc = promtool_check(m, &lint);
+  if (rc < 0)
+    WARN("promtool not installed (Debian package prometheus): lint check not run");
+  else
+    CHECK(rc == 0);
   // Drift: the slowed kind only (its ~40 batches of one, each >= 40 ms against ~5-12 profiled).
   CHECK(labelled_value(m, R"(lull_latency_drift_total{class="gold",kind="b"})") >= 1);
   CHECK(labelled_value(m, R"(lull_latency_drift_total{class="gold",kind="a"})") == 0);
