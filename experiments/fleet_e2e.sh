@@ -9,14 +9,14 @@
 # classes; one `lull loadgen` per class drives it at the class's share, naming
 # the class with --header X-Lull-Class:NAME. Checks per class: nothing lost
 # (every query answered 200), violation at most the compiled expectation + 2
-# points, and every kind the split uses took queries (/metrics). Exits
+# points, accuracy per satisfied query within 2 points of it, and every kind the split uses took queries (/metrics). Exits
 # non-zero when a check fails. Settings (environment): FE2E_LOAD (the fleet's
-# QPS, default 60), FE2E_DURATION (10s), FE2E_OUT (where fleet-e2e.json goes).
+# QPS, default 100: 70 interactive, 30 bulk), FE2E_DURATION (10s), FE2E_OUT (where fleet-e2e.json goes).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LULL="${LULL:-$ROOT/build/lull}"
 PY=/usr/bin/python3
-LOAD="${FE2E_LOAD:-60}"; DURATION="${FE2E_DURATION:-10s}"; OUT="${FE2E_OUT:-$ROOT/experiments/results}"
+LOAD="${FE2E_LOAD:-100}"; DURATION="${FE2E_DURATION:-10s}"; OUT="${FE2E_OUT:-$ROOT/experiments/results}"
 WORK="$(mktemp -d)"
 PIDS=()
 source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file, accuracy_json
@@ -94,6 +94,7 @@ for name, share in (("interactive", 0.7), ("bulk", 0.3)):
     checks = {
         "nothing lost": lost == 0 and got["unanswered"] == 0,
         "violation <= expected + 2 points": got["violation_rate"] <= expected + 0.02,
+        "accuracy per satisfied query within 2 points": abs(got["accuracy_per_satisfied"] - split["expected"]["accuracy"]) <= 0.02,
         "every kind it splits to took queries": all(routed(name, k) > 0 for k, w in split["weights"].items() if w >= 0.1),
     }
     row = {"class": name, "rate": got["rate_asked"], "sent": got["sent"], "ok": got["ok"], "lost": lost,
