@@ -10,6 +10,9 @@
 // taking queries; the controllers end; the pool, whose threads call into
 // the session, stops its workers; the backend's threads end), and the
 // destructor calls it, so no caller needs destructor-order guards.
+// A fleet (spec.fleet, docs/fleets.md) is one backend, session and drift
+// recompiler per (class, kind) group, built and stopped the same way, with
+// the front end over a FleetService that routes queries to them.
 #include <atomic>
 #include <cstdint>
 #include <fstream>
