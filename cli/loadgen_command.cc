@@ -48,6 +48,7 @@ int run_loadgen(int argc, char** argv) {
   unsigned seed = 1;
   unsigned connections = 256;
   std::int64_t timeout_ms = 30000;
+  std::vector<std::string> header_texts;
   po::options_description desc("lull loadgen: open-loop HTTP load against lull or a model server");
   // clang-format off
   desc.add_options()
@@ -59,6 +60,8 @@ int run_loadgen(int argc, char** argv) {
       ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of the synthetic input")
       ("body-file", po::value(&body_file), "send this file's bytes instead")
       ("timeout-ms", po::value(&timeout_ms)->default_value(30000), "per-request timeout")
+      ("header", po::value(&header_texts)->composing(),
+       "NAME:VALUE sent on every request (repeatable), e.g. X-Lull-Class:bulk for a fleet's class (docs/fleets.md)")
       ("connections", ranged_value(&connections, 1u, static_cast<unsigned>(limits::kMaxConnections))->default_value(256),
        "at most this many requests in flight, each on a kept-alive connection reused by later ones; a request due "
        "while all are busy waits for the next free one and is reported late, its latency counted from its due time")
@@ -77,6 +80,18 @@ int run_loadgen(int argc, char** argv) {
   if (target.rfind("http://", 0) != 0) throw UsageError("--target " + target + ": expected an http:// URL");
   if (!accuracy_path.empty() && !(slo_ms > 0)) throw UsageError("--accuracy needs --slo-ms");
   const double duration_s = parse_duration_s(duration_text);
+  std::vector<std::pair<std::string, std::string>> headers;
+  for (const auto& h : header_texts) {
+    const std::size_t colon = h.find(':');
+    const std::string name = h.substr(0, colon);
+    const bool token = !name.empty() && name.find_first_not_of(
+                                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789!#$%&'*+-.^_`|~") == std::string::npos;
+    if (colon == std::string::npos || !token || h.find_first_of("\r\n") != std::string::npos)
+      throw UsageError("--header " + h + ": expected NAME:VALUE (a header name, then the value)");
+    const std::size_t start = h.find_first_not_of(' ', colon + 1);
+    headers.emplace_back(name, start == std::string::npos ? "" : h.substr(start));
+  }
   const auto accuracies =
       accuracy_path.empty() ? std::map<std::string, double>{} : read_accuracy_fractions(accuracy_path);
 
@@ -108,6 +123,7 @@ int run_loadgen(int argc, char** argv) {
     req.url = target;
     req.body = body;
     req.timeout_ms = timeout_ms;
+    req.headers = headers;
     sender.send(std::move(req), [&](serve::HttpResponse r, std::int64_t waited_us) {
       std::lock_guard<std::mutex> lock(mu);
       records.push_back({r.elapsed_us + waited_us, r.status, r.error, r.header("x-lull-model")});

@@ -15,6 +15,7 @@
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
 #include "cli/serve_autoscale.h"
+#include "cli/serve_fleet.h"
 #include "cli/serve_shard.h"
 #include "cli/serve_backend.h"
 #include "cli/serve_variants.h"
@@ -32,6 +33,7 @@
 #include "runtime/torchserve/torchserve_token.h"
 #include "runtime/torchserve/worker_endpoint.h"
 #include "runtime/v2/v2_model_check.h"
+#include "schema/fleet_file.h"
 #include "schema/policy_file.h"
 
 namespace lull::cli {
@@ -41,6 +43,8 @@ namespace po = boost::program_options;
 int run_serve(int argc, char** argv) {
   OnlineCompileFlags online_flags;
   std::string profiles;
+  std::string fleet_servers;
+  unsigned fleet_seed = 1;
   std::string policies, workers_text, management_text, listen, port_file, token_file, recompile_out, shard_text;
   server::ServeSpec spec;
   serve::ServeOptions& opts = spec.session;
@@ -58,6 +62,10 @@ int run_serve(int argc, char** argv) {
       ("servers", po::value(&workers_text), "model servers' inference URLs, one per worker: http://H:P,... "
        "(not with --autoscale: its worker pool starts them)")
       ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
+      ("fleet-servers", po::value(&fleet_servers),
+       "a fleet (--policies FLEET.pb from lull compile --fleet): the servers of each class and kind, a JSON file "
+       "{\"CLASS\": {\"KIND\": [\"http://H:P\", ...]}}, one per worker of that kind (docs/fleets.md)")
+      ("fleet-seed", ranged_value(&fleet_seed)->default_value(1), "a fleet: the seed of the random split over kinds")
       ("shard", po::value(&shard_text),
        "I/G: serve as shard I (0-based) of G behind a round-robin balancer: own the servers j with j mod G = I, "
        "and serve the policies compiled for G times its workers at G times its load; with --autoscale its pool is "
@@ -134,7 +142,23 @@ int run_serve(int argc, char** argv) {
   const ServeBackend protocol(backend_flags);
   backend_opts.wire = protocol.wire();
   const bool autoscale = autoscale_flags.autoscale.enabled;
-  if (autoscale == !workers_text.empty())
+  const bool fleet = is_fleet_policy_file(policies);
+  if (fleet) {
+    // One line for each mode a fleet does not take yet, rather than half of it.
+    const auto refuse = [](bool asked, const std::string& flag) {
+      if (asked) throw UsageError(flag + ": not with a fleet policy file yet (docs/fleets.md \"Serving\")");
+    };
+    refuse(!workers_text.empty() || !management_text.empty(),
+           "--servers/--management-urls (a fleet takes --fleet-servers)");
+    refuse(autoscale, "--autoscale");
+    refuse(!variant_flags.sets.empty(), "--variant-sets");
+    refuse(!shard_text.empty(), "--shard");
+    refuse(online_compile_enabled(online_flags, profiles), "online compilation (--profiles)");
+    if (fleet_servers.empty()) throw UsageError("--fleet-servers is required with a fleet policy file " + policies);
+  } else if (!fleet_servers.empty()) {
+    throw UsageError("--fleet-servers: --policies " + policies + " is not a fleet policy file");
+  }
+  if (!fleet && autoscale == !workers_text.empty())
     throw UsageError(autoscale ? "--servers with --autoscale: the worker pool starts the model servers"
                                : "--servers is required (or --autoscale with a worker pool)");
   const ServeShard shard(shard_text);
@@ -148,7 +172,7 @@ int run_serve(int argc, char** argv) {
       keys = key_file->keys();
       backend_opts.key_file = key_file.get();
     }
-    if (!autoscale) {  // a pool's workers are the shard's own already
+    if (!autoscale && !fleet) {  // a pool's workers are the shard's own already; a fleet has --fleet-servers
       workers = serve::parse_worker_endpoints(workers_text, management_text);
       shard.keep_own(workers);
     }
@@ -174,11 +198,16 @@ int run_serve(int argc, char** argv) {
   const auto load_library = [&shard, policies, n = static_cast<int>(workers.size())] {
     return shard.view(runtime::load_policy_library(policies, {}), n);
   };
-  opts.library = load_library();
-  if (shard.enabled()) spec.load_library = load_library;  // SIGHUP
-  if (opts.library.size() == 1 && !online && !autoscale && !shard.enabled()) opts.library.clear();
-  const runtime::PolicyTable table =
-      opts.library.empty() ? runtime::load_policy_table(policies, expect) : opts.library.front();
+  if (fleet) {
+    spec.fleet = fleet_spec(policies, fleet_servers, recompile_out, fleet_seed);
+  } else {
+    opts.library = load_library();
+    if (shard.enabled()) spec.load_library = load_library;  // SIGHUP
+    if (opts.library.size() == 1 && !online && !autoscale && !shard.enabled()) opts.library.clear();
+  }
+  const runtime::PolicyTable table = fleet                  ? spec.fleet.groups.front().front().table
+                                     : opts.library.empty() ? runtime::load_policy_table(policies, expect)
+                                                            : opts.library.front();
   spec.policies = policies;
   spec.expect = expect;
   spec.table = table;
@@ -244,7 +273,7 @@ int run_serve(int argc, char** argv) {
     spec.variants = variant_spec(variant_flags, full, policies);
     spec.variants.variants = shard.variants(std::move(spec.variants.variants), static_cast<int>(workers.size()));
   }
-  if (!recompile_out.empty()) {
+  if (!recompile_out.empty() && !fleet) {  // a fleet's: each kind's (fleet_spec)
     check_binary_output(recompile_out, "--recompile-on-drift");
     spec.drift.out_path = recompile_out;
     spec.drift.served = read_policy_library(policies).sets(0);
@@ -263,6 +292,7 @@ int run_serve(int argc, char** argv) {
       return (before ? before() : std::string()) + k->metrics_text();
     };
   shard.configure(opts);
+  const std::string fleet_line = fleet ? describe_fleet(spec.fleet) : "";
   std::unique_ptr<server::Server> server;
   try {
     server = std::make_unique<server::Server>(std::move(spec));
@@ -280,6 +310,7 @@ int run_serve(int argc, char** argv) {
     return 0;
   }
   if (!port_file.empty()) write_output(port_file, std::to_string(server->port()) + "\n");
+  if (fleet) log::info("fleet: %s (class header X-Lull-Class)", fleet_line.c_str());
   log::info("task '%s', %d workers%s%s, %zu models, SLO %g ms, on http://%s:%d/predictions/%s", table.task.c_str(),
             workers_up, autoscale ? " (autoscaled)" : "", shard.describe(workers_up).c_str(), table.models.size(),
             table.slo_us / 1000.0, server->host().c_str(), server->port(), table.task.c_str());

@@ -200,6 +200,8 @@ class HttpClient::Loop {
     }
     if (!r.bearer_token.empty())
       t->headers = curl_slist_append(t->headers, ("Authorization: Bearer " + r.bearer_token).c_str());
+    for (const auto& [name, value] : r.headers)
+      t->headers = curl_slist_append(t->headers, (name + ": " + value).c_str());
     if (t->headers) curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->headers);
     curl_multi_add_handle(multi_, easy);
     active_.emplace(t->id, std::move(t));

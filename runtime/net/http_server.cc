@@ -324,6 +324,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const beast::string_view target = msg.target();
     req.target = std::string(target.substr(0, target.find('?')));
     req.content_type = std::string(msg[http::field::content_type]);
+    req.query_class = std::string(msg["X-Lull-Class"]);
     req.body = std::move(msg.body());
     req.arrived = arrived_;
     parser_.reset();

@@ -19,11 +19,12 @@ namespace lull::serve {
 inline constexpr std::int64_t kDefaultMaxResponseBytes = std::int64_t{256} << 20;
 
 struct HttpRequest {
-  std::string method = "GET";   // "GET", "POST", "PATCH", "PUT" or "DELETE"
-  std::string url;              // absolute: http(s)://host:port/path
-  std::string body;             // POST, PATCH and PUT only
-  std::string content_type;     // with a body; empty: application/octet-stream
-  std::string bearer_token;     // non-empty: sent as "Authorization: Bearer TOKEN" (TorchServe's keys, Kubernetes)
+  std::string method = "GET";  // "GET", "POST", "PATCH", "PUT" or "DELETE"
+  std::string url;             // absolute: http(s)://host:port/path
+  std::string body;            // POST, PATCH and PUT only
+  std::string content_type;    // with a body; empty: application/octet-stream
+  std::string bearer_token;    // non-empty: sent as "Authorization: Bearer TOKEN" (TorchServe's keys, Kubernetes)
+  std::vector<std::pair<std::string, std::string>> headers;  // more request headers (lull loadgen --header)
   std::string ca_file;          // https: the CA bundle that signs the server (a Kubernetes service account's ca.crt)
   std::int64_t timeout_ms = 0;  // whole transfer; 0: no limit
   std::int64_t connect_timeout_ms = 1000;

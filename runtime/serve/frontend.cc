@@ -177,12 +177,13 @@ void Frontend::predict(ServerRequest req, Respond respond) {
   const auto arrived = req.arrived;
   const auto waited_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - arrived).count();
-  service_.serve_async(std::move(input), waited_us, [arrived, respond = std::move(respond)](Answer a) {
-    ServerResponse res = a.http_status != 200 && !a.error_is_json ? error_response(a.http_status, a.body)
-                                                                  : json_response(a.http_status, a.body);
-    add_answer_headers(a, arrived, &res);
-    respond(std::move(res));
-  });
+  service_.serve_class_async(
+      req.query_class, std::move(input), waited_us, [arrived, respond = std::move(respond)](Answer a) {
+        ServerResponse res = a.http_status != 200 && !a.error_is_json ? error_response(a.http_status, a.body)
+                                                                      : json_response(a.http_status, a.body);
+        add_answer_headers(a, arrived, &res);
+        respond(std::move(res));
+      });
 }
 
 void add_answer_headers(const Answer& a, std::chrono::steady_clock::time_point arrived, ServerResponse* res) {

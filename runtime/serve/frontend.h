@@ -61,6 +61,14 @@ class QueryService {
     (void)waited_us;
     done(serve(std::move(input)));
   }
+  // The same for a query that names its SLO class (the X-Lull-Class
+  // header; "" when absent). One system has one class and ignores it; a
+  // fleet (fleet_service.h) serves it by its class's queues.
+  virtual void serve_class_async(const std::string& query_class, std::string input, std::int64_t waited_us,
+                                 std::function<void(Answer)> done) {
+    (void)query_class;
+    serve_async(std::move(input), waited_us, std::move(done));
+  }
   virtual std::string metrics_text() = 0;
   // GET /ping: true while some worker can serve every model of the active policy.
   virtual bool healthy() = 0;

@@ -108,9 +108,10 @@ void ServeSession::on_health(int worker, bool up) {
   std::unique_lock<std::mutex> lock(mu_);
   up = up && admitted_.at(static_cast<std::size_t>(worker));  // a pool's worker joins only through add_worker
   if (dispatcher_.worker_available(worker) != up)
-    (up ? log::info : log::warn)(
-        "worker %d (%s) %s%s%s", worker, options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
-        up ? "up: back in rotation" : "down: out of rotation", why.empty() ? "" : ": ", why.c_str());
+    (up ? log::info : log::warn)("%sworker %d (%s) %s%s%s", group_prefix().c_str(), worker,
+                                 options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
+                                 up ? "up: back in rotation" : "down: out of rotation", why.empty() ? "" : ": ",
+                                 why.c_str());
   // Going down hands the worker's queue to the others, which may start batches.
   dispatcher_.set_worker_available(worker, up);
   send_outbox(lock);
@@ -319,15 +320,16 @@ bool ServeSession::check_drift(const runtime::BatchResult& r, DriftEvent* event)
   const std::string& model = table_.models[r.model].name;
   const double pct = (p.observed_us / p.profiled_us - 1) * 100;
   if (change == LatencyDriftDetector::Change::kEnded) {
-    log::info("latency drift over: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%)",
-              model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000,
-              pct);
+    log::info("%slatency drift over: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%)",
+              group_prefix().c_str(), model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000,
+              p.profiled_us / 1000, pct);
     return false;
   }
   log::warn(
-      "latency drift: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%); "
+      "%slatency drift: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%); "
       "the policy's expectations do not hold here",
-      model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000, pct);
+      group_prefix().c_str(), model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000,
+      p.profiled_us / 1000, pct);
   event->pair = p;
   event->model = model;
   event->corrected_latency_us = drift_->corrected_latency_us();

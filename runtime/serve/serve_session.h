@@ -84,6 +84,9 @@ struct ServeOptions {
   std::function<void(std::int64_t arrival_us)> on_arrival;
   // More Prometheus text appended to /metrics (called without the lock).
   std::function<std::string()> extra_metrics;
+  // A fleet's group ("class 'a', kind 'b'"): named in the worker and drift
+  // log lines, so a line says whose server it is. Empty: one system.
+  std::string group;
 };
 
 class ServeSession final : public QueryService {
@@ -174,6 +177,7 @@ class ServeSession final : public QueryService {
   void log_policy_switch();  // under mu_, after an arrival
   void log_replacement();    // under mu_, after an arrival
   int workers() const { return dispatcher_.pool_workers(); }
+  std::string group_prefix() const { return options_.group.empty() ? "" : options_.group + ": "; }
   void on_final_result(const runtime::BatchResult& r);  // under mu_, from the Dispatcher
   // Times an answered batch against the profile (under mu_); true when a
   // pair started drifting with it (*event then says which).

@@ -97,8 +97,8 @@ void Frontend::infer_v2(ServerRequest req, Respond respond) {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - arrived).count();
   std::string input = std::move(request.input);
   request.input.clear();
-  service_.serve_async(
-      std::move(input), waited_us,
+  service_.serve_class_async(
+      req.query_class, std::move(input), waited_us,
       [arrived, task = options_.task, request = std::move(request), respond = std::move(respond)](Answer a) {
         ServerResponse res = a.http_status == 200
                                  ? v2_response(200, v2_infer_response(a.model, task, request, a.body))

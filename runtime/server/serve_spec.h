@@ -12,6 +12,7 @@
 #include "runtime/manager/local_process_pool.h"
 #include "runtime/manager/serving_autoscaler.h"
 #include "runtime/manager/variant_switcher.h"
+#include "runtime/fleet_tables.h"
 #include "runtime/model_control.h"
 #include "runtime/net/http_transport.h"
 #include "runtime/policy_loader.h"
@@ -60,6 +61,23 @@ struct DriftSpec {
   std::function<void(const schema::PolicySet&)> on_recompiled;
 };
 
+// A mixed fleet (docs/fleets.md "Serving"): each (class, kind) group is
+// served as one system over its own servers, behind one front end
+// (serve/fleet_service.h).
+struct FleetGroupSpec {
+  runtime::PolicyTable table;                 // the kind's set for its worker count
+  std::vector<runtime::PolicyTable> library;  // the kind's whole library (empty: `table` alone)
+  std::vector<serve::WorkerEndpoint> servers;
+  DriftSpec drift;  // --recompile-on-drift for this kind alone (out_path empty: off)
+};
+
+struct FleetSpec {
+  runtime::FleetTables tables;
+  std::vector<std::vector<FleetGroupSpec>> groups;  // [class][kind], as `tables`
+  std::uint64_t seed = 1;                           // the kind draws
+  bool enabled() const { return !tables.classes.empty(); }
+};
+
 struct ServeSpec {
   std::string policies;  // the file; SIGHUP reads it again (Server::reload)
   // How a library file is read (SIGHUP too); unset: load_policy_library. A
@@ -92,6 +110,10 @@ struct ServeSpec {
   AutoscaleSpec autoscale;
   VariantSpec variants;
   DriftSpec drift;
+  // A fleet instead of one system: `table` is then its first group's (the
+  // task and the models), and `servers`, `session.library`, `drift`,
+  // `online`, `autoscale` and `variants` are unused.
+  FleetSpec fleet;
 };
 
 }  // namespace lull::server

@@ -24,6 +24,10 @@ Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
   }
   spec_.frontend.task = spec_.table.task;
   for (const auto& m : spec_.table.models) model_names_.push_back(m.name);
+  if (spec_.fleet.enabled()) {
+    build_fleet();
+    return;
+  }
   std::vector<serve::WorkerEndpoint> workers = spec_.servers;
   if (spec_.autoscale.enabled) {
     build_autoscaler();
@@ -36,18 +40,7 @@ Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
       return (before ? before() : std::string()) + scaler->metrics_text();
     };
   } else {
-    if (spec_.model_check && spec_.check_models) {
-      serve::HttpClient client;
-      spec_.check_models(client, workers, model_names_);
-    } else if (spec_.model_check) {
-      serve::HttpClient client;
-      serve::ModelCheckOptions check;
-      check.management_key = spec_.management_key;
-      const auto warnings = serve::check_models_loaded(client, workers, model_names_, check);
-      if (spec_.strict_model_batching && !warnings.empty())
-        throw serve::ModelCheckError(warnings.front() + " (--strict-model-batching)");
-      for (const auto& w : warnings) log::warn("%s", w.c_str());
-    }
+    check_servers(workers);
     for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
   }
   if (spec_.variants.enabled()) {
@@ -86,6 +79,69 @@ Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
       session_->replace_policies(spec_.drift.view ? spec_.drift.view(table) : table);
       if (spec_.drift.on_recompiled) spec_.drift.on_recompiled(set);
     });
+}
+
+void Server::check_servers(const std::vector<serve::WorkerEndpoint>& servers) {
+  if (!spec_.model_check) return;
+  serve::HttpClient client;
+  if (spec_.check_models) {
+    spec_.check_models(client, servers, model_names_);
+    return;
+  }
+  serve::ModelCheckOptions check;
+  check.management_key = spec_.management_key;
+  const auto warnings = serve::check_models_loaded(client, servers, model_names_, check);
+  if (spec_.strict_model_batching && !warnings.empty())
+    throw serve::ModelCheckError(warnings.front() + " (--strict-model-batching)");
+  for (const auto& w : warnings) log::warn("%s", w.c_str());
+}
+
+void Server::build_fleet() {
+  FleetSpec& f = spec_.fleet;
+  std::vector<std::vector<serve::QueryService*>> services(f.groups.size());
+  for (std::size_t c = 0; c < f.groups.size(); ++c) {
+    for (std::size_t k = 0; k < f.groups[c].size(); ++k) {
+      FleetGroupSpec& gs = f.groups[c][k];
+      auto g = std::make_unique<FleetGroup>();
+      g->name = "class '" + f.tables.classes[c].name + "', kind '" + f.tables.classes[c].kinds[k].kind + "'";
+      check_servers(gs.servers);
+      serve::ServeOptions opts = spec_.session;
+      opts.library = gs.library;
+      opts.group = g->name;
+      for (const auto& w : gs.servers) opts.worker_names.push_back(w.inference_url);
+      if (!gs.drift.out_path.empty()) {  // this kind's library alone is recompiled
+        g->recompiler = std::make_unique<serve::DriftRecompiler>(gs.drift.served, gs.drift.out_path, gs.drift.recompile,
+                                                                 gs.drift.write, say);
+        opts.on_drift = [r = g->recompiler.get()](const serve::DriftEvent& e) { r->on_drift(e); };
+      }
+      g->backend = std::make_unique<serve::TorchServeBackend>(gs.servers, model_names_, g->inputs, spec_.backend);
+      g->session = std::make_unique<serve::ServeSession>(gs.table, *g->backend, *g->backend, g->inputs, clock_, opts);
+      if (g->recompiler)
+        g->recompiler->connect([session = g->session.get(), on = gs.drift.on_recompiled](const schema::PolicySet& set) {
+          session->replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
+          if (on) on(set);
+        });
+      services[c].push_back(g->session.get());
+      groups_.push_back(std::move(g));
+    }
+  }
+  fleet_ = std::make_unique<serve::FleetService>(f.tables, std::move(services), clock_, f.seed);
+}
+
+int Server::start_fleet() {
+  int up = 0;
+  for (auto& g : groups_) {
+    const int group_up = g->backend->start();
+    if (group_up == 0) throw std::runtime_error(g->name + ": no worker answers " + spec_.health_probe);
+    up += group_up;
+  }
+  if (interrupted_) return up;
+  for (auto& g : groups_)
+    if (g->recompiler) loop_.add(*g->recompiler);
+  loop_.start();
+  frontend_ = std::make_unique<serve::Frontend>(*fleet_, spec_.frontend);
+  frontend_->start();
+  return up;
 }
 
 void Server::build_autoscaler() {
@@ -138,6 +194,7 @@ void Server::interrupt_pool() {
 }
 
 int Server::start() {
+  if (fleet_) return start_fleet();
   // Pings every worker; those up join the Dispatcher's rotation through the
   // session's health handler. With --autoscale the pool starts the workers,
   // and each joins when its checks pass.
@@ -189,6 +246,10 @@ void Server::start_variants() {
 }
 
 void Server::reload() {
+  if (fleet_) {
+    log::warn("SIGHUP: not with a fleet yet (restart lull serve to serve a new fleet file); nothing reloaded");
+    return;
+  }
   if (spec_.variants.enabled()) {
     log::warn("SIGHUP: not with --variant-sets (the variant switcher owns the policies); nothing reloaded");
     return;
@@ -216,16 +277,20 @@ void Server::stop(const std::function<void()>& answers_written) {
   if (stopped_) return;
   stopped_ = true;
   if (frontend_) {  // serving: answer what waits, take no more queries
-    session_->shutdown();
+    if (session_) session_->shutdown();
+    for (auto& g : groups_) g->session->shutdown();
     frontend_->stop();
   }
   if (answers_written) answers_written();
   interrupt_pool();  // the autoscaler's tick may be in an API call
   loop_.stop();      // no controller ticks from here on
   if (recompiler_) recompiler_->connect(nullptr);
+  for (auto& g : groups_)
+    if (g->recompiler) g->recompiler->connect(nullptr);
   if (scaler_) scaler_->stop();
   pool_.reset();  // stops every worker process; its threads call into the session
-  backend_->stop();
+  if (backend_) backend_->stop();
+  for (auto& g : groups_) g->backend->stop();
 }
 
 }  // namespace lull::server

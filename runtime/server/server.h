@@ -10,6 +10,9 @@
 // taking queries; the controllers end; the pool, whose threads call into
 // the session, stops its workers; the backend's threads end), and the
 // destructor calls it, so no caller needs destructor-order guards.
+// A fleet (spec.fleet, docs/fleets.md) is one backend, session and drift
+// recompiler per (class, kind) group, built and stopped the same way, with
+// the front end over a FleetService that routes queries to them.
 #include <atomic>
 #include <cstdint>
 #include <fstream>
@@ -30,6 +33,7 @@
 #include "runtime/manager/worker_pool.h"
 #include "runtime/net/http_client.h"
 #include "runtime/serve/drift_recompiler.h"
+#include "runtime/serve/fleet_service.h"
 #include "runtime/serve/frontend.h"
 #include "runtime/serve/serve_session.h"
 #include "runtime/server/serve_spec.h"
@@ -84,6 +88,11 @@ class Server {
   void interrupt_pool();
   void build_autoscaler();
   void start_variants();
+  // The fixed servers' model check (unless spec.model_check is off).
+  void check_servers(const std::vector<serve::WorkerEndpoint>& servers);
+  // A fleet: every group's backend and session, the service over them.
+  void build_fleet();
+  int start_fleet();
 
   ServeSpec spec_;
   std::vector<std::string> model_names_;
@@ -109,6 +118,16 @@ class Server {
   std::unique_ptr<manager::VariantSwitcher> switcher_;
   std::atomic<manager::VariantController*> variant_controller_{nullptr};
   std::unique_ptr<manager::VariantController> variant_controller_owned_;
+  // A fleet: one group per (class, kind), each as one system's parts.
+  struct FleetGroup {
+    std::string name;  // "class 'a', kind 'b'"
+    serve::QueryInputs inputs;
+    std::unique_ptr<serve::DriftRecompiler> recompiler;
+    std::unique_ptr<serve::TorchServeBackend> backend;
+    std::unique_ptr<serve::ServeSession> session;
+  };
+  std::vector<std::unique_ptr<FleetGroup>> groups_;
+  std::unique_ptr<serve::FleetService> fleet_;
   runtime::ControlLoop loop_;
   std::unique_ptr<serve::Frontend> frontend_;
   std::atomic<bool> interrupted_{false};

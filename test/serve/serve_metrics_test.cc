@@ -13,6 +13,7 @@
 
 #include "runtime/serve/frontend.h"
 #include "runtime/net/http_client.h"
+#include "promtool_check.h"
 #include "session_fakes.h"
 
 using namespace lull::serve;
@@ -24,24 +25,6 @@ namespace {
 double metric_value(const std::string& metrics, const std::string& prefix) {
   const std::string line = testing::metric_line(metrics, prefix);
   return line.empty() ? std::nan("") : std::stod(line.substr(line.rfind(' ') + 1));
-}
-
-// Runs `promtool check metrics` (Debian's prometheus package) on the text;
-// returns its exit status and output, or -1 when promtool is not installed.
-int promtool_check(const std::string& metrics, std::string* output) {
-  if (std::string(LULL_PROMTOOL).empty()) return -1;
-  char path[] = "/tmp/lull-metrics-XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  std::ofstream(path) << metrics;
-  FILE* p = popen((std::string(LULL_PROMTOOL) + " check metrics < " + path + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[512];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) output->append(buf, n);
-  const int status = pclose(p);
-  std::remove(path);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
 }  // namespace

@@ -1,0 +1,144 @@
+#include "cli/serve_fleet.h"
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include "cli/commands.h"
+#include "cli/output_file.h"
+#include "compiler/online/drift_recompile.h"
+#include "runtime/fleet_tables.h"
+#include "runtime/net/json_value.h"
+#include "runtime/torchserve/worker_endpoint.h"
+#include "schema/fleet_file.h"
+
+namespace lull::cli {
+
+namespace {
+
+using Groups = std::map<std::string, std::map<std::string, std::vector<std::string>>>;
+
+// The file as class -> kind -> URLs; UsageError for any other shape.
+Groups read_servers_file(const std::string& path) {
+  const std::string flag = "--fleet-servers " + path;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(flag + ": cannot read");
+  std::stringstream text;
+  text << in.rdbuf();
+  serve::JsonValue root;
+  const std::string shape = ": not {\"CLASS\": {\"KIND\": [\"http://HOST:PORT\", ...]}, ...}";
+  if (!serve::parse_json(text.str(), &root) || !root.has_struct_value()) throw UsageError(flag + shape);
+  Groups out;
+  for (const auto& [cls, kinds] : root.struct_value().fields()) {
+    if (!kinds.has_struct_value()) throw UsageError(flag + ": class '" + cls + "'" + shape);
+    for (const auto& [kind, urls] : kinds.struct_value().fields()) {
+      if (!urls.has_list_value()) throw UsageError(flag + ": class '" + cls + "', kind '" + kind + "'" + shape);
+      auto& list = out[cls][kind];
+      for (const auto& u : urls.list_value().values()) {
+        if (!u.has_string_value())
+          throw UsageError(flag + ": class '" + cls + "', kind '" + kind + "': a URL that is not a string");
+        list.push_back(u.string_value());
+      }
+    }
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+server::FleetSpec fleet_spec(const std::string& policies, const std::string& servers_file,
+                             const std::string& recompile_out, std::uint64_t seed) {
+  server::FleetSpec spec;
+  spec.seed = seed;
+  spec.tables = runtime::load_fleet_tables(policies);
+  const runtime::FleetTables& fleet = spec.tables;
+  const std::string flag = "--fleet-servers " + servers_file;
+  const Groups servers = read_servers_file(servers_file);
+  std::vector<std::string> class_names;
+  for (const auto& c : fleet.classes) class_names.push_back(c.name);
+  for (const auto& [cls, kinds] : servers) {
+    const int c = fleet.class_index(cls);
+    if (c < 0)
+      throw UsageError(flag + ": class '" + cls + "' is not in the fleet (its classes: " + joined(class_names) + ")");
+    std::vector<std::string> kind_names;
+    for (const auto& k : fleet.classes[static_cast<std::size_t>(c)].kinds) kind_names.push_back(k.kind);
+    for (const auto& [kind, urls] : kinds)
+      if (fleet.classes[static_cast<std::size_t>(c)].kind_index(kind) < 0)
+        throw UsageError(flag + ": class '" + cls + "': kind '" + kind + "' is not one of its kinds (" +
+                         joined(kind_names) + ")");
+  }
+  // --recompile-on-drift: each drifting kind's set replaced in one fleet,
+  // written whole (atomically) after each recompilation.
+  std::shared_ptr<schema::FleetPolicy> served;
+  auto write_mu = std::make_shared<std::mutex>();
+  if (!recompile_out.empty()) {
+    check_binary_output(recompile_out, "--recompile-on-drift");
+    served = std::make_shared<schema::FleetPolicy>(read_fleet_policy(policies));
+  }
+  for (std::size_t c = 0; c < fleet.classes.size(); ++c) {
+    const auto& cl = fleet.classes[c];
+    const auto found = servers.find(cl.name);
+    if (found == servers.end()) throw UsageError(flag + ": class '" + cl.name + "' has no servers");
+    std::vector<server::FleetGroupSpec> groups;
+    for (std::size_t k = 0; k < cl.kinds.size(); ++k) {
+      const auto& kind = cl.kinds[k];
+      const std::string at = flag + ": class '" + cl.name + "', kind '" + kind.kind + "'";
+      const auto urls = found->second.find(kind.kind);
+      const std::size_t n = urls == found->second.end() ? 0 : urls->second.size();
+      if (n != static_cast<std::size_t>(kind.workers))
+        throw UsageError(at + ": " + std::to_string(n) + " servers; the fleet has " + std::to_string(kind.workers) +
+                         " workers of this kind");
+      server::FleetGroupSpec g;
+      std::string list;
+      for (const auto& u : urls->second) list += (list.empty() ? "" : ",") + u;
+      try {
+        g.servers = serve::parse_worker_endpoints(list, "");
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(at + ": " + e.what());
+      }
+      int set_index = -1;
+      for (std::size_t s = 0; s < kind.library.size(); ++s)
+        if (kind.library[s].workers == kind.workers) set_index = static_cast<int>(s);
+      g.table = kind.library.at(static_cast<std::size_t>(set_index));  // the fleet file's checks promise it
+      if (kind.library.size() > 1) g.library = kind.library;
+      if (served) {
+        g.drift.out_path = recompile_out;
+        g.drift.served = served->classes(static_cast<int>(c)).kinds(static_cast<int>(k)).library().sets(set_index);
+        g.drift.recompile = compiler::recompile_with_latencies;
+        g.drift.write = [served, write_mu, recompile_out, c, k, set_index](const std::string& bytes) {
+          std::lock_guard<std::mutex> lock(*write_mu);
+          schema::PolicySet* set = served->mutable_classes(static_cast<int>(c))
+                                       ->mutable_kinds(static_cast<int>(k))
+                                       ->mutable_library()
+                                       ->mutable_sets(set_index);
+          if (!set->ParseFromString(bytes)) throw std::runtime_error("recompiled set: cannot parse its bytes");
+          write_binary_output(recompile_out, fleet_policy_bytes(*served), "--recompile-on-drift");
+        };
+      }
+      groups.push_back(std::move(g));
+    }
+    spec.groups.push_back(std::move(groups));
+  }
+  return spec;
+}
+
+std::string describe_fleet(const server::FleetSpec& fleet) {
+  std::string out;
+  for (const auto& c : fleet.tables.classes) {
+    out += (out.empty() ? "" : "; ") + ("class '" + c.name + "' (SLO " + std::to_string(c.slo_us / 1000) + " ms):");
+    for (std::size_t k = 0; k < c.kinds.size(); ++k)
+      out += (k ? ", " : " ") + c.kinds[k].kind + " x" + std::to_string(c.kinds[k].workers);
+  }
+  return out;
+}
+
+}  // namespace lull::cli

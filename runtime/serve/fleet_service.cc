@@ -1,0 +1,135 @@
+#include "runtime/serve/fleet_service.h"
+
+#include <future>
+#include <stdexcept>
+
+#include "runtime/net/prometheus_text.h"
+#include "runtime/serve/build_info.h"
+#include "runtime/serve/fleet_metrics.h"
+#include "runtime/serve/process_metrics.h"
+
+namespace lull::serve {
+
+FleetService::FleetService(const runtime::FleetTables& fleet, std::vector<std::vector<QueryService*>> groups,
+                           runtime::Clock& clock, std::uint64_t seed)
+    : fleet_(fleet), groups_(std::move(groups)), clock_(clock) {
+  if (groups_.size() != fleet_.classes.size() || fleet_.classes.empty())
+    throw std::invalid_argument("fleet service: one group list per class");
+  for (std::size_t c = 0; c < groups_.size(); ++c) {
+    if (groups_[c].size() != fleet_.classes[c].kinds.size())
+      throw std::invalid_argument("fleet service: class '" + fleet_.classes[c].name + "': one group per kind");
+    auto state = std::make_unique<ClassState>();
+    state->rng.seed(seed + c);
+    state->routed.assign(groups_[c].size(), 0);
+    classes_.push_back(std::move(state));
+  }
+}
+
+int FleetService::pick_kind(const std::vector<double>& weights, double u) {
+  double sum = 0;
+  int last = -1;
+  for (std::size_t k = 0; k < weights.size(); ++k) {
+    if (weights[k] <= 0) continue;
+    last = static_cast<int>(k);
+    sum += weights[k];
+    if (u < sum) return last;
+  }
+  return last;  // rounding: the sum fell a hair short of 1
+}
+
+int FleetService::route(std::size_t c) {
+  ClassState& s = *classes_[c];
+  std::lock_guard<std::mutex> lock(s.mu);
+  const std::int64_t now = clock_.now_us();
+  s.load.record_arrival(now);
+  const auto& split = fleet_.classes[c].split_at(s.load.estimate_qps(now));
+  const int k = pick_kind(split.weights, std::uniform_real_distribution<double>(0, 1)(s.rng));
+  ++s.routed[static_cast<std::size_t>(k)];
+  return k;
+}
+
+void FleetService::serve_class_async(const std::string& query_class, std::string input, std::int64_t waited_us,
+                                     std::function<void(Answer)> done) {
+  int c = 0;
+  if (!query_class.empty()) {
+    c = fleet_.class_index(query_class);
+    if (c < 0) {
+      {
+        std::lock_guard<std::mutex> lock(unknown_mu_);
+        ++unknown_class_;
+      }
+      std::string known;
+      for (const auto& cl : fleet_.classes) known += (known.empty() ? "" : ", ") + cl.name;
+      Answer a;
+      a.http_status = 400;
+      a.body = "unknown class '" + query_class + "' (X-Lull-Class); this fleet serves " + known;
+      return done(std::move(a));
+    }
+  }
+  const auto cls = static_cast<std::size_t>(c);
+  groups_[cls][static_cast<std::size_t>(route(cls))]->serve_async(std::move(input), waited_us, std::move(done));
+}
+
+void FleetService::serve_async(std::string input, std::int64_t waited_us, std::function<void(Answer)> done) {
+  serve_class_async("", std::move(input), waited_us, std::move(done));
+}
+
+Answer FleetService::serve(std::string input) {
+  auto answer = std::make_shared<std::promise<Answer>>();
+  auto future = answer->get_future();
+  serve_async(std::move(input), 0, [answer](Answer a) { answer->set_value(std::move(a)); });
+  return future.get();
+}
+
+bool FleetService::healthy() {
+  for (const auto& kinds : groups_) {
+    bool any = false;
+    for (QueryService* g : kinds) any = any || g->healthy();
+    if (!any) return false;
+  }
+  return true;
+}
+
+std::string FleetService::metrics_text() {
+  std::vector<GroupMetrics> groups;
+  for (std::size_t c = 0; c < groups_.size(); ++c)
+    for (std::size_t k = 0; k < groups_[c].size(); ++k)
+      groups.push_back({"class=\"" + prom::escape(fleet_.classes[c].name) + "\",kind=\"" +
+                            prom::escape(fleet_.classes[c].kinds[k].kind) + "\"",
+                        groups_[c][k]->metrics_text()});
+  std::string out = merge_group_metrics(groups);
+  std::string load, weight, routed;
+  for (std::size_t c = 0; c < groups_.size(); ++c) {
+    const auto& cl = fleet_.classes[c];
+    ClassState& s = *classes_[c];
+    std::lock_guard<std::mutex> lock(s.mu);
+    const double qps = s.load.estimate_qps(clock_.now_us());
+    const std::string name = "class=\"" + prom::escape(cl.name) + "\"";
+    prom::sample(load, "lull_fleet_class_load_queries_per_second{" + name + "}", qps);
+    const auto& split = cl.split_at(qps);
+    for (std::size_t k = 0; k < cl.kinds.size(); ++k) {
+      const std::string labels = "{" + name + ",kind=\"" + prom::escape(cl.kinds[k].kind) + "\"}";
+      prom::sample(weight, "lull_fleet_kind_weight" + labels, split.weights[k]);
+      prom::sample(routed, "lull_fleet_routed_queries_total" + labels, static_cast<double>(s.routed[k]));
+    }
+  }
+  prom::family(out, "lull_fleet_class_load_queries_per_second", "gauge",
+               "Each class's arrival rate as the front end measures it (its split is chosen by it).");
+  out += load;
+  prom::family(out, "lull_fleet_kind_weight", "gauge",
+               "The share of a class's queries each kind gets at the class's load now.");
+  out += weight;
+  prom::family(out, "lull_fleet_routed_queries_total", "counter", "Queries of each class sent to each kind.");
+  out += routed;
+  std::uint64_t unknown = 0;
+  {
+    std::lock_guard<std::mutex> lock(unknown_mu_);
+    unknown = unknown_class_;
+  }
+  prom::family(out, "lull_fleet_unknown_class_total", "counter",
+               "Queries refused (400) for naming a class the fleet does not serve.");
+  prom::sample(out, "lull_fleet_unknown_class_total", static_cast<double>(unknown));
+  return out + render_build_info() + render_process_metrics();
+}
+
+}  // namespace lull::serve

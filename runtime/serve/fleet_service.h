@@ -1,0 +1,65 @@
+#pragma once
+// A mixed fleet behind one front end (docs/fleets.md "Serving"). Each
+// (class, kind) group is its own QueryService: under `lull serve` a
+// ServeSession with its own central queue, Dispatcher and backend over the
+// kind's servers, built by the Server as for one system. A query goes to
+// its class (the X-Lull-Class header; none: the fleet's first class; an
+// unknown one: 400 naming it), then to one of the class's kinds drawn at
+// random with the class's split weights at the class's measured load
+// (FleetClassTables::split_at): random thinning keeps each kind's arrivals
+// the process its policies were compiled for, at its share of the load.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/clock.h"
+#include "runtime/fleet_tables.h"
+#include "runtime/load_monitor.h"
+#include "runtime/serve/frontend.h"
+
+namespace lull::serve {
+
+class FleetService final : public QueryService {
+ public:
+  // groups[c][k] serves fleet.classes[c].kinds[k]; the fleet, the groups and
+  // the clock must outlive the service. `seed` seeds the kind draws.
+  FleetService(const runtime::FleetTables& fleet, std::vector<std::vector<QueryService*>> groups, runtime::Clock& clock,
+               std::uint64_t seed);
+
+  Answer serve(std::string input) override;  // the first class
+  void serve_async(std::string input, std::int64_t waited_us, std::function<void(Answer)> done) override;
+  void serve_class_async(const std::string& query_class, std::string input, std::int64_t waited_us,
+                         std::function<void(Answer)> done) override;
+  // Every group's series labelled class and kind, the fleet's own (class
+  // load, the split in use, unknown classes), process-wide ones once.
+  std::string metrics_text() override;
+  // Every class can serve: some kind of each is healthy.
+  bool healthy() override;
+
+  // The kind a draw u in [0, 1) picks under `weights` (cumulative; a kind of
+  // weight 0 is never picked).
+  static int pick_kind(const std::vector<double>& weights, double u);
+
+ private:
+  struct ClassState {
+    std::mutex mu;
+    runtime::LoadMonitor load;
+    std::mt19937_64 rng;
+    std::vector<std::uint64_t> routed;  // queries sent to each kind
+  };
+  // The class's kind for a query arriving now (under its ClassState's lock).
+  int route(std::size_t c);
+
+  const runtime::FleetTables& fleet_;
+  std::vector<std::vector<QueryService*>> groups_;
+  runtime::Clock& clock_;
+  std::vector<std::unique_ptr<ClassState>> classes_;
+  std::mutex unknown_mu_;
+  std::uint64_t unknown_class_ = 0;
+};
+
+}  // namespace lull::serve
