@@ -19,7 +19,7 @@ namespace lull::cli {
 namespace {
 
 // The options a fleet run takes; anything else given is refused, since the
-// fleet file fixes the workers and the run is the compiled policies at p-latency.
+// fleet file fixes every group's workers, and each kind runs at its compiled percentile.
 const std::set<std::string> kFleetOptions = {"policies", "trace",   "load-qps",  "duration-s", "trace-scale", "replay",
                                              "arrivals", "latency", "scheduler", "seed",       "out"};
 
@@ -35,8 +35,10 @@ void summarize(std::ostream& o, const std::string& what, const sim::FleetMix& m)
 int run_simulate_fleet(const boost::program_options::variables_map& vm, const FleetSimFlags& f) {
   for (const auto& [name, value] : vm)
     if (!value.defaulted() && !kFleetOptions.count(name))
-      throw UsageError("--" + name + ": not with a fleet policy file (" + f.policies +
-                       "; it fixes each group's workers; docs/fleets.md)");
+      throw UsageError(
+          "--" + name + ": not with a fleet policy file (" + f.policies +
+          " takes --load-qps or --trace, --duration-s, --trace-scale, --replay, --arrivals, --latency pNN, "
+          "--seed, --out; docs/fleets.md)");
   if (vm["scheduler"].as<std::string>() != "lull")
     throw UsageError("--scheduler: a fleet policy file runs lull's scheduler only");
   if (f.latency == "sampled")

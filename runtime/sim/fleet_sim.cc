@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "runtime/fleet_expectation.h"
 #include "runtime/sim/latency_model.h"
 
 namespace lull::sim {
@@ -32,19 +33,7 @@ bool SplitArrivals::next(std::int64_t* t_us) {
 
 namespace {
 
-// Adds n queries expected at (accuracy per satisfied query, violation rate)
-// to a mix: violation is the count-weighted mean, accuracy the mean over the
-// satisfied ones (docs/fleets.md).
-struct ExpectationMix {
-  double n = 0, violated = 0, accuracy_sum = 0;
-  void add(double queries, double accuracy, double violation) {
-    n += queries;
-    violated += queries * violation;
-    accuracy_sum += queries * (1 - violation) * accuracy;
-  }
-  double violation_rate() const { return n > 0 ? violated / n : 0; }
-  double accuracy() const { return n - violated > 0 ? accuracy_sum / (n - violated) : 0; }
-};
+using runtime::ExpectationMix;
 
 void add_counts(FleetMix& to, const SimResult& r) {
   to.queries += r.arrivals;
@@ -111,7 +100,7 @@ FleetSimResult simulate_fleet(const runtime::FleetTables& fleet, const FleetSimS
       expected.add(n, split.accuracy, split.violation_rate);
       for (std::size_t k = 0; k < weight_sum.size(); ++k) weight_sum[k] += n * split.weights[k];
     }
-    cr.mean_load_qps = out.run_s > 0 ? expected.n / out.run_s : 0;
+    cr.mean_load_qps = out.run_s > 0 ? expected.queries / out.run_s : 0;
     const std::uint64_t stream_seed = mixed_seed(spec.seed, 2 * c), split_seed = mixed_seed(spec.seed, 2 * c + 1);
     for (std::size_t k = 0; k < cls.kinds.size(); ++k) {
       const auto& kind = cls.kinds[k];
@@ -119,7 +108,7 @@ FleetSimResult simulate_fleet(const runtime::FleetTables& fleet, const FleetSimS
       g.kind = kind.kind;
       g.workers = kind.workers;
       g.price_per_s = kind.price_per_s;
-      g.weight = expected.n > 0 ? weight_sum[k] / expected.n : 0;
+      g.weight = expected.queries > 0 ? weight_sum[k] / expected.queries : 0;
       g.worker_seconds = kind.workers * out.run_s;
       g.cost = g.worker_seconds * kind.price_per_s;
       g.table = &set_for_workers(kind);
@@ -141,7 +130,7 @@ FleetSimResult simulate_fleet(const runtime::FleetTables& fleet, const FleetSimS
     finish_counts(cr.mix);
     cr.mix.expected_accuracy = expected.accuracy();
     cr.mix.expected_violation_rate = expected.violation_rate();
-    fleet_expected.add(expected.n, expected.accuracy(), expected.violation_rate());
+    fleet_expected.add(expected.queries, expected.accuracy(), expected.violation_rate());
     for (const auto& g : cr.groups) add_counts(out.fleet, g.result);
     out.fleet.worker_seconds += cr.mix.worker_seconds;
     out.fleet.cost += cr.mix.cost;
