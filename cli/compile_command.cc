@@ -24,7 +24,10 @@ namespace po = boost::program_options;
 
 namespace lull::cli {
 
+int run_compile_fleet(int argc, char** argv);
+
 int run_compile(int argc, char** argv) {
+  if (names_flag(argc, argv, "--fleet")) return run_compile_fleet(argc, argv);
   CompileFlags flags;
   std::string out_path, report_path;
   po::options_description desc("lull compile options");
@@ -38,7 +41,8 @@ int run_compile(int argc, char** argv) {
   if (!parse_command_line(
           argc, argv, desc,
           "usage: lull compile --profiles P --slo-ms 150 --workers 60 --load-qps 200:4000:200 --out SET.pb\n"
-          "       lull compile ... --workers 20:100:10 --load-qps auto:200:4000 --out LIBRARY.pb",
+          "       lull compile ... --workers 20:100:10 --load-qps auto:200:4000 --out LIBRARY.pb\n"
+          "       lull compile --fleet FLEET.json --load-qps 1000,2000 --out FLEET.pb (lull compile --fleet x --help)",
           {nullptr, renamed_compile_flags(), nullptr, ""}))
     return 0;
   check_binary_output(out_path, "--out");

@@ -40,7 +40,15 @@ void add_model_options(po::options_description& desc, CompileFlags& f) {
       ("profiles", po::value(&s.inputs.path)->required(), "profile set: lull JSON file, or a RAMSIS artifact folder")
       ("accuracy-percent", po::value(&s.inputs.accuracy_json), "the artifact's accuracy table, in percent, for an artifact folder")
       ("task", po::value(&s.inputs.task), "task name (overrides the profile's)")
-      ("slo-ms", po::value(&f.slo_ms)->required(), "latency SLO in milliseconds")
+      ("slo-ms", po::value(&f.slo_ms)->required(), "latency SLO in milliseconds");
+  // clang-format on
+  add_solve_options(desc, f);
+}
+
+void add_solve_options(po::options_description& desc, CompileFlags& f) {
+  auto& s = f.spec;
+  // clang-format off
+  desc.add_options()
       ("intervals", po::value(&s.mdp.intervals)->default_value(100), "FLD slack intervals D")
       ("md", po::bool_switch(&f.md), "model-based slack discretization instead of FLD")
       ("batching", po::value(&f.batching)->default_value("max"), "max | variable")
@@ -63,11 +71,7 @@ void validate_or_usage(const compiler::CompileSpec& spec) {
   }
 }
 
-}  // namespace
-
-compiler::CompileSpec model_spec(const CompileFlags& f) {
-  compiler::CompileSpec spec = f.spec;
-  spec.mdp.slo_us = f.slo_ms * 1000;
+compiler::CompileSpec checked_solve_spec(compiler::CompileSpec spec, const CompileFlags& f) {
   spec.mdp.discretization = f.md ? compiler::Discretization::kMd : compiler::Discretization::kFld;
   if (f.batching != "max" && f.batching != "variable")
     throw UsageError("--batching: expected 'max' or 'variable', got '" + f.batching + "'");
@@ -78,6 +82,25 @@ compiler::CompileSpec model_spec(const CompileFlags& f) {
   probe.mdp.workers = 1;
   probe.loads_qps = {1};
   validate_or_usage(probe);
+  return spec;
+}
+
+}  // namespace
+
+compiler::CompileSpec model_spec(const CompileFlags& f) {
+  compiler::CompileSpec spec = f.spec;
+  spec.mdp.slo_us = f.slo_ms * 1000;
+  return checked_solve_spec(spec, f);
+}
+
+compiler::CompileSpec solve_spec(const CompileFlags& f) {
+  compiler::CompileSpec spec = f.spec;
+  // Placeholders for what a fleet description gives per kind and class.
+  spec.inputs.path = "(fleet)";
+  spec.mdp.slo_us = 1000;
+  spec = checked_solve_spec(spec, f);
+  spec.inputs.path.clear();
+  spec.mdp.slo_us = 0;
   return spec;
 }
 

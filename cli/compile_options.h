@@ -38,9 +38,16 @@ void add_compile_options(boost::program_options::options_description& desc, Comp
 // themselves (lull plan).
 void add_model_options(boost::program_options::options_description& desc, CompileFlags& flags);
 
+// The solver and reduction options alone (no profiles, SLO, workers or loads),
+// for commands that read those from a fleet description (--fleet).
+void add_solve_options(boost::program_options::options_description& desc, CompileFlags& flags);
+
 // The spec of the model options (no workers, no loads), validated but for
 // those two. Throws UsageError naming the flag.
 compiler::CompileSpec model_spec(const CompileFlags& flags);
+// The spec of the solve options alone (inputs, SLO, workers, loads unset),
+// validated but for those. Throws UsageError naming the flag.
+compiler::CompileSpec solve_spec(const CompileFlags& flags);
 
 // One spec per worker count (`--workers 60,70,80` or 20:100:10; the rest is
 // shared), and per arrival process of --arrivals (gamma:1,2,4: one spec per

@@ -105,4 +105,10 @@ bool parse_command_line(int argc, char** argv, const po::options_description& de
   return true;
 }
 
+bool names_flag(int argc, char** argv, const std::string& flag) {
+  for (int i = 1; i < argc; ++i)
+    if (argv[i] == flag || std::string(argv[i]).rfind(flag + "=", 0) == 0) return true;
+  return false;
+}
+
 }  // namespace lull::cli

@@ -36,6 +36,10 @@ bool parse_command_line(int argc, char** argv, const boost::program_options::opt
 
 // For tests: called with every command's options (help included) before
 // they are parsed; tests/cli walks each command's unsigned flags with it.
+// Whether argv names `flag` ("--fleet" or "--fleet=..."): a command whose
+// flags differ with it (compile --fleet, plan --fleet) picks its parser first.
+bool names_flag(int argc, char** argv, const std::string& flag);
+
 using OptionsObserver = void (*)(const boost::program_options::options_description& options);
 void set_options_observer(OptionsObserver observer);
 

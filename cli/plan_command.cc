@@ -33,7 +33,10 @@ std::string rate_file_path(const std::string& trace) {
 
 }  // namespace
 
+int run_plan_fleet(int argc, char** argv);
+
 int run_plan(int argc, char** argv) {
+  if (names_flag(argc, argv, "--fleet")) return run_plan_fleet(argc, argv);
   CompileFlags flags;
   compiler::PlanRequest req;
   std::string trace, capacity_workers, out_path, plot_path;
@@ -59,7 +62,8 @@ int run_plan(int argc, char** argv) {
   if (!parse_command_line(
           argc, argv, desc,
           "usage: lull plan --profiles P --slo-ms 150 --max-violation 0.01 --load-qps 3000 [--out PLAN.json]\n"
-          "       lull plan ... --trace rate-file:TRACE --window-s 60 --lead-s 30 [--plot PLAN.png]",
+          "       lull plan ... --trace rate-file:TRACE --window-s 60 --lead-s 30 [--plot PLAN.png]\n"
+          "       lull plan --fleet FLEET.json --load-qps 3000 (lull plan --fleet x --help)",
           {nullptr, renamed_compile_flags(), nullptr, ""}))
     return 0;
   if (is_stdout(plot_path)) throw UsageError("--plot: a PNG does not go to stdout; name a file");

@@ -9,9 +9,12 @@
 
 #include "cli/commands.h"
 #include "cli/compile_options.h"
+#include "cli/fleet_report.h"
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
+#include "runtime/fleet_tables.h"
 #include "runtime/policy_loader.h"
+#include "schema/fleet_file.h"
 #include "schema/input_limits.h"
 #include "schema/policy_file.h"
 
@@ -90,11 +93,17 @@ int run_policy_show(int argc, char** argv) {
   std::string path;
   po::options_description desc("lull policy show options");
   // clang-format off
-  desc.add_options()("file", po::value(&path)->required(), "policy set or policy library file");
+  desc.add_options()("file", po::value(&path)->required(), "policy set, policy library or fleet policy file");
   // clang-format on
   po::positional_options_description pos;
   pos.add("file", 1);
   if (!parse_command_line(argc, argv, desc, "usage: lull policy show FILE", {&pos, {}, nullptr})) return 0;
+  if (is_fleet_policy_file(path)) {
+    const auto fleet = read_fleet_policy(path);
+    runtime::fleet_tables_from_proto(fleet, {}, path);  // the runtime's own checks
+    std::fputs(fleet_policy_summary(path, fleet).c_str(), stdout);
+    return 0;
+  }
   const auto lib = read_policy_library(path);
   // Every set must be one simulate and serve would run (the runtime's loader checks).
   for (const auto& set : lib.sets()) runtime::policy_table_from_proto(set, {}, path);
@@ -154,7 +163,7 @@ int run_policy_dump(int argc, char** argv) {
   unsigned workers = 0;
   po::options_description desc("lull policy dump options");
   // clang-format off
-  desc.add_options()("file", po::value(&path)->required(), "policy set or policy library file")
+  desc.add_options()("file", po::value(&path)->required(), "policy set, policy library or fleet policy file")
       ("workers", ranged_value(&workers, 1u, static_cast<unsigned>(limits::kMaxWorkers)), "from a policy library: the set for this worker count")
       ("json", po::value(&json_path), "write the rows as JSON to this file ('-' for stdout) instead of text on stdout")
       ("load-qps", po::value(&load), "only the policy compiled for this load");

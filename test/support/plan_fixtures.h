@@ -13,8 +13,8 @@ namespace lull::test {
 // Flags that keep the MDP small (and compiles well under a second).
 inline const char* kSmallMdpFlags = "--max-queue 8 --intervals 20 --device cpu";
 
-// Three models: lat(b) = base + 2 ms (b - 1); 100 / 300 / 900 MiB.
-inline std::string small_profile_json() {
+// Three models: lat(b) = (base + 2 ms (b - 1)) x latency_scale; 100 / 300 / 900 MiB.
+inline std::string small_profile_json(double latency_scale = 1.0) {
   std::string models;
   const struct {
     const char* name;
@@ -24,7 +24,7 @@ inline std::string small_profile_json() {
     std::string lats;
     for (int b = 1; b <= 4; ++b)
       lats += std::string(b > 1 ? "," : "") + "{\"batch\":" + std::to_string(b) +
-              ",\"latency_s\":" + std::to_string(m.base_s + 0.002 * (b - 1)) + "}";
+              ",\"latency_s\":" + std::to_string((m.base_s + 0.002 * (b - 1)) * latency_scale) + "}";
     models += std::string(models.empty() ? "" : ",") + "{\"name\":\"" + m.name +
               "\",\"accuracy\":" + std::to_string(m.acc) + ",\"memory_mb\":" + std::to_string(m.mem) +
               ",\"latencies\":[" + lats + "]}";

@@ -1,0 +1,212 @@
+#include "cli/fleet_report.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+
+#include "cli/json_object.h"
+
+namespace lull::cli {
+namespace {
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return buf;
+}
+
+// "0.8123/0.0081" (accuracy/violation), or "beyond capacity".
+std::string cell(const compiler::ClassSplit& s) {
+  if (s.expected.beyond_capacity) return "beyond capacity";
+  return format("%.4f/%.4f%s", s.expected.accuracy, s.expected.violation_rate, s.meets ? "" : " x");
+}
+
+std::string class_header(const schema::FleetClassPolicies& c) {
+  std::string kinds;
+  for (const auto& k : c.kinds()) kinds += format("%s%s x%u", kinds.empty() ? "" : ", ", k.kind().c_str(), k.workers());
+  return format("class %s: SLO %g ms, share %g, violation <= %g; workers %s\n", c.name().c_str(), c.slo_ms(), c.share(),
+                c.max_violation(), kinds.c_str());
+}
+
+JsonValue expectation_json(const compiler::ClassSplit& s) {
+  JsonValue o = JsonValue::object();
+  o.add("accuracy", s.expected.accuracy);
+  o.add("violation_rate", s.expected.violation_rate);
+  o.add("beyond_capacity", s.expected.beyond_capacity ? "yes" : "no");
+  o.add("meets", s.meets ? "yes" : "no");
+  return o;
+}
+
+}  // namespace
+
+std::string fleet_compile_table(const schema::FleetPolicy& fleet,
+                                const std::vector<compiler::FleetSplitReport>& splits) {
+  std::string out;
+  for (const auto& c : fleet.classes()) {
+    out += class_header(c);
+    std::string head = "  load QPS";
+    for (const auto& k : c.kinds()) head += format("  %8s", ("w:" + k.kind()).c_str());
+    head += "  accuracy  violation  meets";
+    for (const auto& k : c.kinds()) head += format("  %-20s", (k.kind() + " alone").c_str());
+    out += head.erase(head.find_last_not_of(' ') + 1) + "\n";
+    for (const auto& s : splits) {
+      if (s.class_name != c.name()) continue;
+      std::string row = format("  %8.1f", s.class_load_qps);
+      for (double w : s.chosen.weights) row += format("  %8.2f", w);
+      row += format("  %8.4f  %9.4f  %-5s", s.chosen.expected.accuracy, s.chosen.expected.violation_rate,
+                    s.chosen.expected.beyond_capacity ? "beyond"
+                    : s.chosen.meets                  ? "yes"
+                                                      : "no");
+      for (const auto& a : s.alone) row += format("  %-20s", cell(a).c_str());
+      if (s.fixed) row += "  (fixed weights)";
+      out += row.erase(row.find_last_not_of(' ') + 1) + "\n";
+    }
+    out += "\n";
+  }
+  out += "(alone: accuracy/violation with all of the class's load on that kind's workers; x: misses the target)\n";
+  return out;
+}
+
+std::string fleet_compile_json(const schema::FleetPolicy& fleet,
+                               const std::vector<compiler::FleetSplitReport>& splits) {
+  JsonValue root = JsonValue::object();
+  JsonValue& classes = root.add("classes", JsonValue::array());
+  for (const auto& c : fleet.classes()) {
+    JsonValue& jc = classes.push(JsonValue::object());
+    jc.add("name", c.name());
+    jc.add("slo_ms", c.slo_ms());
+    jc.add("share", c.share());
+    jc.add("max_violation", c.max_violation());
+    JsonValue& kinds = jc.add("kinds", JsonValue::array());
+    for (const auto& k : c.kinds()) {
+      JsonValue& jk = kinds.push(JsonValue::object());
+      jk.add("kind", k.kind());
+      jk.add("workers", static_cast<double>(k.workers()));
+      jk.add("price_per_s", k.price_per_s());
+    }
+    JsonValue& js = jc.add("splits", JsonValue::array());
+    for (const auto& s : splits) {
+      if (s.class_name != c.name()) continue;
+      JsonValue& row = js.push(JsonValue::object());
+      row.add("load_qps", s.class_load_qps);
+      JsonValue& w = row.add("weights", JsonValue::object());
+      for (int k = 0; k < c.kinds_size(); ++k) w.add(c.kinds(k).kind(), s.chosen.weights[static_cast<std::size_t>(k)]);
+      row.add("expected", expectation_json(s.chosen));
+      row.add("fixed_weights", s.fixed ? "yes" : "no");
+      JsonValue& alone = row.add("alone", JsonValue::object());
+      for (int k = 0; k < c.kinds_size(); ++k)
+        alone.add(c.kinds(k).kind(), expectation_json(s.alone[static_cast<std::size_t>(k)]));
+    }
+  }
+  return root.text() + "\n";
+}
+
+namespace {
+
+std::string mix_row(const std::string& label, const compiler::FleetMix& m) {
+  std::string row = format("  %-12s", label.c_str());
+  if (!m.found) return row + "  no count up to --max-workers meets the target\n";
+  for (int w : m.workers) row += w > 0 ? format("  %6d", w) : format("  %6s", "-");
+  for (double w : m.weights) row += format("  %6.2f", w);
+  return row + format("  %9.2f  %8.4f  %9.4f\n", m.cost_per_s, m.expected.accuracy, m.expected.violation_rate);
+}
+
+JsonValue mix_json(const compiler::FleetClassPlan& c, const compiler::FleetMix& m) {
+  JsonValue o = JsonValue::object();
+  o.add("found", m.found ? "yes" : "no");
+  JsonValue& workers = o.add("workers", JsonValue::object());
+  JsonValue& weights = o.add("weights", JsonValue::object());
+  for (std::size_t k = 0; k < c.kinds.size(); ++k) {
+    workers.add(c.kinds[k], static_cast<double>(m.workers[k]));
+    weights.add(c.kinds[k], m.weights[k]);
+  }
+  o.add("cost_per_s", m.cost_per_s);
+  o.add("expected_accuracy", m.expected.accuracy);
+  o.add("expected_violation_rate", m.expected.violation_rate);
+  return o;
+}
+
+}  // namespace
+
+std::string fleet_plan_table(const compiler::FleetPlan& plan, double fleet_load_qps) {
+  std::string out = format("fleet load %g QPS\n", fleet_load_qps);
+  double mixed = 0;
+  bool all_found = true;
+  std::map<std::string, double> uniform;  // per kind: the fleet's cost when every class uses it alone
+  std::map<std::string, bool> uniform_found;
+  for (const auto& c : plan.classes) {
+    out += format("\nclass %s: %g QPS\n  %-12s", c.name.c_str(), c.load_qps, "plan");
+    for (const auto& k : c.kinds) out += format("  %6s", k.c_str());
+    for (const auto& k : c.kinds) out += format("  %6s", ("w:" + k).c_str());
+    out += "     cost/s  accuracy  violation\n";
+    out += mix_row("cheapest", c.cheapest);
+    for (std::size_t k = 0; k < c.kinds.size(); ++k) {
+      out += mix_row(c.kinds[k] + " alone", c.alone[k]);
+      uniform[c.kinds[k]] += c.alone[k].cost_per_s;
+      uniform_found.emplace(c.kinds[k], true);
+      uniform_found[c.kinds[k]] = uniform_found[c.kinds[k]] && c.alone[k].found;
+    }
+    mixed += c.cheapest.cost_per_s;
+    all_found = all_found && c.cheapest.found;
+  }
+  out += all_found ? format("\ntotal cost/s: cheapest mix %.2f", mixed) : std::string("\ntotal cost/s: cheapest mix -");
+  for (const auto& [kind, cost] : uniform)
+    if (uniform_found[kind]) out += format("; %s alone %.2f", kind.c_str(), cost);
+  return out + "\n";
+}
+
+std::string fleet_plan_json(const compiler::FleetPlan& plan, double fleet_load_qps) {
+  JsonValue root = JsonValue::object();
+  root.add("fleet_load_qps", fleet_load_qps);
+  JsonValue& classes = root.add("classes", JsonValue::array());
+  for (const auto& c : plan.classes) {
+    JsonValue& jc = classes.push(JsonValue::object());
+    jc.add("name", c.name);
+    jc.add("load_qps", c.load_qps);
+    jc.add("cheapest", mix_json(c, c.cheapest));
+    JsonValue& alone = jc.add("alone", JsonValue::object());
+    for (std::size_t k = 0; k < c.kinds.size(); ++k) alone.add(c.kinds[k], mix_json(c, c.alone[k]));
+  }
+  root.add("policies_compiled", static_cast<double>(plan.solves));
+  return root.text() + "\n";
+}
+
+std::string fleet_policy_summary(const std::string& path, const schema::FleetPolicy& fleet) {
+  std::string out =
+      format("fleet policy %s (format %u, checksum %016llx): %d classes\n", path.c_str(), fleet.format_version(),
+             static_cast<unsigned long long>(fleet.checksum()), fleet.classes_size());
+  for (const auto& c : fleet.classes()) {
+    out += "\n" + class_header(c);
+    for (const auto& k : c.kinds()) {
+      const auto& lib = k.library();
+      std::string counts;
+      int policies = 0;
+      for (const auto& set : lib.sets()) {
+        counts += format("%s%u", counts.empty() ? "" : ",", set.workers());
+        policies += set.policies_size();
+      }
+      std::string models;
+      for (const auto& m : lib.sets(0).models()) models += (models.empty() ? "" : ", ") + m.name();
+      out +=
+          format("  kind %s: %u workers, price %g/s, library: task %s, sets for %s workers, %d policies; models %s\n",
+                 k.kind().c_str(), k.workers(), k.price_per_s(), lib.sets(0).task().c_str(), counts.c_str(), policies,
+                 models.c_str());
+    }
+    std::string head = "  load QPS";
+    for (const auto& k : c.kinds()) head += format("  %8s", ("w:" + k.kind()).c_str());
+    out += head + "  exp. accuracy  exp. violation\n";
+    for (const auto& s : c.splits()) {
+      std::string row = format("  %8.1f", s.load_qps());
+      for (double w : s.weights()) row += format("  %8.2f", w);
+      out += row + format("  %13.4f  %14.4f\n", s.accuracy(), s.violation_rate());
+    }
+  }
+  return out;
+}
+
+}  // namespace lull::cli

@@ -1,0 +1,64 @@
+// lull plan --fleet: per SLO class of a fleet description, the cheapest mix
+// of worker kinds and counts meeting the class's target at its share of a
+// fleet load, each kind alone beside it (compiler/fleet/fleet_plan.h).
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/compile_options.h"
+#include "cli/fleet_report.h"
+#include "cli/output_file.h"
+#include "cli/process_clock.h"
+#include "cli/progress_line.h"
+#include "compiler/fleet/fleet_plan.h"
+#include "compiler/solver/solver_registry.h"
+
+namespace po = boost::program_options;
+
+namespace lull::cli {
+
+int run_plan_fleet(int argc, char** argv) {
+  CompileFlags flags;
+  std::string fleet_path, out_path;
+  double load_qps = 0, weight_step = 0.05;
+  int max_workers = 1000;
+  po::options_description desc("lull plan --fleet options");
+  // clang-format off
+  desc.add_options()
+      ("fleet", po::value(&fleet_path)->required(), "fleet description JSON (kinds with prices, classes; docs/fleets.md)")
+      ("load-qps", po::value(&load_qps)->required(), "the fleet's load (QPS); each class gets its share")
+      ("weight-step", po::value(&weight_step)->default_value(weight_step), "grid step of the splits searched (1/n)")
+      ("max-workers", po::value(&max_workers)->default_value(max_workers), "the search's largest count per kind")
+      ("out", po::value(&out_path), "plan JSON to write ('-' for stdout)");
+  // clang-format on
+  add_solve_options(desc, flags);
+  if (!parse_command_line(argc, argv, desc,
+                          "usage: lull plan --fleet FLEET.json --load-qps 3000 [--weight-step 0.05] [--out PLAN.json]",
+                          {nullptr, renamed_compile_flags(), nullptr, ""}))
+    return 0;
+  const compiler::CompileSpec spec = solve_spec(flags);
+  if (!(load_qps > 0 && load_qps <= 1e6)) throw UsageError("--load-qps: must be in (0, 1000000]");
+  if (max_workers < 1) throw UsageError("--max-workers: must be at least 1");
+  int steps = 0;
+  try {
+    steps = compiler::weight_steps(weight_step);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const FleetDescription fleet = read_fleet_description(fleet_path);
+  auto solver = compiler::make_solver(spec.device, &std::cerr);
+  ProgressLine progress(std::cerr);
+  const auto plan = compiler::plan_fleet(
+      fleet, spec, load_qps, steps, max_workers, *solver, [&](const std::string& stage, std::size_t solves) {
+        char line[200];
+        std::snprintf(line, sizeof line, "lull plan: %s, %zu policies compiled, %.1f s", stage.c_str(), solves,
+                      seconds_since_process_start());
+        progress.step(line);
+      });
+  progress.finish();
+  if (!out_path.empty()) write_output(out_path, fleet_plan_json(plan, load_qps));
+  std::fputs(fleet_plan_table(plan, load_qps).c_str(), is_stdout(out_path) ? stderr : stdout);
+  return 0;
+}
+
+}  // namespace lull::cli

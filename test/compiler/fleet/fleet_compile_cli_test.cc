@@ -1,0 +1,170 @@
+// lull compile --fleet and lull policy show on its output, through the
+// binary, on two synthetic kinds (the small planner profile, and the same
+// scaled 0.6x in latency as a faster kind): the file's splits agree with its
+// own libraries' expectations, the choice is at least as good as each kind
+// alone, and every refused input is one line, exit 2, no file.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+
+#include "schema/fleet_file.h"
+#include "test/support/cli_runner.h"
+#include "test/support/plan_fixtures.h"
+
+using namespace lull;
+using namespace lull::test;
+using Catch::Contains;
+
+namespace {
+
+std::string fleet_dir() {
+  static const std::string dir = [] {
+    const std::string d = temp_dir() + "/fleet_cli";
+    std::filesystem::create_directories(d);
+    write_temp("fleet_cli/slow.json", small_profile_json(1.0));
+    write_temp("fleet_cli/fast.json", small_profile_json(0.6));
+    return d;
+  }();
+  return dir;
+}
+
+const char* kFleet = R"({
+  "kinds": [
+    {"name": "slow", "profiles": "slow.json", "price_per_s": 1.0},
+    {"name": "fast", "profiles": "fast.json", "price_per_s": 1.6}
+  ],
+  "classes": [
+    {"name": "interactive", "slo_ms": 60, "share": 0.7, "max_violation": 0.01,
+     "workers": {"slow": 2, "fast": 1}},
+    {"name": "bulk", "slo_ms": 120, "share": 0.3, "workers": {"slow": 1}}
+  ]
+})";
+
+std::string write_fleet(const std::string& name, const std::string& text) {
+  fleet_dir();
+  return write_temp("fleet_cli/" + name, text);
+}
+
+std::string compile_args(const std::string& fleet, const std::string& extra) {
+  return "compile --fleet " + fleet + " " + kSmallMdpFlags + " " + extra;
+}
+
+// The expectation of the kind's policy compiled at `load` (it must be there).
+const schema::Policy& policy_at(const schema::FleetKindPolicies& kind, double load) {
+  for (const auto& set : kind.library().sets())
+    if (set.workers() == kind.workers())
+      for (const auto& p : set.policies())
+        if (std::abs(p.inputs().load_qps() - load) < 1e-9 * load) return p;
+  FAIL("no policy at " << load << " QPS for kind " << kind.kind());
+  throw 0;
+}
+
+void check_refused(const std::string& args, const std::string& what) {
+  const std::string out = temp_dir() + "/refused_fleet.pb";
+  std::filesystem::remove(out);
+  const auto r = run_lull(args + " --out " + out);
+  INFO(args << "\n" << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(count_lines(r.err) == 1);
+  CHECK_THAT(r.err, Contains(what));
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+
+TEST_CASE("lull compile --fleet writes per-kind libraries and the best split per class load") {
+  const std::string fleet = write_fleet("fleet.json", kFleet);
+  const std::string out = temp_dir() + "/fleet.pb", report = temp_dir() + "/fleet_report.json";
+  const auto r =
+      run_lull(compile_args(fleet, "--load-qps 300,600 --weight-step 0.25 --out " + out + " --report " + report));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("class interactive: SLO 60 ms"));
+  CHECK_THAT(r.out, Contains("w:fast"));
+  CHECK_THAT(r.out, Contains("fast alone"));
+  const auto f = read_fleet_policy(out);
+  REQUIRE(f.classes_size() == 2);
+  const auto& c = f.classes(0);
+  CHECK(c.name() == "interactive");
+  REQUIRE(c.kinds_size() == 2);
+  CHECK(c.kinds(0).kind() == "slow");
+  CHECK(c.kinds(0).workers() == 2);
+  CHECK(c.kinds(1).price_per_s() == 1.6);
+  REQUIRE(c.splits_size() == 2);
+  CHECK(c.splits(0).load_qps() == Approx(210));
+  CHECK(c.splits(1).load_qps() == Approx(420));
+  for (const auto& s : c.splits()) {
+    // The recorded expectation is the mix of the kinds' own compiled ones.
+    double violation = 0, satisfied = 0, accuracy = 0;
+    for (int k = 0; k < c.kinds_size(); ++k) {
+      const double w = s.weights(k);
+      if (w == 0) continue;
+      const auto& e = policy_at(c.kinds(k), s.load_qps() * w).expected();
+      violation += w * e.violation_rate();
+      satisfied += w * (1 - e.violation_rate());
+      accuracy += w * (1 - e.violation_rate()) * e.accuracy();
+    }
+    CHECK(s.violation_rate() == Approx(violation));
+    CHECK(s.accuracy() == Approx(accuracy / satisfied));
+    // Each kind alone is in the search: when it meets the target, the choice is at least as accurate.
+    for (int k = 0; k < c.kinds_size(); ++k) {
+      const auto& alone = policy_at(c.kinds(k), s.load_qps()).expected();
+      if (alone.violation_rate() <= c.max_violation() && s.violation_rate() <= c.max_violation())
+        CHECK(s.accuracy() >= alone.accuracy() - 1e-12);
+    }
+  }
+  // A class of one kind: weight 1.
+  CHECK(f.classes(1).splits(0).weights(0) == 1.0);
+  const std::string json = slurp(report);
+  CHECK_THAT(json, Contains("\"alone\""));
+  CHECK_THAT(json, Contains("\"weights\""));
+
+  const auto show = run_lull("policy show " + out);
+  INFO(show.err);
+  REQUIRE(show.exit_code == 0);
+  CHECK_THAT(show.out, Contains("class interactive"));
+  CHECK_THAT(show.out, Contains("kind slow: 2 workers"));
+  CHECK_THAT(show.out, Contains("kind fast: 1 workers"));
+  CHECK_THAT(show.out, Contains("class bulk"));
+}
+
+TEST_CASE("lull compile --fleet takes a class's fixed weights as given") {
+  std::string text = kFleet;
+  const std::string from = R"("workers": {"slow": 2, "fast": 1}})";
+  text.replace(text.find(from), from.size(),
+               R"("workers": {"slow": 2, "fast": 1}, "weights": {"slow": 0.3, "fast": 0.7}})");
+  const std::string fleet = write_fleet("fixed.json", text);
+  const std::string out = temp_dir() + "/fixed.pb";
+  const auto r = run_lull(compile_args(fleet, "--load-qps 400 --out " + out));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("(fixed weights)"));
+  const auto f = read_fleet_policy(out);
+  CHECK(f.classes(0).splits(0).weights(0) == 0.3);
+  CHECK(f.classes(0).splits(0).weights(1) == 0.7);
+}
+
+TEST_CASE("lull compile --fleet refuses bad input in one line, exit 2, no file") {
+  const std::string good = write_fleet("good.json", kFleet);
+  std::string text = kFleet;
+  text.replace(text.find(R"("slow": 1})"), std::string(R"("slow": 1})").size(), R"("gpu": 1})");
+  check_refused(compile_args(write_fleet("unknown.json", text), "--load-qps 300"),
+                "classes[1] 'bulk'.workers.gpu: unknown kind");
+  // A kind whose profile lacks a model the other kind has.
+  std::string lacking = small_profile_json(0.6);
+  const auto slow = lacking.find(",{\"name\":\"slow\"");
+  REQUIRE(slow != std::string::npos);
+  lacking = lacking.substr(0, slow) + "]}";
+  write_temp("fleet_cli/lacking.json", lacking);
+  text = kFleet;
+  text.replace(text.find("fast.json"), 9, "lacking.json");
+  check_refused(compile_args(write_fleet("lacking_fleet.json", text), "--load-qps 300"),
+                "classes[0] 'interactive'.workers.fast: the kind's profile");
+  check_refused(compile_args(good, "--load-qps 300 --weight-step 0.3"), "--weight-step");
+  check_refused(compile_args(good, "--load-qps x"), "--load-qps");
+  check_refused(compile_args(temp_dir() + "/no_such_fleet.json", "--load-qps 300"), "no_such_fleet.json");
+  text = kFleet;
+  text.replace(text.find(R"("share": 0.3)"), 12, R"("share": 0.2)");
+  check_refused(compile_args(write_fleet("shares.json", text), "--load-qps 300"), "the shares sum to 0.9, not 1");
+}
