@@ -43,7 +43,7 @@ def run(cmd):
 
 def make_profiles(tmp):
     """c5: the artifact's profile, its 9 Pareto models; fast: the same with
-    every latency sample times SPEED, marked synthetic."""
+    every latency times SPEED (profiles/scale_latency.py: marked synthetic)."""
     task = L.TASKS["image"]
     full = os.path.join(tmp, "image-all.json")
     run([L.LULL, "profiles", "import", "--artifact", task.profiles, "--accuracy-percent", task.accuracy, "--out", full])
@@ -53,15 +53,7 @@ def make_profiles(tmp):
     prof["models"] = [m for m in prof["models"] if m["name"] in keep]
     paths = {"c5": os.path.join(tmp, "image-c5.json"), "fast": os.path.join(tmp, "image-fast.json")}
     L.write(paths["c5"], json.dumps(prof))
-    for m in prof["models"]:
-        for lat in m["latencies"]:
-            if "samples_s" in lat:
-                lat["samples_s"] = [SPEED * s for s in lat["samples_s"]]
-            if "latency_s" in lat:
-                lat["latency_s"] = SPEED * lat["latency_s"]
-    prof["provenance"] = f"synthetic: the artifact's image_cloud_cpu profile at {SPEED}x latency"
-    prof["synthetic"] = True
-    L.write(paths["fast"], json.dumps(prof))
+    run([os.path.join(L.ROOT, "profiles", "scale_latency.py"), paths["c5"], str(SPEED), paths["fast"]])
     return paths
 
 
