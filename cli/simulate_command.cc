@@ -120,8 +120,10 @@ int run_simulate(int argc, char** argv) {
   if (vm.count("policies") && is_fleet_policy_file(policies))
     return run_simulate_fleet(
         vm, FleetSimFlags{policies, trace, replay, arrivals, latency, out, load_qps, duration_s, trace_scale, seed});
-  if (vm.count("load-qps"))
-    throw UsageError("--load-qps applies to a fleet policy file; for a policy set use --trace constant:QPS:SECONDS");
+  if (vm.count("load-qps") || !vm["duration-s"].defaulted())
+    throw UsageError(std::string(vm.count("load-qps") ? "--load-qps" : "--duration-s") +
+                     " applies to a fleet policy file, and '" + policies +
+                     "' is none (for a policy set: --trace constant:QPS:SECONDS)");
   for (const char* required : {"policies", "workers", "trace", "out"})
     if (!vm.count(required)) throw UsageError(std::string("--") + required + " is required (lull simulate --help)");
   check_range("--workers", workers, 1, limits::kMaxWorkers);

@@ -176,4 +176,6 @@ TEST_CASE("lull simulate on a fleet file agrees with the fleet's expectations", 
   const std::string set = dir() + "/set_tiny_profile_40_300.pb";
   expect_usage_error("--policies " + set + " --workers 2 --load-qps 100 --trace constant:100:5" + o2,
                      "--load-qps applies to a fleet");
+  expect_usage_error("--policies " + set + " --workers 2 --duration-s 9 --trace constant:100:5" + o2,
+                     "--duration-s applies to a fleet");
 }
