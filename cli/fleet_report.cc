@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <filesystem>
+#include <stdexcept>
 #include <map>
 
 #include "cli/json_object.h"
@@ -119,12 +121,13 @@ std::string mix_row(const std::string& label, const compiler::FleetMix& m) {
 JsonValue mix_json(const compiler::FleetClassPlan& c, const compiler::FleetMix& m) {
   JsonValue o = JsonValue::object();
   o.add("found", m.found ? "yes" : "no");
-  JsonValue& workers = o.add("workers", JsonValue::object());
-  JsonValue& weights = o.add("weights", JsonValue::object());
+  JsonValue workers = JsonValue::object(), weights = JsonValue::object();  // filled before adding: add may move
   for (std::size_t k = 0; k < c.kinds.size(); ++k) {
     workers.add(c.kinds[k], static_cast<double>(m.workers[k]));
     weights.add(c.kinds[k], m.weights[k]);
   }
+  o.add("workers", workers);
+  o.add("weights", weights);
   o.add("cost_per_s", m.cost_per_s);
   o.add("expected_accuracy", m.expected.accuracy);
   o.add("expected_violation_rate", m.expected.violation_rate);
@@ -148,9 +151,12 @@ std::string fleet_plan_table(const compiler::FleetPlan& plan, double fleet_load_
     for (std::size_t k = 0; k < c.kinds.size(); ++k) {
       out += mix_row(c.kinds[k] + " alone", c.alone[k]);
       uniform[c.kinds[k]] += c.alone[k].cost_per_s;
-      uniform_found.emplace(c.kinds[k], true);
+      uniform_found.emplace(c.kinds[k], &c == &plan.classes.front());  // absent from an earlier class: not uniform
       uniform_found[c.kinds[k]] = uniform_found[c.kinds[k]] && c.alone[k].found;
     }
+    // A uniform fleet of a kind: only when every class can use that kind.
+    for (auto& [kind, found] : uniform_found)
+      if (std::find(c.kinds.begin(), c.kinds.end(), kind) == c.kinds.end()) found = false;
     mixed += c.cheapest.cost_per_s;
     all_found = all_found && c.cheapest.found;
   }
@@ -173,6 +179,38 @@ std::string fleet_plan_json(const compiler::FleetPlan& plan, double fleet_load_q
     for (std::size_t k = 0; k < c.kinds.size(); ++k) alone.add(c.kinds[k], mix_json(c, c.alone[k]));
   }
   root.add("policies_compiled", static_cast<double>(plan.solves));
+  return root.text() + "\n";
+}
+
+std::string planned_fleet_json(const FleetDescription& fleet, const compiler::FleetPlan& plan) {
+  JsonValue root = JsonValue::object();
+  JsonValue kinds = JsonValue::array();
+  for (const auto& k : fleet.kinds) {
+    JsonValue& jk = kinds.push(JsonValue::object());
+    jk.add("name", k.name);
+    jk.add("profiles", std::filesystem::absolute(k.profiles).string());
+    if (!k.accuracy_percent.empty()) jk.add("accuracy_percent", std::filesystem::absolute(k.accuracy_percent).string());
+    jk.add("price_per_s", k.price_per_s);
+  }
+  root.add("kinds", kinds);
+  JsonValue classes = JsonValue::array();
+  for (std::size_t i = 0; i < fleet.classes.size(); ++i) {
+    const auto& c = fleet.classes[i];
+    const auto& p = plan.classes[i];
+    if (!p.cheapest.found)
+      throw std::runtime_error("--fleet-out: class '" + c.name + "': no mix meets its target; nothing written");
+    JsonValue& jc = classes.push(JsonValue::object());
+    jc.add("name", c.name);
+    jc.add("slo_ms", c.slo_ms);
+    jc.add("share", c.share);
+    jc.add("max_violation", c.max_violation);
+    if (c.min_accuracy > 0) jc.add("min_accuracy", c.min_accuracy);
+    JsonValue workers = JsonValue::object();
+    for (std::size_t k = 0; k < p.kinds.size(); ++k)
+      if (p.cheapest.workers[k] > 0) workers.add(p.kinds[k], static_cast<double>(p.cheapest.workers[k]));
+    jc.add("workers", workers);
+  }
+  root.add("classes", classes);
   return root.text() + "\n";
 }
 

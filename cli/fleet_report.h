@@ -21,6 +21,12 @@ std::string fleet_compile_json(const schema::FleetPolicy& fleet, const std::vect
 std::string fleet_plan_table(const compiler::FleetPlan& plan, double fleet_load_qps);
 std::string fleet_plan_json(const compiler::FleetPlan& plan, double fleet_load_qps);
 
+// The fleet description with each class's workers set to the plan's cheapest
+// mix (kinds with no workers left out), paths absolute: lull compile --fleet
+// reads it (plan --fleet-out). Throws std::runtime_error naming the class
+// when a class has no mix meeting its target.
+std::string planned_fleet_json(const FleetDescription& fleet, const compiler::FleetPlan& plan);
+
 // `lull policy show` on a fleet policy file: classes, kinds, counts, prices,
 // each kind's library in one line, and the weights by load.
 std::string fleet_policy_summary(const std::string& path, const schema::FleetPolicy& fleet);

@@ -1,6 +1,7 @@
 // lull plan --fleet: per SLO class of a fleet description, the cheapest mix
 // of worker kinds and counts meeting the class's target at its share of a
-// fleet load, each kind alone beside it (compiler/fleet/fleet_plan.h).
+// fleet load, each kind alone beside it (compiler/fleet/fleet_plan.h);
+// optionally the description with those workers, for lull compile --fleet.
 #include <cstdio>
 #include <iostream>
 
@@ -19,7 +20,7 @@ namespace lull::cli {
 
 int run_plan_fleet(int argc, char** argv) {
   CompileFlags flags;
-  std::string fleet_path, out_path;
+  std::string fleet_path, out_path, fleet_out_path;
   double load_qps = 0, weight_step = 0.05;
   int max_workers = 1000;
   po::options_description desc("lull plan --fleet options");
@@ -29,7 +30,8 @@ int run_plan_fleet(int argc, char** argv) {
       ("load-qps", po::value(&load_qps)->required(), "the fleet's load (QPS); each class gets its share")
       ("weight-step", po::value(&weight_step)->default_value(weight_step), "grid step of the splits searched (1/n)")
       ("max-workers", po::value(&max_workers)->default_value(max_workers), "the search's largest count per kind")
-      ("out", po::value(&out_path), "plan JSON to write ('-' for stdout)");
+      ("out", po::value(&out_path), "plan JSON to write ('-' for stdout)")
+      ("fleet-out", po::value(&fleet_out_path), "fleet description with the plan's workers, for lull compile --fleet ('-' for stdout)");
   // clang-format on
   add_solve_options(desc, flags);
   if (!parse_command_line(argc, argv, desc,
@@ -37,6 +39,7 @@ int run_plan_fleet(int argc, char** argv) {
                           {nullptr, renamed_compile_flags(), nullptr, ""}))
     return 0;
   const compiler::CompileSpec spec = solve_spec(flags);
+  if (is_stdout(out_path) && is_stdout(fleet_out_path)) throw UsageError("--out and --fleet-out: only one may be '-'");
   if (!(load_qps > 0 && load_qps <= 1e6)) throw UsageError("--load-qps: must be in (0, 1000000]");
   if (max_workers < 1) throw UsageError("--max-workers: must be at least 1");
   int steps = 0;
@@ -56,8 +59,12 @@ int run_plan_fleet(int argc, char** argv) {
         progress.step(line);
       });
   progress.finish();
+  // Both outputs made before either is written: a refused one leaves no file.
+  const std::string planned = fleet_out_path.empty() ? "" : planned_fleet_json(fleet, plan);
   if (!out_path.empty()) write_output(out_path, fleet_plan_json(plan, load_qps));
-  std::fputs(fleet_plan_table(plan, load_qps).c_str(), is_stdout(out_path) ? stderr : stdout);
+  if (!fleet_out_path.empty()) write_output(fleet_out_path, planned);
+  std::fputs(fleet_plan_table(plan, load_qps).c_str(),
+             is_stdout(out_path) || is_stdout(fleet_out_path) ? stderr : stdout);
   return 0;
 }
 

@@ -37,6 +37,13 @@ bool better(const ClassSplit& a, const ClassSplit& b) {
 
 std::vector<std::vector<double>> weight_grid(int kinds, int steps) {
   if (kinds < 1 || steps < 1) throw std::invalid_argument("weight_grid: kinds and steps must be >= 1");
+  // C(steps + kinds - 1, kinds - 1) splits: refuse a grid too large to search.
+  double splits = 1;
+  for (int i = 1; i < kinds; ++i) splits = splits * (steps + i) / i;
+  if (splits > kMaxWeightSplits)
+    throw std::invalid_argument("--weight-step: " + std::to_string(kinds) + " kinds at 1/" + std::to_string(steps) +
+                                " make " + std::to_string(static_cast<long long>(splits)) + " splits (at most " +
+                                std::to_string(static_cast<long long>(kMaxWeightSplits)) + "): take a coarser step");
   std::vector<std::vector<int>> counts;
   std::vector<int> current;
   compositions(kinds, steps, current, counts);

@@ -16,6 +16,9 @@ namespace lull::compiler {
 // that sum to 1 (steps = 1 / --weight-step), all on kind 0 first. Each weight
 // is s / steps, computed here only, so the loads compiled for a grid and the
 // loads looked up for it are the same numbers.
+// Throws std::invalid_argument naming --weight-step for more than
+// kMaxWeightSplits splits (many kinds at a fine step).
+inline constexpr double kMaxWeightSplits = 1e6;
 std::vector<std::vector<double>> weight_grid(int kinds, int steps);
 
 // Steps for a weight step: 1/step when that is a whole number in 1..1000.

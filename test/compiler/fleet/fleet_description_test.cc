@@ -109,10 +109,12 @@ TEST_CASE("a fleet description that is not JSON names the file") {
   CHECK_THROWS_WITH(read_fleet_description(path), Contains(path));
 }
 
-TEST_CASE("a class may leave its workers to lull plan; require_workers names it") {
+TEST_CASE("a class may leave its workers to lull plan, and require_workers names it") {
   std::string text = kGood;
-  text.replace(text.find(R"(, "workers": {"c5": 3}, "weights": {"c5": 1})"),
-               std::string(R"(, "workers": {"c5": 3}, "weights": {"c5": 1})").size(), "");
+  const std::string given = R"(, "min_accuracy": 0.7,
+     "workers": {"c5": 3}, "weights": {"c5": 1})";
+  REQUIRE(text.find(given) != std::string::npos);
+  text.replace(text.find(given), given.size(), "");
   const std::string path = write_fleet("plan.json", text);
   const auto f = read_fleet_description(path);
   CHECK(f.classes[1].workers.empty());

@@ -17,9 +17,11 @@ TEST_CASE("the weight grid holds every split on the step, each summing to 1") {
   CHECK(three.size() == 231);  // C(22, 2)
   for (const auto& w : three) CHECK(std::abs(w[0] + w[1] + w[2] - 1) < 1e-12);
   CHECK(weight_grid(1, 20) == std::vector<std::vector<double>>{{1.0}});
+  // Ten kinds at 1/20: C(29, 9) = 10,015,005 splits, refused.
+  CHECK_THROWS_WITH(weight_grid(10, 20), Catch::Contains("--weight-step") && Catch::Contains("10015005 splits"));
 }
 
-TEST_CASE("--weight-step must be 1/n") {
+TEST_CASE("the weight step (--weight-step) must be 1/n") {
   CHECK(weight_steps(0.05) == 20);
   CHECK(weight_steps(0.1) == 10);
   CHECK(weight_steps(1) == 1);
