@@ -16,6 +16,7 @@
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
+#include "cli/simulate_fleet.h"
 #include "cli/variant_sets.h"
 #include "runtime/policy_loader.h"
 #include "runtime/sim/latency_model.h"
@@ -25,6 +26,7 @@
 #include "runtime/sim/simulator.h"
 #include "runtime/sim/trace_spec.h"
 #include "runtime/sim/worker_events.h"
+#include "schema/fleet_file.h"
 #include "schema/input_limits.h"
 
 namespace lull::cli {
@@ -64,7 +66,7 @@ int run_simulate(int argc, char** argv) {
                                out, timeline;
   int workers = 0, shards = 1;
   std::uint64_t seed = 1;
-  double window_ms = 500, ms_profile_s = 300, trace_scale = 1, compile_delay_ms = 300;
+  double window_ms = 500, ms_profile_s = 300, trace_scale = 1, compile_delay_ms = 300, load_qps = 0, duration_s = 300;
   std::vector<std::string> fails, workers_at;
   std::string workers_schedule;
   OnlineCompileFlags online_flags;
@@ -74,7 +76,9 @@ int run_simulate(int argc, char** argv) {
   po::options_description opts("lull simulate options");
   // clang-format off
   opts.add_options()
-      ("policies", po::value(&policies), "policy set or policy library file (from lull compile)")
+      ("policies", po::value(&policies), "policy set, policy library or fleet policy file (from lull compile)")
+      ("load-qps", po::value(&load_qps), "fleet policy file: the fleet's load, constant for --duration-s (or --trace)")
+      ("duration-s", po::value(&duration_s)->default_value(duration_s), "fleet policy file: length of the --load-qps run")
       ("workers", po::value(&workers),
        "workers up at the start; must match a single policy set unless --online-compile on (a library: picks by it)")
       ("shards", po::value(&shards),
@@ -117,6 +121,13 @@ int run_simulate(int argc, char** argv) {
                           "usage: lull simulate --policies SET.pb --workers K --trace SPEC --out RESULT.json [options]",
                           extras))
     return 0;
+  if (vm.count("policies") && is_fleet_policy_file(policies))
+    return run_simulate_fleet(
+        vm, FleetSimFlags{policies, trace, replay, arrivals, latency, out, load_qps, duration_s, trace_scale, seed});
+  if (vm.count("load-qps") || !vm["duration-s"].defaulted())
+    throw UsageError(std::string(vm.count("load-qps") ? "--load-qps" : "--duration-s") +
+                     " applies to a fleet policy file, and '" + policies +
+                     "' is none (for a policy set: --trace constant:QPS:SECONDS)");
   for (const char* required : {"policies", "workers", "trace", "out"})
     if (!vm.count(required)) throw UsageError(std::string("--") + required + " is required (lull simulate --help)");
   check_range("--workers", workers, 1, limits::kMaxWorkers);

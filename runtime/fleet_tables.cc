@@ -35,6 +35,7 @@ FleetTables fleet_tables_from_proto(const schema::FleetPolicy& fleet, const Poli
     ct.name = c.name();
     ct.slo_us = static_cast<std::int64_t>(c.slo_ms() * 1000.0 + 0.5);
     ct.max_violation = c.max_violation();
+    ct.share = c.share();
     PolicyExpectations per_set = expect;
     per_set.workers = 0;
     per_set.slo_ms = c.slo_ms();

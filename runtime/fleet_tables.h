@@ -35,6 +35,7 @@ struct FleetClassTables {
   std::string name;
   std::int64_t slo_us = 0;
   double max_violation = 0;
+  double share = 0;  // the class's fraction of the fleet's load
   std::vector<FleetKindTables> kinds;
   std::vector<FleetSplitPoint> splits;  // strictly ascending load
 

@@ -4,9 +4,7 @@
 #include <sstream>
 
 namespace lull::sim {
-namespace {
-
-std::string quoted(const std::string& s) {
+std::string json_quoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
@@ -21,11 +19,16 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
-std::string num(double v) {
+std::string json_num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
 }
+
+namespace {
+
+std::string quoted(const std::string& s) { return json_quoted(s); }
+std::string num(double v) { return json_num(v); }
 
 // --autoscale: the settings, the capacity table, the worker count over
 // time and every scale event with its reason and log line.

@@ -17,6 +17,10 @@ struct RunInfo {
   std::uint64_t seed = 0;
 };
 
+// The simulator's JSON text: a quoted, escaped string and a number (%.9g).
+std::string json_quoted(const std::string& s);
+std::string json_num(double v);
+
 std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table, const RunInfo& info);
 std::string timeline_to_csv(const SimResult& r);
 

@@ -106,25 +106,28 @@ std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, Arriva
   return make_arrival_source(spec, std::vector<ArrivalStep>{ArrivalStep{0, process}}, seed);
 }
 
-std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, const std::vector<ArrivalStep>& process,
-                                                   std::uint64_t seed) {
-  auto scaled = [&](std::vector<RateSegment> segs) {
-    for (auto& s : segs) s.qps *= spec.scale;
-    return segs;
-  };
+std::vector<RateSegment> trace_rate_segments(const TraceSpec& spec) {
+  std::vector<RateSegment> segs;
   switch (spec.kind) {
     case TraceSpec::Kind::kConstant:
-      return std::make_unique<RateArrivals>(scaled({{0, spec.duration_s, spec.qps}}), process, seed);
+      segs = {{0, spec.duration_s, spec.qps}};
+      break;
     case TraceSpec::Kind::kRateFile:
-      return std::make_unique<RateArrivals>(
-          scaled(spec.replay == ReplayMode::kReference
-                     ? reference_replay_segments(read_rate_file(spec.path), kReferenceReplaySeconds)
-                     : read_rate_file(spec.path)),
-          process, seed);
+      segs = spec.replay == ReplayMode::kReference
+                 ? reference_replay_segments(read_rate_file(spec.path), kReferenceReplaySeconds)
+                 : read_rate_file(spec.path);
+      break;
     case TraceSpec::Kind::kArrivals:
-      return std::make_unique<ReplayArrivals>(read_arrivals_file(spec.path));
+      throw std::invalid_argument("--trace arrivals:" + spec.path + ": recorded arrivals have no rates");
   }
-  throw std::logic_error("unknown trace kind");
+  for (auto& s : segs) s.qps *= spec.scale;
+  return segs;
+}
+
+std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, const std::vector<ArrivalStep>& process,
+                                                   std::uint64_t seed) {
+  if (spec.kind == TraceSpec::Kind::kArrivals) return std::make_unique<ReplayArrivals>(read_arrivals_file(spec.path));
+  return std::make_unique<RateArrivals>(trace_rate_segments(spec), process, seed);
 }
 
 }  // namespace lull::sim

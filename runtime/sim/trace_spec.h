@@ -56,6 +56,10 @@ using lull::read_rate_file;
 std::vector<RateSegment> reference_replay_segments(const std::vector<RateSegment>& lines, double duration_s);
 using lull::read_arrivals_file;  // schema/rate_file.h, shared with the compiler's fit
 
+// The rates of a constant or rate-file trace as the run replays them (scale
+// applied); throws std::invalid_argument for an arrivals: trace.
+std::vector<RateSegment> trace_rate_segments(const TraceSpec& spec);
+
 // Builds the source; `process` and `seed` are ignored for replayed arrivals.
 std::unique_ptr<ArrivalSource> make_arrival_source(const TraceSpec& spec, ArrivalProcess process, std::uint64_t seed);
 // The same with a process that changes over time (--arrivals with steps).

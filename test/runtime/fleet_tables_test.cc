@@ -70,6 +70,7 @@ TEST_CASE("a fleet policy file round-trips into per-class, per-kind tables", "[r
   const auto& c = f.classes[0];
   CHECK(c.name == "interactive");
   CHECK(c.slo_us == 150000);
+  CHECK(c.share == 1);
   REQUIRE(c.kinds.size() == 2);
   CHECK(c.kind_index("new") == 1);
   CHECK(c.kind_index("gpu") == -1);
