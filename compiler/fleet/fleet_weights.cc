@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "schema/expectation_mix.h"
+
 namespace lull::compiler {
 namespace {
 
@@ -72,17 +74,15 @@ int weight_steps(double weight_step) {
 
 Expectation mix_expectation(const std::vector<double>& weights, const std::vector<Expectation>& kinds) {
   Expectation mix;
-  double satisfied = 0, accuracy = 0;
+  ExpectationMix queries;
   for (std::size_t k = 0; k < weights.size(); ++k) {
-    const double w = weights[k];
-    if (w <= 0) continue;
+    if (weights[k] <= 0) continue;
     const Expectation& e = kinds[k];
     mix.beyond_capacity = mix.beyond_capacity || e.beyond_capacity;
-    mix.violation_rate += w * e.violation_rate;
-    satisfied += w * (1 - e.violation_rate);
-    accuracy += w * (1 - e.violation_rate) * e.accuracy;
+    queries.add(weights[k], e.accuracy, e.violation_rate);
   }
-  mix.accuracy = satisfied > 0 ? accuracy / satisfied : 0;
+  mix.violation_rate = queries.violation_rate();
+  mix.accuracy = queries.accuracy();
   return mix;
 }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "runtime/fleet_expectation.h"
+#include "schema/expectation_mix.h"
 #include "runtime/sim/latency_model.h"
 
 namespace lull::sim {
@@ -33,7 +33,7 @@ bool SplitArrivals::next(std::int64_t* t_us) {
 
 namespace {
 
-using runtime::ExpectationMix;
+using lull::ExpectationMix;
 
 void add_counts(FleetMix& to, const SimResult& r) {
   to.queries += r.arrivals;

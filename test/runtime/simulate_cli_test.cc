@@ -152,7 +152,7 @@ TEST_CASE("lull simulate --online-compile on compiles the K-1 policy with the li
   CHECK(b.output.find("2 compilations") != std::string::npos);
 }
 
-TEST_CASE("lull simulate --shards G: the result adds up the shards and lists each; bad G is one line and exit 2",
+TEST_CASE("lull simulate --shards G: the result adds up the shards and lists each, and a bad G is one line and exit 2",
           "[sim][cli][shard]") {
   const std::string pol = tiny_policies(), out = dir() + "/shards.json";
   std::filesystem::remove(out);

@@ -2,8 +2,9 @@
 // A class's expectation mixed from its kinds' (docs/fleets.md): queries
 // expected at (accuracy per satisfied query, violation rate) are added up;
 // the violation rate is the query-weighted mean, the accuracy the mean over
-// the satisfied queries. Mixing classes into a fleet is the same sum.
-namespace lull::runtime {
+// the satisfied queries. Mixing classes into a fleet is the same sum. The
+// compiler's split search and the fleet simulator both mix with it.
+namespace lull {
 
 struct ExpectationMix {
   double queries = 0, violated = 0, accuracy_sum = 0;
@@ -16,4 +17,4 @@ struct ExpectationMix {
   double accuracy() const { return queries - violated > 0 ? accuracy_sum / (queries - violated) : 0; }
 };
 
-}  // namespace lull::runtime
+}  // namespace lull
