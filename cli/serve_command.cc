@@ -238,7 +238,7 @@ int run_serve(int argc, char** argv) {
   if (!recompile_out.empty()) {
     check_binary_output(recompile_out, "--recompile-on-drift");
     spec.drift.out_path = recompile_out;
-    spec.drift.served = read_policy_library(policies).sets(0);
+    spec.drift.served = read_policy_library(policies);
     spec.drift.recompile = compiler::recompile_with_latencies;
     spec.drift.write = [recompile_out](const std::string& bytes) {
       write_binary_output(recompile_out, bytes, "--recompile-on-drift");

@@ -50,8 +50,8 @@ struct VariantSpec {
 
 // --recompile-on-drift (serve/drift_recompiler.h).
 struct DriftSpec {
-  std::string out_path;  // empty: off
-  schema::PolicySet served;
+  std::string out_path;          // empty: off
+  schema::PolicyLibrary served;  // the --policies file (DriftRecompiler::served_sets: what is recompiled)
   serve::DriftRecompiler::Recompile recompile;
   serve::DriftRecompiler::Write write;
   // After each recompiled set is swapped in (online compilation takes its latencies).

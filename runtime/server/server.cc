@@ -81,9 +81,10 @@ Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
   backend_ = std::make_unique<serve::TorchServeBackend>(workers, model_names_, inputs_, spec_.backend);
   session_ = std::make_unique<serve::ServeSession>(spec_.table, *backend_, *backend_, inputs_, clock_, opts);
   if (recompiler_)  // recompiled sets are swapped in live
-    recompiler_->connect([this](const schema::PolicySet& set) {
-      session_->replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
-      if (spec_.drift.on_recompiled) spec_.drift.on_recompiled(set);
+    recompiler_->connect([this](const std::vector<schema::PolicySet>& sets) {
+      for (const auto& set : sets)
+        session_->replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
+      if (spec_.drift.on_recompiled) spec_.drift.on_recompiled(sets.front());  // the same latencies in each
     });
 }
 
