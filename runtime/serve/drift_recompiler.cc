@@ -27,32 +27,17 @@ DriftRecompiler::DriftRecompiler(const schema::PolicyLibrary& served, std::strin
       log_(std::move(log)) {}
 
 void DriftRecompiler::on_drift(const DriftEvent& event) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    waiting_ = event.corrected_latency_us;
-  }
+  latest_.post(event.corrected_latency_us);
   wake_loop();
 }
 
-std::int64_t DriftRecompiler::next_tick_us() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return waiting_ ? 0 : kNever;
-}
+std::int64_t DriftRecompiler::next_tick_us() const { return latest_.has_waiting() ? 0 : kNever; }
 
 void DriftRecompiler::tick(std::int64_t) {
-  std::vector<std::vector<double>> latency_us;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!waiting_) return;
-    latency_us = std::move(*waiting_);
-    waiting_.reset();
-    running_ = true;
-  }
-  recompile(latency_us);
-  std::lock_guard<std::mutex> lock(mu_);
-  running_ = false;
-  ++finished_;
-  idle_.notify_all();
+  const auto latency_us = latest_.take();
+  if (!latency_us) return;
+  recompile(*latency_us);
+  latest_.finish();
 }
 
 void DriftRecompiler::connect(std::function<void(const std::vector<schema::PolicySet>&)> target) {
@@ -60,11 +45,7 @@ void DriftRecompiler::connect(std::function<void(const std::vector<schema::Polic
   target_ = std::move(target);
 }
 
-int DriftRecompiler::wait_idle() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_.wait(lock, [this] { return !running_ && !waiting_; });
-  return finished_;
-}
+int DriftRecompiler::wait_idle() { return latest_.wait_idle(); }
 
 void DriftRecompiler::recompile(const std::vector<std::vector<double>>& latency_us) {
   std::string line;

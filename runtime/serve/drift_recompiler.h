@@ -8,22 +8,26 @@
 // the latencies are the models', the same under any traffic, and drift is
 // reported once when it starts, so a pattern left stale would be served
 // with the old latencies' policies after the next pattern switch until
-// some other drift (the cost: one compilation per pattern held). A Controller of the ControlLoop
-// (runtime/control_loop.h): a drift event only notes the latest latencies and wakes the loop, so the backend's
-// completion thread that reports it never waits; the compilation runs on the loop's thread for this controller, and
-// drift reported while one runs starts one more afterwards, with the latest latencies (only the latest situation
-// matters). The new set is then handed to whoever is connected (the serve session, which swaps each set in at its next
-// arrival: PolicyCatalog::replace, by worker count and pattern); OUT.pb serves it again after a restart. The
+// some other drift (the cost: one compilation per pattern held).
+// A Controller of the ControlLoop (runtime/control_loop.h): a drift event
+// only notes the latest latencies and wakes the loop, so the backend's
+// completion thread that reports it never waits; the compilation runs on
+// the loop's thread for this controller, and drift reported while one runs
+// starts one more afterwards, with the latest latencies (only the latest
+// situation matters: runtime::LatestSlot, the rule online compilation's
+// LatestWins thread follows). The new sets are then handed to whoever is
+// connected (the serve session, which swaps each in at its next arrival:
+// PolicyCatalog::replace, by worker count and pattern); OUT.pb serves them
+// again after a restart. The
 // compilation itself is the compiler's (compiler/online/drift_recompile.h),
 // passed in by the composition root: the runtime never includes compiler/.
-#include <condition_variable>
 #include <functional>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/control_loop.h"
+#include "runtime/latest_wins.h"
 #include "runtime/serve/latency_drift.h"
 #include "schema/policy.pb.h"
 
@@ -68,11 +72,9 @@ class DriftRecompiler final : public runtime::Controller {
   std::function<void(const std::string&)> log_;
   std::mutex target_mu_;  // held while the target runs
   std::function<void(const std::vector<schema::PolicySet>&)> target_;
-  mutable std::mutex mu_;
-  std::condition_variable idle_;
-  std::optional<std::vector<std::vector<double>>> waiting_;
-  bool running_ = false;
-  int finished_ = 0;
+  // The latest latencies waiting, the rule online compilation's LatestWins
+  // follows; the ControlLoop's thread for this controller works it.
+  runtime::LatestSlot<std::vector<std::vector<double>>> latest_;
 };
 
 }  // namespace lull::serve

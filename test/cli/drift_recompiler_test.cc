@@ -6,7 +6,9 @@
 // compilation after a swap using the observed latencies.
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -135,6 +137,53 @@ TEST_CASE("drift recompiler: every arrival pattern held for the worker count is 
   REQUIRE(log.size() == 1);
   CHECK(log[0].find("poisson at") != std::string::npos);
   CHECK(log[0].find("gamma:4 at") != std::string::npos);
+}
+
+TEST_CASE("drift recompiler: drift while a compilation runs starts one more, with the latest latencies",
+          "[cli][drift]") {
+  const auto set = tiny_set();
+  schema::PolicyLibrary served;
+  *served.add_sets() = set;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool started = false, open = false;
+  std::vector<double> compiled_first_latency;  // of each compilation, model 0 at batch 1
+  const auto recompile = [&](const schema::PolicySet& s, const std::vector<std::vector<double>>& latency_us) {
+    std::unique_lock<std::mutex> lock(mu);
+    compiled_first_latency.push_back(latency_us[0][0]);
+    started = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return open; });
+    return s;
+  };
+  serve::DriftRecompiler r(
+      served, test::temp_dir() + "/drift_coalesced.pb", recompile, [](const std::string&) {},
+      [](const std::string&) {});
+  runtime::WallClock clock;
+  runtime::ControlLoop loop(clock);
+  loop.add(r);
+  loop.start();
+  serve::DriftEvent e;
+  e.corrected_latency_us = latencies_of(set, 1.1);
+  r.on_drift(e);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return started; });  // the first runs
+  }
+  for (double scale : {1.2, 1.3, 1.4}) {  // each replaces the one waiting
+    e.corrected_latency_us = latencies_of(set, scale);
+    r.on_drift(e);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    open = true;
+    cv.notify_all();
+  }
+  CHECK(r.wait_idle() == 2);
+  loop.stop();
+  REQUIRE(compiled_first_latency.size() == 2);
+  CHECK(compiled_first_latency[0] == Approx(set.models(0).latency_us(0) * 1.1));
+  CHECK(compiled_first_latency[1] == Approx(set.models(0).latency_us(0) * 1.4));
 }
 
 TEST_CASE("drift recompiler: the profiled latencies give back the same policies, slower ones change them",
