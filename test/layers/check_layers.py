@@ -31,7 +31,7 @@ MAY_USE = {
 # simulator includes them. The rest of manager/ (lull_worker_pools) runs real
 # workers over HTTP.
 PURE_MANAGER = {
-    "arrival_envelope", "autoscaler", "capacity_table", "load_forecast", "model_set_change",
+    "arrival_envelope", "autoscaler", "capacity_table", "load_forecast", "model_set_change", "pattern_capacity",
     "model_variants", "provisioning_delay", "simulated_worker_pool", "text_template",
     "variant_choice", "variant_controller", "variant_switcher", "worker_pool",
 }
