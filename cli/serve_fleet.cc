@@ -112,7 +112,9 @@ server::FleetSpec fleet_spec(const std::string& policies, const std::string& ser
       if (kind.library.size() > 1) g.library = kind.library;
       if (served) {
         g.drift.out_path = recompile_out;
-        g.drift.served = served->classes(static_cast<int>(c)).kinds(static_cast<int>(k)).library().sets(set_index);
+        // The kind's set for its count alone: one set recompiled, its bytes replace that set.
+        *g.drift.served.add_sets() =
+            served->classes(static_cast<int>(c)).kinds(static_cast<int>(k)).library().sets(set_index);
         g.drift.recompile = compiler::recompile_with_latencies;
         g.drift.write = [served, write_mu, recompile_out, c, k, set_index](const std::string& bytes) {
           std::lock_guard<std::mutex> lock(*write_mu);

@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "schema/arrival_process.h"
+
 namespace lull::compiler {
 
 CompileSpec recorded_compile_spec(const schema::PolicySet& set, ProfileInputs inputs, const std::string& device) {
@@ -43,6 +45,8 @@ CompileSpec recorded_compile_spec(const schema::PolicySet& set, ProfileInputs in
   spec.reduction.percentile = in.percentile();
   if (in.horizon() > 0) spec.solve.horizon = static_cast<int>(in.horizon());
   for (const auto& p : set.policies()) spec.loads_qps.push_back(p.inputs().load_qps());
+  // The process the set was compiled for (empty in sets written before it was recorded: Poisson).
+  if (!set.arrivals().empty()) spec.mdp.arrivals = parse_arrival_process(set.arrivals(), "arrivals");
   spec.device = device;
   return spec;
 }

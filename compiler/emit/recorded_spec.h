@@ -12,7 +12,7 @@
 namespace lull::compiler {
 
 // The set's task, SLO, worker count, models (by name, so a reduction keeps
-// exactly those), every policy's load, and the MDP and solver settings its
+// exactly those), every policy's load, its arrival process, and the MDP and solver settings its
 // first policy's inputs record; profiles from `inputs`, solved on `device`.
 // An interval count of 0 (not recorded) keeps the default. Throws
 // std::invalid_argument naming the field when the set holds no policy or

@@ -32,7 +32,8 @@ ServingAutoscaler::ServingAutoscaler(const std::vector<runtime::PolicyTable>& li
       pool_(pool),
       clock_(clock),
       t0_us_(clock.now_us()),
-      scaler_(CapacityTable(library, options_.target), options_.autoscale, 0),
+      capacity_(library, options_.target),
+      scaler_(capacity_.table(), options_.autoscale, 0),
       slot_map_(2 * scaler_.ceiling_workers()) {
   if (options_.retry_base_us <= 0 || options_.retry_max_us < options_.retry_base_us)
     throw std::invalid_argument("autoscale: the retry backoff must be positive, its maximum at least its start");
@@ -40,8 +41,6 @@ ServingAutoscaler::ServingAutoscaler(const std::vector<runtime::PolicyTable>& li
     throw std::invalid_argument("autoscale: " + std::to_string(options_.initial_workers) +
                                 " initial workers is above the largest worker count allowed (" +
                                 std::to_string(scaler_.ceiling_workers()) + ")");
-  worker_counts_ = scaler_.capacity().worker_counts();
-  library_ = library;
   last_tick_us_ = t0_us_;
 }
 
@@ -71,24 +70,18 @@ std::vector<std::string> ServingAutoscaler::management_urls_up() {
   return out;
 }
 
-void ServingAutoscaler::use_library(const std::vector<runtime::PolicyTable>& library, const ArrivalProcess& pattern) {
-  auto table = std::make_unique<CapacityTable>(library, options_.target, pattern);
-  if (table->worker_counts() != worker_counts_)
-    throw std::invalid_argument("autoscale: a variant's library covers other worker counts than --policies'");
+void ServingAutoscaler::use_library(const std::vector<runtime::PolicyTable>& library) {
   std::lock_guard<std::mutex> s(stats_mu_);
-  next_capacity_ = std::move(table);
-  library_ = library;
-  pattern_ = pattern;
+  next_capacity_ = std::make_unique<CapacityTable>(capacity_.use_library(library));
 }
 
 void ServingAutoscaler::follow_pattern(const ArrivalProcess& served) {
-  std::vector<runtime::PolicyTable> library;
   {
     std::lock_guard<std::mutex> s(stats_mu_);
-    if (served == pattern_) return;
-    library = library_;
+    auto table = capacity_.follow(served);
+    if (!table) return;
+    next_capacity_ = std::make_unique<CapacityTable>(std::move(*table));
   }
-  use_library(library, served);  // same worker counts: it cannot throw here
   say("capacity now read for arrivals " + arrival_process_text(served));
 }
 

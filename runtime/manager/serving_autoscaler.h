@@ -40,6 +40,7 @@
 #include "runtime/clock.h"
 #include "runtime/control_loop.h"
 #include "runtime/manager/autoscaler.h"
+#include "runtime/manager/pattern_capacity.h"
 #include "runtime/manager/worker_pool.h"
 #include "runtime/policy_table.h"
 #include "runtime/slot_map.h"
@@ -110,12 +111,10 @@ class ServingAutoscaler final : public runtime::Controller {
   // draining): the model variants' worker list. Any thread.
   std::vector<std::string> management_urls_up();
   // Model variants: the capacity table of this library (the variant now in
-  // use; same worker counts) decides from the next tick on; with `pattern`,
-  // its sets for that arrival pattern (CapacityTable; the runtime passes
-  // the one it estimates). Any thread. Throws std::invalid_argument for
-  // another set of worker counts.
-  void use_library(const std::vector<runtime::PolicyTable>& library,
-                   const ArrivalProcess& pattern = ArrivalProcess::poisson());
+  // use; same worker counts) decides from the next tick on, read for the
+  // arrival pattern capacity is read for now (PatternCapacity). Any thread.
+  // Throws std::invalid_argument for another set of worker counts.
+  void use_library(const std::vector<runtime::PolicyTable>& library);
 
  private:
   void on_state(const WorkerInfo& w);
@@ -132,9 +131,9 @@ class ServingAutoscaler final : public runtime::Controller {
   ServingAutoscalerOptions options_;
   WorkerPool& pool_;
   const runtime::Clock& clock_;
-  std::int64_t t0_us_;              // the clock at construction: the autoscaler's time 0
-  Autoscaler scaler_;               // the manager thread's (or tick()'s caller's) alone
-  std::vector<int> worker_counts_;  // its capacity table's (use_library checks against them)
+  std::int64_t t0_us_;        // the clock at construction: the autoscaler's time 0
+  PatternCapacity capacity_;  // the library in use and the pattern read for; under stats_mu_ once built
+  Autoscaler scaler_;         // the manager thread's (or tick()'s caller's) alone
 
   std::mutex arrivals_mu_;  // a leaf: taken under the session's lock
   std::vector<std::int64_t> arrivals_;
@@ -157,9 +156,7 @@ class ServingAutoscaler final : public runtime::Controller {
   int failures_in_row_ = 0;
   std::int64_t hold_until_us_ = -1;  // scaling on hold (backoff) until then
   std::int64_t last_tick_us_ = 0;
-  std::unique_ptr<CapacityTable> next_capacity_;        // use_library's, taken by the next tick
-  std::vector<runtime::PolicyTable> library_;           // the library in use (use_library's), for a new pattern
-  ArrivalProcess pattern_ = ArrivalProcess::poisson();  // the pattern its capacity is read for
+  std::unique_ptr<CapacityTable> next_capacity_;  // use_library's or a new pattern's, taken by the next tick
 
   std::atomic<std::int64_t> next_tick_us_{runtime::Controller::kNever};
   std::mutex run_mu_;  // start_initial()'s wait

@@ -4,77 +4,82 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 
 #include "schema/policy_file.h"
 
 namespace lull::serve {
 
-DriftRecompiler::DriftRecompiler(schema::PolicySet served, std::string out_path, Recompile recompile, Write write,
-                                 std::function<void(const std::string&)> log)
-    : served_(std::move(served)),
+std::vector<schema::PolicySet> DriftRecompiler::served_sets(const schema::PolicyLibrary& served) {
+  if (served.sets_size() == 0) throw std::invalid_argument("--recompile-on-drift: the served library holds no set");
+  std::vector<schema::PolicySet> out;
+  for (const auto& set : served.sets())
+    if (set.workers() == served.sets(0).workers()) out.push_back(set);
+  return out;
+}
+
+DriftRecompiler::DriftRecompiler(const schema::PolicyLibrary& served, std::string out_path, Recompile recompile,
+                                 Write write, std::function<void(const std::string&)> log)
+    : served_(served_sets(served)),
       out_path_(std::move(out_path)),
       recompile_(std::move(recompile)),
       write_(std::move(write)),
       log_(std::move(log)) {}
 
 void DriftRecompiler::on_drift(const DriftEvent& event) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    waiting_ = event.corrected_latency_us;
-  }
+  latest_.post(event.corrected_latency_us);
   wake_loop();
 }
 
-std::int64_t DriftRecompiler::next_tick_us() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return waiting_ ? 0 : kNever;
-}
+std::int64_t DriftRecompiler::next_tick_us() const { return latest_.has_waiting() ? 0 : kNever; }
 
 void DriftRecompiler::tick(std::int64_t) {
-  std::vector<std::vector<double>> latency_us;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!waiting_) return;
-    latency_us = std::move(*waiting_);
-    waiting_.reset();
-    running_ = true;
-  }
-  recompile(latency_us);
-  std::lock_guard<std::mutex> lock(mu_);
-  running_ = false;
-  ++finished_;
-  idle_.notify_all();
+  const auto latency_us = latest_.take();
+  if (!latency_us) return;
+  recompile(*latency_us);
+  latest_.finish();
 }
 
-void DriftRecompiler::connect(std::function<void(const schema::PolicySet&)> target) {
+void DriftRecompiler::connect(std::function<void(const std::vector<schema::PolicySet>&)> target) {
   std::lock_guard<std::mutex> lock(target_mu_);
   target_ = std::move(target);
 }
 
-int DriftRecompiler::wait_idle() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_.wait(lock, [this] { return !running_ && !waiting_; });
-  return finished_;
-}
+int DriftRecompiler::wait_idle() { return latest_.wait_idle(); }
 
 void DriftRecompiler::recompile(const std::vector<std::vector<double>>& latency_us) {
   std::string line;
   try {
     const auto t0 = std::chrono::steady_clock::now();
-    const schema::PolicySet set = recompile_(served_, latency_us);
-    write_(policy_set_bytes(set));
+    std::vector<schema::PolicySet> sets;
+    for (const auto& served : served_) sets.push_back(recompile_(served, latency_us));
+    if (sets.size() == 1) {
+      write_(policy_set_bytes(sets.front()));
+    } else {
+      schema::PolicyLibrary lib;
+      for (const auto& set : sets) *lib.add_sets() = set;
+      write_(policy_library_bytes(lib));
+    }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const auto& last = set.policies(set.policies_size() - 1).expected();
-    const auto& was = served_.policies(served_.policies_size() - 1).expected();
     char buf[400];
-    std::snprintf(buf, sizeof buf,
-                  "recompiled from observed latencies in %.2f s: at %g qps expected violation %.4f "
-                  "(the served set: %.4f), accuracy %.4f (%.4f); wrote %s",
-                  s, set.policies(set.policies_size() - 1).inputs().load_qps(), last.violation_rate(),
-                  was.violation_rate(), last.accuracy(), was.accuracy(), out_path_.c_str());
+    std::snprintf(buf, sizeof buf, "recompiled from observed latencies in %.2f s:", s);
     line = buf;
+    // Per set, its top load's expectations beside the served set's (the
+    // pattern named when there are several).
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      const auto& set = sets[i];
+      const auto& last = set.policies(set.policies_size() - 1).expected();
+      const auto& was = served_[i].policies(served_[i].policies_size() - 1).expected();
+      const std::string pattern = sets.size() == 1 ? "" : set.arrivals().empty() ? " poisson" : " " + set.arrivals();
+      std::snprintf(buf, sizeof buf,
+                    "%s%s at %g qps expected violation %.4f (the served set: %.4f), accuracy %.4f (%.4f)", i ? ";" : "",
+                    pattern.c_str(), set.policies(set.policies_size() - 1).inputs().load_qps(), last.violation_rate(),
+                    was.violation_rate(), last.accuracy(), was.accuracy());
+      line += buf;
+    }
+    line += "; wrote " + out_path_;
     std::lock_guard<std::mutex> target_lock(target_mu_);
-    if (target_) target_(set);
+    if (target_) target_(sets);
   } catch (const std::exception& e) {
     line = std::string("recompiling from observed latencies failed: ") + e.what();
   }

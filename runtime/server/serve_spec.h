@@ -51,8 +51,8 @@ struct VariantSpec {
 
 // --recompile-on-drift (serve/drift_recompiler.h).
 struct DriftSpec {
-  std::string out_path;  // empty: off
-  schema::PolicySet served;
+  std::string out_path;          // empty: off
+  schema::PolicyLibrary served;  // the --policies file (DriftRecompiler::served_sets: what is recompiled)
   serve::DriftRecompiler::Recompile recompile;
   serve::DriftRecompiler::Write write;
   // The recompiled set as served (a shard's view: runtime/shard.h); unset: as is.

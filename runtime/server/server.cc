@@ -74,10 +74,12 @@ Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
   backend_ = std::make_unique<serve::TorchServeBackend>(workers, model_names_, inputs_, spec_.backend);
   session_ = std::make_unique<serve::ServeSession>(spec_.table, *backend_, *backend_, inputs_, clock_, opts);
   if (recompiler_)  // recompiled sets are swapped in live
-    recompiler_->connect([this](const schema::PolicySet& set) {
-      const runtime::PolicyTable table = runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set");
-      session_->replace_policies(spec_.drift.view ? spec_.drift.view(table) : table);
-      if (spec_.drift.on_recompiled) spec_.drift.on_recompiled(set);
+    recompiler_->connect([this](const std::vector<schema::PolicySet>& sets) {
+      for (const auto& set : sets) {
+        const runtime::PolicyTable table = runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set");
+        session_->replace_policies(spec_.drift.view ? spec_.drift.view(table) : table);
+      }
+      if (spec_.drift.on_recompiled) spec_.drift.on_recompiled(sets.front());  // the same latencies in each
     });
 }
 
@@ -117,10 +119,12 @@ void Server::build_fleet() {
       g->backend = std::make_unique<serve::TorchServeBackend>(gs.servers, model_names_, g->inputs, spec_.backend);
       g->session = std::make_unique<serve::ServeSession>(gs.table, *g->backend, *g->backend, g->inputs, clock_, opts);
       if (g->recompiler)
-        g->recompiler->connect([session = g->session.get(), on = gs.drift.on_recompiled](const schema::PolicySet& set) {
-          session->replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
-          if (on) on(set);
-        });
+        g->recompiler->connect(
+            [session = g->session.get(), on = gs.drift.on_recompiled](const std::vector<schema::PolicySet>& sets) {
+              for (const auto& set : sets)
+                session->replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
+              if (on) on(sets.front());
+            });
       services[c].push_back(g->session.get());
       groups_.push_back(std::move(g));
     }

@@ -10,8 +10,8 @@ namespace lull::sim {
 AutoscaledWorkers::AutoscaledWorkers(const SimAutoscale& config, const std::vector<runtime::PolicyTable>& library,
                                      runtime::VirtualClock& clock, int initial_up)
     : clock_(clock),
-      target_(config.target),
-      scaler_(manager::CapacityTable(library, config.target), config.options, clock.now_us()),
+      capacity_(library, config.target),
+      scaler_(capacity_.table(), config.options, clock.now_us()),
       pool_(clock, manager::ProvisioningDelay::parse(config.provisioning, config.seed), initial_up),
       slots_(2 * scaler_.ceiling_workers()),
       next_tick_us_(clock.now_us() + config.options.tick_us),
@@ -37,6 +37,7 @@ AutoscaledWorkers::AutoscaledWorkers(const SimAutoscale& config, const std::vect
 
 void AutoscaledWorkers::attach(runtime::Dispatcher& dispatcher) {
   dispatcher_slots_ = std::make_unique<DispatcherSlots>(dispatcher);
+  dispatcher_ = &dispatcher;
   pool_.set_state_handler([this](const manager::WorkerInfo& w) { on_state(w); });
   pool_.set_drain_hook(
       [this](const std::string& id, std::function<void()> drained) { on_drain(id, std::move(drained)); });
@@ -48,7 +49,7 @@ std::int64_t AutoscaledWorkers::next_tick_us() const {
 }
 
 void AutoscaledWorkers::use_library(const std::vector<runtime::PolicyTable>& library) {
-  scaler_.set_capacity(manager::CapacityTable(library, target_));
+  scaler_.set_capacity(capacity_.use_library(library));
 }
 
 void AutoscaledWorkers::charge(std::int64_t now_us) {
@@ -114,6 +115,11 @@ void AutoscaledWorkers::tick(std::int64_t now) {
   pool_.poll();
   if (now < next_tick_us_) return;
   next_tick_us_ = now + scaler_.options().tick_us;
+  if (dispatcher_)
+    if (auto table = capacity_.follow(dispatcher_->pattern().current())) {
+      scaler_.set_capacity(std::move(*table));
+      report_.capacity_patterns.push_back({static_cast<double>(now) * 1e-6, capacity_.pattern()});
+    }
   const manager::ScaleDecision d = scaler_.step(now, pool_);
   if (d.action == manager::ScaleDecision::Action::kNone) return;
   desired_ =

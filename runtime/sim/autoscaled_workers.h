@@ -9,7 +9,9 @@
 // are the same SlotMap and WorkerSlots `lull serve --autoscale` uses
 // (manager/serving_autoscaler.h), here over the Dispatcher (DispatcherSlots). The
 // autoscaler decides every tick of virtual time: a Controller of the
-// simulator's ControlLoop, due when that, or a worker coming up, is. Worker-seconds
+// simulator's ControlLoop, due when that, or a worker coming up, is. Before
+// each decision capacity follows the arrival pattern the Dispatcher serves
+// (its pattern switcher's choice), by lull serve's rule (PatternCapacity). Worker-seconds
 // count every worker from start to stop (starting and draining included:
 // they are paid for).
 #include <cstdint>
@@ -22,6 +24,7 @@
 #include "runtime/control_loop.h"
 #include "runtime/dispatcher.h"
 #include "runtime/manager/autoscaler.h"
+#include "runtime/manager/pattern_capacity.h"
 #include "runtime/manager/simulated_worker_pool.h"
 #include "runtime/sim/dispatcher_slots.h"
 #include "runtime/slot_map.h"
@@ -41,6 +44,12 @@ struct WorkerCountSample {
   int desired = 0, starting = 0, up = 0, draining = 0;
 };
 
+// Capacity read for another arrival pattern (the one served from then on).
+struct CapacityPatternChange {
+  double t_s = 0;
+  ArrivalProcess pattern;
+};
+
 struct AutoscaleReport {
   std::string forecast, provisioning;
   manager::AutoscaleOptions options;
@@ -50,6 +59,7 @@ struct AutoscaleReport {
   std::vector<WorkerCountSample> workers_over_time;  // one sample per instant anything changed
   std::vector<manager::ScaleDecision> scale_events;
   std::vector<std::string> log;  // one line per scale event
+  std::vector<CapacityPatternChange> capacity_patterns;
   int max_slots_used = 0;
 };
 
@@ -73,7 +83,8 @@ class AutoscaledWorkers final : public runtime::Controller {
   void on_batch_done(int slot);
 
   // --variant-sets: the capacity table follows the variant now in use (its
-  // library, over the same worker counts), as `lull serve` does.
+  // library, over the same worker counts, read for the pattern served), as
+  // `lull serve` does.
   void use_library(const std::vector<runtime::PolicyTable>& library);
 
   double worker_seconds(std::int64_t end_us);
@@ -86,10 +97,11 @@ class AutoscaledWorkers final : public runtime::Controller {
   void charge(std::int64_t now_us);
 
   runtime::VirtualClock& clock_;
-  manager::CapacityTarget target_;
+  manager::PatternCapacity capacity_;
   manager::Autoscaler scaler_;
   manager::SimulatedWorkerPool pool_;
   std::unique_ptr<DispatcherSlots> dispatcher_slots_;  // attach()'s
+  const runtime::Dispatcher* dispatcher_ = nullptr;    // attach()'s: the pattern it serves
   runtime::SlotMap slots_;
   std::map<std::string, manager::WorkerState> state_of_;
   manager::PoolCounts counts_;

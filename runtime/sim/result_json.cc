@@ -31,7 +31,8 @@ std::string quoted(const std::string& s) { return json_quoted(s); }
 std::string num(double v) { return json_num(v); }
 
 // --autoscale: the settings, the capacity table, the worker count over
-// time and every scale event with its reason and log line.
+// time and every scale event with its reason and log line; the arrival
+// patterns capacity was read for, when it followed one.
 void autoscale_json(std::ostringstream& o, const AutoscaleReport& a) {
   const auto s = [](std::int64_t us) { return num(static_cast<double>(us) * 1e-6); };
   o << "  \"autoscale\": {\"forecast\": " << quoted(a.forecast) << ", \"lead_s\": " << s(a.options.lead_us)
@@ -68,6 +69,13 @@ void autoscale_json(std::ostringstream& o, const AutoscaleReport& a) {
       << ", \"capacity_up_qps\": " << num(e.capacity_up_qps) << ", \"log\": " << quoted(a.log[i]) << "}";
   }
   o << (a.scale_events.empty() ? "],\n" : "\n  ],\n");
+  // Only when capacity was read for another pattern (a Poisson run's output stays as it was).
+  if (a.capacity_patterns.empty()) return;
+  o << "  \"capacity_patterns\": [";
+  for (std::size_t i = 0; i < a.capacity_patterns.size(); ++i)
+    o << (i ? ", " : "") << "{\"t_s\": " << num(a.capacity_patterns[i].t_s)
+      << ", \"arrivals\": " << quoted(arrival_process_text(a.capacity_patterns[i].pattern)) << "}";
+  o << "],\n";
 }
 
 // --variant-sets: the settings, the variants and their models, every switch

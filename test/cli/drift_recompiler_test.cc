@@ -6,7 +6,9 @@
 // compilation after a swap using the observed latencies.
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -41,8 +43,9 @@ compiler::CompileSpec tiny_spec() {
   return spec;
 }
 
-schema::PolicySet tiny_set() {
-  const auto spec = tiny_spec();
+schema::PolicySet tiny_set(const ArrivalProcess& arrivals = ArrivalProcess::poisson()) {
+  auto spec = tiny_spec();
+  spec.mdp.arrivals = arrivals;
   auto inputs = compiler::load_compile_inputs(spec);
   auto solver = compiler::make_solver("cpu", nullptr);
   return compiler::run_sweep({std::move(inputs.profiles), spec}, *solver).set;
@@ -72,6 +75,115 @@ TEST_CASE("drift recompiler: the spec a set records is the one it was compiled w
   CHECK(spec.solve.horizon == 50);
   CHECK(spec.loads_qps == want.loads_qps);
   CHECK(spec.reduction.percentile == 95);
+}
+
+TEST_CASE("drift recompiler: a set compiled for an arrival pattern records it and is compiled again for it",
+          "[cli][drift][arrivals]") {
+  const auto gamma = tiny_set(ArrivalProcess::gamma(4));
+  CHECK(compiler::recorded_compile_spec(gamma, {"(observed)", "", ""}, "cpu").mdp.arrivals == ArrivalProcess::gamma(4));
+  CHECK(compiler::recorded_compile_spec(tiny_set(), {"(observed)", "", ""}, "cpu").mdp.arrivals ==
+        ArrivalProcess::poisson());
+  // The same latencies give back the same gamma:4 set, not a Poisson one.
+  const auto same = compiler::recompile_with_latencies(gamma, latencies_of(gamma, 1.0));
+  CHECK(same.arrivals() == "gamma:4");
+  REQUIRE(same.policies_size() == gamma.policies_size());
+  for (int i = 0; i < gamma.policies_size(); ++i)
+    CHECK(same.policies(i).expected().violation_rate() == Approx(gamma.policies(i).expected().violation_rate()));
+}
+
+TEST_CASE("drift recompiler: every arrival pattern held for the worker count is recompiled, written as a library",
+          "[cli][drift][arrivals]") {
+  // A library of the tiny sets for 2 workers under Poisson and gamma:4, and
+  // one for 3 workers (another count: not recompiled).
+  schema::PolicyLibrary served;
+  *served.add_sets() = tiny_set();
+  *served.add_sets() = tiny_set(ArrivalProcess::gamma(4));
+  auto three = tiny_spec();
+  three.mdp.workers = 3;
+  auto inputs = compiler::load_compile_inputs(three);
+  auto solver = compiler::make_solver("cpu", nullptr);
+  *served.add_sets() = compiler::run_sweep({std::move(inputs.profiles), three}, *solver).set;
+  const auto sets = serve::DriftRecompiler::served_sets(served);
+  REQUIRE(sets.size() == 2);
+  const std::string out = test::temp_dir() + "/drift_recompiled_library.pb";
+  std::filesystem::remove(out);
+  std::vector<std::string> log;
+  std::vector<schema::PolicySet> swapped;
+  {
+    serve::DriftRecompiler r(
+        served, out, compiler::recompile_with_latencies,
+        [&](const std::string& bytes) { write_file_atomically(out, bytes); },
+        [&](const std::string& line) { log.push_back(line); });
+    r.connect([&](const std::vector<schema::PolicySet>& s) { swapped = s; });
+    runtime::WallClock clock;
+    runtime::ControlLoop loop(clock);
+    loop.add(r);
+    loop.start();
+    serve::DriftEvent e;
+    e.corrected_latency_us = latencies_of(served.sets(0), 1.6);
+    r.on_drift(e);
+    CHECK(r.wait_idle() == 1);
+  }
+  REQUIRE(swapped.size() == 2);
+  CHECK(swapped[0].arrivals().empty());  // Poisson
+  CHECK(swapped[1].arrivals() == "gamma:4");
+  const auto written = read_policy_library(out);  // sealed and complete
+  REQUIRE(written.sets_size() == 2);
+  for (int i = 0; i < 2; ++i) {
+    CHECK(written.sets(i).workers() == 2);
+    CHECK(written.sets(i).arrivals() == swapped[static_cast<std::size_t>(i)].arrivals());
+    CHECK(written.sets(i).models(0).latency_us(0) == Approx(served.sets(0).models(0).latency_us(0) * 1.6));
+  }
+  REQUIRE(log.size() == 1);
+  CHECK(log[0].find("poisson at") != std::string::npos);
+  CHECK(log[0].find("gamma:4 at") != std::string::npos);
+}
+
+TEST_CASE("drift recompiler: drift while a compilation runs starts one more, with the latest latencies",
+          "[cli][drift]") {
+  const auto set = tiny_set();
+  schema::PolicyLibrary served;
+  *served.add_sets() = set;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool started = false, open = false;
+  std::vector<double> compiled_first_latency;  // of each compilation, model 0 at batch 1
+  const auto recompile = [&](const schema::PolicySet& s, const std::vector<std::vector<double>>& latency_us) {
+    std::unique_lock<std::mutex> lock(mu);
+    compiled_first_latency.push_back(latency_us[0][0]);
+    started = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return open; });
+    return s;
+  };
+  serve::DriftRecompiler r(
+      served, test::temp_dir() + "/drift_coalesced.pb", recompile, [](const std::string&) {},
+      [](const std::string&) {});
+  runtime::WallClock clock;
+  runtime::ControlLoop loop(clock);
+  loop.add(r);
+  loop.start();
+  serve::DriftEvent e;
+  e.corrected_latency_us = latencies_of(set, 1.1);
+  r.on_drift(e);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return started; });  // the first runs
+  }
+  for (double scale : {1.2, 1.3, 1.4}) {  // each replaces the one waiting
+    e.corrected_latency_us = latencies_of(set, scale);
+    r.on_drift(e);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    open = true;
+    cv.notify_all();
+  }
+  CHECK(r.wait_idle() == 2);
+  loop.stop();
+  REQUIRE(compiled_first_latency.size() == 2);
+  CHECK(compiled_first_latency[0] == Approx(set.models(0).latency_us(0) * 1.1));
+  CHECK(compiled_first_latency[1] == Approx(set.models(0).latency_us(0) * 1.4));
 }
 
 TEST_CASE("drift recompiler: the profiled latencies give back the same policies, slower ones change them",
@@ -104,8 +216,10 @@ TEST_CASE("drift recompiler: a drift event writes the recompiled set, a failure 
   std::filesystem::remove(out);
   std::vector<std::string> log;
   {
+    schema::PolicyLibrary served;
+    *served.add_sets() = set;
     serve::DriftRecompiler r(
-        set, out, compiler::recompile_with_latencies,
+        served, out, compiler::recompile_with_latencies,
         [&](const std::string& bytes) { write_file_atomically(out, bytes); },
         [&](const std::string& line) { log.push_back(line); });
     runtime::WallClock clock;

@@ -29,12 +29,15 @@ MAY_USE = {
 # Files of the manager layer in lull_manager, the library lull_sim links:
 # they may use the core (and the net layer's text formats) only, since the
 # simulator includes them. The rest of manager/ (lull_worker_pools) runs real
-# workers over HTTP.
-PURE_MANAGER = {
-    "arrival_envelope", "autoscaler", "capacity_table", "load_forecast", "model_set_change",
-    "model_variants", "provisioning_delay", "simulated_worker_pool", "text_template",
-    "variant_choice", "variant_controller", "variant_switcher", "worker_pool",
-}
+# workers over HTTP. Read from runtime/manager/CMakeLists.txt, which says it.
+def pure_manager(root: pathlib.Path) -> set:
+    text = (root / "runtime" / "manager" / "CMakeLists.txt").read_text()
+    block = re.search(r"add_library\(lull_manager\s+STATIC(.*?)\)", text, re.S)
+    if block is None:
+        raise SystemExit("runtime/manager/CMakeLists.txt: no add_library(lull_manager STATIC ...)")
+    return {pathlib.Path(t).stem for t in block.group(1).split() if t.endswith(".cc")}
+
+
 PURE_MANAGER_MAY_USE = {"manager", "net", "core", "log", "schema"}
 
 
@@ -66,6 +69,7 @@ def cycle_in_table():
 
 def main() -> int:
     root = pathlib.Path(sys.argv[1])
+    PURE_MANAGER = pure_manager(root)
     if cycle_in_table():
         print(f"check_layers: the table lets {cycle_in_table()} include itself through another layer")
         return 1

@@ -183,3 +183,26 @@ TEST_CASE("serving autoscaler (in process): capacity follows the arrival pattern
   CHECK(std::count(log.begin(), log.end(), "capacity now read for arrivals gamma:4") == 1);
   scaler.stop();
 }
+
+TEST_CASE("serving autoscaler (in process): a variant switch keeps the arrival pattern capacity is read for",
+          "[manager][autoscale][arrivals]") {
+  VirtualClock clock;
+  std::vector<std::string> log;
+  SimulatedWorkerPool pool{clock, ProvisioningDelay::fixed(2'000'000)};
+  lull::ArrivalProcess served = lull::ArrivalProcess::gamma(4);
+  auto o = options(&log);
+  o.pattern = [&served] { return served; };
+  ServingAutoscaler scaler{lull::test::pattern_library(), o, pool, clock};
+  RecordingSlots slots{scaler.slots()};
+  scaler.attach(slots);
+  scaler.decide(1'000'000);
+  REQUIRE(scaler.autoscaler().capacity().pattern() == lull::ArrivalProcess::gamma(4));
+  // The variant's library (the same sets here): read for gamma:4 at once,
+  // not for Poisson and then gamma:4 again at the next decision.
+  scaler.use_library(lull::test::pattern_library());
+  scaler.decide(2'000'000);
+  CHECK(scaler.autoscaler().capacity().pattern() == lull::ArrivalProcess::gamma(4));
+  CHECK(scaler.autoscaler().capacity().fewest_workers_for(400) == 8);
+  CHECK(std::count(log.begin(), log.end(), "capacity now read for arrivals gamma:4") == 1);
+  scaler.stop();
+}

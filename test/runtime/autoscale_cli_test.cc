@@ -19,14 +19,18 @@ using lull::test::run_lull;
 
 // The tiny set for `workers`; with two workers its 200 QPS policy expects
 // 5% violations, so at a 2% target two workers carry 100 QPS, four 200.
-std::string tiny_set_file(int workers) {
+// `arrivals`: the pattern it is marked as compiled for ("": Poisson).
+std::string tiny_set_file(int workers, const std::string& arrivals = "") {
   lull::schema::PolicySet set = lull::test::tiny_policy_set();
   set.set_workers(static_cast<unsigned>(workers));
+  set.set_arrivals(arrivals);
   for (auto& p : *set.mutable_policies()) {
     p.mutable_inputs()->set_workers(static_cast<unsigned>(workers));
+    p.mutable_inputs()->set_arrivals(arrivals);
     if (workers == 2 && p.inputs().load_qps() > 150) p.mutable_expected()->set_violation_rate(0.05);
   }
-  const std::string path = lull::test::temp_dir() + "/tiny_w" + std::to_string(workers) + ".pb";
+  const std::string path =
+      lull::test::temp_dir() + "/tiny_w" + std::to_string(workers) + (arrivals.empty() ? "" : "_" + arrivals) + ".pb";
   lull::write_policy_set(set, path);
   return path;
 }
@@ -53,6 +57,24 @@ TEST_CASE("lull policy library joins sets by worker count and refuses a repeated
   CHECK(r.exit_code == 2);
   CHECK(lull::test::count_lines(r.err) == 1);
   CHECK_FALSE(std::filesystem::exists(twice));
+}
+
+TEST_CASE("lull policy library counts worker counts and arrival patterns, not sets", "[sim][cli][arrivals]") {
+  const std::string lib = lull::test::temp_dir() + "/tiny_pattern_library.pb";
+  const CliResult r = run_lull("policy library " + tiny_set_file(4) + " " + tiny_set_file(2) + " " +
+                               tiny_set_file(2, "gamma:4") + " --out " + lib);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("2 worker counts (2..4), 2 arrival patterns (poisson, gamma:4): 3 sets") != std::string::npos);
+  const auto read = lull::read_policy_library(lib);
+  REQUIRE(read.sets_size() == 3);
+  CHECK(read.sets(0).workers() == 2);
+  CHECK(read.sets(0).arrivals().empty());  // a count's patterns in the order given
+  CHECK(read.sets(1).arrivals() == "gamma:4");
+  CHECK(read.sets(2).workers() == 4);
+  // One pattern, not Poisson: named.
+  const CliResult g = run_lull("policy library " + tiny_set_file(2, "gamma:4") + " --out " + lib);
+  CHECK(g.out.find("1 worker counts (2..2), 1 arrival pattern (gamma:4): 1 sets") != std::string::npos);
 }
 
 TEST_CASE("lull simulate --autoscale scales out and reports worker-seconds, workers over time and scale events",

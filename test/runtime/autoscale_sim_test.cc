@@ -80,6 +80,47 @@ TEST_CASE("autoscaled simulation: a step in the load scales out and back in, no 
   REQUIRE(a.log.size() == a.scale_events.size());
   for (std::size_t i = 0; i < a.log.size(); ++i)
     CHECK(a.log[i].find("reason=" + a.scale_events[i].reason) != std::string::npos);
+  CHECK(a.capacity_patterns.empty());  // a Poisson library: capacity read for Poisson throughout
+}
+
+TEST_CASE("autoscaled simulation: capacity follows the arrival pattern the Dispatcher serves",
+          "[sim][autoscale][arrivals]") {
+  // The tiny library at 100 QPS a worker (1%), and the same counts compiled
+  // for gamma:4 at 25 QPS a worker.
+  auto lib = library();
+  const std::size_t poisson_sets = lib.size();
+  for (std::size_t i = 0; i < poisson_sets; ++i) {
+    for (auto& p : lib[i].policies) p.load_qps *= 10;
+    auto t = lib[i];
+    t.arrivals = lull::ArrivalProcess::gamma(4);
+    t.policies[0].load_qps = 25.0 * t.workers;
+    t.policies[1].load_qps = 50.0 * t.workers;
+    lib.push_back(t);
+  }
+  auto o = autoscaled("fixed:5");
+  o.library = lib;
+  // 80 QPS of gamma:4 traffic: the estimator's window (8000 arrivals) is full after ~100 s.
+  lull::sim::RateArrivals arrivals({{0, 240, 80}}, lull::sim::ArrivalProcess::gamma(4), 5);
+  lull::sim::CompiledLatency latency(lib[0]);
+  const lull::sim::SimResult r = lull::sim::simulate(lib[0], arrivals, latency, o);
+  REQUIRE(r.autoscale);
+  const auto& a = *r.autoscale;
+  CHECK(r.completed == r.arrivals);
+  // The pattern switcher moved to gamma:4 once its estimate was ready, and
+  // the next decision read capacity for it (once: it stays there).
+  REQUIRE(r.pattern_switches >= 1);
+  REQUIRE(a.capacity_patterns.size() == 1);
+  CHECK(a.capacity_patterns[0].pattern == lull::ArrivalProcess::gamma(4));
+  CHECK(a.capacity_patterns[0].t_s > 90);
+  // 80 QPS (and its bursts) fits the 2 workers by Poisson's capacity (200
+  // QPS), not by gamma:4's (50 QPS): the autoscaler scales out then, reading
+  // 25 QPS a worker.
+  REQUIRE(!a.scale_events.empty());
+  const auto& out = a.scale_events.front();
+  CHECK(out.action == lull::manager::ScaleDecision::Action::kScaleOut);
+  CHECK(out.t_us * 1e-6 >= a.capacity_patterns[0].t_s);
+  CHECK(out.capacity_up_qps == Approx(25.0 * out.before.up));
+  CHECK(out.need >= 4);
 }
 
 TEST_CASE("autoscaled simulation: drawn provisioning delays are reproducible and cost worker-seconds while starting",

@@ -62,3 +62,26 @@ TEST_CASE("LatestWins: an item the same as the one running is not queued again")
   CHECK(worker.wait_idle() == 1);
   CHECK(gate.done == std::vector<int>{7});
 }
+
+TEST_CASE("LatestSlot: the rule without a thread (a ControlLoop controller takes on its tick)") {
+  lull::runtime::LatestSlot<int> slot;
+  CHECK_FALSE(slot.take());  // nothing waits: at once
+  slot.post(1);
+  slot.post(2);  // replaces 1
+  CHECK(slot.has_waiting());
+  const auto running = slot.take();
+  REQUIRE(running);
+  CHECK(*running == 2);
+  CHECK_FALSE(slot.has_waiting());
+  CHECK_FALSE(slot.post(2, [](const int& r) { return r == 2; }));  // the same runs already
+  CHECK(slot.post(3, [](const int& r) { return r == 3; }));
+  slot.post(4);  // replaces 3
+  slot.finish();
+  CHECK(*slot.take() == 4);
+  slot.finish();
+  CHECK(slot.wait_idle() == 2);
+  slot.post(5);
+  slot.close();  // drops 5; a waiter returns
+  CHECK_FALSE(slot.wait_take());
+  CHECK(slot.wait_idle() == 2);
+}
