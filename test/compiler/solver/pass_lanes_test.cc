@@ -42,7 +42,8 @@ void check_same_pass_tables(const lull::compiler::MdpProblem& p) {
 }  // namespace
 
 TEST_CASE("pass lanes: PassElement's tables bit for bit on golden-sized problems", "[compiler][solver][math]") {
-  if (!CpuExec::kPassLanes) LULL_SKIP("this build runs PassElement on the CPU (no AVX-512 and FMA, or not GCC)");
+  if (!CpuExec::kPassLanes)
+    LULL_SKIP("this build runs PassElement on the CPU (no AVX-512 and FMA, not GCC, or a sanitizer build)");
   for (auto batching : {Batching::kMaximal, Batching::kVariable})
     for (int K : {60, 65, 100}) {
       auto o = lull::test::golden_profile_options(batching, Discretization::kFld);
@@ -55,7 +56,8 @@ TEST_CASE("pass lanes: PassElement's tables bit for bit on golden-sized problems
 
 TEST_CASE("pass lanes: PassElement's tables bit for bit on small problems and bursty arrivals",
           "[compiler][solver][math]") {
-  if (!CpuExec::kPassLanes) LULL_SKIP("this build runs PassElement on the CPU (no AVX-512 and FMA, or not GCC)");
+  if (!CpuExec::kPassLanes)
+    LULL_SKIP("this build runs PassElement on the CPU (no AVX-512 and FMA, not GCC, or a sanitizer build)");
   for (int K : {1, 3, 7, 8, 9, 17, 25})
     for (auto disc : {Discretization::kFld, Discretization::kMd})
       for (double qps : {5.0, 45.0, 90.0}) {
