@@ -12,7 +12,7 @@ SplitChooser::SplitChooser(std::vector<double> split_loads, SplitChooserOptions 
   for (std::size_t i = 1; i < loads_.size(); ++i)
     if (!(loads_[i] > loads_[i - 1])) throw std::invalid_argument("split chooser: split loads must ascend strictly");
   if (options_.arrivals < 2 || options_.min_window_us <= 0 || options_.max_window_us < options_.min_window_us ||
-      options_.hysteresis < 0)
+      options_.rise_window_us < options_.min_window_us || options_.hysteresis < 0)
     throw std::invalid_argument("split chooser: bad options");
 }
 
@@ -32,10 +32,16 @@ double SplitChooser::estimate(std::int64_t now_us) {
   // count: (n - 1) / span estimates a Poisson rate without bias.
   const double span_us = static_cast<double>(now_us - older_us_.front());
   const double qps = static_cast<double>(older_us_.size() + recent_us_.size() - 1) * 1e6 / span_us;
-  const double predicted = qps * static_cast<double>(options_.min_window_us) / 1e6;
-  if (static_cast<double>(recent_us_.size()) >= predicted + 4 * std::sqrt(predicted) + 2) {
-    older_us_.clear();  // a rise: the older arrivals no longer say what the load is
-    return recent_qps;
+  // A rise shows in the last 0.5 s (a steep one) or the last 2 s (a moderate one).
+  for (const std::int64_t window_us : {options_.min_window_us, options_.rise_window_us}) {
+    const auto since = std::upper_bound(older_us_.begin(), older_us_.end(), now_us - window_us);
+    const auto count = static_cast<std::size_t>(older_us_.end() - since) + recent_us_.size();
+    const double predicted = qps * static_cast<double>(window_us) / 1e6;
+    if (static_cast<double>(count) < predicted + 4 * std::sqrt(predicted) + 2) continue;
+    older_us_.erase(older_us_.begin(), since);  // the arrivals before no longer say what the load is
+    if (older_us_.empty()) return recent_qps;
+    return static_cast<double>(older_us_.size() + recent_us_.size() - 1) * 1e6 /
+           static_cast<double>(now_us - older_us_.front());
   }
   return qps;
 }

@@ -7,10 +7,10 @@
 // - the load is measured over the last `arrivals` arrivals (default 200:
 //   +-7%), in a window of at least 0.5 s (all of its arrivals) and at most
 //   10 s. A fall (the safe direction: each kind then gets less than its
-//   split was planned for) shows as those arrivals are replaced; a rise at
-//   once: when the last 0.5 s hold far more arrivals than the estimate
+//   split was planned for) shows as those arrivals are replaced; a rise
+//   soon: when the last 0.5 s or 2 s hold far more arrivals than the estimate
 //   predicts (4 standard deviations of a Poisson count, and 2 more), the
-//   older arrivals are forgotten;
+//   arrivals before them are forgotten;
 // - hysteresis: the split at index i (covering class loads (L[i-1], L[i]])
 //   stays while the estimate is within (L[i-1] x (1 - h), L[i] x (1 + h)].
 #include <cstdint>
@@ -23,6 +23,7 @@ struct SplitChooserOptions {
   int arrivals = 200;                       // the estimate's sample
   std::int64_t min_window_us = 500'000;     // at least this long (mdp-spec.md 7's window)
   std::int64_t max_window_us = 10'000'000;  // at most this long (how stale a low load's estimate gets)
+  std::int64_t rise_window_us = 2'000'000;  // the count that detects a rise
   double hysteresis = 0.1;                  // fraction of the band's bounds
 };
 

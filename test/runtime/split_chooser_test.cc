@@ -61,6 +61,19 @@ TEST_CASE("split chooser: a rise is seen within 0.5 s; at a high load every arri
   CHECK(s.current() == 4);
 }
 
+TEST_CASE("split chooser: a moderate rise is seen within a few seconds, not after the 10 s window",
+          "[runtime][fleet]") {
+  // 5 qps for a minute, then 18 qps (fleet_e2e.sh's warm-up, then its bulk class): the last 0.5 s alone
+  // cannot tell (9 arrivals against 2.5 predicted is within noise); the last 2 s can.
+  SplitChooser s({6, 12, 18, 24});
+  std::int64_t t = 0;
+  for (int i = 0; i < 5 * 60; ++i) s.on_arrival(t += 1'000'000 / 5);
+  CHECK(s.current() == 0);
+  const std::int64_t rise = t;
+  while (s.current() < 2 && t - rise < 20'000'000) s.on_arrival(t += 1'000'000 / 18);
+  CHECK(t - rise <= 3'000'000);
+}
+
 TEST_CASE("split chooser: a window of at least 0.5 s and at most 10 s", "[runtime][fleet]") {
   SplitChooser s({1, 2, 4});
   CHECK(s.on_arrival(0) == 1);  // one arrival in 0.5 s: 2 qps, the split for (1, 2]
