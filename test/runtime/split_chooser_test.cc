@@ -35,7 +35,7 @@ TEST_CASE("split chooser: the estimate counts the last arrivals, the band holds 
   CHECK(got == 2);
 }
 
-TEST_CASE("split chooser: a rise is seen within 0.5 s; at a high load every arrival of the last 0.5 s counts",
+TEST_CASE("split chooser: a rise is seen within 0.5 s, and at a high load every arrival of the last 0.5 s counts",
           "[runtime][fleet]") {
   SplitChooser s({20, 40, 80, 1000, 2000});
   // 18 qps for a minute, then 60 qps: the last 200 arrivals would take about 3 s to see it.
