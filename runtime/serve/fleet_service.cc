@@ -18,7 +18,9 @@ FleetService::FleetService(const runtime::FleetTables& fleet, std::vector<std::v
   for (std::size_t c = 0; c < groups_.size(); ++c) {
     if (groups_[c].size() != fleet_.classes[c].kinds.size())
       throw std::invalid_argument("fleet service: class '" + fleet_.classes[c].name + "': one group per kind");
-    auto state = std::make_unique<ClassState>();
+    std::vector<double> split_loads;
+    for (const auto& sp : fleet_.classes[c].splits) split_loads.push_back(sp.load_qps);
+    auto state = std::make_unique<ClassState>(std::move(split_loads));
     state->rng.seed(seed + c);
     state->routed.assign(groups_[c].size(), 0);
     classes_.push_back(std::move(state));
@@ -40,9 +42,7 @@ int FleetService::pick_kind(const std::vector<double>& weights, double u) {
 int FleetService::route(std::size_t c) {
   ClassState& s = *classes_[c];
   std::lock_guard<std::mutex> lock(s.mu);
-  const std::int64_t now = clock_.now_us();
-  s.load.record_arrival(now);
-  const auto& split = fleet_.classes[c].split_at(s.load.estimate_qps(now));
+  const auto& split = fleet_.classes[c].splits[static_cast<std::size_t>(s.split.on_arrival(clock_.now_us()))];
   const int k = pick_kind(split.weights, std::uniform_real_distribution<double>(0, 1)(s.rng));
   ++s.routed[static_cast<std::size_t>(k)];
   return k;
@@ -103,10 +103,10 @@ std::string FleetService::metrics_text() {
     const auto& cl = fleet_.classes[c];
     ClassState& s = *classes_[c];
     std::lock_guard<std::mutex> lock(s.mu);
-    const double qps = s.load.estimate_qps(clock_.now_us());
+    const double qps = s.split.estimate_qps();  // as of the class's latest arrival
     const std::string name = "class=\"" + prom::escape(cl.name) + "\"";
     prom::sample(load, "lull_fleet_class_load_queries_per_second{" + name + "}", qps);
-    const auto& split = cl.split_at(qps);
+    const auto& split = s.split.current() < 0 ? cl.split_at(0) : cl.splits[static_cast<std::size_t>(s.split.current())];
     for (std::size_t k = 0; k < cl.kinds.size(); ++k) {
       const std::string labels = "{" + name + ",kind=\"" + prom::escape(cl.kinds[k].kind) + "\"}";
       prom::sample(weight, "lull_fleet_kind_weight" + labels, split.weights[k]);

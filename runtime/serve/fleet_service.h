@@ -6,7 +6,8 @@
 // its class (the X-Lull-Class header; none: the fleet's first class; an
 // unknown one: 400 naming it), then to one of the class's kinds drawn at
 // random with the class's split weights at the class's measured load
-// (FleetClassTables::split_at): random thinning keeps each kind's arrivals
+// (runtime/split_chooser.h: a stable choice, not the 500 ms count's
+// noise): random thinning keeps each kind's arrivals
 // the process its policies were compiled for, at its share of the load.
 #include <cstdint>
 #include <functional>
@@ -18,8 +19,8 @@
 
 #include "runtime/clock.h"
 #include "runtime/fleet_tables.h"
-#include "runtime/load_monitor.h"
 #include "runtime/serve/frontend.h"
+#include "runtime/split_chooser.h"
 
 namespace lull::serve {
 
@@ -46,8 +47,9 @@ class FleetService final : public QueryService {
 
  private:
   struct ClassState {
+    explicit ClassState(std::vector<double> split_loads) : split(std::move(split_loads)) {}
     std::mutex mu;
-    runtime::LoadMonitor load;
+    runtime::SplitChooser split;
     std::mt19937_64 rng;
     std::vector<std::uint64_t> routed;  // queries sent to each kind
   };
