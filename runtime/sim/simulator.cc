@@ -222,8 +222,8 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
                            std::to_string(r.not_dispatched_at_end) + " not dispatched at end");
   r.satisfied = stats.satisfied();
   r.violated = stats.violated();
-  r.accuracy_per_satisfied_query = r.satisfied ? stats.accuracy_sum() / static_cast<double>(r.satisfied) : 0;
-  r.violation_rate = r.completed ? static_cast<double>(r.violated) / static_cast<double>(r.completed) : 0;
+  r.accuracy_sum = stats.accuracy_sum();
+  finish(r);
   r.usage = sched->usage();
   if (lull) r.policies_used = policies_used(*lull);
   if (plan) r.plan = *plan;
