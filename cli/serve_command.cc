@@ -277,8 +277,7 @@ int run_serve(int argc, char** argv) {
     check_binary_output(recompile_out, "--recompile-on-drift");
     spec.drift.out_path = recompile_out;
     spec.drift.served = read_policy_library(policies);
-    shard.configure_drift(spec.drift,
-                          runtime::policy_table_from_proto(spec.drift.served.sets(0), {}, policies + ": sets[0]"));
+    shard.configure_drift(spec.drift);
     spec.drift.recompile = compiler::recompile_with_latencies;
     spec.drift.write = [recompile_out](const std::string& bytes) {
       write_binary_output(recompile_out, bytes, "--recompile-on-drift");
