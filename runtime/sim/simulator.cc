@@ -135,7 +135,8 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     runtime::DispatcherPolicies dp;
     dp.library = options.library.empty() ? std::vector<runtime::PolicyTable>{table} : options.library;
     dp.pool_workers = pool;
-    dp.initially_up = up;
+    dp.available_at_start.assign(static_cast<std::size_t>(pool), 0);
+    std::fill_n(dp.available_at_start.begin(), std::min(up, pool), 1);
     dp.provider = provider.get();
     auto d = std::make_unique<runtime::Dispatcher>(std::move(dp), clock, backend, so);
     lull = d.get();
