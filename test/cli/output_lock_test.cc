@@ -40,7 +40,7 @@ TEST_CASE("output lock: a second holder of the same file is refused until the fi
   CHECK_NOTHROW(OutputLock(path, "--recompile-on-drift"));
 }
 
-TEST_CASE("output lock: standard output takes none; an unwritable place is one usage error", "[cli][lock]") {
+TEST_CASE("output lock: standard output takes none, an unwritable place is one usage error", "[cli][lock]") {
   OutputLock a("-", "--recompile-on-drift");
   CHECK_NOTHROW(OutputLock("-", "--recompile-on-drift"));
   CHECK_THROWS_AS(OutputLock("/nonexistent-dir/out.pb", "--recompile-on-drift"), UsageError);
