@@ -13,6 +13,7 @@
 #include "cli/online_compile.h"
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
+#include "cli/output_lock.h"
 #include "cli/parse_options.h"
 #include "cli/serve_autoscale.h"
 #include "cli/serve_fleet.h"
@@ -277,8 +278,7 @@ int run_serve(int argc, char** argv) {
     check_binary_output(recompile_out, "--recompile-on-drift");
     spec.drift.out_path = recompile_out;
     spec.drift.served = read_policy_library(policies);
-    shard.configure_drift(spec.drift,
-                          runtime::policy_table_from_proto(spec.drift.served.sets(0), {}, policies + ": sets[0]"));
+    shard.configure_drift(spec.drift);
     spec.drift.recompile = compiler::recompile_with_latencies;
     spec.drift.write = [recompile_out](const std::string& bytes) {
       write_binary_output(recompile_out, bytes, "--recompile-on-drift");
@@ -294,6 +294,9 @@ int run_serve(int argc, char** argv) {
     };
   shard.configure(opts);
   const std::string fleet_line = fleet ? describe_fleet(spec.fleet) : "";
+  // One process per drift output, held until this returns (shards on one host must not share it).
+  const auto drift_lock =
+      recompile_out.empty() ? nullptr : std::make_unique<OutputLock>(recompile_out, "--recompile-on-drift");
   std::unique_ptr<server::Server> server;
   try {
     server = std::make_unique<server::Server>(std::move(spec));

@@ -78,13 +78,15 @@ std::vector<manager::ModelVariant> ServeShard::variants(std::vector<manager::Mod
   }
 }
 
-void ServeShard::configure_drift(server::DriftSpec& drift, const runtime::PolicyTable& served) const {
+void ServeShard::configure_drift(server::DriftSpec& drift) const {
   if (!enabled()) return;
-  try {
-    runtime::shard_table(served, shard_);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError("--shard " + text_ + " with --recompile-on-drift: the first set's " + e.what());
-  }
+  schema::PolicyLibrary held;
+  for (const auto& set : drift.served.sets())
+    if (shard_.has_view(set.workers())) *held.add_sets() = set;
+  if (held.sets_size() == 0)
+    throw UsageError("--shard " + text_ + " with --recompile-on-drift: no policy set for a multiple of " +
+                     std::to_string(shard_.count) + " workers");
+  drift.served = std::move(held);
   drift.view = [shard = shard_](const runtime::PolicyTable& t) { return runtime::shard_table(t, shard); };
 }
 

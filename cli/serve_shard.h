@@ -44,9 +44,10 @@ class ServeShard {
                                                   const std::vector<runtime::PolicyTable>& library) const;
   // The variants as this shard serves them (manager::shard_variants).
   std::vector<manager::ModelVariant> variants(std::vector<manager::ModelVariant> variants, int local_workers) const;
-  // Drift recompilation: the recompiled set is swapped in through the shard
-  // view (UsageError when `served`, the set it recompiles, has no view).
-  void configure_drift(server::DriftSpec& drift, const runtime::PolicyTable& served) const;
+  // Drift recompilation: the sets the shard holds (those with a view) are
+  // recompiled and swapped in through the shard view (UsageError when
+  // drift.served has none).
+  void configure_drift(server::DriftSpec& drift) const;
   // lull_shard_info on /metrics.
   void configure(serve::ServeOptions& options) const;
   // " (shard I/G: policies for G*K workers at Gx this shard's load)", or "".

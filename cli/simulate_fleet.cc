@@ -24,7 +24,7 @@ const std::set<std::string> kFleetOptions = {"policies", "trace",   "load-qps", 
                                              "arrivals", "latency", "scheduler", "seed",       "out"};
 
 void summarize(std::ostream& o, const std::string& what, const sim::FleetMix& m) {
-  o << what << ": " << m.queries << " queries, accuracy per satisfied query " << m.accuracy_per_satisfied_query
+  o << what << ": " << m.arrivals << " queries, accuracy per satisfied query " << m.accuracy_per_satisfied_query
     << " (expected " << m.expected_accuracy << "), violation rate " << m.violation_rate << " (expected "
     << m.expected_violation_rate << "), dropped " << m.dropped << ", " << m.worker_seconds << " worker-seconds, cost "
     << m.cost << "\n";

@@ -13,9 +13,17 @@ int pool_size(const DispatcherPolicies& p) {
   return p.pool_workers > 0 ? p.pool_workers : p.library.front().workers;
 }
 
+std::vector<char> available_at_start(const DispatcherPolicies& p) {
+  const auto pool = static_cast<std::size_t>(pool_size(p));
+  if (p.available_at_start.empty()) return std::vector<char>(pool, 1);
+  if (p.available_at_start.size() != pool)
+    throw std::invalid_argument("dispatcher: available_at_start needs one entry per pool worker");
+  return p.available_at_start;
+}
+
 int up_at_start(const DispatcherPolicies& p) {
-  const int pool = pool_size(p);
-  return p.initially_up > 0 ? std::min(p.initially_up, pool) : pool;
+  const std::vector<char> a = available_at_start(p);
+  return static_cast<int>(std::count_if(a.begin(), a.end(), [](char up) { return up != 0; }));
 }
 
 // The grid of the table the dispatcher starts on (load estimates and the
@@ -31,7 +39,7 @@ std::vector<double> start_grid(const DispatcherPolicies& p) {
 }  // namespace
 
 Dispatcher::Dispatcher(const PolicyTable& table, Clock& clock, Backend& backend, const SchedulerOptions& options)
-    : Dispatcher(DispatcherPolicies{{table}, table.workers, table.workers, nullptr}, clock, backend, options) {}
+    : Dispatcher(DispatcherPolicies{{table}, table.workers, {}, nullptr}, clock, backend, options) {}
 
 Dispatcher::Dispatcher(DispatcherPolicies p, Clock& clock, Backend& backend, const SchedulerOptions& options)
     : Scheduler(start_grid(p), clock, backend, options),
@@ -43,9 +51,8 @@ Dispatcher::Dispatcher(DispatcherPolicies p, Clock& clock, Backend& backend, con
       busy_(queues_.size(), 0),
       running_(queues_.size()),
       retries_(queues_.size()),
-      available_(queues_.size(), 0),
+      available_(available_at_start(p)),
       num_available_(up_at_start(p)) {
-  std::fill(available_.begin(), available_.begin() + num_available_, 1);
   usage_.assign(static_cast<std::size_t>(catalog_.size()), GridUsage{});
   refresh_policy();
 }

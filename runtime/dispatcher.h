@@ -28,7 +28,9 @@ namespace lull::runtime {
 struct DispatcherPolicies {
   std::vector<PolicyTable> library;  // one table per worker count (a library of one is fine)
   int pool_workers = 0;              // workers it can drive (0: the first table's)
-  int initially_up = 0;              // workers 0..initially_up-1 start available (0: all)
+  // Per pool worker: whether it starts available (empty: all). The one
+  // situation the first choice of policy (and online request) is made for.
+  std::vector<char> available_at_start;
   // Online compilation: asked for the policy missing for (workers up, load);
   // until it arrives the catalog's conservative choice serves. nullptr: the
   // library only (the stale policy when workers go down or the load leaves
@@ -91,7 +93,7 @@ class Dispatcher final : public Scheduler {
   }
 
   // Worker availability: a server's health checks, the simulator's --fail
-  // and --workers-at. Workers 0..initially_up-1 start available. Each change
+  // and --workers-at. Workers start as available_at_start says. Each change
   // chooses the policy again for the workers now up (and, with a provider,
   // asks for a missing one). Round-robin skips unavailable workers, and a worker marked
   // unavailable hands its queued queries (deadlines kept) and waiting

@@ -41,7 +41,7 @@ std::vector<std::size_t> shard_members(const Shard& shard, std::size_t total) {
 }
 
 PolicyTable shard_table(const PolicyTable& table, const Shard& shard) {
-  if (table.workers % shard.count != 0)
+  if (!shard.has_view(table.workers))
     throw std::invalid_argument("shard " + shard.label() + ": a policy set for " + std::to_string(table.workers) +
                                 " workers has no view for " + std::to_string(shard.count) + " shards (not a multiple)");
   PolicyTable view = table;
@@ -56,7 +56,7 @@ std::vector<PolicyTable> shard_library(const std::vector<PolicyTable>& library, 
   std::string compiled;
   for (const PolicyTable& t : library) {
     compiled += (compiled.empty() ? "" : ", ") + std::to_string(t.workers);
-    if (t.workers % shard.count != 0) continue;
+    if (!shard.has_view(t.workers)) continue;
     out.push_back(shard_table(t, shard));
     covers_local = covers_local || local_workers == 0 || out.back().workers == local_workers;
   }

@@ -20,6 +20,8 @@ struct Shard {
   int index = 0;  // I, 0-based (a StatefulSet pod's ordinal)
   int count = 1;  // G; 1: not sharded
   std::string label() const { return std::to_string(index) + "/" + std::to_string(count); }
+  // A set for `workers` (the fleet's N) has a view in this shard: N is a multiple of G.
+  bool has_view(int workers) const { return workers % count == 0; }
 };
 
 // "I/G" with 0 <= I < G; throws std::invalid_argument saying what is wrong

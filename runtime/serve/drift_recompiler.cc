@@ -12,10 +12,7 @@ namespace lull::serve {
 
 std::vector<schema::PolicySet> DriftRecompiler::served_sets(const schema::PolicyLibrary& served) {
   if (served.sets_size() == 0) throw std::invalid_argument("--recompile-on-drift: the served library holds no set");
-  std::vector<schema::PolicySet> out;
-  for (const auto& set : served.sets())
-    if (set.workers() == served.sets(0).workers()) out.push_back(set);
-  return out;
+  return {served.sets().begin(), served.sets().end()};
 }
 
 DriftRecompiler::DriftRecompiler(const schema::PolicyLibrary& served, std::string out_path, Recompile recompile,
@@ -64,16 +61,18 @@ void DriftRecompiler::recompile(const std::vector<std::vector<double>>& latency_
     char buf[400];
     std::snprintf(buf, sizeof buf, "recompiled from observed latencies in %.2f s:", s);
     line = buf;
-    // Per set, its top load's expectations beside the served set's (the
-    // pattern named when there are several).
+    // Per set, its top load's expectations beside the served set's (its
+    // worker count and pattern named when there are several sets).
     for (std::size_t i = 0; i < sets.size(); ++i) {
       const auto& set = sets[i];
       const auto& last = set.policies(set.policies_size() - 1).expected();
       const auto& was = served_[i].policies(served_[i].policies_size() - 1).expected();
-      const std::string pattern = sets.size() == 1 ? "" : set.arrivals().empty() ? " poisson" : " " + set.arrivals();
+      const std::string which = sets.size() == 1 ? ""
+                                                 : " " + std::to_string(set.workers()) + " workers " +
+                                                       (set.arrivals().empty() ? "poisson" : set.arrivals());
       std::snprintf(buf, sizeof buf,
                     "%s%s at %g qps expected violation %.4f (the served set: %.4f), accuracy %.4f (%.4f)", i ? ";" : "",
-                    pattern.c_str(), set.policies(set.policies_size() - 1).inputs().load_qps(), last.violation_rate(),
+                    which.c_str(), set.policies(set.policies_size() - 1).inputs().load_qps(), last.violation_rate(),
                     was.violation_rate(), last.accuracy(), was.accuracy());
       line += buf;
     }

@@ -3,12 +3,13 @@
 // latency drift (runtime/serve/latency_drift.h), compile the served sets
 // again from the latencies observed (the profile corrected by them) with
 // every other setting each was compiled with, and write them atomically to
-// OUT.pb (one set, or a library of them). The sets recompiled: every arrival
-// pattern held for the served worker count, not only the one served now:
-// the latencies are the models', the same under any traffic, and drift is
-// reported once when it starts, so a pattern left stale would be served
-// with the old latencies' policies after the next pattern switch until
-// some other drift (the cost: one compilation per pattern held).
+// OUT.pb (one set, or a library of them). The sets recompiled: every set
+// held (each worker count, each arrival pattern), not only the one served
+// now: the latencies are the models', the same under any traffic and worker
+// count, and drift is reported once when it starts, so a set left stale
+// would be served with the old latencies' policies after the next worker
+// change or pattern switch until some other drift (the cost: one
+// compilation per set held).
 // A Controller of the ControlLoop (runtime/control_loop.h): a drift event
 // only notes the latest latencies and wakes the loop, so the backend's
 // completion thread that reports it never waits; the compilation runs on
@@ -40,8 +41,8 @@ class DriftRecompiler final : public runtime::Controller {
                                                     const std::vector<std::vector<double>>& latency_us)>;
   // Writes the new set's bytes to the output (atomically).
   using Write = std::function<void(const std::string& bytes)>;
-  // `served`: the served library; its sets for the first set's worker count
-  // (one per arrival pattern) are recompiled (served_sets). `log` receives
+  // `served`: the served library; all its sets are recompiled
+  // (served_sets). `log` receives
   // one line per drift handled (done or failed). Throws
   // std::invalid_argument for an empty library.
   DriftRecompiler(const schema::PolicyLibrary& served, std::string out_path, Recompile recompile, Write write,

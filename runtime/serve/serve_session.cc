@@ -16,6 +16,17 @@ Answer error_answer(int status, std::string why) {
   a.body = std::move(why);
   return a;
 }
+
+// The slots in rotation at the start: none with a worker pool (add_worker
+// admits each as its pool finds it up), else those up. The Dispatcher starts
+// with exactly these, so its first choice and online request are for the
+// workers up, not for the pool's vacant slots.
+std::vector<char> available_at_start(const WorkerHealth& health, const ServeOptions& options) {
+  std::vector<char> up(static_cast<std::size_t>(health.num_workers()), 0);
+  if (!options.pool_managed)
+    for (int w = 0; w < health.num_workers(); ++w) up[static_cast<std::size_t>(w)] = health.worker_up(w) ? 1 : 0;
+  return up;
+}
 }  // namespace
 
 ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& backend, WorkerHealth& health,
@@ -27,10 +38,11 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
       health_(health),
       options_(std::move(options)),
       relay_(*this),
-      dispatcher_(runtime::DispatcherPolicies{options_.library.empty() ? std::vector<runtime::PolicyTable>{table}
-                                                                       : options_.library,
-                                              health.num_workers(), health.num_workers(), options_.online},
-                  clock, relay_),
+      dispatcher_(
+          runtime::DispatcherPolicies{
+              options_.library.empty() ? std::vector<runtime::PolicyTable>{table} : options_.library,
+              health.num_workers(), available_at_start(health, options_), options_.online},
+          clock, relay_),
       worker_batches_(static_cast<std::size_t>(health.num_workers())),
       admitted_(static_cast<std::size_t>(health.num_workers()), options_.pool_managed ? 0 : 1) {
   current_policy_ = logged_policy_ = dispatcher_.current_choice().id;

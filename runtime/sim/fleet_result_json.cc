@@ -9,7 +9,7 @@ std::string num(double v) { return json_num(v); }
 std::string quoted(const std::string& s) { return json_quoted(s); }
 
 void mix_fields(std::ostringstream& o, const FleetMix& m, const std::string& indent) {
-  o << indent << "\"queries\": " << m.queries << ", \"completed\": " << m.completed
+  o << indent << "\"queries\": " << m.arrivals << ", \"completed\": " << m.completed
     << ", \"satisfied\": " << m.satisfied << ", \"violated\": " << m.violated << ", \"dropped\": " << m.dropped
     << ", \"not_dispatched_at_end\": " << m.not_dispatched_at_end << ",\n"
     << indent << "\"accuracy_per_satisfied_query\": " << num(m.accuracy_per_satisfied_query)

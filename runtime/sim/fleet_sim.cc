@@ -35,21 +35,6 @@ namespace {
 
 using lull::ExpectationMix;
 
-void add_counts(FleetMix& to, const SimResult& r) {
-  to.queries += r.arrivals;
-  to.completed += r.completed;
-  to.satisfied += r.satisfied;
-  to.violated += r.violated;
-  to.dropped += r.dropped;
-  to.not_dispatched_at_end += r.not_dispatched_at_end;
-  to.accuracy_sum += r.accuracy_per_satisfied_query * static_cast<double>(r.satisfied);
-}
-
-void finish_counts(FleetMix& m) {
-  m.accuracy_per_satisfied_query = m.satisfied ? m.accuracy_sum / static_cast<double>(m.satisfied) : 0;
-  m.violation_rate = m.completed ? static_cast<double>(m.violated) / static_cast<double>(m.completed) : 0;
-}
-
 const runtime::PolicyTable& set_for_workers(const runtime::FleetKindTables& kind) {
   for (const auto& t : kind.library)
     if (t.workers == kind.workers) return t;
@@ -122,21 +107,21 @@ FleetSimResult simulate_fleet(const runtime::FleetTables& fleet, const FleetSimS
       options.library = kind.library;
       options.workers_up = kind.workers;
       g.result = simulate(*g.table, arrivals, latency, options);
-      add_counts(cr.mix, g.result);
+      add(cr.mix, g.result);
       cr.mix.worker_seconds += g.worker_seconds;
       cr.mix.cost += g.cost;
       cr.groups.push_back(std::move(g));
     }
-    finish_counts(cr.mix);
+    finish(cr.mix);
     cr.mix.expected_accuracy = expected.accuracy();
     cr.mix.expected_violation_rate = expected.violation_rate();
     fleet_expected.add(expected.queries, expected.accuracy(), expected.violation_rate());
-    for (const auto& g : cr.groups) add_counts(out.fleet, g.result);
+    for (const auto& g : cr.groups) add(out.fleet, g.result);
     out.fleet.worker_seconds += cr.mix.worker_seconds;
     out.fleet.cost += cr.mix.cost;
     out.classes.push_back(std::move(cr));
   }
-  finish_counts(out.fleet);
+  finish(out.fleet);
   out.fleet.expected_accuracy = fleet_expected.accuracy();
   out.fleet.expected_violation_rate = fleet_expected.violation_rate();
   return out;

@@ -44,10 +44,7 @@ struct FleetSimSpec {
 };
 
 // Counts added over groups, and the expectation they are held against.
-struct FleetMix {
-  std::uint64_t queries = 0, completed = 0, satisfied = 0, violated = 0, dropped = 0, not_dispatched_at_end = 0;
-  double accuracy_sum = 0;  // over satisfied queries
-  double accuracy_per_satisfied_query = 0, violation_rate = 0;
+struct FleetMix : Outcomes {
   double expected_accuracy = 0, expected_violation_rate = 0;
   double worker_seconds = 0, cost = 0;  // workers provisioned for the whole run, times price_per_s
 };

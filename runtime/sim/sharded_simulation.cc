@@ -42,13 +42,7 @@ ShardResult shard_numbers(const SimResult& r, const runtime::Shard& shard, int w
   ShardResult s;
   s.label = shard.label();
   s.workers = workers;
-  s.arrivals = r.arrivals;
-  s.completed = r.completed;
-  s.satisfied = r.satisfied;
-  s.violated = r.violated;
-  s.not_dispatched_at_end = r.not_dispatched_at_end;
-  s.accuracy_per_satisfied_query = r.accuracy_per_satisfied_query;
-  s.violation_rate = r.violation_rate;
+  static_cast<Outcomes&>(s) = r;
   s.worker_seconds = r.worker_seconds;
   s.new_policy_events = r.new_policy_events;
   return s;
@@ -66,7 +60,6 @@ SimResult simulate_shards(const ShardedRun& run, const SimOptions& options) {
         "--autoscale, --variant-sets or --timeline (each is per process)");
   SimResult total;
   total.scheduler = "lull";
-  double accuracy_sum = 0;
   for (int i = 0; i < run.shards; ++i) {
     const runtime::Shard shard{i, run.shards};
     SimOptions o = options;
@@ -81,13 +74,7 @@ SimResult simulate_shards(const ShardedRun& run, const SimOptions& options) {
     const std::unique_ptr<LatencyModel> latency = run.latency(table, i);
     const SimResult r = run_simulation(table, nullptr, arrivals, *latency, o);
     total.shards.push_back(shard_numbers(r, shard, run.workers_per_shard));
-    total.arrivals += r.arrivals;
-    total.completed += r.completed;
-    total.dropped += r.dropped;
-    total.satisfied += r.satisfied;
-    total.violated += r.violated;
-    total.not_dispatched_at_end += r.not_dispatched_at_end;
-    accuracy_sum += r.accuracy_per_satisfied_query * static_cast<double>(r.satisfied);
+    add(total, r);
     for (const PolicyUse& u : r.policies_used) add_fleet_use(total.policies_used, u, run.shards);
     total.worker_seconds += r.worker_seconds;
     if (total.satisfied_per_model.size() < r.satisfied_per_model.size())
@@ -101,9 +88,7 @@ SimResult simulate_shards(const ShardedRun& run, const SimOptions& options) {
     total.simulated_s = std::max(total.simulated_s, r.simulated_s);
     total.wall_s += r.wall_s;
   }
-  total.accuracy_per_satisfied_query = total.satisfied ? accuracy_sum / static_cast<double>(total.satisfied) : 0;
-  total.violation_rate =
-      total.completed ? static_cast<double>(total.violated) / static_cast<double>(total.completed) : 0;
+  finish(total);
   return total;
 }
 

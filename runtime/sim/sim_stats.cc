@@ -6,6 +6,21 @@
 
 namespace lull::sim {
 
+void add(Outcomes& total, const Outcomes& part) {
+  total.arrivals += part.arrivals;
+  total.completed += part.completed;
+  total.dropped += part.dropped;
+  total.satisfied += part.satisfied;
+  total.violated += part.violated;
+  total.not_dispatched_at_end += part.not_dispatched_at_end;
+  total.accuracy_sum += part.accuracy_sum;
+}
+
+void finish(Outcomes& o) {
+  o.accuracy_per_satisfied_query = o.satisfied ? o.accuracy_sum / static_cast<double>(o.satisfied) : 0;
+  o.violation_rate = o.completed ? static_cast<double>(o.violated) / static_cast<double>(o.completed) : 0;
+}
+
 SimStats::SimStats(const runtime::PolicyTable& table, bool timeline)
     : table_(table), timeline_on_(timeline), per_model_(table.models.size(), 0) {}
 

@@ -11,6 +11,21 @@
 
 namespace lull::sim {
 
+// A run's query outcomes. The simulator fills one per run; a sharded run and
+// a fleet add up their parts' (add), then take the rates (finish).
+struct Outcomes {
+  std::uint64_t arrivals = 0, completed = 0, dropped = 0, satisfied = 0, violated = 0;
+  std::uint64_t not_dispatched_at_end = 0;  // with a dispatch end only
+  double accuracy_sum = 0;                  // the models' accuracies over satisfied queries
+  double accuracy_per_satisfied_query = 0;  // finish(): accuracy_sum / satisfied
+  double violation_rate = 0;                // finish(): violated / completed
+};
+
+// Adds `part`'s counts and accuracy sum to `total`; its rates are finish()'s.
+void add(Outcomes& total, const Outcomes& part);
+// Sets the rates from the counts (0 over no queries).
+void finish(Outcomes& o);
+
 struct TimelineRow {
   std::uint64_t arrivals = 0;
   std::uint64_t completed = 0;

@@ -135,7 +135,8 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
     runtime::DispatcherPolicies dp;
     dp.library = options.library.empty() ? std::vector<runtime::PolicyTable>{table} : options.library;
     dp.pool_workers = pool;
-    dp.initially_up = up;
+    dp.available_at_start.assign(static_cast<std::size_t>(pool), 0);
+    std::fill_n(dp.available_at_start.begin(), std::min(up, pool), 1);
     dp.provider = provider.get();
     auto d = std::make_unique<runtime::Dispatcher>(std::move(dp), clock, backend, so);
     lull = d.get();
@@ -222,8 +223,8 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
                            std::to_string(r.not_dispatched_at_end) + " not dispatched at end");
   r.satisfied = stats.satisfied();
   r.violated = stats.violated();
-  r.accuracy_per_satisfied_query = r.satisfied ? stats.accuracy_sum() / static_cast<double>(r.satisfied) : 0;
-  r.violation_rate = r.completed ? static_cast<double>(r.violated) / static_cast<double>(r.completed) : 0;
+  r.accuracy_sum = stats.accuracy_sum();
+  finish(r);
   r.usage = sched->usage();
   if (lull) r.policies_used = policies_used(*lull);
   if (plan) r.plan = *plan;

@@ -66,20 +66,15 @@ struct PolicyUse {
 };
 
 // One shard's numbers in a sharded run (sharded_simulation.h).
-struct ShardResult {
+struct ShardResult : Outcomes {
   std::string label;  // "I/G"
   int workers = 0;    // K
-  std::uint64_t arrivals = 0, completed = 0, satisfied = 0, violated = 0, not_dispatched_at_end = 0;
-  double accuracy_per_satisfied_query = 0, violation_rate = 0, worker_seconds = 0;
+  double worker_seconds = 0;
   int new_policy_events = 0;
 };
 
-struct SimResult {
+struct SimResult : Outcomes {
   std::string scheduler;
-  std::uint64_t arrivals = 0, completed = 0, dropped = 0, satisfied = 0, violated = 0;
-  std::uint64_t not_dispatched_at_end = 0;  // with a dispatch end only
-  double accuracy_per_satisfied_query = 0;
-  double violation_rate = 0;                  // violated / served
   std::vector<runtime::GridUsage> usage;      // per compiled load (baselines)
   std::vector<PolicyUse> policies_used;       // lull: every policy that took decisions
   double worker_seconds = 0;                  // provisioned workers integrated over the run (failed ones included)

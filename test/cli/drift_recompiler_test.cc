@@ -91,10 +91,10 @@ TEST_CASE("drift recompiler: a set compiled for an arrival pattern records it an
     CHECK(same.policies(i).expected().violation_rate() == Approx(gamma.policies(i).expected().violation_rate()));
 }
 
-TEST_CASE("drift recompiler: every arrival pattern held for the worker count is recompiled, written as a library",
+TEST_CASE("drift recompiler: every set held, each worker count and arrival pattern, is recompiled as a library",
           "[cli][drift][arrivals]") {
   // A library of the tiny sets for 2 workers under Poisson and gamma:4, and
-  // one for 3 workers (another count: not recompiled).
+  // one for 3 workers: the latencies drifted for all three.
   schema::PolicyLibrary served;
   *served.add_sets() = tiny_set();
   *served.add_sets() = tiny_set(ArrivalProcess::gamma(4));
@@ -104,7 +104,7 @@ TEST_CASE("drift recompiler: every arrival pattern held for the worker count is 
   auto solver = compiler::make_solver("cpu", nullptr);
   *served.add_sets() = compiler::run_sweep({std::move(inputs.profiles), three}, *solver).set;
   const auto sets = serve::DriftRecompiler::served_sets(served);
-  REQUIRE(sets.size() == 2);
+  REQUIRE(sets.size() == 3);
   const std::string out = test::temp_dir() + "/drift_recompiled_library.pb";
   std::filesystem::remove(out);
   std::vector<std::string> log;
@@ -124,19 +124,20 @@ TEST_CASE("drift recompiler: every arrival pattern held for the worker count is 
     r.on_drift(e);
     CHECK(r.wait_idle() == 1);
   }
-  REQUIRE(swapped.size() == 2);
+  REQUIRE(swapped.size() == 3);
   CHECK(swapped[0].arrivals().empty());  // Poisson
   CHECK(swapped[1].arrivals() == "gamma:4");
+  CHECK(swapped[2].workers() == 3);
   const auto written = read_policy_library(out);  // sealed and complete
-  REQUIRE(written.sets_size() == 2);
-  for (int i = 0; i < 2; ++i) {
-    CHECK(written.sets(i).workers() == 2);
+  REQUIRE(written.sets_size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(written.sets(i).workers() == served.sets(i).workers());
     CHECK(written.sets(i).arrivals() == swapped[static_cast<std::size_t>(i)].arrivals());
     CHECK(written.sets(i).models(0).latency_us(0) == Approx(served.sets(0).models(0).latency_us(0) * 1.6));
   }
   REQUIRE(log.size() == 1);
-  CHECK(log[0].find("poisson at") != std::string::npos);
-  CHECK(log[0].find("gamma:4 at") != std::string::npos);
+  CHECK(log[0].find("; 2 workers gamma:4 at") != std::string::npos);
+  CHECK(log[0].find("; 3 workers poisson at") != std::string::npos);
 }
 
 TEST_CASE("drift recompiler: drift while a compilation runs starts one more, with the latest latencies",

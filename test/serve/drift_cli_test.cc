@@ -131,3 +131,32 @@ TEST_CASE("lull serve --shard 0/2 --recompile-on-drift: the fleet's set recompil
           "[serve][drift][cli][shard]") {
   check_drift_recompiled_and_swapped_in(2);
 }
+
+TEST_CASE("lull serve --recompile-on-drift: a second process given the same file is refused in one line",
+          "[serve][drift][cli]") {
+  const std::string dir = lull::test::temp_dir() + "/drift_cli_lock";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string set = dir + "/set.pb", out = dir + "/recompiled.pb";
+  REQUIRE(lull::test::run_lull("compile --profiles " + source_path("test/data/tiny_profile.json") +
+                               " --slo-ms 300 --workers 1 --load-qps 5,10 --max-queue 4 --intervals 10"
+                               " --all-models --device cpu --out " +
+                               set)
+              .exit_code == 0);
+  ModelServerProcess server({"--fake", "fast:40:5", "--fake", "slow:60:10"});
+  const std::vector<std::string> args = {"--policies",           set, "--servers", server.url(), "--no-model-check",
+                                         "--recompile-on-drift", out};
+  {
+    LullServeProcess first(args, dir + "/first.log", dir + "/port");
+    // Bounded: without the lock the second would serve until stopped (timeout's 124).
+    const auto second =
+        lull::test::run_cli("timeout 30 " + std::string(LULL_BINARY) + " serve --listen 127.0.0.1:0 --policies " + set +
+                            " --servers " + server.url() + " --no-model-check --recompile-on-drift " + out);
+    CHECK(second.code == 2);
+    CHECK(second.output.find("--recompile-on-drift " + out + ": another lull process writes it") != std::string::npos);
+    CHECK(lull::test::count_lines(second.output) == 1);
+  }
+  // Once the first has stopped, the file is free again: the lock went with it.
+  LullServeProcess again(args, dir + "/again.log", dir + "/port_again");
+  CHECK_FALSE(again.base().empty());
+}

@@ -16,11 +16,13 @@ class FakeCompiler final : public lull::runtime::PolicyCompiler {
  public:
   lull::runtime::PolicyTable compile(const lull::runtime::PolicyRequest& r) override {
     ++calls;
+    requested.push_back(r.workers);
     lull::runtime::PolicyTable t = tiny_session_table(r.workers);
     t.policies[0].load_qps = r.load_qps;
     return t;
   }
   int calls = 0;
+  std::vector<int> requested;  // the worker counts asked for
 };
 
 double value(ServeSession& s, const std::string& name) {
@@ -55,4 +57,30 @@ TEST_CASE("serve: a worker down compiles the K-1 policy in the background and sw
   provider.wait_idle();
   CHECK(compiler.calls == 1);
   rig.session->shutdown();
+}
+
+TEST_CASE("serve with a worker pool: nothing is compiled for the vacant slots, only for the workers admitted",
+          "[serve][online][autoscale]") {
+  FakeCompiler compiler;
+  lull::runtime::BackgroundPolicyProvider provider(compiler);
+  ServeOptions options;
+  options.online = &provider;
+  options.pool_managed = true;
+  // 11 slots (the pool's maximum), a set for 2 workers; no worker up yet.
+  const lull::runtime::PolicyTable table = tiny_session_table(2);
+  QueryInputs inputs;
+  FakeHealth health(11);
+  FakeBackend backend(inputs);
+  lull::runtime::VirtualClock clock;
+  ServeSession session(table, backend, health, inputs, clock, options);
+  provider.wait_idle();
+  CHECK(compiler.requested.empty());
+  CHECK(value(session, "lull_online_compilations_total") == 0);
+  session.add_worker(0, "http://w0");
+  provider.wait_idle();
+  CHECK(compiler.requested == std::vector<int>{1});
+  session.add_worker(1, "http://w1");  // the library's count: nothing to compile
+  provider.wait_idle();
+  CHECK(compiler.requested == std::vector<int>{1});
+  session.shutdown();
 }
