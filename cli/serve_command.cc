@@ -64,7 +64,8 @@ int run_serve(int argc, char** argv) {
       ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
       ("fleet-servers", po::value(&fleet_servers),
        "a fleet (--policies FLEET.pb from lull compile --fleet): the servers of each class and kind, a JSON file "
-       "{\"CLASS\": {\"KIND\": [\"http://H:P\", ...]}}, one per worker of that kind (docs/fleets.md)")
+       "{\"CLASS\": {\"KIND\": [\"http://H:P\", ...]}}, one per worker of that kind; with --autoscale "
+       "{\"CLASS\": {\"KIND\": {\"command\": \"CMD {port}\"}}}, each group's pool's server (docs/fleets.md)")
       ("fleet-seed", ranged_value(&fleet_seed)->default_value(1), "a fleet: the seed of the random split over kinds")
       ("shard", po::value(&shard_text),
        "I/G: serve as shard I (0-based) of G behind a round-robin balancer: own the servers j with j mod G = I, "
