@@ -11,7 +11,8 @@
 // the session, stops its workers; the backend's threads end), and the
 // destructor calls it, so no caller needs destructor-order guards.
 // A fleet (spec.fleet, docs/fleets.md) is one backend, session and drift
-// recompiler per (class, kind) group, built and stopped the same way, with
+// recompiler (and, with --autoscale, a worker pool and its autoscaler) per
+// (class, kind) group, built and stopped the same way, with
 // the front end over a FleetService that routes queries to them.
 #include <atomic>
 #include <cstdint>
