@@ -63,7 +63,7 @@ void add_serve_autoscale_options(po::options_description& desc, ServeAutoscaleFl
 }
 
 server::AutoscaleSpec autoscale_spec(const ServeAutoscaleFlags& flags, std::vector<std::string> models,
-                                     const std::string& management_key) {
+                                     const std::string& management_key, bool command_required) {
   const sim::SimAutoscale config = autoscale_config(flags.autoscale, 1);
   check_range("--initial-workers", flags.initial_workers, 0, limits::kMaxWorkers);
   check_positive_range("--worker-start-timeout-s", flags.start_timeout_s, 3600);
@@ -76,7 +76,7 @@ server::AutoscaleSpec autoscale_spec(const ServeAutoscaleFlags& flags, std::vect
   spec.pool = flags.pool;
   spec.log_path = flags.autoscale.log;
   if (flags.pool == "local") {
-    if (flags.command.empty()) throw UsageError("--worker-pool local needs --worker-command");
+    if (flags.command.empty() && command_required) throw UsageError("--worker-pool local needs --worker-command");
     if (!flags.log_dir.empty()) {
       std::error_code ec;
       if (!std::filesystem::is_directory(flags.log_dir, ec))

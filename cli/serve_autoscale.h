@@ -31,8 +31,9 @@ void add_serve_autoscale_options(boost::program_options::options_description& de
 
 // Checks the flags (UsageError naming the flag) and turns them into the
 // server's autoscale spec. `models`: the model check every new worker must
-// pass (empty: the health check only).
+// pass (empty: the health check only). `command_required` false: a fleet,
+// whose groups may each name their own command (cli/serve_fleet.h).
 server::AutoscaleSpec autoscale_spec(const ServeAutoscaleFlags& flags, std::vector<std::string> models,
-                                     const std::string& management_key);
+                                     const std::string& management_key, bool command_required = true);
 
 }  // namespace lull::cli

@@ -65,7 +65,8 @@ int run_serve(int argc, char** argv) {
       ("management-urls", po::value(&management_text), "their management URLs, same order (default: the inference URLs)")
       ("fleet-servers", po::value(&fleet_servers),
        "a fleet (--policies FLEET.pb from lull compile --fleet): the servers of each class and kind, a JSON file "
-       "{\"CLASS\": {\"KIND\": [\"http://H:P\", ...]}}, one per worker of that kind (docs/fleets.md)")
+       "{\"CLASS\": {\"KIND\": [\"http://H:P\", ...]}}, one per worker of that kind; with --autoscale "
+       "{\"CLASS\": {\"KIND\": {\"command\": \"CMD {port}\"}}}, each group's pool's server (docs/fleets.md)")
       ("fleet-seed", ranged_value(&fleet_seed)->default_value(1), "a fleet: the seed of the random split over kinds")
       ("shard", po::value(&shard_text),
        "I/G: serve as shard I (0-based) of G behind a round-robin balancer: own the servers j with j mod G = I, "
@@ -129,7 +130,8 @@ int run_serve(int argc, char** argv) {
       "       lull serve --policies LIBRARY.pb --autoscale --worker-command 'CMD --port {port}' [options]";
   const std::vector<RenamedFlag> renamed = {
       {"--workers", "--workers is now --servers URL,URL (the model servers; --workers is a count in lull)"}};
-  if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, nullptr, "LULL_SERVE_"})) return 0;
+  po::variables_map vm;
+  if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, &vm, "LULL_SERVE_"})) return 0;
   apply_log_flags(log_flags);
   check_range("--http-threads", fe.io_threads, 1, limits::kMaxThreads);
   check_range("--header-timeout-ms", fe.header_timeout_ms, 1, limits::kMaxIntervalMs);
@@ -151,7 +153,13 @@ int run_serve(int argc, char** argv) {
     };
     refuse(!workers_text.empty() || !management_text.empty(),
            "--servers/--management-urls (a fleet takes --fleet-servers)");
-    refuse(autoscale, "--autoscale");
+    if (autoscale && autoscale_flags.pool != "local")
+      throw UsageError("--worker-pool " + autoscale_flags.pool +
+                       ": a fleet autoscales with --worker-pool local only (one pool per class and kind)");
+    if (autoscale && autoscale_flags.initial_workers != 0)
+      throw UsageError("--initial-workers: not with a fleet (each group starts at its count in the fleet file)");
+    if (autoscale && vm.count("max-violation") && !vm["max-violation"].defaulted())
+      throw UsageError("--max-violation: not with a fleet (each class's groups are sized by its own max_violation)");
     refuse(!variant_flags.sets.empty(), "--variant-sets");
     refuse(!shard_text.empty(), "--shard");
     refuse(online_compile_enabled(online_flags, profiles), "online compilation (--profiles)");
@@ -200,7 +208,7 @@ int run_serve(int argc, char** argv) {
     return shard.view(runtime::load_policy_library(policies, {}), n);
   };
   if (fleet) {
-    spec.fleet = fleet_spec(policies, fleet_servers, recompile_out, fleet_seed);
+    spec.fleet = fleet_spec(policies, fleet_servers, recompile_out, fleet_seed, autoscale);
   } else {
     opts.library = load_library();
     if (shard.enabled()) spec.load_library = load_library;  // SIGHUP
@@ -234,8 +242,8 @@ int run_serve(int argc, char** argv) {
   std::vector<std::string> model_names;
   for (const auto& m : table.models) model_names.push_back(m.name);
   if (autoscale) {  // every worker passes the model check when its pool starts it
-    spec.autoscale =
-        autoscale_spec(autoscale_flags, no_model_check ? std::vector<std::string>{} : model_names, keys.management);
+    spec.autoscale = autoscale_spec(autoscale_flags, no_model_check ? std::vector<std::string>{} : model_names,
+                                    keys.management, /*command_required=*/!fleet);
     if (protocol.v2())
       spec.autoscale.local.check = [&protocol, models = spec.autoscale.local.models](serve::HttpTransport& client,
                                                                                      const serve::WorkerEndpoint& w,
@@ -244,7 +252,8 @@ int run_serve(int argc, char** argv) {
       };
   }
   if (autoscale) shard.configure_pool(spec.autoscale);
-  if (protocol.v2()) {  // the protocol outlives the server
+  if (fleet && autoscale) fleet_autoscale(spec.fleet, spec.autoscale);  // each group's pool, from the flags'
+  if (protocol.v2()) {                                                  // the protocol outlives the server
     spec.health_probe = "GET /v2/models/{model}/ready";
     spec.check_models = [&protocol](serve::HttpTransport& client, const std::vector<serve::WorkerEndpoint>& servers,
                                     const std::vector<std::string>& models) {

@@ -11,6 +11,7 @@
 #include "cli/output_file.h"
 #include "compiler/online/drift_recompile.h"
 #include "runtime/fleet_tables.h"
+#include "runtime/manager/fleet_capacity.h"
 #include "runtime/net/json_value.h"
 #include "runtime/torchserve/worker_endpoint.h"
 #include "schema/fleet_file.h"
@@ -19,9 +20,16 @@ namespace lull::cli {
 
 namespace {
 
-using Groups = std::map<std::string, std::map<std::string, std::vector<std::string>>>;
+// One group's entry: its fixed servers, or (--autoscale) the command its
+// local pool runs ('' : --worker-command).
+struct GroupEntry {
+  std::vector<std::string> urls;
+  std::string command;
+};
+using Groups = std::map<std::string, std::map<std::string, GroupEntry>>;
 
-// The file as class -> kind -> URLs; UsageError for any other shape.
+// The file as class -> kind -> entry; UsageError for any other shape. A
+// group is a list of URLs, or {"servers": [URLs], "command": "CMD {port}"}.
 Groups read_servers_file(const std::string& path) {
   const std::string flag = "--fleet-servers " + path;
   std::ifstream in(path, std::ios::binary);
@@ -29,18 +37,35 @@ Groups read_servers_file(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   serve::JsonValue root;
-  const std::string shape = ": not {\"CLASS\": {\"KIND\": [\"http://HOST:PORT\", ...]}, ...}";
+  const std::string shape =
+      ": not {\"CLASS\": {\"KIND\": [\"http://HOST:PORT\", ...] or {\"servers\": [...], \"command\": \"...\"}}, ...}";
   if (!serve::parse_json(text.str(), &root) || !root.has_struct_value()) throw UsageError(flag + shape);
   Groups out;
   for (const auto& [cls, kinds] : root.struct_value().fields()) {
     if (!kinds.has_struct_value()) throw UsageError(flag + ": class '" + cls + "'" + shape);
-    for (const auto& [kind, urls] : kinds.struct_value().fields()) {
-      if (!urls.has_list_value()) throw UsageError(flag + ": class '" + cls + "', kind '" + kind + "'" + shape);
-      auto& list = out[cls][kind];
-      for (const auto& u : urls.list_value().values()) {
-        if (!u.has_string_value())
-          throw UsageError(flag + ": class '" + cls + "', kind '" + kind + "': a URL that is not a string");
-        list.push_back(u.string_value());
+    for (const auto& [kind, group] : kinds.struct_value().fields()) {
+      const std::string at = flag + ": class '" + cls + "', kind '" + kind + "'";
+      GroupEntry& entry = out[cls][kind];
+      const serve::JsonValue* urls = &group;
+      if (group.has_struct_value()) {
+        urls = nullptr;
+        for (const auto& [field, value] : group.struct_value().fields()) {
+          if (field == "servers") {
+            urls = &value;
+          } else if (field == "command") {
+            if (!value.has_string_value() || value.string_value().empty())
+              throw UsageError(at + ": command: not a non-empty string");
+            entry.command = value.string_value();
+          } else {
+            throw UsageError(at + ": unknown field '" + field + "' (servers, command)");
+          }
+        }
+        if (!urls) continue;
+      }
+      if (!urls->has_list_value()) throw UsageError(at + shape);
+      for (const auto& u : urls->list_value().values()) {
+        if (!u.has_string_value()) throw UsageError(at + ": a URL that is not a string");
+        entry.urls.push_back(u.string_value());
       }
     }
   }
@@ -56,7 +81,7 @@ std::string joined(const std::vector<std::string>& names) {
 }  // namespace
 
 server::FleetSpec fleet_spec(const std::string& policies, const std::string& servers_file,
-                             const std::string& recompile_out, std::uint64_t seed) {
+                             const std::string& recompile_out, std::uint64_t seed, bool autoscale) {
   server::FleetSpec spec;
   spec.seed = seed;
   spec.tables = runtime::load_fleet_tables(policies);
@@ -87,23 +112,33 @@ server::FleetSpec fleet_spec(const std::string& policies, const std::string& ser
   for (std::size_t c = 0; c < fleet.classes.size(); ++c) {
     const auto& cl = fleet.classes[c];
     const auto found = servers.find(cl.name);
-    if (found == servers.end()) throw UsageError(flag + ": class '" + cl.name + "' has no servers");
+    if (found == servers.end() && !autoscale) throw UsageError(flag + ": class '" + cl.name + "' has no servers");
+    const std::map<std::string, GroupEntry> no_entries;  // --autoscale: every group on --worker-command
+    const auto& entries = found == servers.end() ? no_entries : found->second;
     std::vector<server::FleetGroupSpec> groups;
     for (std::size_t k = 0; k < cl.kinds.size(); ++k) {
       const auto& kind = cl.kinds[k];
       const std::string at = flag + ": class '" + cl.name + "', kind '" + kind.kind + "'";
-      const auto urls = found->second.find(kind.kind);
-      const std::size_t n = urls == found->second.end() ? 0 : urls->second.size();
-      if (n != static_cast<std::size_t>(kind.workers))
-        throw UsageError(at + ": " + std::to_string(n) + " servers; the fleet has " + std::to_string(kind.workers) +
-                         " workers of this kind");
+      const auto entry = entries.find(kind.kind);
+      const GroupEntry none;
+      const GroupEntry& e = entry == entries.end() ? none : entry->second;
       server::FleetGroupSpec g;
-      std::string list;
-      for (const auto& u : urls->second) list += (list.empty() ? "" : ",") + u;
-      try {
-        g.servers = serve::parse_worker_endpoints(list, "");
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(at + ": " + e.what());
+      if (autoscale) {
+        if (!e.urls.empty())
+          throw UsageError(at + ": servers with --autoscale (the group's pool starts them; give \"command\")");
+        g.autoscale.local.command = e.command;  // the rest: fleet_autoscale()
+      } else {
+        if (!e.command.empty()) throw UsageError(at + ": command: only with --autoscale");
+        if (e.urls.size() != static_cast<std::size_t>(kind.workers))
+          throw UsageError(at + ": " + std::to_string(e.urls.size()) + " servers; the fleet has " +
+                           std::to_string(kind.workers) + " workers of this kind");
+        std::string list;
+        for (const auto& u : e.urls) list += (list.empty() ? "" : ",") + u;
+        try {
+          g.servers = serve::parse_worker_endpoints(list, "");
+        } catch (const std::invalid_argument& ex) {
+          throw UsageError(at + ": " + ex.what());
+        }
       }
       int set_index = -1;
       for (std::size_t s = 0; s < kind.library.size(); ++s)
@@ -131,6 +166,28 @@ server::FleetSpec fleet_spec(const std::string& policies, const std::string& ser
     spec.groups.push_back(std::move(groups));
   }
   return spec;
+}
+
+void fleet_autoscale(server::FleetSpec& fleet, const server::AutoscaleSpec& base) {
+  const auto& classes = fleet.tables.classes;
+  int groups = 0;
+  for (const auto& c : classes) groups += static_cast<int>(c.kinds.size());
+  int index = 0;
+  for (std::size_t c = 0; c < classes.size(); ++c)
+    for (std::size_t k = 0; k < classes[c].kinds.size(); ++k, ++index) {
+      server::AutoscaleSpec& a = fleet.groups[c][k].autoscale;
+      const std::string command = a.local.command.empty() ? base.local.command : a.local.command;
+      if (command.empty())
+        throw UsageError("--fleet-servers: class '" + classes[c].name + "', kind '" + classes[c].kinds[k].kind +
+                         "': no \"command\" for its pool, and no --worker-command");
+      a = base;
+      a.local.command = command;
+      a.local.port_modulus = groups;  // several pools on one host, as shards: ports and IDs of their own
+      a.local.port_residue = index;
+      a.local.id_prefix = "local-g" + std::to_string(index) + "-";
+      a.scaler.target = manager::group_target(base.scaler.target, classes[c]);
+      a.scaler.initial_workers = classes[c].kinds[k].workers;
+    }
 }
 
 std::string describe_fleet(const server::FleetSpec& fleet) {

@@ -122,8 +122,8 @@ int run_simulate(int argc, char** argv) {
                           extras))
     return 0;
   if (vm.count("policies") && is_fleet_policy_file(policies))
-    return run_simulate_fleet(
-        vm, FleetSimFlags{policies, trace, replay, arrivals, latency, out, load_qps, duration_s, trace_scale, seed});
+    return run_simulate_fleet(vm, FleetSimFlags{policies, trace, replay, arrivals, latency, out, load_qps, duration_s,
+                                                trace_scale, seed, autoscale_flags});
   if (vm.count("load-qps") || !vm["duration-s"].defaulted())
     throw UsageError(std::string(vm.count("load-qps") ? "--load-qps" : "--duration-s") +
                      " applies to a fleet policy file, and '" + policies +

@@ -22,6 +22,23 @@ namespace {
 // fleet file fixes every group's workers, and each kind runs at its compiled percentile.
 const std::set<std::string> kFleetOptions = {"policies", "trace",   "load-qps",  "duration-s", "trace-scale", "replay",
                                              "arrivals", "latency", "scheduler", "seed",       "out"};
+// --autoscale's, per group; --max-violation is not among them (each class's
+// own target sizes its groups).
+const std::set<std::string> kFleetAutoscaleOptions = {"autoscale",
+                                                      "autoscale-forecast",
+                                                      "provisioning-delay",
+                                                      "autoscale-lead-s",
+                                                      "autoscale-envelope",
+                                                      "autoscale-holdoff-s",
+                                                      "autoscale-step-interval-s",
+                                                      "autoscale-hysteresis",
+                                                      "autoscale-tick-s",
+                                                      "min-workers",
+                                                      "max-workers",
+                                                      "min-accuracy",
+                                                      "autoscale-objective",
+                                                      "autoscale-worker-price",
+                                                      "autoscale-log"};
 
 void summarize(std::ostream& o, const std::string& what, const sim::FleetMix& m) {
   o << what << ": " << m.arrivals << " queries, accuracy per satisfied query " << m.accuracy_per_satisfied_query
@@ -33,12 +50,17 @@ void summarize(std::ostream& o, const std::string& what, const sim::FleetMix& m)
 }  // namespace
 
 int run_simulate_fleet(const boost::program_options::variables_map& vm, const FleetSimFlags& f) {
+  if (vm.count("max-violation") && !vm["max-violation"].defaulted())
+    throw UsageError(
+        "--max-violation: not with a fleet policy file (each class's groups are sized by its own "
+        "max_violation in the file)");
   for (const auto& [name, value] : vm)
-    if (!value.defaulted() && !kFleetOptions.count(name))
+    if (!value.defaulted() && !kFleetOptions.count(name) &&
+        !(f.autoscale.enabled && kFleetAutoscaleOptions.count(name)))
       throw UsageError(
           "--" + name + ": not with a fleet policy file (" + f.policies +
           " takes --load-qps or --trace, --duration-s, --trace-scale, --replay, --arrivals, --latency pNN, "
-          "--seed, --out; docs/fleets.md)");
+          "--seed, --out, and --autoscale with its options; docs/fleets.md)");
   if (vm["scheduler"].as<std::string>() != "lull")
     throw UsageError("--scheduler: a fleet policy file runs lull's scheduler only");
   if (f.latency == "sampled")
@@ -70,6 +92,7 @@ int run_simulate_fleet(const boost::program_options::variables_map& vm, const Fl
   }
   fleet_spec.dispatch_end_s = sim::trace_dispatch_end_s(spec);
   fleet_spec.seed = f.seed;
+  fleet_spec.autoscale = autoscale_config(f.autoscale, f.seed);
   const runtime::FleetTables fleet = runtime::load_fleet_tables(f.policies);
   for (const auto& c : fleet.classes)
     for (const auto& k : c.kinds)
@@ -78,20 +101,40 @@ int run_simulate_fleet(const boost::program_options::variables_map& vm, const Fl
           throw UsageError("--latency " + f.latency + ": class '" + c.name + "' kind '" + k.kind +
                            "' is compiled at p" + number_text(t.percentile) +
                            "; recompile to simulate another percentile");
-  const sim::FleetSimResult r = sim::simulate_fleet(fleet, fleet_spec);
+  sim::FleetSimResult r;
+  try {
+    r = sim::simulate_fleet(fleet, fleet_spec);
+  } catch (const std::invalid_argument& e) {  // an autoscaler setting a kind's library cannot meet
+    throw UsageError(e.what());
+  }
   const std::string trace_text =
       vm.count("load-qps") ? "constant:" + number_text(f.load_qps) + ":" + number_text(f.duration_s) : f.trace;
   write_output(f.out, sim::fleet_result_to_json(
                           r, sim::RunInfo{f.policies, trace_text, f.replay, f.arrivals, f.latency, f.seed}));
   std::ostream& summary = is_stdout(f.out) ? std::cerr : std::cout;
+  std::string scale_log;
   for (const auto& c : r.classes) {
     summarize(summary, "class " + c.name, c.mix);
-    for (const auto& g : c.groups)
-      summary << "  kind " << g.kind << ": " << g.workers << " workers, weight " << g.weight << ", "
-              << g.result.arrivals << " queries, accuracy per satisfied query " << g.result.accuracy_per_satisfied_query
-              << ", violation rate " << g.result.violation_rate << "\n";
+    for (const auto& g : c.groups) {
+      summary << "  kind " << g.kind << ": " << g.workers << " workers" << (g.result.autoscale ? " at the start" : "")
+              << ", weight " << g.weight << ", " << g.result.arrivals << " queries, accuracy per satisfied query "
+              << g.result.accuracy_per_satisfied_query << ", violation rate " << g.result.violation_rate;
+      if (g.result.autoscale) {
+        summary << ", " << g.worker_seconds << " worker-seconds, " << g.result.autoscale->scale_events.size()
+                << " scale events";
+        for (const auto& l : g.result.autoscale->log)
+          scale_log += "class " + c.name + " kind " + g.kind + ": " + l + "\n";
+      }
+      summary << "\n";
+    }
   }
   summarize(summary, "fleet", r.fleet);
+  if (!f.autoscale.log.empty()) {
+    if (f.autoscale.log == "-")
+      std::cerr << scale_log;
+    else
+      write_output(f.autoscale.log, scale_log);
+  }
   return 0;
 }
 

@@ -6,12 +6,15 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/autoscale_flags.h"
+
 namespace lull::cli {
 
 struct FleetSimFlags {
   std::string policies, trace, replay, arrivals, latency, out;
   double load_qps = 0, duration_s = 0, trace_scale = 1;
   std::uint64_t seed = 1;
+  AutoscaleFlags autoscale;  // --autoscale: per (class, kind) group (docs/fleets.md "Autoscaling a fleet")
 };
 
 // `vm` says which options were given: those a fleet run cannot take are refused.

@@ -6,11 +6,23 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace lull {
 
 void write_file_atomically(const std::string& path, const std::string& bytes) {
+  // A device or pipe (--out /dev/null, /dev/stdout) is written in place: a
+  // rename would replace the device itself with a regular file.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    const int err = errno;
+    if (std::fclose(f) != 0 || !ok) throw std::runtime_error(path + ": write failed: " + std::strerror(err));
+    return;
+  }
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw std::runtime_error(path + ": cannot create temporary file: " + std::strerror(errno));

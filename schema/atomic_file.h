@@ -1,7 +1,8 @@
 #pragma once
 // Writes a whole file or nothing: data goes to a temporary file beside the
 // target, is flushed, and is renamed over it. A crash or error never leaves a
-// half-written policy or report behind.
+// half-written policy or report behind. A device or pipe (/dev/null) is
+// written in place, never replaced.
 #include <string>
 
 namespace lull {

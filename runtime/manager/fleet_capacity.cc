@@ -2,10 +2,16 @@
 
 namespace lull::manager {
 
-FleetCapacity::FleetCapacity(const runtime::FleetTables& fleet) : classes_(fleet.classes) {
+CapacityTarget group_target(const CapacityTarget& base, const runtime::FleetClassTables& cls) {
+  CapacityTarget t = base;
+  t.max_violation_rate = cls.max_violation;
+  return t;
+}
+
+FleetCapacity::FleetCapacity(const runtime::FleetTables& fleet, const CapacityTarget& base) : classes_(fleet.classes) {
   for (const auto& c : classes_) {
     std::vector<CapacityTable> kinds;
-    for (const auto& k : c.kinds) kinds.emplace_back(k.library, CapacityTarget{c.max_violation});
+    for (const auto& k : c.kinds) kinds.emplace_back(k.library, group_target(base, c));
     tables_.push_back(std::move(kinds));
   }
 }

@@ -19,10 +19,16 @@ struct FleetGroupNeed {
   bool enough = true;   // false when no compiled count of the kind covers the load
 };
 
+// A group's autoscaler target: the autoscaler's settings (objective, price,
+// accuracy floor) with its class's violation target, so every group of a
+// class is sized by the number lull compile --fleet and lull plan --fleet used.
+CapacityTarget group_target(const CapacityTarget& base, const runtime::FleetClassTables& cls);
+
 class FleetCapacity {
  public:
   // Throws std::invalid_argument (CapacityTable's) for a kind with an empty library.
-  explicit FleetCapacity(const runtime::FleetTables& fleet);
+  // `base`: as group_target's.
+  explicit FleetCapacity(const runtime::FleetTables& fleet, const CapacityTarget& base = {});
 
   // Per kind of class `cls` (its order in the file): the workers its share of
   // `class_load_qps` needs (CapacityTable::workers_for).

@@ -65,10 +65,13 @@ struct DriftSpec {
 // served as one system over its own servers, behind one front end
 // (serve/fleet_service.h).
 struct FleetGroupSpec {
-  runtime::PolicyTable table;                 // the kind's set for its worker count
-  std::vector<runtime::PolicyTable> library;  // the kind's whole library (empty: `table` alone)
-  std::vector<serve::WorkerEndpoint> servers;
-  DriftSpec drift;  // --recompile-on-drift for this kind alone (out_path empty: off)
+  runtime::PolicyTable table;                  // the kind's set for its worker count
+  std::vector<runtime::PolicyTable> library;   // the kind's whole library (empty: `table` alone)
+  std::vector<serve::WorkerEndpoint> servers;  // fixed servers (not with autoscale)
+  DriftSpec drift;                             // --recompile-on-drift for this kind alone (out_path empty: off)
+  // --autoscale: the group's own local pool (its kind's command) and
+  // autoscaler (its class's violation target, from the kind's count).
+  AutoscaleSpec autoscale;
 };
 
 struct FleetSpec {
@@ -112,7 +115,7 @@ struct ServeSpec {
   DriftSpec drift;
   // A fleet instead of one system: `table` is then its first group's (the
   // task and the models), and `servers`, `session.library`, `drift`,
-  // `online`, `autoscale` and `variants` are unused.
+  // `online`, `variants` and `autoscale` (but its log_path) are unused.
   FleetSpec fleet;
 };
 

@@ -106,17 +106,36 @@ void Server::build_fleet() {
       FleetGroupSpec& gs = f.groups[c][k];
       auto g = std::make_unique<FleetGroup>();
       g->name = "class '" + f.tables.classes[c].name + "', kind '" + f.tables.classes[c].kinds[k].kind + "'";
-      check_servers(gs.servers);
       serve::ServeOptions opts = spec_.session;
       opts.library = gs.library;
       opts.group = g->name;
-      for (const auto& w : gs.servers) opts.worker_names.push_back(w.inference_url);
+      std::vector<serve::WorkerEndpoint> servers = gs.servers;
+      if (gs.autoscale.enabled) {  // as one system's pool (the constructor), over the kind's library
+        open_autoscale_log(spec_.autoscale.log_path);
+        g->pool_client = std::make_unique<serve::HttpClient>();
+        FleetGroup* group = g.get();
+        make_autoscaler(
+            gs.autoscale, gs.library.empty() ? std::vector<runtime::PolicyTable>{gs.table} : gs.library, g->name + ": ",
+            [group] { return group->session ? group->session->served_pattern() : ArrivalProcess::poisson(); },
+            *g->pool_client, &g->pool, &g->scaler);
+        manager::ServingAutoscaler* scaler = g->scaler.get();
+        servers.assign(static_cast<std::size_t>(scaler->slots()), serve::WorkerEndpoint{});  // vacant slots
+        opts.pool_managed = true;
+        opts.worker_names.assign(static_cast<std::size_t>(scaler->slots()), "");
+        opts.on_arrival = [scaler](std::int64_t t_us) { scaler->record_arrival(t_us); };
+        opts.extra_metrics = [scaler, before = opts.extra_metrics] {
+          return (before ? before() : std::string()) + scaler->metrics_text();
+        };
+      } else {
+        check_servers(gs.servers);
+        for (const auto& w : gs.servers) opts.worker_names.push_back(w.inference_url);
+      }
       if (!gs.drift.out_path.empty()) {  // this kind's library alone is recompiled
         g->recompiler = std::make_unique<serve::DriftRecompiler>(gs.drift.served, gs.drift.out_path, gs.drift.recompile,
                                                                  gs.drift.write, say);
         opts.on_drift = [r = g->recompiler.get()](const serve::DriftEvent& e) { r->on_drift(e); };
       }
-      g->backend = std::make_unique<serve::TorchServeBackend>(gs.servers, model_names_, g->inputs, spec_.backend);
+      g->backend = std::make_unique<serve::TorchServeBackend>(servers, model_names_, g->inputs, spec_.backend);
       g->session = std::make_unique<serve::ServeSession>(gs.table, *g->backend, *g->backend, g->inputs, clock_, opts);
       if (g->recompiler)
         g->recompiler->connect(
@@ -136,6 +155,13 @@ int Server::start_fleet() {
   int up = 0;
   for (auto& g : groups_) {
     const int group_up = g->backend->start();
+    if (g->scaler) {  // the pool starts its workers; each joins when its checks pass
+      g->slots = std::make_unique<manager::SessionSlots>(*g->backend, *g->session);
+      g->scaler->attach(*g->slots);
+      up += start_autoscaler(*g->scaler, *g->pool, g->name + ": ");
+      if (g->scaler->stop_requested()) return up;
+      continue;
+    }
     if (group_up == 0) throw std::runtime_error(g->name + ": no worker answers " + spec_.health_probe);
     up += group_up;
   }
@@ -148,33 +174,59 @@ int Server::start_fleet() {
   return up;
 }
 
-void Server::build_autoscaler() {
-  AutoscaleSpec& a = spec_.autoscale;
-  if (!a.log_path.empty() && a.log_path != "-") {
-    log_file_.open(a.log_path, std::ios::app);
-    if (!log_file_) throw SpecError("--autoscale-log " + a.log_path + ": cannot open for writing");
-  }
-  const auto log = [this](const std::string& line) { autoscale_log(line); };
-  pool_client_ = std::make_unique<serve::HttpClient>();
+void Server::open_autoscale_log(const std::string& path) {
+  if (path.empty() || path == "-" || log_file_.is_open()) return;
+  log_file_.open(path, std::ios::app);
+  if (!log_file_) throw SpecError("--autoscale-log " + path + ": cannot open for writing");
+}
+
+void Server::make_autoscaler(AutoscaleSpec& a, const std::vector<runtime::PolicyTable>& library,
+                             const std::string& prefix, std::function<ArrivalProcess()> pattern,
+                             serve::HttpClient& client, std::unique_ptr<manager::WorkerPool>* pool,
+                             std::unique_ptr<manager::ServingAutoscaler>* scaler) {
+  const auto log = [this, prefix](const std::string& line) { autoscale_log(prefix + line); };
   try {
     if (a.pool == "kubernetes") {
       manager::KubernetesPoolOptions o = a.kubernetes;
       o.log = log;
-      auto kube = std::make_unique<manager::KubernetesPool>(*pool_client_, clock_, o);
+      auto kube = std::make_unique<manager::KubernetesPool>(client, clock_, o);
       a.scaler.refresh = [k = kube.get()] { k->refresh(); };
       a.scaler.pool_metrics = [k = kube.get()] { return k->metrics_text(); };
-      pool_ = std::move(kube);
+      *pool = std::move(kube);
     } else {
-      pool_ = std::make_unique<manager::LocalProcessPool>(*pool_client_, clock_, a.local);
+      *pool = std::make_unique<manager::LocalProcessPool>(client, clock_, a.local);
     }
     a.scaler.log = log;
-    // Capacity for the pattern being served (issue 18): the session exists
-    // before the first decision (start()).
-    a.scaler.pattern = [this] { return session_ ? session_->served_pattern() : ArrivalProcess::poisson(); };
-    scaler_ = std::make_unique<manager::ServingAutoscaler>(spec_.session.library, a.scaler, *pool_, clock_);
+    a.scaler.pattern = std::move(pattern);
+    *scaler = std::make_unique<manager::ServingAutoscaler>(library, a.scaler, **pool, clock_);
   } catch (const std::invalid_argument& e) {
-    throw SpecError(e.what());
+    throw SpecError(prefix + e.what());
   }
+}
+
+void Server::build_autoscaler() {
+  AutoscaleSpec& a = spec_.autoscale;
+  open_autoscale_log(a.log_path);
+  pool_client_ = std::make_unique<serve::HttpClient>();
+  // Capacity for the pattern being served (issue 18): the session exists
+  // before the first decision (start()).
+  make_autoscaler(
+      a, spec_.session.library, "",
+      [this] { return session_ ? session_->served_pattern() : ArrivalProcess::poisson(); }, *pool_client_, &pool_,
+      &scaler_);
+}
+
+int Server::start_autoscaler(manager::ServingAutoscaler& scaler, manager::WorkerPool& pool, const std::string& what) {
+  const int up = scaler.start_initial(spec_.autoscale.start_timeout_us);
+  if (scaler.stop_requested()) return up;  // interrupted: the caller stops
+  if (up == 0) {
+    std::string why;
+    for (const auto& w : pool.list_workers())
+      if (!w.failure.empty()) why = " (" + w.id + ": " + w.failure + ")";
+    throw std::runtime_error(what + "autoscale: no initial worker came up" + why);
+  }
+  loop_.add(scaler);
+  return up;
 }
 
 void Server::autoscale_log(const std::string& line) {
@@ -188,6 +240,8 @@ Server::~Server() { stop(); }
 void Server::interrupt() {
   interrupted_ = true;
   if (scaler_) scaler_->request_stop();
+  for (auto& g : groups_)
+    if (g->scaler) g->scaler->request_stop();
   interrupt_pool();
 }
 
@@ -207,15 +261,8 @@ int Server::start() {
   if (scaler_) {
     slots_ = std::make_unique<manager::SessionSlots>(*backend_, *session_);
     scaler_->attach(*slots_);
-    up = scaler_->start_initial(spec_.autoscale.start_timeout_us);
-    if (scaler_->stop_requested()) return up;  // interrupted: the caller stops
-    if (up == 0) {
-      std::string why;
-      for (const auto& w : pool_->list_workers())
-        if (!w.failure.empty()) why = " (" + w.id + ": " + w.failure + ")";
-      throw std::runtime_error("autoscale: no initial worker came up" + why);
-    }
-    loop_.add(*scaler_);
+    up = start_autoscaler(*scaler_, *pool_, "");
+    if (scaler_->stop_requested()) return up;
   }
   if (interrupted_) return up;
   if (spec_.variants.enabled()) start_variants();
@@ -292,7 +339,10 @@ void Server::stop(const std::function<void()>& answers_written) {
   for (auto& g : groups_)
     if (g->recompiler) g->recompiler->connect(nullptr);
   if (scaler_) scaler_->stop();
+  for (auto& g : groups_)
+    if (g->scaler) g->scaler->stop();
   pool_.reset();  // stops every worker process; its threads call into the session
+  for (auto& g : groups_) g->pool.reset();
   if (backend_) backend_->stop();
   for (auto& g : groups_) g->backend->stop();
 }

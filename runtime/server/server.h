@@ -11,7 +11,8 @@
 // the session, stops its workers; the backend's threads end), and the
 // destructor calls it, so no caller needs destructor-order guards.
 // A fleet (spec.fleet, docs/fleets.md) is one backend, session and drift
-// recompiler per (class, kind) group, built and stopped the same way, with
+// recompiler (and, with --autoscale, a worker pool and its autoscaler) per
+// (class, kind) group, built and stopped the same way, with
 // the front end over a FleetService that routes queries to them.
 #include <atomic>
 #include <cstdint>
@@ -85,8 +86,17 @@ class Server {
 
  private:
   void autoscale_log(const std::string& line);
+  void open_autoscale_log(const std::string& path);
   void interrupt_pool();
   void build_autoscaler();
+  // A pool per a.pool and its autoscaler over `library`; every log line
+  // prefixed with `prefix`; capacity for the pattern `pattern` says.
+  void make_autoscaler(AutoscaleSpec& a, const std::vector<runtime::PolicyTable>& library, const std::string& prefix,
+                       std::function<ArrivalProcess()> pattern, serve::HttpClient& client,
+                       std::unique_ptr<manager::WorkerPool>* pool, std::unique_ptr<manager::ServingAutoscaler>* scaler);
+  // Starts an autoscaler's initial workers and adds it to the loop; the
+  // workers up (an error naming `what` when none came up, unless interrupted).
+  int start_autoscaler(manager::ServingAutoscaler& scaler, manager::WorkerPool& pool, const std::string& what);
   void start_variants();
   // The fixed servers' model check (unless spec.model_check is off).
   void check_servers(const std::vector<serve::WorkerEndpoint>& servers);
@@ -122,9 +132,14 @@ class Server {
   struct FleetGroup {
     std::string name;  // "class 'a', kind 'b'"
     serve::QueryInputs inputs;
+    // --autoscale: the group's pool and autoscaler (its own client: pools run their own threads)
+    std::unique_ptr<serve::HttpClient> pool_client;
+    std::unique_ptr<manager::WorkerPool> pool;
+    std::unique_ptr<manager::ServingAutoscaler> scaler;
     std::unique_ptr<serve::DriftRecompiler> recompiler;
     std::unique_ptr<serve::TorchServeBackend> backend;
     std::unique_ptr<serve::ServeSession> session;
+    std::unique_ptr<manager::SessionSlots> slots;  // the autoscaler's
   };
   std::vector<std::unique_ptr<FleetGroup>> groups_;
   std::unique_ptr<serve::FleetService> fleet_;

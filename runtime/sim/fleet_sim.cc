@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "runtime/manager/fleet_capacity.h"
 #include "schema/expectation_mix.h"
 #include "runtime/sim/latency_model.h"
 
@@ -106,7 +107,18 @@ FleetSimResult simulate_fleet(const runtime::FleetTables& fleet, const FleetSimS
       options.dispatch_end_s = spec.dispatch_end_s;
       options.library = kind.library;
       options.workers_up = kind.workers;
+      options.autoscale = spec.autoscale;
+      options.autoscale.target = manager::group_target(spec.autoscale.target, cls);
+      options.autoscale.seed = mixed_seed(spec.autoscale.seed, 1000 * c + k);  // drawn delays per group
       g.result = simulate(*g.table, arrivals, latency, options);
+      if (g.result.autoscale) {
+        // The group's run ends at its last event (none at all for a group of
+        // weight 0); its workers then are paid for to the fleet's end.
+        const WorkerCountSample& last = g.result.autoscale->workers_over_time.back();
+        g.worker_seconds = g.result.worker_seconds +
+                           std::max(0.0, out.run_s - g.result.simulated_s) * (last.starting + last.up + last.draining);
+        g.cost = g.worker_seconds * kind.price_per_s;
+      }
       add(cr.mix, g.result);
       cr.mix.worker_seconds += g.worker_seconds;
       cr.mix.cost += g.cost;

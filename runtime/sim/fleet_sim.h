@@ -41,6 +41,11 @@ struct FleetSimSpec {
   std::vector<ArrivalStep> process;   // each class's arrival process
   double dispatch_end_s = 0;          // SimOptions::dispatch_end_s
   std::uint64_t seed = 1;
+  // --autoscale: every group has its own autoscaler and simulated pool, from
+  // its file count at the start, over its kind's library, sized by its own
+  // arrivals (its weight of the class's) at its class's violation target
+  // (manager::group_target); `autoscale.target` gives the rest.
+  SimAutoscale autoscale;
 };
 
 // Counts added over groups, and the expectation they are held against.
@@ -51,10 +56,10 @@ struct FleetMix : Outcomes {
 
 struct FleetGroupResult {
   std::string kind;
-  int workers = 0;
+  int workers = 0;  // at the start (the file's count)
   double price_per_s = 0;
-  double weight = 0;  // the split weight, averaged over the class's expected arrivals
-  double worker_seconds = 0, cost = 0;
+  double weight = 0;                            // the split weight, averaged over the class's expected arrivals
+  double worker_seconds = 0, cost = 0;          // with autoscaling: the pool's workers, start to stop
   const runtime::PolicyTable* table = nullptr;  // the set the group ran with (its worker count)
   SimResult result;
 };

@@ -74,6 +74,16 @@ TEST_CASE("a failed write leaves neither the target nor a temporary file", "[sch
   CHECK(lull::read_whole_file(target) == "old");
 }
 
+TEST_CASE("writing to a device writes in place and leaves the device", "[schema]") {
+  // --out /dev/null: a rename over it would make /dev/null a regular file
+  // (for every process on the machine, when run as root).
+  REQUIRE(std::filesystem::is_character_file("/dev/null"));
+  lull::write_file_atomically("/dev/null", "bytes");
+  CHECK(std::filesystem::is_character_file("/dev/null"));
+  for (const auto& e : std::filesystem::directory_iterator("/dev"))
+    CHECK(e.path().filename().string().find("null.tmp.") == std::string::npos);
+}
+
 namespace {
 
 lull::schema::PolicySet set_for_workers(unsigned workers) {

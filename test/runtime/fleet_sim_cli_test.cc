@@ -161,8 +161,34 @@ TEST_CASE("lull simulate on a fleet file agrees with the fleet's expectations", 
   simdjson::dom::parser parser2;
   CHECK(std::uint64_t(parser2.load(again)["fleet"]["violated"]) == std::uint64_t(r["fleet"]["violated"]));
 
+  // --autoscale: every group its own autoscaler, reported as lull simulate
+  // --autoscale reports one system (here each kind's library holds its file
+  // count alone, so floor and ceiling are that count); the scale log's lines
+  // name the class and kind.
+  const std::string scaled = dir() + "/fleet_scaled.json", scale_log = dir() + "/fleet_scale.log";
+  const Outcome a = run_lull("simulate --policies " + pb + " --load-qps 1000 --duration-s 30 --seed 5 --autoscale " +
+                             "--autoscale-log " + scale_log + " --out " + scaled);
+  INFO(a.output);
+  REQUIRE(a.code == 0);
+  CHECK(a.output.find("workers at the start") != std::string::npos);
+  simdjson::dom::parser parser3;
+  const simdjson::dom::element s = parser3.load(scaled);
+  for (const auto cls : s["classes"].get_array())
+    for (const auto kind : cls["kinds"].get_array()) {
+      const auto result = kind["result"];
+      CHECK(std::int64_t(result["autoscale"]["floor"]) == 2);
+      CHECK(std::int64_t(result["autoscale"]["ceiling"]) == 2);
+      CHECK(double(result["autoscale"]["max_violation"]) == Approx(0.01));  // the class's
+      CHECK(result["workers_over_time"].get_array().size() >= 1);
+      CHECK(double(kind["worker_seconds"]) == Approx(2 * 30).margin(0.5));
+    }
+  CHECK(std::filesystem::exists(scale_log));
+
   // What a fleet run cannot take: one line, exit 2, nothing written.
   const std::string bad_out = dir() + "/bad.json", o2 = " --out " + bad_out;
+  expect_usage_error("--policies " + pb + " --load-qps 100 --autoscale --max-violation 0.05" + o2,
+                     "--max-violation: not with a fleet");
+  expect_usage_error("--policies " + pb + " --load-qps 100 --min-workers 2" + o2, "--min-workers: not with a fleet");
   std::filesystem::remove(bad_out);
   expect_usage_error("--policies " + pb + " --load-qps 100 --workers 4" + o2, "--workers: not with a fleet");
   expect_usage_error("--policies " + pb + " --load-qps 100 --trace constant:100:5" + o2, "one of them");

@@ -105,13 +105,38 @@ TEST_CASE("lull serve a fleet: refuses a servers file that does not match it, on
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
   write_text(servers, "{\"gold\": {" + ok_a + ", " + ok_b + "}, " + bulk + "}");
-  for (const std::string& extra : {std::string("--autoscale --worker-command x"), std::string("--shard 0/2"),
-                                   std::string("--servers http://127.0.0.1:1")}) {
+  for (const std::string& extra : {std::string("--shard 0/2"), std::string("--servers http://127.0.0.1:1")}) {
     const auto r = lull::test::run_lull("serve --policies " + fleet + " --fleet-servers " + servers +
                                         " --listen 127.0.0.1:0 " + extra);
     INFO(extra << "\n" << r.err);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("not with a fleet policy file yet") != std::string::npos);
+  }
+  // --autoscale (docs/fleets.md "Autoscaling a fleet"): a pool per group, so
+  // no fixed servers; each group's command, or --worker-command.
+  const struct {
+    std::string file, flags, says;
+  } scaled[] = {
+      {"{\"gold\": {" + ok_a + ", " + ok_b + "}, " + bulk + "}", "--autoscale --worker-command 'x {port}'",
+       "class 'gold', kind 'a': servers with --autoscale"},
+      {R"({"gold": {"a": {"command": "x {port}"}}})", "--autoscale", "class 'gold', kind 'b': no \"command\""},
+      {R"({"gold": {"a": {"command": "x {port}", "port": 1}}})", "--autoscale",
+       "class 'gold', kind 'a': unknown field 'port'"},
+      {"{\"gold\": {" + ok_a + R"(, "b": {"servers": ["http://127.0.0.1:2"], "command": "x {port}"}}, )" + bulk + "}",
+       "", "class 'gold', kind 'b': command: only with --autoscale"},
+      {"{}", "--autoscale --worker-command 'x {port}' --worker-pool kubernetes",
+       "--worker-pool kubernetes: a fleet autoscales with --worker-pool local only"},
+      {"{}", "--autoscale --worker-command 'x {port}' --initial-workers 2", "--initial-workers: not with a fleet"},
+      {"{}", "--autoscale --worker-command 'x {port}' --max-violation 0.05", "--max-violation: not with a fleet"},
+  };
+  for (const auto& c : scaled) {
+    write_text(servers, c.file);
+    const auto r = lull::test::run_lull("serve --policies " + fleet + " --fleet-servers " + servers +
+                                        " --listen 127.0.0.1:0 " + c.flags);
+    INFO(c.file << " " << c.flags << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.says) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
   const auto missing = lull::test::run_lull("serve --policies " + fleet + " --listen 127.0.0.1:0");
   CHECK(missing.exit_code == 2);

@@ -1,0 +1,116 @@
+// `lull simulate --autoscale` on a fleet (docs/fleets.md "Autoscaling a
+// fleet"): each (class, kind) group has its own autoscaler and simulated
+// pool, sized from its kind's capacity table for the load its split weight
+// sends it, at its class's violation target. A group at twice another's load
+// gets more workers; a group of weight 0 stays at its floor; nothing is lost.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "runtime/sim/fleet_sim.h"
+#include "test/runtime/runtime_test_support.h"
+
+namespace {
+
+using namespace lull;
+
+// One class, kinds "a" and "b" on tiny_scaling_library (2..8 workers, 10 QPS
+// a worker at 1%), 2 workers each in the file, split `weights` at every load.
+runtime::FleetTables one_class(std::vector<double> weights, double max_violation = 0.01) {
+  runtime::FleetClassTables c;
+  c.name = "interactive";
+  c.slo_us = 150'000;
+  c.max_violation = max_violation;
+  c.share = 1;
+  for (const char* name : {"a", "b"}) {
+    runtime::FleetKindTables k;
+    k.kind = name;
+    k.workers = 2;
+    k.price_per_s = 1;
+    k.library = test::tiny_scaling_library();
+    c.kinds.push_back(k);
+  }
+  c.splits = {{1000, std::move(weights), 0.8, 0.001}};
+  runtime::FleetTables f;
+  f.classes.push_back(c);
+  return f;
+}
+
+sim::FleetSimSpec autoscaled(double qps) {
+  sim::FleetSimSpec s;
+  s.segments = {{0, 240, qps}};
+  // Nearly regular gaps (Gamma, CV^2 0.02) before the split.
+  s.process = {{0, ArrivalProcess::gamma(0.02)}};
+  s.seed = 7;
+  s.autoscale.enabled = true;
+  s.autoscale.provisioning = "fixed:5";
+  // The mean of 20 s and one slow envelope window: a random split makes each
+  // group's stream close to Poisson, whose 1-s peaks would size for noise.
+  s.autoscale.options.forecast = "current:20";
+  s.autoscale.options.envelope = {{30'000'000, 1.1}};
+  s.autoscale.options.lead_us = 5'000'000;
+  s.autoscale.options.scale_in_holdoff_us = 20'000'000;
+  s.autoscale.target.max_violation_rate = 0.5;  // not the class's: group_target replaces it
+  return s;
+}
+
+int max_up(const sim::FleetGroupResult& g) {
+  int most = 0;
+  for (const auto& w : g.result.autoscale->workers_over_time) most = std::max(most, w.up);
+  return most;
+}
+
+int last_up(const sim::FleetGroupResult& g) { return g.result.autoscale->workers_over_time.back().up; }
+
+}  // namespace
+
+TEST_CASE("fleet autoscaling: a group at twice the load gets more workers", "[sim][autoscale][fleet]") {
+  // 54 QPS split 2/3 : 1/3: a sees 36 QPS (4 workers carry 40), b 18 (2 carry 20).
+  const sim::FleetSimResult r = sim::simulate_fleet(one_class({2.0 / 3, 1.0 / 3}), autoscaled(54));
+  REQUIRE(r.classes.size() == 1);
+  const auto& a = r.classes[0].groups[0];
+  const auto& b = r.classes[0].groups[1];
+  REQUIRE(a.result.autoscale);
+  REQUIRE(b.result.autoscale);
+  CHECK(last_up(a) == 4);
+  CHECK(last_up(b) == 2);
+  CHECK(max_up(a) > max_up(b));
+  CHECK(a.worker_seconds > b.worker_seconds);
+  // Worker-seconds are the pool's, not the file's count for the whole run
+  // (2 x 240 s): a ran 4 workers for most of it.
+  CHECK(a.worker_seconds > 3 * r.run_s);
+  CHECK(r.classes[0].mix.worker_seconds == Approx(a.worker_seconds + b.worker_seconds));
+  CHECK(a.cost == Approx(a.worker_seconds * a.price_per_s));
+  // The class's target (1%) sized the groups, not the settings' 50%: at 50%
+  // 2 workers would carry 40 QPS (their 40 QPS policy expects 5%).
+  CHECK(a.result.autoscale->target.max_violation_rate == Approx(0.01));
+  // Nothing lost.
+  for (const auto& g : r.classes[0].groups) {
+    CHECK(g.result.dropped == 0);
+    CHECK(g.result.completed == g.result.arrivals);
+  }
+}
+
+TEST_CASE("fleet autoscaling: a group of weight 0 stays at its floor", "[sim][autoscale][fleet]") {
+  const sim::FleetSimResult r = sim::simulate_fleet(one_class({1.0, 0.0}), autoscaled(50));
+  const auto& a = r.classes[0].groups[0];
+  const auto& b = r.classes[0].groups[1];
+  REQUIRE(b.result.autoscale);
+  CHECK(b.result.arrivals == 0);
+  CHECK(b.result.autoscale->scale_events.empty());
+  CHECK(max_up(b) == 2);  // the library's fewest: the floor
+  CHECK(b.worker_seconds == Approx(2 * r.run_s));
+  // a takes the whole 50 QPS: 6 workers at 10 a worker.
+  CHECK(last_up(a) == 6);
+  CHECK(a.result.completed == a.result.arrivals);
+}
+
+TEST_CASE("fleet simulation without --autoscale keeps the file's counts", "[sim][fleet]") {
+  sim::FleetSimSpec s = autoscaled(54);
+  s.autoscale.enabled = false;
+  const sim::FleetSimResult r = sim::simulate_fleet(one_class({2.0 / 3, 1.0 / 3}), s);
+  for (const auto& g : r.classes[0].groups) {
+    CHECK_FALSE(g.result.autoscale);
+    CHECK(g.worker_seconds == Approx(2 * r.run_s));
+  }
+}
