@@ -85,10 +85,15 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
   ex.for_each(tables, TableParams{d, t.grid.data(), taus.data(), tau_whole.data(), width.data(), remaining.data(),
                                   active.data(), t.tau_bucket.data()});
   {
-    // Eight entries of padding before the first row and after the last:
-    // PassLanes reads up to seven entries beyond a row's either end.
-    auto px_padded = ex.template zeros<double>(tables * span + 16);
-    double* px = px_padded.data() + 8;
+    // Padding before the first row and after the last: PassLanes reads up
+    // to kPad - 1 entries beyond a row's either end.
+#if LULL_PASS_LANES
+    constexpr std::size_t pad = PassLanes::kPad;
+#else
+    constexpr std::size_t pad = 0;
+#endif
+    auto px_padded = ex.template zeros<double>(tables * span + 2 * pad);
+    double* px = px_padded.data() + pad;
     auto cdf = ex.template zeros<double>(tables * span);
     auto sf = ex.template zeros<double>(tables * span);
     auto xend = ex.template zeros<int>(tables);
@@ -97,7 +102,7 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
                                   xend.data(), ylen.data()});
     t.pass = ex.template zeros<double>(tables * d.pass_size());
 #if LULL_PASS_LANES
-    if constexpr (HasPassLanes<Exec>::value) {  // the same values, eight elements at a time
+    if constexpr (HasPassLanes<Exec>::value) {  // the same values, sixteen elements at a time
       const PassLanes lanes{d, px, cdf.data(), sf.data(), xend.data(), ylen.data(), t.pass.data()};
       ex.for_each(lanes.count(tables), lanes);
     } else
