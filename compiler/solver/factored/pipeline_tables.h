@@ -82,6 +82,10 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
   auto remaining = ex.template zeros<double>(tables);
   auto active = ex.template zeros<char>(tables);
   t.tau_bucket = ex.template zeros<int>(d.taus);
+  // Poisson counts read log(k!) from a table (one lgamma per count, not per entry).
+  auto log_factorial = ex.template zeros<double>(d.dispersion == 1.0 ? span : 0);
+  if (d.dispersion == 1.0) ex.for_each(span, LogFactorial{log_factorial.data()});
+  const double* lf = d.dispersion == 1.0 ? log_factorial.data() : nullptr;
   ex.for_each(tables, TableParams{d, t.grid.data(), taus.data(), tau_whole.data(), width.data(), remaining.data(),
                                   active.data(), t.tau_bucket.data()});
   {
@@ -99,7 +103,7 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
     auto xend = ex.template zeros<int>(tables);
     auto ylen = ex.template zeros<int>(tables);
     ex.for_each(tables, TablePmfs{d, width.data(), remaining.data(), active.data(), px, cdf.data(), sf.data(),
-                                  xend.data(), ylen.data()});
+                                  xend.data(), ylen.data(), lf});
     t.pass = ex.template zeros<double>(tables * d.pass_size());
 #if LULL_PASS_LANES
     if constexpr (HasPassLanes<Exec>::value) {  // the same values, sixteen elements at a time
@@ -115,7 +119,7 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
 
   t.phase = ex.template zeros<double>(static_cast<std::size_t>(d.num_states()) * d.K);
   auto burst_residual = ex.upload(p.arrivals.burst_residual);
-  ex.for_each(d.num_states(), PhaseRow{d, t.grid.data(), burst_residual.data(), t.phase.data()});
+  ex.for_each(d.num_states(), PhaseRow{d, t.grid.data(), burst_residual.data(), lf, t.phase.data()});
   t.idle_phase = ex.upload(idle_phase_row(p, d));
   if (t.idle_phase.size() > 0) ex.for_each(d.K, SetIdlePhase{d, t.idle_phase.data(), t.phase.data()});
   t.idle_rows = ex.template zeros<double>(d.E > 0 ? static_cast<std::size_t>(d.taus) * d.cols() : 0);
