@@ -39,6 +39,12 @@ class CpuExec {
     return Buffer<T>(v.begin(), v.end());
   }
   template <class T>
+  Buffer<T> upload(std::vector<T>&& v) {  // the source is freed, as a device upload's caller would
+    Buffer<T> b(v.begin(), v.end());
+    std::vector<T>().swap(v);
+    return b;
+  }
+  template <class T>
   std::vector<T> download(const Buffer<T>& b) {
     return std::vector<T>(b.begin(), b.end());
   }

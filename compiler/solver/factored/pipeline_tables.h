@@ -34,7 +34,7 @@ struct ExecTables {
   Dims d;
   // Host copy of the layout for the policy lists (layout_policy): its
   // tau, batch, next_j and count_begin stay; the other arrays are handed to
-  // the executor (moved, not copied, on the CPU) and left empty here.
+  // the executor and left empty here.
   ActionLayout layout;
   BufferOf<Exec, double> grid, phase, pass, kernel, count_prob, accuracy;
   // Same-instant bursts: the idle state's row over phases 0..K+E-1 (empty
