@@ -36,7 +36,13 @@ LULL_HD inline int count_support_end(double mu, double D) {
 
 // out[k] = p_mu(k), k = 0..len-1, by the ratio p(k+1)/p(k) = (k + r) beta / (k + 1)
 // in log space (one exp per entry instead of three lgamma).
-LULL_HD inline void count_pmf_row(double mu, double D, int len, double* out) {
+// For D == 1, log_factorial (entry k = log_gamma(k + 1.0), len entries at
+// least) saves an lgamma per entry where given (nullptr: none).
+LULL_HD inline void count_pmf_row(double mu, double D, int len, double* out, const double* log_factorial = nullptr) {
+  if (D == 1.0 && log_factorial) {
+    poisson_pmf_row(0, len, mu, log_factorial, out);
+    return;
+  }
   if (D == 1.0 || mu <= 0) {
     for (int k = 0; k < len; ++k) out[k] = count_pmf(k, mu, D);
     return;

@@ -22,10 +22,29 @@ LULL_HD inline double log_gamma(double x) {
 #endif
 }
 
+// p_mu(k) from log(mu) and log(k!) = log_gamma(k + 1.0): the one expression
+// of poisson_pmf and poisson_pmf_row (mu > 0, k >= 0).
+LULL_HD inline double poisson_pmf_of_logs(int k, double mu, double log_mu, double log_k_factorial) {
+  return exp(k * log_mu - log_k_factorial - mu);
+}
+
 LULL_HD inline double poisson_pmf(int k, double mu) {
   if (k < 0) return 0.0;
   if (mu <= 0) return k == 0 ? 1.0 : 0.0;
-  return exp(k * log(mu) - log_gamma(k + 1.0) - mu);
+  return poisson_pmf_of_logs(k, mu, log(mu), log_gamma(k + 1.0));
+}
+
+// out[k] = poisson_pmf(first + k, mu), k = 0..len-1, first >= 0, the same
+// bits: log(mu) taken once and log((first + k)!) read from log_factorial
+// (entry i = log_gamma(i + 1.0), at least first + len entries) instead of
+// an lgamma per entry.
+LULL_HD inline void poisson_pmf_row(int first, int len, double mu, const double* log_factorial, double* out) {
+  if (mu <= 0) {
+    for (int k = 0; k < len; ++k) out[k] = first + k == 0 ? 1.0 : 0.0;
+    return;
+  }
+  const double log_mu = log(mu);
+  for (int k = 0; k < len; ++k) out[k] = poisson_pmf_of_logs(first + k, mu, log_mu, log_factorial[first + k]);
 }
 
 // The largest support end poisson_support_end returns: a mean this large

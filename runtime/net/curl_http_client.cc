@@ -1,10 +1,8 @@
 // HttpClient (the HttpTransport) over libcurl's multi interface: the only file in lull that
-// includes curl. One loop thread owns the multi handle and every easy handle;
+// calls curl (loaded on first use: curl_library.h). One loop thread owns the multi handle and every easy handle;
 // other threads hand it work through a mutex-guarded inbox and wake it with
 // curl_multi_wakeup. The multi handle's connection cache keeps connections to
 // each server alive between requests.
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -15,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "runtime/net/curl_library.h"
 #include "runtime/net/http_client.h"
 
 namespace lull::serve {
@@ -24,13 +23,6 @@ namespace {
 std::int64_t steady_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-void init_curl_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw std::runtime_error("libcurl: global init failed");
-  });
 }
 
 struct Transfer {
@@ -73,10 +65,9 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
 class HttpClient::Loop {
  public:
   explicit Loop(Options options) {
-    init_curl_once();
-    multi_ = curl_multi_init();
+    multi_ = curl_.multi_init();
     if (!multi_) throw std::runtime_error("libcurl: curl_multi_init failed");
-    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, options.max_total_connections);
+    curl_.multi_setopt(multi_, CURLMOPT_MAXCONNECTS, options.max_total_connections);
     thread_ = std::thread([this] { run(); });
   }
 
@@ -85,10 +76,10 @@ class HttpClient::Loop {
       std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
     }
-    curl_multi_wakeup(multi_);
+    curl_.multi_wakeup(multi_);
     thread_.join();
-    for (auto* easy : idle_easies_) curl_easy_cleanup(easy);
-    curl_multi_cleanup(multi_);
+    for (auto* easy : idle_easies_) curl_.easy_cleanup(easy);
+    curl_.multi_cleanup(multi_);
   }
 
   HttpRequestId send(HttpRequest request, HttpCallback done) {
@@ -102,7 +93,7 @@ class HttpClient::Loop {
       id = t->id = ++next_id_;
       inbox_.push_back(std::move(t));
     }
-    curl_multi_wakeup(multi_);
+    curl_.multi_wakeup(multi_);
     return id;
   }
 
@@ -111,7 +102,7 @@ class HttpClient::Loop {
       std::lock_guard<std::mutex> lock(mu_);
       cancels_.push_back(id);
     }
-    curl_multi_wakeup(multi_);
+    curl_.multi_wakeup(multi_);
   }
 
   void post(std::function<void()> task) {
@@ -119,7 +110,7 @@ class HttpClient::Loop {
       std::lock_guard<std::mutex> lock(mu_);
       tasks_.push_back(std::move(task));
     }
-    curl_multi_wakeup(multi_);
+    curl_.multi_wakeup(multi_);
   }
 
  private:
@@ -146,18 +137,18 @@ class HttpClient::Loop {
         return;
       }
       int running = 0;
-      curl_multi_perform(multi_, &running);
+      curl_.multi_perform(multi_, &running);
       int left = 0;
-      while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+      while (CURLMsg* msg = curl_.multi_info_read(multi_, &left)) {
         if (msg->msg != CURLMSG_DONE) continue;
         HttpRequestId id = 0;
         char* priv = nullptr;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+        curl_.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
         id = reinterpret_cast<HttpRequestId>(priv);
         finish(id, msg->data.result);
       }
       // Bounded wait: wakes on socket activity, on curl_multi_wakeup, or after 100 ms.
-      curl_multi_poll(multi_, nullptr, 0, 100, nullptr);
+      curl_.multi_poll(multi_, nullptr, 0, 100, nullptr);
     }
   }
 
@@ -166,44 +157,44 @@ class HttpClient::Loop {
     if (!idle_easies_.empty()) {
       easy = idle_easies_.back();
       idle_easies_.pop_back();
-      curl_easy_reset(easy);
+      curl_.easy_reset(easy);
     } else {
-      easy = curl_easy_init();
+      easy = curl_.easy_init();
     }
     t->easy = easy;
     const auto& r = t->request;
-    curl_easy_setopt(easy, CURLOPT_URL, r.url.c_str());
-    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
-    curl_easy_setopt(easy, CURLOPT_PRIVATE, reinterpret_cast<char*>(t->id));
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, t.get());
-    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(easy, CURLOPT_HEADERDATA, t.get());
-    if (r.timeout_ms > 0) curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout_ms));
+    curl_.easy_setopt(easy, CURLOPT_URL, r.url.c_str());
+    curl_.easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_.easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+    curl_.easy_setopt(easy, CURLOPT_PRIVATE, reinterpret_cast<char*>(t->id));
+    curl_.easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
+    curl_.easy_setopt(easy, CURLOPT_WRITEDATA, t.get());
+    curl_.easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl_.easy_setopt(easy, CURLOPT_HEADERDATA, t.get());
+    if (r.timeout_ms > 0) curl_.easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout_ms));
     if (r.connect_timeout_ms > 0)
-      curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(r.connect_timeout_ms));
-    if (!r.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, r.ca_file.c_str());
+      curl_.easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(r.connect_timeout_ms));
+    if (!r.ca_file.empty()) curl_.easy_setopt(easy, CURLOPT_CAINFO, r.ca_file.c_str());
     // A declared Content-Length over the cap is refused before any of the body (CURLE_FILESIZE_EXCEEDED).
     if (r.max_response_bytes > 0)
-      curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_response_bytes));
-    if (r.method != "GET" && r.method != "POST") curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+      curl_.easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_response_bytes));
+    if (r.method != "GET" && r.method != "POST") curl_.easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
     if (r.method == "POST" || r.method == "PATCH" || r.method == "PUT") {
-      curl_easy_setopt(easy, CURLOPT_POST, 1L);
-      curl_easy_setopt(easy, CURLOPT_POSTFIELDS, r.body.data());
-      curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+      curl_.easy_setopt(easy, CURLOPT_POST, 1L);
+      curl_.easy_setopt(easy, CURLOPT_POSTFIELDS, r.body.data());
+      curl_.easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
       const std::string ctype =
           "Content-Type: " + (r.content_type.empty() ? std::string("application/octet-stream") : r.content_type);
-      t->headers = curl_slist_append(t->headers, ctype.c_str());
+      t->headers = curl_.slist_append(t->headers, ctype.c_str());
       // Without this, curl waits up to a second for "100 Continue" on bodies over 1 KiB.
-      t->headers = curl_slist_append(t->headers, "Expect:");
+      t->headers = curl_.slist_append(t->headers, "Expect:");
     }
     if (!r.bearer_token.empty())
-      t->headers = curl_slist_append(t->headers, ("Authorization: Bearer " + r.bearer_token).c_str());
+      t->headers = curl_.slist_append(t->headers, ("Authorization: Bearer " + r.bearer_token).c_str());
     for (const auto& [name, value] : r.headers)
-      t->headers = curl_slist_append(t->headers, (name + ": " + value).c_str());
-    if (t->headers) curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->headers);
-    curl_multi_add_handle(multi_, easy);
+      t->headers = curl_.slist_append(t->headers, (name + ": " + value).c_str());
+    if (t->headers) curl_.easy_setopt(easy, CURLOPT_HTTPHEADER, t->headers);
+    curl_.multi_add_handle(multi_, easy);
     active_.emplace(t->id, std::move(t));
   }
 
@@ -212,9 +203,9 @@ class HttpClient::Loop {
     if (it == active_.end()) return nullptr;
     auto t = std::move(it->second);
     active_.erase(it);
-    curl_multi_remove_handle(multi_, t->easy);
+    curl_.multi_remove_handle(multi_, t->easy);
     idle_easies_.push_back(t->easy);
-    if (t->headers) curl_slist_free_all(t->headers);
+    if (t->headers) curl_.slist_free_all(t->headers);
     t->response.elapsed_us = steady_us() - t->start_us;
     return t;
   }
@@ -222,7 +213,7 @@ class HttpClient::Loop {
   void finish(HttpRequestId id, CURLcode code) {
     CURL* easy = active_.count(id) ? active_[id]->easy : nullptr;
     long status = 0;
-    if (easy) curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    if (easy) curl_.easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     auto t = detach(id);
     if (!t) return;
     if (t->response.too_large || code == CURLE_FILESIZE_EXCEEDED) {
@@ -231,7 +222,7 @@ class HttpClient::Loop {
       t->response.status = 0;
       t->response.body.clear();
     } else if (code != CURLE_OK) {
-      t->response.error = curl_easy_strerror(code);
+      t->response.error = curl_.easy_strerror(code);
       t->response.timed_out = code == CURLE_OPERATION_TIMEDOUT;
       t->response.status = 0;
     } else {
@@ -249,6 +240,7 @@ class HttpClient::Loop {
     t->done(std::move(t->response));
   }
 
+  const CurlLibrary& curl_ = curl_library();  // first: every member below uses it
   CURLM* multi_ = nullptr;
   std::thread thread_;
   std::mutex mu_;

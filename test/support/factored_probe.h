@@ -22,17 +22,19 @@ class FactoredProbe {
   std::vector<double> raw_row(int s, int a) {
     std::vector<int> choice(p_.num_states(), -1);
     choice[s] = a;
-    std::vector<double> dist(p_.num_states(), 0.0), next(p_.num_states(), 0.0);
-    dist[s] = 1.0;
+    std::vector<double> start(p_.num_states(), 0.0);
+    start[s] = 1.0;
+    auto dist = ex_.upload(start);
+    auto next = ex_.template zeros<double>(p_.num_states());
     compiler::factored::PowerStep<compiler::factored::CpuExec> step(p_, tables_, choice, ex_);
     step.raw(dist, next);
-    return next;
+    return ex_.download(next);
   }
 
   // Q(s, a) for every action a (indexed as MdpProblem::actions) given values V.
   std::vector<double> q_values(const std::vector<double>& V) {
     compiler::factored::ValueStep<compiler::factored::CpuExec> step(tables_, ex_);
-    step.expected_next_values(V);
+    step.expected_next_values(ex_.upload(V));
     std::vector<double> q(p_.actions.size());
     for (int s = 0; s < p_.num_states(); ++s)
       for (int a = p_.action_begin[s]; a < p_.action_begin[s + 1]; ++a)

@@ -1,8 +1,8 @@
 #pragma once
 // The CPU executor of the factored solver's pipeline (pipeline_solve.h):
-// buffers are vectors and a "launch" is a loop over the element functions,
-// run by OpenMP threads when a step is big enough to pay for them. It
-// defines the interface cuda::DeviceExec implements:
+// buffers are vectors (the large ones on huge pages: table_allocator.h) and a "launch" is a loop over the element
+// functions, run by OpenMP threads when a step is big enough to pay for them. It defines the interface cuda::DeviceExec
+// implements:
 //   zeros<T>(n), upload(v), download(b), for_each(n, f), sequence(steps, width, f),
 //   sum(n, f), sync(), expect_work_per_step(multiply_adds).
 // Every element has one writer, so results do not depend on the threading.
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/solver/factored/pass_lanes.h"
+#include "compiler/solver/factored/table_allocator.h"
 
 namespace lull::compiler::factored {
 
@@ -23,7 +24,7 @@ class CpuExec {
   };
 
   template <class T>
-  using Buffer = std::vector<T>;
+  using Buffer = std::vector<T, TableAllocator<T>>;
   // The pass tables are built by PassLanes (pass_lanes.h) where it is built.
   static constexpr bool kPassLanes = LULL_PASS_LANES;
 
@@ -35,15 +36,17 @@ class CpuExec {
   }
   template <class T>
   Buffer<T> upload(const std::vector<T>& v) {
-    return v;
+    return Buffer<T>(v.begin(), v.end());
   }
   template <class T>
-  Buffer<T> upload(std::vector<T>&& v) {
-    return std::move(v);
-  }  // host memory already: no copy
+  Buffer<T> upload(std::vector<T>&& v) {  // the source is freed, as a device upload's caller would
+    Buffer<T> b(v.begin(), v.end());
+    std::vector<T>().swap(v);
+    return b;
+  }
   template <class T>
   std::vector<T> download(const Buffer<T>& b) {
-    return b;
+    return std::vector<T>(b.begin(), b.end());
   }
 
   // f(i) for every i < n; calls are independent (one writer per output).

@@ -34,7 +34,7 @@ struct ExecTables {
   Dims d;
   // Host copy of the layout for the policy lists (layout_policy): its
   // tau, batch, next_j and count_begin stay; the other arrays are handed to
-  // the executor (moved, not copied, on the CPU) and left empty here.
+  // the executor and left empty here.
   ActionLayout layout;
   BufferOf<Exec, double> grid, phase, pass, kernel, count_prob, accuracy;
   // Same-instant bursts: the idle state's row over phases 0..K+E-1 (empty
@@ -82,22 +82,31 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
   auto remaining = ex.template zeros<double>(tables);
   auto active = ex.template zeros<char>(tables);
   t.tau_bucket = ex.template zeros<int>(d.taus);
+  // Poisson counts read log(k!) from a table (one lgamma per count, not per entry).
+  auto log_factorial = ex.template zeros<double>(d.dispersion == 1.0 ? span : 0);
+  if (d.dispersion == 1.0) ex.for_each(span, LogFactorial{log_factorial.data()});
+  const double* lf = d.dispersion == 1.0 ? log_factorial.data() : nullptr;
   ex.for_each(tables, TableParams{d, t.grid.data(), taus.data(), tau_whole.data(), width.data(), remaining.data(),
                                   active.data(), t.tau_bucket.data()});
   {
-    // Eight entries of padding before the first row and after the last:
-    // PassLanes reads up to seven entries beyond a row's either end.
-    auto px_padded = ex.template zeros<double>(tables * span + 16);
-    double* px = px_padded.data() + 8;
+    // Padding before the first row and after the last: PassLanes reads up
+    // to kPad - 1 entries beyond a row's either end.
+#if LULL_PASS_LANES
+    constexpr std::size_t pad = PassLanes::kPad;
+#else
+    constexpr std::size_t pad = 0;
+#endif
+    auto px_padded = ex.template zeros<double>(tables * span + 2 * pad);
+    double* px = px_padded.data() + pad;
     auto cdf = ex.template zeros<double>(tables * span);
     auto sf = ex.template zeros<double>(tables * span);
     auto xend = ex.template zeros<int>(tables);
     auto ylen = ex.template zeros<int>(tables);
     ex.for_each(tables, TablePmfs{d, width.data(), remaining.data(), active.data(), px, cdf.data(), sf.data(),
-                                  xend.data(), ylen.data()});
+                                  xend.data(), ylen.data(), lf});
     t.pass = ex.template zeros<double>(tables * d.pass_size());
 #if LULL_PASS_LANES
-    if constexpr (HasPassLanes<Exec>::value) {  // the same values, eight elements at a time
+    if constexpr (HasPassLanes<Exec>::value) {  // the same values, sixteen elements at a time
       const PassLanes lanes{d, px, cdf.data(), sf.data(), xend.data(), ylen.data(), t.pass.data()};
       ex.for_each(lanes.count(tables), lanes);
     } else
@@ -110,7 +119,7 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
 
   t.phase = ex.template zeros<double>(static_cast<std::size_t>(d.num_states()) * d.K);
   auto burst_residual = ex.upload(p.arrivals.burst_residual);
-  ex.for_each(d.num_states(), PhaseRow{d, t.grid.data(), burst_residual.data(), t.phase.data()});
+  ex.for_each(d.num_states(), PhaseRow{d, t.grid.data(), burst_residual.data(), lf, t.phase.data()});
   t.idle_phase = ex.upload(idle_phase_row(p, d));
   if (t.idle_phase.size() > 0) ex.for_each(d.K, SetIdlePhase{d, t.idle_phase.data(), t.phase.data()});
   t.idle_rows = ex.template zeros<double>(d.E > 0 ? static_cast<std::size_t>(d.taus) * d.cols() : 0);

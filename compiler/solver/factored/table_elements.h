@@ -46,6 +46,13 @@ struct TableParams {
   }
 };
 
+// log(k!) = log_gamma(k + 1.0), k = 0..d.span-1: every Poisson pmf entry the
+// tables need (counts below span) reads it instead of computing it.
+struct LogFactorial {
+  double* out;
+  LULL_HD void operator()(std::size_t k) const { out[k] = log_gamma(static_cast<int>(k) + 1.0); }
+};
+
 // Per table: pmf of the arrivals in the bucket (px), and the CDF and survival
 // function of the arrivals after it, as fill_pass_table builds them. Each row
 // of px/cdf/sf has d.span entries. One sequential call per table:
@@ -58,8 +65,9 @@ struct TablePmfs {
   double* px;
   double* cdf;
   double* sf;
-  int* xend;  // [t]: px has entries 0..xend-1
-  int* ylen;  // [t]: sf has entries 0..ylen-1
+  int* xend;                    // [t]: px has entries 0..xend-1
+  int* ylen;                    // [t]: sf has entries 0..ylen-1
+  const double* log_factorial;  // LogFactorial's d.span entries for Poisson counts, else nullptr
 
   LULL_HD void operator()(std::size_t i) const {
     const int t = static_cast<int>(i);
@@ -73,10 +81,10 @@ struct TablePmfs {
     // Every index below stays inside the row (d.span entries) whatever the
     // latencies: dims_of sizes span for them, and this clamp holds if it did not.
     const int xe = min_int(d.support_end(mu_x), d.span);  // arrivals past `full` all count to F
-    count_pmf_row(mu_x, d.dispersion, xe, px + row);
+    count_pmf_row(mu_x, d.dispersion, xe, px + row, log_factorial);
     const int yend = min_int(full + 1, d.span);
     const int yl = min_int(d.support_end(mu_y) > yend ? d.support_end(mu_y) : yend, d.span);
-    count_pmf_row(mu_y, d.dispersion, yl, sf + row);  // py, turned into sf below
+    count_pmf_row(mu_y, d.dispersion, yl, sf + row, log_factorial);  // py, turned into sf below
     double acc = 0;
     for (int y = 0; y < yend; ++y) {
       acc += sf[row + y];
@@ -154,13 +162,13 @@ struct KernelElement {
 
 // P(q), q = 0..K-1 (mdp-spec 4.1): the phase of a worker with n queued whose
 // earliest query arrived age_us ago, for Poisson counts.
-LULL_HD inline void phase_row(int n, double age_us, double lambda_per_us, int K, double* out) {
+// log_factorial: LogFactorial's table (n K entries at least).
+LULL_HD inline void phase_row(int n, double age_us, double lambda_per_us, int K, const double* log_factorial,
+                              double* out) {
   const double mu = lambda_per_us * age_us;
+  poisson_pmf_row((n - 1) * K, K, mu, log_factorial, out);
   bool any_zero = false;
-  for (int q = 0; q < K; ++q) {
-    out[q] = poisson_pmf((n - 1) * K + q, mu);
-    any_zero |= out[q] == 0.0;
-  }
+  for (int q = 0; q < K; ++q) any_zero |= out[q] == 0.0;
   // The reference lifts every entry by the smallest subnormal when one has
   // underflowed, then normalizes. When all have underflowed that makes the
   // row uniform; otherwise the lift is below rounding for the live entries.
@@ -271,6 +279,7 @@ struct PhaseRow {
   Dims d;
   const double* grid_us;
   const double* burst_residual;  // [r], d.residual_len entries
+  const double* log_factorial;   // LogFactorial's table for Poisson counts
   double* phase;                 // [s][q]
 
   LULL_HD void operator()(std::size_t i) const {
@@ -279,7 +288,7 @@ struct PhaseRow {
     const double age = s == d.full() ? d.slo_us : d.slo_us - grid_us[d.j_of(s)];
     double* row = phase + static_cast<std::size_t>(s) * d.K;
     if (d.dispersion == 1.0)
-      phase_row(n, age, d.lambda_per_us, d.K, row);
+      phase_row(n, age, d.lambda_per_us, d.K, log_factorial, row);
     else
       phase_row_batch(n, age, d.lambda_per_us, d.K, d.dispersion, burst_residual, d.residual_len, row);
   }

@@ -1,5 +1,5 @@
 // compiler/solver/factored/pass_lanes.h: the CPU executor's pass tables,
-// eight elements at a time, equal PassElement's (the one the CUDA executor
+// sixteen elements at a time, equal PassElement's (the one the CUDA executor
 // runs) bit for bit on every entry: golden-sized problems, small and large
 // K, both batchings, MD, and bursty arrivals.
 #include <catch2/catch.hpp>

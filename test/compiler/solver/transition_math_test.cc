@@ -3,6 +3,7 @@
 // against the spec's literal sums and a hand-derived K = 1 case.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "compiler/mdp/arrival_counts.h"
@@ -21,6 +22,13 @@ using lull::test::linear_profiles;
 
 namespace {
 
+// log(k!), k < n: the table phase_row reads.
+std::vector<double> log_factorials(int n) {
+  std::vector<double> lf(n);
+  for (int k = 0; k < n; ++k) lf[k] = log_gamma(k + 1.0);
+  return lf;
+}
+
 // mdp-spec 4.2 taken literally: sum over the phase and over k_B, k_C, k_D.
 double literal_probability(const MdpProblem& p, int s, double tau, int n_next, int j_next) {
   const int K = p.K(), N = p.N(), J = p.J1() - 1;
@@ -28,7 +36,7 @@ double literal_probability(const MdpProblem& p, int s, double tau, int n_next, i
   const auto& T = p.grid_us;
   std::vector<double> phase(K);
   const double age = s == p.full_state() ? S : S - T[p.j_of(s)];
-  phase_row(p.n_of(s), age, lam, K, phase.data());
+  phase_row(p.n_of(s), age, lam, K, log_factorials(p.n_of(s) * K).data(), phase.data());
   const int cap = (N + 1) * K + 40;
   double total = 0;
   for (int q = 0; q < K; ++q) {
@@ -144,6 +152,33 @@ TEST_CASE("factored rows equal the spec's literal B/C/D formula (K = 3)", "[comp
     for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a) check_row_against_literal(p, probe, s, a);
 }
 
+TEST_CASE("poisson_pmf_row and count_pmf_row with the log(k!) table: poisson_pmf's bits", "[compiler][math]") {
+  const std::vector<double> lf = log_factorials(4000);
+  std::vector<double> row(4000), counts(4000);
+  for (double mu : {0.0, 1e-300, 0.37, 3.0, 59.5, 812.25, 2999.0})
+    for (int first : {0, 1, 17, 600}) {
+      const int len = 4000 - first;
+      poisson_pmf_row(first, len, mu, lf.data(), row.data());
+      int differ = 0;
+      for (int k = 0; k < len; ++k) {
+        const double expect = poisson_pmf(first + k, mu);
+        differ += std::memcmp(&row[k], &expect, sizeof(double)) != 0;
+      }
+      INFO("mu = " << mu << ", first = " << first);
+      CHECK(differ == 0);
+    }
+  for (double mu : {0.0, 0.37, 59.5, 812.25}) {
+    count_pmf_row(mu, 1.0, 4000, counts.data(), lf.data());
+    int differ = 0;
+    for (int k = 0; k < 4000; ++k) {
+      const double expect = poisson_pmf(k, mu);
+      differ += std::memcmp(&counts[k], &expect, sizeof(double)) != 0;
+    }
+    INFO("mu = " << mu);
+    CHECK(differ == 0);
+  }
+}
+
 TEST_CASE("phase distribution matches a Monte-Carlo estimate", "[compiler][math]") {
   // Conditioning of mdp-spec 4.1: Poisson central arrivals over a window of
   // length a after the worker's own query, round-robin over K workers, kept
@@ -153,7 +188,7 @@ TEST_CASE("phase distribution matches a Monte-Carlo estimate", "[compiler][math]
   const int K = 5, n = 3;
   const double lam = 0.002, a = 5000;  // mean 10 central arrivals
   std::vector<double> expect(K);
-  phase_row(n, a, lam, K, expect.data());
+  phase_row(n, a, lam, K, log_factorials(n * K).data(), expect.data());
   std::vector<double> hist(K, 0.0);
   std::exponential_distribution<double> gap(lam);
   int kept = 0;
