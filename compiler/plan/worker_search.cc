@@ -11,6 +11,7 @@ namespace lull::compiler {
 namespace {
 
 constexpr double kLoadStep = 0.02;  // capacity tolerance: 2% of the load (at least 1 QPS)
+constexpr double kWalkFloor = 0.8;  // the first-crossing walk checks the loads from 0.8 x the capacity up
 
 // The smallest count whose fastest-model capacity reaches `load` (counts
 // below it are never planned); max_workers + 1 when none does.
@@ -76,6 +77,74 @@ void plan_probes(WorkerSearch& s, int max_workers) {
     const int gap = s.hi - s.lo;
     add_probe(s, s.lo + std::max(1, gap / 3), max_workers);
     add_probe(s, s.lo + std::max(1, 2 * gap / 3), max_workers);
+  }
+}
+
+// One capacity search: lo meets (0: none found), hi does not (at first the
+// capacity: beyond it is never planned); `step`: the gallop's while one side
+// is unprobed.
+struct LoadSearch {
+  int workers = 0;
+  double lo = 0, hi = 0, guess = 0, step = kLoadStep;
+  bool started = false, hi_probed = false;
+  std::vector<double> probes;
+  bool done() const { return hi <= 1 || (lo > 0 && hi - lo <= std::max(1.0, kLoadStep * lo) && hi_probed); }
+};
+
+// The bracket search finds A boundary, and the expected violation is not
+// monotone in the load: near capacity the policy moves to faster models as
+// the load rises, so the violation has humps (K = 60, image, SLO 150 ms,
+// Poisson: 0.0133 at 3000 QPS, 0.0054 at 3250). The capacity is the FIRST
+// crossing, so each search then walks down from lo on lo's grid (steps of
+// kLoadStep) to kWalkFloor x the capacity, a few points per round: at a load
+// that misses, the capacity drops to the grid point below it (hi: the one
+// that missed) and the walk goes on from there. Humps further down are not
+// looked for: each comes from a switch to a faster model, the next one down
+// lies about a third lower in load, and the lower ones are smaller (the
+// models switched between differ less in accuracy; K = 60: 0.0019 at
+// 2000 QPS). docs/user-guide.md, "What a capacity means".
+void first_crossing(ExpectationCache& cache, std::vector<LoadSearch>& searches, const PlanTarget& target) {
+  constexpr int kPerRound = 6;  // points per search per round: the walk covers about 11
+  struct Walk {
+    double top = 0;           // the grid's anchor: lo as the bracket search found it
+    int next = 1;             // the next grid point: top / (1 + kLoadStep)^next
+    bool lo_pending = false;  // the last point missed: lo is the next one that meets
+  };
+  std::vector<Walk> walks(searches.size());
+  for (std::size_t i = 0; i < searches.size(); ++i) walks[i].top = searches[i].lo;
+  const auto grid = [](const Walk& w, int n) { return w.top / std::pow(1 + kLoadStep, n); };
+  const auto open = [&](std::size_t i) {
+    const Walk& w = walks[i];
+    const double l = grid(w, w.next);
+    return w.top > 0 && l >= 1 && (w.lo_pending || l >= searches[i].lo * kWalkFloor);
+  };
+  for (;;) {
+    std::vector<PlanPoint> points;
+    std::vector<int> added(searches.size(), 0);
+    for (std::size_t i = 0; i < searches.size(); ++i)
+      if (open(i))
+        for (int n = 0; n < kPerRound; ++n, ++added[i]) {
+          const double l = grid(walks[i], walks[i].next + n);
+          if (l < 1 || (!walks[i].lo_pending && l < searches[i].lo * kWalkFloor)) break;
+          points.push_back({searches[i].workers, l});
+        }
+    if (points.empty()) break;
+    const auto es = cache.at(points);
+    std::size_t x = 0;
+    for (std::size_t i = 0; i < searches.size(); ++i) {
+      LoadSearch& s = searches[i];
+      Walk& w = walks[i];
+      for (int n = 0; n < added[i]; ++n, ++x, ++w.next) {
+        if (!meets(es[x], target)) {
+          s.hi = points[x].load_qps;
+          w.lo_pending = true;
+        } else if (w.lo_pending) {
+          s.lo = points[x].load_qps;
+          w.lo_pending = false;
+        }
+      }
+      if (w.lo_pending && !open(i)) s.lo = 0;  // no grid load down to 1 QPS meets
+    }
   }
 }
 
@@ -204,15 +273,6 @@ WorkerChoice fewest_workers(ExpectationCache& cache, double load_qps, const Plan
 std::vector<CapacityRow> capacity_table(ExpectationCache& cache, const std::vector<int>& workers,
                                         const PlanTarget& target, double qps_per_worker) {
   if (!(qps_per_worker > 0)) qps_per_worker = cache.capacity_qps(1) / 1.5;
-  // lo meets (0: none found), hi does not (at first the capacity: beyond it
-  // is never planned); `up`/`down`: gallop steps while one side is unprobed.
-  struct LoadSearch {
-    int workers = 0;
-    double lo = 0, hi = 0, guess = 0, step = kLoadStep;
-    bool started = false, hi_probed = false;
-    std::vector<double> probes;
-    bool done() const { return hi <= 1 || (lo > 0 && hi - lo <= std::max(1.0, kLoadStep * lo) && hi_probed); }
-  };
   std::vector<LoadSearch> searches;
   for (int k : workers) {
     LoadSearch s;
@@ -273,6 +333,7 @@ std::vector<CapacityRow> capacity_table(ExpectationCache& cache, const std::vect
         }
     }
   }
+  first_crossing(cache, searches, target);
   std::vector<CapacityRow> rows;
   std::vector<PlanPoint> at;
   for (const auto& s : searches) {
