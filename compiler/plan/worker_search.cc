@@ -80,6 +80,25 @@ void plan_probes(WorkerSearch& s, int max_workers) {
   }
 }
 
+// The loads a count planned for `load` must also meet: the kLoadStep grid
+// below it down to kWalkFloor x the load (the capacity table's first
+// crossing, seen from the load: a count carries the load when its capacity
+// is at or above it).
+std::vector<double> loads_below(double load) {
+  std::vector<double> out;
+  for (double l = load / (1 + kLoadStep); l >= kWalkFloor * load && l >= 1; l /= 1 + kLoadStep) out.push_back(l);
+  return out;
+}
+
+bool carries(ExpectationCache& cache, int workers, double load, const PlanTarget& target) {
+  if (!meets(cache.at(workers, load), target)) return false;
+  std::vector<PlanPoint> p;
+  for (double l : loads_below(load)) p.push_back({workers, l});
+  for (const Expectation& e : cache.at(p))
+    if (!meets(e, target)) return false;
+  return true;
+}
+
 // One capacity search: lo meets (0: none found), hi does not (at first the
 // capacity: beyond it is never planned); `step`: the gallop's while one side
 // is unprobed.
@@ -213,19 +232,28 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
         for (int k : s.probes) points.push_back({k, load});
       }
       if (points.empty()) break;
-      cache.at(points);  // solves the round in parallel
+      // Solves the round in parallel: the probes, then the loads below the
+      // load for the probes that meet it there.
+      const auto at_load = cache.at(points);
+      std::vector<PlanPoint> below;
+      for (std::size_t i = 0; i < points.size(); ++i)
+        if (meets(at_load[i], target))
+          for (double l : loads_below(points[i].load_qps)) below.push_back({points[i].workers, l});
+      cache.at(below);
       for (auto& [load, s] : searches) {
         if (s.probes.empty()) continue;
         std::sort(s.probes.begin(), s.probes.end());
+        std::vector<bool> ok;  // the probe carries the load: meets it and every grid load below it
+        for (int k : s.probes) ok.push_back(carries(cache, k, load, target));
         const auto es = cache.at([&] {
           std::vector<PlanPoint> p;
           for (int k : s.probes) p.push_back({k, load});
           return p;
         }());
-        if (s.pocket) {  // a lower count that meets: search again below it
-          const auto m = std::find_if(es.begin(), es.end(), [&](const Expectation& e) { return meets(e, target); });
-          if (m != es.end()) {
-            const std::size_t i = static_cast<std::size_t>(m - es.begin());
+        if (s.pocket) {  // a lower count that carries the load: search again below it
+          const auto m = std::find(ok.begin(), ok.end(), true);
+          if (m != ok.end()) {
+            const std::size_t i = static_cast<std::size_t>(m - ok.begin());
             s.hi = s.probes[i];
             s.lo = i > 0 ? s.probes[i - 1] : s.floor_lo;
             s.lo_probed = i > 0;
@@ -234,12 +262,12 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
           continue;
         }
         for (std::size_t i = 0; i < s.probes.size(); ++i)
-          if (meets(es[i], target) && (s.hi == 0 || s.probes[i] < s.hi)) {
+          if (ok[i] && (s.hi == 0 || s.probes[i] < s.hi)) {
             s.hi = s.probes[i];
             break;
           }
         for (std::size_t i = 0; i < s.probes.size(); ++i)
-          if (!meets(es[i], target) && s.probes[i] > s.lo && (s.hi == 0 || s.probes[i] < s.hi)) {
+          if (!ok[i] && s.probes[i] > s.lo && (s.hi == 0 || s.probes[i] < s.hi)) {
             s.lo = s.probes[i];
             s.lo_probed = true;
           }
