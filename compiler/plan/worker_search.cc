@@ -80,23 +80,11 @@ void plan_probes(WorkerSearch& s, int max_workers) {
   }
 }
 
-// The loads a count planned for `load` must also meet: the kLoadStep grid
-// below it down to kWalkFloor x the load (the capacity table's first
-// crossing, seen from the load: a count carries the load when its capacity
-// is at or above it).
+// The loads below `load` a count carrying it must also meet (worker_search.h).
 std::vector<double> loads_below(double load) {
   std::vector<double> out;
   for (double l = load / (1 + kLoadStep); l >= kWalkFloor * load && l >= 1; l /= 1 + kLoadStep) out.push_back(l);
   return out;
-}
-
-bool carries(ExpectationCache& cache, int workers, double load, const PlanTarget& target) {
-  if (!meets(cache.at(workers, load), target)) return false;
-  std::vector<PlanPoint> p;
-  for (double l : loads_below(load)) p.push_back({workers, l});
-  for (const Expectation& e : cache.at(p))
-    if (!meets(e, target)) return false;
-  return true;
 }
 
 // One capacity search: lo meets (0: none found), hi does not (at first the
@@ -110,18 +98,11 @@ struct LoadSearch {
   bool done() const { return hi <= 1 || (lo > 0 && hi - lo <= std::max(1.0, kLoadStep * lo) && hi_probed); }
 };
 
-// The bracket search finds A boundary, and the expected violation is not
-// monotone in the load: near capacity the policy moves to faster models as
-// the load rises, so the violation has humps (K = 60, image, SLO 150 ms,
-// Poisson: 0.0133 at 3000 QPS, 0.0054 at 3250). The capacity is the FIRST
-// crossing, so each search then walks down from lo on lo's grid (steps of
-// kLoadStep) to kWalkFloor x the capacity, a few points per round: at a load
-// that misses, the capacity drops to the grid point below it (hi: the one
-// that missed) and the walk goes on from there. Humps further down are not
-// looked for: each comes from a switch to a faster model, the next one down
-// lies about a third lower in load, and the lower ones are smaller (the
-// models switched between differ less in accuracy; K = 60: 0.0019 at
-// 2000 QPS). docs/user-guide.md, "What a capacity means".
+// The bracket search finds A boundary; the capacity is the first crossing
+// (worker_search.h). Each search walks down from lo on lo's grid to
+// kWalkFloor x the capacity, a few points per round: at a load that misses,
+// the capacity drops to the grid point below it (hi: the one that missed)
+// and the walk goes on from there.
 void first_crossing(ExpectationCache& cache, std::vector<LoadSearch>& searches, const PlanTarget& target) {
   constexpr int kPerRound = 6;  // points per search per round: the walk covers about 11
   struct Walk {
@@ -177,6 +158,15 @@ std::string unattainable(double load, const PlanTarget& target, int max_workers,
 }
 
 }  // namespace
+
+bool carries(ExpectationCache& cache, int workers, double load, const PlanTarget& target) {
+  if (!meets(cache.at(workers, load), target)) return false;
+  std::vector<PlanPoint> p;
+  for (double l : loads_below(load)) p.push_back({workers, l});
+  for (const Expectation& e : cache.at(p))
+    if (!meets(e, target)) return false;
+  return true;
+}
 
 std::string describe(const Expectation& e) {
   if (e.beyond_capacity) return "a load beyond the fastest model's capacity";

@@ -220,7 +220,7 @@ TEST_CASE("shard plan: G from the per-shard limit, the fewest K whose G*K meets 
   CHECK(meets_report(compile_at(p, s.workers, 900), target));
   // One worker fewer per shard: below the planned count, or it misses the target.
   const int fewer = 3 * (s.workers_per_shard - 1);
-  CHECK((fewer < planned.workers || !meets_report(compile_at(p, fewer, 900), target)));
+  CHECK((fewer < planned.workers || !carries_report(p, fewer, 900, target)));
   CHECK(s.worker_seconds == s.workers);
   CHECK(s.expected.compile_s > 0);
   // One process is enough below the limit: K is the planned count itself.
