@@ -11,7 +11,7 @@ namespace lull::compiler {
 namespace {
 
 constexpr double kLoadStep = 0.02;  // capacity tolerance: 2% of the load (at least 1 QPS)
-constexpr double kWalkFloor = 0.8;  // the first-crossing walk checks the loads from 0.8 x the capacity up
+constexpr double kWalkFloor = 0.9;  // a capacity or a planned load: the grid loads from 0.9 x it up meet too
 
 // The smallest count whose fastest-model capacity reaches `load` (counts
 // below it are never planned); max_workers + 1 when none does.

@@ -44,10 +44,10 @@ bool meets_report(const LoadReport& r, const PlanTarget& t) {
 }
 
 // The planned count's guarantee, by independent compiles: it meets the
-// target at the load and at every load below it on the 2% grid down to 0.8 x
+// target at the load and at every load below it on the 2% grid down to 0.9 x
 // the load (worker_search.h).
 bool carries_report(const ReducedProfiles& p, int workers, double load, const PlanTarget& t) {
-  for (double l = load; l >= 0.8 * load; l /= 1.02)
+  for (double l = load; l >= 0.9 * load; l /= 1.02)
     if (!meets_report(compile_at(p, workers, l), t)) return false;
   return true;
 }
@@ -67,8 +67,8 @@ class HumpSolver : public Solver {
     return out;
   }
   // 0.005 up to 70% of the capacity, a hump of 0.03 to 75%, a dip of 0.005
-  // to 85%, then 0.05.
-  static double violation(double u) { return u < 0.70 ? 0.005 : u < 0.75 ? 0.03 : u < 0.85 ? 0.005 : 0.05; }
+  // to 80% (6.7% wide: the image task's widest is 4%), then 0.05.
+  static double violation(double u) { return u < 0.70 ? 0.005 : u < 0.75 ? 0.03 : u < 0.80 ? 0.005 : 0.05; }
 
  private:
   ReducedProfiles profiles_;
@@ -83,8 +83,8 @@ TEST_CASE("capacity table: the first crossing, below a hump, even when the guess
   const PlanTarget target{0.01, 0};
   for (int k : {4, 9}) {
     const double cap = cache.capacity_qps(k);
-    // The guess: 78% of the capacity, inside the dip, where the load meets the target.
-    const auto rows = capacity_table(cache, {k}, target, 0.78 * cap / k);
+    // The guess: 77% of the capacity, inside the dip, where the load meets the target.
+    const auto rows = capacity_table(cache, {k}, target, 0.77 * cap / k);
     REQUIRE(rows.size() == 1);
     const CapacityRow& r = rows.front();
     INFO("workers " << k << ", capacity " << cap << ", max load " << r.max_load_qps << ", short " << r.short_load_qps);
@@ -102,13 +102,13 @@ TEST_CASE("fewest workers: not a count whose load sits in a dip above a hump") {
   HumpSolver solver(p);
   ExpectationCache cache(p, small_spec(), solver);
   const PlanTarget target{0.01, 0};
-  // 2000 QPS: 10 workers meet it (80% of their capacity: the dip), but 1900
-  // QPS, in the hump, misses; 11 miss it (73%); 12 carry it (67%).
-  REQUIRE(HumpSolver::violation(2000 / cache.capacity_qps(10)) <= target.max_violation);
-  const WorkerChoice c = fewest_workers(cache, 2000, target, 200);
-  INFO("workers " << c.workers << ", load per capacity " << 2000 / cache.capacity_qps(c.workers));
+  // 1950 QPS: 10 workers meet it (78% of their capacity: the dip), but 1800
+  // QPS, in the hump, misses; 11 miss it (71%); 12 carry it (65%).
+  REQUIRE(HumpSolver::violation(1950 / cache.capacity_qps(10)) <= target.max_violation);
+  const WorkerChoice c = fewest_workers(cache, 1950, target, 200);
+  INFO("workers " << c.workers << ", load per capacity " << 1950 / cache.capacity_qps(c.workers));
   CHECK(c.workers == 12);
-  CHECK(2000 / cache.capacity_qps(c.workers) < 0.70);
+  CHECK(1950 / cache.capacity_qps(c.workers) < 0.70);
 }
 
 TEST_CASE("capacity table: bursts never raise a count's capacity (K = 60, image task, SLO 150 ms)", "[artifact]") {
