@@ -223,25 +223,38 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
       }
       if (points.empty()) break;
       // Solves the round in parallel: the probes, then the loads below the
-      // load for the probes that meet it there.
+      // load for each search's fewest probed count that meets it (the only
+      // one that can become hi this round).
       const auto at_load = cache.at(points);
       std::vector<PlanPoint> below;
+      std::map<double, int> verify;  // per load: the count whose loads below are solved
       for (std::size_t i = 0; i < points.size(); ++i)
-        if (meets(at_load[i], target))
-          for (double l : loads_below(points[i].load_qps)) below.push_back({points[i].workers, l});
+        if (meets(at_load[i], target)) {
+          auto [it, fresh] = verify.emplace(points[i].load_qps, points[i].workers);
+          if (!fresh && it->second < points[i].workers) continue;
+          it->second = points[i].workers;
+        }
+      for (const auto& [load, k] : verify)
+        for (double l : loads_below(load)) below.push_back({k, l});
       cache.at(below);
       for (auto& [load, s] : searches) {
         if (s.probes.empty()) continue;
         std::sort(s.probes.begin(), s.probes.end());
-        std::vector<bool> ok;  // the probe carries the load: meets it and every grid load below it
-        for (int k : s.probes) ok.push_back(carries(cache, k, load, target));
         const auto es = cache.at([&] {
           std::vector<PlanPoint> p;
           for (int k : s.probes) p.push_back({k, load});
           return p;
         }());
+        // 1: the probe carries the load; 0: it does not; -1: it meets the
+        // load, its loads below are not solved yet (a later round's).
+        std::vector<int> ok;
+        const auto v = verify.find(load);
+        for (std::size_t i = 0; i < s.probes.size(); ++i)
+          ok.push_back(!meets(es[i], target)                           ? 0
+                       : v != verify.end() && v->second == s.probes[i] ? carries(cache, s.probes[i], load, target)
+                                                                       : -1);
         if (s.pocket) {  // a lower count that carries the load: search again below it
-          const auto m = std::find(ok.begin(), ok.end(), true);
+          const auto m = std::find(ok.begin(), ok.end(), 1);
           if (m != ok.end()) {
             const std::size_t i = static_cast<std::size_t>(m - ok.begin());
             s.hi = s.probes[i];
@@ -252,12 +265,12 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
           continue;
         }
         for (std::size_t i = 0; i < s.probes.size(); ++i)
-          if (ok[i] && (s.hi == 0 || s.probes[i] < s.hi)) {
+          if (ok[i] == 1 && (s.hi == 0 || s.probes[i] < s.hi)) {
             s.hi = s.probes[i];
             break;
           }
         for (std::size_t i = 0; i < s.probes.size(); ++i)
-          if (!ok[i] && s.probes[i] > s.lo && (s.hi == 0 || s.probes[i] < s.hi)) {
+          if (ok[i] == 0 && s.probes[i] > s.lo && (s.hi == 0 || s.probes[i] < s.hi)) {
             s.lo = s.probes[i];
             s.lo_probed = true;
           }
@@ -267,7 +280,8 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
           const auto prev = last_top.find(load);
           const bool flat = prev != last_top.end() && std::abs(e.accuracy - prev->second.accuracy) < 1e-9 &&
                             std::abs(e.violation_rate - prev->second.violation_rate) < 1e-12;
-          if (top >= max_workers || flat) throw PlanError(unattainable(load, target, max_workers, top, e, flat));
+          if (ok.back() == 0 && (top >= max_workers || flat))
+            throw PlanError(unattainable(load, target, max_workers, top, e, flat));
           last_top[load] = e;
         } else if (!s.lo_probed && s.hi - s.lo <= 3) {
           s.lo_probed = true;  // close enough to bisect
