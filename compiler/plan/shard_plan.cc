@@ -10,7 +10,7 @@
 namespace lull::compiler {
 namespace {
 
-// The fewest K >= ceil(planned / G) with G*K meeting the target at the load.
+// The fewest K >= ceil(planned / G) with G*K carrying the load (carries()).
 // Probes a few counts per round (the cache solves a round in parallel).
 int fewest_per_shard(ExpectationCache& cache, int shards, const WorkerChoice& planned, const PlanTarget& target,
                      int max_workers) {
@@ -22,7 +22,8 @@ int fewest_per_shard(ExpectationCache& cache, int shards, const WorkerChoice& pl
     for (int j = k; j < k + kRound && j <= last; ++j) probe.push_back({shards * j, planned.load_qps});
     const auto e = cache.at(probe);
     for (std::size_t i = 0; i < probe.size(); ++i)
-      if (meets(e[i], target)) return probe[i].workers / shards;
+      if (meets(e[i], target) && carries(cache, probe[i].workers, planned.load_qps, target))
+        return probe[i].workers / shards;
   }
   const Expectation at_last = cache.at(shards * last, planned.load_qps);
   throw PlanError("no fleet of " + std::to_string(shards) + " shards with up to " + std::to_string(shards * last) +

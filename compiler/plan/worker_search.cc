@@ -11,6 +11,7 @@ namespace lull::compiler {
 namespace {
 
 constexpr double kLoadStep = 0.02;  // capacity tolerance: 2% of the load (at least 1 QPS)
+constexpr double kWalkFloor = 0.9;  // a capacity or a planned load: the grid loads from 0.9 x it up meet too
 
 // The smallest count whose fastest-model capacity reaches `load` (counts
 // below it are never planned); max_workers + 1 when none does.
@@ -79,6 +80,74 @@ void plan_probes(WorkerSearch& s, int max_workers) {
   }
 }
 
+// The loads below `load` a count carrying it must also meet (worker_search.h).
+std::vector<double> loads_below(double load) {
+  std::vector<double> out;
+  for (double l = load / (1 + kLoadStep); l >= kWalkFloor * load && l >= 1; l /= 1 + kLoadStep) out.push_back(l);
+  return out;
+}
+
+// One capacity search: lo meets (0: none found), hi does not (at first the
+// capacity: beyond it is never planned); `step`: the gallop's while one side
+// is unprobed.
+struct LoadSearch {
+  int workers = 0;
+  double lo = 0, hi = 0, guess = 0, step = kLoadStep;
+  bool started = false, hi_probed = false;
+  std::vector<double> probes;
+  bool done() const { return hi <= 1 || (lo > 0 && hi - lo <= std::max(1.0, kLoadStep * lo) && hi_probed); }
+};
+
+// The bracket search finds A boundary; the capacity is the first crossing
+// (worker_search.h). Each search walks down from lo on lo's grid to
+// kWalkFloor x the capacity, a few points per round: at a load that misses,
+// the capacity drops to the grid point below it (hi: the one that missed)
+// and the walk goes on from there.
+void first_crossing(ExpectationCache& cache, std::vector<LoadSearch>& searches, const PlanTarget& target) {
+  constexpr int kPerRound = 6;  // points per search per round: the walk covers about 11
+  struct Walk {
+    double top = 0;           // the grid's anchor: lo as the bracket search found it
+    int next = 1;             // the next grid point: top / (1 + kLoadStep)^next
+    bool lo_pending = false;  // the last point missed: lo is the next one that meets
+  };
+  std::vector<Walk> walks(searches.size());
+  for (std::size_t i = 0; i < searches.size(); ++i) walks[i].top = searches[i].lo;
+  const auto grid = [](const Walk& w, int n) { return w.top / std::pow(1 + kLoadStep, n); };
+  const auto open = [&](std::size_t i) {
+    const Walk& w = walks[i];
+    const double l = grid(w, w.next);
+    return w.top > 0 && l >= 1 && (w.lo_pending || l >= searches[i].lo * kWalkFloor);
+  };
+  for (;;) {
+    std::vector<PlanPoint> points;
+    std::vector<int> added(searches.size(), 0);
+    for (std::size_t i = 0; i < searches.size(); ++i)
+      if (open(i))
+        for (int n = 0; n < kPerRound; ++n, ++added[i]) {
+          const double l = grid(walks[i], walks[i].next + n);
+          if (l < 1 || (!walks[i].lo_pending && l < searches[i].lo * kWalkFloor)) break;
+          points.push_back({searches[i].workers, l});
+        }
+    if (points.empty()) break;
+    const auto es = cache.at(points);
+    std::size_t x = 0;
+    for (std::size_t i = 0; i < searches.size(); ++i) {
+      LoadSearch& s = searches[i];
+      Walk& w = walks[i];
+      for (int n = 0; n < added[i]; ++n, ++x, ++w.next) {
+        if (!meets(es[x], target)) {
+          s.hi = points[x].load_qps;
+          w.lo_pending = true;
+        } else if (w.lo_pending) {
+          s.lo = points[x].load_qps;
+          w.lo_pending = false;
+        }
+      }
+      if (w.lo_pending && !open(i)) s.lo = 0;  // no grid load down to 1 QPS meets
+    }
+  }
+}
+
 std::string unattainable(double load, const PlanTarget& target, int max_workers, int tried, const Expectation& e,
                          bool flat) {
   return "no worker count up to " + std::to_string(max_workers) + " meets the target at " + number_text(load) +
@@ -89,6 +158,15 @@ std::string unattainable(double load, const PlanTarget& target, int max_workers,
 }
 
 }  // namespace
+
+bool carries(ExpectationCache& cache, int workers, double load, const PlanTarget& target) {
+  if (!meets(cache.at(workers, load), target)) return false;
+  std::vector<PlanPoint> p;
+  for (double l : loads_below(load)) p.push_back({workers, l});
+  for (const Expectation& e : cache.at(p))
+    if (!meets(e, target)) return false;
+  return true;
+}
 
 std::string describe(const Expectation& e) {
   if (e.beyond_capacity) return "a load beyond the fastest model's capacity";
@@ -144,7 +222,21 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
         for (int k : s.probes) points.push_back({k, load});
       }
       if (points.empty()) break;
-      cache.at(points);  // solves the round in parallel
+      // Solves the round in parallel: the probes, then the loads below the
+      // load for each search's fewest probed count that meets it (the only
+      // one that can become hi this round).
+      const auto at_load = cache.at(points);
+      std::vector<PlanPoint> below;
+      std::map<double, int> verify;  // per load: the count whose loads below are solved
+      for (std::size_t i = 0; i < points.size(); ++i)
+        if (meets(at_load[i], target)) {
+          auto [it, fresh] = verify.emplace(points[i].load_qps, points[i].workers);
+          if (!fresh && it->second < points[i].workers) continue;
+          it->second = points[i].workers;
+        }
+      for (const auto& [load, k] : verify)
+        for (double l : loads_below(load)) below.push_back({k, l});
+      cache.at(below);
       for (auto& [load, s] : searches) {
         if (s.probes.empty()) continue;
         std::sort(s.probes.begin(), s.probes.end());
@@ -153,10 +245,18 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
           for (int k : s.probes) p.push_back({k, load});
           return p;
         }());
-        if (s.pocket) {  // a lower count that meets: search again below it
-          const auto m = std::find_if(es.begin(), es.end(), [&](const Expectation& e) { return meets(e, target); });
-          if (m != es.end()) {
-            const std::size_t i = static_cast<std::size_t>(m - es.begin());
+        // 1: the probe carries the load; 0: it does not; -1: it meets the
+        // load, its loads below are not solved yet (a later round's).
+        std::vector<int> ok;
+        const auto v = verify.find(load);
+        for (std::size_t i = 0; i < s.probes.size(); ++i)
+          ok.push_back(!meets(es[i], target)                           ? 0
+                       : v != verify.end() && v->second == s.probes[i] ? carries(cache, s.probes[i], load, target)
+                                                                       : -1);
+        if (s.pocket) {  // a lower count that carries the load: search again below it
+          const auto m = std::find(ok.begin(), ok.end(), 1);
+          if (m != ok.end()) {
+            const std::size_t i = static_cast<std::size_t>(m - ok.begin());
             s.hi = s.probes[i];
             s.lo = i > 0 ? s.probes[i - 1] : s.floor_lo;
             s.lo_probed = i > 0;
@@ -165,12 +265,12 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
           continue;
         }
         for (std::size_t i = 0; i < s.probes.size(); ++i)
-          if (meets(es[i], target) && (s.hi == 0 || s.probes[i] < s.hi)) {
+          if (ok[i] == 1 && (s.hi == 0 || s.probes[i] < s.hi)) {
             s.hi = s.probes[i];
             break;
           }
         for (std::size_t i = 0; i < s.probes.size(); ++i)
-          if (!meets(es[i], target) && s.probes[i] > s.lo && (s.hi == 0 || s.probes[i] < s.hi)) {
+          if (ok[i] == 0 && s.probes[i] > s.lo && (s.hi == 0 || s.probes[i] < s.hi)) {
             s.lo = s.probes[i];
             s.lo_probed = true;
           }
@@ -180,7 +280,8 @@ std::vector<WorkerChoice> fewest_workers_for_loads(ExpectationCache& cache, cons
           const auto prev = last_top.find(load);
           const bool flat = prev != last_top.end() && std::abs(e.accuracy - prev->second.accuracy) < 1e-9 &&
                             std::abs(e.violation_rate - prev->second.violation_rate) < 1e-12;
-          if (top >= max_workers || flat) throw PlanError(unattainable(load, target, max_workers, top, e, flat));
+          if (ok.back() == 0 && (top >= max_workers || flat))
+            throw PlanError(unattainable(load, target, max_workers, top, e, flat));
           last_top[load] = e;
         } else if (!s.lo_probed && s.hi - s.lo <= 3) {
           s.lo_probed = true;  // close enough to bisect
@@ -204,15 +305,6 @@ WorkerChoice fewest_workers(ExpectationCache& cache, double load_qps, const Plan
 std::vector<CapacityRow> capacity_table(ExpectationCache& cache, const std::vector<int>& workers,
                                         const PlanTarget& target, double qps_per_worker) {
   if (!(qps_per_worker > 0)) qps_per_worker = cache.capacity_qps(1) / 1.5;
-  // lo meets (0: none found), hi does not (at first the capacity: beyond it
-  // is never planned); `up`/`down`: gallop steps while one side is unprobed.
-  struct LoadSearch {
-    int workers = 0;
-    double lo = 0, hi = 0, guess = 0, step = kLoadStep;
-    bool started = false, hi_probed = false;
-    std::vector<double> probes;
-    bool done() const { return hi <= 1 || (lo > 0 && hi - lo <= std::max(1.0, kLoadStep * lo) && hi_probed); }
-  };
   std::vector<LoadSearch> searches;
   for (int k : workers) {
     LoadSearch s;
@@ -273,6 +365,7 @@ std::vector<CapacityRow> capacity_table(ExpectationCache& cache, const std::vect
         }
     }
   }
+  first_crossing(cache, searches, target);
   std::vector<CapacityRow> rows;
   std::vector<PlanPoint> at;
   for (const auto& s : searches) {

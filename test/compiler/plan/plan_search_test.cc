@@ -16,6 +16,7 @@
 #include "schema/profile_file.h"
 #include "test/support/cli_runner.h"
 #include "compiler/solver/solver_registry.h"
+#include "test/support/shared_data.h"
 #include "test/support/synthetic_profiles.h"
 
 using namespace lull;
@@ -42,7 +43,99 @@ bool meets_report(const LoadReport& r, const PlanTarget& t) {
   return !r.beyond_capacity && r.expected_violation_rate <= t.max_violation && r.expected_accuracy >= t.min_accuracy;
 }
 
+// The planned count's guarantee, by independent compiles: it meets the
+// target at the load and at every load below it on the 2% grid down to 0.9 x
+// the load (worker_search.h).
+bool carries_report(const ReducedProfiles& p, int workers, double load, const PlanTarget& t) {
+  for (double l = load; l >= 0.9 * load; l /= 1.02)
+    if (!meets_report(compile_at(p, workers, l), t)) return false;
+  return true;
+}
+
+// Expectations from a formula of (workers, load / fastest-model capacity),
+// not from the MDP: a violation hump below a dip, as the real policies have
+// near capacity (worker_search.cc, first_crossing).
+class HumpSolver : public Solver {
+ public:
+  explicit HumpSolver(const ReducedProfiles& p) : profiles_(p) {}
+  std::string name() const override { return "hump"; }
+  SolverOutput solve(const MdpProblem& problem, const SolveOptions&) override {
+    const double u = problem.options.load_qps / capacity_qps(profiles_, problem.options.workers, problem.N());
+    SolverOutput out;
+    out.expected_accuracy = 0.8;
+    out.expected_violation_rate = violation(u);
+    return out;
+  }
+  // 0.005 up to 70% of the capacity, a hump of 0.03 to 75%, a dip of 0.005
+  // to 80% (6.7% wide: the image task's widest is 4%), then 0.05.
+  static double violation(double u) { return u < 0.70 ? 0.005 : u < 0.75 ? 0.03 : u < 0.80 ? 0.005 : 0.05; }
+
+ private:
+  ReducedProfiles profiles_;
+};
+
 }  // namespace
+
+TEST_CASE("capacity table: the first crossing, below a hump, even when the guess lands in a dip above it") {
+  const ReducedProfiles p = test::linear_models(3, 8);
+  HumpSolver solver(p);
+  ExpectationCache cache(p, small_spec(), solver);
+  const PlanTarget target{0.01, 0};
+  for (int k : {4, 9}) {
+    const double cap = cache.capacity_qps(k);
+    // The guess: 77% of the capacity, inside the dip, where the load meets the target.
+    const auto rows = capacity_table(cache, {k}, target, 0.77 * cap / k);
+    REQUIRE(rows.size() == 1);
+    const CapacityRow& r = rows.front();
+    INFO("workers " << k << ", capacity " << cap << ", max load " << r.max_load_qps << ", short " << r.short_load_qps);
+    CHECK(r.max_load_qps < 0.70 * cap);
+    CHECK(r.max_load_qps >= 0.70 * cap / 1.02);  // the search's resolution: 2%
+    CHECK(r.short_load_qps > r.max_load_qps);
+    CHECK(r.short_load_qps <= r.max_load_qps * 1.02 + 1e-9);
+    CHECK(HumpSolver::violation(r.short_load_qps / cap) > target.max_violation);
+    CHECK(r.expected.violation_rate == HumpSolver::violation(r.max_load_qps / cap));
+  }
+}
+
+TEST_CASE("fewest workers: not a count whose load sits in a dip above a hump") {
+  const ReducedProfiles p = test::linear_models(3, 8);
+  HumpSolver solver(p);
+  ExpectationCache cache(p, small_spec(), solver);
+  const PlanTarget target{0.01, 0};
+  // 1950 QPS: 10 workers meet it (78% of their capacity: the dip), but 1800
+  // QPS, in the hump, misses; 11 miss it (71%); 12 carry it (65%).
+  REQUIRE(HumpSolver::violation(1950 / cache.capacity_qps(10)) <= target.max_violation);
+  const WorkerChoice c = fewest_workers(cache, 1950, target, 200);
+  INFO("workers " << c.workers << ", load per capacity " << 1950 / cache.capacity_qps(c.workers));
+  CHECK(c.workers == 12);
+  CHECK(1950 / cache.capacity_qps(c.workers) < 0.70);
+}
+
+TEST_CASE("capacity table: bursts never raise a count's capacity (K = 60, image task, SLO 150 ms)", "[artifact]") {
+  LULL_REQUIRE_ARTIFACT();
+  // Under Poisson the expected violation at 60 workers is 0.0133 at 3000 QPS
+  // and 0.0054 at 3250; under gamma:2, 0.0243 and 0.0123. The first crossing
+  // lies below 3000 for both, gamma:2's no higher than Poisson's.
+  auto solver = make_solver("cpu", nullptr);
+  CompileSpec spec;
+  spec.mdp = test::mdp_options(150000, 60, 1, 32, 100);
+  spec.device = "cpu";
+  const PlanTarget target{0.01, 0};
+  std::vector<double> capacity;
+  for (const ArrivalProcess& a : {ArrivalProcess::poisson(), ArrivalProcess::gamma(2), ArrivalProcess::gamma(4)}) {
+    spec.mdp.arrivals = a;
+    ExpectationCache cache(test::golden_profiles(), spec, *solver);
+    const CapacityRow r = capacity_table(cache, {60}, target).front();
+    INFO("cv2 index " << capacity.size() << ": capacity " << r.max_load_qps << ", short " << r.short_load_qps);
+    CHECK(r.max_load_qps > 2000);
+    CHECK(r.max_load_qps < 3000);
+    CHECK(meets(r.expected, target));
+    CHECK_FALSE(meets(cache.at(60, r.short_load_qps), target));
+    capacity.push_back(r.max_load_qps);
+  }
+  CHECK(capacity[1] <= capacity[0]);
+  CHECK(capacity[2] <= capacity[1]);
+}
 
 TEST_CASE("trace windows take the peak rate up to lead_s past their end") {
   const std::vector<RateSegment> trace = {{0, 10, 100}, {10, 20, 300}, {20, 30, 200}, {30, 40, 50}};
@@ -85,7 +178,7 @@ TEST_CASE("memory subsets: the maximal ones that fit, and clear errors") {
   CHECK(restrict_models(p, {1, 3}).models[1].name == "m3");
 }
 
-TEST_CASE("fewest workers: the count meets the target and one fewer does not (independent compiles)") {
+TEST_CASE("fewest workers: the count carries the load and one fewer does not (independent compiles)") {
   const ReducedProfiles p = test::linear_models(3, 8);
   auto solver = make_solver("cpu", nullptr);
   ExpectationCache cache(p, small_spec(), *solver);
@@ -97,9 +190,9 @@ TEST_CASE("fewest workers: the count meets the target and one fewer does not (in
   for (const auto& c : choices) {
     INFO("load " << c.load_qps << ", workers " << c.workers);
     const LoadReport at = compile_at(p, c.workers, c.load_qps);
-    CHECK(meets_report(at, target));
+    CHECK(carries_report(p, c.workers, c.load_qps, target));
     CHECK(at.expected_violation_rate == c.expected.violation_rate);
-    if (c.workers > 1) CHECK_FALSE(meets_report(compile_at(p, c.workers - 1, c.load_qps), target));
+    if (c.workers > 1) CHECK_FALSE(carries_report(p, c.workers - 1, c.load_qps, target));
   }
   CHECK(choices[0].workers < choices[2].workers);
   CHECK(cache.solves() > 0);
@@ -127,7 +220,7 @@ TEST_CASE("shard plan: G from the per-shard limit, the fewest K whose G*K meets 
   CHECK(meets_report(compile_at(p, s.workers, 900), target));
   // One worker fewer per shard: below the planned count, or it misses the target.
   const int fewer = 3 * (s.workers_per_shard - 1);
-  CHECK((fewer < planned.workers || !meets_report(compile_at(p, fewer, 900), target)));
+  CHECK((fewer < planned.workers || !carries_report(p, fewer, 900, target)));
   CHECK(s.worker_seconds == s.workers);
   CHECK(s.expected.compile_s > 0);
   // One process is enough below the limit: K is the planned count itself.
@@ -175,8 +268,8 @@ TEST_CASE("fewest workers with a minimum accuracy: both targets met, one fewer m
   const auto b = fewest_workers(cache, 400, strict, 200);
   CHECK(b.expected.accuracy >= 0.8);
   CHECK(b.workers >= a.workers);
-  CHECK(meets_report(compile_at(p, b.workers, 400), strict));
-  CHECK_FALSE(meets_report(compile_at(p, b.workers - 1, 400), strict));
+  CHECK(carries_report(p, b.workers, 400, strict));
+  CHECK_FALSE(carries_report(p, b.workers - 1, 400, strict));
 }
 
 TEST_CASE("default capacity counts span the plan on a round step") {
