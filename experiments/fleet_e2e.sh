@@ -29,10 +29,7 @@ mkdir -p "$OUT"
 # how long a thread waking from a sleep waits for a core beside busy neighbours.
 RT=()
 if [ "${FE2E_RT:-1}" = 1 ] && chrt -f 1 true 2>/dev/null; then RT=(chrt -f 1); fi
-PROFILE="$ROOT/test/data/replay_profile.json"
-cp "$PROFILE" "$WORK/fast.json"
-"$PY" "$ROOT/profiles/scale_latency.py" "$PROFILE" 1.5 "$WORK/slow.json"
-accuracy_json "$PROFILE" "$WORK/accuracy.json"
+two_speed_kinds  # fast.json, slow.json, accuracy.json
 # The compiled SLOs keep 10 ms for the client <-> lull hop (as e2e.sh).
 cat > "$WORK/fleet.json" <<'JSON'
 {"kinds": [{"name": "fast", "profiles": "fast.json", "price_per_s": 1.6},

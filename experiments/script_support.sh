@@ -1,5 +1,5 @@
 # Shell helpers shared by the experiment scripts that start processes
-# (e2e.sh, autoscale_e2e.sh, variants_e2e.sh, varscale_e2e.sh, soak.sh, serve_overhead.sh,
+# (e2e.sh, autoscale_e2e.sh, variants_e2e.sh, varscale_e2e.sh, soak.sh, serve_overhead.sh, the fleet scripts,
 # prometheus_check.sh): source it after setting PIDS (the processes to kill)
 # and WORK (the scratch folder to remove), then `trap cleanup EXIT`.
 
@@ -47,6 +47,15 @@ json.dump(p, open(sys.argv[2], "w"))' "$ROOT/test/data/replay_profile.json" "$1"
 accuracy_json() {
   "$PY" -c 'import json, sys; json.dump({m["name"]: m["accuracy"] for m in json.load(open(sys.argv[1]))["models"]}, open(sys.argv[2], "w"))' \
       "$1" "$2"
+}
+
+# two_speed_kinds: the fleet scripts' two kinds of replay server, in WORK:
+# fast.json (test/data/replay_profile.json as profiled), slow.json (1.5x its
+# latencies; synthetic) and accuracy.json (for lull loadgen --accuracy).
+two_speed_kinds() {
+  cp "$ROOT/test/data/replay_profile.json" "$WORK/fast.json"
+  "$PY" "$ROOT/profiles/scale_latency.py" "$WORK/fast.json" 1.5 "$WORK/slow.json"
+  accuracy_json "$WORK/fast.json" "$WORK/accuracy.json"
 }
 
 # run_phases TARGET "MULT:SECONDS ..." BASE_QPS SLO_MS NAME [CMD_PREFIX...]:

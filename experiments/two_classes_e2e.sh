@@ -34,10 +34,7 @@ mkdir -p "$OUT"
 # Real-time priority where allowed, as e2e.sh and fleet_e2e.sh, for their reason.
 RT=()
 if [ "${FLEET2_RT:-1}" = 1 ] && chrt -f 1 true 2>/dev/null; then RT=(chrt -f 1); fi
-PROFILE="$ROOT/test/data/replay_profile.json"
-cp "$PROFILE" "$WORK/fast.json"
-"$PY" "$ROOT/profiles/scale_latency.py" "$PROFILE" 1.5 "$WORK/slow.json"
-accuracy_json "$PROFILE" "$WORK/accuracy.json"
+two_speed_kinds  # fast.json, slow.json, accuracy.json
 # The compiled SLOs keep 10 ms for the client <-> lull hop (as e2e.sh).
 COMPILE=(--percentile 100 --max-queue 8 --intervals 50)
 KINDS='[{"name": "fast", "profiles": "fast.json", "price_per_s": 1.6},

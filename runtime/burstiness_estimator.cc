@@ -81,7 +81,7 @@ void BurstinessEstimator::record(std::int64_t t_us) {
   last_us_ = std::max(last_us_, t_us);
   if (bin_us_ == 0) {
     // The first bins' width from the first 2 bin_mean_ gaps.
-    if (gap_count_ >= 2 * bin_mean_ && gap_sum_ > 0)
+    if (static_cast<std::int64_t>(gap_count_) >= 2 * bin_mean_ && gap_sum_ > 0)
       reset_bins(t_us, bin_mean_ * gap_sum_ / static_cast<std::int64_t>(gap_count_));
     else
       return;
