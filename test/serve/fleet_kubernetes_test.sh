@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A mixed fleet autoscaled on Kubernetes (issue 19; the ctest
-# serve.fleet_kubernetes, ~30 s, loopback only): `lull serve --policies
+# serve.fleet_kubernetes, ~20 s, loopback only): `lull serve --policies
 # FLEET.pb --fleet-servers S.json --autoscale --worker-pool kubernetes
 # --k8s-deployment 'models-{class}-{kind}' --k8s-service 'models-{class}-{kind}'`
 # against the fake API server over TLS (test/manager/fake_kube_api.py) holding
