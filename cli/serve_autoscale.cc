@@ -47,9 +47,9 @@ void add_serve_autoscale_options(po::options_description& desc, ServeAutoscaleFl
       ("k8s-namespace", po::value(&f.k8s_namespace)->default_value(f.k8s_namespace), "namespace")
       ("k8s-deployment", po::value(&f.k8s_deployment),
        "the model servers' Deployment (scaled through /scale); with --shard I/G a name with {shard}, replaced by I "
-       "(each shard scales its own)")
+       "(each shard scales its own); with a fleet, {class} and {kind}, replaced by each group's (each group scales its own)")
       ("k8s-service", po::value(&f.k8s_service),
-       "the Service whose EndpointSlices list the workers; with --shard, with {shard} too")
+       "the Service whose EndpointSlices list the workers; with --shard ({shard}) or a fleet ({class}, {kind}) as the Deployment")
       ("k8s-port-name", po::value(&f.k8s_port_name)->default_value(f.k8s_port_name), "the Service port of the inference API")
       ("k8s-management-port-name", po::value(&f.k8s_management_port_name)->default_value(f.k8s_management_port_name),
        "its management port (absent from the Service: the inference port)")

@@ -16,6 +16,7 @@
 #include "cli/output_lock.h"
 #include "cli/parse_options.h"
 #include "cli/serve_autoscale.h"
+#include "cli/fleet_kubernetes.h"
 #include "cli/serve_fleet.h"
 #include "cli/serve_shard.h"
 #include "cli/serve_backend.h"
@@ -153,9 +154,6 @@ int run_serve(int argc, char** argv) {
     };
     refuse(!workers_text.empty() || !management_text.empty(),
            "--servers/--management-urls (a fleet takes --fleet-servers)");
-    if (autoscale && autoscale_flags.pool != "local")
-      throw UsageError("--worker-pool " + autoscale_flags.pool +
-                       ": a fleet autoscales with --worker-pool local only (one pool per class and kind)");
     if (autoscale && autoscale_flags.initial_workers != 0)
       throw UsageError("--initial-workers: not with a fleet (each group starts at its count in the fleet file)");
     if (autoscale && vm.count("max-violation") && !vm["max-violation"].defaulted())
@@ -252,6 +250,7 @@ int run_serve(int argc, char** argv) {
       };
   }
   if (autoscale) shard.configure_pool(spec.autoscale);
+  if (autoscale && !fleet && spec.autoscale.pool == "kubernetes") refuse_group_marks(spec.autoscale.kubernetes);
   if (fleet && autoscale) fleet_autoscale(spec.fleet, spec.autoscale);  // each group's pool, from the flags'
   if (protocol.v2()) {                                                  // the protocol outlives the server
     spec.health_probe = "GET /v2/models/{model}/ready";

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "cli/fleet_kubernetes.h"
 #include "cli/output_file.h"
 #include "compiler/online/drift_recompile.h"
 #include "runtime/fleet_tables.h"
@@ -173,13 +174,17 @@ void fleet_autoscale(server::FleetSpec& fleet, const server::AutoscaleSpec& base
   int groups = 0;
   for (const auto& c : classes) groups += static_cast<int>(c.kinds.size());
   int index = 0;
+  std::vector<FleetKubernetesGroup> kube;  // --worker-pool kubernetes: each group's Deployment
   for (std::size_t c = 0; c < classes.size(); ++c)
     for (std::size_t k = 0; k < classes[c].kinds.size(); ++k, ++index) {
       server::AutoscaleSpec& a = fleet.groups[c][k].autoscale;
+      const std::string at =
+          "--fleet-servers: class '" + classes[c].name + "', kind '" + classes[c].kinds[k].kind + "'";
       const std::string command = a.local.command.empty() ? base.local.command : a.local.command;
-      if (command.empty())
-        throw UsageError("--fleet-servers: class '" + classes[c].name + "', kind '" + classes[c].kinds[k].kind +
-                         "': no \"command\" for its pool, and no --worker-command");
+      if (base.pool == "kubernetes" && !a.local.command.empty())
+        throw UsageError(at + ": command: only with --worker-pool local (a Deployment runs the kind's servers)");
+      if (base.pool == "local" && command.empty())
+        throw UsageError(at + ": no \"command\" for its pool, and no --worker-command");
       a = base;
       a.local.command = command;
       a.local.port_modulus = groups;  // several pools on one host, as shards: ports and IDs of their own
@@ -187,7 +192,9 @@ void fleet_autoscale(server::FleetSpec& fleet, const server::AutoscaleSpec& base
       a.local.id_prefix = "local-g" + std::to_string(index) + "-";
       a.scaler.target = manager::group_target(base.scaler.target, classes[c]);
       a.scaler.initial_workers = classes[c].kinds[k].workers;
+      if (base.pool == "kubernetes") kube.push_back({classes[c].name, classes[c].kinds[k].kind, &a.kubernetes});
     }
+  name_fleet_deployments(kube);
 }
 
 std::string describe_fleet(const server::FleetSpec& fleet) {

@@ -31,7 +31,9 @@ server::FleetSpec fleet_spec(const std::string& policies, const std::string& ser
 // command (else --worker-command; neither: UsageError naming the group),
 // ports and worker IDs of its own (local-gI-N: several pools on one host, as
 // shards), its class's violation target (manager::group_target), and its
-// kind's count in the file as its initial workers.
+// kind's count in the file as its initial workers. --worker-pool kubernetes:
+// each group's own Deployment and Service instead (cli/fleet_kubernetes.h),
+// and a group's command is refused.
 void fleet_autoscale(server::FleetSpec& fleet, const server::AutoscaleSpec& base);
 
 // One line for the start-up log: each class, its SLO and its kinds' servers.

@@ -64,15 +64,6 @@ bool is_ip_literal(const std::string& s) {
   return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
 }
 
-// A DNS-1123 subdomain, as every pod name is: it goes into a request path.
-bool is_object_name(const std::string& s) {
-  if (s.empty() || s.size() > 253) return false;
-  for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
-  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  return alnum(s.front()) && alnum(s.back());
-}
-
 std::string at(const std::string& field, int i) { return field + "[" + std::to_string(i) + "]"; }
 
 KubernetesEndpoint read_endpoint(const JsonValue& e, const std::string& field) {
@@ -109,6 +100,19 @@ KubernetesEndpoint read_endpoint(const JsonValue& e, const std::string& field) {
 }
 
 }  // namespace
+
+bool is_object_name(const std::string& s) {
+  if (s.empty() || s.size() > 253) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return alnum(s.front()) && alnum(s.back());
+}
+
+bool is_service_name(const std::string& s) {
+  return s.size() <= 63 && is_object_name(s) && s.find('.') == std::string::npos && s.front() >= 'a' &&
+         s.front() <= 'z';
+}
 
 int parse_scale_replicas(const std::string& body) {
   const JsonValue v = parse_object(body);

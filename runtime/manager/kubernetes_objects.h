@@ -42,6 +42,11 @@ struct KubernetesObjectError : std::runtime_error {
 // The largest replica count the API accepts (Scale.spec.replicas is an int32).
 constexpr std::int64_t kMaxKubernetesReplicas = 2147483647;
 
+// A DNS-1123 subdomain, as Deployment and pod names are (they go into request paths).
+bool is_object_name(const std::string& s);
+// A DNS-1035 label, as Service names are: at most 63 of a-z, 0-9 and '-', a letter first.
+bool is_service_name(const std::string& s);
+
 // Scale.spec.replicas of a GET .../scale answer.
 int parse_scale_replicas(const std::string& body);
 // The endpoints and ports of an EndpointSliceList answer.

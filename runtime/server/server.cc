@@ -249,6 +249,8 @@ void Server::interrupt_pool() {
   // A Kubernetes API call in progress, or its backoff wait, ends at once:
   // SIGTERM must not wait one out.
   if (auto* kube = dynamic_cast<manager::KubernetesPool*>(pool_.get())) kube->interrupt();
+  for (auto& g : groups_)
+    if (auto* kube = dynamic_cast<manager::KubernetesPool*>(g->pool.get())) kube->interrupt();
 }
 
 int Server::start() {

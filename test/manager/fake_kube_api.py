@@ -46,6 +46,12 @@ Test controls (no authorization, outside the API's paths):
                                Deployment's restartPolicy: Always); meanwhile its probe fails
   POST /_fake/restart-pod?name=P  restart a killed pod's container now (tests: no waiting)
 
+Several Deployments (a fleet's groups, docs/fleets.md): --deployment and
+--service repeated, paired in order (and --run-command, one per Deployment or
+one for all); each has its own pods (the Kth Deployment's numbered from
+K*100, its own loopback addresses) and answers at its own paths, and the
+log, answers, faults and hangs are the server's, one for all.
+
 Pods that run (fake_kube_pods.py): with --run-command CMD every pod is a
 process on its own loopback IP (127.0.1.K), started when the pod is created
 and stopped (SIGTERM) when a scale-down removes it; its endpoint is ready only
@@ -73,27 +79,34 @@ COST = "controller.kubernetes.io/pod-deletion-cost"
 
 
 class Cluster:
-    def __init__(self, args):
-        self.lock = threading.Lock()
+    """One Deployment, its pods and its Service; `first` (the server's first Deployment) holds what they share."""
+
+    def __init__(self, args, deployment, service, run_command, seq_base=0, first=None):
         self.args = args
+        self.deployment, self.service = deployment, service
         self.pods = []  # {"name", "ip", "ready", "annotations", "seq"}; running: "proc"
         self.terminating = []  # running: pods scaled away whose processes have not exited yet
-        self.next_seq = 0
-        self.log = []
-        self.answers = []
-        self.runner = PodRunner(args.run_command, args.run_log_dir, probe_path=args.readiness_path) if args.run_command else None
-        self.failures = []  # [method, status, count (-1: until cleared), path suffix]
-        self.hangs = []  # [method ("": any), seconds, count (-1: until cleared)]
-        for spec in args.fail:
-            method, status, count = spec.split(":")
-            self.failures.append([method, int(status), int(count), ""])
+        self.next_seq = seq_base
+        self.runner = PodRunner(run_command, args.run_log_dir, probe_path=args.readiness_path) if run_command else None
+        if first:
+            self.lock, self.log, self.answers, self.failures, self.hangs = \
+                first.lock, first.log, first.answers, first.failures, first.hangs
+        else:
+            self.lock = threading.Lock()
+            self.log = []
+            self.answers = []
+            self.failures = []  # [method, status, count (-1: until cleared), path suffix]
+            self.hangs = []  # [method ("": any), seconds, count (-1: until cleared)]
+            for spec in args.fail:
+                method, status, count = spec.split(":")
+                self.failures.append([method, int(status), int(count), ""])
         for _ in range(args.replicas):
             self.add_pod(ready=True)
 
     def add_pod(self, ready):
         seq = self.next_seq
         self.next_seq += 1
-        pod = {"name": "%s-%d" % (self.args.deployment, seq), "ip": "10.0.0.%d" % (seq + 1),
+        pod = {"name": "%s-%d" % (self.deployment, seq), "ip": "10.0.0.%d" % (seq + 1),
                "ready": ready, "annotations": {}, "seq": seq,
                "lists_left": 0 if ready else self.args.start_not_ready}
         if self.runner:
@@ -203,19 +216,19 @@ class Handler(BaseHTTPRequestHandler):
     def _status(self, code, message=None):
         reason = REASONS.get(code, "Unknown")
         if message is None:
-            message = MESSAGES.get(code, reason) % ((self.server.cluster.args.deployment,) if code == 409 else ())
+            message = MESSAGES.get(code, reason) % ((self.server.cluster.deployment,) if code == 409 else ())
         self._send(code, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                           "message": message, "reason": reason, "code": code})
 
-    def _scale(self):
-        c = self.server.cluster
+    @staticmethod
+    def _scale(c):
         return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-                "metadata": {"name": c.args.deployment, "namespace": c.args.namespace},
+                "metadata": {"name": c.deployment, "namespace": c.args.namespace},
                 "spec": {"replicas": len(c.pods)},
-                "status": {"replicas": len(c.pods), "selector": "app=%s" % c.args.deployment}}
+                "status": {"replicas": len(c.pods), "selector": "app=%s" % c.deployment}}
 
-    def _slices(self):
-        c = self.server.cluster
+    @staticmethod
+    def _slices(c):
         endpoints = []
         for p in c.pods:
             conditions = {"serving": p["ready"], "terminating": False}
@@ -234,8 +247,8 @@ class Handler(BaseHTTPRequestHandler):
                 [{"name": "http", "port": 8080, "protocol": "TCP"}, {"name": "management", "port": 8081, "protocol": "TCP"}]
         return {"kind": "EndpointSliceList", "apiVersion": "discovery.k8s.io/v1", "metadata": {},
                 "items": [{"kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1",
-                           "metadata": {"name": c.args.service + "-abc12",
-                                        "labels": {"kubernetes.io/service-name": c.args.service}},
+                           "metadata": {"name": c.service + "-abc12",
+                                        "labels": {"kubernetes.io/service-name": c.service}},
                            "addressType": "IPv4", "endpoints": endpoints or None, "ports": ports}]}
 
     def _handle(self, method):
@@ -254,14 +267,16 @@ class Handler(BaseHTTPRequestHandler):
                     self.end_headers()
                     return self.wfile.write(data)
                 query = parse_qs(url.query)
+                name = query.get("name", [""])[0]
+                owner = next((d for d in self.server.clusters if any(p["name"] == name for p in d.pods)), c)
                 if url.path == "/_fake/lose-pod":
-                    c.lose(query.get("name", [""])[0])
+                    owner.lose(name)
                     return self._send(200, {})
                 if url.path == "/_fake/kill-pod":
                     delay = float(query.get("restart_after_s", [c.args.restart_delay_s])[0])
-                    return self._send(200, {}) if c.kill(query.get("name", [""])[0], delay) else self._status(404)
+                    return self._send(200, {}) if owner.kill(name, delay) else self._status(404)
                 if url.path == "/_fake/restart-pod":
-                    return self._send(200, {}) if c.restart_now(query.get("name", [""])[0]) else self._status(404)
+                    return self._send(200, {}) if owner.restart_now(name) else self._status(404)
                 if url.path == "/_fake/hang":
                     if "clear" in query:
                         c.hangs.clear()
@@ -283,7 +298,7 @@ class Handler(BaseHTTPRequestHandler):
                         return self._status(400, "faults: method, status and count are required")
                     return self._send(200, {})
             return self._status(404)
-        ns, dep, svc = c.args.namespace, c.args.deployment, c.args.service
+        ns = c.args.namespace
         ctype = self.headers.get("Content-Type") or ""
         with c.lock:
             c.log.append("%s %s|%s|%s" % (method, self.path, ctype if method == "PATCH" else "", body))
@@ -297,10 +312,12 @@ class Handler(BaseHTTPRequestHandler):
             failure = c.take_failure(method, url.path)
             if failure:
                 return self._status(failure)
-            scale_path = "/apis/apps/v1/namespaces/%s/deployments/%s/scale" % (ns, dep)
-            if url.path == scale_path and method == "GET":
-                return self._send(200, self._scale())
-            if method == "PATCH" and (url.path == scale_path or url.path.startswith("/api/v1/namespaces/%s/pods/" % ns)):
+            scales = {"/apis/apps/v1/namespaces/%s/deployments/%s/scale" % (ns, d.deployment): d
+                      for d in self.server.clusters}
+            dep = scales.get(url.path)
+            if dep and method == "GET":
+                return self._send(200, self._scale(dep))
+            if method == "PATCH" and (dep or url.path.startswith("/api/v1/namespaces/%s/pods/" % ns)):
                 if ctype.split(";")[0].strip() not in PATCH_TYPES:
                     return self._status(415, "the body of the request was in an unknown format - accepted media "
                                              "types include: " + ", ".join(PATCH_TYPES))
@@ -310,14 +327,14 @@ class Handler(BaseHTTPRequestHandler):
                     patch = json.loads(body)
                 except ValueError:
                     return self._status(400, "error decoding patch: not JSON")
-                if url.path == scale_path:
+                if dep:
                     replicas = (patch.get("spec") or {}).get("replicas") if isinstance(patch, dict) else None
                     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0 or set(patch) != {"spec"}:
-                        return self._status(422, 'Scale.autoscaling "%s" is invalid: spec.replicas' % dep)
-                    c.scale_to(replicas)
-                    return self._send(200, self._scale())
+                        return self._status(422, 'Scale.autoscaling "%s" is invalid: spec.replicas' % dep.deployment)
+                    dep.scale_to(replicas)
+                    return self._send(200, self._scale(dep))
                 name = url.path.rsplit("/", 1)[1]
-                pod = next((p for p in c.pods if p["name"] == name), None)
+                pod = next((p for d in self.server.clusters for p in d.pods if p["name"] == name), None)
                 if pod is None:
                     return self._status(404, 'pods "%s" not found' % name)
                 annotations = ((patch.get("metadata") or {}).get("annotations")) if isinstance(patch, dict) else None
@@ -328,9 +345,11 @@ class Handler(BaseHTTPRequestHandler):
                                         "metadata": {"name": name, "annotations": pod["annotations"]}})
             if url.path == "/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices" % ns and method == "GET":
                 selector = parse_qs(url.query).get("labelSelector", [""])[0]
-                if selector != "kubernetes.io/service-name=" + svc:
+                svc = next((d for d in self.server.clusters if selector == "kubernetes.io/service-name=" + d.service),
+                           None)
+                if svc is None:
                     return self._send(200, {"kind": "EndpointSliceList", "items": []})
-                return self._send(200, self._slices())
+                return self._send(200, self._slices(svc))
             return self._status(404, "the server could not find the requested resource")
 
     def do_GET(self):
@@ -358,12 +377,13 @@ def main():
     ap.add_argument("--tls-cert")
     ap.add_argument("--tls-key")
     ap.add_argument("--namespace", default="lull")
-    ap.add_argument("--deployment", default="models")
-    ap.add_argument("--service", default="models")
+    ap.add_argument("--deployment", action="append", help="repeatable: several Deployments (default: models)")
+    ap.add_argument("--service", action="append", help="the Kth --deployment's Service (default: models)")
     ap.add_argument("--replicas", type=int, default=2)
     ap.add_argument("--start-not-ready", type=int, default=0)
     ap.add_argument("--fail", action="append", default=[])
-    ap.add_argument("--run-command", help="run each pod: a command with {host} (the pod's IP) and {port}")
+    ap.add_argument("--run-command", action="append",
+                    help="run each pod: a command with {host} (the pod's IP) and {port}; one per --deployment, or one")
     ap.add_argument("--run-log-dir", help="each running pod's output goes to DIR/POD.log")
     ap.add_argument("--restart-delay-s", type=float, default=0.5,
                     help="running pods: a container that died is restarted after this")
@@ -373,7 +393,15 @@ def main():
     args = ap.parse_args()
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     server.daemon_threads = True
-    server.cluster = Cluster(args)
+    deployments, services, commands = args.deployment or ["models"], args.service or ["models"], args.run_command or [None]
+    if len(services) != len(deployments) or len(commands) not in (1, len(deployments)):
+        ap.error("--service (and --run-command, unless one) once per --deployment")
+    server.clusters = []
+    for i, (dep, svc) in enumerate(zip(deployments, services)):
+        cmd = commands[i if len(commands) > 1 else 0]
+        first = server.clusters[0] if server.clusters else None
+        server.clusters.append(Cluster(args, dep, svc, cmd, seq_base=100 * i, first=first))
+    server.cluster = server.clusters[0]
     if args.tls_cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(args.tls_cert, args.tls_key)
@@ -385,16 +413,17 @@ def main():
         os.replace(tmp, args.port_file)
     print("fake-kube-api: https" if args.tls_cert else "fake-kube-api: http", server.server_address[1],
           file=sys.stderr, flush=True)
-    cluster = server.cluster
-    if cluster.runner:
-        threading.Thread(target=cluster.kubelet, args=(args.probe_interval_s,), daemon=True).start()
+    for cluster in server.clusters:
+        if cluster.runner:
+            threading.Thread(target=cluster.kubelet, args=(args.probe_interval_s,), daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so that the pods' processes are stopped
     try:
         server.serve_forever(poll_interval=0.2)
     finally:
-        if cluster.runner:
-            with cluster.lock:
-                cluster.runner.stop_all(cluster.pods + cluster.terminating)
+        for cluster in server.clusters:
+            if cluster.runner:
+                with cluster.lock:
+                    cluster.runner.stop_all(cluster.pods + cluster.terminating)
 
 
 if __name__ == "__main__":

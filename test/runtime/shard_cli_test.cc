@@ -59,4 +59,8 @@ TEST_CASE(
                                 port_file);
   lull::test::check_usage_error(kube + "--k8s-deployment models-{shard} --k8s-service models-{shard}",
                                 "--k8s-deployment/--k8s-service: {shard} without --shard", port_file);
+  // A fleet's group names (docs/fleets.md) mean nothing to one policy set.
+  lull::test::check_usage_error(kube + "--k8s-deployment models --k8s-service models-{kind}",
+                                "--k8s-deployment/--k8s-service: {class} or {kind} without a fleet policy file",
+                                port_file);
 }

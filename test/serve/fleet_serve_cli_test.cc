@@ -114,6 +114,7 @@ TEST_CASE("lull serve a fleet: refuses a servers file that does not match it, on
   }
   // --autoscale (docs/fleets.md "Autoscaling a fleet"): a pool per group, so
   // no fixed servers; each group's command, or --worker-command.
+  const std::string kube = "--autoscale --worker-pool kubernetes --k8s-api-server https://127.0.0.1:9 ";
   const struct {
     std::string file, flags, says;
   } scaled[] = {
@@ -124,8 +125,20 @@ TEST_CASE("lull serve a fleet: refuses a servers file that does not match it, on
        "class 'gold', kind 'a': unknown field 'port'"},
       {"{\"gold\": {" + ok_a + R"(, "b": {"servers": ["http://127.0.0.1:2"], "command": "x {port}"}}, )" + bulk + "}",
        "", "class 'gold', kind 'b': command: only with --autoscale"},
-      {"{}", "--autoscale --worker-command 'x {port}' --worker-pool kubernetes",
-       "--worker-pool kubernetes: a fleet autoscales with --worker-pool local only"},
+      // --worker-pool kubernetes: each group its own Deployment and Service, named with {class} and {kind}.
+      {"{}", kube + "--k8s-deployment models --k8s-service 'models-{class}-{kind}'",
+       "--k8s-deployment models: class 'gold', kind 'b': 'models' is class 'gold', kind 'a''s name too"},
+      {"{}", kube + "--k8s-deployment 'models-{class}-{kind}' --k8s-service 'models-{kind}'",
+       "--k8s-service models-{kind}: class 'bulk', kind 'a': 'models-a' is class 'gold', kind 'a''s name too"},
+      {"{}", kube + "--k8s-deployment 'Models_{class}-{kind}' --k8s-service 'models-{class}-{kind}'",
+       "--k8s-deployment Models_{class}-{kind}: class 'gold', kind 'a': 'Models_gold-a' is not a Deployment name"},
+      {"{}", kube + "--k8s-deployment 'models-{class}-{kind}' --k8s-service '9-{class}-{kind}'",
+       "--k8s-service 9-{class}-{kind}: class 'gold', kind 'a': '9-gold-a' is not a Service name"},
+      {"{}", kube + "--k8s-deployment 'models-{class}-{kind}' --k8s-service 'm.{class}-{kind}'",
+       "--k8s-service m.{class}-{kind}: class 'gold', kind 'a': 'm.gold-a' is not a Service name"},
+      {R"({"gold": {"a": {"command": "x {port}"}}})",
+       kube + "--k8s-deployment 'models-{class}-{kind}' --k8s-service 'models-{class}-{kind}'",
+       "class 'gold', kind 'a': command: only with --worker-pool local"},
       {"{}", "--autoscale --worker-command 'x {port}' --initial-workers 2", "--initial-workers: not with a fleet"},
       {"{}", "--autoscale --worker-command 'x {port}' --max-violation 0.05", "--max-violation: not with a fleet"},
   };
