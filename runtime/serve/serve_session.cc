@@ -408,6 +408,11 @@ ArrivalProcess ServeSession::served_pattern() {
   return dispatcher_.pattern().current();
 }
 
+int ServeSession::workers_up() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dispatcher_.workers_available();
+}
+
 bool ServeSession::healthy() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return false;

@@ -114,6 +114,7 @@ class ServeSession final : public QueryService {
   std::string metrics_text() override;
   // Every worker serves every model, so: some worker is in rotation.
   bool healthy() override;
+  int workers_up() override;
   // The arrival pattern whose policies are served now (the burstiness
   // estimate's choice, runtime/pattern_switcher.h). Any thread.
   ArrivalProcess served_pattern();
