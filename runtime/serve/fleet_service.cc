@@ -27,6 +27,7 @@ FleetService::FleetService(const runtime::FleetTables& fleet, std::vector<std::v
     auto state = std::make_unique<ClassState>(std::move(split_loads));
     state->rng.seed(seed + c);
     state->routed.assign(groups_[c].size(), 0);
+    state->tables = std::make_shared<const runtime::FleetClassTables>(fleet_.classes[c]);
     state->splits = fleet_.classes[c].splits;
     for (const auto& k : fleet_.classes[c].kinds) state->counts.push_back(k.workers);
     classes_.push_back(std::move(state));
@@ -67,7 +68,7 @@ void FleetService::follow_counts(std::size_t c, std::int64_t now_us) {
     if (counts.back() < 0) return;  // not known: the file's split stays
   }
   if (counts == s.counts) return;
-  const auto& cl = fleet_.classes[c];
+  const auto& cl = *s.tables;
   const runtime::ClassResplit r = runtime::resplit_for_counts(cl, counts);
   std::string up;
   for (std::size_t k = 0; k < counts.size(); ++k)
@@ -94,6 +95,23 @@ void FleetService::follow_counts(std::size_t c, std::int64_t now_us) {
   }
   s.splits = r.splits;
   s.counts = std::move(counts);
+}
+
+void FleetService::replace_tables(const runtime::FleetTables& next) {
+  for (std::size_t c = 0; c < classes_.size(); ++c) {
+    auto tables = std::make_shared<const runtime::FleetClassTables>(next.classes.at(c));
+    std::vector<double> split_loads;
+    for (const auto& sp : tables->splits) split_loads.push_back(sp.load_qps);
+    ClassState& s = *classes_[c];
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.tables = std::move(tables);
+    s.split = runtime::SplitChooser(std::move(split_loads));
+    s.splits = s.tables->splits;
+    s.counts.clear();
+    for (const auto& k : s.tables->kinds) s.counts.push_back(k.workers);
+    s.counts_checked_us = -1;  // the counts up, read at the next arrival
+    s.fallback_logged = false;
+  }
 }
 
 void FleetService::serve_class_async(const std::string& query_class, std::string input, std::int64_t waited_us,

@@ -45,6 +45,13 @@ class FleetService final : public QueryService {
   // Every class can serve: some kind of each is healthy.
   bool healthy() override;
 
+  // SIGHUP: a fleet file with the same classes and kinds (checked by the
+  // caller: fleet_reload_refusal) replaces each class's splits and libraries
+  // here, class by class under its lock, so a query is routed by the old
+  // splits or the new, never lost. The split chooser starts afresh on the new
+  // split loads; the counts up are read again at the next arrival.
+  void replace_tables(const runtime::FleetTables& next);
+
   // The kind a draw u in [0, 1) picks under `weights` (cumulative; a kind of
   // weight 0 is never picked).
   static int pick_kind(const std::vector<double>& weights, double u);
@@ -54,8 +61,9 @@ class FleetService final : public QueryService {
     explicit ClassState(std::vector<double> split_loads) : split(std::move(split_loads)) {}
     std::mutex mu;
     runtime::SplitChooser split;
-    std::vector<runtime::FleetSplitPoint> splits;  // the file's, or re-searched for `counts`
-    std::vector<int> counts;                       // the workers up per kind they were searched for
+    std::shared_ptr<const runtime::FleetClassTables> tables;  // the file's (SIGHUP replaces it)
+    std::vector<runtime::FleetSplitPoint> splits;             // the file's, or re-searched for `counts`
+    std::vector<int> counts;                                  // the workers up per kind they were searched for
     std::int64_t counts_checked_us = -1;
     bool fallback_logged = false;
     std::mt19937_64 rng;
