@@ -48,7 +48,7 @@ int run_compile_fleet(int argc, char** argv) {
   if (count_spread < 0 || count_spread > 1000) throw UsageError("--count-spread: must be in 0..1000");
   int steps = 0;
   try {
-    steps = compiler::weight_steps(weight_step);
+    steps = lull::weight_steps(weight_step);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

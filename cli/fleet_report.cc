@@ -23,7 +23,7 @@ std::string format(const char* fmt, ...) {
 }
 
 // "0.8123/0.0081" (accuracy/violation), or "beyond capacity".
-std::string cell(const compiler::ClassSplit& s) {
+std::string cell(const ClassSplit& s) {
   if (s.expected.beyond_capacity) return "beyond capacity";
   return format("%.4f/%.4f%s", s.expected.accuracy, s.expected.violation_rate, s.meets ? "" : " x");
 }
@@ -35,7 +35,7 @@ std::string class_header(const schema::FleetClassPolicies& c) {
                 c.max_violation(), kinds.c_str());
 }
 
-JsonValue expectation_json(const compiler::ClassSplit& s) {
+JsonValue expectation_json(const ClassSplit& s) {
   JsonValue o = JsonValue::object();
   o.add("accuracy", s.expected.accuracy);
   o.add("violation_rate", s.expected.violation_rate);

@@ -44,7 +44,7 @@ int run_plan_fleet(int argc, char** argv) {
   if (max_workers < 1) throw UsageError("--max-workers: must be at least 1");
   int steps = 0;
   try {
-    steps = compiler::weight_steps(weight_step);
+    steps = lull::weight_steps(weight_step);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

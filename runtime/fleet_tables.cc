@@ -24,6 +24,44 @@ int FleetTables::class_index(const std::string& name) const {
   return -1;
 }
 
+namespace {
+
+std::string model_names(const FleetKindTables& k) {
+  std::string names;
+  if (!k.library.empty())
+    for (const auto& m : k.library.front().models) names += (names.empty() ? "" : ", ") + m.name;
+  return names;
+}
+
+}  // namespace
+
+std::string fleet_reload_refusal(const FleetTables& served, const FleetTables& next) {
+  const auto names = [](const FleetTables& f) {
+    std::string out;
+    for (const auto& c : f.classes) out += (out.empty() ? "" : ", ") + c.name;
+    return out;
+  };
+  if (names(served) != names(next))
+    return "classes " + names(next) + " (served: " + names(served) + "); restart lull serve to serve other classes";
+  for (std::size_t c = 0; c < served.classes.size(); ++c) {
+    const auto &a = served.classes[c], &b = next.classes[c];
+    const std::string at = "class '" + a.name + "': ";
+    if (a.slo_us != b.slo_us) return at + "another SLO (" + std::to_string(b.slo_us / 1000) + " ms)";
+    if (a.kinds.size() != b.kinds.size()) return at + "other kinds";
+    for (std::size_t k = 0; k < a.kinds.size(); ++k) {
+      const auto &ka = a.kinds[k], &kb = b.kinds[k];
+      if (ka.kind != kb.kind) return at + "kind '" + kb.kind + "' where '" + ka.kind + "' is served";
+      if (ka.workers != kb.workers)
+        return at + "kind '" + ka.kind + "': " + std::to_string(kb.workers) +
+               " workers (served: " + std::to_string(ka.workers) + ")";
+      if (model_names(ka) != model_names(kb) ||
+          (!ka.library.empty() && !kb.library.empty() && ka.library.front().task != kb.library.front().task))
+        return at + "kind '" + ka.kind + "': another task or other models";
+    }
+  }
+  return "";
+}
+
 FleetTables fleet_tables_from_proto(const schema::FleetPolicy& fleet, const PolicyExpectations& expect,
                                     const std::string& where) {
   verify_fleet_policy(fleet, where);  // a PolicyFileError is a std::runtime_error

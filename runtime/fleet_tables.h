@@ -51,6 +51,12 @@ struct FleetTables {
   int class_index(const std::string& name) const;  // -1 when unknown
 };
 
+// Why `next` cannot replace `served` under a running lull serve (SIGHUP):
+// the groups' servers, sessions and pools are built for the served classes
+// and kinds, so the classes (names, order, SLO), their kinds (names, order,
+// counts) and each kind's task and models must be the same. "" when it can.
+std::string fleet_reload_refusal(const FleetTables& served, const FleetTables& next);
+
 // Throws std::runtime_error("PATH: classes[i] 'name': what is wrong").
 // expect.task, when set, must be every library's task; expect.workers and
 // expect.slo_ms are not checked (each class has its own).

@@ -10,7 +10,7 @@
 
 #include "compiler/compile_spec.h"
 #include "compiler/compile_sweep.h"
-#include "compiler/fleet/fleet_weights.h"
+#include "schema/split_search.h"
 #include "compiler/profile/model_table.h"
 #include "compiler/solver/solver.h"
 #include "schema/fleet_description.h"

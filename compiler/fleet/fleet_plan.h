@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "compiler/compile_spec.h"
-#include "compiler/fleet/fleet_weights.h"
+#include "schema/split_search.h"
 #include "compiler/solver/solver.h"
 #include "schema/fleet_description.h"
 

@@ -13,10 +13,6 @@
 
 namespace lull::compiler {
 
-bool meets(const Expectation& e, const PlanTarget& target) {
-  return !e.beyond_capacity && e.violation_rate <= target.max_violation && e.accuracy >= target.min_accuracy;
-}
-
 void validate_target_and_memory(const PlanTarget& t, double worker_memory_mb) {
   const auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
   if (!(t.max_violation > 0 && t.max_violation < 1))

@@ -12,23 +12,15 @@
 #include "compiler/compile_spec.h"
 #include "compiler/profile/model_table.h"
 #include "compiler/solver/solver.h"
+#include "schema/split_search.h"
 
 namespace lull::compiler {
 
-struct Expectation {
-  double accuracy = 0;           // per satisfied query (fraction)
-  double violation_rate = 0;     // fraction of served queries
-  bool beyond_capacity = false;  // the fastest model cannot keep up: never planned
-  double compile_s = 0;          // host seconds its policy took to compile (the cost at that count)
-};
-
-// What a plan must meet.
-struct PlanTarget {
-  double max_violation = 0.01;  // expected violation rate, in (0, 1)
-  double min_accuracy = 0;      // expected accuracy, 0 or in (0, 1)
-};
-
-bool meets(const Expectation& e, const PlanTarget& target);
+// Expectation, PlanTarget and meets are schema/split_search.h's (the runtime
+// re-searches a fleet's split with them too).
+using ::lull::Expectation;
+using ::lull::meets;
+using ::lull::PlanTarget;
 
 // Throws std::invalid_argument naming the flag for a target outside its
 // range (--max-violation in (0, 1), --min-accuracy in [0, 1)) or a memory

@@ -1,12 +1,16 @@
 #include "runtime/serve/fleet_service.h"
 
+#include <cstdio>
 #include <future>
 #include <stdexcept>
 
+#include "runtime/fleet_split.h"
+#include "runtime/log/log.h"
 #include "runtime/net/prometheus_text.h"
 #include "runtime/serve/build_info.h"
 #include "runtime/serve/fleet_metrics.h"
 #include "runtime/serve/process_metrics.h"
+#include "schema/number_text.h"
 
 namespace lull::serve {
 
@@ -23,6 +27,9 @@ FleetService::FleetService(const runtime::FleetTables& fleet, std::vector<std::v
     auto state = std::make_unique<ClassState>(std::move(split_loads));
     state->rng.seed(seed + c);
     state->routed.assign(groups_[c].size(), 0);
+    state->tables = std::make_shared<const runtime::FleetClassTables>(fleet_.classes[c]);
+    state->splits = fleet_.classes[c].splits;
+    for (const auto& k : fleet_.classes[c].kinds) state->counts.push_back(k.workers);
     classes_.push_back(std::move(state));
   }
 }
@@ -42,10 +49,69 @@ int FleetService::pick_kind(const std::vector<double>& weights, double u) {
 int FleetService::route(std::size_t c) {
   ClassState& s = *classes_[c];
   std::lock_guard<std::mutex> lock(s.mu);
-  const auto& split = fleet_.classes[c].splits[static_cast<std::size_t>(s.split.on_arrival(clock_.now_us()))];
+  const std::int64_t now_us = clock_.now_us();
+  follow_counts(c, now_us);
+  const auto& split = s.splits[static_cast<std::size_t>(s.split.on_arrival(now_us))];
   const int k = pick_kind(split.weights, std::uniform_real_distribution<double>(0, 1)(s.rng));
   ++s.routed[static_cast<std::size_t>(k)];
   return k;
+}
+
+void FleetService::follow_counts(std::size_t c, std::int64_t now_us) {
+  ClassState& s = *classes_[c];
+  if (groups_[c].size() < 2) return;  // one kind: nothing to split
+  if (s.counts_checked_us >= 0 && now_us - s.counts_checked_us < 100'000) return;
+  s.counts_checked_us = now_us;
+  std::vector<int> counts;
+  for (QueryService* g : groups_[c]) {
+    counts.push_back(g->workers_up());
+    if (counts.back() < 0) return;  // not known: the file's split stays
+  }
+  if (counts == s.counts) return;
+  const auto& cl = *s.tables;
+  const runtime::ClassResplit r = runtime::resplit_for_counts(cl, counts);
+  std::string up;
+  for (std::size_t k = 0; k < counts.size(); ++k)
+    up += (k ? ", " : "") + cl.kinds[k].kind + " " + std::to_string(counts[k]);
+  if (r.searched || r.fallback.empty()) {
+    const auto& now = r.splits[static_cast<std::size_t>(std::max(0, s.split.current()))];
+    std::string weights;
+    for (std::size_t k = 0; k < now.weights.size(); ++k) weights += (k ? " / " : "") + number_text(now.weights[k]);
+    std::string was;
+    if (r.searched) {
+      const auto& kept = r.file_weights[static_cast<std::size_t>(std::max(0, s.split.current()))];
+      char text[160];
+      std::snprintf(text, sizeof text, ", re-searched for these counts (the file's weights on them: %.4f, %.4f)",
+                    kept.accuracy, kept.violation_rate);
+      was = text;
+    }
+    log::info("class '%s': workers up %s: split %s at %g qps (expected accuracy %.4f, violation %.4f)%s",
+              cl.name.c_str(), up.c_str(), weights.c_str(), now.load_qps, now.accuracy, now.violation_rate,
+              was.c_str());
+  } else if (!s.fallback_logged) {
+    s.fallback_logged = true;
+    log::warn("class '%s': workers up %s: keeping the file's split weights: %s", cl.name.c_str(), up.c_str(),
+              r.fallback.c_str());
+  }
+  s.splits = r.splits;
+  s.counts = std::move(counts);
+}
+
+void FleetService::replace_tables(const runtime::FleetTables& next) {
+  for (std::size_t c = 0; c < classes_.size(); ++c) {
+    auto tables = std::make_shared<const runtime::FleetClassTables>(next.classes.at(c));
+    std::vector<double> split_loads;
+    for (const auto& sp : tables->splits) split_loads.push_back(sp.load_qps);
+    ClassState& s = *classes_[c];
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.tables = std::move(tables);
+    s.split = runtime::SplitChooser(std::move(split_loads));
+    s.splits = s.tables->splits;
+    s.counts.clear();
+    for (const auto& k : s.tables->kinds) s.counts.push_back(k.workers);
+    s.counts_checked_us = -1;  // the counts up, read at the next arrival
+    s.fallback_logged = false;
+  }
 }
 
 void FleetService::serve_class_async(const std::string& query_class, std::string input, std::int64_t waited_us,
@@ -106,7 +172,7 @@ std::string FleetService::metrics_text() {
     const double qps = s.split.estimate_qps();  // as of the class's latest arrival
     const std::string name = "class=\"" + prom::escape(cl.name) + "\"";
     prom::sample(load, "lull_fleet_class_load_queries_per_second{" + name + "}", qps);
-    const auto& split = s.split.current() < 0 ? cl.split_at(0) : cl.splits[static_cast<std::size_t>(s.split.current())];
+    const auto& split = s.splits[static_cast<std::size_t>(std::max(0, s.split.current()))];
     for (std::size_t k = 0; k < cl.kinds.size(); ++k) {
       const std::string labels = "{" + name + ",kind=\"" + prom::escape(cl.kinds[k].kind) + "\"}";
       prom::sample(weight, "lull_fleet_kind_weight" + labels, split.weights[k]);

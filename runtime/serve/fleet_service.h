@@ -9,6 +9,10 @@
 // (runtime/split_chooser.h: a stable choice, not the 500 ms count's
 // noise): random thinning keeps each kind's arrivals
 // the process its policies were compiled for, at its share of the load.
+// When a kind's workers up change (the autoscaler, health checks), the
+// class's splits are re-searched for the counts up (runtime/fleet_split.h),
+// checked at most every 100 ms; a count change is the one event that moves
+// the weights of a split.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -41,6 +45,13 @@ class FleetService final : public QueryService {
   // Every class can serve: some kind of each is healthy.
   bool healthy() override;
 
+  // SIGHUP: a fleet file with the same classes and kinds (checked by the
+  // caller: fleet_reload_refusal) replaces each class's splits and libraries
+  // here, class by class under its lock, so a query is routed by the old
+  // splits or the new, never lost. The split chooser starts afresh on the new
+  // split loads; the counts up are read again at the next arrival.
+  void replace_tables(const runtime::FleetTables& next);
+
   // The kind a draw u in [0, 1) picks under `weights` (cumulative; a kind of
   // weight 0 is never picked).
   static int pick_kind(const std::vector<double>& weights, double u);
@@ -50,11 +61,18 @@ class FleetService final : public QueryService {
     explicit ClassState(std::vector<double> split_loads) : split(std::move(split_loads)) {}
     std::mutex mu;
     runtime::SplitChooser split;
+    std::shared_ptr<const runtime::FleetClassTables> tables;  // the file's (SIGHUP replaces it)
+    std::vector<runtime::FleetSplitPoint> splits;             // the file's, or re-searched for `counts`
+    std::vector<int> counts;                                  // the workers up per kind they were searched for
+    std::int64_t counts_checked_us = -1;
+    bool fallback_logged = false;
     std::mt19937_64 rng;
     std::vector<std::uint64_t> routed;  // queries sent to each kind
   };
   // The class's kind for a query arriving now (under its ClassState's lock).
   int route(std::size_t c);
+  // Re-searches the class's splits when its kinds' workers up changed (under its lock).
+  void follow_counts(std::size_t c, std::int64_t now_us);
 
   const runtime::FleetTables& fleet_;
   std::vector<std::vector<QueryService*>> groups_;

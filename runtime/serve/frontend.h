@@ -72,6 +72,9 @@ class QueryService {
   virtual std::string metrics_text() = 0;
   // GET /ping: true while some worker can serve every model of the active policy.
   virtual bool healthy() = 0;
+  // The workers in rotation now (a fleet re-searches its split for them);
+  // -1: not known (fakes).
+  virtual int workers_up() { return -1; }
 };
 
 // The server's options (http_server.h: address, body limit, I/O threads,

@@ -1,6 +1,8 @@
 #include "runtime/serve/serve_session.h"
 
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 #include <chrono>
 #include <stdexcept>
 
@@ -48,16 +50,16 @@ ServeSession::ServeSession(const runtime::PolicyTable& table, runtime::Backend& 
   current_policy_ = logged_policy_ = dispatcher_.current_choice().id;
   if (options_.online) options_.online->connect(dispatcher_.policy_inbox());
   // Once per process: an estimate hovering at the library's edge would repeat it.
-  dispatcher_.on_pattern_beyond_library(
-      [logged = false](const runtime::BurstinessEstimate& e, const ArrivalProcess& serving) mutable {
-        if (logged) return;
-        logged = true;
-        log::warn(
-            "arrivals look like %s (gap CV^2 %.2f, count dispersion %.2f), burstier than every "
-            "policy in the library; serving the %s policies (--online-compile on compiles one for the pattern; "
-            "logged once, /metrics has the estimate)",
-            arrival_process_text(e.process).c_str(), e.gap_cv2, e.dispersion, arrival_process_text(serving).c_str());
-      });
+  dispatcher_.on_pattern_beyond_library([this, logged = false](const runtime::BurstinessEstimate& e,
+                                                               const ArrivalProcess& serving) mutable {
+    if (logged) return;
+    logged = true;
+    log_line(log::Level::kWarn,
+             "arrivals look like %s (gap CV^2 %.2f, count dispersion %.2f), burstier than every "
+             "policy in the library; serving the %s policies (--online-compile on compiles one for the pattern; "
+             "logged once, /metrics has the estimate)",
+             arrival_process_text(e.process).c_str(), e.gap_cv2, e.dispersion, arrival_process_text(serving).c_str());
+  });
   if (options_.library.empty() && !options_.online && health.num_workers() != table_.workers)
     throw std::invalid_argument("the policy set was compiled for " + std::to_string(table_.workers) + " workers but " +
                                 std::to_string(health.num_workers()) + " workers were given");
@@ -120,10 +122,9 @@ void ServeSession::on_health(int worker, bool up) {
   std::unique_lock<std::mutex> lock(mu_);
   up = up && admitted_.at(static_cast<std::size_t>(worker));  // a pool's worker joins only through add_worker
   if (dispatcher_.worker_available(worker) != up)
-    (up ? log::info : log::warn)("%sworker %d (%s) %s%s%s", group_prefix().c_str(), worker,
-                                 options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
-                                 up ? "up: back in rotation" : "down: out of rotation", why.empty() ? "" : ": ",
-                                 why.c_str());
+    log_line(up ? log::Level::kInfo : log::Level::kWarn, "worker %d (%s) %s%s%s", worker,
+             options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
+             up ? "up: back in rotation" : "down: out of rotation", why.empty() ? "" : ": ", why.c_str());
   // Going down hands the worker's queue to the others, which may start batches.
   dispatcher_.set_worker_available(worker, up);
   send_outbox(lock);
@@ -135,8 +136,8 @@ void ServeSession::add_worker(int slot, const std::string& name) {
   options_.worker_names.at(static_cast<std::size_t>(slot)) = name;
   worker_batches_[static_cast<std::size_t>(slot)] = WorkerBatches{};
   const bool up = health_.worker_up(slot);
-  log::info("worker %d (%s) added: %s", slot, name.c_str(),
-            up ? "in rotation" : "joins the rotation at its next passing ping");
+  log_line(log::Level::kInfo, "worker %d (%s) added: %s", slot, name.c_str(),
+           up ? "in rotation" : "joins the rotation at its next passing ping");
   dispatcher_.set_worker_available(slot, up);
   send_outbox(lock);
 }
@@ -145,9 +146,9 @@ void ServeSession::drain_worker(int slot, std::function<void()> drained) {
   std::unique_lock<std::mutex> lock(mu_);
   admitted_.at(static_cast<std::size_t>(slot)) = 0;
   const bool busy = dispatcher_.busy(slot);
-  log::info("worker %d (%s) draining: out of rotation, %d queued queries move to the others%s", slot,
-            options_.worker_names.at(static_cast<std::size_t>(slot)).c_str(), dispatcher_.queued(slot),
-            busy ? ", its batch in flight finishes" : "");
+  log_line(log::Level::kInfo, "worker %d (%s) draining: out of rotation, %d queued queries move to the others%s", slot,
+           options_.worker_names.at(static_cast<std::size_t>(slot)).c_str(), dispatcher_.queued(slot),
+           busy ? ", its batch in flight finishes" : "");
   // Its queue and waiting retries go to the workers still available.
   if (dispatcher_.worker_available(slot)) dispatcher_.set_worker_available(slot, false);
   drains_.begin(slot, busy, std::move(drained));
@@ -158,7 +159,8 @@ void ServeSession::remove_worker(int slot) {
   std::unique_lock<std::mutex> lock(mu_);
   admitted_.at(static_cast<std::size_t>(slot)) = 0;
   if (dispatcher_.worker_available(slot)) dispatcher_.set_worker_available(slot, false);
-  log::info("worker %d (%s) removed", slot, options_.worker_names.at(static_cast<std::size_t>(slot)).c_str());
+  log_line(log::Level::kInfo, "worker %d (%s) removed", slot,
+           options_.worker_names.at(static_cast<std::size_t>(slot)).c_str());
   options_.worker_names.at(static_cast<std::size_t>(slot)).clear();
   send_outbox(lock);
 }
@@ -244,18 +246,18 @@ std::future<Answer> ServeSession::submit(std::string input) {
 void ServeSession::log_replacement() {
   if (dispatcher_.mail_rejected() != logged_rejected_) {
     logged_rejected_ = dispatcher_.mail_rejected();
-    log::error("policies not swapped in: %s", dispatcher_.last_mail_error().c_str());
+    log_line(log::Level::kError, "policies not swapped in: %s", dispatcher_.last_mail_error().c_str());
   }
   const int generation = dispatcher_.catalog().generation();
   if (generation == logged_generation_) return;
   logged_generation_ = generation;
   const runtime::PolicyChoice& choice = dispatcher_.current_choice();
   current_policy_ = logged_policy_ = choice.id;  // this line says which policy serves: no switch line too
-  log::info(
-      "swapped in the policies recompiled from observed latencies (replacement %d): now the %g qps "
-      "policy for %d workers, expected violation %.4f, accuracy %.4f",
-      generation, choice.policy->load_qps, choice.workers, choice.policy->expected_violation_rate,
-      choice.policy->expected_accuracy);
+  log_line(log::Level::kInfo,
+           "swapped in the policies recompiled from observed latencies (replacement %d): now the %g qps "
+           "policy for %d workers, expected violation %.4f, accuracy %.4f",
+           generation, choice.policy->load_qps, choice.workers, choice.policy->expected_violation_rate,
+           choice.policy->expected_accuracy);
 }
 
 void ServeSession::log_policy_switch() {
@@ -263,14 +265,15 @@ void ServeSession::log_policy_switch() {
   if (choice.id != current_policy_) {
     current_policy_ = choice.id;
     ++switches_since_log_;
-    log::debug("policy: the %g qps policy for %d workers (load estimate %.1f qps)", choice.policy->load_qps,
-               choice.workers, dispatcher_.last_estimate_qps());
+    log_line(log::Level::kDebug, "policy: the %g qps policy for %d workers (load estimate %.1f qps)",
+             choice.policy->load_qps, choice.workers, dispatcher_.last_estimate_qps());
   }
   // Near a grid boundary the estimate flips between neighbours many times a
   // second; one line per second at most says where it settled and how often.
   const std::int64_t now_us = clock_.now_us();
   if (switches_since_log_ == 0 || choice.id == logged_policy_ || now_us - last_log_us_ < 1'000'000) return;
-  log::info(
+  log_line(
+      log::Level::kInfo,
       "policy switch to the %g qps policy for %d workers, arrivals %s (load estimate %.1f qps; %d switches since the "
       "last line)",
       choice.policy->load_qps, choice.workers, arrival_process_text(choice.arrivals).c_str(),
@@ -286,8 +289,8 @@ void ServeSession::on_backend_done(const runtime::BatchResult& r) {
   std::unique_lock<std::mutex> lock(mu_);
   WorkerBatches& wb = worker_batches_.at(static_cast<std::size_t>(r.worker));
   (r.ok ? wb.ok : wb.failed)++;
-  log::debug("batch done: worker %d, %s, %zu queries, %s", r.worker, table_.models[r.model].name.c_str(),
-             r.queries.size(), r.ok ? "ok" : "failed");
+  log_line(log::Level::kDebug, "batch done: worker %d, %s, %zu queries, %s", r.worker,
+           table_.models[r.model].name.c_str(), r.queries.size(), r.ok ? "ok" : "failed");
   DriftEvent event;
   const bool drifted = check_drift(r, &event);
   --in_flight_by_model_[r.model];
@@ -332,16 +335,16 @@ bool ServeSession::check_drift(const runtime::BatchResult& r, DriftEvent* event)
   const std::string& model = table_.models[r.model].name;
   const double pct = (p.observed_us / p.profiled_us - 1) * 100;
   if (change == LatencyDriftDetector::Change::kEnded) {
-    log::info("%slatency drift over: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%)",
-              group_prefix().c_str(), model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000,
-              p.profiled_us / 1000, pct);
+    log_line(log::Level::kInfo,
+             "latency drift over: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%)",
+             model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000,
+             pct);
     return false;
   }
-  log::warn(
-      "%slatency drift: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%); "
-      "the policy's expectations do not hold here",
-      group_prefix().c_str(), model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000,
-      p.profiled_us / 1000, pct);
+  log_line(log::Level::kWarn,
+           "latency drift: %s batch %d: p%g of the last %d batches %.1f ms, profiled %.1f ms (%+.0f%%); "
+           "the policy's expectations do not hold here",
+           model.c_str(), batch, drift_->rule().percentile, p.samples, p.observed_us / 1000, p.profiled_us / 1000, pct);
   event->pair = p;
   event->model = model;
   event->corrected_latency_us = drift_->corrected_latency_us();
@@ -406,6 +409,25 @@ bool ServeSession::answer(runtime::QueryId id, Answer a) {
 ArrivalProcess ServeSession::served_pattern() {
   std::lock_guard<std::mutex> lock(mu_);
   return dispatcher_.pattern().current();
+}
+
+void ServeSession::log_line(log::Level level, const char* format, ...) const {
+  if (!log::enabled(level)) return;  // a debug line on the hot path formats nothing
+  va_list args;
+  va_start(args, format);
+  va_list size_args;
+  va_copy(size_args, args);
+  const int n = std::vsnprintf(nullptr, 0, format, size_args);
+  va_end(size_args);
+  std::string text(static_cast<std::size_t>(std::max(n, 0)), '\0');
+  std::vsnprintf(text.data(), text.size() + 1, format, args);
+  va_end(args);
+  log::write(level, group_prefix() + text);
+}
+
+int ServeSession::workers_up() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dispatcher_.workers_available();
 }
 
 bool ServeSession::healthy() {

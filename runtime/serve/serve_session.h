@@ -42,6 +42,7 @@
 #include "runtime/background_policy_provider.h"
 #include "runtime/clock.h"
 #include "runtime/dispatcher.h"
+#include "runtime/log/log.h"
 #include "runtime/drain_tracker.h"
 #include "runtime/policy_table.h"
 #include "runtime/serve/frontend.h"
@@ -114,6 +115,7 @@ class ServeSession final : public QueryService {
   std::string metrics_text() override;
   // Every worker serves every model, so: some worker is in rotation.
   bool healthy() override;
+  int workers_up() override;
   // The arrival pattern whose policies are served now (the burstiness
   // estimate's choice, runtime/pattern_switcher.h). Any thread.
   ArrivalProcess served_pattern();
@@ -178,6 +180,9 @@ class ServeSession final : public QueryService {
   void log_replacement();    // under mu_, after an arrival
   int workers() const { return dispatcher_.pool_workers(); }
   std::string group_prefix() const { return options_.group.empty() ? "" : options_.group + ": "; }
+  // The session's one way to log: every line names its group (a fleet's
+  // class and kind), so a fleet's worker, policy and drift lines say whose.
+  void log_line(log::Level level, const char* format, ...) const __attribute__((format(printf, 3, 4)));
   void on_final_result(const runtime::BatchResult& r);  // under mu_, from the Dispatcher
   // Times an answered batch against the profile (under mu_); true when a
   // pair started drifting with it (*event then says which).

@@ -299,10 +299,7 @@ void Server::start_variants() {
 }
 
 void Server::reload() {
-  if (fleet_) {
-    log::warn("SIGHUP: not with a fleet yet (restart lull serve to serve a new fleet file); nothing reloaded");
-    return;
-  }
+  if (fleet_) return reload_fleet();
   if (spec_.variants.enabled()) {
     log::warn("SIGHUP: not with --variant-sets (the variant switcher owns the policies); nothing reloaded");
     return;
@@ -322,6 +319,35 @@ void Server::reload() {
               tables.size() == 1 ? "worker count" : "worker counts");
   } catch (const std::exception& e) {
     log::error("SIGHUP: %s; still serving the previous policies", one_line(e.what()).c_str());
+  }
+  serve::notify_service_manager("READY=1");
+}
+
+void Server::reload_fleet() {
+  serve::notify_service_manager(serve::reloading_state());
+  try {
+    const runtime::FleetTables next = runtime::load_fleet_tables(spec_.policies);
+    const std::string refusal = runtime::fleet_reload_refusal(spec_.fleet.tables, next);
+    if (!refusal.empty()) throw std::runtime_error(spec_.policies + ": " + refusal);
+    // Every group's sets first (each swapped whole under its session's lock),
+    // then the splits that route to them.
+    std::size_t group = 0, count = 0;
+    for (std::size_t c = 0; c < next.classes.size(); ++c)
+      for (std::size_t k = 0; k < next.classes[c].kinds.size(); ++k) {
+        const auto& kind = next.classes[c].kinds[k];
+        std::vector<runtime::PolicyTable> tables;
+        for (const auto& t : kind.library)
+          if (!spec_.fleet.groups[c][k].library.empty() || t.workers == kind.workers) tables.push_back(t);
+        FleetGroup& g = *groups_.at(group++);
+        g.session->swap_policies_and_wait(tables, {}, 10000);
+        if (g.scaler) g.scaler->use_library(tables);
+        for (const auto& t : tables) count += t.policies.size();
+      }
+    fleet_->replace_tables(next);
+    log::info("SIGHUP: reloaded the fleet %s (%zu classes, %zu groups, %zu policies)", spec_.policies.c_str(),
+              next.classes.size(), group, count);
+  } catch (const std::exception& e) {
+    log::error("SIGHUP: %s; still serving the previous fleet", one_line(e.what()).c_str());
   }
   serve::notify_service_manager("READY=1");
 }

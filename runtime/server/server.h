@@ -129,6 +129,10 @@ class Server {
   std::atomic<manager::VariantController*> variant_controller_{nullptr};
   std::unique_ptr<manager::VariantController> variant_controller_owned_;
   // A fleet: one group per (class, kind), each as one system's parts.
+  // reload() for a fleet: the file again, refused whole unless its classes
+  // and kinds are the served ones (runtime/fleet_tables.h), else each
+  // group's sets and then the splits swapped in.
+  void reload_fleet();
   struct FleetGroup {
     std::string name;  // "class 'a', kind 'b'"
     serve::QueryInputs inputs;

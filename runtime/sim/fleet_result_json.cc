@@ -32,7 +32,9 @@ std::string fleet_result_to_json(const FleetSimResult& r, const RunInfo& info) {
   for (std::size_t c = 0; c < r.classes.size(); ++c) {
     const auto& cls = r.classes[c];
     o << (c ? ",\n" : "\n") << "    {\"name\": " << quoted(cls.name) << ", \"slo_ms\": " << num(cls.slo_ms)
-      << ", \"share\": " << num(cls.share) << ", \"mean_load_qps\": " << num(cls.mean_load_qps) << ",\n";
+      << ", \"share\": " << num(cls.share) << ", \"mean_load_qps\": " << num(cls.mean_load_qps)
+      << ", \"split_passes\": " << cls.split_passes
+      << ", \"split_converged\": " << (cls.split_converged ? "true" : "false") << ",\n";
     mix_fields(o, cls.mix, "     ");
     o << ",\n     \"kinds\": [";
     for (std::size_t k = 0; k < cls.groups.size(); ++k) {

@@ -70,6 +70,11 @@ struct FleetClassResult {
   double mean_load_qps = 0;  // the class's expected arrivals over the run's length
   FleetMix mix;              // expectation: the splits' records, weighted by the class's expected arrivals
   std::vector<FleetGroupResult> groups;
+  // --autoscale: the split is re-searched for the workers up over time (as
+  // lull serve does); the class was simulated this many times until the
+  // counts its groups produced were those its split was searched for.
+  int split_passes = 1;
+  bool split_converged = true;  // false: kMaxSplitPasses passes and still moving
 };
 
 struct FleetSimResult {

@@ -12,6 +12,7 @@
 #include "runtime/fleet_tables.h"
 #include "runtime/serve/fleet_metrics.h"
 #include "runtime/serve/fleet_service.h"
+#include "test/support/fleet_split_fixture.h"
 
 using namespace lull;
 using namespace lull::serve;
@@ -35,8 +36,10 @@ class NamedGroup final : public QueryService {
            "# HELP process_open_fds Fds.\n# TYPE process_open_fds gauge\nprocess_open_fds 7\n";
   }
   bool healthy() override { return up; }
+  int workers_up() override { return workers; }
   int served = 0;
   bool up = true;
+  int workers = -1;  // not known
 
  private:
   std::string name_;
@@ -135,6 +138,36 @@ TEST_CASE("fleet service: the split stays put at a low steady load (no flipping 
   INFO("cpu " << cpu.served << ", gpu " << gpu.served);
   CHECK(cpu.served + gpu.served > 5000);
   CHECK(on_cpu >= 0.75);  // 0.86 with seed 5; 0.13 with a 500 ms count and no hysteresis
+}
+
+TEST_CASE("fleet service: the split follows the workers up (re-searched when a kind scales)", "[serve][fleet]") {
+  runtime::FleetTables fleet;
+  fleet.classes = {test::split_fixture_class()};  // a and b, one worker each, 50/50
+  NamedGroup a("a"), b("b");
+  a.workers = b.workers = 1;
+  runtime::VirtualClock clock;
+  FleetService service(fleet, {{&a, &b}}, clock, 3);
+  const auto send = [&](int n) {
+    a.served = b.served = 0;
+    for (int i = 0; i < n; ++i) {
+      clock.advance_to_us(clock.now_us() + 10'000);
+      service.serve_class_async("", "x", 0, [](Answer) {});
+    }
+  };
+  send(2000);
+  CHECK(b.served == Approx(1000).margin(100));  // the file's 50/50
+  b.workers = 3;                                // b scaled out: 25/75 is the most accurate split
+  send(2000);
+  CHECK(b.served == Approx(1500).margin(100));
+  CHECK(service.metrics_text().find("lull_fleet_kind_weight{class=\"interactive\",kind=\"b\"} 0.75") !=
+        std::string::npos);
+  a.workers = 0;  // a's worker ejected: all on b
+  send(500);
+  CHECK(a.served <= 10);  // at most the arrivals before the count is read again (100 ms)
+  b.workers = 5;          // a count the library lacks: the file's weights
+  a.workers = 1;
+  send(2000);
+  CHECK(b.served == Approx(1000).margin(100));
 }
 
 TEST_CASE("fleet service: a kind of weight 0 is never drawn", "[serve][fleet]") {

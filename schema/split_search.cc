@@ -1,4 +1,4 @@
-#include "compiler/fleet/fleet_weights.h"
+#include "schema/split_search.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -6,7 +6,7 @@
 
 #include "schema/expectation_mix.h"
 
-namespace lull::compiler {
+namespace lull {
 namespace {
 
 void compositions(int kinds, int left, std::vector<int>& current, std::vector<std::vector<int>>& out) {
@@ -36,6 +36,10 @@ bool better(const ClassSplit& a, const ClassSplit& b) {
 }
 
 }  // namespace
+
+bool meets(const Expectation& e, const PlanTarget& target) {
+  return !e.beyond_capacity && e.violation_rate <= target.max_violation && e.accuracy >= target.min_accuracy;
+}
 
 std::vector<std::vector<double>> weight_grid(int kinds, int steps) {
   if (kinds < 1 || steps < 1) throw std::invalid_argument("weight_grid: kinds and steps must be >= 1");
@@ -109,4 +113,4 @@ ClassSplit best_split(const std::vector<std::vector<double>>& grid, double class
   return best;
 }
 
-}  // namespace lull::compiler
+}  // namespace lull

@@ -1,12 +1,12 @@
-// The weight search of a class's split over its kinds (compiler/fleet):
+// The weight search of a class's split over its kinds (schema/split_search):
 // the grid, the mix formula, and the choice, on expectations made by hand.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
-#include "compiler/fleet/fleet_weights.h"
+#include "schema/split_search.h"
 
-using namespace lull::compiler;
+using namespace lull;
 
 TEST_CASE("the weight grid holds every split on the step, each summing to 1") {
   const auto two = weight_grid(2, 4);

@@ -4,13 +4,29 @@
 // w_k * load and its compiled expectation holds for it exactly. The class's
 // expectation is the mix, and the search picks, on a grid of weights, the
 // split with the highest expected accuracy whose violation meets the target
-// (when none does: the least violation).
+// (when none does: the least violation). Pure arithmetic over expectations,
+// so lull compile --fleet searches with it over the compiler's and the
+// runtime re-searches with it over the fleet file's, for the counts up.
 #include <functional>
 #include <vector>
 
-#include "compiler/plan/expectation_cache.h"
+namespace lull {
 
-namespace lull::compiler {
+// A policy's expectation (the compiler's, or as a library records it).
+struct Expectation {
+  double accuracy = 0;           // per satisfied query (fraction)
+  double violation_rate = 0;     // fraction of served queries
+  bool beyond_capacity = false;  // the fastest model cannot keep up: never planned
+  double compile_s = 0;          // host seconds its policy took to compile (the cost at that count)
+};
+
+// What a plan (or a split) must meet.
+struct PlanTarget {
+  double max_violation = 0.01;  // expected violation rate, in (0, 1)
+  double min_accuracy = 0;      // expected accuracy, 0 or in (0, 1)
+};
+
+bool meets(const Expectation& e, const PlanTarget& target);
 
 // A grid of weights: every way of giving `kinds` kinds multiples of 1/steps
 // that sum to 1 (steps = 1 / --weight-step), all on kind 0 first. Each weight
@@ -57,4 +73,4 @@ ClassSplit split_at(const std::vector<double>& weights, double class_load_qps, c
 // The weights that put everything on one kind.
 std::vector<double> alone_weights(int kinds, int kind);
 
-}  // namespace lull::compiler
+}  // namespace lull
