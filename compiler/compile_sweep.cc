@@ -5,14 +5,12 @@
 #include <stdexcept>
 
 #include "compiler/parallel_for.h"
+#include "schema/model_capacity.h"
 
 namespace lull::compiler {
 
 double capacity_qps(const ReducedProfiles& profiles, int workers, int max_queue) {
-  const auto& m0 = profiles.models.front();
-  double best = 0;
-  for (int b = 1; b <= max_queue; ++b) best = std::max(best, b / m0.lat_us(b));
-  return best * 1e6 * workers;
+  return fastest_model_capacity_qps(profiles.models.front().latency_us, max_queue, workers);
 }
 
 void check_slo_feasible(const ReducedProfiles& profiles, double slo_us) {

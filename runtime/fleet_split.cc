@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "schema/model_capacity.h"
 #include "schema/split_search.h"
 
 namespace lull::runtime {
@@ -25,15 +26,10 @@ const CompiledPolicy* policy_at(const PolicyTable& t, double load_qps) {
   return &*it;
 }
 
-// The fastest model's throughput on `workers` workers, as the compiler's
-// capacity_qps (compiler/compile_sweep.cc) reads the profile: a load above
-// it is beyond capacity, never chosen while another split is within it.
+// A load above the fastest model's throughput is beyond capacity (as the
+// compiler marks it), never chosen while another split is within it.
 double capacity_qps(const PolicyTable& t, int max_queue) {
-  const auto& lat = t.models.front().latency_us;
-  double best = 0;
-  for (int b = 1; b <= max_queue && b <= static_cast<int>(lat.size()); ++b)
-    best = std::max(best, b / lat[static_cast<std::size_t>(b - 1)]);
-  return best * 1e6 * t.workers;
+  return fastest_model_capacity_qps(t.models.front().latency_us, max_queue, t.workers);
 }
 
 bool grid_compiled(const FleetClassTables& cls, int steps) {
