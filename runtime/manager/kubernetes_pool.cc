@@ -78,20 +78,7 @@ void KubernetesPool::set_drain_hook(DrainHook hook) {
   drain_hook_ = std::move(hook);
 }
 
-void KubernetesPool::set_state_handler(WorkerStateHandler handler) {
-  std::lock_guard<std::mutex> lock(mu_);
-  handler_ = std::move(handler);
-}
-
-void KubernetesPool::notify(const std::vector<WorkerInfo>& changed) {
-  WorkerStateHandler handler;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    handler = handler_;
-  }
-  if (handler)
-    for (const auto& w : changed) handler(w);
-}
+void KubernetesPool::set_state_handler(WorkerStateHandler handler) { notices_.set_handler(std::move(handler)); }
 
 void KubernetesPool::set_state(Worker& w, WorkerState s, std::vector<WorkerInfo>& changed, const std::string& failure) {
   if (w.info.state == s && failure.empty()) return;
@@ -145,8 +132,9 @@ std::vector<std::string> KubernetesPool::start_workers(int n) {
       changed.push_back(w.info);
       workers_.push_back(std::move(w));
     }
+    notices_.queue(changed);
   }
-  notify(changed);
+  notices_.deliver();
   return ids;
 }
 
@@ -164,8 +152,9 @@ void KubernetesPool::stop_worker(const std::string& id) {
       hook = drain_hook_;
     }
     if (!hook) it->drained = true;  // starting (never served), or no serving layer to ask
+    notices_.queue(changed);
   }
-  notify(changed);
+  notices_.deliver();
   if (hook) {
     hook(id, [this, id] {
       std::lock_guard<std::mutex> lock(mu_);
@@ -221,6 +210,7 @@ void KubernetesPool::refresh() {
           w.scaled_away = true;
           if (is_placeholder(w.info.id)) set_state(w, WorkerState::kStopped, changed);  // no pod to wait for
         }
+      notices_.queue(changed);
     } catch (const std::exception& e) {
       error = e.what();  // tried again at the next refresh
     }
@@ -297,10 +287,11 @@ void KubernetesPool::refresh() {
       for (auto& p : kept) workers_.push_back(std::move(p));
       lines = fail_stuck_pods(changed);
     }
+    notices_.queue(changed);
   }
   if (options_.log)
     for (const auto& line : lines) options_.log(line);
-  notify(changed);
+  notices_.deliver();
 }
 
 }  // namespace lull::manager

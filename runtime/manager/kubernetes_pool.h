@@ -40,6 +40,7 @@
 #include "runtime/manager/kubernetes_api.h"
 #include "runtime/manager/kubernetes_api_stats.h"
 #include "runtime/manager/worker_pool.h"
+#include "runtime/manager/worker_state_notices.h"
 
 namespace lull::manager {
 
@@ -87,7 +88,6 @@ class KubernetesPool final : public WorkerPool {
     bool scaled_away = false;  // the replica count was lowered for it
   };
   void set_state(Worker& w, WorkerState s, std::vector<WorkerInfo>& changed, const std::string& failure = "");
-  void notify(const std::vector<WorkerInfo>& changed);
   std::string url(const std::string& address, int port) const;
   // Fails the pods not ready past the limit (under mu_); returns their log lines.
   std::vector<std::string> fail_stuck_pods(std::vector<WorkerInfo>& changed);
@@ -103,7 +103,7 @@ class KubernetesPool final : public WorkerPool {
   std::uint64_t not_ready_failures_ = 0;  // pods failed for the not-ready limit
   std::string last_error_;
   DrainHook drain_hook_;
-  WorkerStateHandler handler_;
+  WorkerStateNotices notices_;  // state changes to the handler, in order, never under mu_
 };
 
 }  // namespace lull::manager

@@ -82,16 +82,7 @@ void LocalProcessPool::set_drain_hook(DrainHook hook) {
   drain_hook_ = std::move(hook);
 }
 
-void LocalProcessPool::set_state_handler(WorkerStateHandler handler) {
-  std::lock_guard<std::mutex> lock(handler_mu_);
-  handler_ = std::move(handler);
-}
-
-void LocalProcessPool::notify(const std::vector<WorkerInfo>& changed) {
-  std::lock_guard<std::mutex> lock(handler_mu_);
-  if (handler_)
-    for (const auto& info : changed) handler_(info);
-}
+void LocalProcessPool::set_state_handler(WorkerStateHandler handler) { notices_.set_handler(std::move(handler)); }
 
 LocalProcessPool::Worker* LocalProcessPool::find(const std::string& id) {
   for (auto& w : workers_)
@@ -195,8 +186,9 @@ std::vector<std::string> LocalProcessPool::start_workers(int n) {
       }
       workers_.push_back(std::move(w));
     }
+    notices_.queue(changed);
   }
-  notify(changed);
+  notices_.deliver();
   return ids;
 }
 
@@ -216,8 +208,9 @@ void LocalProcessPool::stop_worker(const std::string& id) {
       hook = drain_hook_;
       if (!hook) w->drained = true;
     }
+    notices_.queue(changed);
   }
-  notify(changed);
+  notices_.deliver();
   if (hook) {
     hook(id, [this, id] {
       {
@@ -249,8 +242,9 @@ void LocalProcessPool::run() {
     std::vector<WorkerInfo> changed;
     tick(changed);
     if (!changed.empty()) {
+      notices_.queue(changed);
       lock.unlock();
-      notify(changed);
+      notices_.deliver();
       lock.lock();
       continue;
     }

@@ -29,6 +29,7 @@
 #include "runtime/clock.h"
 #include "runtime/manager/process_launcher.h"
 #include "runtime/manager/worker_pool.h"
+#include "runtime/manager/worker_state_notices.h"
 #include "runtime/net/http_transport.h"
 #include "runtime/torchserve/worker_endpoint.h"
 
@@ -105,7 +106,6 @@ class LocalProcessPool final : public WorkerPool {
   // Pings (inference port) then checks the models (management port) until both pass: "" then, else why not.
   std::string start_check(const serve::WorkerEndpoint& endpoint, std::int64_t deadline_us,
                           std::shared_ptr<CheckCancel> cancel) const;
-  void notify(const std::vector<WorkerInfo>& changed);
   int pick_port();  // the launcher's, in this pool's class (port_modulus, port_residue)
 
   serve::HttpTransport& client_;
@@ -118,8 +118,7 @@ class LocalProcessPool final : public WorkerPool {
   int next_id_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;
   DrainHook drain_hook_;
-  WorkerStateHandler handler_;
-  std::mutex handler_mu_;  // handler calls in order, one at a time, never under mu_
+  WorkerStateNotices notices_;  // state changes to the handler, in order, never under mu_
   std::thread supervisor_;
 };
 
