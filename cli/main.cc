@@ -45,9 +45,6 @@ const lull::cli::Command* find_command(int argc, char** argv, int* words) {
 
 int main(int argc, char** argv) {
   lull::cli::mark_process_start();
-  // The solver's parallel regions are short; spinning OpenMP threads would
-  // steal the CPU from each other whenever the machine is busy.
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
   lull::route_protobuf_log();  // protobuf's own messages: one "lull: protobuf:" line, or inside a reader's error
   if (argc >= 2 && !std::strcmp(argv[1], "--version")) {
     const std::string commit = lull::serve::build_git_commit();

@@ -10,7 +10,10 @@
 #            serving components: the TSan job in .ci/run runs `ctest -L threaded`).
 # Files are named as in add_executable; a name that is not a source of TARGET
 # is an error, so a renamed file cannot silently change tier. Every entry
-# treats exit code 77 (test/support/skip.h) as skipped.
+# treats exit code 77 (test/support/skip.h) as skipped, and runs with
+# OMP_WAIT_POLICY=PASSIVE: tests that force OpenMP threads on beside another
+# test (ctest -j2 on 2 cores) otherwise spin at each barrier while their
+# partner thread waits for a core (one took 0.4 s alone, 108 s beside others).
 function(lull_catch_tests target)
   cmake_parse_arguments(T "" "" "PROCESS;THREADED;PROPERTIES" ${ARGN})
   get_target_property(sources ${target} SOURCES)
@@ -61,7 +64,8 @@ function(lull_catch_tests target)
     list(JOIN ${group}_spec "," spec)
     string(REPLACE "_" ";" labels ${group})
     catch_discover_tests(${target} TEST_SPEC "-#" "${spec}" TEST_LIST ${target}_${group}
-                         EXTRA_ARGS --warn NoTests PROPERTIES SKIP_RETURN_CODE 77 ${T_PROPERTIES})
+                         EXTRA_ARGS --warn NoTests PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT OMP_WAIT_POLICY=PASSIVE
+                         ${T_PROPERTIES})
     # catch_discover_tests cannot pass a list-valued property; label each
     # group's tests after they are discovered instead.
     string(APPEND labels_script
