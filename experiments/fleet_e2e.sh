@@ -58,8 +58,7 @@ JSON
 "${RT[@]}" "$LULL" serve --policies "$WORK/fleet.pb" --fleet-servers "$WORK/servers.json" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 PIDS+=($!)
-for _ in $(seq 1 600); do [ -s "$WORK/lull.port" ] || ! kill -0 "${PIDS[-1]}" 2>/dev/null && break; sleep 0.1; done
-[ -s "$WORK/lull.port" ] || { echo "fleet_e2e: lull serve did not start:" >&2; cat "$WORK/serve.log" >&2; exit 1; }
+wait_serve_port "${PIDS[-1]}" "$WORK/lull.port" "$WORK/serve.log"
 TARGET="http://127.0.0.1:$(cat "$WORK/lull.port")/predictions/image-classification"
 # Warm-up, not counted: opens the connections, every path runs once.
 for c in interactive bulk; do "$LULL" loadgen --target "$TARGET" --header "X-Lull-Class:$c" --rate 5 --duration 1s >/dev/null || true; done

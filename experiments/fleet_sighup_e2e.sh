@@ -42,8 +42,7 @@ JSON
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 SERVE=$!
 PIDS+=($SERVE)
-for _ in $(seq 1 600); do [ -s "$WORK/lull.port" ] || ! kill -0 $SERVE 2>/dev/null && break; sleep 0.1; done
-[ -s "$WORK/lull.port" ] || { echo "fleet_sighup_e2e: lull serve did not start:" >&2; cat "$WORK/serve.log" >&2; exit 1; }
+wait_serve_port "$SERVE" "$WORK/lull.port" "$WORK/serve.log"
 URL="http://127.0.0.1:$(cat "$WORK/lull.port")"
 routed() { curl -s "$URL/metrics" | sed -n "s/^lull_fleet_routed_queries_total{class=\"interactive\",kind=\"$1\"} //p"; }
 weight() { curl -s "$URL/metrics" | sed -n "s/^lull_fleet_kind_weight{class=\"interactive\",kind=\"$1\"} //p"; }

@@ -14,6 +14,17 @@ wait_file() {
   exit 1
 }
 
+# wait_serve_port PID PORT_FILE LOG: waits (60 s at most) until the lull
+# serve of PID has written PORT_FILE; if it exits first or never writes it,
+# prints LOG and exits the script.
+wait_serve_port() {
+  for _ in $(seq 1 600); do [ -s "$2" ] || ! kill -0 "$1" 2>/dev/null && break; sleep 0.1; done
+  [ -s "$2" ] && return 0
+  echo "$(basename "$0" .sh): lull serve did not start:" >&2
+  cat "$3" >&2
+  exit 1
+}
+
 # CPU accounting for the end-to-end runs, in clock ticks (USER_HZ): how much
 # the machine's cores did, and how much of it the given processes did, so a
 # run can say how busy its neighbours kept the cores it was measured on.

@@ -115,8 +115,7 @@ serve() {
       --port-file "$WORK/$1.lport" 2>"$WORK/$1_serve.log" &
   PIDS+=($!)
   local pid=$!
-  for _ in $(seq 1 600); do [ -s "$WORK/$1.lport" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.1; done
-  [ -s "$WORK/$1.lport" ] || { echo "two_classes_e2e: lull serve $1 did not start:" >&2; cat "$WORK/$1_serve.log" >&2; exit 1; }
+  wait_serve_port "$pid" "$WORK/$1.lport" "$WORK/$1_serve.log"
   echo "$pid" > "$WORK/$1.pid"
 }
 # drive SETUP LULL_I LULL_B: one loadgen per class, in parallel, against those lulls.

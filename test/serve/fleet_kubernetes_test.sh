@@ -63,8 +63,7 @@ KUBE="https://127.0.0.1:$(cat "$WORK/kube.port")"
     --listen 127.0.0.1:0 --port-file "$WORK/lull.port" 2> "$WORK/serve.log" &
 SERVE=$!
 PIDS+=($SERVE)
-for _ in $(seq 1 600); do [ -s "$WORK/lull.port" ] || ! kill -0 $SERVE 2> /dev/null && break; sleep 0.1; done
-[ -s "$WORK/lull.port" ] || { echo "fleet_kubernetes: lull serve did not start:" >&2; cat "$WORK/serve.log" >&2; exit 1; }
+wait_serve_port "$SERVE" "$WORK/lull.port" "$WORK/serve.log"
 BASE="http://127.0.0.1:$(cat "$WORK/lull.port")"
 TARGET="$BASE/predictions/image-classification"
 
