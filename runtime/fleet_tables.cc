@@ -6,7 +6,7 @@
 
 namespace lull::runtime {
 
-const FleetSplitPoint& FleetClassTables::split_at(double load_qps) const {
+const FleetSplitPoint& split_at(const std::vector<FleetSplitPoint>& splits, double load_qps) {
   for (const auto& s : splits)
     if (s.load_qps >= load_qps) return s;
   return splits.back();

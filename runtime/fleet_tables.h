@@ -31,6 +31,11 @@ struct FleetSplitPoint {
   double violation_rate = 0;
 };
 
+// The split for a class load among `splits` (strictly ascending load, not
+// empty): the lowest split load at or above it (each kind's share then was
+// planned for at least this load), else the highest.
+const FleetSplitPoint& split_at(const std::vector<FleetSplitPoint>& splits, double load_qps);
+
 struct FleetClassTables {
   std::string name;
   std::int64_t slo_us = 0;
@@ -39,9 +44,8 @@ struct FleetClassTables {
   std::vector<FleetKindTables> kinds;
   std::vector<FleetSplitPoint> splits;  // strictly ascending load
 
-  // The split for a class load: the lowest split load at or above it (each
-  // kind's share then was planned for at least this load), else the highest.
-  const FleetSplitPoint& split_at(double load_qps) const;
+  // The split for a class load among the file's splits (the free split_at).
+  const FleetSplitPoint& split_at(double load_qps) const { return runtime::split_at(splits, load_qps); }
   // The index of a kind by name; -1 when the class has none of that name.
   int kind_index(const std::string& kind) const;
 };

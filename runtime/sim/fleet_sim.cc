@@ -101,10 +101,8 @@ void fill_weights(const runtime::FleetClassTables& cls, const std::vector<CountS
     for (const auto& c : counts) up.push_back(up_at(c, t));
     auto found = resplit.find(up);
     if (found == resplit.end()) found = resplit.emplace(up, runtime::resplit_for_counts(cls, up).splits).first;
-    runtime::FleetClassTables at_counts;
-    at_counts.splits = found->second;
     splits.starts_s.push_back(t);
-    splits.weights.push_back(at_counts.split_at(splits.segments[i].qps).weights);
+    splits.weights.push_back(runtime::split_at(found->second, splits.segments[i].qps).weights);
   }
 }
 
