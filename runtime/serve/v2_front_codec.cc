@@ -9,28 +9,32 @@
 #include "runtime/net/base64.h"
 #include "runtime/net/json_data_field.h"
 #include "runtime/net/json_value.h"
+#include "schema/one_line.h"
 
 namespace lull::serve {
 
 namespace {
 
 // The protocol's tensor datatypes, and what an element of each must be.
+// Integer ranges are [min, end): both powers of two, so exact in a double
+// (an inclusive 2^64 - 1 would round up to 2^64 and let 2^64 through).
 enum class Element { kBool, kInteger, kFloat, kString };
 struct Datatype {
   const char* name;
   Element element;
-  double min, max;  // for integers and floats: the representable range
+  double min, max;  // integers: [min, max); floats: [min, max]
 };
+constexpr double kTwoTo63 = 9223372036854775808.0;
 constexpr Datatype kDatatypes[] = {
     {"BOOL", Element::kBool, 0, 0},
-    {"UINT8", Element::kInteger, 0, 255},
-    {"UINT16", Element::kInteger, 0, 65535},
-    {"UINT32", Element::kInteger, 0, 4294967295.0},
-    {"UINT64", Element::kInteger, 0, 18446744073709551615.0},
-    {"INT8", Element::kInteger, -128, 127},
-    {"INT16", Element::kInteger, -32768, 32767},
-    {"INT32", Element::kInteger, -2147483648.0, 2147483647.0},
-    {"INT64", Element::kInteger, -9223372036854775808.0, 9223372036854775807.0},
+    {"UINT8", Element::kInteger, 0, 256},
+    {"UINT16", Element::kInteger, 0, 65536},
+    {"UINT32", Element::kInteger, 0, 4294967296.0},
+    {"UINT64", Element::kInteger, 0, 2 * kTwoTo63},
+    {"INT8", Element::kInteger, -128, 128},
+    {"INT16", Element::kInteger, -32768, 32768},
+    {"INT32", Element::kInteger, -2147483648.0, 2147483648.0},
+    {"INT64", Element::kInteger, -kTwoTo63, kTwoTo63},
     {"FP16", Element::kFloat, -65504, 65504},
     {"FP32", Element::kFloat, -3.4028234663852886e38, 3.4028234663852886e38},
     {"FP64", Element::kFloat, -1.7976931348623157e308, 1.7976931348623157e308},
@@ -52,7 +56,7 @@ bool element_fits(const JsonValue& e, const Datatype& d) {
       return e.kind_case() == JsonValue::kStringValue;
     case Element::kInteger:
       return e.kind_case() == JsonValue::kNumberValue && e.number_value() == std::floor(e.number_value()) &&
-             e.number_value() >= d.min && e.number_value() <= d.max;
+             e.number_value() >= d.min && e.number_value() < d.max;
     case Element::kFloat:
       return e.kind_case() == JsonValue::kNumberValue && e.number_value() >= d.min && e.number_value() <= d.max;
   }
@@ -61,10 +65,12 @@ bool element_fits(const JsonValue& e, const Datatype& d) {
 
 // Counts the elements of `data` (nested lists flattened, row-major) and
 // checks each against the datatype; the first that does not fit is named.
-bool count_elements(const JsonValue& data, const Datatype& d, std::int64_t* count, std::string* bad) {
+// *first is the first element found (empty lists hold none, wherever they are).
+bool count_elements(const JsonValue& data, const Datatype& d, std::int64_t* count, const JsonValue** first,
+                    std::string* bad) {
   if (data.kind_case() == JsonValue::kListValue) {
     for (const auto& e : data.list_value().values())
-      if (!count_elements(e, d, count, bad)) return false;
+      if (!count_elements(e, d, count, first, bad)) return false;
     return true;
   }
   if (!element_fits(data, d)) {
@@ -75,12 +81,15 @@ bool count_elements(const JsonValue& data, const Datatype& d, std::int64_t* coun
                                              : std::string("a number in range of ") + d.name);
     return false;
   }
+  if (*count == 0) *first = &data;
   ++*count;
   return true;
 }
 
-bool fail(std::string* error, std::string message) {
-  *error = std::move(message);
+// Names and values quoted from the request may hold control characters:
+// written as escapes, so the error stays one line.
+bool fail(std::string* error, const std::string& message) {
+  *error = one_line(message);
   return false;
 }
 
@@ -107,14 +116,23 @@ bool check_input(const JsonValue& in, const std::string& where, std::set<std::st
                     "' is not one of the protocol's (BOOL, UINT8..UINT64, INT8..INT64, FP16, FP32, FP64, BYTES)");
   const JsonValue* shape = json_field(in, "shape");
   if (!is_list(shape)) return fail(error, label + ".shape: missing or not a list");
+  // The element count in checked arithmetic: every dimension is first
+  // bounded by kMaxElements (exact in a double), and a product past it is
+  // refused before it can overflow, unless a zero dimension makes it empty.
   std::int64_t expected = 1;
+  bool too_large = false, empty = false;
   for (const auto& dim : shape->list_value().values()) {
     if (dim.kind_case() != JsonValue::kNumberValue || dim.number_value() < 0 ||
         dim.number_value() != std::floor(dim.number_value()) || dim.number_value() > static_cast<double>(kMaxElements))
       return fail(error, label + ".shape: " + json_text(*shape) + " holds a dimension that is not a count");
-    expected *= static_cast<std::int64_t>(dim.number_value());
-    if (expected > kMaxElements) return fail(error, label + ".shape: " + json_text(*shape) + " is too large");
+    const auto n = static_cast<std::int64_t>(dim.number_value());
+    empty = empty || n == 0;
+    if (!too_large) too_large = __builtin_mul_overflow(expected, n, &expected) || expected > kMaxElements;
   }
+  if (empty)
+    expected = 0;
+  else if (too_large)
+    return fail(error, label + ".shape: " + json_text(*shape) + " is too large");
   const JsonValue* params = json_field(in, "parameters");
   if (params && !is_object(params)) return fail(error, label + ".parameters: not an object");
   if (params && json_field(*params, "binary_data_size"))
@@ -122,16 +140,13 @@ bool check_input(const JsonValue& in, const std::string& where, std::set<std::st
   const JsonValue* data = json_field(in, "data");
   if (!is_list(data)) return fail(error, label + ".data: missing or not a list");
   std::int64_t count = 0;
+  const JsonValue* first = nullptr;
   std::string bad;
-  if (!count_elements(*data, *d, &count, &bad)) return fail(error, label + ".data: " + bad);
+  if (!count_elements(*data, *d, &count, &first, &bad)) return fail(error, label + ".data: " + bad);
   if (count != expected)
     return fail(error, label + ": shape " + json_text(*shape) + " holds " + std::to_string(expected) +
                            " elements but data has " + std::to_string(count));
-  if (d->element == Element::kString && count == 1) {
-    const JsonValue* e = data;
-    while (e->kind_case() == JsonValue::kListValue) e = &e->list_value().values(0);
-    *bytes_element = e;
-  }
+  if (d->element == Element::kString && count == 1) *bytes_element = first;
   return true;
 }
 

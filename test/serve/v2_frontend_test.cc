@@ -117,6 +117,49 @@ TEST_CASE("v2 codec: bad requests are named in one line", "[serve][v2]") {
              Catch::Contains("binary tensor data extension is not supported"));
 }
 
+TEST_CASE("v2 codec: empty lists inside data hold no element, wherever they are", "[serve][v2]") {
+  // An empty list first in data while the element count is 1 crashed lull serve (SIGSEGV).
+  CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[],"hello"]}]})").input == "hello");
+  CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[[]],[[],["hi"]]]}]})").input ==
+        "hi");
+  CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1,1],"data":[[],[],["a"],[]]}]})").input == "a");
+  CHECK_THAT(parse_error(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[],[]]}]})"),
+             Catch::Contains("holds 1 elements but data has 0"));
+  CHECK_THAT(parse_error(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[[[]]]]}]})"),
+             Catch::Contains("holds 1 elements but data has 0"));
+}
+
+TEST_CASE("v2 codec: a refusal is one line, whatever the request's names hold", "[serve][v2]") {
+  // Found by fuzz_v2_request: a name holding an escaped newline split the message.
+  const std::string error = parse_error(R"({"inputs":[{"name":"a\nb","datatype":"INT8","shape":[1],"data":[1000]}]})");
+  CHECK(error.find('\n') == std::string::npos);
+  CHECK_THAT(error, Catch::Contains("(a\\nb)"));
+}
+
+TEST_CASE("v2 codec: shape products in checked arithmetic, integer limits exact", "[serve][v2]") {
+  // 2^40 x 2^24 wrapped to 0 and matched an empty data list.
+  CHECK_THAT(parse_error(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1099511627776,16777216],"data":[]}]})"),
+             Catch::Contains("is too large"));
+  // 3037000500^2 overflowed int64 into a negative count.
+  const std::string big =
+      parse_error(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[3037000500,3037000500],"data":[1]}]})");
+  CHECK_THAT(big, Catch::Contains("is too large"));
+  CHECK_THAT(big, !Catch::Contains("-"));
+  // A zero dimension anywhere makes an empty tensor, however large the others.
+  CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1099511627776,1099511627776,0],"data":[]},)"
+                 R"({"name":"y","datatype":"FP32","shape":[1],"data":[1]}]})")
+            .input.find("\"y\"") != std::string::npos);
+  CHECK_THAT(parse_error(R"({"inputs":[{"name":"x","datatype":"UINT64","shape":[1],"data":[18446744073709551616]}]})"),
+             Catch::Contains("not an integer in range of UINT64"));
+  CHECK_THAT(parse_error(R"({"inputs":[{"name":"x","datatype":"INT64","shape":[1],"data":[9223372036854775808]}]})"),
+             Catch::Contains("not an integer in range of INT64"));
+  CHECK_THAT(parse_error(R"({"inputs":[{"name":"x","datatype":"UINT8","shape":[1],"data":[256]}]})"),
+             Catch::Contains("not an integer in range of UINT8"));
+  parse_ok(R"({"inputs":[{"name":"x","datatype":"UINT8","shape":[2],"data":[0,255]}]})");
+  parse_ok(
+      R"({"inputs":[{"name":"x","datatype":"INT64","shape":[2],"data":[-9223372036854775808,4611686018427387904]}]})");
+}
+
 TEST_CASE("v2 codec: the answer names the model, echoes the id, and wraps or passes outputs", "[serve][v2]") {
   V2InferRequest req;
   req.id = "7";
@@ -279,6 +322,22 @@ TEST_CASE("v2 front end: an inference request is one query, answered in v2 form"
       CHECK(r.find("Content-Type: application/json") != std::string::npos);
     }
     CHECK(v2.service.served == 2);
+  }
+  SECTION("empty lists in data and overflowing shapes: answered, and the server stays up") {
+    // The first of these killed lull serve (SIGSEGV) before the codec took the first element found.
+    auto r = raw_request(port, "POST", "/v2/models/classify/infer",
+                         R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[],"hello"]}]})");
+    CHECK(status_of(r) == 200);
+    CHECK(v2.service.last_input() == "hello");
+    for (const std::string& bad :
+         {std::string(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[],[]]}]})"),
+          std::string(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1099511627776,16777216],"data":[]}]})"),
+          std::string(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[3037000500,3037000500],"data":[]}]})")}) {
+      INFO(bad);
+      CHECK(status_of(raw_request(port, "POST", "/v2/models/classify/infer", bad)) == 400);
+    }
+    CHECK(status_of(raw_request(port, "GET", "/ping")) == 200);
+    CHECK(v2.service.served == 3);
   }
   SECTION("other refusals keep their status in the error form") {
     CHECK(status_of(raw_request(port, "POST", "/v2/models/other/infer", text)) == 404);

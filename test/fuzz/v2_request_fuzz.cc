@@ -1,0 +1,34 @@
+// libFuzzer target: the v2 front end's inference request decoding
+// (runtime/serve/v2_front_codec), the first thing lull does with an
+// unauthenticated client's body on POST /v2/models/{task}/infer. Besides
+// crashes and sanitizer reports it checks the codec's promises: a request is
+// accepted with a non-empty input or refused with a one-line error; an
+// accepted tensor request is passed on as JSON; the answer built for any
+// prediction is JSON.
+#include <cstdint>
+#include <string>
+
+#include "runtime/net/json_value.h"
+#include "runtime/serve/v2_front_codec.h"
+#include "runtime/v2/v2_codec.h"
+#include "test/fuzz/fuzz_support.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
+  using namespace lull::serve;
+  using lull::fuzz::finding;
+  const std::string body(reinterpret_cast<const char*>(data), size);
+  V2InferRequest request;
+  std::string error;
+  const bool accepted = parse_v2_infer_request(body, &request, &error);
+  if (accepted && request.input.empty()) finding("accepted without an input");
+  if (!accepted && (error.empty() || error.find('\n') != std::string::npos))
+    finding("refused without a one-line reason");
+  if (!accepted) return 0;
+  JsonValue parsed;
+  if (request.input.rfind("{\"inputs\":[", 0) == 0 && !parse_json(request.input, &parsed))
+    finding("a tensor request passed on is not JSON");
+  if (is_utf8(request.input) && is_utf8(request.id) &&
+      !parse_json(v2_infer_response("m", "t", request, request.input), &parsed))
+    finding("the answer is not JSON");
+  return 0;
+}
