@@ -63,8 +63,8 @@ int run_bench_online(int argc, char** argv) {
     for (double l : loads) {
       const double c0 = cpu_seconds();
       const auto w0 = std::chrono::steady_clock::now();
-      const runtime::PolicyTable t =
-          source.compile(runtime::PolicyRequest{static_cast<int>(k), l, source.compiler().recorded_arrivals()});
+      const core::PolicyTable t =
+          source.compile(core::PolicyRequest{static_cast<int>(k), l, source.compiler().recorded_arrivals()});
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
       const double cpu = cpu_seconds() - c0;
       walls.push_back(wall);

@@ -37,8 +37,8 @@
 #include "cli/parse_options.h"
 #include "runtime/net/base64.h"
 #include "cli/serve_backend.h"
-#include "runtime/torchserve/batch_codec.h"
-#include "runtime/v2/v2_codec.h"
+#include "runtime/upstream/torchserve/batch_codec.h"
+#include "runtime/upstream/v2/v2_codec.h"
 #include "runtime/net/http_client.h"
 
 namespace lull::cli {
@@ -111,11 +111,11 @@ int run_bench_serve(int argc, char** argv) {
   // request to the model server, exactly as lull forwards a batch of one, and
   // as a v2 infer request to lull's v2 front end (--v2).
   const ServeBackend protocol(backend_flags);
-  const std::string direct_body = protocol.v2() ? serve::encode_v2_bytes_request({&input}, protocol.input_name())
-                                                : serve::encode_batch_request({&input});
+  const std::string direct_body = protocol.v2() ? v2::encode_v2_bytes_request({&input}, protocol.input_name())
+                                                : torchserve::encode_batch_request({&input});
   const std::string v2_body = R"({"inputs":[{"name":"input","shape":[1],"datatype":"BYTES",)"
                               R"("parameters":{"content_type":"base64"},"data":[")" +
-                              serve::base64_encode(input) + "\"]}]}";
+                              net::base64_encode(input) + "\"]}]}";
   const std::vector<double> at_s = arrival_schedule(rate, duration_s, ArrivalProcess::poisson(), seed);
 
   // The paths given, in this order; the stream is dealt to them in turn.
@@ -125,7 +125,7 @@ int run_bench_serve(int argc, char** argv) {
     const std::string* body;
     const char* type;
   };
-  const char* direct_type = protocol.v2() ? serve::kV2ContentType : serve::kBatchContentType;
+  const char* direct_type = protocol.v2() ? v2::kV2ContentType : torchserve::kBatchContentType;
   std::vector<Path> given = {{"direct", &direct, &direct_body, direct_type}};
   if (!lull_url.empty()) given.push_back({"lull", &lull_url, &input, "application/octet-stream"});
   if (!v2_url.empty()) given.push_back({"lull-v2", &v2_url, &v2_body, "application/json"});
@@ -136,12 +136,12 @@ int run_bench_serve(int argc, char** argv) {
   std::mutex mu;
   // One client (loop thread) and sender per path, so a path that saturates
   // holds no other's connections. Destroyed before what their callbacks touch.
-  serve::HttpClient::Options client_options;
+  net::HttpClient::Options client_options;
   client_options.max_total_connections = static_cast<long>(connections);
-  std::vector<std::unique_ptr<serve::HttpClient>> clients;
+  std::vector<std::unique_ptr<net::HttpClient>> clients;
   std::vector<std::unique_ptr<BoundedSender>> senders;
   for (int k = 0; k < n; ++k) {
-    clients.push_back(std::make_unique<serve::HttpClient>(client_options));
+    clients.push_back(std::make_unique<net::HttpClient>(client_options));
     senders.push_back(std::make_unique<BoundedSender>(*clients.back(), connections));
   }
   const auto t0 = SteadyClock::now();
@@ -150,13 +150,13 @@ int run_bench_serve(int argc, char** argv) {
         t0 + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(at_s[i])));
     const int path = static_cast<int>(i % static_cast<size_t>(n));
     const bool counted = at_s[i] >= warmup_s;
-    serve::HttpRequest req;
+    net::HttpRequest req;
     req.method = "POST";
     req.url = *given[path].url;
     req.body = *given[path].body;
     req.content_type = given[path].type;
     req.timeout_ms = timeout_ms;
-    senders[path]->send(std::move(req), [&, path, counted](serve::HttpResponse r, std::int64_t waited_us) {
+    senders[path]->send(std::move(req), [&, path, counted](net::HttpResponse r, std::int64_t waited_us) {
       std::lock_guard<std::mutex> lock(mu);
       PathStats& p = paths[path];
       if (counted) {

@@ -20,11 +20,11 @@ std::int64_t steady_us() {
 
 struct BoundedSender::State {
   struct Waiting {
-    serve::HttpRequest request;
+    net::HttpRequest request;
     Done done;
     std::int64_t since_us;
   };
-  serve::HttpTransport* transport;
+  net::HttpTransport* transport;
   std::size_t max_in_flight;
   mutable std::mutex mu;
   std::condition_variable idle;
@@ -36,7 +36,7 @@ struct BoundedSender::State {
   Counts counts;
 };
 
-BoundedSender::BoundedSender(serve::HttpTransport& transport, std::size_t max_in_flight)
+BoundedSender::BoundedSender(net::HttpTransport& transport, std::size_t max_in_flight)
     : state_(std::make_shared<State>()) {
   if (max_in_flight == 0) throw std::invalid_argument("BoundedSender: max_in_flight must be at least 1");
   state_->transport = &transport;
@@ -57,7 +57,7 @@ std::size_t BoundedSender::drop_waiting() {
   return n;
 }
 
-void BoundedSender::send(serve::HttpRequest request, Done done) {
+void BoundedSender::send(net::HttpRequest request, Done done) {
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     ++state_->outstanding;
@@ -72,9 +72,9 @@ void BoundedSender::send(serve::HttpRequest request, Done done) {
   dispatch(state_, std::move(request), std::move(done), 0);
 }
 
-void BoundedSender::dispatch(const std::shared_ptr<State>& state, serve::HttpRequest request, Done done,
+void BoundedSender::dispatch(const std::shared_ptr<State>& state, net::HttpRequest request, Done done,
                              std::int64_t waited_us) {
-  state->transport->send(std::move(request), [state, done = std::move(done), waited_us](serve::HttpResponse r) {
+  state->transport->send(std::move(request), [state, done = std::move(done), waited_us](net::HttpResponse r) {
     done(std::move(r), waited_us);
     std::optional<State::Waiting> next;
     {

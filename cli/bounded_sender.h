@@ -23,9 +23,9 @@ namespace lull::cli {
 class BoundedSender {
  public:
   // `waited_us`: from send() to the transport's send (0 when it went at once).
-  using Done = std::function<void(serve::HttpResponse response, std::int64_t waited_us)>;
+  using Done = std::function<void(net::HttpResponse response, std::int64_t waited_us)>;
 
-  BoundedSender(serve::HttpTransport& transport, std::size_t max_in_flight);
+  BoundedSender(net::HttpTransport& transport, std::size_t max_in_flight);
   // Stops sending what still waits; what is in flight completes through the
   // transport (destroy the transport after this, as its callbacks own no
   // reference to it).
@@ -33,7 +33,7 @@ class BoundedSender {
   BoundedSender(const BoundedSender&) = delete;
   BoundedSender& operator=(const BoundedSender&) = delete;
 
-  void send(serve::HttpRequest request, Done done);
+  void send(net::HttpRequest request, Done done);
   // Waits until every request sent so far has completed, or no request has
   // completed for `stall_ms`, or `max_ms` passes; returns how many have not
   // (in flight or still waiting).
@@ -51,7 +51,7 @@ class BoundedSender {
 
  private:
   struct State;
-  static void dispatch(const std::shared_ptr<State>& state, serve::HttpRequest request, Done done,
+  static void dispatch(const std::shared_ptr<State>& state, net::HttpRequest request, Done done,
                        std::int64_t waited_us);
   std::shared_ptr<State> state_;
 };

@@ -3,8 +3,8 @@
 #include <map>
 
 #include "cli/commands.h"
-#include "runtime/manager/kubernetes_objects.h"
-#include "runtime/text_template.h"
+#include "runtime/pools/kubernetes_objects.h"
+#include "runtime/core/text_template.h"
 
 namespace lull::cli {
 
@@ -14,7 +14,7 @@ namespace {
 std::string group_name(const std::string& flag, const std::string& pattern, const FleetKubernetesGroup& g,
                        bool (*valid)(const std::string&), const char* what,
                        std::map<std::string, const FleetKubernetesGroup*>& seen) {
-  const std::string name = runtime::fill_template(pattern, {{"{class}", g.cls}, {"{kind}", g.kind}});
+  const std::string name = core::fill_template(pattern, {{"{class}", g.cls}, {"{kind}", g.kind}});
   const std::string at = flag + " " + pattern + ": class '" + g.cls + "', kind '" + g.kind + "': '" + name + "' ";
   if (!valid(name)) throw UsageError(at + "is not a " + what);
   const auto [it, fresh] = seen.emplace(name, &g);
@@ -31,17 +31,17 @@ void name_fleet_deployments(const std::vector<FleetKubernetesGroup>& groups) {
   std::map<std::string, const FleetKubernetesGroup*> deployments, services;
   for (const auto& g : groups) {
     const std::string deployment =
-        group_name("--k8s-deployment", g.pool->deployment, g, manager::is_object_name,
+        group_name("--k8s-deployment", g.pool->deployment, g, pools::is_object_name,
                    "Deployment name (a DNS-1123 subdomain: a-z, 0-9, '-', '.')", deployments);
     const std::string service =
-        group_name("--k8s-service", g.pool->service, g, manager::is_service_name,
+        group_name("--k8s-service", g.pool->service, g, pools::is_service_name,
                    "Service name (a DNS-1035 label: a-z, 0-9, '-', a letter first, at most 63)", services);
     g.pool->deployment = deployment;
     g.pool->service = service;
   }
 }
 
-void refuse_group_marks(const manager::KubernetesPoolOptions& pool) {
+void refuse_group_marks(const pools::KubernetesPoolOptions& pool) {
   for (const std::string& name : {pool.deployment, pool.service})
     if (name.find("{class}") != std::string::npos || name.find("{kind}") != std::string::npos)
       throw UsageError("--k8s-deployment/--k8s-service: {class} or {kind} without a fleet policy file");

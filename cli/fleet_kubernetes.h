@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "runtime/manager/kubernetes_pool.h"
+#include "runtime/pools/kubernetes_pool.h"
 
 namespace lull::cli {
 
 // One group's pool: `pool` as the flags left it (the templates).
 struct FleetKubernetesGroup {
   std::string cls, kind;
-  manager::KubernetesPoolOptions* pool;
+  pools::KubernetesPoolOptions* pool;
 };
 
 // Fills each group's Deployment and Service from the templates. UsageError
@@ -24,6 +24,6 @@ struct FleetKubernetesGroup {
 void name_fleet_deployments(const std::vector<FleetKubernetesGroup>& groups);
 
 // Not a fleet: {class} or {kind} in the names is refused (UsageError).
-void refuse_group_marks(const manager::KubernetesPoolOptions& pool);
+void refuse_group_marks(const pools::KubernetesPoolOptions& pool);
 
 }  // namespace lull::cli

@@ -4,9 +4,9 @@
 
 namespace lull::cli {
 
-JsonValue::JsonValue(double number) : scalar_(serve::json_number_text(number)) {}
+JsonValue::JsonValue(double number) : scalar_(net::json_number_text(number)) {}
 
-JsonValue::JsonValue(const std::string& text) : scalar_(serve::json_quoted(text)) {}
+JsonValue::JsonValue(const std::string& text) : scalar_(net::json_quoted(text)) {}
 
 JsonValue& JsonValue::add(const std::string& key, JsonValue value) {
   keys_.push_back(key);
@@ -28,7 +28,7 @@ std::string JsonValue::text(int indent) const {
   for (size_t i = 0; i < items_.size(); ++i) {
     out += i ? ",\n" : "\n";
     out += pad;
-    if (kind_ == kObject) out += serve::json_quoted(keys_[i]) + ": ";
+    if (kind_ == kObject) out += net::json_quoted(keys_[i]) + ": ";
     out += items_[i].text(indent + 2);
   }
   return out + "\n" + std::string(static_cast<size_t>(indent), ' ') + close;

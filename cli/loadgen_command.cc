@@ -111,20 +111,20 @@ int run_loadgen(int argc, char** argv) {
   // Declared after what their callbacks touch, so they are destroyed
   // (cancelling stragglers) while those still exist; the sender before the
   // client it sends through.
-  serve::HttpClient::Options client_options;
+  net::HttpClient::Options client_options;
   client_options.max_total_connections = static_cast<long>(connections);
-  serve::HttpClient client(client_options);
+  net::HttpClient client(client_options);
   BoundedSender sender(client, connections);
   const auto t0 = Clock::now();
   for (double t : at_s) {
     std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t)));
-    serve::HttpRequest req;
+    net::HttpRequest req;
     req.method = "POST";
     req.url = target;
     req.body = body;
     req.timeout_ms = timeout_ms;
     req.headers = headers;
-    sender.send(std::move(req), [&](serve::HttpResponse r, std::int64_t waited_us) {
+    sender.send(std::move(req), [&](net::HttpResponse r, std::int64_t waited_us) {
       std::lock_guard<std::mutex> lock(mu);
       records.push_back({r.elapsed_us + waited_us, r.status, r.error, r.header("x-lull-model")});
     });

@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "cli/process_clock.h"
 #include "runtime/log/log_settings.h"
-#include "runtime/serve/build_info.h"
+#include "runtime/frontend/build_info.h"
 #include "schema/protobuf_log.h"
 
 namespace {
@@ -47,8 +47,8 @@ int main(int argc, char** argv) {
   lull::cli::mark_process_start();
   lull::route_protobuf_log();  // protobuf's own messages: one "lull: protobuf:" line, or inside a reader's error
   if (argc >= 2 && !std::strcmp(argv[1], "--version")) {
-    const std::string commit = lull::serve::build_git_commit();
-    std::cout << "lull " << lull::serve::build_version();
+    const std::string commit = lull::frontend::build_git_commit();
+    std::cout << "lull " << lull::frontend::build_version();
     if (commit != "unknown") std::cout << " (git " << commit << ")";
     std::cout << "\n";
     return 0;

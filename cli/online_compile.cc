@@ -4,7 +4,7 @@
 
 #include "cli/commands.h"
 #include "compiler/emit/recorded_spec.h"
-#include "runtime/policy_loader.h"
+#include "runtime/core/policy_loader.h"
 #include "schema/number_text.h"
 #include "schema/policy_file.h"
 
@@ -44,11 +44,11 @@ CompilerPolicySource::CompilerPolicySource(const std::string& policies_path, con
   compiler_ = std::make_unique<compiler::OnlineCompiler>(spec, &std::cerr);
 }
 
-runtime::PolicyTable CompilerPolicySource::compile(const runtime::PolicyRequest& r) {
+core::PolicyTable CompilerPolicySource::compile(const core::PolicyRequest& r) {
   const schema::PolicySet set = compiler_->compile(r.workers, r.load_qps, r.arrivals);
-  return runtime::policy_table_from_proto(set, runtime::PolicyExpectations{"", r.workers, 0},
-                                          "online policy for " + std::to_string(r.workers) + " workers at " +
-                                              number_text(r.load_qps) + " QPS, " + arrival_process_text(r.arrivals));
+  return core::policy_table_from_proto(set, core::PolicyExpectations{"", r.workers, 0},
+                                       "online policy for " + std::to_string(r.workers) + " workers at " +
+                                           number_text(r.load_qps) + " QPS, " + arrival_process_text(r.arrivals));
 }
 
 }  // namespace lull::cli

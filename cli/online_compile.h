@@ -9,7 +9,7 @@
 #include <string>
 
 #include "compiler/online/online_compiler.h"
-#include "runtime/policy_provider.h"
+#include "runtime/core/policy_provider.h"
 
 namespace lull::cli {
 
@@ -31,10 +31,10 @@ bool online_compile_enabled(const OnlineCompileFlags& flags, const std::string& 
 // `policies_path`: the compile settings its first set records
 // (compiler::recorded_compile_spec) over `profiles`. Each result is checked by
 // the runtime's loader like a policy file.
-class CompilerPolicySource final : public runtime::PolicyCompiler {
+class CompilerPolicySource final : public core::PolicyCompiler {
  public:
   CompilerPolicySource(const std::string& policies_path, const std::string& profiles, const OnlineCompileFlags& flags);
-  runtime::PolicyTable compile(const runtime::PolicyRequest& request) override;
+  core::PolicyTable compile(const core::PolicyRequest& request) override;
   // Later compilations use these profiles (compiler::OnlineCompiler::use_profiles).
   void use_profiles(compiler::ReducedProfiles profiles) { compiler_->use_profiles(std::move(profiles)); }
   const compiler::OnlineCompiler& compiler() const { return *compiler_; }

@@ -12,8 +12,8 @@
 #include "cli/fleet_report.h"
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
-#include "runtime/fleet_tables.h"
-#include "runtime/policy_loader.h"
+#include "runtime/core/fleet_tables.h"
+#include "runtime/core/policy_loader.h"
 #include "schema/fleet_file.h"
 #include "schema/input_limits.h"
 #include "schema/policy_file.h"
@@ -40,7 +40,7 @@ schema::PolicySet read_checked_policy_set(const std::string& path, unsigned work
   std::string counts;
   for (const auto& set : lib.sets()) {
     if (workers == 0 ? lib.sets_size() == 1 : set.workers() == workers) {
-      runtime::policy_table_from_proto(set, {}, path);
+      core::policy_table_from_proto(set, {}, path);
       return set;
     }
     counts += (counts.empty() ? "" : ", ") + std::to_string(set.workers());
@@ -100,13 +100,13 @@ int run_policy_show(int argc, char** argv) {
   if (!parse_command_line(argc, argv, desc, "usage: lull policy show FILE", {&pos, {}, nullptr})) return 0;
   if (is_fleet_policy_file(path)) {
     const auto fleet = read_fleet_policy(path);
-    runtime::fleet_tables_from_proto(fleet, {}, path);  // the runtime's own checks
+    core::fleet_tables_from_proto(fleet, {}, path);  // the runtime's own checks
     std::fputs(fleet_policy_summary(path, fleet).c_str(), stdout);
     return 0;
   }
   const auto lib = read_policy_library(path);
   // Every set must be one simulate and serve would run (the runtime's loader checks).
-  for (const auto& set : lib.sets()) runtime::policy_table_from_proto(set, {}, path);
+  for (const auto& set : lib.sets()) core::policy_table_from_proto(set, {}, path);
   if (lib.sets_size() > 1) {
     show_library(path, lib);
     return 0;

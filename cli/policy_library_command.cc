@@ -16,7 +16,7 @@
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/parse_options.h"
-#include "runtime/policy_loader.h"
+#include "runtime/core/policy_loader.h"
 #include "schema/policy_file.h"
 
 namespace po = boost::program_options;
@@ -44,7 +44,7 @@ int run_policy_library(int argc, char** argv) {
   std::vector<std::string> patterns;  // in the order first seen
   for (const auto& path : sets) {
     schema::PolicySet set = read_policy_set(path);
-    const std::string pattern = arrival_process_text(runtime::policy_table_from_proto(set, {}, path).arrivals);
+    const std::string pattern = arrival_process_text(core::policy_table_from_proto(set, {}, path).arrivals);
     if (std::find(patterns.begin(), patterns.end(), pattern) == patterns.end()) patterns.push_back(pattern);
     counts.insert(set.workers());
     *lib.add_sets() = std::move(set);

@@ -34,11 +34,11 @@
 #include "cli/parse_options.h"
 #include "cli/progress_line.h"
 #include "cli/serve_backend.h"
-#include "runtime/torchserve/batch_wire.h"
+#include "runtime/upstream/torchserve/batch_wire.h"
 #include "runtime/net/http_client.h"
-#include "runtime/torchserve/model_check.h"
-#include "runtime/torchserve/torchserve_token.h"
-#include "runtime/torchserve/worker_endpoint.h"
+#include "runtime/upstream/torchserve/model_check.h"
+#include "runtime/upstream/torchserve/torchserve_token.h"
+#include "runtime/upstream/torchserve/worker_endpoint.h"
 #include "schema/atomic_file.h"  // read_whole_file
 #include "schema/profile_file.h"
 
@@ -74,7 +74,7 @@ std::vector<int> parse_batches(const std::string& text, int max_batch) {
     for (int b = 1; b <= max_batch; ++b) out.push_back(b);
     return out;
   }
-  for (const auto& item : serve::split_list(text)) {
+  for (const auto& item : torchserve::split_list(text)) {
     int b = 0;
     try {
       b = std::stoi(item);
@@ -145,23 +145,23 @@ int run_profile(int argc, char** argv) {
   check_range("--pause-ms", pause_ms, 0, limits::kMaxIntervalMs);
   check_range("--timeout-ms", static_cast<double>(timeout_ms), 1, limits::kMaxIntervalMs);
   try {
-    worker = serve::normalize_base_url(worker);
+    worker = torchserve::normalize_base_url(worker);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--worker ") + e.what());
   }
   const ServeBackend protocol(backend_flags);
-  const serve::BatchWire& wire = protocol.wire() ? *protocol.wire() : serve::torchserve_wire();
-  const auto models = serve::split_list(models_text);
+  const torchserve::BatchWire& wire = protocol.wire() ? *protocol.wire() : torchserve::torchserve_wire();
+  const auto models = torchserve::split_list(models_text);
   if (models.empty()) throw UsageError("--models: no model names");
   const auto accuracies = read_accuracy_fractions(accuracy_path);
   for (const auto& m : models)
     if (!accuracies.count(m)) throw UsageError(accuracy_path + ": no accuracy for model '" + m + "'");
   const auto batches = parse_batches(batches_text, max_batch);
 
-  serve::TorchServeKeys keys;
+  torchserve::TorchServeKeys keys;
   if (!token_file.empty()) {
     try {
-      keys = serve::read_torchserve_key_file(token_file);
+      keys = torchserve::read_torchserve_key_file(token_file);
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
@@ -178,33 +178,33 @@ int run_profile(int argc, char** argv) {
   size_t next_input = 0;
 
   try {
-    management = management.empty() ? worker : serve::normalize_base_url(management);
+    management = management.empty() ? worker : torchserve::normalize_base_url(management);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--management-url ") + e.what());
   }
-  serve::HttpClient client;
+  net::HttpClient client;
   // memory_mb: what the management API reports for the loaded model
   // (docs/user-guide.md, "lull profile", Memory: what each server measures); 0 with a warning when
   // it reports nothing, so a profile is still written.
   auto memory_mb = [&](const std::string& model) {
     if (protocol.v2()) return 0.0;  // the Open Inference Protocol reports no model memory
-    serve::HttpRequest req;
+    net::HttpRequest req;
     req.method = "GET";
     req.url = management + "/models/" + model;
     req.timeout_ms = timeout_ms;
     req.bearer_token = keys.management;
     const auto r = client.fetch(req);
-    return r.ok() ? serve::model_memory_mb(r.body) : 0.0;
+    return r.ok() ? torchserve::model_memory_mb(r.body) : 0.0;
   };
   auto measure = [&](const std::string& model, int batch) {
     std::vector<const std::string*> inputs;
     for (int i = 0; i < batch; ++i) inputs.push_back(&pool[next_input++ % pool.size()]);
-    serve::HttpRequest req = wire.batch_request(worker, model, inputs);
+    net::HttpRequest req = wire.batch_request(worker, model, inputs);
     req.timeout_ms = timeout_ms;
     req.bearer_token = keys.inference;
     auto r = client.fetch(req);
-    if (serve::is_token_refusal(r))
-      throw std::runtime_error(serve::describe_token_refusal(worker, "inference", !keys.inference.empty(), r));
+    if (torchserve::is_token_refusal(r))
+      throw std::runtime_error(torchserve::describe_token_refusal(worker, "inference", !keys.inference.empty(), r));
     if (!r.ok()) throw std::runtime_error(req.url + " (batch " + std::to_string(batch) + "): " + r.describe());
     wire.decode_batch(r.body, static_cast<size_t>(batch));  // the contract holds
     return r.elapsed_us / 1e6;

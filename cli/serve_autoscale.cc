@@ -26,7 +26,7 @@ void add_serve_autoscale_options(po::options_description& desc, ServeAutoscaleFl
        "kubernetes (a Deployment's replicas, --k8s-*)")
       ("worker-command", po::value(&f.command),
        "local pool: the model server's command, {port} (and {management_port}) replaced by ports lull picks, "
-       "e.g. 'python3 runtime/modelserver/lull_modelserver.py --replay-profile P.json --port {port}'")
+       "e.g. 'python3 test/modelserver/lull_modelserver.py --replay-profile P.json --port {port}'")
       ("worker-log-dir", po::value(&f.log_dir),
        "local pool: each worker's output goes to DIR/ID.log (default: a new /tmp dir; shard I's IDs are local-I-N)")
       ("initial-workers", po::value(&f.initial_workers)->default_value(0),
@@ -84,7 +84,7 @@ server::AutoscaleSpec autoscale_spec(const ServeAutoscaleFlags& flags, std::vect
       if (access(flags.log_dir.c_str(), W_OK | X_OK) != 0)
         throw UsageError("--worker-log-dir " + flags.log_dir + ": not writable");
     }
-    manager::LocalProcessPoolOptions& o = spec.local;
+    pools::LocalProcessPoolOptions& o = spec.local;
     o.command = flags.command;
     o.models = std::move(models);
     o.management_key = management_key;
@@ -95,7 +95,7 @@ server::AutoscaleSpec autoscale_spec(const ServeAutoscaleFlags& flags, std::vect
   } else if (flags.pool == "kubernetes") {
     if (flags.k8s_server.empty() || flags.k8s_deployment.empty() || flags.k8s_service.empty())
       throw UsageError("--worker-pool kubernetes needs --k8s-api-server, --k8s-deployment and --k8s-service");
-    manager::KubernetesPoolOptions& o = spec.kubernetes;
+    pools::KubernetesPoolOptions& o = spec.kubernetes;
     o.api.server = flags.k8s_server;
     o.api.token_file = flags.k8s_token_file;
     o.api.ca_file = flags.k8s_ca_file;
@@ -111,7 +111,7 @@ server::AutoscaleSpec autoscale_spec(const ServeAutoscaleFlags& flags, std::vect
   } else {
     throw UsageError("--worker-pool: expected local or kubernetes (got '" + flags.pool + "')");
   }
-  manager::ServingAutoscalerOptions& o = spec.scaler;
+  pools::ServingAutoscalerOptions& o = spec.scaler;
   o.autoscale = config.options;
   o.target = config.target;
   o.initial_workers = flags.initial_workers;

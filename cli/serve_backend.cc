@@ -2,9 +2,9 @@
 #include "cli/serve_backend.h"
 
 #include "cli/commands.h"
-#include "runtime/v2/v2_model_check.h"
-#include "runtime/v2/v2_model_control.h"
-#include "runtime/v2/v2_wire.h"
+#include "runtime/upstream/v2/v2_model_check.h"
+#include "runtime/upstream/v2/v2_model_control.h"
+#include "runtime/upstream/v2/v2_wire.h"
 
 namespace lull::cli {
 
@@ -25,16 +25,16 @@ ServeBackend::ServeBackend(const ServeBackendFlags& flags) : input_name_(flags.v
   if (flags.backend == "v2") {
     v2_ = true;
     if (input_name_.empty()) throw UsageError("--v2-input-name: empty");
-    wire_ = std::make_unique<serve::V2Wire>(input_name_);
+    wire_ = std::make_unique<v2::V2Wire>(input_name_);
   } else if (flags.backend != "torchserve") {
     throw UsageError("--backend: expected torchserve or v2 (got '" + flags.backend + "')");
   }
 }
 
-std::string ServeBackend::check_worker(serve::HttpTransport& client, const serve::WorkerEndpoint& worker,
+std::string ServeBackend::check_worker(net::HttpTransport& client, const torchserve::WorkerEndpoint& worker,
                                        const std::vector<std::string>& models, std::int64_t timeout_ms) const {
   if (models.empty()) {
-    serve::HttpRequest req;
+    net::HttpRequest req;
     req.url = worker.inference_url + "/v2/health/ready";
     req.timeout_ms = timeout_ms;
     req.connect_timeout_ms = timeout_ms;
@@ -42,18 +42,18 @@ std::string ServeBackend::check_worker(serve::HttpTransport& client, const serve
     return r.ok() ? "" : "health check GET /v2/health/ready: " + r.describe();
   }
   try {
-    serve::V2ModelCheckOptions o;
+    v2::V2ModelCheckOptions o;
     o.input_name = input_name_;
     o.timeout_ms = timeout_ms;
-    serve::check_v2_models_ready(client, {worker}, models, o);
+    v2::check_v2_models_ready(client, {worker}, models, o);
     return "";
-  } catch (const serve::ModelCheckError& e) {
+  } catch (const torchserve::ModelCheckError& e) {
     return e.what();
   }
 }
 
-std::unique_ptr<runtime::ModelControl> ServeBackend::v2_model_control(serve::HttpTransport& client) const {
-  return std::make_unique<serve::V2ModelControl>(client);
+std::unique_ptr<core::ModelControl> ServeBackend::v2_model_control(net::HttpTransport& client) const {
+  return std::make_unique<v2::V2ModelControl>(client);
 }
 
 }  // namespace lull::cli

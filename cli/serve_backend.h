@@ -2,7 +2,7 @@
 // `--backend torchserve|v2` of lull serve and lull profile: which model
 // server protocol lull speaks to its workers. TorchServe's API (the default)
 // or the Open Inference Protocol (KServe v2: Triton, KServe, MLServer,
-// TorchServe in v2 mode; runtime/v2/). The parts that differ: the batch
+// TorchServe in v2 mode; runtime/upstream/v2/). The parts that differ: the batch
 // wire, the start-up model check, a pool's check of a new worker, and model
 // loading for --variant-sets.
 #include <boost/program_options.hpp>
@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model_control.h"
+#include "runtime/core/model_control.h"
 #include "runtime/net/http_transport.h"
-#include "runtime/torchserve/batch_wire.h"
-#include "runtime/torchserve/worker_endpoint.h"
+#include "runtime/upstream/torchserve/batch_wire.h"
+#include "runtime/upstream/torchserve/worker_endpoint.h"
 
 namespace lull::cli {
 
@@ -32,20 +32,20 @@ class ServeBackend {
   explicit ServeBackend(const ServeBackendFlags& flags);
   bool v2() const { return v2_; }
   // The wire for TorchServeOptions::wire (nullptr: TorchServe's); lives as long as this.
-  const serve::BatchWire* wire() const { return wire_.get(); }
+  const torchserve::BatchWire* wire() const { return wire_.get(); }
   // One new worker's check, one attempt (a pool's start check): "" when its
   // server is ready with every model of `models` (none: server readiness),
   // else why not. For the v2 backend only.
-  std::string check_worker(serve::HttpTransport& client, const serve::WorkerEndpoint& worker,
+  std::string check_worker(net::HttpTransport& client, const torchserve::WorkerEndpoint& worker,
                            const std::vector<std::string>& models, std::int64_t timeout_ms) const;
   // The v2 repository extension's loads and unloads (--variant-sets).
-  std::unique_ptr<runtime::ModelControl> v2_model_control(serve::HttpTransport& client) const;
+  std::unique_ptr<core::ModelControl> v2_model_control(net::HttpTransport& client) const;
   const std::string& input_name() const { return input_name_; }
 
  private:
   bool v2_ = false;
   std::string input_name_;
-  std::unique_ptr<serve::BatchWire> wire_;
+  std::unique_ptr<torchserve::BatchWire> wire_;
 };
 
 }  // namespace lull::cli

@@ -24,17 +24,17 @@
 #include "schema/one_line.h"
 #include "runtime/log/log.h"
 #include "runtime/net/service_notify.h"
-#include "runtime/policy_loader.h"
+#include "runtime/core/policy_loader.h"
 #include "schema/input_limits.h"
 #include "runtime/server/server.h"
 #include "runtime/server/stop_signals.h"
-#include "runtime/serve/frontend.h"
-#include "runtime/torchserve/model_check.h"
-#include "runtime/torchserve/request_split.h"
-#include "runtime/torchserve/torchserve_backend.h"
-#include "runtime/torchserve/torchserve_token.h"
-#include "runtime/torchserve/worker_endpoint.h"
-#include "runtime/v2/v2_model_check.h"
+#include "runtime/frontend/frontend.h"
+#include "runtime/upstream/torchserve/model_check.h"
+#include "runtime/upstream/torchserve/request_split.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
+#include "runtime/upstream/torchserve/torchserve_token.h"
+#include "runtime/upstream/torchserve/worker_endpoint.h"
+#include "runtime/upstream/v2/v2_model_check.h"
 #include "schema/fleet_file.h"
 #include "schema/policy_file.h"
 
@@ -49,9 +49,9 @@ int run_serve(int argc, char** argv) {
   unsigned fleet_seed = 1;
   std::string policies, workers_text, management_text, listen, port_file, token_file, recompile_out, shard_text;
   server::ServeSpec spec;
-  serve::ServeOptions& opts = spec.session;
-  serve::TorchServeOptions& backend_opts = spec.backend;
-  serve::FrontendOptions& fe = spec.frontend;
+  session::ServeOptions& opts = spec.session;
+  torchserve::TorchServeOptions& backend_opts = spec.backend;
+  frontend::FrontendOptions& fe = spec.frontend;
   ServeAutoscaleFlags autoscale_flags;
   ServeVariantsFlags variant_flags;
   LogFlags log_flags;
@@ -73,11 +73,11 @@ int run_serve(int argc, char** argv) {
        "I/G: serve as shard I (0-based) of G behind a round-robin balancer: own the servers j with j mod G = I, "
        "and serve the policies compiled for G times its workers at G times its load; with --autoscale its pool is "
        "its own (docs/scaling.md)")
-      ("listen", po::value(&listen)->default_value("127.0.0.1:" + std::to_string(serve::FrontendOptions::kDefaultPort)), "HOST:PORT of the front end (port 0: any)")
+      ("listen", po::value(&listen)->default_value("127.0.0.1:" + std::to_string(frontend::FrontendOptions::kDefaultPort)), "HOST:PORT of the front end (port 0: any)")
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
       ("max-body-bytes", ranged_value<std::size_t>(&fe.max_body_bytes, 1, limits::kMaxBodyBytes)->default_value(4 << 20),
        "larger request bodies get 413 (chunked ones too)")
-      ("http-threads", po::value(&fe.io_threads)->default_value(serve::default_io_threads()),
+      ("http-threads", po::value(&fe.io_threads)->default_value(net::default_io_threads()),
        "front-end I/O threads (event-driven: a connection or a waiting query holds none); default: the CPUs lull may "
        "run on (its affinity mask, e.g. taskset), at most 2")
       ("header-timeout-ms", po::value(&fe.header_timeout_ms)->default_value(10000),
@@ -104,7 +104,7 @@ int run_serve(int argc, char** argv) {
       ("torchserve-token-file", po::value(&token_file),
        "TorchServe's key_file.json: its inference key goes on predictions and pings, its management key on "
        "the model check (as Authorization: Bearer KEY); read again when it changes or a key is refused")
-      ("max-request-bytes", po::value(&backend_opts.max_request_bytes)->default_value(serve::kTorchServeMaxRequestBytes),
+      ("max-request-bytes", po::value(&backend_opts.max_request_bytes)->default_value(torchserve::kTorchServeMaxRequestBytes),
        "largest request body sent to a model server (TorchServe's max_request_size); larger batches go as "
        "several requests")
       ("strict-model-batching", po::bool_switch(&strict_model_batching),
@@ -169,41 +169,41 @@ int run_serve(int argc, char** argv) {
     throw UsageError(autoscale ? "--servers with --autoscale: the worker pool starts the model servers"
                                : "--servers is required (or --autoscale with a worker pool)");
   const ServeShard shard(shard_text);
-  std::vector<serve::WorkerEndpoint> workers;
-  serve::TorchServeKeys keys;
-  std::unique_ptr<serve::TorchServeKeyFile> key_file;  // read again when it changes or a key is refused
+  std::vector<torchserve::WorkerEndpoint> workers;
+  torchserve::TorchServeKeys keys;
+  std::unique_ptr<torchserve::TorchServeKeyFile> key_file;  // read again when it changes or a key is refused
   try {
     if (!token_file.empty()) {
-      key_file = std::make_unique<serve::TorchServeKeyFile>(
+      key_file = std::make_unique<torchserve::TorchServeKeyFile>(
           token_file, [](const std::string& line) { log::info("%s", line.c_str()); });
       keys = key_file->keys();
       backend_opts.key_file = key_file.get();
     }
     if (!autoscale && !fleet) {  // a pool's workers are the shard's own already; a fleet has --fleet-servers
-      workers = serve::parse_worker_endpoints(workers_text, management_text);
+      workers = torchserve::parse_worker_endpoints(workers_text, management_text);
       shard.keep_own(workers);
     }
     // Every query the front end accepts must fit in one request on its own.
-    const auto one_query = serve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)}) +
+    const auto one_query = torchserve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)}) +
                            (protocol.wire() ? protocol.wire()->envelope_bytes() : 0);
     if (one_query > backend_opts.max_request_bytes)
       throw std::invalid_argument("--max-body-bytes " + std::to_string(fe.max_body_bytes) +
                                   ": one such query encodes to " + std::to_string(one_query) +
                                   " bytes, over --max-request-bytes " + std::to_string(backend_opts.max_request_bytes) +
                                   "; lower --max-body-bytes");
-    serve::parse_listen_address(listen, &fe.host, &fe.port);
-    const serve::OutlierDetector check_eject_flags(backend_opts.outlier);  // throws on bad --eject-* values
+    frontend::parse_listen_address(listen, &fe.host, &fe.port);
+    const torchserve::OutlierDetector check_eject_flags(backend_opts.outlier);  // throws on bad --eject-* values
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
   const bool online = online_compile_enabled(online_flags, profiles);
-  runtime::PolicyExpectations expect;
+  core::PolicyExpectations expect;
   expect.workers = static_cast<int>(workers.size());
   // A library, or online compilation: the Dispatcher picks by the workers up;
   // one set without it must match the servers, as before.
   // A shard serves the library as seen at its share of the load.
   const auto load_library = [&shard, policies, n = static_cast<int>(workers.size())] {
-    return shard.view(runtime::load_policy_library(policies, {}), n);
+    return shard.view(core::load_policy_library(policies, {}), n);
   };
   if (fleet) {
     spec.fleet = fleet_spec(policies, fleet_servers, recompile_out, fleet_seed, autoscale);
@@ -212,9 +212,9 @@ int run_serve(int argc, char** argv) {
     if (shard.enabled()) spec.load_library = load_library;  // SIGHUP
     if (opts.library.size() == 1 && !online && !autoscale && !shard.enabled()) opts.library.clear();
   }
-  const runtime::PolicyTable table = fleet                  ? spec.fleet.groups.front().front().table
-                                     : opts.library.empty() ? runtime::load_policy_table(policies, expect)
-                                                            : opts.library.front();
+  const core::PolicyTable table = fleet                  ? spec.fleet.groups.front().front().table
+                                  : opts.library.empty() ? core::load_policy_table(policies, expect)
+                                                         : opts.library.front();
   spec.policies = policies;
   spec.expect = expect;
   spec.table = table;
@@ -231,10 +231,10 @@ int run_serve(int argc, char** argv) {
   // every thread inherits the blocked mask and only the watcher gets them.
   server::StopSignals stop_signals;
   std::unique_ptr<CompilerPolicySource> source;
-  std::unique_ptr<runtime::PolicyCompiler> shard_source;  // the shard's view of `source`
+  std::unique_ptr<core::PolicyCompiler> shard_source;  // the shard's view of `source`
   if (online) {
     source = std::make_unique<CompilerPolicySource>(policies, profiles, online_flags);
-    shard_source = shard.online(*source, runtime::load_policy_library(policies, {}));
+    shard_source = shard.online(*source, core::load_policy_library(policies, {}));
     spec.online = shard_source ? shard_source.get() : source.get();
   }
   std::vector<std::string> model_names;
@@ -243,9 +243,9 @@ int run_serve(int argc, char** argv) {
     spec.autoscale = autoscale_spec(autoscale_flags, no_model_check ? std::vector<std::string>{} : model_names,
                                     keys.management, /*command_required=*/!fleet);
     if (protocol.v2())
-      spec.autoscale.local.check = [&protocol, models = spec.autoscale.local.models](serve::HttpTransport& client,
-                                                                                     const serve::WorkerEndpoint& w,
-                                                                                     std::int64_t timeout_ms) {
+      spec.autoscale.local.check = [&protocol, models = spec.autoscale.local.models](
+                                       net::HttpTransport& client, const torchserve::WorkerEndpoint& w,
+                                       std::int64_t timeout_ms) {
         return protocol.check_worker(client, w, models, timeout_ms);
       };
   }
@@ -254,13 +254,13 @@ int run_serve(int argc, char** argv) {
   if (fleet && autoscale) fleet_autoscale(spec.fleet, spec.autoscale);  // each group's pool, from the flags'
   if (protocol.v2()) {                                                  // the protocol outlives the server
     spec.health_probe = "GET /v2/models/{model}/ready";
-    spec.check_models = [&protocol](serve::HttpTransport& client, const std::vector<serve::WorkerEndpoint>& servers,
+    spec.check_models = [&protocol](net::HttpTransport& client, const std::vector<torchserve::WorkerEndpoint>& servers,
                                     const std::vector<std::string>& models) {
-      serve::V2ModelCheckOptions check;
+      v2::V2ModelCheckOptions check;
       check.input_name = protocol.input_name();
-      serve::check_v2_models_ready(client, servers, models, check);
+      v2::check_v2_models_ready(client, servers, models, check);
     };
-    spec.model_control = [&protocol](serve::HttpTransport& client) { return protocol.v2_model_control(client); };
+    spec.model_control = [&protocol](net::HttpTransport& client) { return protocol.v2_model_control(client); };
   }
   if (!variant_flags.sets.empty()) {
     // Online compilation and drift recompilation make policies for the full
@@ -276,9 +276,9 @@ int run_serve(int argc, char** argv) {
           "--variant-sets with --autoscale: not with --no-model-check (a new worker must be checked to "
           "hold every model of --policies before it joins)");
     // A shard's variants: each as the file has it, then its shard view.
-    const std::vector<runtime::PolicyTable> full = shard.enabled()        ? runtime::load_policy_library(policies, {})
-                                                   : opts.library.empty() ? std::vector<runtime::PolicyTable>{table}
-                                                                          : opts.library;
+    const std::vector<core::PolicyTable> full = shard.enabled()        ? core::load_policy_library(policies, {})
+                                                : opts.library.empty() ? std::vector<core::PolicyTable>{table}
+                                                                       : opts.library;
     spec.variants = variant_spec(variant_flags, full, policies);
     spec.variants.variants = shard.variants(std::move(spec.variants.variants), static_cast<int>(workers.size()));
   }
@@ -326,11 +326,10 @@ int run_serve(int argc, char** argv) {
   log::info("task '%s', %d workers%s%s, %zu models, SLO %g ms, on http://%s:%d/predictions/%s", table.task.c_str(),
             workers_up, autoscale ? " (autoscaled)" : "", shard.describe(workers_up).c_str(), table.models.size(),
             table.slo_us / 1000.0, server->host().c_str(), server->port(), table.task.c_str());
-  serve::notify_service_manager("READY=1\nSTATUS=serving '" + table.task + "' on port " +
-                                std::to_string(server->port()));
+  net::notify_service_manager("READY=1\nSTATUS=serving '" + table.task + "' on port " + std::to_string(server->port()));
   const auto reload = stop_signals.on_hangup([s = server.get()] { s->reload(); });
   const int sig = stop_signals.wait();
-  serve::notify_service_manager("STOPPING=1");
+  net::notify_service_manager("STOPPING=1");
   log::info("stopping (signal %d)", sig);
   server->stop([&answers_written] { answers_written.release(); });
   return 0;

@@ -11,10 +11,10 @@
 #include "cli/fleet_kubernetes.h"
 #include "cli/output_file.h"
 #include "compiler/online/drift_recompile.h"
-#include "runtime/fleet_tables.h"
+#include "runtime/core/fleet_tables.h"
 #include "runtime/manager/fleet_capacity.h"
 #include "runtime/net/json_value.h"
-#include "runtime/torchserve/worker_endpoint.h"
+#include "runtime/upstream/torchserve/worker_endpoint.h"
 #include "schema/fleet_file.h"
 
 namespace lull::cli {
@@ -37,17 +37,17 @@ Groups read_servers_file(const std::string& path) {
   if (!in) throw UsageError(flag + ": cannot read");
   std::stringstream text;
   text << in.rdbuf();
-  serve::JsonValue root;
+  net::JsonValue root;
   const std::string shape =
       ": not {\"CLASS\": {\"KIND\": [\"http://HOST:PORT\", ...] or {\"servers\": [...], \"command\": \"...\"}}, ...}";
-  if (!serve::parse_json(text.str(), &root) || !root.has_struct_value()) throw UsageError(flag + shape);
+  if (!net::parse_json(text.str(), &root) || !root.has_struct_value()) throw UsageError(flag + shape);
   Groups out;
   for (const auto& [cls, kinds] : root.struct_value().fields()) {
     if (!kinds.has_struct_value()) throw UsageError(flag + ": class '" + cls + "'" + shape);
     for (const auto& [kind, group] : kinds.struct_value().fields()) {
       const std::string at = flag + ": class '" + cls + "', kind '" + kind + "'";
       GroupEntry& entry = out[cls][kind];
-      const serve::JsonValue* urls = &group;
+      const net::JsonValue* urls = &group;
       if (group.has_struct_value()) {
         urls = nullptr;
         for (const auto& [field, value] : group.struct_value().fields()) {
@@ -85,8 +85,8 @@ server::FleetSpec fleet_spec(const std::string& policies, const std::string& ser
                              const std::string& recompile_out, std::uint64_t seed, bool autoscale) {
   server::FleetSpec spec;
   spec.seed = seed;
-  spec.tables = runtime::load_fleet_tables(policies);
-  const runtime::FleetTables& fleet = spec.tables;
+  spec.tables = core::load_fleet_tables(policies);
+  const core::FleetTables& fleet = spec.tables;
   const std::string flag = "--fleet-servers " + servers_file;
   const Groups servers = read_servers_file(servers_file);
   std::vector<std::string> class_names;
@@ -136,7 +136,7 @@ server::FleetSpec fleet_spec(const std::string& policies, const std::string& ser
         std::string list;
         for (const auto& u : e.urls) list += (list.empty() ? "" : ",") + u;
         try {
-          g.servers = serve::parse_worker_endpoints(list, "");
+          g.servers = torchserve::parse_worker_endpoints(list, "");
         } catch (const std::invalid_argument& ex) {
           throw UsageError(at + ": " + ex.what());
         }

@@ -5,35 +5,35 @@
 
 #include "cli/commands.h"
 #include "runtime/manager/shard_variants.h"
-#include "runtime/serve/shard_info.h"
-#include "runtime/text_template.h"
+#include "runtime/session/shard_info.h"
+#include "runtime/core/text_template.h"
 
 namespace lull::cli {
 
 ServeShard::ServeShard(std::string text) : text_(std::move(text)) {
   if (!enabled()) return;
   try {
-    shard_ = runtime::parse_shard(text_);
+    shard_ = core::parse_shard(text_);
   } catch (const std::invalid_argument& e) {
     throw UsageError("--shard " + text_ + ": " + e.what());
   }
 }
 
-void ServeShard::keep_own(std::vector<serve::WorkerEndpoint>& servers) const {
+void ServeShard::keep_own(std::vector<torchserve::WorkerEndpoint>& servers) const {
   if (!enabled()) return;
-  std::vector<serve::WorkerEndpoint> mine;
+  std::vector<torchserve::WorkerEndpoint> mine;
   try {
-    for (std::size_t j : runtime::shard_members(shard_, servers.size())) mine.push_back(servers[j]);
+    for (std::size_t j : core::shard_members(shard_, servers.size())) mine.push_back(servers[j]);
   } catch (const std::invalid_argument& e) {
     throw UsageError("--shard " + text_ + ": " + e.what());
   }
   servers = std::move(mine);
 }
 
-std::vector<runtime::PolicyTable> ServeShard::view(std::vector<runtime::PolicyTable> library, int local_workers) const {
+std::vector<core::PolicyTable> ServeShard::view(std::vector<core::PolicyTable> library, int local_workers) const {
   if (!enabled()) return library;
   try {
-    return runtime::shard_library(library, shard_, local_workers);
+    return core::shard_library(library, shard_, local_workers);
   } catch (const std::invalid_argument& e) {
     throw UsageError("--shard " + text_ + ": " + e.what());
   }
@@ -41,7 +41,7 @@ std::vector<runtime::PolicyTable> ServeShard::view(std::vector<runtime::PolicyTa
 
 void ServeShard::configure_pool(server::AutoscaleSpec& autoscale) const {
   const std::string kMark = "{shard}";
-  manager::KubernetesPoolOptions& k = autoscale.kubernetes;
+  pools::KubernetesPoolOptions& k = autoscale.kubernetes;
   if (!enabled()) {
     if (autoscale.pool == "kubernetes" &&
         (k.deployment.find(kMark) != std::string::npos || k.service.find(kMark) != std::string::npos))
@@ -53,19 +53,19 @@ void ServeShard::configure_pool(server::AutoscaleSpec& autoscale) const {
       throw UsageError("--shard " + text_ + " with --worker-pool kubernetes: --k8s-deployment and --k8s-service need " +
                        "{shard} (each shard scales its own Deployment, e.g. models-{shard}; docs/scaling.md)");
     const std::string index = std::to_string(shard_.index);
-    k.deployment = runtime::fill_template(k.deployment, {{kMark, index}});
-    k.service = runtime::fill_template(k.service, {{kMark, index}});
+    k.deployment = core::fill_template(k.deployment, {{kMark, index}});
+    k.service = core::fill_template(k.service, {{kMark, index}});
   }
-  manager::LocalProcessPoolOptions& local = autoscale.local;
+  pools::LocalProcessPoolOptions& local = autoscale.local;
   local.port_modulus = shard_.count;
   local.port_residue = shard_.index;
   local.id_prefix = "local-" + std::to_string(shard_.index) + "-";
 }
 
-std::unique_ptr<runtime::PolicyCompiler> ServeShard::online(runtime::PolicyCompiler& global,
-                                                            const std::vector<runtime::PolicyTable>& library) const {
+std::unique_ptr<core::PolicyCompiler> ServeShard::online(core::PolicyCompiler& global,
+                                                         const std::vector<core::PolicyTable>& library) const {
   if (!enabled()) return nullptr;
-  return std::make_unique<runtime::ShardPolicyCompiler>(global, shard_, library.at(0).loads_qps());
+  return std::make_unique<core::ShardPolicyCompiler>(global, shard_, library.at(0).loads_qps());
 }
 
 std::vector<manager::ModelVariant> ServeShard::variants(std::vector<manager::ModelVariant> variants,
@@ -87,14 +87,14 @@ void ServeShard::configure_drift(server::DriftSpec& drift) const {
     throw UsageError("--shard " + text_ + " with --recompile-on-drift: no policy set for a multiple of " +
                      std::to_string(shard_.count) + " workers");
   drift.served = std::move(held);
-  drift.view = [shard = shard_](const runtime::PolicyTable& t) { return runtime::shard_table(t, shard); };
+  drift.view = [shard = shard_](const core::PolicyTable& t) { return core::shard_table(t, shard); };
 }
 
-void ServeShard::configure(serve::ServeOptions& options) const {
+void ServeShard::configure(session::ServeOptions& options) const {
   if (!enabled()) return;
   auto before = options.extra_metrics;
   options.extra_metrics = [before, shard = shard_] {
-    return (before ? before() : std::string()) + serve::render_shard_info(shard);
+    return (before ? before() : std::string()) + session::render_shard_info(shard);
   };
 }
 

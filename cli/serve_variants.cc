@@ -19,7 +19,7 @@ void add_serve_variants_options(po::options_description& desc, ServeVariantsFlag
   // clang-format on
 }
 
-server::VariantSpec variant_spec(const ServeVariantsFlags& flags, const std::vector<runtime::PolicyTable>& full,
+server::VariantSpec variant_spec(const ServeVariantsFlags& flags, const std::vector<core::PolicyTable>& full,
                                  const std::string& full_name) {
   check_variant_choice(flags);
   check_range("--variant-drain-timeout-s", flags.drain_timeout_s, 0.001, 3600);

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cli/variant_sets.h"
-#include "runtime/policy_table.h"
+#include "runtime/core/policy_table.h"
 #include "runtime/server/serve_spec.h"
 
 namespace lull::cli {
@@ -37,7 +37,7 @@ void add_serve_variants_options(boost::program_options::options_description& des
 // --policies, a set or a library; each variant's file must cover the same
 // counts; the loader's error names the file), and turns them into the
 // server's variant spec.
-server::VariantSpec variant_spec(const ServeVariantsFlags& flags, const std::vector<runtime::PolicyTable>& full,
+server::VariantSpec variant_spec(const ServeVariantsFlags& flags, const std::vector<core::PolicyTable>& full,
                                  const std::string& full_name);
 
 }  // namespace lull::cli

@@ -18,7 +18,7 @@
 #include "cli/parse_options.h"
 #include "cli/simulate_fleet.h"
 #include "cli/variant_sets.h"
-#include "runtime/policy_loader.h"
+#include "runtime/core/policy_loader.h"
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/raw_profiles.h"
 #include "runtime/sim/result_json.h"
@@ -34,14 +34,14 @@ namespace po = boost::program_options;
 
 namespace {
 
-std::vector<std::string> model_names(const runtime::PolicyTable& t) {
+std::vector<std::string> model_names(const core::PolicyTable& t) {
   std::vector<std::string> names;
   for (const auto& m : t.models) names.push_back(m.name);
   return names;
 }
 
 // "p95" (the compiled percentile, deterministic) or "sampled".
-bool parse_latency_mode(const std::string& text, const runtime::PolicyTable& table) {
+bool parse_latency_mode(const std::string& text, const core::PolicyTable& table) {
   if (text == "sampled") return true;
   if (text.size() > 1 && text[0] == 'p') {
     double p = 0;
@@ -189,14 +189,14 @@ int run_simulate(int argc, char** argv) {
     check_variant_choice(variant_flags);
     check_range("--variant-load-delay-ms", variant_load_delay_ms, 0, limits::kMaxIntervalMs);
   }
-  std::vector<runtime::PolicyTable> library = runtime::load_policy_library(policies, runtime::PolicyExpectations{});
+  std::vector<core::PolicyTable> library = core::load_policy_library(policies, core::PolicyExpectations{});
   if (library.size() == 1 && !online && !autoscale_flags.enabled)  // one set, as before: its worker count is the run's
-    library.front() = runtime::load_policy_table(policies, runtime::PolicyExpectations{"", workers, 0});
+    library.front() = core::load_policy_table(policies, core::PolicyExpectations{"", workers, 0});
   // The set the run starts on: the nearest worker count not above --workers.
   std::size_t start = 0;
   for (std::size_t i = 0; i < library.size(); ++i)
     if (library[i].workers <= workers) start = i;
-  const runtime::PolicyTable table = library[start];
+  const core::PolicyTable table = library[start];
   if (with_variants) {
     options.variants.variants = load_variant_sets(variant_flags.sets, library, policies);
     options.variants.hysteresis = variant_flags.hysteresis;
@@ -236,7 +236,7 @@ int run_simulate(int argc, char** argv) {
     if (sharded) {
       sim::ShardedRun run{options.library, shards, workers / shards,
                           [&] { return sim::make_arrival_source(spec, process, seed); },
-                          [&](const runtime::PolicyTable& t, int index) -> std::unique_ptr<sim::LatencyModel> {
+                          [&](const core::PolicyTable& t, int index) -> std::unique_ptr<sim::LatencyModel> {
                             if (!sampled) return std::make_unique<sim::CompiledLatency>(t);
                             return std::make_unique<sim::SampledLatency>(
                                 t, raw, seed ^ 0x5eed5eedULL ^ (static_cast<std::uint64_t>(index) << 32));

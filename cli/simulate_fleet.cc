@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
-#include "runtime/fleet_tables.h"
+#include "runtime/core/fleet_tables.h"
 #include "runtime/sim/fleet_result_json.h"
 #include "runtime/sim/fleet_sim.h"
 #include "runtime/sim/trace_spec.h"
@@ -93,7 +93,7 @@ int run_simulate_fleet(const boost::program_options::variables_map& vm, const Fl
   fleet_spec.dispatch_end_s = sim::trace_dispatch_end_s(spec);
   fleet_spec.seed = f.seed;
   fleet_spec.autoscale = autoscale_config(f.autoscale, f.seed);
-  const runtime::FleetTables fleet = runtime::load_fleet_tables(f.policies);
+  const core::FleetTables fleet = core::load_fleet_tables(f.policies);
   for (const auto& c : fleet.classes)
     for (const auto& k : c.kinds)
       for (const auto& t : k.library)

@@ -10,7 +10,7 @@
 #include "cli/number_lists.h"
 #include "cli/option_ranges.h"
 #include "runtime/manager/model_variants.h"
-#include "runtime/policy_loader.h"
+#include "runtime/core/policy_loader.h"
 #include "schema/variant_manifest.h"
 
 namespace lull::cli {
@@ -125,13 +125,13 @@ std::unique_ptr<manager::LoadForecaster> check_variant_choice(const VariantChoic
 }
 
 std::vector<manager::ModelVariant> load_variant_sets(const std::string& sets,
-                                                     const std::vector<runtime::PolicyTable>& full,
+                                                     const std::vector<core::PolicyTable>& full,
                                                      const std::string& full_name) {
   std::vector<manager::ModelVariant> variants;
   variants.push_back({full_name, 0, full, manager::model_names(full.at(0))});
   for (const auto& v : variant_sources(sets, variants.front().models, full_name)) {
     // A set or a library (lull plan variants --workers A:B:S), one table per worker count.
-    const std::vector<runtime::PolicyTable> subset = runtime::load_policy_library(v.path, {});
+    const std::vector<core::PolicyTable> subset = core::load_policy_library(v.path, {});
     const std::vector<std::string> models = v.models.empty() ? manager::model_names(subset.at(0)) : v.models;
     for (const auto& t : subset)  // the same models at every worker count
       if (!same_models(manager::model_names(t), models))

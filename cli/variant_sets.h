@@ -14,7 +14,7 @@
 
 #include "runtime/manager/load_forecast.h"
 #include "runtime/manager/variant_switcher.h"
-#include "runtime/policy_table.h"
+#include "runtime/core/policy_table.h"
 
 namespace lull::cli {
 
@@ -36,7 +36,7 @@ std::unique_ptr<manager::LoadForecaster> check_variant_choice(const VariantChoic
 // full set's models. UsageError naming --variant-sets and the file or
 // manifest field when a set does not fit the full one.
 std::vector<manager::ModelVariant> load_variant_sets(const std::string& sets,
-                                                     const std::vector<runtime::PolicyTable>& full,
+                                                     const std::vector<core::PolicyTable>& full,
                                                      const std::string& full_name);
 
 }  // namespace lull::cli

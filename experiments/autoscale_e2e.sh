@@ -77,7 +77,7 @@ accuracy_json "$PROFILE" "$WORK/accuracy.json"
 # up in about a second); scale-in after 5 s of less, one step at a time; the
 # envelope's windows short enough that the 3x phase does not hold scale-in
 # back for half a minute after it ends.
-WORKER_CMD="${RT[*]} $PY $ROOT/runtime/modelserver/lull_modelserver.py --replay-profile $PROFILE --port {port}"
+WORKER_CMD="${RT[*]} $PY $ROOT/test/modelserver/lull_modelserver.py --replay-profile $PROFILE --port {port}"
 if [ "$BACKEND" = v2 ]; then WORKER_CMD="$WORKER_CMD --only-v2"; fi
 KUBE=""
 if [ "$POOL" = kubernetes ]; then

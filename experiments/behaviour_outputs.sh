@@ -21,7 +21,7 @@ no_wall_times() {
   "$PY" -c 'import json, sys
 def strip(v):
     if isinstance(v, dict):
-        return {k: strip(x) for k, x in v.items() if not (k.endswith("wall_s") or k.endswith("_seconds_wall") or k in ("timings", "seconds"))}
+        return {k: strip(x) for k, x in v.items() if not (k.endswith("wall_s") or k.endswith("_seconds_wall") or k in ("timings", "seconds", "compile_s"))}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v

@@ -74,7 +74,7 @@ else
   # Quick: 25 samples still put the p99 at one of the two slowest; 10 s per load
   # gives 150-500 queries, enough that 2 points of violation is 3 or more queries.
   if [ "$QUICK" = 1 ]; then DURATION=10s; SAMPLES=25; WARMUP=2; PAUSE_MS=100; fi
-  ACC="$ROOT/runtime/modelserver/accuracy.json"
+  ACC="$ROOT/test/modelserver/accuracy.json"
 fi
 COMPILE_SLO_MS="${E2E_COMPILE_SLO_MS:-$((SLO_MS - HOP_MS))}"
 ARRIVALS="${E2E_ARRIVALS:-poisson}"
@@ -115,10 +115,10 @@ others_cores() {
 URLS=()
 for i in $(seq 0 $((SERVERS - 1))); do
   if [ "$REPLAY" = 1 ]; then
-    "${RT[@]}" "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
+    "${RT[@]}" "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
         --port-file "$WORK/port$i" "${SERVER_FLAGS[@]}" 2>"$WORK/server$i.log" &
   else
-    "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --models "$MODELS" --image-size 112 \
+    "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --models "$MODELS" --image-size 112 \
         --port-file "$WORK/port$i" "${SERVER_FLAGS[@]}" 2>"$WORK/server$i.log" &
   fi
   PIDS+=($!)

@@ -49,7 +49,7 @@ JSON
     --percentile 100 --max-queue 8 --intervals 50 --out "$WORK/fleet.pb" > /dev/null 2>&1
 
 # Each kind's own server command; the pool fills in {port}.
-SERVER="${RT[*]} $PY $ROOT/runtime/modelserver/lull_modelserver.py --port {port} --replay-profile"
+SERVER="${RT[*]} $PY $ROOT/test/modelserver/lull_modelserver.py --port {port} --replay-profile"
 cat > "$WORK/servers.json" <<JSON
 {"interactive": {"fast": {"command": "$SERVER $WORK/fast.json"}, "slow": {"command": "$SERVER $WORK/slow.json"}},
  "bulk": {"slow": {"command": "$SERVER $WORK/slow.json"}}}

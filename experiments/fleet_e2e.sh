@@ -45,7 +45,7 @@ JSON
 SEED=0
 server() {
   SEED=$((SEED + 1))
-  "${RT[@]}" "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$WORK/$2.json" --seed "$SEED" \
+  "${RT[@]}" "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$WORK/$2.json" --seed "$SEED" \
       --port-file "$WORK/$1.port" 2>"$WORK/$1.log" &
   PIDS+=($!)
 }

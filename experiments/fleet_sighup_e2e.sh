@@ -30,7 +30,7 @@ JSON
 fleet searched interactive; fleet fixed interactive '{"fast": 0, "slow": 1}'; fleet other gold
 cp "$WORK/searched.pb" "$WORK/served.pb"
 for s in fast slow; do
-  "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$WORK/$s.json" --port-file "$WORK/$s.port" \
+  "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$WORK/$s.json" --port-file "$WORK/$s.port" \
       2>"$WORK/$s.log" &
   PIDS+=($!)
 done

@@ -29,7 +29,7 @@ free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0
 
 URLS=()
 for i in $(seq 0 $((SERVERS - 1))); do
-  "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
+  "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
       --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
   PIDS+=($!)
 done

@@ -25,7 +25,7 @@ source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file
 trap cleanup EXIT
 
 for i in 0 1; do
-  "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --fake "m:$MODEL_MS:0.2" --port-file "$WORK/port$i" \
+  "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --fake "m:$MODEL_MS:0.2" --port-file "$WORK/port$i" \
       "${SERVER_FLAGS[@]}" 2>"$WORK/server$i.log" &
   PIDS+=($!)
 done

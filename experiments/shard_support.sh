@@ -14,7 +14,7 @@ start_replay_servers() {
   local n=$1 i urls=()
   shift
   for i in $(seq 0 $((n - 1))); do
-    "$@" "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$ROOT/test/data/replay_profile.json" \
+    "$@" "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$ROOT/test/data/replay_profile.json" \
         --seed "$i" --port-file "$WORK/server$i.port" 2> "$WORK/server$i.log" &
     PIDS+=($!)
   done

@@ -48,7 +48,7 @@ def main():
     lines = ["# Shards in simulation (issue 20)", "",
              "`lull simulate --shards G`: arrival i of the global stream goes to shard i mod G; each shard is a lull "
              "with K = workers / G workers serving the set compiled for G*K workers at 1/G of its loads "
-             "(runtime/shard.h), choosing by its own load estimate and dealing its share round-robin over its K "
+             "(runtime/core/shard.h), choosing by its own load estimate and dealing its share round-robin over its K "
              "workers. Twitter trace, reference replay (`--replay reference`), image task (9 Pareto models), SLO "
              "150 ms, policies for 200:4000:200 QPS, deterministic p95 latencies, seeds "
              + ", ".join(map(str, seeds)) + ". Accuracy is per satisfied query; 'spread' is max - min over the "

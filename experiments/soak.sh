@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Soak (issue 11, item 8): `lull serve` over two latency-replay stand-in
-# servers (runtime/modelserver/lull_modelserver.py --replay-profile: each
+# servers (test/modelserver/lull_modelserver.py --replay-profile: each
 # batch sleeps a latency drawn from test/data/replay_profile.json, no model
 # computation), driven by Debian's `wrk` (a load generator nobody here wrote;
 # soak/wrk_paced.lua paces it to a rate and counts answers), while
@@ -61,7 +61,7 @@ command -v wrk >/dev/null || { echo "soak: wrk is not installed (apt-get install
 
 URLS=()
 for i in 0 1; do
-  "${RT[@]}" "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
+  "${RT[@]}" "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
       --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
   PIDS+=($!)
 done

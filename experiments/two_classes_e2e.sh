@@ -83,7 +83,7 @@ done
 SEED=0
 server() {  # NAME KIND
   SEED=$((SEED + 1))
-  "${RT[@]}" "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$WORK/$2.json" --seed "$SEED" \
+  "${RT[@]}" "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$WORK/$2.json" --seed "$SEED" \
       --port-file "$WORK/$1.port" 2>"$WORK/$1.log" &
   PIDS+=($!)
 }
@@ -186,7 +186,7 @@ for label, (tag, files) in setups.items():
 seconds = float(re.match(r"([\d.]+)s$", duration).group(1)) if re.match(r"([\d.]+)s$", duration) else None
 lines = ["# Two SLO classes on real processes: one lull against two lulls sized by hand", "",
          f"`experiments/two_classes_e2e.sh` (FLEET2_LOAD={load:g}, FLEET2_DURATION={duration}). Replay servers "
-         "(runtime/modelserver, test/data/replay_profile.json): kind `fast` as profiled (price 1.6/s), `slow` at 1.5x "
+         "(test/modelserver, test/data/replay_profile.json): kind `fast` as profiled (price 1.6/s), `slow` at 1.5x "
          "its latencies (1.0/s; synthetic). Classes: interactive, SLO 150 ms end to end, 70% of the load; bulk, "
          "500 ms, 30% (compiled at 140 / 490 ms: 10 ms kept for the client hop). One lull: `lull plan --fleet` "
          "chose each class's kinds and counts at the fleet load, one `lull serve` for both classes. Two lulls: each "

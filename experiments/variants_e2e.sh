@@ -58,7 +58,7 @@ if [ "$BACKEND" = v2 ]; then
 fi
 models_of() { "${MODELS_CALL[@]}" "$1$MODELS_PATH" | tr -d ' \n'; }
 for s in 0 1; do
-  "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --models "$FIRST_MODELS" --port 0 --port-file "$WORK/s$s.port" \
+  "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --models "$FIRST_MODELS" --port 0 --port-file "$WORK/s$s.port" \
       "${SERVER_FLAGS[@]}" 2>"$WORK/s$s.log" &
   PIDS+=($!)
 done

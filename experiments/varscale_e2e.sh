@@ -49,7 +49,7 @@ FIRST_MODELS="$("$PY" -c 'import json, sys; print(",".join(json.load(open(sys.ar
 accuracy_json "$PROFILE" "$WORK/accuracy.json"
 # Each new worker starts with the first variant's models (the pool's model
 # check makes sure), and is trimmed to the variant in use once it is up.
-WORKER_CMD="$PY $ROOT/runtime/modelserver/lull_modelserver.py --replay-profile $PROFILE --models $FIRST_MODELS --port {port}"
+WORKER_CMD="$PY $ROOT/test/modelserver/lull_modelserver.py --replay-profile $PROFILE --models $FIRST_MODELS --port {port}"
 "$LULL" serve --policies "$WORK/variants/variant-0.pb" --listen 127.0.0.1:0 --port-file "$WORK/lull.port" \
     --autoscale --worker-pool local --worker-command "$WORKER_CMD" --worker-log-dir "$WORK" --max-violation 0.0001 \
     --autoscale-forecast window_max:5 --autoscale-lead-s 2 --autoscale-envelope 1:1.5,5:1.2 --autoscale-tick-s 2 \

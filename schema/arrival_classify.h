@@ -1,7 +1,7 @@
 #pragma once
 // Which arrival process a pair of measured statistics points to: the one
 // rule behind `lull compile --arrivals fit:FILE` (compiler/arrival_fit.*) and
-// the runtime's online estimate (runtime/burstiness_estimator.*).
+// the runtime's online estimate (runtime/core/burstiness_estimator.*).
 //   gap CV^2    c for gamma:c; 2 E[X] - 1 for batch:D, E[X] = (D - 1) / ln D
 //               (a burst's first gap is exponential, its siblings' are zero)
 //   dispersion  Var/mean of counts in windows of many arrivals: about c for

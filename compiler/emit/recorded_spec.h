@@ -1,7 +1,7 @@
 #pragma once
 // The compile specification a policy set records, read in this one place:
 // what online compilation (compiler/online/) and the drift recompiler
-// (runtime/serve/drift_recompiler, through compiler/online/drift_recompile) compile again with, so that a policy
+// (runtime/session/drift_recompiler, through compiler/online/drift_recompile) compile again with, so that a policy
 // compiled later is bit for bit what `lull compile` would have written with those settings. The writing side is
 // policy_builder (each policy's PolicyInputs).
 #include <string>

@@ -3,7 +3,7 @@
 // again with the latencies observed while serving (the profile corrected by
 // them) and every other setting the set records (recorded_compile_spec), on
 // the CPU solver. The serving side that runs it in the background and
-// writes the result is runtime/serve/drift_recompiler (the CLI passes this
+// writes the result is runtime/session/drift_recompiler (the CLI passes this
 // function to the Server).
 #include <vector>
 

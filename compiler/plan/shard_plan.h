@@ -3,7 +3,7 @@
 // carries at most a measured number of queries per second, so a load above
 // it needs G = ceil(load / limit) shards behind a per-request round-robin
 // balancer. Each shard owns K workers and serves the policies compiled for
-// G*K workers (runtime/shard.h), so the fleet must be a multiple of G: K is
+// G*K workers (runtime/core/shard.h), so the fleet must be a multiple of G: K is
 // the fewest with G*K meeting the target at the load, from ceil(planned / G)
 // up (the expected violation is not monotone in workers: worker_search.h).
 #include <vector>

@@ -8,11 +8,11 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "runtime/pattern_switcher.h"
+#include "runtime/core/pattern_switcher.h"
 
 namespace lull::manager {
 
-CapacityTable::CapacityTable(const std::vector<runtime::PolicyTable>& all_sets, CapacityTarget target,
+CapacityTable::CapacityTable(const std::vector<core::PolicyTable>& all_sets, CapacityTarget target,
                              const ArrivalProcess& pattern)
     : target_(target), pattern_(pattern) {
   if (all_sets.empty()) throw std::invalid_argument("capacity table: the policy library is empty");
@@ -23,11 +23,11 @@ CapacityTable::CapacityTable(const std::vector<runtime::PolicyTable>& all_sets, 
   if (!(target.worker_price >= 0 && std::isfinite(target.worker_price)))
     throw std::invalid_argument("capacity table: the worker price must be finite and not negative");
   // One table per worker count (ascending): the one for the pattern.
-  std::map<int, std::vector<const runtime::PolicyTable*>> by_workers;
+  std::map<int, std::vector<const core::PolicyTable*>> by_workers;
   for (const auto& t : all_sets) by_workers[t.workers].push_back(&t);
   for (const auto& [workers, sets] : by_workers) {
-    const auto& t = *sets[runtime::covering_pattern(
-        sets, [](const runtime::PolicyTable* p) -> const ArrivalProcess& { return p->arrivals; }, pattern)];
+    const auto& t = *sets[core::covering_pattern(
+        sets, [](const core::PolicyTable* p) -> const ArrivalProcess& { return p->arrivals; }, pattern)];
     CapacityRow row;
     AccuracyCurve curve;
     row.workers = t.workers;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/policy_table.h"
+#include "runtime/core/policy_table.h"
 #include "schema/arrival_process.h"
 
 namespace lull::manager {
@@ -52,7 +52,7 @@ class CapacityTable {
   // the runtime passes the pattern it estimates (docs/arrivals.md). Throws
   // std::invalid_argument when the library is empty or the target is out of
   // range.
-  CapacityTable(const std::vector<runtime::PolicyTable>& library, CapacityTarget target,
+  CapacityTable(const std::vector<core::PolicyTable>& library, CapacityTarget target,
                 const ArrivalProcess& pattern = ArrivalProcess::poisson());
 
   // kFloor: fewest_workers_for(load_qps). kPrice: among the compiled counts
@@ -106,6 +106,6 @@ class CapacityTable {
 
 // The index in `sets` (one worker count's tables) of the table for
 // `pattern`, by CapacityTable's rule. Requires !sets.empty().
-std::size_t table_for_pattern(const std::vector<const runtime::PolicyTable*>& sets, const ArrivalProcess& pattern);
+std::size_t table_for_pattern(const std::vector<const core::PolicyTable*>& sets, const ArrivalProcess& pattern);
 
 }  // namespace lull::manager

@@ -2,13 +2,13 @@
 
 namespace lull::manager {
 
-CapacityTarget group_target(const CapacityTarget& base, const runtime::FleetClassTables& cls) {
+CapacityTarget group_target(const CapacityTarget& base, const core::FleetClassTables& cls) {
   CapacityTarget t = base;
   t.max_violation_rate = cls.max_violation;
   return t;
 }
 
-FleetCapacity::FleetCapacity(const runtime::FleetTables& fleet, const CapacityTarget& base) : classes_(fleet.classes) {
+FleetCapacity::FleetCapacity(const core::FleetTables& fleet, const CapacityTarget& base) : classes_(fleet.classes) {
   for (const auto& c : classes_) {
     std::vector<CapacityTable> kinds;
     for (const auto& k : c.kinds) kinds.emplace_back(k.library, group_target(base, c));

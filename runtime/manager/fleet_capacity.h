@@ -8,7 +8,7 @@
 // away from its compiled count keeps them (the split is not re-searched).
 #include <vector>
 
-#include "runtime/fleet_tables.h"
+#include "runtime/core/fleet_tables.h"
 #include "runtime/manager/capacity_table.h"
 
 namespace lull::manager {
@@ -22,13 +22,13 @@ struct FleetGroupNeed {
 // A group's autoscaler target: the autoscaler's settings (objective, price,
 // accuracy floor) with its class's violation target, so every group of a
 // class is sized by the number lull compile --fleet and lull plan --fleet used.
-CapacityTarget group_target(const CapacityTarget& base, const runtime::FleetClassTables& cls);
+CapacityTarget group_target(const CapacityTarget& base, const core::FleetClassTables& cls);
 
 class FleetCapacity {
  public:
   // Throws std::invalid_argument (CapacityTable's) for a kind with an empty library.
   // `base`: as group_target's.
-  explicit FleetCapacity(const runtime::FleetTables& fleet, const CapacityTarget& base = {});
+  explicit FleetCapacity(const core::FleetTables& fleet, const CapacityTarget& base = {});
 
   // Per kind of class `cls` (its order in the file): the workers its share of
   // `class_load_qps` needs (CapacityTable::workers_for).
@@ -36,7 +36,7 @@ class FleetCapacity {
   const CapacityTable& table(int cls, int kind) const;
 
  private:
-  std::vector<runtime::FleetClassTables> classes_;  // the splits, by class
+  std::vector<core::FleetClassTables> classes_;     // the splits, by class
   std::vector<std::vector<CapacityTable>> tables_;  // [class][kind]
 };
 

@@ -9,18 +9,18 @@
 // reported with the worker and TorchServe's reason. Needs memory for the old
 // and the new models at once during the change.
 //
-// The loading itself is behind ModelControl (runtime/model_control.h):
+// The loading itself is behind ModelControl (runtime/core/model_control.h):
 // TorchServe's management API (torchserve/torchserve_model_control.h) or a
 // test fake.
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "runtime/model_control.h"
+#include "runtime/core/model_control.h"
 
 namespace lull::manager {
 
-using runtime::ModelControl;
+using core::ModelControl;
 
 struct ModelSetChange {
   std::vector<std::string> in_use;    // what the policy may use after the change (the set given to `use`)

@@ -6,14 +6,14 @@
 
 namespace lull::manager {
 
-std::vector<std::string> model_names(const runtime::PolicyTable& table) {
+std::vector<std::string> model_names(const core::PolicyTable& table) {
   std::vector<std::string> names;
   for (const auto& m : table.models) names.push_back(m.name);
   return names;
 }
 
-runtime::PolicyTable widen_policy_table(const runtime::PolicyTable& subset, const runtime::PolicyTable& full,
-                                        const std::string& what) {
+core::PolicyTable widen_policy_table(const core::PolicyTable& subset, const core::PolicyTable& full,
+                                     const std::string& what) {
   if (subset.task != full.task || subset.slo_us != full.slo_us || subset.workers != full.workers)
     throw std::invalid_argument(what + ": task, SLO or worker count differ from the full set's ('" + subset.task +
                                 "', " + std::to_string(subset.slo_us) + " us, " + std::to_string(subset.workers) +
@@ -31,7 +31,7 @@ runtime::PolicyTable widen_policy_table(const runtime::PolicyTable& subset, cons
     throw std::invalid_argument(what + ": models must start with the full set's model 0 ('" +
                                 (full.models.empty() ? std::string() : full.models.front().name) +
                                 "', the fallback and retry model, which stays loaded)");
-  runtime::PolicyTable out = full;
+  core::PolicyTable out = full;
   out.policies = subset.policies;
   for (auto& p : out.policies)
     for (auto& a : p.actions)
@@ -39,10 +39,10 @@ runtime::PolicyTable widen_policy_table(const runtime::PolicyTable& subset, cons
   return out;
 }
 
-std::vector<runtime::PolicyTable> widen_policy_library(const std::vector<runtime::PolicyTable>& subset,
-                                                       const std::vector<runtime::PolicyTable>& full,
-                                                       const std::string& what) {
-  const auto counts = [](const std::vector<runtime::PolicyTable>& lib) {
+std::vector<core::PolicyTable> widen_policy_library(const std::vector<core::PolicyTable>& subset,
+                                                    const std::vector<core::PolicyTable>& full,
+                                                    const std::string& what) {
+  const auto counts = [](const std::vector<core::PolicyTable>& lib) {
     std::string out;
     for (const auto& t : lib) out += (out.empty() ? "" : ",") + std::to_string(t.workers);
     return out;
@@ -50,7 +50,7 @@ std::vector<runtime::PolicyTable> widen_policy_library(const std::vector<runtime
   if (counts(subset) != counts(full))
     throw std::invalid_argument(what + ": worker counts " + counts(subset) + " differ from the full set's (" +
                                 counts(full) + "); every variant needs a set for each worker count");
-  std::vector<runtime::PolicyTable> out;
+  std::vector<core::PolicyTable> out;
   for (std::size_t i = 0; i < subset.size(); ++i) out.push_back(widen_policy_table(subset[i], full[i], what));
   return out;
 }

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "runtime/policy_table.h"
+#include "runtime/core/policy_table.h"
 
 namespace lull::manager {
 
 // The model names of a table, in its order.
-std::vector<std::string> model_names(const runtime::PolicyTable& table);
+std::vector<std::string> model_names(const core::PolicyTable& table);
 
 // `subset`'s policies with each action's model id mapped to the same-named
 // model of `full`; task, SLO, worker count and models (latencies included)
@@ -23,15 +23,15 @@ std::vector<std::string> model_names(const runtime::PolicyTable& table);
 // policies pick. Throws std::invalid_argument naming `what` when task, SLO
 // or worker count differ, a model is not in `full`, or the subset lacks
 // full's model 0 (the Dispatcher's fallback and retry model must stay loaded).
-runtime::PolicyTable widen_policy_table(const runtime::PolicyTable& subset, const runtime::PolicyTable& full,
-                                        const std::string& what);
+core::PolicyTable widen_policy_table(const core::PolicyTable& subset, const core::PolicyTable& full,
+                                     const std::string& what);
 
 // The same for a policy library (one table per worker count): `subset[i]`
 // widened against the full library's table with the same worker count.
 // Throws std::invalid_argument naming `what` when the worker counts differ.
-std::vector<runtime::PolicyTable> widen_policy_library(const std::vector<runtime::PolicyTable>& subset,
-                                                       const std::vector<runtime::PolicyTable>& full,
-                                                       const std::string& what);
+std::vector<core::PolicyTable> widen_policy_library(const std::vector<core::PolicyTable>& subset,
+                                                    const std::vector<core::PolicyTable>& full,
+                                                    const std::string& what);
 
 // Which variant serves `load_qps`: variant i serves from `from_qps[i]` up
 // (ascending; from_qps[0] == 0, the full set). Moving to a higher variant

@@ -7,10 +7,10 @@
 
 namespace lull::manager {
 
-PatternCapacity::PatternCapacity(std::vector<runtime::PolicyTable> library, CapacityTarget target)
+PatternCapacity::PatternCapacity(std::vector<core::PolicyTable> library, CapacityTarget target)
     : library_(std::move(library)), target_(target), worker_counts_(table().worker_counts()) {}
 
-CapacityTable PatternCapacity::use_library(const std::vector<runtime::PolicyTable>& library) {
+CapacityTable PatternCapacity::use_library(const std::vector<core::PolicyTable>& library) {
   CapacityTable t(library, target_, pattern_);
   if (t.worker_counts() != worker_counts_)
     throw std::invalid_argument("autoscale: a variant's library covers other worker counts than --policies'");

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runtime/manager/capacity_table.h"
-#include "runtime/policy_table.h"
+#include "runtime/core/policy_table.h"
 #include "schema/arrival_process.h"
 
 namespace lull::manager {
@@ -20,14 +20,14 @@ class PatternCapacity {
  public:
   // Capacity read for Poisson until follow() says otherwise. Throws
   // std::invalid_argument as CapacityTable does.
-  PatternCapacity(std::vector<runtime::PolicyTable> library, CapacityTarget target);
+  PatternCapacity(std::vector<core::PolicyTable> library, CapacityTarget target);
 
   // The table of the library in use for the pattern capacity is read for.
   CapacityTable table() const { return CapacityTable(library_, target_, pattern_); }
   // A variant switch: `library` is in use from now on, read for the same
   // pattern; returns its table. Throws std::invalid_argument (nothing
   // changed) when it covers other worker counts.
-  CapacityTable use_library(const std::vector<runtime::PolicyTable>& library);
+  CapacityTable use_library(const std::vector<core::PolicyTable>& library);
   // The pattern being served: when capacity is read for another one, it is
   // read for `served` from now on and its table returned; otherwise none
   // (nothing built).
@@ -37,7 +37,7 @@ class PatternCapacity {
   const std::vector<int>& worker_counts() const { return worker_counts_; }
 
  private:
-  std::vector<runtime::PolicyTable> library_;
+  std::vector<core::PolicyTable> library_;
   CapacityTarget target_;
   ArrivalProcess pattern_ = ArrivalProcess::poisson();
   std::vector<int> worker_counts_;

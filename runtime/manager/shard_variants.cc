@@ -2,10 +2,10 @@
 
 namespace lull::manager {
 
-std::vector<ModelVariant> shard_variants(std::vector<ModelVariant> variants, const runtime::Shard& shard,
+std::vector<ModelVariant> shard_variants(std::vector<ModelVariant> variants, const core::Shard& shard,
                                          int local_workers) {
   for (ModelVariant& v : variants) {
-    v.tables = runtime::shard_library(v.tables, shard, local_workers);
+    v.tables = core::shard_library(v.tables, shard, local_workers);
     v.from_qps /= shard.count;
   }
   return variants;

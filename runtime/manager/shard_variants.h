@@ -1,6 +1,6 @@
 #pragma once
 // --variant-sets in a lull shard (docs/scaling.md "Shards"): each variant as
-// the shard serves it. Its tables are runtime::shard_library's view (K
+// the shard serves it. Its tables are core::shard_library's view (K
 // workers at a G-th of the load), and its boundary from_qps, a global load,
 // becomes a G-th too, since the shard's variant controller measures its own
 // share of the arrivals: at its load L/G it picks the variant one lull of
@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "runtime/manager/variant_switcher.h"
-#include "runtime/shard.h"
+#include "runtime/core/shard.h"
 
 namespace lull::manager {
 
-// Throws std::invalid_argument (runtime::shard_library's) when a variant has
+// Throws std::invalid_argument (core::shard_library's) when a variant has
 // no table for `local_workers` (0: any count, a pool picks it).
-std::vector<ModelVariant> shard_variants(std::vector<ModelVariant> variants, const runtime::Shard& shard,
+std::vector<ModelVariant> shard_variants(std::vector<ModelVariant> variants, const core::Shard& shard,
                                          int local_workers);
 
 }  // namespace lull::manager

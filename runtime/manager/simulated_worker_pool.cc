@@ -5,7 +5,7 @@
 
 namespace lull::manager {
 
-SimulatedWorkerPool::SimulatedWorkerPool(const runtime::Clock& clock, ProvisioningDelay delay, int initial_up)
+SimulatedWorkerPool::SimulatedWorkerPool(const core::Clock& clock, ProvisioningDelay delay, int initial_up)
     : clock_(clock), delay_(std::move(delay)) {
   if (initial_up < 0) throw std::invalid_argument("simulated worker pool: initial_up < 0");
   const std::int64_t now = clock_.now_us();

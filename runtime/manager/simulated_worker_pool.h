@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/clock.h"
+#include "runtime/core/clock.h"
 #include "runtime/manager/provisioning_delay.h"
 #include "runtime/manager/worker_pool.h"
 
@@ -19,7 +19,7 @@ class SimulatedWorkerPool final : public WorkerPool {
  public:
   // `clock` must outlive the pool. Workers already up at construction:
   // `initial_up` (ids sim-0 .. sim-(initial_up-1)).
-  SimulatedWorkerPool(const runtime::Clock& clock, ProvisioningDelay delay, int initial_up = 0);
+  SimulatedWorkerPool(const core::Clock& clock, ProvisioningDelay delay, int initial_up = 0);
 
   std::vector<std::string> start_workers(int n) override;
   void stop_worker(const std::string& id) override;
@@ -45,7 +45,7 @@ class SimulatedWorkerPool final : public WorkerPool {
   void set_state(Worker& w, WorkerState s, std::int64_t at_us);
   void on_drained(const std::string& id);
 
-  const runtime::Clock& clock_;
+  const core::Clock& clock_;
   ProvisioningDelay delay_;
   std::vector<Worker> workers_;
   int next_id_ = 0;

@@ -6,7 +6,7 @@
 namespace lull::manager {
 
 VariantController::VariantController(VariantSwitcher& switcher, std::unique_ptr<LoadForecaster> forecaster,
-                                     std::int64_t interval_us, const runtime::Clock& clock, OnSwitch on_switch,
+                                     std::int64_t interval_us, const core::Clock& clock, OnSwitch on_switch,
                                      std::function<void(const std::string&)> log)
     : switcher_(switcher),
       load_(std::move(forecaster), clock.now_us()),

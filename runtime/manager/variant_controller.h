@@ -1,6 +1,6 @@
 #pragma once
 // `lull serve --variant-sets`: the variant loop as a Controller of the one
-// ControlLoop (runtime/control_loop.h). Every interval it measures the load
+// ControlLoop (runtime/core/control_loop.h). Every interval it measures the load
 // (MeasuredLoad: the arrivals counted since the last tick, through the load
 // forecaster) and steps the VariantSwitcher, which decides (VariantRule) and
 // switches make-before-break; after a switch the new variant's library goes
@@ -11,20 +11,20 @@
 #include <string>
 #include <vector>
 
-#include "runtime/clock.h"
-#include "runtime/control_loop.h"
+#include "runtime/core/clock.h"
+#include "runtime/core/control_loop.h"
 #include "runtime/manager/variant_choice.h"
 #include "runtime/manager/variant_switcher.h"
 
 namespace lull::manager {
 
-class VariantController final : public runtime::Controller {
+class VariantController final : public core::Controller {
  public:
-  using OnSwitch = std::function<void(const std::vector<runtime::PolicyTable>&)>;
+  using OnSwitch = std::function<void(const std::vector<core::PolicyTable>&)>;
   // `switcher` and `clock` must outlive it; the first tick is one interval
   // after construction.
   VariantController(VariantSwitcher& switcher, std::unique_ptr<LoadForecaster> forecaster, std::int64_t interval_us,
-                    const runtime::Clock& clock, OnSwitch on_switch, std::function<void(const std::string&)> log);
+                    const core::Clock& clock, OnSwitch on_switch, std::function<void(const std::string&)> log);
   // The session's arrival hook; any thread.
   void record_arrival() { load_.record_arrival(); }
 
@@ -36,7 +36,7 @@ class VariantController final : public runtime::Controller {
   VariantSwitcher& switcher_;
   MeasuredLoad load_;
   std::int64_t interval_us_;
-  const runtime::Clock& clock_;
+  const core::Clock& clock_;
   OnSwitch on_switch_;
   std::function<void(const std::string&)> log_;
   std::atomic<std::int64_t> next_us_;

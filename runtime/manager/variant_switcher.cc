@@ -178,33 +178,36 @@ bool VariantSwitcher::step(double load_qps, std::int64_t now_us) {
 }
 
 std::string VariantSwitcher::metrics_text() const {
-  namespace prom = serve::prom;
+  namespace prom = net::prom;
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
-  prom::family(out, "lull_variant_current", "gauge", "The model variant in use (0: the full set), by name.");
-  prom::sample(
-      out, "lull_variant_current{variant=\"" + prom::escape(variants_[static_cast<std::size_t>(current_)].name) + "\"}",
+  net::prom::family(out, "lull_variant_current", "gauge", "The model variant in use (0: the full set), by name.");
+  net::prom::sample(
+      out,
+      "lull_variant_current{variant=\"" + net::prom::escape(variants_[static_cast<std::size_t>(current_)].name) + "\"}",
       current_);
-  prom::family(out, "lull_variant_switches_total", "counter", "Variant switches done.");
-  prom::sample(out, "lull_variant_switches_total", static_cast<double>(switches_));
-  prom::family(out, "lull_variant_switch_failures_total", "counter",
-               "Variant switches abandoned (a model failed to load, or the swap did not finish); the old set stays.");
-  prom::sample(out, "lull_variant_switch_failures_total", static_cast<double>(failures_));
+  net::prom::family(out, "lull_variant_switches_total", "counter", "Variant switches done.");
+  net::prom::sample(out, "lull_variant_switches_total", static_cast<double>(switches_));
+  net::prom::family(
+      out, "lull_variant_switch_failures_total", "counter",
+      "Variant switches abandoned (a model failed to load, or the swap did not finish); the old set stays.");
+  net::prom::sample(out, "lull_variant_switch_failures_total", static_cast<double>(failures_));
   if (!last_failure_.empty()) {
-    prom::family(out, "lull_variant_last_failure_info", "gauge", "Why the last variant switch failed.");
-    prom::sample(out, "lull_variant_last_failure_info{reason=\"" + prom::escape(last_failure_) + "\"}", 1);
+    net::prom::family(out, "lull_variant_last_failure_info", "gauge", "Why the last variant switch failed.");
+    net::prom::sample(out, "lull_variant_last_failure_info{reason=\"" + net::prom::escape(last_failure_) + "\"}", 1);
   }
-  prom::family(out, "lull_worker_models_loaded", "gauge",
-               "Models each worker holds (loaded through the management API).");
+  net::prom::family(out, "lull_worker_models_loaded", "gauge",
+                    "Models each worker holds (loaded through the management API).");
   for (const auto& [worker, models] : loaded_)
-    prom::sample(out, "lull_worker_models_loaded{worker=\"" + prom::escape(worker) + "\"}",
-                 static_cast<double>(models.size()));
-  prom::family(out, "lull_worker_model_loaded", "gauge", "1 for each model a worker holds.");
+    net::prom::sample(out, "lull_worker_models_loaded{worker=\"" + net::prom::escape(worker) + "\"}",
+                      static_cast<double>(models.size()));
+  net::prom::family(out, "lull_worker_model_loaded", "gauge", "1 for each model a worker holds.");
   for (const auto& [worker, models] : loaded_)
     for (const auto& m : models)
-      prom::sample(
-          out, "lull_worker_model_loaded{worker=\"" + prom::escape(worker) + "\",model=\"" + prom::escape(m) + "\"}",
-          1);
+      net::prom::sample(out,
+                        "lull_worker_model_loaded{worker=\"" + net::prom::escape(worker) + "\",model=\"" +
+                            net::prom::escape(m) + "\"}",
+                        1);
   return out;
 }
 

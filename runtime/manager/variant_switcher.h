@@ -32,7 +32,7 @@
 
 #include "runtime/manager/model_set_change.h"
 #include "runtime/manager/variant_choice.h"
-#include "runtime/policy_table.h"
+#include "runtime/core/policy_table.h"
 
 namespace lull::manager {
 
@@ -44,7 +44,7 @@ class PolicySwap {
   // batch is in flight (or waiting for a retry) on the models with the ids
   // in `dropped`. Throws std::exception when they do not finish in time
   // (nothing is unloaded then).
-  virtual void swap(const std::vector<runtime::PolicyTable>& tables, const std::vector<int>& dropped) = 0;
+  virtual void swap(const std::vector<core::PolicyTable>& tables, const std::vector<int>& dropped) = 0;
 };
 
 struct ModelVariant {
@@ -52,7 +52,7 @@ struct ModelVariant {
   double from_qps = 0;  // serves loads from here up
   // One per worker count, ascending (a policy library; one table without
   // autoscaling), each over the full set's models (widen_policy_table).
-  std::vector<runtime::PolicyTable> tables;
+  std::vector<core::PolicyTable> tables;
   std::vector<std::string> models;  // the models its policies use
 };
 

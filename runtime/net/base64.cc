@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace lull::serve {
+namespace lull::net {
 
 namespace {
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -69,4 +69,4 @@ std::optional<std::string> base64_decode(std::string_view in) {
   return out;
 }
 
-}  // namespace lull::serve
+}  // namespace lull::net

@@ -5,10 +5,10 @@
 #include <string>
 #include <string_view>
 
-namespace lull::serve {
+namespace lull::net {
 
 std::string base64_encode(std::string_view bytes);
 // nullopt when `text` is not valid padded base64.
 std::optional<std::string> base64_decode(std::string_view text);
 
-}  // namespace lull::serve
+}  // namespace lull::net

@@ -16,7 +16,7 @@
 #include "runtime/net/curl_library.h"
 #include "runtime/net/http_client.h"
 
-namespace lull::serve {
+namespace lull::net {
 
 namespace {
 
@@ -264,4 +264,4 @@ HttpRequestId HttpClient::send(HttpRequest request, HttpCallback done) {
 void HttpClient::cancel(HttpRequestId id) { loop_->cancel(id); }
 void HttpClient::post(std::function<void()> task) { loop_->post(std::move(task)); }
 
-}  // namespace lull::serve
+}  // namespace lull::net

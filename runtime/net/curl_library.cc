@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace lull::serve {
+namespace lull::net {
 
 namespace {
 
@@ -56,4 +56,4 @@ const CurlLibrary& curl_library() {
   return lib;
 }
 
-}  // namespace lull::serve
+}  // namespace lull::net

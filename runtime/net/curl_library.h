@@ -5,7 +5,7 @@
 // HTTP client (curl_http_client.cc) needs them. Included by that file only.
 #include <curl/curl.h>
 
-namespace lull::serve {
+namespace lull::net {
 
 // The libcurl functions lull calls, resolved from the loaded library.
 struct CurlLibrary {
@@ -33,4 +33,4 @@ struct CurlLibrary {
 // std::runtime_error naming the library or the missing function.
 const CurlLibrary& curl_library();
 
-}  // namespace lull::serve
+}  // namespace lull::net

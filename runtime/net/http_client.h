@@ -8,7 +8,7 @@
 
 #include "runtime/net/http_transport.h"
 
-namespace lull::serve {
+namespace lull::net {
 
 class HttpClient final : public HttpTransport {
  public:
@@ -31,4 +31,4 @@ class HttpClient final : public HttpTransport {
   std::unique_ptr<Loop> loop_;
 };
 
-}  // namespace lull::serve
+}  // namespace lull::net

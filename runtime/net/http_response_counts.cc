@@ -2,7 +2,7 @@
 
 #include "runtime/net/prometheus_text.h"
 
-namespace lull::serve {
+namespace lull::net {
 
 void HttpResponseCounts::count(int status) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -22,4 +22,4 @@ std::string HttpResponseCounts::render() const {
   return out;
 }
 
-}  // namespace lull::serve
+}  // namespace lull::net

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-namespace lull::serve {
+namespace lull::net {
 
 class HttpResponseCounts {
  public:
@@ -24,4 +24,4 @@ class HttpResponseCounts {
   std::map<int, std::uint64_t> by_code_;
 };
 
-}  // namespace lull::serve
+}  // namespace lull::net

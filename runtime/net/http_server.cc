@@ -22,7 +22,7 @@
 #include "runtime/log/log.h"
 #include "runtime/net/prometheus_text.h"
 
-namespace lull::serve {
+namespace lull::net {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -634,4 +634,4 @@ std::string render_http_server_stats(const HttpServerStats& s) {
   return out;
 }
 
-}  // namespace lull::serve
+}  // namespace lull::net

@@ -32,7 +32,7 @@
 #include <utility>
 #include <vector>
 
-namespace lull::serve {
+namespace lull::net {
 
 // The event loop's threads by default: the CPUs this process may run on (its
 // affinity mask: a shard pinned to one core gets one), at most 2. A second
@@ -110,4 +110,4 @@ class HttpServer {
 // The stats as Prometheus text (lull_http_connections...).
 std::string render_http_server_stats(const HttpServerStats& s);
 
-}  // namespace lull::serve
+}  // namespace lull::net

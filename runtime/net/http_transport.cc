@@ -4,7 +4,7 @@
 #include <future>
 #include <memory>
 
-namespace lull::serve {
+namespace lull::net {
 
 std::string HttpResponse::header(const std::string& lower_name) const {
   for (const auto& [k, v] : headers)
@@ -30,4 +30,4 @@ HttpResponse HttpTransport::fetch(HttpRequest request) {
   return future.get();
 }
 
-}  // namespace lull::serve
+}  // namespace lull::net

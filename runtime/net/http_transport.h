@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace lull::serve {
+namespace lull::net {
 
 // The default cap on a response body: far above any answer lull expects
 // (predictions of one batch, a model list, a Kubernetes object list).
@@ -72,4 +72,4 @@ class HttpTransport {
   HttpResponse fetch(HttpRequest request);
 };
 
-}  // namespace lull::serve
+}  // namespace lull::net

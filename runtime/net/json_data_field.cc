@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-namespace lull::serve {
+namespace lull::net {
 
 namespace {
 
@@ -209,4 +209,4 @@ class Scanner {
 
 JsonDataField read_json_data_field(std::string_view body) { return Scanner(body).run(); }
 
-}  // namespace lull::serve
+}  // namespace lull::net

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace lull::serve {
+namespace lull::net {
 
 inline constexpr int kMaxJsonDepth = 32;
 
@@ -21,4 +21,4 @@ struct JsonDataField {
 
 JsonDataField read_json_data_field(std::string_view body);
 
-}  // namespace lull::serve
+}  // namespace lull::net

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace lull::serve {
+namespace lull::net {
 
 bool parse_json(const std::string& text, JsonValue* out) {
   // The request path's bounded pass (json_data_field.h) finds nesting past
@@ -71,4 +71,4 @@ std::string json_text(const JsonValue& value) {
   return out;
 }
 
-}  // namespace lull::serve
+}  // namespace lull::net

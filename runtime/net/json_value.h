@@ -8,7 +8,7 @@
 
 #include "runtime/net/json_data_field.h"
 
-namespace lull::serve {
+namespace lull::net {
 
 using JsonValue = google::protobuf::Value;
 
@@ -33,4 +33,4 @@ std::string json_number_text(double number);
 // `value` as compact JSON text.
 std::string json_text(const JsonValue& value);
 
-}  // namespace lull::serve
+}  // namespace lull::net

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <functional>
 
-namespace lull::serve {
+namespace lull::net {
 
 namespace {
 
@@ -90,4 +90,4 @@ std::optional<std::string> multipart_field(std::string_view content_type, std::s
   }
 }
 
-}  // namespace lull::serve
+}  // namespace lull::net

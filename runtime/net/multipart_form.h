@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace lull::serve {
+namespace lull::net {
 
 // True when the Content-Type names multipart/form-data.
 bool is_multipart_form(std::string_view content_type);
@@ -17,4 +17,4 @@ bool is_multipart_form(std::string_view content_type);
 // not a well-formed multipart body with the Content-Type's boundary.
 std::optional<std::string> multipart_field(std::string_view content_type, std::string_view body, std::string_view name);
 
-}  // namespace lull::serve
+}  // namespace lull::net

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace lull::serve::prom {
+namespace lull::net::prom {
 
 void family(std::string& out, const char* name, const char* type, const char* help) {
   out += "# HELP ";
@@ -40,4 +40,4 @@ std::string escape(const std::string& v) {
   return out;
 }
 
-}  // namespace lull::serve::prom
+}  // namespace lull::net::prom

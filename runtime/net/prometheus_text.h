@@ -4,10 +4,10 @@
 // lull's /metrics so each renders its families the same way.
 #include <string>
 
-namespace lull::serve::prom {
+namespace lull::net::prom {
 
 void family(std::string& out, const char* name, const char* type, const char* help);
 void sample(std::string& out, const std::string& name_and_labels, double value);
 std::string escape(const std::string& label_value);
 
-}  // namespace lull::serve::prom
+}  // namespace lull::net::prom

@@ -13,7 +13,7 @@
 
 #include "runtime/log/log.h"
 
-namespace lull::serve {
+namespace lull::net {
 
 bool notify_service_manager(const std::string& state) {
   const char* path = std::getenv("NOTIFY_SOCKET");
@@ -52,4 +52,4 @@ std::string reloading_state() {
   return "RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec);
 }
 
-}  // namespace lull::serve
+}  // namespace lull::net

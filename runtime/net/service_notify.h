@@ -8,7 +8,7 @@
 // .deb and the container image need no systemd library.
 #include <string>
 
-namespace lull::serve {
+namespace lull::net {
 
 // Sends `state` ("READY=1", "STOPPING=1", "RELOADING=1\nMONOTONIC_USEC=..."),
 // a line per assignment. False when there is no $NOTIFY_SOCKET or the send
@@ -18,4 +18,4 @@ bool notify_service_manager(const std::string& state);
 // "RELOADING=1" with MONOTONIC_USEC (systemd asks for the time with it).
 std::string reloading_state();
 
-}  // namespace lull::serve
+}  // namespace lull::net

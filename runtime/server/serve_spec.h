@@ -8,21 +8,21 @@
 #include <string>
 #include <vector>
 
-#include "runtime/manager/kubernetes_pool.h"
-#include "runtime/manager/local_process_pool.h"
-#include "runtime/manager/serving_autoscaler.h"
+#include "runtime/pools/kubernetes_pool.h"
+#include "runtime/pools/local_process_pool.h"
+#include "runtime/pools/serving_autoscaler.h"
 #include "runtime/manager/variant_switcher.h"
-#include "runtime/fleet_tables.h"
-#include "runtime/model_control.h"
+#include "runtime/core/fleet_tables.h"
+#include "runtime/core/model_control.h"
 #include "runtime/net/http_transport.h"
-#include "runtime/policy_loader.h"
-#include "runtime/policy_provider.h"
-#include "runtime/policy_table.h"
-#include "runtime/serve/drift_recompiler.h"
-#include "runtime/serve/frontend.h"
-#include "runtime/serve/serve_session.h"
-#include "runtime/torchserve/torchserve_backend.h"
-#include "runtime/torchserve/worker_endpoint.h"
+#include "runtime/core/policy_loader.h"
+#include "runtime/core/policy_provider.h"
+#include "runtime/core/policy_table.h"
+#include "runtime/session/drift_recompiler.h"
+#include "runtime/frontend/frontend.h"
+#include "runtime/session/serve_session.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
+#include "runtime/upstream/torchserve/worker_endpoint.h"
 #include "schema/policy.pb.h"
 
 namespace lull::server {
@@ -31,9 +31,9 @@ namespace lull::server {
 struct AutoscaleSpec {
   bool enabled = false;
   std::string pool = "local";  // local | kubernetes
-  manager::LocalProcessPoolOptions local;
-  manager::KubernetesPoolOptions kubernetes;
-  manager::ServingAutoscalerOptions scaler;    // its log, refresh and pool metrics are the server's
+  pools::LocalProcessPoolOptions local;
+  pools::KubernetesPoolOptions kubernetes;
+  pools::ServingAutoscalerOptions scaler;      // its log, refresh and pool metrics are the server's
   std::int64_t start_timeout_us = 61'000'000;  // the initial workers' wait
   std::string log_path;  // every autoscaler line also goes here (appended; '' or '-': stderr only)
 };
@@ -53,10 +53,10 @@ struct VariantSpec {
 struct DriftSpec {
   std::string out_path;          // empty: off
   schema::PolicyLibrary served;  // the --policies file (DriftRecompiler::served_sets: what is recompiled)
-  serve::DriftRecompiler::Recompile recompile;
-  serve::DriftRecompiler::Write write;
-  // The recompiled set as served (a shard's view: runtime/shard.h); unset: as is.
-  std::function<runtime::PolicyTable(const runtime::PolicyTable&)> view;
+  session::DriftRecompiler::Recompile recompile;
+  session::DriftRecompiler::Write write;
+  // The recompiled set as served (a shard's view: runtime/core/shard.h); unset: as is.
+  std::function<core::PolicyTable(const core::PolicyTable&)> view;
   // After each recompiled set is swapped in (online compilation takes its latencies).
   std::function<void(const schema::PolicySet&)> on_recompiled;
 };
@@ -65,17 +65,17 @@ struct DriftSpec {
 // served as one system over its own servers, behind one front end
 // (serve/fleet_service.h).
 struct FleetGroupSpec {
-  runtime::PolicyTable table;                  // the kind's set for its worker count
-  std::vector<runtime::PolicyTable> library;   // the kind's whole library (empty: `table` alone)
-  std::vector<serve::WorkerEndpoint> servers;  // fixed servers (not with autoscale)
-  DriftSpec drift;                             // --recompile-on-drift for this kind alone (out_path empty: off)
+  core::PolicyTable table;                          // the kind's set for its worker count
+  std::vector<core::PolicyTable> library;           // the kind's whole library (empty: `table` alone)
+  std::vector<torchserve::WorkerEndpoint> servers;  // fixed servers (not with autoscale)
+  DriftSpec drift;                                  // --recompile-on-drift for this kind alone (out_path empty: off)
   // --autoscale: the group's own local pool (its kind's command) and
   // autoscaler (its class's violation target, from the kind's count).
   AutoscaleSpec autoscale;
 };
 
 struct FleetSpec {
-  runtime::FleetTables tables;
+  core::FleetTables tables;
   std::vector<std::vector<FleetGroupSpec>> groups;  // [class][kind], as `tables`
   std::uint64_t seed = 1;                           // the kind draws
   bool enabled() const { return !tables.classes.empty(); }
@@ -84,16 +84,16 @@ struct FleetSpec {
 struct ServeSpec {
   std::string policies;  // the file; SIGHUP reads it again (Server::reload)
   // How a library file is read (SIGHUP too); unset: load_policy_library. A
-  // shard serves the file as seen at its share of the load (runtime/shard.h).
-  std::function<std::vector<runtime::PolicyTable>()> load_library;
-  runtime::PolicyExpectations expect;  // what a reloaded single set must match
-  runtime::PolicyTable table;          // the policies served at start (a library's first set)
+  // shard serves the file as seen at its share of the load (runtime/core/shard.h).
+  std::function<std::vector<core::PolicyTable>()> load_library;
+  core::PolicyExpectations expect;  // what a reloaded single set must match
+  core::PolicyTable table;          // the policies served at start (a library's first set)
   // The session's options: the library (empty: `table` alone), reject_late;
   // the server adds its hooks.
-  serve::ServeOptions session;
-  std::vector<serve::WorkerEndpoint> servers;  // fixed servers (not with autoscale)
-  serve::FrontendOptions frontend;
-  serve::TorchServeOptions backend;
+  session::ServeOptions session;
+  std::vector<torchserve::WorkerEndpoint> servers;  // fixed servers (not with autoscale)
+  frontend::FrontendOptions frontend;
+  torchserve::TorchServeOptions backend;
   std::string management_key;  // TorchServe's management key (model check, pools, variants)
   // The management key as the key file has it now, for the variant switch's
   // model loads (ModelManagementOptions::key_source); unset: management_key.
@@ -104,12 +104,12 @@ struct ServeSpec {
   // worker): the start-up model check of the fixed servers (throws
   // serve::ModelCheckError) and the model loads and unloads of
   // --variant-sets. Unset: TorchServe's management API.
-  std::function<void(serve::HttpTransport&, const std::vector<serve::WorkerEndpoint>&,
+  std::function<void(net::HttpTransport&, const std::vector<torchserve::WorkerEndpoint>&,
                      const std::vector<std::string>& models)>
       check_models;
-  std::function<std::unique_ptr<runtime::ModelControl>(serve::HttpTransport&)> model_control;
-  std::string health_probe = "GET /ping";     // the backend's health probe, named when no worker passes it
-  runtime::PolicyCompiler* online = nullptr;  // online compilation (nullptr: off); outlives the server
+  std::function<std::unique_ptr<core::ModelControl>(net::HttpTransport&)> model_control;
+  std::string health_probe = "GET /ping";  // the backend's health probe, named when no worker passes it
+  core::PolicyCompiler* online = nullptr;  // online compilation (nullptr: off); outlives the server
   AutoscaleSpec autoscale;
   VariantSpec variants;
   DriftSpec drift;

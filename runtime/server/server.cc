@@ -1,13 +1,13 @@
 // `lull serve` as one object (what it owns and the order: see server.h).
 #include "runtime/server/server.h"
 
-#include "runtime/manager/kubernetes_pool.h"
+#include "runtime/pools/kubernetes_pool.h"
 #include "runtime/manager/load_forecast.h"
-#include "runtime/manager/local_process_pool.h"
+#include "runtime/pools/local_process_pool.h"
 #include "runtime/log/log.h"
 #include "runtime/net/service_notify.h"
-#include "runtime/policy_loader.h"
-#include "runtime/torchserve/model_check.h"
+#include "runtime/core/policy_loader.h"
+#include "runtime/upstream/torchserve/model_check.h"
 #include "schema/one_line.h"
 
 namespace lull::server {
@@ -17,9 +17,9 @@ void say(const std::string& line) { log::info("%s", line.c_str()); }
 }  // namespace
 
 Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
-  serve::ServeOptions& opts = spec_.session;
+  session::ServeOptions& opts = spec_.session;
   if (spec_.online) {
-    provider_ = std::make_unique<runtime::BackgroundPolicyProvider>(*spec_.online, say);
+    provider_ = std::make_unique<core::BackgroundPolicyProvider>(*spec_.online, say);
     opts.online = provider_.get();
   }
   spec_.frontend.task = spec_.table.task;
@@ -28,13 +28,13 @@ Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
     build_fleet();
     return;
   }
-  std::vector<serve::WorkerEndpoint> workers = spec_.servers;
+  std::vector<torchserve::WorkerEndpoint> workers = spec_.servers;
   if (spec_.autoscale.enabled) {
     build_autoscaler();
-    workers.assign(static_cast<std::size_t>(scaler_->slots()), serve::WorkerEndpoint{});  // vacant slots
+    workers.assign(static_cast<std::size_t>(scaler_->slots()), torchserve::WorkerEndpoint{});  // vacant slots
     opts.pool_managed = true;
     opts.worker_names.assign(static_cast<std::size_t>(scaler_->slots()), "");
-    manager::ServingAutoscaler* scaler = scaler_.get();
+    pools::ServingAutoscaler* scaler = scaler_.get();
     opts.on_arrival = [scaler](std::int64_t t_us) { scaler->record_arrival(t_us); };
     opts.extra_metrics = [scaler, before = opts.extra_metrics] {
       return (before ? before() : std::string()) + scaler->metrics_text();
@@ -44,14 +44,15 @@ Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
     for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
   }
   if (spec_.variants.enabled()) {
-    variant_client_ = std::make_unique<serve::HttpClient>();
+    variant_client_ = std::make_unique<net::HttpClient>();
     if (spec_.model_control) {
       model_control_ = spec_.model_control(*variant_client_);
     } else {
-      serve::ModelManagementOptions o;
+      torchserve::ModelManagementOptions o;
       o.management_key = spec_.management_key;
       o.key_source = spec_.management_key_source;
-      model_control_ = std::make_unique<serve::TorchServeModelControl>(*variant_client_, o, spec_.variants.archive);
+      model_control_ =
+          std::make_unique<torchserve::TorchServeModelControl>(*variant_client_, o, spec_.variants.archive);
     }
     auto arrived = opts.on_arrival;
     opts.on_arrival = [this, arrived](std::int64_t t_us) {
@@ -67,59 +68,59 @@ Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
     };
   }
   if (!spec_.drift.out_path.empty()) {
-    recompiler_ = std::make_unique<serve::DriftRecompiler>(spec_.drift.served, spec_.drift.out_path,
-                                                           spec_.drift.recompile, spec_.drift.write, say);
-    opts.on_drift = [r = recompiler_.get()](const serve::DriftEvent& e) { r->on_drift(e); };
+    recompiler_ = std::make_unique<session::DriftRecompiler>(spec_.drift.served, spec_.drift.out_path,
+                                                             spec_.drift.recompile, spec_.drift.write, say);
+    opts.on_drift = [r = recompiler_.get()](const session::DriftEvent& e) { r->on_drift(e); };
   }
-  backend_ = std::make_unique<serve::TorchServeBackend>(workers, model_names_, inputs_, spec_.backend);
-  session_ = std::make_unique<serve::ServeSession>(spec_.table, *backend_, *backend_, inputs_, clock_, opts);
+  backend_ = std::make_unique<torchserve::TorchServeBackend>(workers, model_names_, inputs_, spec_.backend);
+  session_ = std::make_unique<session::ServeSession>(spec_.table, *backend_, *backend_, inputs_, clock_, opts);
   if (recompiler_)  // recompiled sets are swapped in live
     recompiler_->connect([this](const std::vector<schema::PolicySet>& sets) {
       for (const auto& set : sets) {
-        const runtime::PolicyTable table = runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set");
+        const core::PolicyTable table = core::policy_table_from_proto(set, {}, "--recompile-on-drift set");
         session_->replace_policies(spec_.drift.view ? spec_.drift.view(table) : table);
       }
       if (spec_.drift.on_recompiled) spec_.drift.on_recompiled(sets.front());  // the same latencies in each
     });
 }
 
-void Server::check_servers(const std::vector<serve::WorkerEndpoint>& servers) {
+void Server::check_servers(const std::vector<torchserve::WorkerEndpoint>& servers) {
   if (!spec_.model_check) return;
-  serve::HttpClient client;
+  net::HttpClient client;
   if (spec_.check_models) {
     spec_.check_models(client, servers, model_names_);
     return;
   }
-  serve::ModelCheckOptions check;
+  torchserve::ModelCheckOptions check;
   check.management_key = spec_.management_key;
-  const auto warnings = serve::check_models_loaded(client, servers, model_names_, check);
+  const auto warnings = torchserve::check_models_loaded(client, servers, model_names_, check);
   if (spec_.strict_model_batching && !warnings.empty())
-    throw serve::ModelCheckError(warnings.front() + " (--strict-model-batching)");
+    throw torchserve::ModelCheckError(warnings.front() + " (--strict-model-batching)");
   for (const auto& w : warnings) log::warn("%s", w.c_str());
 }
 
 void Server::build_fleet() {
   FleetSpec& f = spec_.fleet;
-  std::vector<std::vector<serve::QueryService*>> services(f.groups.size());
+  std::vector<std::vector<frontend::QueryService*>> services(f.groups.size());
   for (std::size_t c = 0; c < f.groups.size(); ++c) {
     for (std::size_t k = 0; k < f.groups[c].size(); ++k) {
       FleetGroupSpec& gs = f.groups[c][k];
       auto g = std::make_unique<FleetGroup>();
       g->name = "class '" + f.tables.classes[c].name + "', kind '" + f.tables.classes[c].kinds[k].kind + "'";
-      serve::ServeOptions opts = spec_.session;
+      session::ServeOptions opts = spec_.session;
       opts.library = gs.library;
       opts.group = g->name;
-      std::vector<serve::WorkerEndpoint> servers = gs.servers;
+      std::vector<torchserve::WorkerEndpoint> servers = gs.servers;
       if (gs.autoscale.enabled) {  // as one system's pool (the constructor), over the kind's library
         open_autoscale_log(spec_.autoscale.log_path);
-        g->pool_client = std::make_unique<serve::HttpClient>();
+        g->pool_client = std::make_unique<net::HttpClient>();
         FleetGroup* group = g.get();
         make_autoscaler(
-            gs.autoscale, gs.library.empty() ? std::vector<runtime::PolicyTable>{gs.table} : gs.library, g->name + ": ",
+            gs.autoscale, gs.library.empty() ? std::vector<core::PolicyTable>{gs.table} : gs.library, g->name + ": ",
             [group] { return group->session ? group->session->served_pattern() : ArrivalProcess::poisson(); },
             *g->pool_client, &g->pool, &g->scaler);
-        manager::ServingAutoscaler* scaler = g->scaler.get();
-        servers.assign(static_cast<std::size_t>(scaler->slots()), serve::WorkerEndpoint{});  // vacant slots
+        pools::ServingAutoscaler* scaler = g->scaler.get();
+        servers.assign(static_cast<std::size_t>(scaler->slots()), torchserve::WorkerEndpoint{});  // vacant slots
         opts.pool_managed = true;
         opts.worker_names.assign(static_cast<std::size_t>(scaler->slots()), "");
         opts.on_arrival = [scaler](std::int64_t t_us) { scaler->record_arrival(t_us); };
@@ -131,24 +132,24 @@ void Server::build_fleet() {
         for (const auto& w : gs.servers) opts.worker_names.push_back(w.inference_url);
       }
       if (!gs.drift.out_path.empty()) {  // this kind's library alone is recompiled
-        g->recompiler = std::make_unique<serve::DriftRecompiler>(gs.drift.served, gs.drift.out_path, gs.drift.recompile,
-                                                                 gs.drift.write, say);
-        opts.on_drift = [r = g->recompiler.get()](const serve::DriftEvent& e) { r->on_drift(e); };
+        g->recompiler = std::make_unique<session::DriftRecompiler>(gs.drift.served, gs.drift.out_path,
+                                                                   gs.drift.recompile, gs.drift.write, say);
+        opts.on_drift = [r = g->recompiler.get()](const session::DriftEvent& e) { r->on_drift(e); };
       }
-      g->backend = std::make_unique<serve::TorchServeBackend>(servers, model_names_, g->inputs, spec_.backend);
-      g->session = std::make_unique<serve::ServeSession>(gs.table, *g->backend, *g->backend, g->inputs, clock_, opts);
+      g->backend = std::make_unique<torchserve::TorchServeBackend>(servers, model_names_, g->inputs, spec_.backend);
+      g->session = std::make_unique<session::ServeSession>(gs.table, *g->backend, *g->backend, g->inputs, clock_, opts);
       if (g->recompiler)
         g->recompiler->connect(
             [session = g->session.get(), on = gs.drift.on_recompiled](const std::vector<schema::PolicySet>& sets) {
               for (const auto& set : sets)
-                session->replace_policies(runtime::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
+                session->replace_policies(core::policy_table_from_proto(set, {}, "--recompile-on-drift set"));
               if (on) on(sets.front());
             });
       services[c].push_back(g->session.get());
       groups_.push_back(std::move(g));
     }
   }
-  fleet_ = std::make_unique<serve::FleetService>(f.tables, std::move(services), clock_, f.seed);
+  fleet_ = std::make_unique<session::FleetService>(f.tables, std::move(services), clock_, f.seed);
 }
 
 int Server::start_fleet() {
@@ -156,7 +157,7 @@ int Server::start_fleet() {
   for (auto& g : groups_) {
     const int group_up = g->backend->start();
     if (g->scaler) {  // the pool starts its workers; each joins when its checks pass
-      g->slots = std::make_unique<manager::SessionSlots>(*g->backend, *g->session);
+      g->slots = std::make_unique<pools::SessionSlots>(*g->backend, *g->session);
       g->scaler->attach(*g->slots);
       up += start_autoscaler(*g->scaler, *g->pool, g->name + ": ");
       if (g->scaler->stop_requested()) return up;
@@ -169,7 +170,7 @@ int Server::start_fleet() {
   for (auto& g : groups_)
     if (g->recompiler) loop_.add(*g->recompiler);
   loop_.start();
-  frontend_ = std::make_unique<serve::Frontend>(*fleet_, spec_.frontend);
+  frontend_ = std::make_unique<frontend::Frontend>(*fleet_, spec_.frontend);
   frontend_->start();
   return up;
 }
@@ -180,25 +181,25 @@ void Server::open_autoscale_log(const std::string& path) {
   if (!log_file_) throw SpecError("--autoscale-log " + path + ": cannot open for writing");
 }
 
-void Server::make_autoscaler(AutoscaleSpec& a, const std::vector<runtime::PolicyTable>& library,
-                             const std::string& prefix, std::function<ArrivalProcess()> pattern,
-                             serve::HttpClient& client, std::unique_ptr<manager::WorkerPool>* pool,
-                             std::unique_ptr<manager::ServingAutoscaler>* scaler) {
+void Server::make_autoscaler(AutoscaleSpec& a, const std::vector<core::PolicyTable>& library, const std::string& prefix,
+                             std::function<ArrivalProcess()> pattern, net::HttpClient& client,
+                             std::unique_ptr<manager::WorkerPool>* pool,
+                             std::unique_ptr<pools::ServingAutoscaler>* scaler) {
   const auto log = [this, prefix](const std::string& line) { autoscale_log(prefix + line); };
   try {
     if (a.pool == "kubernetes") {
-      manager::KubernetesPoolOptions o = a.kubernetes;
+      pools::KubernetesPoolOptions o = a.kubernetes;
       o.log = log;
-      auto kube = std::make_unique<manager::KubernetesPool>(client, clock_, o);
+      auto kube = std::make_unique<pools::KubernetesPool>(client, clock_, o);
       a.scaler.refresh = [k = kube.get()] { k->refresh(); };
       a.scaler.pool_metrics = [k = kube.get()] { return k->metrics_text(); };
       *pool = std::move(kube);
     } else {
-      *pool = std::make_unique<manager::LocalProcessPool>(client, clock_, a.local);
+      *pool = std::make_unique<pools::LocalProcessPool>(client, clock_, a.local);
     }
     a.scaler.log = log;
     a.scaler.pattern = std::move(pattern);
-    *scaler = std::make_unique<manager::ServingAutoscaler>(library, a.scaler, **pool, clock_);
+    *scaler = std::make_unique<pools::ServingAutoscaler>(library, a.scaler, **pool, clock_);
   } catch (const std::invalid_argument& e) {
     throw SpecError(prefix + e.what());
   }
@@ -207,7 +208,7 @@ void Server::make_autoscaler(AutoscaleSpec& a, const std::vector<runtime::Policy
 void Server::build_autoscaler() {
   AutoscaleSpec& a = spec_.autoscale;
   open_autoscale_log(a.log_path);
-  pool_client_ = std::make_unique<serve::HttpClient>();
+  pool_client_ = std::make_unique<net::HttpClient>();
   // Capacity for the pattern being served (issue 18): the session exists
   // before the first decision (start()).
   make_autoscaler(
@@ -216,7 +217,7 @@ void Server::build_autoscaler() {
       &scaler_);
 }
 
-int Server::start_autoscaler(manager::ServingAutoscaler& scaler, manager::WorkerPool& pool, const std::string& what) {
+int Server::start_autoscaler(pools::ServingAutoscaler& scaler, manager::WorkerPool& pool, const std::string& what) {
   const int up = scaler.start_initial(spec_.autoscale.start_timeout_us);
   if (scaler.stop_requested()) return up;  // interrupted: the caller stops
   if (up == 0) {
@@ -248,9 +249,9 @@ void Server::interrupt() {
 void Server::interrupt_pool() {
   // A Kubernetes API call in progress, or its backoff wait, ends at once:
   // SIGTERM must not wait one out.
-  if (auto* kube = dynamic_cast<manager::KubernetesPool*>(pool_.get())) kube->interrupt();
+  if (auto* kube = dynamic_cast<pools::KubernetesPool*>(pool_.get())) kube->interrupt();
   for (auto& g : groups_)
-    if (auto* kube = dynamic_cast<manager::KubernetesPool*>(g->pool.get())) kube->interrupt();
+    if (auto* kube = dynamic_cast<pools::KubernetesPool*>(g->pool.get())) kube->interrupt();
 }
 
 int Server::start() {
@@ -261,7 +262,7 @@ int Server::start() {
   if (backend_->start() == 0 && !scaler_) throw std::runtime_error("no worker answers " + spec_.health_probe);
   int up = static_cast<int>(spec_.servers.size());
   if (scaler_) {
-    slots_ = std::make_unique<manager::SessionSlots>(*backend_, *session_);
+    slots_ = std::make_unique<pools::SessionSlots>(*backend_, *session_);
     scaler_->attach(*slots_);
     up = start_autoscaler(*scaler_, *pool_, "");
     if (scaler_->stop_requested()) return up;
@@ -270,7 +271,7 @@ int Server::start() {
   if (spec_.variants.enabled()) start_variants();
   if (recompiler_) loop_.add(*recompiler_);
   loop_.start();
-  frontend_ = std::make_unique<serve::Frontend>(*session_, spec_.frontend);
+  frontend_ = std::make_unique<frontend::Frontend>(*session_, spec_.frontend);
   frontend_->start();
   return up;
 }
@@ -285,13 +286,13 @@ void Server::start_variants() {
     for (const auto& w : spec_.servers) management.push_back(w.management_url);
     list = [management] { return management; };
   }
-  swap_ = std::make_unique<manager::SessionPolicySwap>(*session_, v.drain_timeout_ms);
+  swap_ = std::make_unique<pools::SessionPolicySwap>(*session_, v.drain_timeout_ms);
   {
     std::lock_guard<std::mutex> lock(switcher_mu_);
     switcher_ = std::make_unique<manager::VariantSwitcher>(v.variants, list, *model_control_, *swap_, say, v.switching);
   }
   manager::VariantController::OnSwitch on_switch;
-  if (scaler_) on_switch = [s = scaler_.get()](const std::vector<runtime::PolicyTable>& lib) { s->use_library(lib); };
+  if (scaler_) on_switch = [s = scaler_.get()](const std::vector<core::PolicyTable>& lib) { s->use_library(lib); };
   variant_controller_owned_ = std::make_unique<manager::VariantController>(
       *switcher_, manager::make_forecaster(v.load), v.interval_us, clock_, std::move(on_switch), say);
   variant_controller_ = variant_controller_owned_.get();
@@ -304,13 +305,13 @@ void Server::reload() {
     log::warn("SIGHUP: not with --variant-sets (the variant switcher owns the policies); nothing reloaded");
     return;
   }
-  serve::notify_service_manager(serve::reloading_state());
+  net::notify_service_manager(net::reloading_state());
   try {
-    const std::vector<runtime::PolicyTable> tables =
+    const std::vector<core::PolicyTable> tables =
         spec_.session.library.empty()
-            ? std::vector<runtime::PolicyTable>{runtime::load_policy_table(spec_.policies, spec_.expect)}
+            ? std::vector<core::PolicyTable>{core::load_policy_table(spec_.policies, spec_.expect)}
         : spec_.load_library ? spec_.load_library()
-                             : runtime::load_policy_library(spec_.policies, {});
+                             : core::load_policy_library(spec_.policies, {});
     session_->swap_policies_and_wait(tables, {}, 10000);
     if (scaler_) scaler_->use_library(tables);
     std::size_t count = 0;
@@ -320,14 +321,14 @@ void Server::reload() {
   } catch (const std::exception& e) {
     log::error("SIGHUP: %s; still serving the previous policies", one_line(e.what()).c_str());
   }
-  serve::notify_service_manager("READY=1");
+  net::notify_service_manager("READY=1");
 }
 
 void Server::reload_fleet() {
-  serve::notify_service_manager(serve::reloading_state());
+  net::notify_service_manager(net::reloading_state());
   try {
-    const runtime::FleetTables next = runtime::load_fleet_tables(spec_.policies);
-    const std::string refusal = runtime::fleet_reload_refusal(spec_.fleet.tables, next);
+    const core::FleetTables next = core::load_fleet_tables(spec_.policies);
+    const std::string refusal = core::fleet_reload_refusal(spec_.fleet.tables, next);
     if (!refusal.empty()) throw std::runtime_error(spec_.policies + ": " + refusal);
     // Every group's sets first (each swapped whole under its session's lock),
     // then the splits that route to them.
@@ -335,7 +336,7 @@ void Server::reload_fleet() {
     for (std::size_t c = 0; c < next.classes.size(); ++c)
       for (std::size_t k = 0; k < next.classes[c].kinds.size(); ++k) {
         const auto& kind = next.classes[c].kinds[k];
-        std::vector<runtime::PolicyTable> tables;
+        std::vector<core::PolicyTable> tables;
         for (const auto& t : kind.library)
           if (!spec_.fleet.groups[c][k].library.empty() || t.workers == kind.workers) tables.push_back(t);
         FleetGroup& g = *groups_.at(group++);
@@ -349,7 +350,7 @@ void Server::reload_fleet() {
   } catch (const std::exception& e) {
     log::error("SIGHUP: %s; still serving the previous fleet", one_line(e.what()).c_str());
   }
-  serve::notify_service_manager("READY=1");
+  net::notify_service_manager("READY=1");
 }
 
 void Server::stop(const std::function<void()>& answers_written) {

@@ -24,22 +24,22 @@
 #include <string>
 #include <vector>
 
-#include "runtime/background_policy_provider.h"
-#include "runtime/clock.h"
-#include "runtime/control_loop.h"
-#include "runtime/manager/serving_autoscaler.h"
-#include "runtime/manager/session_policy_swap.h"
-#include "runtime/manager/session_slots.h"
+#include "runtime/core/background_policy_provider.h"
+#include "runtime/core/clock.h"
+#include "runtime/core/control_loop.h"
+#include "runtime/pools/serving_autoscaler.h"
+#include "runtime/pools/session_policy_swap.h"
+#include "runtime/pools/session_slots.h"
 #include "runtime/manager/variant_controller.h"
 #include "runtime/manager/worker_pool.h"
 #include "runtime/net/http_client.h"
-#include "runtime/serve/drift_recompiler.h"
-#include "runtime/serve/fleet_service.h"
-#include "runtime/serve/frontend.h"
-#include "runtime/serve/serve_session.h"
+#include "runtime/session/drift_recompiler.h"
+#include "runtime/session/fleet_service.h"
+#include "runtime/frontend/frontend.h"
+#include "runtime/session/serve_session.h"
 #include "runtime/server/serve_spec.h"
-#include "runtime/torchserve/torchserve_backend.h"
-#include "runtime/torchserve/torchserve_model_control.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
+#include "runtime/upstream/torchserve/torchserve_model_control.h"
 
 namespace lull::server {
 
@@ -80,7 +80,7 @@ class Server {
   void stop(const std::function<void()>& answers_written = {});
 
   int port() const { return frontend_ ? frontend_->port() : 0; }
-  const runtime::PolicyTable& table() const { return spec_.table; }
+  const core::PolicyTable& table() const { return spec_.table; }
   bool autoscaled() const { return spec_.autoscale.enabled; }
   const std::string& host() const { return spec_.frontend.host; }
 
@@ -91,64 +91,64 @@ class Server {
   void build_autoscaler();
   // A pool per a.pool and its autoscaler over `library`; every log line
   // prefixed with `prefix`; capacity for the pattern `pattern` says.
-  void make_autoscaler(AutoscaleSpec& a, const std::vector<runtime::PolicyTable>& library, const std::string& prefix,
-                       std::function<ArrivalProcess()> pattern, serve::HttpClient& client,
-                       std::unique_ptr<manager::WorkerPool>* pool, std::unique_ptr<manager::ServingAutoscaler>* scaler);
+  void make_autoscaler(AutoscaleSpec& a, const std::vector<core::PolicyTable>& library, const std::string& prefix,
+                       std::function<ArrivalProcess()> pattern, net::HttpClient& client,
+                       std::unique_ptr<manager::WorkerPool>* pool, std::unique_ptr<pools::ServingAutoscaler>* scaler);
   // Starts an autoscaler's initial workers and adds it to the loop; the
   // workers up (an error naming `what` when none came up, unless interrupted).
-  int start_autoscaler(manager::ServingAutoscaler& scaler, manager::WorkerPool& pool, const std::string& what);
+  int start_autoscaler(pools::ServingAutoscaler& scaler, manager::WorkerPool& pool, const std::string& what);
   void start_variants();
   // The fixed servers' model check (unless spec.model_check is off).
-  void check_servers(const std::vector<serve::WorkerEndpoint>& servers);
+  void check_servers(const std::vector<torchserve::WorkerEndpoint>& servers);
   // A fleet: every group's backend and session, the service over them.
   void build_fleet();
   int start_fleet();
 
   ServeSpec spec_;
   std::vector<std::string> model_names_;
-  runtime::WallClock clock_;
-  serve::QueryInputs inputs_;
-  std::unique_ptr<runtime::BackgroundPolicyProvider> provider_;
+  core::WallClock clock_;
+  core::QueryInputs inputs_;
+  std::unique_ptr<core::BackgroundPolicyProvider> provider_;
   // --autoscale
-  std::unique_ptr<serve::HttpClient> pool_client_;  // the pool's health/model checks and API calls
+  std::unique_ptr<net::HttpClient> pool_client_;  // the pool's health/model checks and API calls
   std::mutex log_mu_;
   std::ofstream log_file_;
   std::unique_ptr<manager::WorkerPool> pool_;
-  std::unique_ptr<manager::ServingAutoscaler> scaler_;
+  std::unique_ptr<pools::ServingAutoscaler> scaler_;
   // --variant-sets
-  std::unique_ptr<serve::HttpClient> variant_client_;     // the management API
-  std::unique_ptr<runtime::ModelControl> model_control_;  // TorchServe's management API, or spec.model_control's
+  std::unique_ptr<net::HttpClient> variant_client_;    // the management API
+  std::unique_ptr<core::ModelControl> model_control_;  // TorchServe's management API, or spec.model_control's
   // --recompile-on-drift
-  std::unique_ptr<serve::DriftRecompiler> recompiler_;
-  std::unique_ptr<serve::TorchServeBackend> backend_;
-  std::unique_ptr<serve::ServeSession> session_;
-  std::unique_ptr<manager::SessionSlots> slots_;  // the autoscaler's
-  std::unique_ptr<manager::SessionPolicySwap> swap_;
+  std::unique_ptr<session::DriftRecompiler> recompiler_;
+  std::unique_ptr<torchserve::TorchServeBackend> backend_;
+  std::unique_ptr<session::ServeSession> session_;
+  std::unique_ptr<pools::SessionSlots> slots_;  // the autoscaler's
+  std::unique_ptr<pools::SessionPolicySwap> swap_;
   std::mutex switcher_mu_;  // /metrics reads the switcher start() makes
   std::unique_ptr<manager::VariantSwitcher> switcher_;
   std::atomic<manager::VariantController*> variant_controller_{nullptr};
   std::unique_ptr<manager::VariantController> variant_controller_owned_;
   // A fleet: one group per (class, kind), each as one system's parts.
   // reload() for a fleet: the file again, refused whole unless its classes
-  // and kinds are the served ones (runtime/fleet_tables.h), else each
+  // and kinds are the served ones (runtime/core/fleet_tables.h), else each
   // group's sets and then the splits swapped in.
   void reload_fleet();
   struct FleetGroup {
     std::string name;  // "class 'a', kind 'b'"
-    serve::QueryInputs inputs;
+    core::QueryInputs inputs;
     // --autoscale: the group's pool and autoscaler (its own client: pools run their own threads)
-    std::unique_ptr<serve::HttpClient> pool_client;
+    std::unique_ptr<net::HttpClient> pool_client;
     std::unique_ptr<manager::WorkerPool> pool;
-    std::unique_ptr<manager::ServingAutoscaler> scaler;
-    std::unique_ptr<serve::DriftRecompiler> recompiler;
-    std::unique_ptr<serve::TorchServeBackend> backend;
-    std::unique_ptr<serve::ServeSession> session;
-    std::unique_ptr<manager::SessionSlots> slots;  // the autoscaler's
+    std::unique_ptr<pools::ServingAutoscaler> scaler;
+    std::unique_ptr<session::DriftRecompiler> recompiler;
+    std::unique_ptr<torchserve::TorchServeBackend> backend;
+    std::unique_ptr<session::ServeSession> session;
+    std::unique_ptr<pools::SessionSlots> slots;  // the autoscaler's
   };
   std::vector<std::unique_ptr<FleetGroup>> groups_;
-  std::unique_ptr<serve::FleetService> fleet_;
-  runtime::ControlLoop loop_;
-  std::unique_ptr<serve::Frontend> frontend_;
+  std::unique_ptr<session::FleetService> fleet_;
+  core::ControlLoop loop_;
+  std::unique_ptr<frontend::Frontend> frontend_;
   std::atomic<bool> interrupted_{false};
   bool stopped_ = false;
 };

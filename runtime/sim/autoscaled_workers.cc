@@ -7,8 +7,8 @@
 
 namespace lull::sim {
 
-AutoscaledWorkers::AutoscaledWorkers(const SimAutoscale& config, const std::vector<runtime::PolicyTable>& library,
-                                     runtime::VirtualClock& clock, int initial_up)
+AutoscaledWorkers::AutoscaledWorkers(const SimAutoscale& config, const std::vector<core::PolicyTable>& library,
+                                     core::VirtualClock& clock, int initial_up)
     : clock_(clock),
       capacity_(library, config.target),
       scaler_(capacity_.table(), config.options, clock.now_us()),
@@ -35,7 +35,7 @@ AutoscaledWorkers::AutoscaledWorkers(const SimAutoscale& config, const std::vect
   sample();
 }
 
-void AutoscaledWorkers::attach(runtime::Dispatcher& dispatcher) {
+void AutoscaledWorkers::attach(core::Dispatcher& dispatcher) {
   dispatcher_slots_ = std::make_unique<DispatcherSlots>(dispatcher);
   dispatcher_ = &dispatcher;
   pool_.set_state_handler([this](const manager::WorkerInfo& w) { on_state(w); });
@@ -48,7 +48,7 @@ std::int64_t AutoscaledWorkers::next_tick_us() const {
   return change >= 0 ? std::min(change, next_tick_us_) : next_tick_us_;
 }
 
-void AutoscaledWorkers::use_library(const std::vector<runtime::PolicyTable>& library) {
+void AutoscaledWorkers::use_library(const std::vector<core::PolicyTable>& library) {
   scaler_.set_capacity(capacity_.use_library(library));
 }
 

@@ -20,14 +20,14 @@
 #include <string>
 #include <vector>
 
-#include "runtime/clock.h"
-#include "runtime/control_loop.h"
-#include "runtime/dispatcher.h"
+#include "runtime/core/clock.h"
+#include "runtime/core/control_loop.h"
+#include "runtime/core/dispatcher.h"
 #include "runtime/manager/autoscaler.h"
 #include "runtime/manager/pattern_capacity.h"
 #include "runtime/manager/simulated_worker_pool.h"
 #include "runtime/sim/dispatcher_slots.h"
-#include "runtime/slot_map.h"
+#include "runtime/core/slot_map.h"
 
 namespace lull::sim {
 
@@ -63,15 +63,15 @@ struct AutoscaleReport {
   int max_slots_used = 0;
 };
 
-class AutoscaledWorkers final : public runtime::Controller {
+class AutoscaledWorkers final : public core::Controller {
  public:
   // Slots 0..initial_up-1 of the Dispatcher are the workers up at the start.
-  AutoscaledWorkers(const SimAutoscale& config, const std::vector<runtime::PolicyTable>& library,
-                    runtime::VirtualClock& clock, int initial_up);
+  AutoscaledWorkers(const SimAutoscale& config, const std::vector<core::PolicyTable>& library,
+                    core::VirtualClock& clock, int initial_up);
   // Dispatcher slots to create: enough for every worker allowed plus those
   // still draining.
   int slots() const { return 2 * scaler_.ceiling_workers(); }
-  void attach(runtime::Dispatcher& dispatcher);
+  void attach(core::Dispatcher& dispatcher);
 
   std::string controller_name() const override { return "autoscale"; }
   // The next time a worker comes up or the autoscaler decides.
@@ -85,7 +85,7 @@ class AutoscaledWorkers final : public runtime::Controller {
   // --variant-sets: the capacity table follows the variant now in use (its
   // library, over the same worker counts, read for the pattern served), as
   // `lull serve` does.
-  void use_library(const std::vector<runtime::PolicyTable>& library);
+  void use_library(const std::vector<core::PolicyTable>& library);
 
   double worker_seconds(std::int64_t end_us);
   AutoscaleReport report() const { return report_; }
@@ -96,13 +96,13 @@ class AutoscaledWorkers final : public runtime::Controller {
   void sample();
   void charge(std::int64_t now_us);
 
-  runtime::VirtualClock& clock_;
+  core::VirtualClock& clock_;
   manager::PatternCapacity capacity_;
   manager::Autoscaler scaler_;
   manager::SimulatedWorkerPool pool_;
   std::unique_ptr<DispatcherSlots> dispatcher_slots_;  // attach()'s
-  const runtime::Dispatcher* dispatcher_ = nullptr;    // attach()'s: the pattern it serves
-  runtime::SlotMap slots_;
+  const core::Dispatcher* dispatcher_ = nullptr;       // attach()'s: the pattern it serves
+  core::SlotMap slots_;
   std::map<std::string, manager::WorkerState> state_of_;
   manager::PoolCounts counts_;
   std::int64_t next_tick_us_;

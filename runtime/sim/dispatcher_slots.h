@@ -1,5 +1,5 @@
 #pragma once
-// The simulator's WorkerSlots (runtime/worker_slots.h): a worker joining a
+// The simulator's WorkerSlots (runtime/core/worker_slots.h): a worker joining a
 // slot makes the Dispatcher's slot available; draining takes it out (its
 // queue moves to the others) and DrainTracker says when its batch in flight
 // is done; leaving takes it out if it was still in. The serving side's
@@ -7,16 +7,16 @@
 #include <functional>
 #include <string>
 
-#include "runtime/dispatcher.h"
-#include "runtime/drain_tracker.h"
-#include "runtime/worker_slots.h"
+#include "runtime/core/dispatcher.h"
+#include "runtime/core/drain_tracker.h"
+#include "runtime/core/worker_slots.h"
 
 namespace lull::sim {
 
-class DispatcherSlots final : public runtime::WorkerSlots {
+class DispatcherSlots final : public core::WorkerSlots {
  public:
   // `dispatcher` must outlive this.
-  explicit DispatcherSlots(runtime::Dispatcher& dispatcher) : dispatcher_(dispatcher) {}
+  explicit DispatcherSlots(core::Dispatcher& dispatcher) : dispatcher_(dispatcher) {}
   int slot_count() const override { return dispatcher_.pool_workers(); }
   void join(int slot, const std::string& inference_url, const std::string& management_url) override;
   void drain(int slot, std::function<void()> drained) override;
@@ -26,8 +26,8 @@ class DispatcherSlots final : public runtime::WorkerSlots {
   void on_batch_done(int slot);
 
  private:
-  runtime::Dispatcher& dispatcher_;
-  runtime::DrainTracker drains_;
+  core::Dispatcher& dispatcher_;
+  core::DrainTracker drains_;
 };
 
 }  // namespace lull::sim

@@ -6,7 +6,7 @@
 #include <map>
 #include <utility>
 
-#include "runtime/fleet_split.h"
+#include "runtime/core/fleet_split.h"
 #include "runtime/manager/fleet_capacity.h"
 #include "schema/expectation_mix.h"
 #include "runtime/sim/latency_model.h"
@@ -40,7 +40,7 @@ namespace {
 
 using lull::ExpectationMix;
 
-const runtime::PolicyTable& set_for_workers(const runtime::FleetKindTables& kind) {
+const core::PolicyTable& set_for_workers(const core::FleetKindTables& kind) {
   for (const auto& t : kind.library)
     if (t.workers == kind.workers) return t;
   throw std::logic_error("fleet kind '" + kind.kind + "' has no set for its worker count");  // the loader checks
@@ -52,7 +52,7 @@ std::uint64_t mixed_seed(std::uint64_t seed, std::uint64_t salt) {
 
 // The split in force over time: by the class's rate segment and, with
 // autoscaling, the workers up per kind (re-searched for them as lull serve
-// does, runtime/fleet_split.h). Piecewise constant from each start.
+// does, runtime/core/fleet_split.h). Piecewise constant from each start.
 struct ClassSplits {
   std::vector<RateSegment> segments;  // the class's rates
   std::vector<double> starts_s;
@@ -84,8 +84,8 @@ CountSteps count_steps(const SimResult& r, int file_count) {
 }
 
 // The class's weights over the run for the counts up over time.
-void fill_weights(const runtime::FleetClassTables& cls, const std::vector<CountSteps>& counts, ClassSplits& splits,
-                  std::map<std::vector<int>, std::vector<runtime::FleetSplitPoint>>& resplit) {
+void fill_weights(const core::FleetClassTables& cls, const std::vector<CountSteps>& counts, ClassSplits& splits,
+                  std::map<std::vector<int>, std::vector<core::FleetSplitPoint>>& resplit) {
   std::vector<double> starts;
   for (const auto& seg : splits.segments) starts.push_back(seg.start_s);
   for (const auto& c : counts)
@@ -100,13 +100,13 @@ void fill_weights(const runtime::FleetClassTables& cls, const std::vector<CountS
     std::vector<int> up;
     for (const auto& c : counts) up.push_back(up_at(c, t));
     auto found = resplit.find(up);
-    if (found == resplit.end()) found = resplit.emplace(up, runtime::resplit_for_counts(cls, up).splits).first;
+    if (found == resplit.end()) found = resplit.emplace(up, core::resplit_for_counts(cls, up).splits).first;
     splits.starts_s.push_back(t);
-    splits.weights.push_back(runtime::split_at(found->second, splits.segments[i].qps).weights);
+    splits.weights.push_back(core::split_at(found->second, splits.segments[i].qps).weights);
   }
 }
 
-FleetGroupResult simulate_group(const FleetSimSpec& spec, const runtime::FleetClassTables& cls, std::size_t c,
+FleetGroupResult simulate_group(const FleetSimSpec& spec, const core::FleetClassTables& cls, std::size_t c,
                                 std::size_t k, const ClassSplits& splits, std::uint64_t stream_seed,
                                 std::uint64_t split_seed, double run_s) {
   const auto& kind = cls.kinds[k];
@@ -149,7 +149,7 @@ constexpr int kMaxSplitPasses = 20;
 
 }  // namespace
 
-FleetSimResult simulate_fleet(const runtime::FleetTables& fleet, const FleetSimSpec& spec) {
+FleetSimResult simulate_fleet(const core::FleetTables& fleet, const FleetSimSpec& spec) {
   if (spec.segments.empty()) throw std::invalid_argument("the fleet's trace has no rate segments");
   FleetSimResult out;
   for (const auto& s : spec.segments) out.run_s = std::max(out.run_s, s.end_s);
@@ -174,7 +174,7 @@ FleetSimResult simulate_fleet(const runtime::FleetTables& fleet, const FleetSimS
     const std::uint64_t stream_seed = mixed_seed(spec.seed, 2 * c), split_seed = mixed_seed(spec.seed, 2 * c + 1);
     std::vector<CountSteps> counts;
     for (const auto& kind : cls.kinds) counts.push_back({{0.0, kind.workers}});
-    std::map<std::vector<int>, std::vector<runtime::FleetSplitPoint>> resplit;
+    std::map<std::vector<int>, std::vector<core::FleetSplitPoint>> resplit;
     for (int pass = 1;; ++pass) {
       fill_weights(cls, counts, splits, resplit);
       cr.groups.clear();

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/fleet_tables.h"
+#include "runtime/core/fleet_tables.h"
 #include "runtime/sim/arrivals.h"
 #include "runtime/sim/simulator.h"
 
@@ -58,9 +58,9 @@ struct FleetGroupResult {
   std::string kind;
   int workers = 0;  // at the start (the file's count)
   double price_per_s = 0;
-  double weight = 0;                            // the split weight, averaged over the class's expected arrivals
-  double worker_seconds = 0, cost = 0;          // with autoscaling: the pool's workers, start to stop
-  const runtime::PolicyTable* table = nullptr;  // the set the group ran with (its worker count)
+  double weight = 0;                         // the split weight, averaged over the class's expected arrivals
+  double worker_seconds = 0, cost = 0;       // with autoscaling: the pool's workers, start to stop
+  const core::PolicyTable* table = nullptr;  // the set the group ran with (its worker count)
   SimResult result;
 };
 
@@ -84,6 +84,6 @@ struct FleetSimResult {
 };
 
 // Throws std::invalid_argument for a spec without segments or load.
-FleetSimResult simulate_fleet(const runtime::FleetTables& fleet, const FleetSimSpec& spec);
+FleetSimResult simulate_fleet(const core::FleetTables& fleet, const FleetSimSpec& spec);
 
 }  // namespace lull::sim

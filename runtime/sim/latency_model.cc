@@ -5,7 +5,7 @@
 
 namespace lull::sim {
 
-double table_latency_us(const runtime::ModelInfo& model, int batch) {
+double table_latency_us(const core::ModelInfo& model, int batch) {
   const auto& lat = model.latency_us;
   const int last = static_cast<int>(lat.size());  // N+1
   if (batch <= last) return lat[batch - 1];
@@ -30,7 +30,7 @@ std::int64_t CompiledLatency::batch_latency_us(int model, int batch) {
   return static_cast<std::int64_t>(std::llround(table_latency_us(table_.models[model], batch)));
 }
 
-SampledLatency::SampledLatency(const runtime::PolicyTable& table, const RawProfiles& profiles, std::uint64_t seed)
+SampledLatency::SampledLatency(const core::PolicyTable& table, const RawProfiles& profiles, std::uint64_t seed)
     : table_(table), rng_(seed) {
   for (const auto& m : table.models) {
     const auto it = profiles.find(m.name);

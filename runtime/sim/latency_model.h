@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "runtime/policy_table.h"
+#include "runtime/core/policy_table.h"
 #include "runtime/sim/raw_profiles.h"
 
 namespace lull::sim {
@@ -21,15 +21,15 @@ class LatencyModel {
 
 // lat(m, b) from the policy set (b = 1..N+1); beyond N+1, the least-squares
 // line latency ~ batch over b = 1..N.
-double table_latency_us(const runtime::ModelInfo& model, int batch);
+double table_latency_us(const core::ModelInfo& model, int batch);
 
 class CompiledLatency final : public LatencyModel {
  public:
-  explicit CompiledLatency(const runtime::PolicyTable& table) : table_(table) {}
+  explicit CompiledLatency(const core::PolicyTable& table) : table_(table) {}
   std::int64_t batch_latency_us(int model, int batch) override;
 
  private:
-  const runtime::PolicyTable& table_;
+  const core::PolicyTable& table_;
 };
 
 // Draws uniformly among the measured samples of (model, batch). A batch size
@@ -38,7 +38,7 @@ class CompiledLatency final : public LatencyModel {
 // keeping the measured spread around the compiled table.
 class SampledLatency final : public LatencyModel {
  public:
-  SampledLatency(const runtime::PolicyTable& table, const RawProfiles& profiles, std::uint64_t seed);
+  SampledLatency(const core::PolicyTable& table, const RawProfiles& profiles, std::uint64_t seed);
   std::int64_t batch_latency_us(int model, int batch) override;
 
  private:
@@ -46,7 +46,7 @@ class SampledLatency final : public LatencyModel {
     const std::vector<double>* samples = nullptr;
     double scale = 1;
   };
-  const runtime::PolicyTable& table_;
+  const core::PolicyTable& table_;
   std::vector<std::vector<Source>> sources_;  // [model][batch-1], batch 1..N+1
   std::mt19937_64 rng_;
 };

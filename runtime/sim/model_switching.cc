@@ -10,7 +10,7 @@ namespace lull::sim {
 namespace {
 
 // Model indices from the most accurate down (ties: lower index first).
-std::vector<int> by_accuracy(const runtime::PolicyTable& table) {
+std::vector<int> by_accuracy(const core::PolicyTable& table) {
   std::vector<int> order(table.models.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
@@ -20,27 +20,26 @@ std::vector<int> by_accuracy(const runtime::PolicyTable& table) {
 
 }  // namespace
 
-int model_switching_choice(const runtime::PolicyTable& table, const std::vector<double>& violation_rate) {
+int model_switching_choice(const core::PolicyTable& table, const std::vector<double>& violation_rate) {
   for (int m : by_accuracy(table))
     if (m < static_cast<int>(violation_rate.size()) && violation_rate[m] >= 0 &&
         violation_rate[m] < kModelSwitchingMaxViolation)
       return m;
-  return runtime::fastest_model(table);
+  return core::fastest_model(table);
 }
 
-std::vector<runtime::BaselineChoice> model_switching_plan(const runtime::PolicyTable& table, LatencyModel& latency,
-                                                          const SimOptions& options,
-                                                          std::vector<OfflineTrial>* trials) {
+std::vector<core::BaselineChoice> model_switching_plan(const core::PolicyTable& table, LatencyModel& latency,
+                                                       const SimOptions& options, std::vector<OfflineTrial>* trials) {
   SimOptions offline = options;
   offline.timeline = false;
   offline.dispatch_end_s = options.model_switching_profile_s;  // the reference's end rule
-  std::vector<runtime::BaselineChoice> plan;
+  std::vector<core::BaselineChoice> plan;
   for (std::size_t g = 0; g < table.policies.size(); ++g) {
     const double load = table.policies[g].load_qps;
-    const int cap = runtime::model_switching_cap(table, load);
+    const int cap = core::model_switching_cap(table, load);
     std::vector<double> violation(table.models.size(), -1.0);
     for (int m : by_accuracy(table)) {
-      const std::vector<runtime::BaselineChoice> fixed(table.policies.size(), runtime::BaselineChoice{m, cap});
+      const std::vector<core::BaselineChoice> fixed(table.policies.size(), core::BaselineChoice{m, cap});
       // The same arrivals for every model of a grid point.
       RateArrivals arrivals({RateSegment{0, options.model_switching_profile_s, load}}, ArrivalProcess{},
                             options.seed * 1000003u + g);
@@ -49,7 +48,7 @@ std::vector<runtime::BaselineChoice> model_switching_plan(const runtime::PolicyT
       if (trials) trials->push_back(OfflineTrial{static_cast<int>(g), m, cap, r.completed, r.violation_rate});
       if (r.violation_rate < kModelSwitchingMaxViolation) break;
     }
-    plan.push_back(runtime::BaselineChoice{model_switching_choice(table, violation), cap});
+    plan.push_back(core::BaselineChoice{model_switching_choice(table, violation), cap});
   }
   return plan;
 }

@@ -1,15 +1,15 @@
 #pragma once
 // ModelSwitching (RAMSIS paper, section 7) with the reference's rules
 // (mdp-spec section 8): one static model per compiled load, served from the
-// central FIFO queue with ModelSwitching's batch cap (runtime/baseline_plan.h).
+// central FIFO queue with ModelSwitching's batch cap (runtime/core/baseline_plan.h).
 // The model is chosen offline: each model alone is simulated at the grid
 // point's constant load (Poisson, 300 s by default), and the most accurate
 // model whose violation rate is below 1% wins; if none is, the fastest model.
 #include <cstdint>
 #include <vector>
 
-#include "runtime/baseline_plan.h"
-#include "runtime/policy_table.h"
+#include "runtime/core/baseline_plan.h"
+#include "runtime/core/policy_table.h"
 #include "runtime/sim/latency_model.h"
 
 namespace lull::sim {
@@ -31,15 +31,15 @@ struct OfflineTrial {
 // The choice rule alone: `violation_rate[m]` is model m's offline violation
 // rate (negative: not run). Returns the most accurate model below 1%, else the
 // fastest model.
-int model_switching_choice(const runtime::PolicyTable& table, const std::vector<double>& violation_rate);
+int model_switching_choice(const core::PolicyTable& table, const std::vector<double>& violation_rate);
 
 // Runs the offline simulations (each options.model_switching_profile_s long,
 // seeded from options.seed and the grid point) and returns the plan. Models
 // are tried from the most accurate down and the first below 1% wins, which
 // gives the same plan as running every model first. `trials`, if given,
 // receives every run made.
-std::vector<runtime::BaselineChoice> model_switching_plan(const runtime::PolicyTable& table, LatencyModel& latency,
-                                                          const SimOptions& options,
-                                                          std::vector<OfflineTrial>* trials = nullptr);
+std::vector<core::BaselineChoice> model_switching_plan(const core::PolicyTable& table, LatencyModel& latency,
+                                                       const SimOptions& options,
+                                                       std::vector<OfflineTrial>* trials = nullptr);
 
 }  // namespace lull::sim

@@ -124,7 +124,7 @@ void shards_json(std::ostringstream& o, const std::vector<ShardResult>& shards) 
 
 }  // namespace
 
-std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table, const RunInfo& info) {
+std::string result_to_json(const SimResult& r, const core::PolicyTable& table, const RunInfo& info) {
   std::ostringstream o;
   o << "{\n";
   o << "  \"scheduler\": " << quoted(r.scheduler) << ",\n";

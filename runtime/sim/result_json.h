@@ -3,7 +3,7 @@
 // per-second timeline CSV.
 #include <string>
 
-#include "runtime/policy_table.h"
+#include "runtime/core/policy_table.h"
 #include "runtime/sim/simulator.h"
 
 namespace lull::sim {
@@ -21,7 +21,7 @@ struct RunInfo {
 std::string json_quoted(const std::string& s);
 std::string json_num(double v);
 
-std::string result_to_json(const SimResult& r, const runtime::PolicyTable& table, const RunInfo& info);
+std::string result_to_json(const SimResult& r, const core::PolicyTable& table, const RunInfo& info);
 std::string timeline_to_csv(const SimResult& r);
 
 }  // namespace lull::sim

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/shard.h"
+#include "runtime/core/shard.h"
 
 namespace lull::sim {
 
@@ -38,7 +38,7 @@ void add_fleet_use(std::vector<PolicyUse>& fleet, PolicyUse use, int shards) {
   fleet.push_back(use);
 }
 
-ShardResult shard_numbers(const SimResult& r, const runtime::Shard& shard, int workers) {
+ShardResult shard_numbers(const SimResult& r, const core::Shard& shard, int workers) {
   ShardResult s;
   s.label = shard.label();
   s.workers = workers;
@@ -61,15 +61,15 @@ SimResult simulate_shards(const ShardedRun& run, const SimOptions& options) {
   SimResult total;
   total.scheduler = "lull";
   for (int i = 0; i < run.shards; ++i) {
-    const runtime::Shard shard{i, run.shards};
+    const core::Shard shard{i, run.shards};
     SimOptions o = options;
-    o.library = runtime::shard_library(run.library, shard, run.workers_per_shard);
+    o.library = core::shard_library(run.library, shard, run.workers_per_shard);
     o.workers_up = run.workers_per_shard;
     // The set the shard starts on: the nearest worker count not above K (as lull simulate's).
     std::size_t start = 0;
     for (std::size_t t = 0; t < o.library.size(); ++t)
       if (o.library[t].workers <= run.workers_per_shard) start = t;
-    const runtime::PolicyTable table = o.library[start];
+    const core::PolicyTable table = o.library[start];
     ShardArrivals arrivals(run.arrivals(), i, run.shards);
     const std::unique_ptr<LatencyModel> latency = run.latency(table, i);
     const SimResult r = run_simulation(table, nullptr, arrivals, *latency, o);

@@ -2,7 +2,7 @@
 // `lull simulate --shards G`: the fleet as G lull shards behind a strict
 // per-request round-robin balancer (docs/scaling.md "Shards"). Arrival i of
 // the global stream goes to shard i mod G; each shard is a lull with K =
-// workers/G workers serving runtime/shard.h's view of the library (the sets
+// workers/G workers serving runtime/core/shard.h's view of the library (the sets
 // compiled for G*K workers, loads divided by G), choosing by its own load
 // estimate, and dealing its arrivals round-robin over its K workers. Shards
 // share nothing, so each runs as its own simulation over its share of the
@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/policy_table.h"
+#include "runtime/core/policy_table.h"
 #include "runtime/sim/arrivals.h"
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/simulator.h"
@@ -32,13 +32,13 @@ class ShardArrivals final : public ArrivalSource {
 };
 
 struct ShardedRun {
-  std::vector<runtime::PolicyTable> library;  // the fleet's, compiled for shards x workers_per_shard workers
-  int shards = 1;                             // G
-  int workers_per_shard = 0;                  // K
+  std::vector<core::PolicyTable> library;  // the fleet's, compiled for shards x workers_per_shard workers
+  int shards = 1;                          // G
+  int workers_per_shard = 0;               // K
   // A fresh copy of the global arrival stream (the same seed each call).
   std::function<std::unique_ptr<ArrivalSource>()> arrivals;
   // The latency model of shard `index`, serving `table` (its view).
-  std::function<std::unique_ptr<LatencyModel>(const runtime::PolicyTable& table, int index)> latency;
+  std::function<std::unique_ptr<LatencyModel>(const core::PolicyTable& table, int index)> latency;
 };
 
 // Runs the shards and adds them up: counts and worker-seconds summed,

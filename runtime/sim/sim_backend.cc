@@ -5,7 +5,7 @@
 
 namespace lull::sim {
 
-SimBackend::SimBackend(int workers, EventQueue& events, runtime::VirtualClock& clock, LatencyModel& latency)
+SimBackend::SimBackend(int workers, EventQueue& events, core::VirtualClock& clock, LatencyModel& latency)
     : events_(events),
       clock_(clock),
       latency_(latency),
@@ -14,7 +14,7 @@ SimBackend::SimBackend(int workers, EventQueue& events, runtime::VirtualClock& c
       after_end_(static_cast<std::size_t>(workers), 0),
       batch_no_(static_cast<std::size_t>(workers), 0) {}
 
-void SimBackend::start_batch(const runtime::BatchRequest& batch) {
+void SimBackend::start_batch(const core::BatchRequest& batch) {
   if (batch.worker < 0 || batch.worker >= static_cast<int>(running_.size()))
     throw std::logic_error("batch for unknown worker " + std::to_string(batch.worker));
   if (busy_[batch.worker]) throw std::logic_error("worker " + std::to_string(batch.worker) + " got a batch while busy");

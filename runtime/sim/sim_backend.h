@@ -8,17 +8,17 @@
 #include <functional>
 #include <vector>
 
-#include "runtime/backend.h"
-#include "runtime/clock.h"
+#include "runtime/core/backend.h"
+#include "runtime/core/clock.h"
 #include "runtime/sim/event_queue.h"
 #include "runtime/sim/latency_model.h"
 
 namespace lull::sim {
 
-class SimBackend final : public runtime::Backend {
+class SimBackend final : public core::Backend {
  public:
-  SimBackend(int workers, EventQueue& events, runtime::VirtualClock& clock, LatencyModel& latency);
-  void start_batch(const runtime::BatchRequest& batch) override;
+  SimBackend(int workers, EventQueue& events, core::VirtualClock& clock, LatencyModel& latency);
+  void start_batch(const core::BatchRequest& batch) override;
   // Called by the event loop when the worker's completion event fires;
   // `batch` is the event's batch number (events of failed batches are stale
   // and ignored).
@@ -35,22 +35,22 @@ class SimBackend final : public runtime::Backend {
   bool reporting_undispatched() const { return reporting_undispatched_; }
   // Told of every batch as it starts (--variant-sets counts its queries
   // under the variant in use).
-  void set_on_start(std::function<void(const runtime::BatchRequest&)> f) { on_start_ = std::move(f); }
+  void set_on_start(std::function<void(const core::BatchRequest&)> f) { on_start_ = std::move(f); }
 
  private:
   EventQueue& events_;
-  runtime::VirtualClock& clock_;
+  core::VirtualClock& clock_;
   LatencyModel& latency_;
-  std::vector<runtime::BatchResult> running_;  // one slot per worker
+  std::vector<core::BatchResult> running_;  // one slot per worker
   std::vector<char> busy_;
   void finish(int worker);
   std::vector<char> after_end_;          // per worker: its batch started after the end
   std::vector<std::uint32_t> batch_no_;  // per worker: number of its current batch
   std::int64_t end_us_ = 0;
   bool reporting_undispatched_ = false;
-  runtime::BatchResult done_;  // reused buffer handed to the completion handler
+  core::BatchResult done_;  // reused buffer handed to the completion handler
   int in_flight_ = 0;
-  std::function<void(const runtime::BatchRequest&)> on_start_;
+  std::function<void(const core::BatchRequest&)> on_start_;
 };
 
 }  // namespace lull::sim

@@ -21,7 +21,7 @@ void finish(Outcomes& o) {
   o.violation_rate = o.completed ? static_cast<double>(o.violated) / static_cast<double>(o.completed) : 0;
 }
 
-SimStats::SimStats(const runtime::PolicyTable& table, bool timeline)
+SimStats::SimStats(const core::PolicyTable& table, bool timeline)
     : table_(table), timeline_on_(timeline), per_model_(table.models.size(), 0) {}
 
 TimelineRow& SimStats::row_at(std::int64_t t_us) {
@@ -30,7 +30,7 @@ TimelineRow& SimStats::row_at(std::int64_t t_us) {
   return timeline_[sec];
 }
 
-void SimStats::on_arrival(runtime::QueryId id, std::int64_t t_us) {
+void SimStats::on_arrival(core::QueryId id, std::int64_t t_us) {
   if (id != arrival_us_.size()) throw std::logic_error("query ids must be consecutive from 0");
   arrival_us_.push_back(t_us);
   done_.push_back(0);
@@ -44,7 +44,7 @@ void SimStats::on_load(std::int64_t t_us, double estimate_qps, double grid_load_
   row.grid_load_qps = grid_load_qps;
 }
 
-void SimStats::on_pattern(std::int64_t t_us, const runtime::BurstinessEstimate& e, const ArrivalProcess& policy) {
+void SimStats::on_pattern(std::int64_t t_us, const core::BurstinessEstimate& e, const ArrivalProcess& policy) {
   TimelineRow& row = row_at(t_us);
   row.estimate_ready = e.ready;
   row.gap_cv2 = e.gap_cv2;
@@ -53,10 +53,10 @@ void SimStats::on_pattern(std::int64_t t_us, const runtime::BurstinessEstimate& 
   row.policy_arrivals = policy;
 }
 
-void SimStats::on_batch_done(const runtime::BatchResult& r, std::int64_t now_us) {
+void SimStats::on_batch_done(const core::BatchResult& r, std::int64_t now_us) {
   const double acc = table_.models[r.model].accuracy;
   TimelineRow* row = timeline_on_ ? &row_at(now_us) : nullptr;
-  for (runtime::QueryId id : r.queries) {
+  for (core::QueryId id : r.queries) {
     mark_done(id);
     ++completed_;
     const std::int64_t latency_us = now_us - arrival_us_[id];
@@ -77,14 +77,14 @@ void SimStats::on_batch_done(const runtime::BatchResult& r, std::int64_t now_us)
   }
 }
 
-void SimStats::mark_done(runtime::QueryId id) {
+void SimStats::mark_done(core::QueryId id) {
   if (id >= arrival_us_.size() || done_[id])
     throw std::logic_error("query " + std::to_string(id) + " completed twice or never arrived");
   done_[id] = 1;
 }
 
-void SimStats::on_not_dispatched(const runtime::BatchResult& r) {
-  for (runtime::QueryId id : r.queries) mark_done(id);
+void SimStats::on_not_dispatched(const core::BatchResult& r) {
+  for (core::QueryId id : r.queries) mark_done(id);
   not_dispatched_ += r.queries.size();
 }
 

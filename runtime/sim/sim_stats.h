@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/backend.h"
-#include "runtime/burstiness_estimator.h"
-#include "runtime/policy_table.h"
+#include "runtime/core/backend.h"
+#include "runtime/core/burstiness_estimator.h"
+#include "runtime/core/policy_table.h"
 
 namespace lull::sim {
 
@@ -43,16 +43,16 @@ struct TimelineRow {
 
 class SimStats {
  public:
-  SimStats(const runtime::PolicyTable& table, bool timeline);
-  void on_arrival(runtime::QueryId id, std::int64_t t_us);
+  SimStats(const core::PolicyTable& table, bool timeline);
+  void on_arrival(core::QueryId id, std::int64_t t_us);
   // Timeline only: the load estimate and compiled load in use after an arrival.
   void on_load(std::int64_t t_us, double estimate_qps, double grid_load_qps, double expected_violation);
   // Timeline only: the burstiness estimate and the policy's arrival process.
-  void on_pattern(std::int64_t t_us, const runtime::BurstinessEstimate& e, const ArrivalProcess& policy_arrivals);
-  void on_batch_done(const runtime::BatchResult& r, std::int64_t now_us);
+  void on_pattern(std::int64_t t_us, const core::BurstinessEstimate& e, const ArrivalProcess& policy_arrivals);
+  void on_batch_done(const core::BatchResult& r, std::int64_t now_us);
   // The batch's queries were still queued at the run's end (mdp-spec 8): they
   // are neither served nor violated, only counted.
-  void on_not_dispatched(const runtime::BatchResult& r);
+  void on_not_dispatched(const core::BatchResult& r);
 
   std::uint64_t arrivals() const { return arrival_us_.size(); }
   std::uint64_t completed() const { return completed_; }
@@ -65,11 +65,11 @@ class SimStats {
 
  private:
   TimelineRow& row_at(std::int64_t t_us);
-  const runtime::PolicyTable& table_;
+  const core::PolicyTable& table_;
   bool timeline_on_;
   std::vector<std::int64_t> arrival_us_;  // by query id (ids are 0, 1, 2, ...)
   std::vector<std::uint8_t> done_;        // guards against double completion
-  void mark_done(runtime::QueryId id);
+  void mark_done(core::QueryId id);
   std::uint64_t completed_ = 0, violated_ = 0, not_dispatched_ = 0;
   double accuracy_sum_ = 0;
   std::vector<std::uint64_t> per_model_;

@@ -16,7 +16,7 @@ std::vector<double> from_qps_of(const std::vector<manager::ModelVariant>& varian
 }
 }  // namespace
 
-SimulatedVariantSwitch::SimulatedVariantSwitch(const SimVariants& config, const runtime::VirtualClock& clock,
+SimulatedVariantSwitch::SimulatedVariantSwitch(const SimVariants& config, const core::VirtualClock& clock,
                                                OnSwitch on_switch)
     : config_(config),
       on_switch_(std::move(on_switch)),
@@ -75,7 +75,7 @@ void SimulatedVariantSwitch::tick(std::int64_t now) {
   if (ready_us_ <= now) put_in_use(now);
 }
 
-void SimulatedVariantSwitch::on_dispatch(const runtime::BatchRequest& batch) {
+void SimulatedVariantSwitch::on_dispatch(const core::BatchRequest& batch) {
   const auto v = static_cast<std::size_t>(current_);
   report_.queries[v] += batch.queries.size();
   report_.queries_by_model[v].at(static_cast<std::size_t>(batch.model)) += batch.queries.size();

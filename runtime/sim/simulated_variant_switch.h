@@ -24,12 +24,12 @@
 #include <string>
 #include <vector>
 
-#include "runtime/backend.h"
-#include "runtime/clock.h"
-#include "runtime/control_loop.h"
+#include "runtime/core/backend.h"
+#include "runtime/core/clock.h"
+#include "runtime/core/control_loop.h"
 #include "runtime/manager/variant_choice.h"
 #include "runtime/manager/variant_switcher.h"
-#include "runtime/policy_table.h"
+#include "runtime/core/policy_table.h"
 
 namespace lull::sim {
 
@@ -63,12 +63,12 @@ struct VariantReport {
   std::vector<std::vector<std::uint64_t>> queries_by_model;  // [variant][full-set model id]
 };
 
-class SimulatedVariantSwitch final : public runtime::Controller {
+class SimulatedVariantSwitch final : public core::Controller {
  public:
   // The library to put in use (the caller hands it to the Dispatcher and the autoscaler).
-  using OnSwitch = std::function<void(const std::vector<runtime::PolicyTable>&)>;
+  using OnSwitch = std::function<void(const std::vector<core::PolicyTable>&)>;
   // Throws std::invalid_argument for a load forecaster it cannot parse.
-  SimulatedVariantSwitch(const SimVariants& config, const runtime::VirtualClock& clock, OnSwitch on_switch);
+  SimulatedVariantSwitch(const SimVariants& config, const core::VirtualClock& clock, OnSwitch on_switch);
 
   std::string controller_name() const override { return "variant"; }
   // The next time a check is due or a pending switch's models are loaded.
@@ -78,7 +78,7 @@ class SimulatedVariantSwitch final : public runtime::Controller {
   void tick(std::int64_t now_us) override;
   void record_arrival() { load_.record_arrival(); }
   // Every batch the backend starts: counted under the variant in use.
-  void on_dispatch(const runtime::BatchRequest& batch);
+  void on_dispatch(const core::BatchRequest& batch);
   int current() const { return current_; }
   const VariantReport& report() const { return report_; }
 

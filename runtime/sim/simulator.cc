@@ -6,9 +6,9 @@
 #include <memory>
 #include <stdexcept>
 
-#include "runtime/control_loop.h"
-#include "runtime/dispatcher.h"
-#include "runtime/fifo_dispatcher.h"
+#include "runtime/core/control_loop.h"
+#include "runtime/core/dispatcher.h"
+#include "runtime/core/fifo_dispatcher.h"
 #include "runtime/sim/event_queue.h"
 #include "runtime/sim/sim_backend.h"
 #include "runtime/sim/virtual_time_provider.h"
@@ -46,7 +46,7 @@ class WorkerPool {
     std::fill(in_pool_.begin(), in_pool_.begin() + up, 1);
     provisioned_ = up;
   }
-  void apply(const WorkerEvent& e, runtime::Dispatcher& d, SimBackend& backend) {
+  void apply(const WorkerEvent& e, core::Dispatcher& d, SimBackend& backend) {
     advance_to(e.time_us);
     const auto before = snapshot();
     if (e.kind == WorkerEvent::Kind::kPoolSize) {
@@ -81,12 +81,12 @@ class WorkerPool {
   double worker_us_ = 0;
 };
 
-std::vector<PolicyUse> policies_used(const runtime::Dispatcher& d) {
+std::vector<PolicyUse> policies_used(const core::Dispatcher& d) {
   std::vector<PolicyUse> out;
   const auto& usage = d.usage();
   for (std::size_t id = 0; id < usage.size(); ++id) {
     if (usage[id].decisions == 0) continue;
-    const runtime::PolicyChoice& c = d.catalog().entry(static_cast<int>(id));
+    const core::PolicyChoice& c = d.catalog().entry(static_cast<int>(id));
     out.push_back(PolicyUse{c.workers, c.policy->load_qps, c.policy->expected_accuracy,
                             c.policy->expected_violation_rate, usage[id]});
   }
@@ -95,7 +95,7 @@ std::vector<PolicyUse> policies_used(const runtime::Dispatcher& d) {
 
 }  // namespace
 
-SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<runtime::BaselineChoice>* plan,
+SimResult run_simulation(const core::PolicyTable& table, const std::vector<core::BaselineChoice>* plan,
                          ArrivalSource& arrivals, LatencyModel& latency, const SimOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   if (plan &&
@@ -110,38 +110,38 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   std::vector<WorkerEvent> worker_events = options.worker_events;
   sort_worker_events(&worker_events);
   const int up = options.workers_up > 0 ? options.workers_up : table.workers;
-  runtime::VirtualClock clock;
+  core::VirtualClock clock;
   std::unique_ptr<AutoscaledWorkers> scaler;
   if (options.autoscale.enabled)
     scaler = std::make_unique<AutoscaledWorkers>(
-        options.autoscale, options.library.empty() ? std::vector<runtime::PolicyTable>{table} : options.library, clock,
+        options.autoscale, options.library.empty() ? std::vector<core::PolicyTable>{table} : options.library, clock,
         up);
   const int pool = scaler ? scaler->slots() : std::max({table.workers, up, workers_named(worker_events)});
   EventQueue events;
   SimBackend backend(pool, events, clock, latency);
   if (options.dispatch_end_s > 0)
     backend.set_dispatch_end_us(static_cast<std::int64_t>(std::llround(options.dispatch_end_s * 1e6)));
-  runtime::SchedulerOptions so;
+  core::SchedulerOptions so;
   so.load_window_us = options.load_window_us;
   std::unique_ptr<VirtualTimeProvider> provider;
   if (options.compiler && !plan)
     provider = std::make_unique<VirtualTimeProvider>(*options.compiler, clock, options.compile_delay_us);
-  std::unique_ptr<runtime::Scheduler> sched;
-  runtime::Dispatcher* lull = nullptr;
+  std::unique_ptr<core::Scheduler> sched;
+  core::Dispatcher* lull = nullptr;
   std::string beyond;  // the first estimate beyond the library
   if (plan) {
-    sched = std::make_unique<runtime::FifoDispatcher>(table, *plan, clock, backend, so);
+    sched = std::make_unique<core::FifoDispatcher>(table, *plan, clock, backend, so);
   } else {
-    runtime::DispatcherPolicies dp;
-    dp.library = options.library.empty() ? std::vector<runtime::PolicyTable>{table} : options.library;
+    core::DispatcherPolicies dp;
+    dp.library = options.library.empty() ? std::vector<core::PolicyTable>{table} : options.library;
     dp.pool_workers = pool;
     dp.available_at_start.assign(static_cast<std::size_t>(pool), 0);
     std::fill_n(dp.available_at_start.begin(), std::min(up, pool), 1);
     dp.provider = provider.get();
-    auto d = std::make_unique<runtime::Dispatcher>(std::move(dp), clock, backend, so);
+    auto d = std::make_unique<core::Dispatcher>(std::move(dp), clock, backend, so);
     lull = d.get();
     sched = std::move(d);
-    lull->on_pattern_beyond_library([&beyond](const runtime::BurstinessEstimate& e, const ArrivalProcess&) {
+    lull->on_pattern_beyond_library([&beyond](const core::BurstinessEstimate& e, const ArrivalProcess&) {
       if (beyond.empty()) beyond = arrival_process_text(e.process);
     });
     if (scaler) scaler->attach(*lull);
@@ -149,20 +149,20 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   std::unique_ptr<SimulatedVariantSwitch> variants;
   if (options.variants.enabled()) {
     variants = std::make_unique<SimulatedVariantSwitch>(
-        options.variants, clock, [lull, s = scaler.get()](const std::vector<runtime::PolicyTable>& library) {
+        options.variants, clock, [lull, s = scaler.get()](const std::vector<core::PolicyTable>& library) {
           for (const auto& t : library) lull->replace_policies(t);
           if (s) s->use_library(library);
         });
-    backend.set_on_start([v = variants.get()](const runtime::BatchRequest& b) { v->on_dispatch(b); });
+    backend.set_on_start([v = variants.get()](const core::BatchRequest& b) { v->on_dispatch(b); });
   }
   // The controllers, in the order they tick at equal times: the
   // autoscaler, then the variant switch (as lull serve's ControlLoop runs them).
-  runtime::ControlLoop control(clock);
+  core::ControlLoop control(clock);
   if (scaler) control.add(*scaler);
   if (variants) control.add(*variants);
   WorkerPool workers(pool, up);
   SimStats stats(table, options.timeline);
-  sched->on_batch_done([&stats, &backend](const runtime::BatchResult& r, std::int64_t now_us) {
+  sched->on_batch_done([&stats, &backend](const core::BatchResult& r, std::int64_t now_us) {
     if (backend.reporting_undispatched())
       stats.on_not_dispatched(r);
     else
@@ -170,7 +170,7 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   });
 
   std::int64_t t_us = 0;
-  runtime::QueryId next_id = 0;
+  core::QueryId next_id = 0;
   std::size_t next_worker_event = 0;
   if (arrivals.next(&t_us)) events.push(t_us, -1);
   while (!events.empty()) {
@@ -196,13 +196,13 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
       if (scaler) scaler->on_batch_done(e.worker);
       continue;
     }
-    const runtime::QueryId id = next_id++;
+    const core::QueryId id = next_id++;
     stats.on_arrival(id, e.time_us);  // before the scheduler can possibly complete it
     if (scaler) scaler->record_arrival(e.time_us);
     if (variants) variants->record_arrival();
     sched->on_arrival(id);
     if (options.timeline) {
-      const runtime::CompiledPolicy& in_use =
+      const core::CompiledPolicy& in_use =
           lull ? *lull->current_choice().policy : table.policies[sched->current_grid_point()];
       stats.on_load(e.time_us, sched->last_estimate_qps(), in_use.load_qps, in_use.expected_violation_rate);
       if (lull) stats.on_pattern(e.time_us, lull->burstiness_estimate(), lull->current_choice().arrivals);
@@ -251,7 +251,7 @@ SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<ru
   return r;
 }
 
-SimResult simulate(const runtime::PolicyTable& table, ArrivalSource& arrivals, LatencyModel& latency,
+SimResult simulate(const core::PolicyTable& table, ArrivalSource& arrivals, LatencyModel& latency,
                    const SimOptions& options) {
   if (options.scheduler == SchedulerKind::kLull) {
     SimResult r = run_simulation(table, nullptr, arrivals, latency, options);
@@ -260,9 +260,9 @@ SimResult simulate(const runtime::PolicyTable& table, ArrivalSource& arrivals, L
   }
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<OfflineTrial> trials;
-  const std::vector<runtime::BaselineChoice> plan = options.scheduler == SchedulerKind::kJellyfish
-                                                        ? runtime::jellyfish_plan(table)
-                                                        : model_switching_plan(table, latency, options, &trials);
+  const std::vector<core::BaselineChoice> plan = options.scheduler == SchedulerKind::kJellyfish
+                                                     ? core::jellyfish_plan(table)
+                                                     : model_switching_plan(table, latency, options, &trials);
   const double plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   SimResult r = run_simulation(table, &plan, arrivals, latency, options);
   r.offline_trials = std::move(trials);

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/baseline_plan.h"
-#include "runtime/policy_provider.h"
-#include "runtime/policy_table.h"
-#include "runtime/scheduler.h"
+#include "runtime/core/baseline_plan.h"
+#include "runtime/core/policy_provider.h"
+#include "runtime/core/policy_table.h"
+#include "runtime/core/scheduler.h"
 #include "runtime/sim/arrivals.h"
 #include "runtime/sim/autoscaled_workers.h"
 #include "runtime/sim/latency_model.h"
@@ -41,13 +41,13 @@ struct SimOptions {
   // Dispatcher picks by workers up and load). The pool is the largest of
   // table.workers and every worker the events name; workers_up start
   // available (0: table.workers).
-  std::vector<runtime::PolicyTable> library;
+  std::vector<core::PolicyTable> library;
   int workers_up = 0;
   std::vector<WorkerEvent> worker_events;  // --fail, --workers-at, --workers-schedule
   // Online compilation: the missing policy is compiled by `compiler` and
   // delivered `compile_delay_us` of virtual time after the (one) compiler is
   // free. nullptr: off (the stale policy).
-  runtime::PolicyCompiler* compiler = nullptr;
+  core::PolicyCompiler* compiler = nullptr;
   std::int64_t compile_delay_us = 300'000;
   // --autoscale: the manager's autoscaler drives a simulated worker pool
   // (from workers_up at the start); not with worker_events.
@@ -62,7 +62,7 @@ struct PolicyUse {
   int workers = 0;
   double load_qps = 0;
   double expected_accuracy = 0, expected_violation_rate = 0;
-  runtime::GridUsage usage;
+  core::GridUsage usage;
 };
 
 // One shard's numbers in a sharded run (sharded_simulation.h).
@@ -75,13 +75,13 @@ struct ShardResult : Outcomes {
 
 struct SimResult : Outcomes {
   std::string scheduler;
-  std::vector<runtime::GridUsage> usage;      // per compiled load (baselines)
-  std::vector<PolicyUse> policies_used;       // lull: every policy that took decisions
-  double worker_seconds = 0;                  // provisioned workers integrated over the run (failed ones included)
-  int compilations = 0;                       // online compilations
-  double compile_wall_s = 0;                  // host time they took (the run modelled compile_delay_us each)
-  std::vector<runtime::BaselineChoice> plan;  // baselines only
-  std::vector<OfflineTrial> offline_trials;   // ModelSwitching's offline runs
+  std::vector<core::GridUsage> usage;        // per compiled load (baselines)
+  std::vector<PolicyUse> policies_used;      // lull: every policy that took decisions
+  double worker_seconds = 0;                 // provisioned workers integrated over the run (failed ones included)
+  int compilations = 0;                      // online compilations
+  double compile_wall_s = 0;                 // host time they took (the run modelled compile_delay_us each)
+  std::vector<core::BaselineChoice> plan;    // baselines only
+  std::vector<OfflineTrial> offline_trials;  // ModelSwitching's offline runs
   std::vector<std::uint64_t> satisfied_per_model;
   int new_policy_events = 0;
   // lull: changes of the arrival pattern the policy was chosen for, and the
@@ -100,12 +100,12 @@ struct SimResult : Outcomes {
 };
 
 // Runs lull's dispatcher (plan == nullptr) or the FIFO dispatcher with `plan`.
-SimResult run_simulation(const runtime::PolicyTable& table, const std::vector<runtime::BaselineChoice>* plan,
+SimResult run_simulation(const core::PolicyTable& table, const std::vector<core::BaselineChoice>* plan,
                          ArrivalSource& arrivals, LatencyModel& latency, const SimOptions& options);
 
 // Builds the scheduler that options.scheduler names (computing a baseline's
 // plan first) and runs it.
-SimResult simulate(const runtime::PolicyTable& table, ArrivalSource& arrivals, LatencyModel& latency,
+SimResult simulate(const core::PolicyTable& table, ArrivalSource& arrivals, LatencyModel& latency,
                    const SimOptions& options);
 
 }  // namespace lull::sim

@@ -10,37 +10,37 @@
 #include <cstdint>
 #include <optional>
 
-#include "runtime/clock.h"
-#include "runtime/policy_provider.h"
+#include "runtime/core/clock.h"
+#include "runtime/core/policy_provider.h"
 
 namespace lull::sim {
 
-class VirtualTimeProvider final : public runtime::PolicyProvider {
+class VirtualTimeProvider final : public core::PolicyProvider {
  public:
-  VirtualTimeProvider(runtime::PolicyCompiler& compiler, const runtime::Clock& clock, std::int64_t delay_us);
-  void request(const runtime::PolicyRequest& request) override;
+  VirtualTimeProvider(core::PolicyCompiler& compiler, const core::Clock& clock, std::int64_t delay_us);
+  void request(const core::PolicyRequest& request) override;
 
   bool has_pending() const { return running_.has_value(); }
   std::int64_t next_ready_us() const { return running_->ready_us; }  // requires has_pending()
   // The running compilation's result; the waiting request (if any) starts
   // now. Call at next_ready_us().
-  runtime::PolicyTable pop_ready();
+  core::PolicyTable pop_ready();
 
   int compilations() const { return compilations_; }
   double compile_wall_s() const { return wall_s_; }  // host time spent compiling (not in the outcome)
 
  private:
   struct Running {
-    runtime::PolicyRequest request;
+    core::PolicyRequest request;
     std::int64_t ready_us;
-    runtime::PolicyTable table;
+    core::PolicyTable table;
   };
-  void start(const runtime::PolicyRequest& request);
-  runtime::PolicyCompiler& compiler_;
-  const runtime::Clock& clock_;
+  void start(const core::PolicyRequest& request);
+  core::PolicyCompiler& compiler_;
+  const core::Clock& clock_;
   std::int64_t delay_us_;
   std::optional<Running> running_;
-  std::optional<runtime::PolicyRequest> waiting_;
+  std::optional<core::PolicyRequest> waiting_;
   int compilations_ = 0;
   double wall_s_ = 0;
 };

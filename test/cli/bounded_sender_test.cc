@@ -13,13 +13,13 @@
 
 namespace {
 
-using lull::serve::HttpCallback;
-using lull::serve::HttpRequest;
-using lull::serve::HttpRequestId;
-using lull::serve::HttpResponse;
+using lull::net::HttpCallback;
+using lull::net::HttpRequest;
+using lull::net::HttpRequestId;
+using lull::net::HttpResponse;
 
 // Holds every request until the test answers it (oldest first).
-class HeldTransport final : public lull::serve::HttpTransport {
+class HeldTransport final : public lull::net::HttpTransport {
  public:
   HttpRequestId send(HttpRequest request, HttpCallback done) override {
     std::lock_guard<std::mutex> lock(mu_);

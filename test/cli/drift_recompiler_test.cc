@@ -1,5 +1,5 @@
 // --recompile-on-drift: the compilation (compiler/online/drift_recompile)
-// and its controller (runtime/serve/drift_recompiler, on a ControlLoop): the spec a set
+// and its controller (runtime/session/drift_recompiler, on a ControlLoop): the spec a set
 // records, a recompilation with the same latencies reproducing the set, one
 // with slower latencies changing it, the background recompiler writing
 // the new set (or saying why not) after a drift event, and online
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/control_loop.h"
-#include "runtime/serve/drift_recompiler.h"
+#include "runtime/core/control_loop.h"
+#include "runtime/session/drift_recompiler.h"
 #include "compiler/online/drift_recompile.h"
 #include "compiler/compile_inputs.h"
 #include "compiler/compile_sweep.h"
@@ -103,23 +103,23 @@ TEST_CASE("drift recompiler: every set held, each worker count and arrival patte
   auto inputs = compiler::load_compile_inputs(three);
   auto solver = compiler::make_solver("cpu", nullptr);
   *served.add_sets() = compiler::run_sweep({std::move(inputs.profiles), three}, *solver).set;
-  const auto sets = serve::DriftRecompiler::served_sets(served);
+  const auto sets = session::DriftRecompiler::served_sets(served);
   REQUIRE(sets.size() == 3);
   const std::string out = test::temp_dir() + "/drift_recompiled_library.pb";
   std::filesystem::remove(out);
   std::vector<std::string> log;
   std::vector<schema::PolicySet> swapped;
   {
-    serve::DriftRecompiler r(
+    session::DriftRecompiler r(
         served, out, compiler::recompile_with_latencies,
         [&](const std::string& bytes) { write_file_atomically(out, bytes); },
         [&](const std::string& line) { log.push_back(line); });
     r.connect([&](const std::vector<schema::PolicySet>& s) { swapped = s; });
-    runtime::WallClock clock;
-    runtime::ControlLoop loop(clock);
+    core::WallClock clock;
+    core::ControlLoop loop(clock);
     loop.add(r);
     loop.start();
-    serve::DriftEvent e;
+    session::DriftEvent e;
     e.corrected_latency_us = latencies_of(served.sets(0), 1.6);
     r.on_drift(e);
     CHECK(r.wait_idle() == 1);
@@ -157,14 +157,14 @@ TEST_CASE("drift recompiler: drift while a compilation runs starts one more, wit
     cv.wait(lock, [&] { return open; });
     return s;
   };
-  serve::DriftRecompiler r(
+  session::DriftRecompiler r(
       served, test::temp_dir() + "/drift_coalesced.pb", recompile, [](const std::string&) {},
       [](const std::string&) {});
-  runtime::WallClock clock;
-  runtime::ControlLoop loop(clock);
+  core::WallClock clock;
+  core::ControlLoop loop(clock);
   loop.add(r);
   loop.start();
-  serve::DriftEvent e;
+  session::DriftEvent e;
   e.corrected_latency_us = latencies_of(set, 1.1);
   r.on_drift(e);
   {
@@ -219,15 +219,15 @@ TEST_CASE("drift recompiler: a drift event writes the recompiled set, a failure 
   {
     schema::PolicyLibrary served;
     *served.add_sets() = set;
-    serve::DriftRecompiler r(
+    session::DriftRecompiler r(
         served, out, compiler::recompile_with_latencies,
         [&](const std::string& bytes) { write_file_atomically(out, bytes); },
         [&](const std::string& line) { log.push_back(line); });
-    runtime::WallClock clock;
-    runtime::ControlLoop loop(clock);
+    core::WallClock clock;
+    core::ControlLoop loop(clock);
     loop.add(r);
     loop.start();
-    serve::DriftEvent e;
+    session::DriftEvent e;
     e.corrected_latency_us = latencies_of(set, 100.0);  // infeasible
     r.on_drift(e);
     CHECK(r.wait_idle() == 1);

@@ -2,7 +2,7 @@
 // runaway input an adversarial tester found is refused here with exit code 2,
 // one line on stderr naming the flag or the file and field, and no output
 // file. The bad policy sets are sealed with the schema's writer, so they pass
-// the checksum and reach the shared validation in runtime/policy_loader.
+// the checksum and reach the shared validation in runtime/core/policy_loader.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>

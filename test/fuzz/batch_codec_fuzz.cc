@@ -1,4 +1,4 @@
-// libFuzzer target: the batch codec (runtime/torchserve/batch_codec), base64 and
+// libFuzzer target: the batch codec (runtime/upstream/torchserve/batch_codec), base64 and
 // the request splitter it is sized by (runtime/net/base64, request_split):
 // everything lull reads from or writes to a model server. A model server's
 // response body may be anything: decoding either refuses it with
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "runtime/net/base64.h"
-#include "runtime/torchserve/batch_codec.h"
-#include "runtime/torchserve/request_split.h"
+#include "runtime/upstream/torchserve/batch_codec.h"
+#include "runtime/upstream/torchserve/request_split.h"
 #include "test/fuzz/fuzz_support.h"
 
 namespace {
@@ -21,7 +21,8 @@ namespace {
 using lull::fuzz::finding;
 
 void check_decode(const std::string& body, size_t expected) {
-  using namespace lull::serve;
+  using namespace lull::net;
+  using namespace lull::torchserve;
   std::vector<std::string> predictions;
   try {
     predictions = decode_batch_response(body, expected);
@@ -41,7 +42,8 @@ void check_decode(const std::string& body, size_t expected) {
 // Encoding then splitting: the body is what encoded_batch_request_size says,
 // and every part of a split fits the limit.
 void check_encode(const std::string& bytes) {
-  using namespace lull::serve;
+  using namespace lull::net;
+  using namespace lull::torchserve;
   if (base64_decode(base64_encode(bytes)) != bytes) finding("base64 round trip changed the bytes");
   (void)base64_decode(bytes);
   std::vector<std::string> inputs;

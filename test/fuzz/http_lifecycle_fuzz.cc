@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/serve/frontend.h"
+#include "runtime/frontend/frontend.h"
 #include "test/fuzz/fuzz_support.h"
 #include "test/fuzz/loopback_socket.h"
 
@@ -33,15 +33,15 @@ namespace {
 
 using lull::fuzz::finding;
 
-class LateService final : public lull::serve::QueryService {
+class LateService final : public lull::frontend::QueryService {
  public:
   LateService() : worker_([this] { run(); }) { worker_.detach(); }  // lives as long as the process
-  lull::serve::Answer serve(std::string input) override {
-    lull::serve::Answer a;
+  lull::frontend::Answer serve(std::string input) override {
+    lull::frontend::Answer a;
     a.body = "{\"len\":" + std::to_string(input.size()) + "}";
     return a;
   }
-  void serve_async(std::string input, std::int64_t, std::function<void(lull::serve::Answer)> done) override {
+  void serve_async(std::string input, std::int64_t, std::function<void(lull::frontend::Answer)> done) override {
     if (input.size() % 2 == 0) return done(serve(std::move(input)));
     std::lock_guard<std::mutex> lock(mu_);
     late_.push_back([this, done, input = std::move(input)]() mutable { done(serve(std::move(input))); });
@@ -69,10 +69,10 @@ class LateService final : public lull::serve::QueryService {
   std::thread worker_;
 };
 
-lull::serve::Frontend& frontend() {
+lull::frontend::Frontend& frontend() {
   static LateService* service = new LateService;  // never destroyed: its thread runs to the end
   static auto fe = [] {
-    lull::serve::FrontendOptions o;
+    lull::frontend::FrontendOptions o;
     o.port = 0;
     o.task = "t";
     o.max_body_bytes = 256;
@@ -81,7 +81,7 @@ lull::serve::Frontend& frontend() {
     o.header_timeout_ms = 150;
     o.body_timeout_ms = 150;
     o.idle_timeout_ms = 150;
-    auto f = std::make_unique<lull::serve::Frontend>(*service, o);
+    auto f = std::make_unique<lull::frontend::Frontend>(*service, o);
     f->start();
     return f;
   }();

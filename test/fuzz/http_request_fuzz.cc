@@ -1,6 +1,6 @@
 // libFuzzer target: the HTTP request path, from raw bytes on a connection to
 // the answer. It drives lull's front end only through its public interface
-// (runtime/serve/frontend.h: Frontend, FrontendOptions, QueryService), so it
+// (runtime/frontend/frontend.h: Frontend, FrontendOptions, QueryService), so it
 // covers whichever HTTP server implements it: each input is written to a
 // fresh loopback connection, the write side is closed, and the server must
 // answer with an HTTP response or close within the time limit, never crash;
@@ -23,8 +23,8 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/serve/frontend.h"
-#include "runtime/serve/v2_front_codec.h"
+#include "runtime/frontend/frontend.h"
+#include "runtime/frontend/v2_front_codec.h"
 #include "runtime/net/json_data_field.h"
 #include "runtime/net/multipart_form.h"
 #include "test/fuzz/fuzz_support.h"
@@ -34,11 +34,11 @@ namespace {
 
 using lull::fuzz::finding;
 
-class EchoService final : public lull::serve::QueryService {
+class EchoService final : public lull::frontend::QueryService {
  public:
-  lull::serve::Answer serve(std::string input) override {
+  lull::frontend::Answer serve(std::string input) override {
     if (input.empty()) finding("the front end passed an empty input to the service");
-    lull::serve::Answer a;
+    lull::frontend::Answer a;
     a.body = "{\"len\":" + std::to_string(input.size()) + "}";
     a.model = "m";
     a.worker = 0;
@@ -48,15 +48,15 @@ class EchoService final : public lull::serve::QueryService {
   bool healthy() override { return true; }
 };
 
-lull::serve::Frontend& frontend() {
+lull::frontend::Frontend& frontend() {
   static EchoService service;
   static auto fe = [] {
-    lull::serve::FrontendOptions o;
+    lull::frontend::FrontendOptions o;
     o.port = 0;
     o.task = "t";
     o.max_body_bytes = 4096;
     o.io_threads = 2;
-    auto f = std::make_unique<lull::serve::Frontend>(service, o);
+    auto f = std::make_unique<lull::frontend::Frontend>(service, o);
     f->start();
     return f;
   }();
@@ -95,15 +95,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   const std::string_view raw(reinterpret_cast<const char*>(data), size);
   // The two body readers directly too (the server reaches them only behind a
   // well-formed header): never crash, never report data from a body that is not JSON.
-  const auto json = lull::serve::read_json_data_field(raw);
+  const auto json = lull::net::read_json_data_field(raw);
   if (json.data && !json.valid_json) finding("read_json_data_field found \"data\" in a body that is not JSON");
   if (json.too_deep && json.valid_json) finding("read_json_data_field: too deep yet valid");
-  (void)lull::serve::multipart_field("multipart/form-data; boundary=b", raw, "data");
+  (void)lull::net::multipart_field("multipart/form-data; boundary=b", raw, "data");
   {  // the v2 inference request's checks: a verdict, an input when accepted, an error when not
-    lull::serve::V2InferRequest v2;
+    lull::frontend::V2InferRequest v2;
     std::string why;
-    if (lull::serve::parse_v2_infer_request(std::string(raw), &v2, &why) ? v2.input.empty() || !why.empty()
-                                                                         : why.empty())
+    if (lull::frontend::parse_v2_infer_request(std::string(raw), &v2, &why) ? v2.input.empty() || !why.empty()
+                                                                            : why.empty())
       finding("parse_v2_infer_request: accepted without an input, or refused without a reason");
   }
   const std::string reply = exchange(std::string(reinterpret_cast<const char*>(data), size));

@@ -1,5 +1,5 @@
 // libFuzzer target: what the Kubernetes pool reads from the API server's
-// answers (runtime/manager/kubernetes_objects): a hostile API server may send
+// answers (runtime/pools/kubernetes_objects): a hostile API server may send
 // anything. Reading either refuses the body with KubernetesObjectError or
 // returns what the pool may use: a replica count in 0..2^31-1; endpoints
 // with an IPv4/IPv6 address and a pod name (a DNS-1123 name, or the address),
@@ -11,13 +11,13 @@
 #include <set>
 #include <string>
 
-#include "runtime/manager/kubernetes_objects.h"
+#include "runtime/pools/kubernetes_objects.h"
 #include "test/fuzz/fuzz_support.h"
 
 namespace {
 
 using lull::fuzz::finding;
-using namespace lull::manager;
+using namespace lull::pools;
 
 bool is_ip(const std::string& s) {
   unsigned char buf[16];

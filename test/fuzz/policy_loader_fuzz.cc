@@ -1,4 +1,4 @@
-// libFuzzer target: the policy loader (schema/policy_file + runtime/policy_loader)
+// libFuzzer target: the policy loader (schema/policy_file + runtime/core/policy_loader)
 // and the selector that trusts what it loads. A mutated file almost never
 // passes the checksums, so besides loading the raw bytes (which must be
 // refused cleanly or load) the target parses them as a PolicySet and as a
@@ -15,8 +15,8 @@
 
 #include <google/protobuf/stubs/logging.h>
 
-#include "runtime/model_selector.h"
-#include "runtime/policy_loader.h"
+#include "runtime/core/model_selector.h"
+#include "runtime/core/policy_loader.h"
 #include "schema/policy.pb.h"
 #include "schema/policy_file.h"
 #include "test/fuzz/fuzz_support.h"
@@ -25,8 +25,8 @@ namespace {
 
 using lull::fuzz::finding;
 
-void exercise(const lull::runtime::PolicyTable& table) {
-  using lull::runtime::select_action;
+void exercise(const lull::core::PolicyTable& table) {
+  using lull::core::select_action;
   const int models = static_cast<int>(table.models.size());
   for (const auto& p : table.policies) {
     std::vector<std::int64_t> slacks = {-1, table.slo_us + 1};
@@ -45,7 +45,7 @@ void exercise(const lull::runtime::PolicyTable& table) {
 // Loads the file at `path`; a refusal must name it in one line.
 void load(const std::string& path) {
   try {
-    exercise(lull::runtime::load_policy_table(path, {}));
+    exercise(lull::core::load_policy_table(path, {}));
   } catch (const std::runtime_error& e) {
     lull::fuzz::check_error_names(e.what(), path);
   }
@@ -72,7 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
     const std::string path = lull::fuzz::write_scratch("library.pb", lull::policy_library_bytes(lib));
     try {
       const auto read = lull::read_policy_library(path);
-      for (const auto& s : read.sets()) exercise(lull::runtime::policy_table_from_proto(s, {}, path));
+      for (const auto& s : read.sets()) exercise(lull::core::policy_table_from_proto(s, {}, path));
     } catch (const std::runtime_error& e) {
       lull::fuzz::check_error_names(e.what(), path);
     }

@@ -1,4 +1,4 @@
-// libFuzzer target: TorchServe's key file (runtime/torchserve/torchserve_token),
+// libFuzzer target: TorchServe's key file (runtime/upstream/torchserve/torchserve_token),
 // read by lull serve and lull profile from --torchserve-token-file. Any bytes
 // are read or refused with one line naming the file (std::invalid_argument);
 // a key that reads is non-empty printable ASCII without spaces, so it cannot
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/torchserve/torchserve_token.h"
+#include "runtime/upstream/torchserve/torchserve_token.h"
 #include "test/fuzz/fuzz_support.h"
 
 namespace {
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   const std::string path =
       lull::fuzz::write_scratch("key_file.json", std::string(reinterpret_cast<const char*>(data), size));
   try {
-    const auto keys = lull::serve::read_torchserve_key_file(path);
+    const auto keys = lull::torchserve::read_torchserve_key_file(path);
     check_key(keys.inference);
     check_key(keys.management);
   } catch (const std::invalid_argument& e) {

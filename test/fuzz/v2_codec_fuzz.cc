@@ -1,4 +1,4 @@
-// libFuzzer target: the Open Inference Protocol codec (runtime/v2/v2_codec):
+// libFuzzer target: the Open Inference Protocol codec (runtime/upstream/v2/v2_codec):
 // a v2 server's answer may be anything, and a query's bytes may be anything
 // (a client's tensor set or not). Decoding either refuses the body with
 // BatchCodecError or returns exactly `expected` predictions; reading a query
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "runtime/net/json_value.h"
-#include "runtime/torchserve/batch_codec.h"
-#include "runtime/v2/v2_codec.h"
+#include "runtime/upstream/torchserve/batch_codec.h"
+#include "runtime/upstream/v2/v2_codec.h"
 #include "test/fuzz/fuzz_support.h"
 
 namespace {
@@ -18,7 +18,9 @@ namespace {
 using lull::fuzz::finding;
 
 void check_decode(const std::string& body, size_t expected) {
-  using namespace lull::serve;
+  using namespace lull::net;
+  using namespace lull::torchserve;
+  using namespace lull::v2;
   try {
     if (decode_v2_infer_response(body, expected).size() != expected)
       finding("decode returned a different number of predictions");
@@ -27,7 +29,8 @@ void check_decode(const std::string& body, size_t expected) {
 }
 
 void check_query(const std::string& bytes) {
-  using namespace lull::serve;
+  using namespace lull::net;
+  using namespace lull::v2;
   const V2TensorQuery q = read_v2_tensor_query(bytes);
   JsonValue parsed;
   if (!q.layout.empty() && !parse_json(encode_v2_tensor_request({q, q}), &parsed))

@@ -1,5 +1,5 @@
 // libFuzzer target: the v2 front end's inference request decoding
-// (runtime/serve/v2_front_codec), the first thing lull does with an
+// (runtime/frontend/v2_front_codec), the first thing lull does with an
 // unauthenticated client's body on POST /v2/models/{task}/infer. Besides
 // crashes and sanitizer reports it checks the codec's promises: a request is
 // accepted with a non-empty input or refused with a one-line error; an
@@ -9,12 +9,14 @@
 #include <string>
 
 #include "runtime/net/json_value.h"
-#include "runtime/serve/v2_front_codec.h"
-#include "runtime/v2/v2_codec.h"
+#include "runtime/frontend/v2_front_codec.h"
+#include "runtime/upstream/v2/v2_codec.h"
 #include "test/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
-  using namespace lull::serve;
+  using namespace lull::frontend;
+  using namespace lull::net;
+  using namespace lull::v2;
   using lull::fuzz::finding;
   const std::string body(reinterpret_cast<const char*>(data), size);
   V2InferRequest request;

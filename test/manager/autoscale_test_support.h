@@ -11,24 +11,24 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/manager/serving_autoscaler.h"
-#include "runtime/policy_table.h"
+#include "runtime/pools/serving_autoscaler.h"
+#include "runtime/core/policy_table.h"
 
 namespace lull::test {
 
 inline double step_accuracy(int k, int load) { return load <= 50 * k ? 0.8 : 0.7; }
 
-inline std::vector<runtime::PolicyTable> autoscale_library(
+inline std::vector<core::PolicyTable> autoscale_library(
     const std::function<double(int workers, int load)>& accuracy = step_accuracy) {
-  std::vector<runtime::PolicyTable> lib;
+  std::vector<core::PolicyTable> lib;
   for (int k : {2, 4, 6, 8, 10}) {
-    runtime::PolicyTable t;
+    core::PolicyTable t;
     t.task = "test";
     t.slo_us = 150'000;
     t.workers = k;
-    t.models = {runtime::ModelInfo{"m", 0.8, {10'000}}};
+    t.models = {core::ModelInfo{"m", 0.8, {10'000}}};
     for (int load = 100; load <= 1200; load += 100) {
-      runtime::CompiledPolicy p;
+      core::CompiledPolicy p;
       p.load_qps = load;
       p.expected_violation_rate = load <= 100 * k ? 0.002 : 0.03;
       p.expected_accuracy = accuracy(k, load);
@@ -42,8 +42,8 @@ inline std::vector<runtime::PolicyTable> autoscale_library(
 // The serving autoscaler's settings in its tests: a tick a second, the 1 s
 // peak forecast with no lead, scale-in held 2 s, failed starts retried after
 // 1..8 s; each log line goes to `log`.
-inline manager::ServingAutoscalerOptions quick_autoscaler_options(std::function<void(const std::string&)> log) {
-  manager::ServingAutoscalerOptions o;
+inline pools::ServingAutoscalerOptions quick_autoscaler_options(std::function<void(const std::string&)> log) {
+  pools::ServingAutoscalerOptions o;
   o.autoscale.forecast = "window_max:1";
   o.autoscale.lead_us = 0;
   o.autoscale.tick_us = 1'000'000;
@@ -60,7 +60,7 @@ inline manager::ServingAutoscalerOptions quick_autoscaler_options(std::function<
 // autoscale_library's Poisson sets (100 QPS per worker at a 1% target), and
 // the same counts compiled for gamma:2 (80 QPS per worker) and gamma:4 (60):
 // a library for several arrival patterns (issue 18).
-inline std::vector<runtime::PolicyTable> pattern_library() {
+inline std::vector<core::PolicyTable> pattern_library() {
   auto lib = autoscale_library();
   const std::size_t poisson_sets = lib.size();
   for (auto [cv2, per_worker] : {std::pair{2.0, 80}, std::pair{4.0, 60}})

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/clock.h"
+#include "runtime/core/clock.h"
 #include "runtime/manager/autoscaler.h"
 #include "runtime/manager/simulated_worker_pool.h"
 #include "autoscale_test_support.h"
@@ -36,7 +36,7 @@ AutoscaleOptions quiet_options() {
 // the end of every second; workers start and stop at once.
 struct Rig {
   explicit Rig(AutoscaleOptions o, int up, CapacityTarget target = {},
-               const std::vector<lull::runtime::PolicyTable>& library = lull::test::autoscale_library())
+               const std::vector<lull::core::PolicyTable>& library = lull::test::autoscale_library())
       : scaler(CapacityTable(library, target), std::move(o), 0) {
     counts.up = up;
   }
@@ -243,7 +243,7 @@ TEST_CASE("autoscaler: bad options are refused naming them", "[manager][autoscal
 
 TEST_CASE("autoscaler over a simulated pool: starting workers count, scale-in stops starting ones first",
           "[manager][autoscale]") {
-  lull::runtime::VirtualClock clock;
+  lull::core::VirtualClock clock;
   SimulatedWorkerPool pool(clock, ProvisioningDelay::fixed(5 * kS), 2);
   AutoscaleOptions o = quiet_options();
   o.scale_in_holdoff_us = 0;
@@ -272,7 +272,7 @@ TEST_CASE("autoscaler over a simulated pool: starting workers count, scale-in st
 
 TEST_CASE("autoscaler over a simulated pool: a worker out of rotation is neither counted up nor stopped by a scale-in",
           "[manager][autoscale][outlier]") {
-  lull::runtime::VirtualClock clock;
+  lull::core::VirtualClock clock;
   SimulatedWorkerPool pool(clock, ProvisioningDelay::fixed(0), 4);
   AutoscaleOptions o = quiet_options();
   o.scale_in_holdoff_us = 0;

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/manager/child_process.h"
+#include "runtime/pools/child_process.h"
 
-using lull::manager::ChildProcess;
+using lull::pools::ChildProcess;
 
 namespace {
 

@@ -8,13 +8,13 @@
 #include <map>
 #include <vector>
 
-#include "runtime/dispatcher.h"
-#include "runtime/drain_tracker.h"
+#include "runtime/core/dispatcher.h"
+#include "runtime/core/drain_tracker.h"
 #include "runtime/manager/simulated_worker_pool.h"
 #include "test/runtime/runtime_test_support.h"
 
 using namespace lull::manager;
-using namespace lull::runtime;
+using namespace lull::core;
 
 namespace {
 

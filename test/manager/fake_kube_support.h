@@ -53,8 +53,8 @@ inline ModelServerProcess fake_api(std::vector<std::string> extra = {}) {
 }
 
 // POSTs a test control (e.g. "/_fake/faults?method=PATCH&status=409&count=1"); true on 200.
-inline bool fake_control(serve::HttpClient& client, const ModelServerProcess& api, const std::string& path_and_query) {
-  serve::HttpRequest r;
+inline bool fake_control(net::HttpClient& client, const ModelServerProcess& api, const std::string& path_and_query) {
+  net::HttpRequest r;
   r.method = "POST";
   r.url = "https://127.0.0.1:" + std::to_string(api.port()) + path_and_query;
   r.ca_file = secrets().cert;

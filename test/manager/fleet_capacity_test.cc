@@ -13,20 +13,20 @@ namespace {
 // One class at a 1% target, kinds "a" and "b" on autoscale_library (counts
 // 2..10, 100 QPS per worker within the target); splits 50/50 at 500 QPS and
 // 30/70 at 1000.
-runtime::FleetTables two_kind_fleet() {
-  runtime::FleetClassTables c;
+core::FleetTables two_kind_fleet() {
+  core::FleetClassTables c;
   c.name = "interactive";
   c.slo_us = 150'000;
   c.max_violation = 0.01;
   for (const char* name : {"a", "b"}) {
-    runtime::FleetKindTables k;
+    core::FleetKindTables k;
     k.kind = name;
     k.workers = 4;
     k.library = test::autoscale_library();
     c.kinds.push_back(k);
   }
   c.splits = {{500, {0.5, 0.5}, 0.8, 0.001}, {1000, {0.3, 0.7}, 0.8, 0.002}};
-  runtime::FleetTables f;
+  core::FleetTables f;
   f.classes.push_back(c);
   return f;
 }

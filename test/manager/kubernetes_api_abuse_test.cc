@@ -19,20 +19,20 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/clock.h"
-#include "runtime/manager/kubernetes_api.h"
-#include "runtime/manager/kubernetes_objects.h"
-#include "runtime/manager/kubernetes_pool.h"
+#include "runtime/core/clock.h"
+#include "runtime/pools/kubernetes_api.h"
+#include "runtime/pools/kubernetes_objects.h"
+#include "runtime/pools/kubernetes_pool.h"
 #include "runtime/net/http_client.h"
 #include "test/support/fake_http_transport.h"
 #include "test/support/loopback_http_server.h"
 
-using lull::manager::KubernetesApi;
-using lull::manager::KubernetesApiError;
-using lull::manager::KubernetesApiOptions;
-using lull::manager::KubernetesPool;
-using lull::manager::KubernetesPoolOptions;
-using lull::serve::HttpRequest;
+using lull::net::HttpRequest;
+using lull::pools::KubernetesApi;
+using lull::pools::KubernetesApiError;
+using lull::pools::KubernetesApiOptions;
+using lull::pools::KubernetesPool;
+using lull::pools::KubernetesPoolOptions;
 using lull::test::FakeHttpTransport;
 using lull::test::LoopbackHttpServer;
 
@@ -161,7 +161,7 @@ TEST_CASE("Kubernetes API abuse: a scale-out past the API's int32 count is refus
   Rig rig;
   rig.scale_answers(R"({"spec":{"replicas":2147483646}})");
   rig.http.route("PATCH", kServer + kScale, [](const HttpRequest&) { return FakeHttpTransport::reply(200, "{}"); });
-  lull::runtime::VirtualClock clock;
+  lull::core::VirtualClock clock;
   KubernetesPoolOptions o;
   o.api = rig.options();
   o.ns = "lull";
@@ -256,7 +256,7 @@ TEST_CASE("Kubernetes API abuse: a pool with 100k pods refreshes without a quadr
   eps += "]";
   Rig rig;
   rig.slices_answer(slice_list(kPorts, eps));
-  lull::runtime::VirtualClock clock;
+  lull::core::VirtualClock clock;
   KubernetesPoolOptions o;
   o.api = rig.options();
   o.ns = "lull";
@@ -342,7 +342,7 @@ TEST_CASE("Kubernetes API abuse over a socket: a slow-loris answer is bounded by
     while (server.pause_ms(200) && LoopbackHttpServer::send_all(fd, " ")) {
     }
   });
-  lull::serve::HttpClient client;
+  lull::net::HttpClient client;
   Rig rig;
   auto o = rig.options(server.url());
   o.sequence_budget_ms = 1500;
@@ -379,7 +379,7 @@ TEST_CASE("Kubernetes API abuse over a socket: libcurl refuses a body over the c
         }
       }
     });
-    lull::serve::HttpClient client;
+    lull::net::HttpClient client;
     HttpRequest req;
     req.url = server.url() + "/big";
     req.timeout_ms = 10000;
@@ -400,7 +400,7 @@ TEST_CASE("Kubernetes API abuse over a socket: libcurl does not follow a redirec
     LoopbackHttpServer::send_all(
         fd, "HTTP/1.1 302 Found\r\nLocation: " + elsewhere.url() + kScale + "\r\nContent-Length: 0\r\n\r\n");
   });
-  lull::serve::HttpClient client;
+  lull::net::HttpClient client;
   Rig rig;
   KubernetesApi api(client, rig.options(api_server.url()));
   CHECK_THROWS_WITH(api.get_replicas("lull", "models"), Catch::Contains("HTTP 302 redirect to " + elsewhere.url()));

@@ -13,14 +13,14 @@
 
 #include <unistd.h>
 
-#include "runtime/manager/kubernetes_api.h"
+#include "runtime/pools/kubernetes_api.h"
 #include "test/support/fake_http_transport.h"
 
-using lull::manager::KubernetesApi;
-using lull::manager::KubernetesApiError;
-using lull::manager::KubernetesApiOptions;
-using lull::serve::HttpRequest;
-using lull::serve::HttpResponse;
+using lull::net::HttpRequest;
+using lull::net::HttpResponse;
+using lull::pools::KubernetesApi;
+using lull::pools::KubernetesApiError;
+using lull::pools::KubernetesApiOptions;
 using lull::test::FakeHttpTransport;
 
 namespace {

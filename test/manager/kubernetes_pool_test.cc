@@ -18,10 +18,11 @@
 #include <unistd.h>
 
 #include "pool_test_support.h"
-#include "runtime/manager/kubernetes_pool.h"
+#include "runtime/pools/kubernetes_pool.h"
 #include "test/support/fake_kubernetes_api.h"
 
 using namespace lull::manager;
+using namespace lull::pools;
 using lull::manager::testing::find_worker;
 using lull::test::FakeHttpTransport;
 using lull::test::FakeKubernetesApi;
@@ -34,7 +35,7 @@ const std::string kSlices =
 struct Rig {
   FakeHttpTransport client;
   FakeKubernetesApi api;
-  lull::runtime::WallClock clock;
+  lull::core::WallClock clock;
   std::vector<std::int64_t> waits_ms;
   // One token file per process: ctest runs the cases in parallel.
   std::string dir =
@@ -270,7 +271,7 @@ TEST_CASE("kubernetes pool: a pod not ready past the limit is failed, counted, a
   // New pods stay not ready (a container in CrashLoopBackOff); the clock is
   // virtual, so the limit is crossed exactly.
   Rig rig(cluster(2, 1000000));
-  lull::runtime::VirtualClock clock;
+  lull::core::VirtualClock clock;
   auto o = rig.options();
   o.not_ready_timeout_us = 60'000'000;
   std::vector<std::string> lines;
@@ -390,7 +391,7 @@ TEST_CASE("kubernetes pool: each lull shard scales its own Deployment and sees o
   o1.subnet = 1;
   FakeKubernetesApi shard0(o0), shard1(o1);
   Rig rig;
-  rig.client.fallback([&](const lull::serve::HttpRequest& r) {
+  rig.client.fallback([&](const lull::net::HttpRequest& r) {
     return r.url.find("models-1") != std::string::npos ? shard1.answer(r) : shard0.answer(r);
   });
   std::vector<std::unique_ptr<KubernetesPool>> pools;

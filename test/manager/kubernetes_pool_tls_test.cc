@@ -7,10 +7,11 @@
 #include <string>
 
 #include "fake_kube_support.h"
-#include "runtime/manager/kubernetes_pool.h"
+#include "runtime/pools/kubernetes_pool.h"
 #include "runtime/net/http_client.h"
 
 using namespace lull::manager;
+using namespace lull::pools;
 using lull::manager::testing::fake_api;
 using lull::manager::testing::secrets;
 
@@ -19,8 +20,8 @@ TEST_CASE("kubernetes pool over TLS: the right CA gets through, a CA that does n
   const std::string slices =
       "/apis/discovery.k8s.io/v1/namespaces/lull/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dmodels";
   auto api = fake_api({"--replicas", "2"});
-  lull::serve::HttpClient client;
-  lull::runtime::WallClock clock;
+  lull::net::HttpClient client;
+  lull::core::WallClock clock;
   KubernetesPoolOptions o;
   o.api.server = "https://127.0.0.1:" + std::to_string(api.port());
   o.api.token_file = secrets().token;

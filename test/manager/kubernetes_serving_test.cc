@@ -27,12 +27,13 @@
 #include <vector>
 
 #include "fake_kube_support.h"
-#include "runtime/manager/kubernetes_pool.h"
+#include "runtime/pools/kubernetes_pool.h"
 #include "runtime/net/http_client.h"
 #include "runtime/net/prometheus_text.h"
 #include "serving_rig.h"
 
 using namespace lull::manager;
+using namespace lull::pools;
 using namespace lull::manager::testing;  // the rig, the fake cluster, answered_by, metric
 
 namespace {
@@ -46,7 +47,7 @@ struct KubeCluster {
   std::shared_ptr<std::vector<std::int64_t>> waits_ms = std::make_shared<std::vector<std::int64_t>>();
   ModelServerProcess api;
   // The pool's own clock (since when a pod is not ready), moved by the test.
-  lull::runtime::VirtualClock pool_clock;
+  lull::core::VirtualClock pool_clock;
   std::int64_t not_ready_timeout_us = 300'000'000;
   std::int64_t call_budget_ms = 5000;
 };
@@ -55,7 +56,7 @@ struct KubeCluster {
 // wires it (the pool's log lines, refresh before each decision, its metrics).
 struct KubeRig : ServingRig {
   explicit KubeRig(KubeCluster& cluster)
-      : ServingRig([&](lull::serve::HttpClient& client, const lull::runtime::Clock&, const std::string&,
+      : ServingRig([&](lull::net::HttpClient& client, const lull::core::Clock&, const std::string&,
                        ServingAutoscalerOptions& o) {
           KubernetesPoolOptions po;
           po.api.server = "https://127.0.0.1:" + std::to_string(cluster.api.port());
@@ -165,7 +166,7 @@ TEST_CASE("kubernetes serving: 500 on every scale PATCH holds scaling, serving g
   CHECK(metric(m, "lull_autoscale_worker_failures_total{phase=\"start\"}") ==
         "lull_autoscale_worker_failures_total{phase=\"start\"} 2");
   CHECK(m.find("lull_autoscale_last_failure_info{worker=\"pending-") != std::string::npos);
-  CHECK(m.find("reason=\"" + lull::serve::prom::escape(why) + "\"} 1") != std::string::npos);
+  CHECK(m.find("reason=\"" + lull::net::prom::escape(why) + "\"} 1") != std::string::npos);
   CHECK(metric(m, "lull_autoscale_workers{state=\"up\"}") == "lull_autoscale_workers{state=\"up\"} 2");
 
   // Serving goes on with the two pods up; no 5xx, nothing lost.

@@ -20,22 +20,23 @@
 #include <vector>
 
 #include "pool_test_support.h"
-#include "runtime/clock.h"
-#include "runtime/manager/local_process_pool.h"
+#include "runtime/core/clock.h"
+#include "runtime/pools/local_process_pool.h"
 #include "test/support/fake_http_transport.h"
 #include "test/support/fake_process_launcher.h"
 
 using namespace lull::manager;
+using namespace lull::pools;
 using lull::manager::testing::find_worker;
 using lull::manager::testing::wait_until;
-using lull::serve::HttpRequest;
+using lull::net::HttpRequest;
 using lull::test::FakeHttpTransport;
 using lull::test::FakeProcessLauncher;
 
 namespace {
 
 // A clock the test steps, read from the pool's threads.
-class SteppedClock final : public lull::runtime::Clock {
+class SteppedClock final : public lull::core::Clock {
  public:
   std::int64_t now_us() const override { return t_us_.load(); }
   void advance_ms(std::int64_t ms) { t_us_ += ms * 1000; }

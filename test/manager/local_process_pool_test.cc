@@ -17,14 +17,15 @@
 
 #include "model_server_process.h"
 #include "pool_test_support.h"
-#include "runtime/manager/local_process_pool.h"
+#include "runtime/pools/local_process_pool.h"
 #include "runtime/net/http_client.h"
 
 using namespace lull::manager;
+using namespace lull::pools;
 using lull::manager::testing::server_command;
 using lull::manager::testing::wait_until;
-using lull::serve::HttpClient;
-using lull::serve::HttpRequest;
+using lull::net::HttpClient;
+using lull::net::HttpRequest;
 
 using lull::manager::testing::find_worker;
 
@@ -33,7 +34,7 @@ namespace {
 // The client and clock the pools use, and a log folder for the test's workers, removed after the pool.
 struct Rig {
   HttpClient client;
-  lull::runtime::WallClock clock;
+  lull::core::WallClock clock;
   std::string log_dir;
   Rig() {
     char tmpl[] = "/tmp/lull-pool-test-XXXXXX";

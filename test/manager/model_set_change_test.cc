@@ -13,12 +13,12 @@
 #include "model_server_process.h"
 #include "runtime/manager/model_set_change.h"
 #include "runtime/net/http_client.h"
-#include "runtime/torchserve/torchserve_model_control.h"
-#include "runtime/torchserve/model_management.h"
+#include "runtime/upstream/torchserve/torchserve_model_control.h"
+#include "runtime/upstream/torchserve/model_management.h"
 
 using namespace lull::manager;
-using lull::serve::TorchServeModelControl;
 using lull::serve::testing::ModelServerProcess;
+using lull::torchserve::TorchServeModelControl;
 
 namespace {
 
@@ -72,11 +72,11 @@ TEST_CASE("model set change through the management API of two stand-in servers",
           "[manager][variants][fault][process]") {
   ModelServerProcess s0({"--fake", "a:0:0", "--store-fake", "b:0:0", "--store-fake", "c:0:0"});
   ModelServerProcess s1({"--fake", "a:0:0", "--store-fake", "b:0:0", "--store-fake", "c:0:0", "--fail-load", "c"});
-  lull::serve::HttpClient client;
+  lull::net::HttpClient client;
   TorchServeModelControl control(client);
   std::vector<std::vector<std::string>> held_at_switch;
   const auto list = [&](const ModelServerProcess& s) {
-    return lull::serve::ModelManagementClient(client, s.url()).list();
+    return lull::torchserve::ModelManagementClient(client, s.url()).list();
   };
   const auto r =
       change_model_set(control, {s0.url(), s1.url()}, {"a"}, {"b", "c"}, [&](const std::vector<std::string>& m) {

@@ -15,7 +15,7 @@ namespace lull::manager::testing {
 
 // The stand-in model server on the port the pool picks, with `args`.
 inline std::string server_command(const std::string& args) {
-  return serve::testing::python3() + " " + serve::testing::source_path("runtime/modelserver/lull_modelserver.py") +
+  return serve::testing::python3() + " " + serve::testing::source_path("test/modelserver/lull_modelserver.py") +
          " --port {port} " + args;
 }
 
@@ -30,7 +30,7 @@ inline bool wait_until(const std::function<bool()>& done, int timeout_ms = 60000
 }
 
 // The pool's entry for worker `id` (fails the test when there is none).
-inline WorkerInfo find_worker(WorkerPool& pool, const std::string& id) {
+inline manager::WorkerInfo find_worker(manager::WorkerPool& pool, const std::string& id) {
   for (const auto& w : pool.list_workers())
     if (w.id == id) return w;
   FAIL("no worker " << id);

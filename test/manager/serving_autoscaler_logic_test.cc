@@ -10,20 +10,21 @@
 #include <vector>
 
 #include "autoscale_test_support.h"
-#include "runtime/clock.h"
+#include "runtime/core/clock.h"
 #include "runtime/manager/provisioning_delay.h"
-#include "runtime/manager/serving_autoscaler.h"
+#include "runtime/pools/serving_autoscaler.h"
 #include "runtime/manager/simulated_worker_pool.h"
-#include "runtime/worker_slots.h"
+#include "runtime/core/worker_slots.h"
 
 using namespace lull::manager;
-using lull::runtime::VirtualClock;
+using namespace lull::pools;
+using lull::core::VirtualClock;
 
 namespace {
 
 // Records what the autoscaler asks of the slots, one line each; drains wait
 // for finish_drains().
-class RecordingSlots final : public lull::runtime::WorkerSlots {
+class RecordingSlots final : public lull::core::WorkerSlots {
  public:
   explicit RecordingSlots(int slots) : slots_(slots), healthy_(static_cast<std::size_t>(slots), 1) {}
   int slot_count() const override { return slots_; }

@@ -23,14 +23,15 @@
 #include <set>
 #include <thread>
 
-#include "runtime/manager/local_process_pool.h"
+#include "runtime/pools/local_process_pool.h"
 #include "runtime/net/http_client.h"
 #include "serving_rig.h"
 
 using namespace lull::manager;
+using namespace lull::pools;
+using lull::core::PolicyTable;
+using lull::frontend::Answer;
 using lull::manager::testing::wait_until;
-using lull::runtime::PolicyTable;
-using lull::serve::Answer;
 
 namespace {
 
@@ -40,9 +41,9 @@ using lull::manager::testing::metric;
 // The rig over a LocalProcessPool. `command`: the workers' command (empty:
 // the stand-in server whose models take batch_ms per batch).
 struct Rig : lull::manager::testing::ServingRig {
-  explicit Rig(const std::string& command, int batch_ms = 300, lull::serve::OutlierOptions outlier = {})
+  explicit Rig(const std::string& command, int batch_ms = 300, lull::torchserve::OutlierOptions outlier = {})
       : ServingRig(
-            [&](lull::serve::HttpClient& client, const lull::runtime::Clock& clock, const std::string& dir,
+            [&](lull::net::HttpClient& client, const lull::core::Clock& clock, const std::string& dir,
                 ServingAutoscalerOptions&) {
               LocalProcessPoolOptions po;
               po.command = command.empty() ? server_command(batch_ms) : command;
@@ -252,7 +253,7 @@ TEST_CASE("serving autoscaler: a worker ejected by outlier detection is not coun
   REQUIRE(mkdtemp(tmpl));
   const std::string marker = std::string(tmpl) + "/broken";
   REQUIRE(std::system(("touch " + marker).c_str()) == 0);
-  lull::serve::OutlierOptions outlier;
+  lull::torchserve::OutlierOptions outlier;
   outlier.eject_after_failures = 2;
   outlier.base_ms = 600'000;  // out for the whole test
   outlier.max_ms = 600'000;

@@ -21,18 +21,18 @@
 
 #include "autoscale_test_support.h"
 #include "pool_test_support.h"
-#include "runtime/manager/serving_autoscaler.h"
-#include "runtime/manager/session_slots.h"
+#include "runtime/pools/serving_autoscaler.h"
+#include "runtime/pools/session_slots.h"
 #include "runtime/net/http_client.h"
 #include "session_test_support.h"
 
 namespace lull::manager::testing {
 
 // Worker counts 2 and 4; each worker carries 100 QPS at a 1% target.
-inline std::vector<runtime::PolicyTable> two_counts_library() {
-  std::vector<runtime::PolicyTable> lib;
+inline std::vector<core::PolicyTable> two_counts_library() {
+  std::vector<core::PolicyTable> lib;
   for (int k : {2, 4}) {
-    runtime::PolicyTable t = serve::testing::tiny_session_table(k);
+    core::PolicyTable t = serve::testing::tiny_session_table(k);
     const auto proto = t.policies.front();
     t.policies.clear();
     for (int load = 100; load <= 800; load += 100) {
@@ -50,28 +50,29 @@ struct ServingRig {
   // Makes the pool, given the rig's HTTP client, wall clock and a scratch
   // directory (removed at the end), and may adjust the autoscaler's options
   // (a Kubernetes pool's refresh and metrics).
-  using PoolFactory = std::function<std::unique_ptr<WorkerPool>(
-      serve::HttpClient&, const runtime::Clock&, const std::string& scratch_dir, ServingAutoscalerOptions&)>;
+  using PoolFactory = std::function<std::unique_ptr<manager::WorkerPool>(
+      net::HttpClient&, const core::Clock&, const std::string& scratch_dir, pools::ServingAutoscalerOptions&)>;
 
-  explicit ServingRig(const PoolFactory& make_pool, serve::OutlierOptions outlier = {})
+  explicit ServingRig(const PoolFactory& make_pool, torchserve::OutlierOptions outlier = {})
       : library(two_counts_library()) {
     char tmpl[] = "/tmp/lull-serving-autoscaler-XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
     scratch_dir = tmpl;
-    ServingAutoscalerOptions o = lull::test::quick_autoscaler_options([this](const std::string& line) { say(line); });
+    pools::ServingAutoscalerOptions o =
+        lull::test::quick_autoscaler_options([this](const std::string& line) { say(line); });
     pool = make_pool(client, wall, scratch_dir, o);
-    scaler = std::make_unique<ServingAutoscaler>(library, o, *pool, vclock);
-    backend = std::make_unique<serve::TorchServeBackend>(
-        std::vector<serve::WorkerEndpoint>(static_cast<std::size_t>(scaler->slots())),
+    scaler = std::make_unique<pools::ServingAutoscaler>(library, o, *pool, vclock);
+    backend = std::make_unique<torchserve::TorchServeBackend>(
+        std::vector<torchserve::WorkerEndpoint>(static_cast<std::size_t>(scaler->slots())),
         std::vector<std::string>{"small", "big"}, inputs, fast_health(outlier));
-    serve::ServeOptions so;
+    session::ServeOptions so;
     so.pool_managed = true;
     so.library = library;
     so.worker_names.assign(static_cast<std::size_t>(scaler->slots()), "");
     so.extra_metrics = [this] { return scaler->metrics_text(); };
-    session = std::make_unique<serve::ServeSession>(library.front(), *backend, *backend, inputs, wall, so);
+    session = std::make_unique<session::ServeSession>(library.front(), *backend, *backend, inputs, wall, so);
     backend->start();
-    slots = std::make_unique<manager::SessionSlots>(*backend, *session);
+    slots = std::make_unique<pools::SessionSlots>(*backend, *session);
     scaler->attach(*slots);
   }
   ~ServingRig() {
@@ -87,8 +88,8 @@ struct ServingRig {
     const std::string ms = std::to_string(batch_ms);
     return testing::server_command("--fake small:" + ms + ":0 --fake big:" + ms + ":0");
   }
-  static serve::TorchServeOptions fast_health(serve::OutlierOptions outlier) {
-    serve::TorchServeOptions o;
+  static torchserve::TorchServeOptions fast_health(torchserve::OutlierOptions outlier) {
+    torchserve::TorchServeOptions o;
     o.outlier = outlier;
     o.health_interval_ms = 100;
     o.health_timeout_ms = 1000;
@@ -96,15 +97,15 @@ struct ServingRig {
     return o;
   }
   // `n` arrivals spread over (from_s, to_s] of the autoscaler's time, then a tick at to_s.
-  ScaleDecision load(int n, double from_s, double to_s) {
+  manager::ScaleDecision load(int n, double from_s, double to_s) {
     const auto us = [](double s) { return static_cast<std::int64_t>(s * 1e6); };
     for (int i = 1; i <= n; ++i) scaler->record_arrival(us(from_s) + (us(to_s) - us(from_s)) * i / n);
     vclock.advance_to_us(us(to_s));
     return scaler->decide(us(to_s));
   }
-  int count(WorkerState s) { return count_workers(pool->list_workers(), s); }
-  std::vector<std::future<serve::Answer>> submit(int n) {
-    std::vector<std::future<serve::Answer>> out;
+  int count(manager::WorkerState s) { return manager::count_workers(pool->list_workers(), s); }
+  std::vector<std::future<frontend::Answer>> submit(int n) {
+    std::vector<std::future<frontend::Answer>> out;
     for (int i = 0; i < n; ++i) out.push_back(session->submit("q"));
     return out;
   }
@@ -130,27 +131,27 @@ struct ServingRig {
     return s;
   }
 
-  std::vector<runtime::PolicyTable> library;
+  std::vector<core::PolicyTable> library;
   std::string scratch_dir;
-  serve::HttpClient client;
-  runtime::WallClock wall;
-  runtime::VirtualClock vclock;
-  serve::QueryInputs inputs;
-  std::unique_ptr<WorkerPool> pool;
-  std::unique_ptr<ServingAutoscaler> scaler;
-  std::unique_ptr<serve::TorchServeBackend> backend;
-  std::unique_ptr<serve::ServeSession> session;
-  std::unique_ptr<manager::SessionSlots> slots;  // the autoscaler's; it is stopped before the rest goes
+  net::HttpClient client;
+  core::WallClock wall;
+  core::VirtualClock vclock;
+  lull::core::QueryInputs inputs;
+  std::unique_ptr<manager::WorkerPool> pool;
+  std::unique_ptr<pools::ServingAutoscaler> scaler;
+  std::unique_ptr<torchserve::TorchServeBackend> backend;
+  std::unique_ptr<session::ServeSession> session;
+  std::unique_ptr<pools::SessionSlots> slots;  // the autoscaler's; it is stopped before the rest goes
   std::mutex log_mu;
   std::vector<std::string> log;
 };
 
 // Every answer 200; returns the slots that answered.
-inline std::multiset<int> answered_by(std::vector<std::future<serve::Answer>>& answers) {
+inline std::multiset<int> answered_by(std::vector<std::future<frontend::Answer>>& answers) {
   std::multiset<int> slots;
   for (auto& f : answers) {
     REQUIRE(f.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
-    const serve::Answer a = f.get();
+    const frontend::Answer a = f.get();
     INFO(a.body);
     CHECK(a.http_status == 200);
     slots.insert(a.worker);

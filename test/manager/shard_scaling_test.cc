@@ -1,5 +1,5 @@
 // Autoscaling and variants in a lull shard (docs/scaling.md "Shards"): the
-// shard reads the library at its share of the load (runtime/shard.h), so
+// shard reads the library at its share of the load (runtime/core/shard.h), so
 // its decisions at L/G must be a G-th of those one lull with all the
 // shards' workers makes at L.
 #include <catch2/catch.hpp>
@@ -7,12 +7,12 @@
 #include "runtime/manager/capacity_table.h"
 #include "runtime/manager/model_variants.h"
 #include "runtime/manager/shard_variants.h"
-#include "runtime/shard.h"
+#include "runtime/core/shard.h"
 #include "test/manager/autoscale_test_support.h"
 
 using namespace lull::manager;
-using lull::runtime::Shard;
-using lull::runtime::shard_library;
+using lull::core::Shard;
+using lull::core::shard_library;
 
 TEST_CASE("shard autoscaling: at its share of the load a shard asks for a G-th of the workers one lull asks for",
           "[manager][autoscale][shard]") {

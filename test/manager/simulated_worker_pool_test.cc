@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/clock.h"
+#include "runtime/core/clock.h"
 #include "runtime/manager/simulated_worker_pool.h"
 
 using namespace lull::manager;
-using lull::runtime::VirtualClock;
+using lull::core::VirtualClock;
 
 namespace {
 std::map<std::string, WorkerState> states(SimulatedWorkerPool& pool) {

@@ -21,21 +21,21 @@
 #include "autoscale_test_support.h"
 #include "runtime/manager/autoscaler.h"
 #include "runtime/manager/model_variants.h"
-#include "runtime/manager/session_policy_swap.h"
+#include "runtime/pools/session_policy_swap.h"
 #include "runtime/manager/variant_switcher.h"
 #include "session_fakes.h"
 
 using namespace lull::manager;
-using lull::runtime::PolicyTable;
+using lull::core::PolicyTable;
 
 namespace {
 
 // small (0), mid (1), big (2) for `workers`; a queue of 1 -> `first`, else small.
 PolicyTable table(int workers, std::vector<std::string> names, int first) {
   PolicyTable t = lull::serve::testing::tiny_session_table(workers);
-  const std::map<std::string, lull::runtime::ModelInfo> all = {{"small", {"small", 0.6, {5e3, 6e3, 7e3, 8e3}}},
-                                                               {"mid", {"mid", 0.65, {10e3, 11e3, 12e3, 13e3}}},
-                                                               {"big", {"big", 0.7, {20e3, 22e3, 24e3, 26e3}}}};
+  const std::map<std::string, lull::core::ModelInfo> all = {{"small", {"small", 0.6, {5e3, 6e3, 7e3, 8e3}}},
+                                                            {"mid", {"mid", 0.65, {10e3, 11e3, 12e3, 13e3}}},
+                                                            {"big", {"big", 0.7, {20e3, 22e3, 24e3, 26e3}}}};
   t.models.clear();
   for (const auto& n : names) t.models.push_back(all.at(n));
   t.policies[0].actions = {{static_cast<std::uint16_t>(first), 1}, {0, 1}};
@@ -188,7 +188,7 @@ TEST_CASE(
 TEST_CASE("variants under autoscaling: a library swap replaces every worker count's policies at once",
           "[manager][variants][scaling]") {
   const auto variants = library_variants();
-  lull::serve::ServeOptions options;
+  lull::session::ServeOptions options;
   options.library = variants[0].tables;
   lull::serve::testing::Rig rig(variants[0].tables[1], options);  // 2 workers up
   const auto first_model = [&](std::size_t i) { return rig.backend.started.at(i).model; };

@@ -17,37 +17,38 @@
 #include <vector>
 
 #include "model_server_process.h"
-#include "runtime/clock.h"
+#include "runtime/core/clock.h"
 #include "runtime/manager/model_variants.h"
-#include "runtime/torchserve/torchserve_model_control.h"
-#include "runtime/manager/session_policy_swap.h"
+#include "runtime/upstream/torchserve/torchserve_model_control.h"
+#include "runtime/pools/session_policy_swap.h"
 #include "runtime/manager/variant_switcher.h"
 #include "runtime/net/http_client.h"
-#include "runtime/torchserve/model_management.h"
-#include "runtime/query_inputs.h"
-#include "runtime/serve/serve_session.h"
-#include "runtime/torchserve/torchserve_backend.h"
+#include "runtime/upstream/torchserve/model_management.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/session/serve_session.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
 #include "session_test_support.h"
 
 using namespace lull::manager;
-using lull::runtime::PolicyTable;
-using lull::serve::TorchServeModelControl;
+using namespace lull::pools;
+using lull::core::PolicyTable;
 using lull::serve::testing::ModelServerProcess;
+using lull::torchserve::TorchServeModelControl;
 
 namespace {
 
-PolicyTable table_of(std::vector<lull::runtime::ModelInfo> models, lull::runtime::Action queue_of_one) {
+PolicyTable table_of(std::vector<lull::core::ModelInfo> models, lull::core::Action queue_of_one) {
   PolicyTable t = lull::serve::testing::tiny_session_table(2);
   t.models = std::move(models);
   t.policies[0].actions = {queue_of_one, {0, 1}};
   return t;
 }
-const lull::runtime::ModelInfo kSmall{"small", 0.6, {5e3, 6e3, 7e3, 8e3}}, kMid{"mid", 0.65, {10e3, 11e3, 12e3, 13e3}},
+const lull::core::ModelInfo kSmall{"small", 0.6, {5e3, 6e3, 7e3, 8e3}}, kMid{"mid", 0.65, {10e3, 11e3, 12e3, 13e3}},
     kBig{"big", 0.7, {20e3, 22e3, 24e3, 26e3}};
 
 struct Served {
   int epoch;  // when it was submitted: 0 full set, 1 after the switch to the small set, 2 switching back
-  lull::serve::Answer answer;
+  lull::frontend::Answer answer;
 };
 
 // Two stand-in servers holding the full set, the session on it, and client
@@ -80,7 +81,7 @@ struct VariantStack {
       clients.emplace_back([this] {
         while (!stop) {
           const int e = epoch.load();
-          lull::serve::Answer a = session.serve("x");
+          lull::frontend::Answer a = session.serve("x");
           std::lock_guard<std::mutex> lock(mu);
           served.push_back({e, std::move(a)});
         }
@@ -106,7 +107,7 @@ struct VariantStack {
     clients.clear();
   }
   std::vector<std::string> models_on(const ModelServerProcess& s) {
-    return lull::serve::ModelManagementClient(client, s.url()).list();
+    return lull::torchserve::ModelManagementClient(client, s.url()).list();
   }
   std::vector<ModelVariant> variants() {
     return {{"full", 0, {full}, {"small", "mid", "big"}},
@@ -118,11 +119,11 @@ struct VariantStack {
 
   ModelServerProcess s0, s1;
   PolicyTable full;
-  lull::serve::QueryInputs inputs;
-  lull::runtime::WallClock clock;
-  lull::serve::TorchServeBackend backend;
-  lull::serve::ServeSession session;
-  lull::serve::HttpClient client;
+  lull::core::QueryInputs inputs;
+  lull::core::WallClock clock;
+  lull::torchserve::TorchServeBackend backend;
+  lull::session::ServeSession session;
+  lull::net::HttpClient client;
   TorchServeModelControl control;
   SessionPolicySwap swap;
   std::vector<std::string> log;  // the switcher's lines (written by the test's thread only)

@@ -16,12 +16,13 @@
 #include <vector>
 
 #include "runtime/manager/model_variants.h"
-#include "runtime/manager/session_policy_swap.h"
+#include "runtime/pools/session_policy_swap.h"
 #include "runtime/manager/variant_switcher.h"
 #include "session_fakes.h"
 
 using namespace lull::manager;
-using lull::runtime::PolicyTable;
+using namespace lull::pools;
+using lull::core::PolicyTable;
 using lull::serve::testing::Rig;
 
 namespace {

@@ -5,11 +5,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "runtime/admission.h"
+#include "runtime/core/admission.h"
 
-using lull::runtime::AdmissionInput;
-using lull::runtime::admit_query;
-using lull::runtime::retry_after_seconds;
+using lull::core::AdmissionInput;
+using lull::core::admit_query;
+using lull::core::retry_after_seconds;
 
 namespace {
 const std::vector<double> kFastest = {5e3, 6e3, 7e3, 8e3};

@@ -12,7 +12,7 @@
 
 namespace {
 
-using lull::runtime::PolicyTable;
+using lull::core::PolicyTable;
 
 // The tiny table for 2..8 workers, 10 QPS a worker at 1% (tiny_scaling_library).
 std::vector<PolicyTable> library() { return lull::test::tiny_scaling_library(); }

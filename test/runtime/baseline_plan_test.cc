@@ -6,10 +6,10 @@
 //   slow:  33.3, 40,  (b >= 3 exceeds 50 ms)
 #include <catch2/catch.hpp>
 
-#include "runtime/baseline_plan.h"
+#include "runtime/core/baseline_plan.h"
 #include "test/runtime/runtime_test_support.h"
 
-using namespace lull::runtime;
+using namespace lull::core;
 
 using lull::test::three_models;
 

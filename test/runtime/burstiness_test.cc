@@ -1,20 +1,20 @@
-// The load monitor's burstiness estimate (runtime/burstiness_estimator.*),
+// The load monitor's burstiness estimate (runtime/core/burstiness_estimator.*),
 // the rule that picks a compiled arrival pattern for it
-// (runtime/pattern_switcher.*), and the catalog's choice by (workers,
+// (runtime/core/pattern_switcher.*), and the catalog's choice by (workers,
 // pattern, load).
 #include <catch2/catch.hpp>
 
-#include "runtime/burstiness_estimator.h"
-#include "runtime/pattern_switcher.h"
-#include "runtime/policy_catalog.h"
+#include "runtime/core/burstiness_estimator.h"
+#include "runtime/core/pattern_switcher.h"
+#include "runtime/core/policy_catalog.h"
 #include "runtime/sim/arrivals.h"
 #include "schema/arrival_classify.h"
 #include "test/runtime/runtime_test_support.h"
 
 using lull::ArrivalProcess;
-using lull::runtime::BurstinessEstimate;
-using lull::runtime::BurstinessEstimator;
-using lull::runtime::PatternSwitcher;
+using lull::core::BurstinessEstimate;
+using lull::core::BurstinessEstimator;
+using lull::core::PatternSwitcher;
 
 namespace {
 
@@ -137,7 +137,7 @@ TEST_CASE("catalog: sets per (workers, pattern), chosen by pattern then load", "
   auto g4 = t;
   g4.arrivals = ArrivalProcess::gamma(4);
   g4.policies[0].expected_violation_rate = 0.25;  // tells the sets apart
-  lull::runtime::PolicyCatalog catalog({t, g4});
+  lull::core::PolicyCatalog catalog({t, g4});
   CHECK(catalog.patterns().size() == 2);
   const auto p = catalog.choose(2, 150, false, ArrivalProcess::poisson());
   CHECK(p.arrivals == ArrivalProcess::poisson());
@@ -154,7 +154,7 @@ TEST_CASE("catalog: sets per (workers, pattern), chosen by pattern then load", "
   CHECK(want.arrivals == ArrivalProcess::gamma(8));
   CHECK(catalog.wanted(2, 150, ArrivalProcess::gamma(4)).workers == 0);
   // Two sets for one (workers, pattern) are refused, naming both.
-  REQUIRE_THROWS_WITH(lull::runtime::PolicyCatalog({t, g4, g4}),
+  REQUIRE_THROWS_WITH(lull::core::PolicyCatalog({t, g4, g4}),
                       Catch::Contains("two sets for 2 workers and arrivals gamma:4"));
 }
 

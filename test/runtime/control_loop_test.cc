@@ -10,10 +10,10 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/control_loop.h"
+#include "runtime/core/control_loop.h"
 
-using lull::runtime::Controller;
-using lull::runtime::ControlLoop;
+using lull::core::Controller;
+using lull::core::ControlLoop;
 
 namespace {
 // Ticks every `period_us` from `first_us`, recording each tick as "NAME@T".
@@ -75,7 +75,7 @@ bool eventually(Pred pred, int ms = 10000) {
 }  // namespace
 
 TEST_CASE("ControlLoop in virtual time: due controllers tick in the order added, the clock advanced to each") {
-  lull::runtime::VirtualClock clock;
+  lull::core::VirtualClock clock;
   std::mutex mu;
   std::vector<std::string> ticks;
   Periodic a("a", 100, 100, &ticks, &mu), b("b", 50, 150, &ticks, &mu);
@@ -99,7 +99,7 @@ TEST_CASE("ControlLoop in virtual time: due controllers tick in the order added,
 }
 
 TEST_CASE("ControlLoop in virtual time: a tick that throws ends the run") {
-  lull::runtime::VirtualClock clock;
+  lull::core::VirtualClock clock;
   std::mutex mu;
   std::vector<std::string> ticks;
   Periodic a("a", 10, 10, &ticks, &mu);
@@ -111,7 +111,7 @@ TEST_CASE("ControlLoop in virtual time: a tick that throws ends the run") {
 }
 
 TEST_CASE("ControlLoop in real time: each controller ticks on its own schedule, and stop ends every thread") {
-  lull::runtime::WallClock clock;
+  lull::core::WallClock clock;
   std::mutex mu;
   std::vector<std::string> ticks;
   const std::int64_t t0 = clock.now_us();
@@ -131,7 +131,7 @@ TEST_CASE("ControlLoop in real time: each controller ticks on its own schedule, 
 }
 
 TEST_CASE("ControlLoop in real time: a controller that throws is logged and ticks again later while the others go on") {
-  lull::runtime::WallClock clock;
+  lull::core::WallClock clock;
   std::mutex mu;
   std::vector<std::string> ticks, log;
   Periodic bad("bad", 0, 1'000, &ticks, &mu), good("good", 0, 1'000, &ticks, &mu);
@@ -154,7 +154,7 @@ TEST_CASE("ControlLoop in real time: a controller that throws is logged and tick
 }
 
 TEST_CASE("ControlLoop in real time: a controller woken by an event ticks at once") {
-  lull::runtime::WallClock clock;
+  lull::core::WallClock clock;
   OnEvent c;
   ControlLoop loop(clock);
   loop.add(c);

@@ -4,13 +4,13 @@
 
 #include <vector>
 
-#include "runtime/dispatcher.h"
-#include "runtime/fifo_dispatcher.h"
+#include "runtime/core/dispatcher.h"
+#include "runtime/core/fifo_dispatcher.h"
 #include "test/runtime/runtime_test_support.h"
 
 namespace {
 
-using namespace lull::runtime;
+using namespace lull::core;
 
 class FakeBackend final : public Backend {
  public:

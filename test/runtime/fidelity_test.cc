@@ -4,7 +4,7 @@
 // the violation rate is at most the expectation plus 0.5 points.
 #include <catch2/catch.hpp>
 
-#include "runtime/policy_loader.h"
+#include "runtime/core/policy_loader.h"
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/simulator.h"
 #include "test/runtime/runtime_test_support.h"
@@ -16,7 +16,7 @@ TEST_CASE("simulated accuracy and violations match the golden expectations", "[s
   int checked = 0;
   for (const auto& g : lull::test::golden_cases()) {
     if (g.expected_violation_rate >= 0.01) continue;
-    const auto table = lull::runtime::policy_table_from_proto(g.set, {"image", g.workers, 150}, "golden");
+    const auto table = lull::core::policy_table_from_proto(g.set, {"image", g.workers, 150}, "golden");
     for (std::uint64_t seed : {1, 2, 3}) {
       RateArrivals arrivals({{0, 30, g.load_qps}}, ArrivalProcess{}, seed);
       CompiledLatency latency(table);
@@ -39,7 +39,7 @@ TEST_CASE("the golden reference simulation (60 workers, 2000 QPS) is reproduced"
   // ../shared/golden/README.md: 59,924 queries, accuracy 0.74905, violations 0.0000167.
   for (const auto& g : lull::test::golden_cases()) {
     if (g.workers != 60 || g.load_qps != 2000) continue;
-    const auto table = lull::runtime::policy_table_from_proto(g.set, {}, "golden");
+    const auto table = lull::core::policy_table_from_proto(g.set, {}, "golden");
     RateArrivals arrivals({{0, 30, 2000}}, ArrivalProcess{}, 1);
     CompiledLatency latency(table);
     const SimResult r = simulate(table, arrivals, latency, SimOptions{});

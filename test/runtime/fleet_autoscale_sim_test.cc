@@ -17,14 +17,14 @@ using namespace lull;
 
 // One class, kinds "a" and "b" on tiny_scaling_library (2..8 workers, 10 QPS
 // a worker at 1%), 2 workers each in the file, split `weights` at every load.
-runtime::FleetTables one_class(std::vector<double> weights, double max_violation = 0.01) {
-  runtime::FleetClassTables c;
+core::FleetTables one_class(std::vector<double> weights, double max_violation = 0.01) {
+  core::FleetClassTables c;
   c.name = "interactive";
   c.slo_us = 150'000;
   c.max_violation = max_violation;
   c.share = 1;
   for (const char* name : {"a", "b"}) {
-    runtime::FleetKindTables k;
+    core::FleetKindTables k;
     k.kind = name;
     k.workers = 2;
     k.price_per_s = 1;
@@ -32,7 +32,7 @@ runtime::FleetTables one_class(std::vector<double> weights, double max_violation
     c.kinds.push_back(k);
   }
   c.splits = {{1000, std::move(weights), 0.8, 0.001}};
-  runtime::FleetTables f;
+  core::FleetTables f;
   f.classes.push_back(c);
   return f;
 }
@@ -122,24 +122,24 @@ namespace {
 // accuracy 0.9 - 0.005 per qps a worker for both, 1..3 workers compiled at
 // the loads a 1/4 weight grid sends at class load 40 (10, 20, 30, 40); one
 // worker each in the file, split 50/50. a alone at 20 qps needs 2 workers.
-runtime::FleetTables uneven_kinds() {
-  runtime::FleetClassTables c;
+core::FleetTables uneven_kinds() {
+  core::FleetClassTables c;
   c.name = "interactive";
   c.slo_us = 150'000;
   c.max_violation = 0.01;
   c.share = 1;
   for (const auto& [name, per_qps] : {std::pair<const char*, double>{"a", 0.0008}, {"b", 0.00025}}) {
-    runtime::FleetKindTables k;
+    core::FleetKindTables k;
     k.kind = name;
     k.workers = 1;
     k.price_per_s = 1;
     for (int w = 1; w <= 3; ++w) {
-      runtime::PolicyTable t = test::tiny_table();
+      core::PolicyTable t = test::tiny_table();
       t.workers = w;
-      const runtime::CompiledPolicy shape = t.policies[0];
+      const core::CompiledPolicy shape = t.policies[0];
       t.policies.clear();
       for (double load : {10.0, 20.0, 30.0, 40.0}) {
-        runtime::CompiledPolicy p = shape;
+        core::CompiledPolicy p = shape;
         p.load_qps = load;
         p.expected_accuracy = 0.9 - 0.005 * load / w;
         p.expected_violation_rate = per_qps * load / w;
@@ -150,7 +150,7 @@ runtime::FleetTables uneven_kinds() {
     c.kinds.push_back(k);
   }
   c.splits = {{40, {0.5, 0.5}, 0.825, 0.0065}};
-  runtime::FleetTables f;
+  core::FleetTables f;
   f.classes.push_back(c);
   return f;
 }

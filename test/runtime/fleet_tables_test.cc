@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "runtime/fleet_tables.h"
+#include "runtime/core/fleet_tables.h"
 #include "schema/fleet_file.h"
 #include "schema/policy_file.h"
 #include "test/runtime/runtime_test_support.h"
@@ -14,7 +14,7 @@
 namespace {
 
 using Catch::Matchers::Contains;
-using lull::runtime::fleet_tables_from_proto;
+using lull::core::fleet_tables_from_proto;
 
 std::string temp_path(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / "lull_runtime_tests";
@@ -65,7 +65,7 @@ TEST_CASE("a fleet policy file round-trips into per-class, per-kind tables", "[r
   const std::string path = temp_path("fleet_ok.pb");
   lull::write_fleet_policy(two_kind_fleet(), path);
   REQUIRE(lull::is_fleet_policy_file(path));
-  const auto f = lull::runtime::load_fleet_tables(path, {"tiny", 0, 0});
+  const auto f = lull::core::load_fleet_tables(path, {"tiny", 0, 0});
   REQUIRE(f.classes.size() == 1);
   const auto& c = f.classes[0];
   CHECK(c.name == "interactive");
@@ -88,7 +88,7 @@ TEST_CASE("a policy library is not a fleet file, and a fleet file is not a libra
   const std::string lib_path = temp_path("fleet_not_lib.pb");
   lull::write_policy_library(library_of(lull::test::tiny_policy_set()), lib_path);
   CHECK_FALSE(lull::is_fleet_policy_file(lib_path));
-  CHECK_THROWS_WITH(lull::runtime::load_fleet_tables(lib_path), Contains("not a fleet policy"));
+  CHECK_THROWS_WITH(lull::core::load_fleet_tables(lib_path), Contains("not a fleet policy"));
   const std::string fleet_path = temp_path("fleet_as_lib.pb");
   lull::write_fleet_policy(two_kind_fleet(), fleet_path);
   CHECK_THROWS(lull::read_policy_library(fleet_path));

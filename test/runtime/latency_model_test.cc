@@ -5,7 +5,7 @@
 
 #include "runtime/sim/latency_model.h"
 
-using lull::runtime::ModelInfo;
+using lull::core::ModelInfo;
 using lull::sim::table_latency_us;
 
 TEST_CASE("batches above N+1 follow the least-squares line over 1..N", "[sim][latency]") {
@@ -20,7 +20,7 @@ TEST_CASE("batches above N+1 follow the least-squares line over 1..N", "[sim][la
 }
 
 TEST_CASE("compiled latency is the table's value, rounded to a microsecond", "[sim][latency]") {
-  lull::runtime::PolicyTable t;
+  lull::core::PolicyTable t;
   t.models.push_back(ModelInfo{"m", 0.5, {1000.4, 2000.6, 3000}});
   lull::sim::CompiledLatency lat(t);
   CHECK(lat.batch_latency_us(0, 1) == 1000);

@@ -6,9 +6,9 @@
 #include <mutex>
 #include <vector>
 
-#include "runtime/latest_wins.h"
+#include "runtime/core/latest_wins.h"
 
-using lull::runtime::LatestWins;
+using lull::core::LatestWins;
 
 namespace {
 // Work that records its items and holds the first until released.
@@ -64,7 +64,7 @@ TEST_CASE("LatestWins: an item the same as the one running is not queued again")
 }
 
 TEST_CASE("LatestSlot: the rule without a thread (a ControlLoop controller takes on its tick)") {
-  lull::runtime::LatestSlot<int> slot;
+  lull::core::LatestSlot<int> slot;
   CHECK_FALSE(slot.take());  // nothing waits: at once
   slot.post(1);
   slot.post(2);  // replaces 1

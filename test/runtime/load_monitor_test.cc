@@ -1,11 +1,11 @@
 // Sliding-window load estimate and the policy switcher's grid rule.
 #include <catch2/catch.hpp>
 
-#include "runtime/load_monitor.h"
-#include "runtime/policy_switcher.h"
+#include "runtime/core/load_monitor.h"
+#include "runtime/core/policy_switcher.h"
 
-using lull::runtime::LoadMonitor;
-using lull::runtime::PolicySwitcher;
+using lull::core::LoadMonitor;
+using lull::core::PolicySwitcher;
 
 TEST_CASE("load monitor counts arrivals in the last window", "[runtime][load]") {
   LoadMonitor m(500'000);
@@ -24,7 +24,7 @@ TEST_CASE("switcher uses the lowest compiled load at or above the estimate", "[r
   PolicySwitcher s({200, 400, 600});
   int events = 0;
   double seen = 0;
-  s.on_new_policy_needed([&](const lull::runtime::NewPolicyNeeded& e) {
+  s.on_new_policy_needed([&](const lull::core::NewPolicyNeeded& e) {
     ++events;
     seen = e.estimated_qps;
   });

@@ -2,11 +2,11 @@
 // on the tiny table whose grid is {0, 50, 100} ms and N = 2.
 #include <catch2/catch.hpp>
 
-#include "runtime/model_selector.h"
+#include "runtime/core/model_selector.h"
 #include "test/runtime/runtime_test_support.h"
 
-using lull::runtime::select_action;
-using lull::runtime::state_index;
+using lull::core::select_action;
+using lull::core::state_index;
 
 TEST_CASE("state index: j is the last grid point at or below the earliest slack", "[runtime][selector]") {
   const auto table = lull::test::tiny_table();
@@ -53,7 +53,7 @@ TEST_CASE("a queue longer than N falls back to the fastest model serving all", "
 TEST_CASE("a state missing from the table (batch 0) falls back", "[runtime][selector]") {
   auto table = lull::test::tiny_table();
   auto& p = table.policies[0];
-  p.actions[4] = lull::runtime::Action{1, 0};
+  p.actions[4] = lull::core::Action{1, 0};
   const auto s = select_action(p, 2, 75'000);
   CHECK(s.fallback);
   CHECK(s.model == 0);

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "runtime/policy_loader.h"
+#include "runtime/core/policy_loader.h"
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/model_switching.h"
 #include "runtime/sim/simulator.h"
@@ -78,7 +78,7 @@ TEST_CASE("reference replay at 60 workers: modelswitching's violations are close
     if (g.workers == 60) g60 = &g;
   REQUIRE(g60);
   // The golden case's 9 Pareto models (p95), SLO 150 ms, grid 200..4000 by 200.
-  auto table = lull::runtime::policy_table_from_proto(g60->set, {}, "golden");
+  auto table = lull::core::policy_table_from_proto(g60->set, {}, "golden");
   const auto one = table.policies.front();
   table.policies.clear();
   for (int q = 200; q <= 4000; q += 200) {

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "runtime/dispatcher.h"
-#include "runtime/policy_catalog.h"
+#include "runtime/core/dispatcher.h"
+#include "runtime/core/policy_catalog.h"
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/simulator.h"
 #include "runtime/sim/trace_spec.h"
@@ -15,9 +15,9 @@
 
 namespace {
 
-using lull::runtime::PolicyCatalog;
-using lull::runtime::PolicyRequest;
-using lull::runtime::PolicyTable;
+using lull::core::PolicyCatalog;
+using lull::core::PolicyRequest;
+using lull::core::PolicyTable;
 
 PolicyTable tiny_for(int workers) {
   PolicyTable t = lull::test::tiny_table();  // loads {100, 200}
@@ -27,7 +27,7 @@ PolicyTable tiny_for(int workers) {
 
 // Returns the tiny table's 200 QPS action table for the request, tagged so a
 // test can tell which request it answered.
-class FakeCompiler final : public lull::runtime::PolicyCompiler {
+class FakeCompiler final : public lull::core::PolicyCompiler {
  public:
   PolicyTable compile(const PolicyRequest& r) override {
     requests.push_back(r);

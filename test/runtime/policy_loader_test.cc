@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runtime/policy_loader.h"
+#include "runtime/core/policy_loader.h"
 #include "schema/atomic_file.h"
 #include "schema/policy_file.h"
 #include "test/runtime/runtime_test_support.h"
@@ -13,8 +13,8 @@
 namespace {
 
 using Catch::Matchers::Contains;
-using lull::runtime::load_policy_table;
-using lull::runtime::policy_table_from_proto;
+using lull::core::load_policy_table;
+using lull::core::policy_table_from_proto;
 
 std::string temp_path(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / "lull_runtime_tests";

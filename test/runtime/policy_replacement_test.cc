@@ -7,13 +7,13 @@
 
 #include <vector>
 
-#include "runtime/dispatcher.h"
-#include "runtime/policy_catalog.h"
+#include "runtime/core/dispatcher.h"
+#include "runtime/core/policy_catalog.h"
 #include "test/runtime/runtime_test_support.h"
 
 namespace {
 
-using namespace lull::runtime;
+using namespace lull::core;
 
 // The tiny table as if recompiled from latencies ten times the profile's:
 // every state serves one query on model 1, and the expectations are tagged.

@@ -6,14 +6,14 @@
 
 #include "compiler/profile/artifact_import.h"
 #include "compiler/profile/profile_reduction.h"
-#include "runtime/policy_loader.h"
+#include "runtime/core/policy_loader.h"
 #include "schema/policy_file.h"
 #include "test/support/golden_records.h"
 
 namespace lull::test {
 
-runtime::PolicyTable three_models(const std::vector<double>& loads_qps) {
-  runtime::PolicyTable t;
+core::PolicyTable three_models(const std::vector<double>& loads_qps) {
+  core::PolicyTable t;
   t.task = "three";
   t.slo_us = 100'000;
   t.workers = 1;
@@ -21,12 +21,12 @@ runtime::PolicyTable three_models(const std::vector<double>& loads_qps) {
   const double acc[3] = {0.5, 0.7, 0.9};
   const std::vector<double> lat_ms[3] = {{10, 12, 14, 16, 18}, {20, 30, 40, 50, 60}, {30, 50, 70, 90, 110}};
   for (int m = 0; m < 3; ++m) {
-    runtime::ModelInfo info{names[m], acc[m], {}};
+    core::ModelInfo info{names[m], acc[m], {}};
     for (double l : lat_ms[m]) info.latency_us.push_back(l * 1000);
     t.models.push_back(info);
   }
   for (double q : loads_qps) {
-    runtime::CompiledPolicy p;
+    core::CompiledPolicy p;
     p.load_qps = q;
     t.policies.push_back(p);
   }
@@ -90,12 +90,12 @@ schema::PolicySet tiny_policy_set() {
   return set;
 }
 
-runtime::PolicyTable tiny_table() { return runtime::policy_table_from_proto(tiny_policy_set(), {}, "tiny"); }
+core::PolicyTable tiny_table() { return core::policy_table_from_proto(tiny_policy_set(), {}, "tiny"); }
 
-std::vector<runtime::PolicyTable> tiny_scaling_library() {
-  std::vector<runtime::PolicyTable> lib;
+std::vector<core::PolicyTable> tiny_scaling_library() {
+  std::vector<core::PolicyTable> lib;
   for (int k : {2, 4, 6, 8}) {
-    runtime::PolicyTable t = tiny_table();
+    core::PolicyTable t = tiny_table();
     t.workers = k;
     t.policies[0].load_qps = 10.0 * k;
     t.policies[0].expected_violation_rate = 0.001;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/policy_table.h"
+#include "runtime/core/policy_table.h"
 #include "runtime/sim/arrivals.h"
 #include "schema/policy.pb.h"
 #include "test/support/shared_dir.h"
@@ -20,18 +20,18 @@ bool have_golden_and_artifact();
 // workers 2, loads {100, 200} QPS. State s (in table order) gets model s % 2
 // and batch n, except F which gets (0, 3).
 schema::PolicySet tiny_policy_set();
-runtime::PolicyTable tiny_table();
+core::PolicyTable tiny_table();
 // tiny_table for 2, 4, 6 and 8 workers, with loads 10 k and 20 k QPS for k
 // workers: the first expects 0.1% violations, the second 5%, so at a 1%
 // target each worker carries 10 QPS (the autoscaler's tests).
-std::vector<runtime::PolicyTable> tiny_scaling_library();
+std::vector<core::PolicyTable> tiny_scaling_library();
 
 // Three models for the baselines' rules, SLO 100 ms, K = 1, N = 4, one
 // (action-less) compiled policy per load; lat in ms for b = 1..5:
 //   fast (acc 0.5): 10 12 14 16 18
 //   mid  (acc 0.7): 20 30 40 50 60
 //   slow (acc 0.9): 30 50 70 90 110
-runtime::PolicyTable three_models(const std::vector<double>& loads_qps);
+core::PolicyTable three_models(const std::vector<double>& loads_qps);
 
 struct GoldenCase {
   int workers = 0;

@@ -1,4 +1,4 @@
-// Shards (runtime/shard.h): the --shard parser, the split of the servers,
+// Shards (runtime/core/shard.h): the --shard parser, the split of the servers,
 // and the library a shard serves, which must pick the very policy one lull
 // with all the shards' workers picks at the global load.
 #include <catch2/catch.hpp>
@@ -6,16 +6,16 @@
 #include <set>
 #include <stdexcept>
 
-#include "runtime/policy_catalog.h"
-#include "runtime/shard.h"
+#include "runtime/core/policy_catalog.h"
+#include "runtime/core/shard.h"
 #include "test/runtime/runtime_test_support.h"
 
-using lull::runtime::parse_shard;
-using lull::runtime::PolicyCatalog;
-using lull::runtime::PolicyTable;
-using lull::runtime::Shard;
-using lull::runtime::shard_library;
-using lull::runtime::shard_members;
+using lull::core::parse_shard;
+using lull::core::PolicyCatalog;
+using lull::core::PolicyTable;
+using lull::core::Shard;
+using lull::core::shard_library;
+using lull::core::shard_members;
 
 namespace {
 
@@ -116,16 +116,16 @@ TEST_CASE("shard: with no own count (a pool picks it) every multiple of G is kep
   for (const auto& t : shard_library(lib, {0, 2}, 0)) counts.insert(t.workers);
   CHECK(counts == std::set<int>{2, 3, 4, 6});  // from 4, 6, 8, 12
   CHECK_THROWS_WITH(shard_library({lib.at(1)}, {0, 3}, 0), Catch::Contains("a multiple of 3 workers"));
-  CHECK_THROWS_WITH(lull::runtime::shard_table(lib.at(1), {0, 3}), Catch::Contains("not a multiple"));
+  CHECK_THROWS_WITH(lull::core::shard_table(lib.at(1), {0, 3}), Catch::Contains("not a multiple"));
 }
 
 namespace {
 
 // Compiles one policy at exactly the load asked for, its first action
 // marking the request (workers and load), and records every request.
-struct MarkingCompiler final : lull::runtime::PolicyCompiler {
-  std::vector<lull::runtime::PolicyRequest> requests;
-  PolicyTable compile(const lull::runtime::PolicyRequest& r) override {
+struct MarkingCompiler final : lull::core::PolicyCompiler {
+  std::vector<lull::core::PolicyRequest> requests;
+  PolicyTable compile(const lull::core::PolicyRequest& r) override {
     requests.push_back(r);
     PolicyTable t = lull::test::tiny_table();
     t.workers = r.workers;
@@ -168,7 +168,7 @@ TEST_CASE("shard: online compilation sends the request one big lull sends and bo
       PolicyCatalog whole(lib);
       PolicyCatalog mine(shard_library(lib, {g - 1, g}, 0));
       MarkingCompiler for_whole, for_mine;
-      lull::runtime::ShardPolicyCompiler shard_compiler(for_mine, {g - 1, g}, lib.front().loads_qps());
+      lull::core::ShardPolicyCompiler shard_compiler(for_mine, {g - 1, g}, lib.front().loads_qps());
       // On the grid, between its points, on and between steps above it.
       for (double global : {3.0, 15.0, 100.0, 113.0, 115.0, 150.0, 225.0, 229.0, 230.0, 299.9, 300.0, 301.0, 345.0,
                             360.0, 1000.0, 1234.5, 3.0e4 / 7}) {

@@ -16,7 +16,7 @@
 namespace {
 
 using namespace lull::sim;
-using lull::runtime::PolicyTable;
+using lull::core::PolicyTable;
 
 constexpr double kSeconds = 20;
 constexpr std::uint64_t kSeed = 9;

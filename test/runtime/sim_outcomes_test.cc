@@ -55,7 +55,7 @@ TEST_CASE("Outcomes: finish over no queries gives rates of 0", "[sim][outcomes]"
 }
 
 TEST_CASE("a sharded run's totals are its shards' Outcomes added up", "[sim][outcomes][shard]") {
-  lull::runtime::PolicyTable t = lull::test::tiny_table();
+  lull::core::PolicyTable t = lull::test::tiny_table();
   t.workers = 4;
   ShardedRun run{{t},
                  2,
@@ -63,7 +63,7 @@ TEST_CASE("a sharded run's totals are its shards' Outcomes added up", "[sim][out
                  [] {
                    return std::make_unique<RateArrivals>(std::vector<RateSegment>{{0, 10, 3000}}, ArrivalProcess{}, 3);
                  },
-                 [](const lull::runtime::PolicyTable& table, int) { return std::make_unique<CompiledLatency>(table); }};
+                 [](const lull::core::PolicyTable& table, int) { return std::make_unique<CompiledLatency>(table); }};
   const SimResult r = simulate_shards(run, SimOptions{});
   REQUIRE(r.shards.size() == 2);
   REQUIRE(r.violated > 0);

@@ -9,7 +9,7 @@
 namespace {
 
 using namespace lull::sim;
-using lull::runtime::PolicyTable;
+using lull::core::PolicyTable;
 
 SimResult run(const PolicyTable& table, SchedulerKind kind, double qps, double seconds, std::uint64_t seed) {
   RateArrivals arrivals({{0, seconds, qps}}, ArrivalProcess{}, seed);

@@ -2,9 +2,9 @@
 // the simulator and the server alike.
 #include <catch2/catch.hpp>
 
-#include "runtime/slot_map.h"
+#include "runtime/core/slot_map.h"
 
-using lull::runtime::SlotMap;
+using lull::core::SlotMap;
 
 TEST_CASE("SlotMap gives the lowest free slot and takes it back") {
   SlotMap m(3);

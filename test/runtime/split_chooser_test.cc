@@ -1,14 +1,14 @@
-// The fleet front end's split choice (runtime/split_chooser.h): an estimate
+// The fleet front end's split choice (runtime/core/split_chooser.h): an estimate
 // over the last N arrivals, and hysteresis at the split's band.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <random>
 
-#include "runtime/split_chooser.h"
+#include "runtime/core/split_chooser.h"
 
-using lull::runtime::SplitChooser;
-using lull::runtime::SplitChooserOptions;
+using lull::core::SplitChooser;
+using lull::core::SplitChooserOptions;
 
 TEST_CASE("split chooser: the estimate counts the last arrivals, the band holds with hysteresis", "[runtime][fleet]") {
   SplitChooserOptions o;

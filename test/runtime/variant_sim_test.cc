@@ -16,7 +16,7 @@
 
 namespace {
 
-using lull::runtime::PolicyTable;
+using lull::core::PolicyTable;
 
 // tiny_scaling_library (10 QPS a worker at 1%), its actions picking the
 // slow model but in the last (queue full) state.

@@ -8,19 +8,19 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/backend.h"
+#include "runtime/core/backend.h"
 
 namespace lull::serve::testing {
 
 class ResultLog {
  public:
-  void add(const runtime::BatchResult& r) {
+  void add(const core::BatchResult& r) {
     std::lock_guard<std::mutex> lock(mu_);
     results_.push_back(r);
     cv_.notify_all();
   }
   // Waits (bounded) until at least n results arrived; returns a copy of all.
-  std::vector<runtime::BatchResult> wait_for(size_t n, std::chrono::milliseconds limit) {
+  std::vector<core::BatchResult> wait_for(size_t n, std::chrono::milliseconds limit) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, limit, [&] { return results_.size() >= n; });
     return results_;
@@ -29,11 +29,11 @@ class ResultLog {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<runtime::BatchResult> results_;
+  std::vector<core::BatchResult> results_;
 };
 
-inline runtime::BatchRequest batch(int worker, int model, std::vector<runtime::QueryId> ids) {
-  runtime::BatchRequest b;
+inline core::BatchRequest batch(int worker, int model, std::vector<core::QueryId> ids) {
+  core::BatchRequest b;
   b.worker = worker;
   b.model = model;
   b.queries = std::move(ids);

@@ -2,7 +2,7 @@
 
 #include "runtime/net/base64.h"
 
-using namespace lull::serve;
+using namespace lull::net;
 
 TEST_CASE("base64 matches RFC 4648 vectors and round-trips binary", "[serve][base64]") {
   CHECK(base64_encode("") == "");

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "runtime/torchserve/batch_codec.h"
+#include "runtime/upstream/torchserve/batch_codec.h"
 
-using namespace lull::serve;
+using namespace lull::torchserve;
 
 TEST_CASE("batch request carries every input base64-encoded, in order", "[serve][codec]") {
   const std::string a = "foo", b = std::string("\0\xff", 2);

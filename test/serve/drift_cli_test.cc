@@ -21,7 +21,7 @@
 #include "session_test_support.h"
 #include "test/support/cli_runner.h"
 
-using namespace lull::serve;
+using namespace lull::net;
 using namespace lull::serve::testing;
 
 namespace {

@@ -46,7 +46,7 @@ echo '{}' > "$WORK/servers.json"  # every group's servers: its Deployment's pods
 printf 'tok-fleet\n' > "$WORK/token"
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
     -keyout "$WORK/tls.key" -out "$WORK/ca.crt" 2> /dev/null
-SERVER="$PY $ROOT/runtime/modelserver/lull_modelserver.py --port {port} --host {host} --replay-profile"
+SERVER="$PY $ROOT/test/modelserver/lull_modelserver.py --port {port} --host {host} --replay-profile"
 "$PY" "$ROOT/test/manager/fake_kube_api.py" --token tok-fleet --tls-cert "$WORK/ca.crt" --tls-key "$WORK/tls.key" \
     --namespace lull --replicas 0 --port-file "$WORK/kube.port" --run-log-dir "$WORK" \
     --deployment models-interactive-fast --service models-interactive-fast --run-command "$SERVER $WORK/fast.json" \

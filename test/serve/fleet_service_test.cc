@@ -8,14 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "runtime/clock.h"
-#include "runtime/fleet_tables.h"
-#include "runtime/serve/fleet_metrics.h"
-#include "runtime/serve/fleet_service.h"
+#include "runtime/core/clock.h"
+#include "runtime/core/fleet_tables.h"
+#include "runtime/session/fleet_metrics.h"
+#include "runtime/session/fleet_service.h"
 #include "test/support/fleet_split_fixture.h"
 
 using namespace lull;
-using namespace lull::serve;
+using namespace lull::frontend;
+using namespace lull::session;
 
 namespace {
 
@@ -45,16 +46,16 @@ class NamedGroup final : public QueryService {
   std::string name_;
 };
 
-runtime::FleetTables two_classes() {
-  runtime::FleetTables f;
-  runtime::FleetClassTables gold;
+core::FleetTables two_classes() {
+  core::FleetTables f;
+  core::FleetClassTables gold;
   gold.name = "gold";
   gold.kinds.resize(2);
   gold.kinds[0].kind = "cpu";
   gold.kinds[1].kind = "gpu";
   // Below 100 qps all on cpu; above, 1/4 cpu, 3/4 gpu.
   gold.splits = {{100, {1.0, 0.0}, 0, 0}, {200, {0.25, 0.75}, 0, 0}};
-  runtime::FleetClassTables bulk;
+  core::FleetClassTables bulk;
   bulk.name = "bulk";
   bulk.kinds.resize(1);
   bulk.kinds[0].kind = "cpu";
@@ -66,9 +67,9 @@ runtime::FleetTables two_classes() {
 }  // namespace
 
 TEST_CASE("fleet service: the class header picks the class, the split at its load picks the kind", "[serve][fleet]") {
-  const runtime::FleetTables fleet = two_classes();
+  const core::FleetTables fleet = two_classes();
   NamedGroup gold_cpu("gold/cpu"), gold_gpu("gold/gpu"), bulk_cpu("bulk/cpu");
-  runtime::VirtualClock clock;
+  core::VirtualClock clock;
   FleetService service(fleet, {{&gold_cpu, &gold_gpu}, {&bulk_cpu}}, clock, 7);
   const auto send = [&](const std::string& cls) {
     Answer got;
@@ -108,8 +109,8 @@ TEST_CASE("fleet service: the split stays put at a low steady load (no flipping 
   // Splits every 3 qps of class load, as `lull compile --fleet --load-qps 10:160:10` gives a 30% class;
   // only the split at 21 sends the class to cpu. Poisson arrivals at 19.5 qps belong to that split:
   // a 500 ms count (about 10 arrivals, +-32%) would pick it for about one query in eight.
-  runtime::FleetTables fleet;
-  runtime::FleetClassTables bulk;
+  core::FleetTables fleet;
+  core::FleetClassTables bulk;
   bulk.name = "bulk";
   bulk.kinds.resize(2);
   bulk.kinds[0].kind = "cpu";
@@ -119,7 +120,7 @@ TEST_CASE("fleet service: the split stays put at a low steady load (no flipping 
         {static_cast<double>(load), load == 21 ? std::vector<double>{1.0, 0.0} : std::vector<double>{0.0, 1.0}, 0, 0});
   fleet.classes = {bulk};
   NamedGroup cpu("cpu"), gpu("gpu");
-  runtime::VirtualClock clock;
+  core::VirtualClock clock;
   FleetService service(fleet, {{&cpu, &gpu}}, clock, 11);
   std::mt19937_64 rng(5);
   std::exponential_distribution<double> gap(19.5);
@@ -141,11 +142,11 @@ TEST_CASE("fleet service: the split stays put at a low steady load (no flipping 
 }
 
 TEST_CASE("fleet service: the split follows the workers up (re-searched when a kind scales)", "[serve][fleet]") {
-  runtime::FleetTables fleet;
+  core::FleetTables fleet;
   fleet.classes = {test::split_fixture_class()};  // a and b, one worker each, 50/50
   NamedGroup a("a"), b("b");
   a.workers = b.workers = 1;
-  runtime::VirtualClock clock;
+  core::VirtualClock clock;
   FleetService service(fleet, {{&a, &b}}, clock, 3);
   const auto send = [&](int n) {
     a.served = b.served = 0;

@@ -19,9 +19,10 @@
 #include <vector>
 
 #include "raw_http_client.h"
-#include "runtime/serve/frontend.h"
+#include "runtime/frontend/frontend.h"
 
-using namespace lull::serve;
+using namespace lull::frontend;
+using namespace lull::net;
 using namespace lull::serve::testing;
 
 namespace {

@@ -19,9 +19,10 @@
 #include <vector>
 
 #include "raw_http_client.h"
-#include "runtime/serve/frontend.h"
+#include "runtime/frontend/frontend.h"
 
-using namespace lull::serve;
+using namespace lull::frontend;
+using namespace lull::net;
 using namespace lull::serve::testing;
 
 namespace {
@@ -409,7 +410,7 @@ TEST_CASE("front end: time before the handler counts as queue time (from the hea
 TEST_CASE("front end: I/O threads default to the CPUs it may run on, at most 2", "[serve][frontend][limits]") {
   cpu_set_t all;
   REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
-  CHECK(lull::serve::default_io_threads() == std::min(CPU_COUNT(&all), 2));
+  CHECK(lull::net::default_io_threads() == std::min(CPU_COUNT(&all), 2));
   // Pinned to one CPU, as `taskset -c 1 lull serve` pins a shard: one
   // thread, where a second would only contend for the same core.
   cpu_set_t one;
@@ -420,8 +421,8 @@ TEST_CASE("front end: I/O threads default to the CPUs it may run on, at most 2",
       break;
     }
   REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);  // this thread only
-  const int pinned = lull::serve::default_io_threads();
-  const int options = lull::serve::FrontendOptions().io_threads;
+  const int pinned = lull::net::default_io_threads();
+  const int options = lull::frontend::FrontendOptions().io_threads;
   REQUIRE(sched_setaffinity(0, sizeof all, &all) == 0);
   CHECK(pinned == 1);
   CHECK(options == 1);

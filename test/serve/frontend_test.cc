@@ -8,11 +8,12 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "runtime/serve/frontend.h"
+#include "runtime/frontend/frontend.h"
 #include "runtime/net/http_client.h"
 #include "test/support/skip.h"
 
-using namespace lull::serve;
+using namespace lull::frontend;
+using namespace lull::net;
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include "model_server_process.h"
 #include "runtime/net/http_client.h"
 
-using namespace lull::serve;
+using namespace lull::net;
 using lull::serve::testing::ModelServerProcess;
 
 TEST_CASE("HTTP client: GET, POST, many in flight, connection refused", "[serve][http]") {

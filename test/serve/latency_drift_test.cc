@@ -1,4 +1,4 @@
-// The drift rule (runtime/serve/latency_drift.h) on made-up latencies: when a
+// The drift rule (runtime/session/latency_drift.h) on made-up latencies: when a
 // (model, batch size) pair starts and stops drifting, the percentile it
 // judges by, what it ignores, and the corrected profile it hands to a
 // recompilation.
@@ -7,15 +7,15 @@
 #include <limits>
 #include <stdexcept>
 
-#include "runtime/serve/latency_drift.h"
+#include "runtime/session/latency_drift.h"
 
-using lull::serve::DriftRule;
-using lull::serve::LatencyDriftDetector;
+using lull::session::DriftRule;
+using lull::session::LatencyDriftDetector;
 using Change = LatencyDriftDetector::Change;
 
 namespace {
 
-std::vector<lull::runtime::ModelInfo> two_models() {
+std::vector<lull::core::ModelInfo> two_models() {
   return {{"fast", 0.6, {10'000, 14'000, 20'000}}, {"slow", 0.8, {30'000, 40'000, 55'000}}};
 }
 

@@ -53,8 +53,8 @@ class LullServeProcess {
 
   const std::string& base() const { return base_; }
   // POSTs `body` to the task and waits for the answer.
-  HttpResponse post(const std::string& task, const std::string& body) {
-    HttpRequest r;
+  net::HttpResponse post(const std::string& task, const std::string& body) {
+    net::HttpRequest r;
     r.method = "POST";
     r.url = base_ + "/predictions/" + task;
     r.body = body;
@@ -63,7 +63,7 @@ class LullServeProcess {
   }
   // The body of GET /metrics.
   std::string metrics() {
-    HttpRequest r;
+    net::HttpRequest r;
     r.url = base_ + "/metrics";
     return client_.fetch(r).body;
   }
@@ -78,7 +78,7 @@ class LullServeProcess {
   }
   pid_t pid_ = -1;
   std::string base_;
-  HttpClient client_;
+  net::HttpClient client_;
 };
 
 }  // namespace lull::serve::testing

@@ -2,9 +2,10 @@
 
 #include "model_server_process.h"
 #include "runtime/net/http_client.h"
-#include "runtime/torchserve/model_check.h"
+#include "runtime/upstream/torchserve/model_check.h"
 
-using namespace lull::serve;
+using namespace lull::net;
+using namespace lull::torchserve;
 using namespace lull::serve::testing;
 
 TEST_CASE("model check passes when every worker has every model", "[serve][management]") {

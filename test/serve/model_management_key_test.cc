@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/torchserve/model_management.h"
+#include "runtime/upstream/torchserve/model_management.h"
 #include "test/support/fake_http_transport.h"
 
-using namespace lull::serve;
+using namespace lull::net;
+using namespace lull::torchserve;
 using lull::test::FakeHttpTransport;
 
 namespace {

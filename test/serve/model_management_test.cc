@@ -1,4 +1,4 @@
-// The TorchServe management client (runtime/torchserve/model_management.h)
+// The TorchServe management client (runtime/upstream/torchserve/model_management.h)
 // against the stand-in server's management API: load, list, unload, and the
 // failures TorchServe answers (a model that fails to load, one not in the
 // store, one already registered, one not registered), each reported with
@@ -9,10 +9,11 @@
 
 #include "model_server_process.h"
 #include "runtime/net/http_client.h"
-#include "runtime/torchserve/model_check.h"
-#include "runtime/torchserve/model_management.h"
+#include "runtime/upstream/torchserve/model_check.h"
+#include "runtime/upstream/torchserve/model_management.h"
 
-using namespace lull::serve;
+using namespace lull::net;
+using namespace lull::torchserve;
 using namespace lull::serve::testing;
 
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// Test helper: runs runtime/modelserver/lull_modelserver.py as a child
+// Test helper: runs test/modelserver/lull_modelserver.py as a child
 // process on 127.0.0.1, on a free port the server picks itself, and stops it
 // when the object goes away. Every wait is bounded.
 #include <sys/types.h>
@@ -16,7 +16,7 @@ class ModelServerProcess {
   // `script` (in the source tree) may be another server taking the same
   // --host/--port/--port-file flags (the fake Kubernetes API server).
   explicit ModelServerProcess(std::vector<std::string> args, int port = 0, double start_timeout_s = 60,
-                              std::string script = "runtime/modelserver/lull_modelserver.py");
+                              std::string script = "test/modelserver/lull_modelserver.py");
   ~ModelServerProcess();
   ModelServerProcess(const ModelServerProcess&) = delete;
   ModelServerProcess& operator=(const ModelServerProcess&) = delete;

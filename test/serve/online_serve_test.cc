@@ -4,20 +4,20 @@
 // shows the compilation and the policy in use.
 #include <catch2/catch.hpp>
 
-#include "runtime/background_policy_provider.h"
+#include "runtime/core/background_policy_provider.h"
 #include "session_fakes.h"
 
-using namespace lull::serve;
+using namespace lull::session;
 using namespace lull::serve::testing;
 
 namespace {
 
-class FakeCompiler final : public lull::runtime::PolicyCompiler {
+class FakeCompiler final : public lull::core::PolicyCompiler {
  public:
-  lull::runtime::PolicyTable compile(const lull::runtime::PolicyRequest& r) override {
+  lull::core::PolicyTable compile(const lull::core::PolicyRequest& r) override {
     ++calls;
     requested.push_back(r.workers);
-    lull::runtime::PolicyTable t = tiny_session_table(r.workers);
+    lull::core::PolicyTable t = tiny_session_table(r.workers);
     t.policies[0].load_qps = r.load_qps;
     return t;
   }
@@ -35,7 +35,7 @@ double value(ServeSession& s, const std::string& name) {
 
 TEST_CASE("serve: a worker down compiles the K-1 policy in the background and swaps it in", "[serve][online]") {
   FakeCompiler compiler;
-  lull::runtime::BackgroundPolicyProvider provider(compiler);
+  lull::core::BackgroundPolicyProvider provider(compiler);
   ServeOptions options;
   options.online = &provider;
   Rig rig(3, {}, options);
@@ -62,16 +62,16 @@ TEST_CASE("serve: a worker down compiles the K-1 policy in the background and sw
 TEST_CASE("serve with a worker pool: nothing is compiled for the vacant slots, only for the workers admitted",
           "[serve][online][autoscale]") {
   FakeCompiler compiler;
-  lull::runtime::BackgroundPolicyProvider provider(compiler);
+  lull::core::BackgroundPolicyProvider provider(compiler);
   ServeOptions options;
   options.online = &provider;
   options.pool_managed = true;
   // 11 slots (the pool's maximum), a set for 2 workers; no worker up yet.
-  const lull::runtime::PolicyTable table = tiny_session_table(2);
-  QueryInputs inputs;
+  const lull::core::PolicyTable table = tiny_session_table(2);
+  lull::core::QueryInputs inputs;
   FakeHealth health(11);
   FakeBackend backend(inputs);
-  lull::runtime::VirtualClock clock;
+  lull::core::VirtualClock clock;
   ServeSession session(table, backend, health, inputs, clock, options);
   provider.wait_idle();
   CHECK(compiler.requested.empty());

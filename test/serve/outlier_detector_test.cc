@@ -4,10 +4,10 @@
 
 #include <stdexcept>
 
-#include "runtime/torchserve/outlier_detector.h"
+#include "runtime/upstream/torchserve/outlier_detector.h"
 
-using lull::serve::OutlierDetector;
-using lull::serve::OutlierOptions;
+using lull::torchserve::OutlierDetector;
+using lull::torchserve::OutlierOptions;
 using Failure = OutlierDetector::Failure;
 
 namespace {

@@ -28,19 +28,19 @@
 #include "model_server_process.h"
 #include "session_test_support.h"
 #include "runtime/net/http_client.h"
-#include "runtime/query_inputs.h"
-#include "runtime/torchserve/torchserve_backend.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
 #include "test/support/cli_runner.h"
 
-using namespace lull::serve;
+using namespace lull::torchserve;
 using namespace lull::serve::testing;
-using lull::runtime::BatchRequest;
+using lull::core::BatchRequest;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-BatchRequest one_query_batch(lull::runtime::QueryId id) {
+BatchRequest one_query_batch(lull::core::QueryId id) {
   BatchRequest b;
   b.worker = 0;
   b.model = 0;
@@ -50,12 +50,12 @@ BatchRequest one_query_batch(lull::runtime::QueryId id) {
 
 // A one-worker backend on `server` serving its model "fast", reporting to
 // `log` (and health changes after its start to `on_health`), started and up.
-std::unique_ptr<TorchServeBackend> one_worker(const ModelServerProcess& server, const QueryInputs& inputs,
+std::unique_ptr<TorchServeBackend> one_worker(const ModelServerProcess& server, const lull::core::QueryInputs& inputs,
                                               const TorchServeOptions& opts, ResultLog& log,
                                               std::function<void(int, bool)> on_health = {}) {
   auto backend = std::make_unique<TorchServeBackend>(std::vector<WorkerEndpoint>{{server.url(), server.url()}},
                                                      std::vector<std::string>{"fast"}, inputs, opts);
-  backend->set_completion_handler([&log](const lull::runtime::BatchResult& r) { log.add(r); });
+  backend->set_completion_handler([&log](const lull::core::BatchResult& r) { log.add(r); });
   auto started = std::make_shared<std::atomic<bool>>(false);  // start()'s own "up" is not reported
   backend->set_health_handler([started, on_health](int w, bool up) {
     if (*started && on_health) on_health(w, up);
@@ -66,7 +66,7 @@ std::unique_ptr<TorchServeBackend> one_worker(const ModelServerProcess& server, 
 }
 
 // Sends worker 0 a one-query batch and waits for its result, the n-th reported.
-lull::runtime::BatchResult send_one(TorchServeBackend& backend, ResultLog& log, size_t n) {
+lull::core::BatchResult send_one(TorchServeBackend& backend, ResultLog& log, size_t n) {
   backend.start_batch(one_query_batch(1));
   auto results = log.wait_for(n, milliseconds(3000));
   REQUIRE(results.size() == n);
@@ -123,7 +123,7 @@ std::string fresh_tiny_set(const std::string& dir) {
 TEST_CASE("outlier ejection: hanging predictions with a healthy /ping eject once and stay out, backoff growing",
           "[serve][backend][fault][outlier]") {
   ModelServerProcess s0({"--fake", "fast:0:0", "--delay-ms", "5000"});  // predictions hang; /ping answers
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   inputs.put(1, "x");
   TorchServeOptions opts;
   opts.batch_timeout_ms = 200;
@@ -157,7 +157,7 @@ TEST_CASE("outlier ejection: one prediction too few ejects the worker, which sta
   // The probe's finding: /ping passes while every batch fails, and the worker
   // went down and up again at every backoff (5 times in 20 s).
   ModelServerProcess s0({"--fake", "fast:0:0", "--short-predictions"});
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   inputs.put(1, "x");
   TorchServeOptions opts;
   opts.health_interval_ms = 50;
@@ -188,7 +188,7 @@ TEST_CASE("outlier ejection: an ejected worker returns once its backoff is over 
   const int port = free_port();
   auto broken = std::make_unique<ModelServerProcess>(
       std::vector<std::string>{"--fake", "fast:0:0", "--malformed-predictions"}, port);
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   inputs.put(1, "x");
   TorchServeOptions opts;
   opts.health_interval_ms = 50;
@@ -224,7 +224,7 @@ TEST_CASE("outlier ejection: an ejected worker returns once its backoff is over 
 
 TEST_CASE("outlier ejection: inputs the model rejects never eject the worker", "[serve][backend][outlier]") {
   ModelServerProcess s0({"--fake", "fast:0:0"});
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   inputs.put(1, "LULL-MALFORMED");  // the stand-in rejects it: a per-input error inside a 200
   TorchServeOptions opts;
   opts.outlier.eject_after_failures = 1;

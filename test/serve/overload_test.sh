@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Overload and connection churn against `lull serve` (issue 25, finding 1;
 # the ctest serve.overload): two latency-replay stand-in servers
-# (runtime/modelserver/lull_modelserver.py --replay-profile, as e2e.sh's replay
+# (test/modelserver/lull_modelserver.py --replay-profile, as e2e.sh's replay
 # mode), a policy compiled from the same profile, and `lull serve` with a small
 # connection cap, on loopback only. Two phases:
 #   1. open-loop Poisson load from `lull loadgen` at OVERLOAD_QPS (default
@@ -44,7 +44,7 @@ FAILED=0
 
 URLS=()
 for i in 0 1; do
-  "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
+  "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
       --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
   PIDS+=($!)
 done

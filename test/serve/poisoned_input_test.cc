@@ -15,7 +15,8 @@
 #include "serve_stack_support.h"
 #include "runtime/net/http_client.h"
 
-using namespace lull::serve;
+using namespace lull::net;
+using namespace lull::torchserve;
 using namespace lull::serve::testing;
 using std::chrono::milliseconds;
 

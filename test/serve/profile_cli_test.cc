@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "model_server_process.h"
-#include "runtime/torchserve/model_check.h"
+#include "runtime/upstream/torchserve/model_check.h"
 #include "test/support/cli_runner.h"
 
 using lull::serve::testing::ModelServerProcess;
@@ -47,7 +47,7 @@ TEST_CASE("lull profile: memory_mb from the management API (a real TorchVision m
 }
 
 TEST_CASE("model_memory_mb reads TorchServe's workers[].memoryUsage", "[serve]") {
-  using lull::serve::model_memory_mb;
+  using lull::torchserve::model_memory_mb;
   CHECK(model_memory_mb(
             R"([{"modelName": "r", "workers": [{"id": "9000", "memoryUsage": 1048576}, {"memoryUsage": 3145728}]}])") ==
         3.0);

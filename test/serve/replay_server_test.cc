@@ -8,11 +8,12 @@
 #include <stdexcept>
 
 #include "model_server_process.h"
-#include "runtime/torchserve/batch_codec.h"
+#include "runtime/upstream/torchserve/batch_codec.h"
 #include "runtime/net/http_client.h"
-#include "runtime/torchserve/model_check.h"
+#include "runtime/upstream/torchserve/model_check.h"
 
-using namespace lull::serve;
+using namespace lull::net;
+using namespace lull::torchserve;
 using namespace lull::serve::testing;
 
 namespace {

@@ -8,7 +8,7 @@
 #include "runtime/net/json_data_field.h"
 #include "runtime/net/multipart_form.h"
 
-using namespace lull::serve;
+using namespace lull::net;
 
 TEST_CASE("json data field: the top-level string \"data\", unescaped", "[serve][json]") {
   auto j =

@@ -12,12 +12,12 @@
 
 #include "backend_test_support.h"
 #include "model_server_process.h"
-#include "runtime/torchserve/batch_codec.h"
-#include "runtime/query_inputs.h"
-#include "runtime/torchserve/request_split.h"
-#include "runtime/torchserve/torchserve_backend.h"
+#include "runtime/upstream/torchserve/batch_codec.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/upstream/torchserve/request_split.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
 
-using namespace lull::serve;
+using namespace lull::torchserve;
 using namespace lull::serve::testing;
 
 TEST_CASE("request split: the size formula is the codec's body size", "[serve][split]") {
@@ -70,17 +70,17 @@ TEST_CASE("request split: the backend sends a big batch as several requests and 
   // The stand-in refuses (413) bodies over the limit, like TorchServe past max_request_size.
   ModelServerProcess server(
       {"--fake", "fast:0:0", "--max-request-size", std::to_string(limit), "--log-requests", log_path});
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   // The fake predicts len(input) % 1000: each answer names its query.
   for (int id = 1; id <= 9; ++id) inputs.put(id, std::string(static_cast<size_t>(100 * id), 'q'));
   TorchServeOptions options;
   options.max_request_bytes = limit;
   TorchServeBackend backend({{server.url(), server.url()}}, {"fast"}, inputs, options);
   ResultLog log;
-  backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
   REQUIRE(backend.start() == 1);
 
-  lull::runtime::BatchRequest b;
+  lull::core::BatchRequest b;
   b.queries = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   backend.start_batch(b);
   auto results = log.wait_for(1, std::chrono::milliseconds(5000));

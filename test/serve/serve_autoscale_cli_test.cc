@@ -24,7 +24,7 @@ TEST_CASE("lull serve --autoscale: bad flags are one line and exit 2", "[serve][
   INFO(compiled.output);
   REQUIRE(compiled.code == 0);
   const std::string serve = std::string(LULL_BINARY) + " serve --policies " + lib + " --listen 127.0.0.1:0";
-  const std::string server = "'python3 " + source_path("runtime/modelserver/lull_modelserver.py") + " --port {port}'";
+  const std::string server = "'python3 " + source_path("test/modelserver/lull_modelserver.py") + " --port {port}'";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "--servers is required (or --autoscale with a worker pool)"},
       {" --autoscale --servers http://127.0.0.1:1", "--servers with --autoscale"},

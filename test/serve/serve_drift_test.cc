@@ -10,7 +10,7 @@
 
 #include "session_fakes.h"
 
-using namespace lull::serve;
+using namespace lull::session;
 using namespace lull::serve::testing;
 
 namespace {
@@ -41,8 +41,8 @@ void one_batch(Rig& rig, std::int64_t* now_us, std::int64_t took_us) {
 }
 
 // The tiny one-worker table, compiled at `percentile`.
-lull::runtime::PolicyTable compiled_at(double percentile) {
-  lull::runtime::PolicyTable t = tiny_session_table(1);
+lull::core::PolicyTable compiled_at(double percentile) {
+  lull::core::PolicyTable t = tiny_session_table(1);
   t.percentile = percentile;
   return t;
 }

@@ -11,7 +11,7 @@
 #include "serve_stack_support.h"
 #include "runtime/net/http_client.h"
 
-using namespace lull::serve;
+using namespace lull::net;
 using namespace lull::serve::testing;
 using std::chrono::milliseconds;
 
@@ -20,7 +20,7 @@ namespace {
 std::string metric_line(HttpClient& c, const std::string& base, const std::string& prefix) {
   HttpRequest g;
   g.url = base + "/metrics";
-  return testing::metric_line(c.fetch(g).body, prefix);
+  return lull::serve::testing::metric_line(c.fetch(g).body, prefix);
 }
 
 }  // namespace

@@ -79,7 +79,7 @@ class Rig:
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         port_file = self.work / "server.port"
         self.server = subprocess.Popen(
-            ["/usr/bin/python3", str(ROOT / "runtime" / "modelserver" / "lull_modelserver.py"), "--replay-profile",
+            ["/usr/bin/python3", str(ROOT / "test" / "modelserver" / "lull_modelserver.py"), "--replay-profile",
              str(PROFILE), "--port-file", str(port_file)], stderr=open(self.work / "server.log", "w"))
         if not wait_for(lambda: port_file.exists() and port_file.read_text().strip()):
             raise RuntimeError("the stand-in server did not start")

@@ -11,19 +11,21 @@
 #include <fstream>
 #include <string>
 
-#include "runtime/serve/frontend.h"
+#include "runtime/frontend/frontend.h"
 #include "runtime/net/http_client.h"
 #include "promtool_check.h"
 #include "session_fakes.h"
 
-using namespace lull::serve;
+using namespace lull::frontend;
+using namespace lull::net;
+using namespace lull::session;
 using namespace lull::serve::testing;
 
 namespace {
 
 // The value of the first sample line starting with `prefix`; NaN when absent.
 double metric_value(const std::string& metrics, const std::string& prefix) {
-  const std::string line = testing::metric_line(metrics, prefix);
+  const std::string line = metric_line(metrics, prefix);
   return line.empty() ? std::nan("") : std::stod(line.substr(line.rfind(' ') + 1));
 }
 

@@ -13,20 +13,21 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/backend.h"
-#include "runtime/clock.h"
-#include "runtime/policy_table.h"
-#include "runtime/query_inputs.h"
-#include "runtime/serve/serve_session.h"
-#include "runtime/worker_health.h"
+#include "runtime/core/backend.h"
+#include "runtime/core/clock.h"
+#include "runtime/core/policy_table.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/session/serve_session.h"
+#include "runtime/core/worker_health.h"
 #include "session_fakes.h"
 #include "session_test_support.h"
 
-using namespace lull::serve;
+using namespace lull::frontend;
+using namespace lull::session;
 using namespace lull::serve::testing;
-using lull::runtime::BatchRequest;
-using lull::runtime::BatchResult;
-using lull::runtime::QueryId;
+using lull::core::BatchRequest;
+using lull::core::BatchResult;
+using lull::core::QueryId;
 
 TEST_CASE("serve session: each query gets its own prediction from the batch result", "[serve][session]") {
   Rig rig(2);
@@ -222,10 +223,10 @@ TEST_CASE("serve session: shutdown answers what is waiting and refuses what come
 
 TEST_CASE("serve session: a health source for another worker count is refused", "[serve][session]") {
   const auto table = tiny_session_table(2);
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   FakeHealth health(3);
   FakeBackend backend(inputs);
-  lull::runtime::VirtualClock clock;
+  lull::core::VirtualClock clock;
   CHECK_THROWS_WITH(ServeSession(table, backend, health, inputs, clock), Catch::Contains("compiled for 2 workers"));
 }
 

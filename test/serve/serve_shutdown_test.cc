@@ -37,7 +37,7 @@
 
 extern char** environ;
 
-using namespace lull::serve;
+using namespace lull::net;
 using namespace lull::serve::testing;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
@@ -104,7 +104,7 @@ const std::string& library() {
 }
 
 std::string stand_in(const std::string& extra = "") {
-  return python3() + " " + source_path("runtime/modelserver/lull_modelserver.py") + " --replay-profile " +
+  return python3() + " " + source_path("test/modelserver/lull_modelserver.py") + " --replay-profile " +
          source_path("test/data/replay_profile.json") + " --port {port}" + extra;
 }
 

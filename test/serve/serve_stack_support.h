@@ -9,17 +9,17 @@
 
 #include "model_server_process.h"
 #include "session_test_support.h"
-#include "runtime/clock.h"
-#include "runtime/serve/frontend.h"
+#include "runtime/core/clock.h"
+#include "runtime/frontend/frontend.h"
 #include "runtime/net/http_client.h"
-#include "runtime/query_inputs.h"
-#include "runtime/serve/serve_session.h"
-#include "runtime/torchserve/torchserve_backend.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/session/serve_session.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
 
 namespace lull::serve::testing {
 
-inline TorchServeOptions fast_health_checks() {
-  TorchServeOptions o;
+inline torchserve::TorchServeOptions fast_health_checks() {
+  torchserve::TorchServeOptions o;
   o.health_interval_ms = 100;
   o.health_timeout_ms = 300;
   return o;
@@ -42,33 +42,33 @@ struct ServeStack {
     fe.stop();
     backend.stop();  // its threads call into the session: stopped before it goes
   }
-  static FrontendOptions frontend_options() {
-    FrontendOptions fo;
+  static frontend::FrontendOptions frontend_options() {
+    frontend::FrontendOptions fo;
     fo.port = 0;
     fo.task = "classify";
     return fo;
   }
   // POSTs `body` to the front end's task through `client`, not waiting.
-  std::future<HttpResponse> post(HttpClient& client, std::string body) const {
-    auto p = std::make_shared<std::promise<HttpResponse>>();
+  std::future<net::HttpResponse> post(net::HttpClient& client, std::string body) const {
+    auto p = std::make_shared<std::promise<net::HttpResponse>>();
     auto answer = p->get_future();
-    HttpRequest r;
+    net::HttpRequest r;
     r.method = "POST";
     r.url = base + "/predictions/classify";
     r.body = std::move(body);
     r.timeout_ms = 20000;
-    client.send(r, [p](HttpResponse resp) { p->set_value(std::move(resp)); });
+    client.send(r, [p](net::HttpResponse resp) { p->set_value(std::move(resp)); });
     return answer;
   }
 
   ModelServerProcess s0, s1;
-  runtime::PolicyTable table;
-  QueryInputs inputs;
-  runtime::WallClock clock;
-  TorchServeBackend backend;
-  ServeSession session;
+  core::PolicyTable table;
+  lull::core::QueryInputs inputs;
+  core::WallClock clock;
+  torchserve::TorchServeBackend backend;
+  session::ServeSession session;
   int workers_up_at_start;
-  Frontend fe;
+  frontend::Frontend fe;
   std::string base;
 };
 

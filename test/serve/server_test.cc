@@ -15,7 +15,7 @@
 #include "session_test_support.h"
 #include "runtime/net/http_client.h"
 #include "runtime/server/server.h"
-#include "runtime/torchserve/model_check.h"
+#include "runtime/upstream/torchserve/model_check.h"
 
 using namespace lull;
 using serve::testing::ModelServerProcess;
@@ -32,15 +32,15 @@ server::ServeSpec spec_over(const std::vector<std::string>& urls) {
   return spec;
 }
 
-serve::HttpResponse post(serve::HttpClient& client, const std::string& url, std::int64_t timeout_ms = 20000) {
-  auto p = std::make_shared<std::promise<serve::HttpResponse>>();
+net::HttpResponse post(net::HttpClient& client, const std::string& url, std::int64_t timeout_ms = 20000) {
+  auto p = std::make_shared<std::promise<net::HttpResponse>>();
   auto answer = p->get_future();
-  serve::HttpRequest r;
+  net::HttpRequest r;
   r.method = "POST";
   r.url = url;
   r.body = "q";
   r.timeout_ms = timeout_ms;
-  client.send(r, [p](serve::HttpResponse resp) { p->set_value(std::move(resp)); });
+  client.send(r, [p](net::HttpResponse resp) { p->set_value(std::move(resp)); });
   return answer.get();
 }
 }  // namespace
@@ -55,10 +55,10 @@ TEST_CASE("Server: start() brings up the workers and then the front end, stop() 
   CHECK(server.start() == 2);
   REQUIRE(server.port() > 0);
   const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/predictions/classify";
-  serve::HttpClient client;
+  net::HttpClient client;
   CHECK(post(client, url).status == 200);
   server.stop();
-  const serve::HttpResponse after = post(client, url, 2000);
+  const net::HttpResponse after = post(client, url, 2000);
   CHECK(after.status == 0);  // nothing listens any more
   server.stop();             // again: nothing left to do
 }
@@ -88,5 +88,5 @@ TEST_CASE("Server: the model check at construction refuses servers without the p
   ModelServerProcess s0({"--fake", "small:5:1"});  // no "big"
   auto spec = spec_over({s0.url()});
   spec.model_check = true;
-  CHECK_THROWS_AS([&] { server::Server refused(std::move(spec)); }(), serve::ModelCheckError);
+  CHECK_THROWS_AS([&] { server::Server refused(std::move(spec)); }(), torchserve::ModelCheckError);
 }

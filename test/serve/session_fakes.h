@@ -10,23 +10,23 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/backend.h"
-#include "runtime/clock.h"
-#include "runtime/policy_table.h"
-#include "runtime/query_inputs.h"
-#include "runtime/serve/serve_session.h"
-#include "runtime/worker_health.h"
+#include "runtime/core/backend.h"
+#include "runtime/core/clock.h"
+#include "runtime/core/policy_table.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/session/serve_session.h"
+#include "runtime/core/worker_health.h"
 #include "session_test_support.h"
 
 namespace lull::serve::testing {
 
-using lull::runtime::BatchRequest;
-using lull::runtime::BatchResult;
+using lull::core::BatchRequest;
+using lull::core::BatchResult;
 
 // Records batches (with the inputs it would send); finishes them on request.
-class FakeBackend final : public lull::runtime::Backend {
+class FakeBackend final : public lull::core::Backend {
  public:
-  explicit FakeBackend(const QueryInputs& inputs) : inputs_(inputs) {}
+  explicit FakeBackend(const lull::core::QueryInputs& inputs) : inputs_(inputs) {}
   void start_batch(const BatchRequest& b) override {
     started.push_back(b);
     std::vector<std::string> in;
@@ -63,10 +63,10 @@ class FakeBackend final : public lull::runtime::Backend {
     r.ok = ok;
     return r;
   }
-  const QueryInputs& inputs_;
+  const lull::core::QueryInputs& inputs_;
 };
 
-class FakeHealth final : public WorkerHealth {
+class FakeHealth final : public lull::core::WorkerHealth {
  public:
   explicit FakeHealth(int workers) : up_(static_cast<size_t>(workers), true) {}
   int num_workers() const override { return static_cast<int>(up_.size()); }
@@ -83,30 +83,30 @@ class FakeHealth final : public WorkerHealth {
 };
 
 struct Rig {
-  explicit Rig(int workers, std::vector<bool> up = {}, ServeOptions options = {})
+  explicit Rig(int workers, std::vector<bool> up = {}, session::ServeOptions options = {})
       : table(tiny_session_table(workers)), health(workers), backend(inputs) {
     for (size_t w = 0; w < up.size(); ++w)
       if (!up[w]) health.set(static_cast<int>(w), false);
-    session = std::make_unique<ServeSession>(table, backend, health, inputs, clock, std::move(options));
+    session = std::make_unique<session::ServeSession>(table, backend, health, inputs, clock, std::move(options));
   }
   // The same on another table (its worker count), every worker up.
-  Rig(lull::runtime::PolicyTable t, ServeOptions options)
+  Rig(lull::core::PolicyTable t, session::ServeOptions options)
       : table(std::move(t)), health(table.workers), backend(inputs) {
-    session = std::make_unique<ServeSession>(table, backend, health, inputs, clock, std::move(options));
+    session = std::make_unique<session::ServeSession>(table, backend, health, inputs, clock, std::move(options));
   }
-  lull::runtime::PolicyTable table;
-  QueryInputs inputs;
+  lull::core::PolicyTable table;
+  lull::core::QueryInputs inputs;
   FakeHealth health;
   FakeBackend backend;
-  lull::runtime::VirtualClock clock;
-  std::unique_ptr<ServeSession> session;
+  lull::core::VirtualClock clock;
+  std::unique_ptr<session::ServeSession> session;
 };
 
-inline bool ready(const std::future<Answer>& f) {
+inline bool ready(const std::future<frontend::Answer>& f) {
   return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
-inline std::string metric_line(ServeSession& s, const std::string& prefix) {
+inline std::string metric_line(session::ServeSession& s, const std::string& prefix) {
   return testing::metric_line(s.metrics_text(), prefix);
 }
 

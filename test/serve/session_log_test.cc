@@ -14,7 +14,7 @@
 #include "session_fakes.h"
 #include "session_test_support.h"
 
-using namespace lull::serve;
+using namespace lull::session;
 using namespace lull::serve::testing;
 
 namespace {
@@ -56,11 +56,11 @@ TEST_CASE("serve session: a fleet group's worker lines name its class and kind",
   ServeOptions options;
   options.pool_managed = true;
   options.group = "class 'gold', kind 'gpu'";
-  const lull::runtime::PolicyTable table = tiny_session_table(2);
-  QueryInputs inputs;
+  const lull::core::PolicyTable table = tiny_session_table(2);
+  lull::core::QueryInputs inputs;
   FakeHealth health(2);
   FakeBackend backend(inputs);
-  lull::runtime::VirtualClock clock;
+  lull::core::VirtualClock clock;
   StderrToFile err;
   {
     ServeSession session(table, backend, health, inputs, clock, options);

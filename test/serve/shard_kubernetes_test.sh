@@ -30,7 +30,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext su
     -keyout "$WORK/tls.key" -out "$WORK/ca.crt" 2> /dev/null
 "$PY" "$ROOT/test/manager/fake_kube_api.py" --token tok-shard --tls-cert "$WORK/ca.crt" --tls-key "$WORK/tls.key" \
     --namespace lull --deployment models-1 --service models-1 --replicas 0 --port-file "$WORK/kube.port" \
-    --run-command "$PY $ROOT/runtime/modelserver/lull_modelserver.py --replay-profile $PROFILE --port {port} --host {host}" \
+    --run-command "$PY $ROOT/test/modelserver/lull_modelserver.py --replay-profile $PROFILE --port {port} --host {host}" \
     --run-log-dir "$WORK" 2> "$WORK/kube.log" &
 PIDS+=($!)
 wait_file "$WORK/kube.port"

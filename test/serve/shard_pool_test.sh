@@ -30,7 +30,7 @@ fail() { echo "shard_pool: FAIL: $*" >&2; FAILED=1; }
 "$LULL" compile --profiles "$PROFILE" --slo-ms 70 --workers 2:6:2 --percentile 100 --load-qps 5:40:5 \
     --max-queue 8 --intervals 50 --out "$WORK/library.pb" > /dev/null 2>&1
 mkdir "$WORK/workers"
-WORKER_CMD="$PY $ROOT/runtime/modelserver/lull_modelserver.py --replay-profile $PROFILE --port {port}"
+WORKER_CMD="$PY $ROOT/test/modelserver/lull_modelserver.py --replay-profile $PROFILE --port {port}"
 for i in 0 1; do
   "$LULL" serve --policies "$WORK/library.pb" --shard "$i/2" --listen 127.0.0.1:0 --port-file "$WORK/shard$i.port" \
       --autoscale --worker-pool local --worker-command "$WORKER_CMD" --worker-log-dir "$WORK/workers" \

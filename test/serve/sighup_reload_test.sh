@@ -29,7 +29,7 @@ compile() {  # OUT INTERVALS
 compile "$WORK/a.pb" 100
 compile "$WORK/b.pb" 50
 cp "$WORK/a.pb" "$WORK/set.pb"
-"$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --port-file "$WORK/port0" \
+"$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --port-file "$WORK/port0" \
     2> "$WORK/server.log" &
 PIDS+=($!)
 wait_file "$WORK/port0"

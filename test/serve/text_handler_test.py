@@ -11,7 +11,7 @@ import types
 import unittest
 
 ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "runtime", "torchserve"))
+sys.path.insert(0, os.path.join(ROOT, "packaging", "torchserve"))
 ts = types.ModuleType("ts")
 ts.torch_handler = types.ModuleType("ts.torch_handler")
 ts.torch_handler.base_handler = types.ModuleType("ts.torch_handler.base_handler")

@@ -20,10 +20,11 @@
 #include "lull_serve_process.h"
 #include "model_server_process.h"
 #include "runtime/net/http_client.h"
-#include "runtime/torchserve/torchserve_token.h"
+#include "runtime/upstream/torchserve/torchserve_token.h"
 #include "test/support/cli_runner.h"
 
-using namespace lull::serve;
+using namespace lull::net;
+using namespace lull::torchserve;
 using namespace lull::serve::testing;
 namespace fs = std::filesystem;
 

@@ -18,12 +18,13 @@
 #include "backend_test_support.h"
 #include "runtime/net/base64.h"
 #include "runtime/net/json_value.h"
-#include "runtime/query_inputs.h"
-#include "runtime/torchserve/torchserve_backend.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
 #include "test/support/fake_http_transport.h"
 
-using namespace lull::serve;
-using lull::runtime::BatchRequest;
+using namespace lull::net;
+using namespace lull::torchserve;
+using lull::core::BatchRequest;
 using lull::serve::testing::batch;
 using lull::serve::testing::ResultLog;
 using lull::test::FakeHttpTransport;
@@ -98,11 +99,11 @@ TEST_CASE("TorchServe backend (fake transport): one request per batch, answers s
           "[serve][backend]") {
   Rig rig;
   FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast"), s1(rig.http, "http://10.0.0.2:8080", "fast");
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   for (int id = 1; id <= 12; ++id) inputs.put(id, std::string(static_cast<size_t>(id * 3), 'q'));
   TorchServeBackend backend({{s0.url, s0.url}, {s1.url, s1.url}}, {"fast"}, inputs, {}, std::move(rig.owned));
   ResultLog log;
-  backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
   REQUIRE(backend.start() == 2);
 
   backend.start_batch(batch(0, 0, {1, 2, 3, 4, 5}));
@@ -125,11 +126,11 @@ TEST_CASE("TorchServe backend (fake transport): a model the server lacks fails t
           "[serve][backend]") {
   Rig rig;
   FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   inputs.put(1, "x");
   TorchServeBackend backend({{s0.url, s0.url}}, {"fast", "absent"}, inputs, {}, std::move(rig.owned));
   ResultLog log;
-  backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
   REQUIRE(backend.start() == 1);
   backend.start_batch(batch(0, 1, {1}));
   auto results = log.wait_for(1, milliseconds(3000));
@@ -147,14 +148,14 @@ TEST_CASE(
     "[serve][backend][fault]") {
   Rig rig;
   FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   for (int id = 1; id <= 4; ++id) inputs.put(id, "x");
   TorchServeOptions opts;
   opts.health_interval_ms = 20;
   TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, inputs, opts, std::move(rig.owned));
   ResultLog log;
   std::atomic<int> downs{0}, ups{0};
-  backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
   backend.set_health_handler([&](int, bool up) { (up ? ups : downs)++; });
   REQUIRE(backend.start() == 1);
   ups = 0;  // the start's own ping
@@ -187,7 +188,7 @@ TEST_CASE("TorchServe backend (fake transport): a batch past its timeout fails a
   Rig rig;
   FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
   *s0.slow = true;
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   inputs.put(1, "x");
   TorchServeOptions opts;
   opts.batch_timeout_ms = 300;
@@ -195,7 +196,7 @@ TEST_CASE("TorchServe backend (fake transport): a batch past its timeout fails a
   opts.outlier.eject_after_failures = 1;
   TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, inputs, opts, std::move(rig.owned));
   ResultLog log;
-  backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
   REQUIRE(backend.start() == 1);  // the ping does not go through the model
   backend.start_batch(batch(0, 0, {1}));
   auto results = log.wait_for(1, milliseconds(3000));
@@ -212,7 +213,7 @@ TEST_CASE("TorchServe backend (fake transport): a batch past its timeout fails a
 TEST_CASE("TorchServe backend (fake transport): an unreachable worker starts out of rotation", "[serve][backend]") {
   Rig rig;
   FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   const std::string dead = "http://10.0.0.9:8080";  // no route: connection refused
   TorchServeBackend backend({{s0.url, s0.url}, {dead, dead}}, {"fast"}, inputs, {}, std::move(rig.owned));
   CHECK(backend.start() == 1);

@@ -10,18 +10,18 @@
 
 #include "backend_test_support.h"
 #include "model_server_process.h"
-#include "runtime/query_inputs.h"
-#include "runtime/torchserve/torchserve_backend.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
 
-using namespace lull::serve;
+using namespace lull::torchserve;
 using namespace lull::serve::testing;
-using lull::runtime::BatchRequest;
+using lull::core::BatchRequest;
 using std::chrono::milliseconds;
 
 TEST_CASE("TorchServe backend: a killed server fails its in-flight batches, goes down, rejoins after restart",
           "[serve][backend][fault]") {
   ModelServerProcess s0({"--fake", "slow:400:0"});
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   for (int id = 1; id <= 4; ++id) inputs.put(id, "x");
   TorchServeOptions opts;
   opts.health_interval_ms = 100;
@@ -29,7 +29,7 @@ TEST_CASE("TorchServe backend: a killed server fails its in-flight batches, goes
   TorchServeBackend backend({{s0.url(), s0.url()}}, {"slow"}, inputs, opts);
   ResultLog log;
   std::atomic<int> downs{0}, ups{0};
-  backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
   backend.set_health_handler([&](int, bool up) { (up ? ups : downs)++; });
   REQUIRE(backend.start() == 1);
   ups = 0;

@@ -12,10 +12,10 @@
 #include <fstream>
 
 #include "model_server_process.h"
-#include "runtime/torchserve/request_split.h"
+#include "runtime/upstream/torchserve/request_split.h"
 #include "test/support/cli_runner.h"
 
-using namespace lull::serve;
+using namespace lull::torchserve;
 using namespace lull::serve::testing;
 namespace fs = std::filesystem;
 

@@ -11,12 +11,13 @@
 #include "backend_test_support.h"
 #include "model_server_process.h"
 #include "runtime/net/http_client.h"
-#include "runtime/torchserve/model_check.h"
-#include "runtime/query_inputs.h"
-#include "runtime/torchserve/torchserve_backend.h"
-#include "runtime/torchserve/torchserve_token.h"
+#include "runtime/upstream/torchserve/model_check.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
+#include "runtime/upstream/torchserve/torchserve_token.h"
 
-using namespace lull::serve;
+using namespace lull::net;
+using namespace lull::torchserve;
 using namespace lull::serve::testing;
 
 namespace {
@@ -33,8 +34,8 @@ const char* kKeyFile = R"({
   "API": {"key": "api-KEY3"}
 })";
 
-lull::runtime::BatchRequest one_batch() {
-  lull::runtime::BatchRequest b;
+lull::core::BatchRequest one_batch() {
+  lull::core::BatchRequest b;
   b.queries = {1, 2};
   return b;
 }
@@ -109,7 +110,7 @@ TEST_CASE("token: a refused management token is named, not reported as missing m
 TEST_CASE("token: batches carry the inference key, and without it the batch error names the token", "[serve][token]") {
   const auto key_path = write_temp("backend.json", kKeyFile);
   ModelServerProcess server({"--fake", "fast:1:0", "--token-file", key_path});
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   inputs.put(1, "aa");
   inputs.put(2, "bbbb");
   for (const bool with_key : {true, false}) {
@@ -117,7 +118,7 @@ TEST_CASE("token: batches carry the inference key, and without it the batch erro
     if (with_key) options.inference_key = read_torchserve_key_file(key_path).inference;
     TorchServeBackend backend({{server.url(), server.url()}}, {"fast"}, inputs, options);
     ResultLog log;
-    backend.set_completion_handler([&](const lull::runtime::BatchResult& r) { log.add(r); });
+    backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
     REQUIRE(backend.start() == 1);
     backend.start_batch(one_batch());
     auto results = log.wait_for(1, std::chrono::milliseconds(5000));

@@ -13,15 +13,17 @@
 #include "backend_test_support.h"
 #include "model_server_process.h"
 #include "runtime/net/http_client.h"
-#include "runtime/query_inputs.h"
-#include "runtime/torchserve/torchserve_backend.h"
-#include "runtime/v2/v2_model_control.h"
-#include "runtime/v2/v2_wire.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
+#include "runtime/upstream/v2/v2_model_control.h"
+#include "runtime/upstream/v2/v2_wire.h"
 #include "test/support/cli_runner.h"
 
-using namespace lull::serve;
+using namespace lull::net;
+using namespace lull::torchserve;
+using namespace lull::v2;
 using namespace lull::serve::testing;
-using lull::runtime::BatchRequest;
+using lull::core::BatchRequest;
 using std::chrono::milliseconds;
 
 namespace {
@@ -31,11 +33,11 @@ struct V2Rig {
   V2Wire wire;
   ResultLog log;
   std::unique_ptr<TorchServeBackend> backend;
-  V2Rig(const std::string& url, const QueryInputs& inputs, TorchServeOptions o = {}) {
+  V2Rig(const std::string& url, const lull::core::QueryInputs& inputs, TorchServeOptions o = {}) {
     o.wire = &wire;
     backend = std::make_unique<TorchServeBackend>(std::vector<WorkerEndpoint>{{url, url}},
                                                   std::vector<std::string>{"fast"}, inputs, o);
-    backend->set_completion_handler([this](const lull::runtime::BatchResult& r) { log.add(r); });
+    backend->set_completion_handler([this](const lull::core::BatchResult& r) { log.add(r); });
   }
 };
 
@@ -43,7 +45,7 @@ struct V2Rig {
 
 TEST_CASE("v2 backend: one infer request per batch, answers and per-input errors split back in order", "[serve][v2]") {
   ModelServerProcess s0({"--fake", "fast:2:0.1", "--only-v2", "--log-requests", "/dev/null"});
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   // The fake predicts len(input) % 1000, so each answer names its own query.
   for (int id = 1; id <= 5; ++id) inputs.put(id, std::string(static_cast<size_t>(id * 3), 'q'));
   inputs.put(6, "LULL-MALFORMED input");              // the stand-in's models reject it alone
@@ -71,7 +73,7 @@ TEST_CASE("v2 backend: one infer request per batch, answers and per-input errors
 
 TEST_CASE("v2 backend: a worker whose model is unloaded leaves rotation and rejoins once it is loaded", "[serve][v2]") {
   ModelServerProcess s0({"--fake", "fast:1:0", "--only-v2"});
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   TorchServeOptions o;
   o.health_interval_ms = 50;
   V2Rig rig(s0.url(), inputs, o);
@@ -90,7 +92,7 @@ TEST_CASE("v2 backend: a batch mixing bytes and tensor layouts goes as one reque
   const std::string log_path = lull::test::write_temp("v2_requests.log", "");
   // --tensor-inputs: a row of tensors is a query whose bytes are the row as JSON.
   ModelServerProcess s0({"--fake", "fast:1:0", "--only-v2", "--tensor-inputs", "--log-requests", log_path});
-  QueryInputs inputs;
+  lull::core::QueryInputs inputs;
   inputs.put(1, "bytes");
   inputs.put(2, R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1,2],"data":[1,2]}]})");
   inputs.put(3, R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1,2],"data":[[30,40]]}]})");

@@ -1,12 +1,14 @@
-// The Open Inference Protocol codec (runtime/v2/v2_codec.h) on the
+// The Open Inference Protocol codec (runtime/upstream/v2/v2_codec.h) on the
 // specification's own message shapes: requests lull sends, answers it reads.
 #include <catch2/catch.hpp>
 
 #include "runtime/net/json_value.h"
-#include "runtime/torchserve/batch_codec.h"
-#include "runtime/v2/v2_codec.h"
+#include "runtime/upstream/torchserve/batch_codec.h"
+#include "runtime/upstream/v2/v2_codec.h"
 
-using namespace lull::serve;
+using namespace lull::net;
+using namespace lull::torchserve;
+using namespace lull::v2;
 
 namespace {
 

@@ -14,12 +14,14 @@
 
 #include "runtime/net/base64.h"
 #include "runtime/net/http_client.h"
-#include "runtime/serve/frontend.h"
-#include "runtime/serve/v2_front_codec.h"
+#include "runtime/frontend/frontend.h"
+#include "runtime/frontend/v2_front_codec.h"
 #include "test/serve/raw_http_client.h"
 #include "test/support/skip.h"
 
 using namespace lull::serve;
+using namespace lull::frontend;
+using namespace lull::net;
 
 namespace {
 

@@ -1,16 +1,18 @@
 // The v2 protocol's calls over the in-memory transport: model loading through
 // the repository extension, the start-up model check, the wire's requests and
-// its health verdict (runtime/v2/).
+// its health verdict (runtime/upstream/v2/).
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
 
-#include "runtime/v2/v2_model_check.h"
-#include "runtime/v2/v2_model_control.h"
-#include "runtime/v2/v2_wire.h"
+#include "runtime/upstream/v2/v2_model_check.h"
+#include "runtime/upstream/v2/v2_model_control.h"
+#include "runtime/upstream/v2/v2_wire.h"
 #include "test/support/fake_http_transport.h"
 
-using namespace lull::serve;
+using namespace lull::net;
+using namespace lull::torchserve;
+using namespace lull::v2;
 using lull::test::FakeHttpTransport;
 
 namespace {

@@ -42,7 +42,7 @@ class V2SpecExamples(unittest.TestCase):
         cls.dir = tempfile.TemporaryDirectory()
         port_file = os.path.join(cls.dir.name, "port")
         cls.server = subprocess.Popen(
-            [sys.executable, os.path.join(SOURCE, "runtime/modelserver/lull_modelserver.py"), "--fake", "fast:1:0",
+            [sys.executable, os.path.join(SOURCE, "test/modelserver/lull_modelserver.py"), "--fake", "fast:1:0",
              "--store-fake", "spare:1:0", "--only-v2", "--port", "0", "--port-file", port_file],
             stderr=subprocess.DEVNULL)
         for _ in range(300):

@@ -18,11 +18,12 @@
 #include "lull_serve_process.h"
 #include "model_server_process.h"
 #include "runtime/net/http_client.h"
-#include "runtime/torchserve/model_management.h"
+#include "runtime/upstream/torchserve/model_management.h"
 #include "session_test_support.h"
 #include "test/support/cli_runner.h"
 
-using namespace lull::serve;
+using namespace lull::net;
+using namespace lull::torchserve;
 using namespace lull::serve::testing;
 
 namespace {

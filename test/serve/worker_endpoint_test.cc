@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "runtime/torchserve/worker_endpoint.h"
+#include "runtime/upstream/torchserve/worker_endpoint.h"
 
-using namespace lull::serve;
+using namespace lull::torchserve;
 
 TEST_CASE("worker URLs are checked and paired with management URLs", "[serve][endpoint]") {
   auto w = parse_worker_endpoints("http://127.0.0.1:8080/, http://127.0.0.1:8090", "");

@@ -22,9 +22,9 @@
 
 namespace lull::test {
 
-class FakeHttpTransport final : public serve::HttpTransport {
+class FakeHttpTransport final : public net::HttpTransport {
  public:
-  using Handler = std::function<serve::HttpResponse(const serve::HttpRequest&)>;
+  using Handler = std::function<net::HttpResponse(const net::HttpRequest&)>;
 
   FakeHttpTransport() : loop_([this] { run(); }) {}
   ~FakeHttpTransport() override {
@@ -48,20 +48,20 @@ class FakeHttpTransport final : public serve::HttpTransport {
     fallback_ = std::move(handler);
   }
   // Every request so far, in the order sent.
-  std::vector<serve::HttpRequest> requests() const {
+  std::vector<net::HttpRequest> requests() const {
     std::lock_guard<std::mutex> lock(mu_);
     return sent_;
   }
 
-  serve::HttpRequestId send(serve::HttpRequest request, serve::HttpCallback done) override {
+  net::HttpRequestId send(net::HttpRequest request, net::HttpCallback done) override {
     std::lock_guard<std::mutex> lock(mu_);
-    const serve::HttpRequestId id = ++next_id_;
+    const net::HttpRequestId id = ++next_id_;
     sent_.push_back(request);
     queue_.push_back([this, request = std::move(request), done = std::move(done)] { done(answer(request)); });
     wake_.notify_all();
     return id;
   }
-  void cancel(serve::HttpRequestId) override {}  // every request is answered at once
+  void cancel(net::HttpRequestId) override {}  // every request is answered at once
   void post(std::function<void()> task) override {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(task));
@@ -69,15 +69,15 @@ class FakeHttpTransport final : public serve::HttpTransport {
   }
 
   // A response with this status and body.
-  static serve::HttpResponse reply(int status, std::string body = "") {
-    serve::HttpResponse r;
+  static net::HttpResponse reply(int status, std::string body = "") {
+    net::HttpResponse r;
     r.status = status;
     r.body = std::move(body);
     return r;
   }
 
  private:
-  serve::HttpResponse answer(const serve::HttpRequest& request) {
+  net::HttpResponse answer(const net::HttpRequest& request) {
     Handler handler;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -85,15 +85,15 @@ class FakeHttpTransport final : public serve::HttpTransport {
       handler = it != routes_.end() ? it->second : fallback_;
     }
     if (!handler) {
-      serve::HttpResponse refused;
+      net::HttpResponse refused;
       refused.error = "Connection refused";
       return refused;
     }
-    serve::HttpResponse r = handler(request);
+    net::HttpResponse r = handler(request);
     if (request.max_response_bytes > 0 && static_cast<std::int64_t>(r.body.size()) > request.max_response_bytes) {
-      r = serve::HttpResponse{};  // as libcurl's transport ends it (curl_http_client.cc)
+      r = net::HttpResponse{};  // as libcurl's transport ends it (curl_http_client.cc)
       r.too_large = true;
-      r.error = serve::describe_response_cap(request.max_response_bytes);
+      r.error = net::describe_response_cap(request.max_response_bytes);
     }
     return r;
   }
@@ -114,9 +114,9 @@ class FakeHttpTransport final : public serve::HttpTransport {
   std::condition_variable wake_;
   std::map<std::string, Handler> routes_;
   Handler fallback_;
-  std::vector<serve::HttpRequest> sent_;
+  std::vector<net::HttpRequest> sent_;
   std::deque<std::function<void()>> queue_;
-  serve::HttpRequestId next_id_ = 0;
+  net::HttpRequestId next_id_ = 0;
   bool stop_ = false;
   std::thread loop_;  // last: starts once everything above exists
 };

@@ -47,7 +47,7 @@ class FakeKubernetesApi {
   };
 
   FakeKubernetesApi(FakeHttpTransport& http, Options options) : FakeKubernetesApi(std::move(options)) {
-    http.fallback([this](const serve::HttpRequest& r) { return answer(r); });
+    http.fallback([this](const net::HttpRequest& r) { return answer(r); });
   }
   explicit FakeKubernetesApi(Options options) : options_(std::move(options)) {
     for (int i = 0; i < options_.replicas; ++i) add_pod(true);
@@ -108,12 +108,12 @@ class FakeKubernetesApi {
     }
   }
 
-  static serve::HttpResponse status(int code, const std::string& reason, const std::string& message) {
+  static net::HttpResponse status(int code, const std::string& reason, const std::string& message) {
     return FakeHttpTransport::reply(
         code, "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":" + std::to_string(code) + ",\"reason\":\"" +
                   reason + "\",\"message\":\"" + message + "\"}");
   }
-  static serve::HttpResponse status(int code) {
+  static net::HttpResponse status(int code) {
     static const std::map<int, std::pair<std::string, std::string>> known = {
         {401, {"Unauthorized", "Unauthorized"}},
         {404, {"NotFound", "the server could not find the requested resource"}},
@@ -149,10 +149,10 @@ class FakeKubernetesApi {
   }
 
  public:
-  serve::HttpResponse answer(const serve::HttpRequest& r) {
+  net::HttpResponse answer(const net::HttpRequest& r) {
     const std::string prefix = kServer;
     if (r.url.rfind(prefix, 0) != 0) {
-      serve::HttpResponse refused;
+      net::HttpResponse refused;
       refused.error = "Connection refused";
       return refused;
     }
@@ -170,7 +170,7 @@ class FakeKubernetesApi {
     }
     if (hangs) {  // no answer within the request's own timeout (the fake's thread waits it out)
       std::this_thread::sleep_for(std::chrono::milliseconds(r.timeout_ms));
-      serve::HttpResponse none;
+      net::HttpResponse none;
       none.error = "Timeout was reached";
       none.timed_out = true;
       none.elapsed_us = r.timeout_ms * 1000;
@@ -190,12 +190,12 @@ class FakeKubernetesApi {
     if (r.method == "PATCH" && (path == scale || path.rfind(pods, 0) == 0)) {
       if (r.content_type != "application/merge-patch+json")
         return status(415, "UnsupportedMediaType", "merge patches only");
-      serve::JsonValue patch;
-      if (!serve::parse_json(r.body, &patch)) return status(400, "BadRequest", "error decoding patch: not JSON");
+      net::JsonValue patch;
+      if (!net::parse_json(r.body, &patch)) return status(400, "BadRequest", "error decoding patch: not JSON");
       if (path == scale) {
-        const serve::JsonValue* spec = serve::json_field(patch, "spec");
-        const serve::JsonValue* n = spec ? serve::json_field(*spec, "replicas") : nullptr;
-        if (!n || n->kind_case() != serve::JsonValue::kNumberValue || n->number_value() < 0 ||
+        const net::JsonValue* spec = net::json_field(patch, "spec");
+        const net::JsonValue* n = spec ? net::json_field(*spec, "replicas") : nullptr;
+        if (!n || n->kind_case() != net::JsonValue::kNumberValue || n->number_value() < 0 ||
             n->number_value() != static_cast<int>(n->number_value()))
           return status(422, "Invalid", "Scale.autoscaling \\\"models\\\" is invalid: spec.replicas");
         scale_to(static_cast<int>(n->number_value()));
@@ -204,10 +204,10 @@ class FakeKubernetesApi {
       const std::string name = path.substr(pods.size());
       const auto pod = std::find_if(pods_.begin(), pods_.end(), [&](const Pod& p) { return p.name == name; });
       if (pod == pods_.end()) return status(404, "NotFound", "pods \\\"" + name + "\\\" not found");
-      const serve::JsonValue* meta = serve::json_field(patch, "metadata");
-      const serve::JsonValue* annotations = meta ? serve::json_field(*meta, "annotations") : nullptr;
+      const net::JsonValue* meta = net::json_field(patch, "metadata");
+      const net::JsonValue* annotations = meta ? net::json_field(*meta, "annotations") : nullptr;
       if (!annotations) return status(422, "Invalid", "metadata.annotations");
-      const std::string cost = serve::json_string(*annotations, "controller.kubernetes.io/pod-deletion-cost");
+      const std::string cost = net::json_string(*annotations, "controller.kubernetes.io/pod-deletion-cost");
       if (!cost.empty()) pod->cost = std::stoi(cost);
       return FakeHttpTransport::reply(200, "{\"kind\":\"Pod\"}");
     }

@@ -1,5 +1,5 @@
 #pragma once
-// An in-memory ProcessLauncher (runtime/manager/process_launcher.h) for the
+// An in-memory ProcessLauncher (runtime/pools/process_launcher.h) for the
 // local-process pool's logic tests, after ninja's FakeCommandRunner: no fork,
 // no port. Ports are handed out in order from 20000; each launched process
 // is recorded with its command, runs until the test ends it (exit(),
@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/manager/process_launcher.h"
+#include "runtime/pools/process_launcher.h"
 
 namespace lull::test {
 
-class FakeProcessLauncher final : public manager::ProcessLauncher {
+class FakeProcessLauncher final : public pools::ProcessLauncher {
  public:
   // One launched process's state, shared by the pool's handle and the test.
   struct Process {
@@ -36,7 +36,7 @@ class FakeProcessLauncher final : public manager::ProcessLauncher {
   // Set before the launch: how each new process starts (e.g. exits at once, ignores SIGTERM).
   std::function<void(Process&)> on_launch;
 
-  std::unique_ptr<manager::WorkerProcess> launch(const std::string& command, const std::string& log_path) override {
+  std::unique_ptr<pools::WorkerProcess> launch(const std::string& command, const std::string& log_path) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto p = std::make_shared<Process>();
     p->command = command;
@@ -88,7 +88,7 @@ class FakeProcessLauncher final : public manager::ProcessLauncher {
     if (!last_line.empty()) p.last_line = last_line;
   }
 
-  class Handle final : public manager::WorkerProcess {
+  class Handle final : public pools::WorkerProcess {
    public:
     Handle(FakeProcessLauncher* owner, std::shared_ptr<Process> p) : owner_(owner), p_(std::move(p)) {}
     ~Handle() override { signal(SIGKILL); }

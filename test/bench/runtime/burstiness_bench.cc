@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/burstiness_estimator.h"
-#include "runtime/load_monitor.h"
+#include "runtime/core/burstiness_estimator.h"
+#include "runtime/core/load_monitor.h"
 #include "runtime/sim/arrivals.h"
 
 namespace {
@@ -21,7 +21,7 @@ std::vector<std::int64_t> gamma_arrivals(std::size_t n) {
 
 void BM_BurstinessRecord(benchmark::State& state) {
   const auto t = gamma_arrivals(1 << 20);
-  lull::runtime::BurstinessEstimator e;
+  lull::core::BurstinessEstimator e;
   std::size_t i = 0;
   std::int64_t offset = 0;
   for (auto _ : state) {
@@ -35,7 +35,7 @@ BENCHMARK(BM_BurstinessRecord)->Repetitions(5)->ReportAggregatesOnly(true);
 // The whole load monitor per arrival: rate window and burstiness.
 void BM_LoadMonitorArrival(benchmark::State& state) {
   const auto t = gamma_arrivals(1 << 20);
-  lull::runtime::LoadMonitor m;
+  lull::core::LoadMonitor m;
   std::size_t i = 0;
   std::int64_t offset = 0;
   for (auto _ : state) {
@@ -49,7 +49,7 @@ BENCHMARK(BM_LoadMonitorArrival)->Repetitions(5)->ReportAggregatesOnly(true);
 
 void BM_BurstinessEstimate(benchmark::State& state) {
   const auto t = gamma_arrivals(20000);
-  lull::runtime::BurstinessEstimator e;
+  lull::core::BurstinessEstimator e;
   for (auto x : t) e.record(x);
   for (auto _ : state) benchmark::DoNotOptimize(e.estimate());
 }

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/burstiness_estimator.h"
+#include "runtime/core/burstiness_estimator.h"
 #include "runtime/sim/arrivals.h"
 
 namespace {
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
                                                                       {8000, 20},
                                                                       {16000, 20}}) {
       lull::sim::RateArrivals source({{0, 1e12, qps}}, p, 11);
-      lull::runtime::BurstinessEstimator e(window, bin);
+      lull::core::BurstinessEstimator e(window, bin);
       std::vector<double> cv2, disp, est;
       int right = 0;
       std::int64_t t = 0;

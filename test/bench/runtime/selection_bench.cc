@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/model_selector.h"
-#include "runtime/policy_catalog.h"
-#include "runtime/policy_inbox.h"
+#include "runtime/core/model_selector.h"
+#include "runtime/core/policy_catalog.h"
+#include "runtime/core/policy_inbox.h"
 #include "test/bench/runtime/bench_tables.h"
 
 namespace {
@@ -30,7 +30,7 @@ void BM_SelectAction(benchmark::State& state) {
   std::size_t i = 0;
   for (auto _ : state) {
     const auto& q = queues[i++ & 4095];
-    benchmark::DoNotOptimize(lull::runtime::select_action(policy, q.first, q.second));
+    benchmark::DoNotOptimize(lull::core::select_action(policy, q.first, q.second));
   }
 }
 BENCHMARK(BM_SelectAction)->Repetitions(5)->ReportAggregatesOnly(true);
@@ -46,13 +46,13 @@ BENCHMARK(BM_SelectAction)->Repetitions(5)->ReportAggregatesOnly(true);
 // table stays alive for the catalog's life.
 void select_during_mail(benchmark::State& state, bool replaces, std::chrono::microseconds period) {
   const auto table = lull::bench::production_shaped_table();
-  lull::runtime::PolicyCatalog catalog({table});
-  lull::runtime::PolicyInbox inbox;
+  lull::core::PolicyCatalog catalog({table});
+  lull::core::PolicyInbox inbox;
   std::atomic<bool> stop{false};
   std::atomic<int> posted{0};
   std::thread poster([&] {
     for (int i = 1; !stop.load(std::memory_order_relaxed); ++i) {
-      lull::runtime::PolicyTable one = table;
+      lull::core::PolicyTable one = table;
       one.policies.resize(1);
       one.policies[0] = table.policies[static_cast<std::size_t>(i % 20)];
       one.policies[0].load_qps = 4000 + i;  // a load not yet held: a real addition
@@ -70,7 +70,7 @@ void select_during_mail(benchmark::State& state, bool replaces, std::chrono::mic
     q.first = 1 + static_cast<int>(rng() % 36);
     q.second = static_cast<std::int64_t>(rng() % 160'000) - 10'000;
   }
-  lull::runtime::PolicyChoice choice = catalog.choose(table.workers, 2000, true);
+  lull::core::PolicyChoice choice = catalog.choose(table.workers, 2000, true);
   std::size_t i = 0;
   std::uint64_t swaps = 0;
   for (auto _ : state) {
@@ -80,7 +80,7 @@ void select_during_mail(benchmark::State& state, bool replaces, std::chrono::mic
       ++swaps;
     }
     const auto& q = queues[i++ & 4095];
-    benchmark::DoNotOptimize(lull::runtime::select_action(*choice.policy, q.first, q.second));
+    benchmark::DoNotOptimize(lull::core::select_action(*choice.policy, q.first, q.second));
   }
   stop = true;
   poster.join();

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/torchserve/batch_wire.h"
-#include "runtime/v2/v2_codec.h"
-#include "runtime/v2/v2_wire.h"
+#include "runtime/upstream/torchserve/batch_wire.h"
+#include "runtime/upstream/v2/v2_codec.h"
+#include "runtime/upstream/v2/v2_wire.h"
 
 namespace {
 
@@ -28,7 +28,7 @@ std::string answer(bool v2, int n) {
   return s + (v2 ? "]}]}" : "]}");
 }
 
-void round_trip(benchmark::State& state, const lull::serve::BatchWire& wire, bool v2, const std::string& input) {
+void round_trip(benchmark::State& state, const lull::torchserve::BatchWire& wire, bool v2, const std::string& input) {
   const int n = static_cast<int>(state.range(0));
   std::vector<const std::string*> inputs(static_cast<size_t>(n), &input);
   const std::string body = answer(v2, n);
@@ -42,13 +42,15 @@ void round_trip(benchmark::State& state, const lull::serve::BatchWire& wire, boo
 
 const std::string kImage(3000, '\x89');  // 3 KB of bytes that are not text
 
-void BM_WireTorchServe(benchmark::State& state) { round_trip(state, lull::serve::torchserve_wire(), false, kImage); }
+void BM_WireTorchServe(benchmark::State& state) {
+  round_trip(state, lull::torchserve::torchserve_wire(), false, kImage);
+}
 void BM_WireV2Bytes(benchmark::State& state) {
-  static const lull::serve::V2Wire wire;
+  static const lull::v2::V2Wire wire;
   round_trip(state, wire, true, kImage);
 }
 void BM_WireV2Tensors(benchmark::State& state) {
-  static const lull::serve::V2Wire wire;
+  static const lull::v2::V2Wire wire;
   std::string tensor = R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,64],"data":[)";
   for (int i = 0; i < 64; ++i) tensor += (i ? "," : "") + std::to_string(i * 0.25);
   round_trip(state, wire, true, tensor + "]}]}");

@@ -1,6 +1,6 @@
 // A model-server stand-in fast enough never to be the bottleneck of a
 // throughput measurement (experiments/throughput.sh): one thread, epoll, no
-// Python. The stand-in of runtime/modelserver runs one batch at a time under
+// Python. The stand-in of test/modelserver runs one batch at a time under
 // the GIL and answers a few thousand requests a second at best; this one
 // answers every request concurrently after its model's fixed latency (a timer,
 // not a device lock), so what limits a run is the proxy in front of it.

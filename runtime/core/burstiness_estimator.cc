@@ -1,0 +1,114 @@
+#include "runtime/core/burstiness_estimator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "schema/arrival_classify.h"
+
+namespace lull::core {
+namespace {
+// A longer gap is idleness, not burstiness; the clamp keeps window * gap^2 in 64 bits.
+constexpr std::int64_t kMaxGapUs = 10'000'000;
+}  // namespace
+
+BurstinessEstimator::BurstinessEstimator(int window, int bin_mean) : bin_mean_(bin_mean) {
+  if (bin_mean < 5 || bin_mean > 1000)
+    throw std::invalid_argument("burstiness bins must hold 5 to 1000 arrivals, got " + std::to_string(bin_mean));
+  if (window < 4 * bin_mean || window > 50'000)
+    throw std::invalid_argument("burstiness window must be " + std::to_string(4 * bin_mean) +
+                                " to 50000 arrivals, got " + std::to_string(window));
+  gaps_.assign(static_cast<std::size_t>(window), 0);
+  bins_.assign(static_cast<std::size_t>(window / bin_mean), 0);
+}
+
+void BurstinessEstimator::reset_bins(std::int64_t start_us, std::int64_t width_us) {
+  bin_start_us_ = start_us;
+  bin_us_ = std::max<std::int64_t>(1, width_us);
+  bin_next_ = bin_count_ = 0;
+  bin_sum_ = bin_sum2_ = 0;
+  in_bin_ = 0;
+}
+
+void BurstinessEstimator::close_bins(std::int64_t t_us) {
+  const std::size_t n = bins_.size();
+  std::int64_t closing = (t_us - bin_start_us_) / bin_us_;
+  // Whole windows of empty bins leave only empty bins: skip to the last n.
+  if (closing > static_cast<std::int64_t>(n) + 1) {
+    bin_start_us_ += (closing - static_cast<std::int64_t>(n) - 1) * bin_us_;
+    closing = static_cast<std::int64_t>(n) + 1;
+  }
+  for (; closing > 0; --closing) {
+    std::int32_t& slot = bins_[bin_next_];
+    if (bin_count_ == n) {
+      bin_sum_ -= slot;
+      bin_sum2_ -= static_cast<std::int64_t>(slot) * slot;
+    } else {
+      ++bin_count_;
+    }
+    slot = in_bin_;
+    bin_sum_ += in_bin_;
+    bin_sum2_ += static_cast<std::int64_t>(in_bin_) * in_bin_;
+    bin_next_ = bin_next_ + 1 == n ? 0 : bin_next_ + 1;
+    in_bin_ = 0;
+    bin_start_us_ += bin_us_;
+    ++bins_closed_;
+  }
+  // The rate moved by more than 2x: bins of the old width no longer hold ~bin_mean_.
+  if (bin_count_ == n && gap_count_ > 0 && gap_sum_ > 0) {
+    const std::int64_t lo = static_cast<std::int64_t>(n) * bin_mean_ / 2,
+                       hi = static_cast<std::int64_t>(n) * bin_mean_ * 2;
+    if (bin_sum_ < lo || bin_sum_ > hi) reset_bins(t_us, bin_mean_ * gap_sum_ / static_cast<std::int64_t>(gap_count_));
+  }
+}
+
+void BurstinessEstimator::record(std::int64_t t_us) {
+  if (last_us_ >= 0) {
+    const std::int64_t g = std::clamp<std::int64_t>(t_us - last_us_, 0, kMaxGapUs);
+    std::int64_t& slot = gaps_[gap_next_];
+    if (gap_count_ == gaps_.size()) {
+      gap_sum_ -= slot;
+      gap_sum2_ -= slot * slot;
+    } else {
+      ++gap_count_;
+    }
+    slot = g;
+    gap_sum_ += g;
+    gap_sum2_ += g * g;
+    gap_next_ = gap_next_ + 1 == gaps_.size() ? 0 : gap_next_ + 1;
+  }
+  last_us_ = std::max(last_us_, t_us);
+  if (bin_us_ == 0) {
+    // The first bins' width from the first 2 bin_mean_ gaps.
+    if (static_cast<std::int64_t>(gap_count_) >= 2 * bin_mean_ && gap_sum_ > 0)
+      reset_bins(t_us, bin_mean_ * gap_sum_ / static_cast<std::int64_t>(gap_count_));
+    else
+      return;
+  }
+  if (t_us >= bin_start_us_ + bin_us_) close_bins(t_us);
+  ++in_bin_;
+}
+
+BurstinessEstimate BurstinessEstimator::estimate() const {
+  BurstinessEstimate e;
+  e.bin_us = static_cast<double>(bin_us_);
+  if (gap_count_ >= 2 && gap_sum_ > 0) {
+    const double n = static_cast<double>(gap_count_), mean = static_cast<double>(gap_sum_) / n;
+    e.gap_cv2 = (static_cast<double>(gap_sum2_) / n - mean * mean) / (mean * mean);
+  }
+  if (bin_count_ >= 2 && bin_sum_ > 0) {
+    const double n = static_cast<double>(bin_count_), mean = static_cast<double>(bin_sum_) / n;
+    e.dispersion = (static_cast<double>(bin_sum2_) / n - mean * mean) / mean;
+  }
+  e.ready = gap_count_ == gaps_.size() && bin_count_ == bins_.size();
+  if (!e.ready) return e;
+  // Standard errors under Poisson: CV^2 of n exponential gaps ~ sqrt(8 / n);
+  // the index of dispersion of n Poisson counts ~ sqrt(2 / (n - 1)).
+  const ArrivalStatistics s{e.gap_cv2, e.dispersion, std::sqrt(8.0 / static_cast<double>(gap_count_)),
+                            std::sqrt(2.0 / static_cast<double>(bin_count_ - 1))};
+  e.process = classify_arrivals(s).process;
+  return e;
+}
+
+}  // namespace lull::core

@@ -1,0 +1,514 @@
+#include "runtime/upstream/torchserve/torchserve_backend.h"
+
+#include <chrono>
+#include <future>
+#include <stdexcept>
+
+#include "runtime/net/http_client.h"
+#include "runtime/upstream/torchserve/batch_codec.h"
+#include "runtime/upstream/torchserve/batch_wire.h"
+#include "runtime/upstream/torchserve/request_split.h"
+#include "runtime/upstream/torchserve/torchserve_token.h"
+
+namespace lull::torchserve {
+
+TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
+                                     const core::QueryInputs& inputs, TorchServeOptions options,
+                                     std::unique_ptr<net::HttpTransport> transport)
+    : workers_(std::move(workers)),
+      models_(std::move(models)),
+      inputs_(inputs),
+      options_(options),
+      wire_(options.wire ? *options.wire : torchserve_wire()),
+      state_(workers_.size()),
+      client_(transport ? std::move(transport) : std::make_unique<net::HttpClient>()) {
+  if (workers_.empty()) throw std::invalid_argument("TorchServe backend: no workers");  // slots may be vacant
+  for (auto& s : state_) s.detector = OutlierDetector(options_.outlier);
+}
+
+namespace {
+std::int64_t steady_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+TorchServeBackend::~TorchServeBackend() { stop(); }
+
+void TorchServeBackend::stop() {
+  {
+    std::lock_guard<std::mutex> lock(health_mu_);
+    health_stop_ = true;
+  }
+  health_cv_.notify_all();
+  if (health_thread_.joinable()) health_thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;  // the client's shutdown cancels what is in flight: report none of it
+  }
+  client_.reset();
+}
+
+int TorchServeBackend::start() {
+  // First round of pings, waited for, so that start-up knows who is up.
+  std::vector<std::future<void>> done;
+  for (int w = 0; w < num_workers(); ++w) {
+    if (workers_[w].inference_url.empty()) continue;  // a vacant slot: nothing to ping
+    auto p = std::make_shared<std::promise<void>>();
+    done.push_back(p->get_future());
+    net::HttpRequest req;
+    std::uint64_t epoch;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      epoch = state_[w].down_epoch;
+      req = health_request_locked(w);
+    }
+    client_->send(req, [this, w, epoch, p](net::HttpResponse r) {
+      on_ping(w, epoch, r);
+      p->set_value();
+    });
+  }
+  for (auto& f : done) f.wait();
+  health_thread_ = std::thread([this] { health_loop(); });
+  int up = 0;
+  for (int w = 0; w < num_workers(); ++w) up += worker_up(w);
+  return up;
+}
+
+WorkerEndpoint TorchServeBackend::endpoint(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return workers_.at(static_cast<std::size_t>(worker));
+}
+
+void TorchServeBackend::assign(int worker, const WorkerEndpoint& endpoint) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Worker& s = state_.at(static_cast<std::size_t>(worker));
+  workers_[static_cast<std::size_t>(worker)] = endpoint;
+  s.up = true;
+  s.down_epoch++;
+  s.detector = OutlierDetector(options_.outlier);
+  s.last_error.clear();
+}
+
+void TorchServeBackend::vacate(int worker, const std::string& why) {
+  std::vector<core::BatchResult> failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    failed = take_down_locked(worker, why);
+    workers_.at(static_cast<std::size_t>(worker)) = WorkerEndpoint{};
+  }
+  for (const auto& r : failed) report(r);
+}
+
+bool TorchServeBackend::worker_up(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_.at(worker).up;
+}
+
+WorkerStats TorchServeBackend::stats(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Worker& s = state_.at(worker);
+  WorkerStats out;
+  out.up = s.up;
+  out.batches_in_flight = static_cast<int>(s.in_flight.size());
+  out.batches_ok = s.ok;
+  out.batches_failed = s.failed;
+  out.ejections = s.ejections;
+  out.last_error = s.last_error;
+  return out;
+}
+
+core::WorkerEjection TorchServeBackend::ejection(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Worker& s = state_.at(static_cast<std::size_t>(worker));
+  return core::WorkerEjection{s.ejections, s.detector.ejected()};
+}
+
+void TorchServeBackend::fail_now(const core::BatchRequest& batch, const std::string& why) {
+  // Reported from the client's thread, never from inside start_batch: the
+  // dispatcher may hold its own lock while it calls us.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;  // the transport may be gone (stop())
+  }
+  client_->post([this, batch, why] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      state_[batch.worker].failed++;
+      state_[batch.worker].last_error = why;
+    }
+    core::BatchResult r;
+    r.worker = batch.worker;
+    r.model = batch.model;
+    r.queries = batch.queries;
+    r.ok = false;
+    r.error = why;
+    report(r);
+  });
+}
+
+void TorchServeBackend::start_batch(const core::BatchRequest& batch) {
+  if (batch.worker < 0 || batch.worker >= num_workers() || batch.model < 0 ||
+      batch.model >= static_cast<int>(models_.size()))
+    throw std::out_of_range("TorchServe backend: batch names worker " + std::to_string(batch.worker) + " / model " +
+                            std::to_string(batch.model) + " out of range");
+  {
+    // Stopping: the transport is being destroyed (its last completions can
+    // start a batch from the session's outbox); nothing is sent or reported.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+  }
+  // Gather the inputs; a query abandoned meanwhile keeps its slot with an
+  // empty input so the batch keeps the size the selector chose.
+  std::vector<std::shared_ptr<const std::string>> held;
+  std::vector<const std::string*> inputs;
+  std::vector<size_t> sizes;
+  static const std::string kEmpty;
+  for (auto id : batch.queries) {
+    held.push_back(inputs_.get(id));
+    inputs.push_back(held.back() ? held.back().get() : &kEmpty);
+    sizes.push_back(inputs.back()->size());
+  }
+  std::vector<RequestPart> parts;
+  try {
+    parts = split_batch_request(sizes, options_.max_request_bytes - wire_.envelope_bytes());
+  } catch (const RequestTooLargeError& e) {
+    return fail_now(batch, endpoint(batch.worker).inference_url + " " + models_[batch.model] + ": " + e.what());
+  }
+  // Inputs the wire cannot send together (v2 tensor queries of different
+  // layouts) go in separate parts, in order.
+  std::vector<RequestPart> grouped;
+  for (const auto& part : parts) {
+    size_t begin = part.begin;
+    for (size_t i = part.begin + 1; i < part.end; ++i)
+      if (!wire_.same_request(*inputs[i - 1], *inputs[i])) {
+        grouped.push_back({begin, i});
+        begin = i;
+      }
+    grouped.push_back({begin, part.end});
+  }
+  parts = std::move(grouped);
+  const std::string base_url = endpoint(batch.worker).inference_url;
+  if (base_url.empty()) return fail_now(batch, "worker slot " + std::to_string(batch.worker) + " is vacant");
+  const std::string key = inference_key();
+  std::vector<net::HttpRequest> requests;
+  for (const auto& part : parts)
+    requests.push_back(
+        batch_request(base_url, batch.model, {inputs.begin() + part.begin, inputs.begin() + part.end}, key));
+
+  std::uint64_t serial;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!state_[batch.worker].up) {
+      serial = 0;  // failed below, outside the lock
+    } else {
+      serial = ++next_serial_;
+      state_[batch.worker].last_model = batch.model;
+      InFlight& f = state_[batch.worker].in_flight[serial];
+      f.batch = batch;
+      f.inputs = std::move(held);
+      f.outputs.resize(parts.size());
+      f.parts_left = parts.size();
+      f.parts = parts;
+      f.key = key;
+      f.resent.assign(parts.size(), 0);
+    }
+  }
+  if (serial == 0) return fail_now(batch, "worker " + base_url + " is down");
+  const int worker = batch.worker;
+  std::vector<net::HttpRequestId> ids;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const size_t n = parts[p].end - parts[p].begin;
+    ids.push_back(client_->send(std::move(requests[p]), [this, worker, serial, p, n](net::HttpResponse r) {
+      on_part_done(worker, serial, p, n, r);
+    }));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = state_[worker].in_flight.find(serial);
+  if (it != state_[worker].in_flight.end()) it->second.http_ids = std::move(ids);
+}
+
+void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size,
+                                     const net::HttpResponse& response) {
+  core::BatchResult result;
+  std::vector<core::BatchResult> others_failed;
+  bool went_down = false;
+  std::string resend_key;  // set: send the part again with this key, nothing to report yet
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    Worker& s = state_[worker];
+    auto it = s.in_flight.find(serial);
+    if (it == s.in_flight.end()) return;  // already failed (worker down, or another part failed)
+    InFlight& f = it->second;
+    std::string why;
+    // A fault of the worker's (counted towards ejection), unlike a 4xx
+    // refusing the request (a missing model). A refused key counts: nothing
+    // can be served with it.
+    bool worker_fault = true;
+    bool refused = false;  // for its key
+    OutlierDetector::Failure kind = OutlierDetector::Failure::kServerError;
+    if (response.ok()) {
+      try {
+        f.outputs[part] = wire_.decode_batch(response.body, part_size);
+      } catch (const BatchCodecError& e) {
+        why = e.what();
+        kind = OutlierDetector::Failure::kMalformed;
+      }
+    } else if (is_token_refusal(response)) {
+      std::string fresh;
+      const bool newer = options_.key_file && options_.key_file->newer_inference_key(f.key, &fresh);  // counted
+      if (newer && !f.resent[part]) {
+        // The keys were rotated under this request: the same part again with the new key.
+        f.resent[part] = 1;
+        resend_key = std::move(fresh);
+      } else {
+        // The key in use is refused: the worker cannot serve, and refusals
+        // that persist take it out with this as the reason (a passing /ping,
+        // which needs no key, does not bring it back; a probe with new keys does).
+        why = describe_token_refusal(workers_[worker].inference_url, "inference", !f.key.empty(), response);
+        refused = true;
+      }
+    } else {
+      why = response.describe();
+      if (response.timed_out)
+        kind = OutlierDetector::Failure::kTimeout;
+      else if (response.status == 0)
+        kind = OutlierDetector::Failure::kTransport;
+      else
+        worker_fault = response.status >= 500;
+    }
+    if (!resend_key.empty()) {
+      // The client's send only queues (like cancel, safe under the lock).
+      static const std::string kEmpty;  // an input abandoned meanwhile keeps its slot
+      std::vector<const std::string*> inputs;
+      for (size_t i = f.parts[part].begin; i < f.parts[part].end; ++i)
+        inputs.push_back(f.inputs[i] ? f.inputs[i].get() : &kEmpty);
+      f.http_ids.resize(f.parts.size());
+      f.http_ids[part] = client_->send(batch_request(workers_[worker].inference_url, f.batch.model, inputs, resend_key),
+                                       [this, worker, serial, part, part_size](net::HttpResponse r) {
+                                         on_part_done(worker, serial, part, part_size, r);
+                                       });
+      return;
+    }
+    if (why.empty() && --f.parts_left > 0) return;  // the other parts are still out
+    const core::BatchRequest batch = std::move(f.batch);
+    const ProbeInput first_input{batch.model, f.inputs.empty() ? nullptr : f.inputs.front()};
+    result.worker = batch.worker;
+    result.model = batch.model;
+    result.queries = batch.queries;
+    result.ok = why.empty();
+    if (result.ok) {
+      for (auto& outputs : f.outputs)
+        for (auto& o : outputs) result.outputs.push_back(std::move(o));
+      result.input_status = take_input_errors(result.outputs);  // rejected inputs: answered, not retried
+      for (size_t i = 0; i < f.inputs.size(); ++i)
+        if (f.inputs[i] && (result.input_status.empty() || result.input_status[i] == 0)) {
+          last_good_ = ProbeInput{batch.model, f.inputs[i]};  // answered: a probe any sound worker passes
+          break;
+        }
+    } else {
+      for (size_t p = 0; p < f.http_ids.size(); ++p)
+        if (p != part) client_->cancel(f.http_ids[p]);  // a failed part fails the batch: drop the rest
+    }
+    s.in_flight.erase(it);
+    if (result.ok) {
+      s.ok++;
+      s.detector.record_success();  // rejected inputs included: the worker answered
+    } else {
+      s.failed++;
+      s.last_error = models_[batch.model] + ": " + why;
+      result.error = workers_[worker].inference_url + " " + s.last_error;
+      // A server that cannot be reached is gone: out at once, back at its
+      // next passing ping. One that is stuck or broken while its /ping may
+      // still pass is ejected after consecutive failures, for growing times.
+      bool gone = worker_fault && kind == OutlierDetector::Failure::kTransport;
+      std::string how = "went down: ";
+      if (worker_fault && s.detector.record_failure(kind)) {
+        const std::int64_t ms = s.detector.eject(steady_now_us());
+        s.failed_input = first_input;
+        s.ejections++;
+        s.refused_key = refused;
+        if (refused && options_.key_file) s.refused_at_reload = options_.key_file->reloads();
+        how = "ejected for " + std::to_string(ms) + " ms after " +
+              std::to_string(options_.outlier.eject_after_failures) + " consecutive failed batches: ";
+        gone = true;
+      }
+      if (gone && s.up) {
+        went_down = true;
+        others_failed = take_down_locked(worker, how + s.last_error);
+      }
+    }
+  }
+  if (went_down) notify(worker, false);
+  report(result);
+  for (const auto& r : others_failed) report(r);
+}
+
+std::vector<core::BatchResult> TorchServeBackend::take_down_locked(int worker, const std::string& why) {
+  Worker& s = state_[worker];
+  s.up = false;
+  s.down_epoch++;
+  s.down_why = why;
+  std::vector<core::BatchResult> failed;
+  for (auto& [serial, f] : s.in_flight) {
+    for (auto id : f.http_ids) client_->cancel(id);
+    core::BatchResult r;
+    r.worker = f.batch.worker;
+    r.model = f.batch.model;
+    r.queries = f.batch.queries;
+    r.ok = false;
+    r.error = workers_[worker].inference_url + " " + why;
+    failed.push_back(std::move(r));
+    s.failed++;
+  }
+  s.in_flight.clear();
+  return failed;
+}
+
+void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const net::HttpResponse& response) {
+  const bool healthy = wire_.healthy(response);
+  std::vector<core::BatchResult> failed;
+  bool changed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    Worker& s = state_[worker];
+    const std::int64_t now = steady_now_us();
+    // An ejected worker rejoins through its probe batch only (probe_ejected).
+    if (healthy && !s.up && s.down_epoch == epoch_at_send && !s.detector.ejected()) {
+      s.up = true;
+      s.detector.returned(now);
+      changed = true;
+    } else if (!healthy && s.up) {
+      s.last_error = "ping: " + response.describe();
+      failed = take_down_locked(worker, "went down: " + s.last_error);
+      changed = true;
+    }
+  }
+  if (changed) notify(worker, healthy);
+  for (const auto& r : failed) report(r);
+}
+
+net::HttpRequest TorchServeBackend::health_request_locked(int worker) const {
+  const Worker& s = state_[static_cast<std::size_t>(worker)];
+  net::HttpRequest req = wire_.health_request(workers_[static_cast<std::size_t>(worker)].inference_url,
+                                              models_.empty() ? "" : models_[static_cast<std::size_t>(s.last_model)]);
+  req.timeout_ms = options_.health_timeout_ms;
+  req.connect_timeout_ms = options_.health_timeout_ms;
+  req.bearer_token = inference_key();
+  return req;
+}
+
+void TorchServeBackend::notify(int worker, bool up) {
+  if (on_health_) on_health_(worker, up);
+}
+
+void TorchServeBackend::ping_all() {
+  for (int w = 0; w < num_workers(); ++w) {
+    std::uint64_t epoch;
+    net::HttpRequest req;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (workers_[w].inference_url.empty()) continue;  // vacant slot
+      epoch = state_[w].down_epoch;
+      req = health_request_locked(w);
+    }
+    client_->send(std::move(req), [this, w, epoch](net::HttpResponse r) { on_ping(w, epoch, r); });
+  }
+}
+
+void TorchServeBackend::probe_ejected() {
+  const std::int64_t now = steady_now_us();
+  for (int w = 0; w < num_workers(); ++w) {
+    net::HttpRequest req;
+    std::uint64_t epoch;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Worker& s = state_[w];
+      const bool new_keys = s.refused_key && options_.key_file && options_.key_file->reloads() != s.refused_at_reload;
+      if (s.up || s.probing || !s.detector.ejected() || (!s.detector.may_return(now) && !new_keys) ||
+          workers_[w].inference_url.empty())
+        continue;
+      const ProbeInput probe = last_good_.input ? last_good_ : s.failed_input;
+      if (!probe.input) {  // nothing to probe with: its time being over is enough
+        s.detector.returned(now);
+        continue;  // the next passing ping puts it back
+      }
+      s.probing = true;
+      epoch = s.down_epoch;
+      req = batch_request(workers_[w].inference_url, probe.model, {probe.input.get()}, inference_key());
+    }
+    client_->send(std::move(req), [this, w, epoch](net::HttpResponse r) { on_probe(w, epoch, r); });
+  }
+}
+
+void TorchServeBackend::on_probe(int worker, std::uint64_t epoch_at_send, const net::HttpResponse& response) {
+  std::string why;
+  if (!response.ok()) {
+    why = response.describe();
+  } else {
+    try {
+      wire_.decode_batch(response.body, 1);
+    } catch (const BatchCodecError& e) {
+      why = e.what();
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    Worker& s = state_[worker];
+    s.probing = false;
+    // Assigned or vacated meanwhile, or back already: not this probe's to decide.
+    if (s.down_epoch != epoch_at_send || s.up || !s.detector.ejected()) return;
+    const std::int64_t now = steady_now_us();
+    if (why.empty()) {
+      s.up = true;
+      s.refused_key = false;
+      s.detector.returned(now);
+    } else {
+      if (s.refused_key && options_.key_file)
+        s.refused_at_reload = options_.key_file->reloads();  // these keys fail too
+      const std::int64_t ms = s.detector.eject(now);         // doubled: it never returned in between
+      s.ejections++;
+      s.last_error = "probe batch: " + why + "; ejected again for " + std::to_string(ms) + " ms";
+      return;
+    }
+  }
+  notify(worker, true);
+}
+
+net::HttpRequest TorchServeBackend::batch_request(const std::string& base_url, int model,
+                                                  const std::vector<const std::string*>& inputs,
+                                                  const std::string& key) const {
+  net::HttpRequest req = wire_.batch_request(base_url, models_[model], inputs);
+  req.timeout_ms = options_.batch_timeout_ms;
+  req.bearer_token = key;
+  return req;
+}
+
+std::string TorchServeBackend::inference_key() const {
+  return options_.key_file ? options_.key_file->inference_key() : options_.inference_key;
+}
+
+std::string TorchServeBackend::down_reason(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_.at(static_cast<std::size_t>(worker)).down_why;
+}
+
+void TorchServeBackend::health_loop() {
+  std::unique_lock<std::mutex> lock(health_mu_);
+  while (!health_stop_) {
+    health_cv_.wait_for(lock, std::chrono::milliseconds(options_.health_interval_ms), [this] { return health_stop_; });
+    if (health_stop_) break;
+    lock.unlock();
+    if (options_.key_file) options_.key_file->refresh_if_changed();
+    ping_all();
+    probe_ejected();
+    lock.lock();
+  }
+}
+
+}  // namespace lull::torchserve

@@ -1,0 +1,200 @@
+#pragma once
+// The runtime's Backend on model servers over HTTP, one per worker. A batch
+// goes to its worker as ONE request of its BatchWire (batch_wire.h): by
+// default POST /predictions/{model} under lull's batch contract
+// (batch_codec.h), or the Open Inference Protocol's infer request
+// (runtime/upstream/v2/v2_wire.h); the answer is split back to the queries in order. A batch whose body would pass
+// max_request_bytes goes as several consecutive requests to that worker (request_split.h), joined in order; it succeeds
+// when all of them do. Health: the wire's probe (GET /ping for TorchServe) at start and periodically; a worker that
+// fails a ping, or whose batch cannot connect (the server is gone), is taken
+// out of rotation at once and every batch in flight on it is reported failed
+// (ok = false), so the dispatcher can retry those queries on another worker.
+// Batches that time out, answer 5xx, answer 200 with an undecodable body or
+// are refused for their inference key count as consecutive failures (outlier_detector.h): enough of them eject the
+// worker for a time that doubles on repeats. A worker down for a failed ping
+// or a lost connection rejoins after a successful ping. An ejected one
+// rejoins only after its ejection time has passed AND a probe batch then
+// succeeds, whatever /ping says (a server whose /ping passes while every
+// batch fails would otherwise rejoin, fail and be ejected again at every
+// backoff): the probe is one input of the last batch any worker answered
+// (else of the batch that failed), sent to it alone and never reported; a
+// failed probe ejects it again for twice as long, without rejoining.
+//
+// It is both the Backend and the core::WorkerHealth source of `lull serve`: a batch
+// fault and a failed ping change the same per-worker state under one lock,
+// so that taking a worker down and failing what it holds is one step. It
+// reports health changes; the Dispatcher keeps the record the scheduler uses.
+//
+// Worker slots may change at run time (`lull serve --autoscale`): a slot
+// with an empty URL is vacant (never pinged, down); assign() gives a slot the
+// endpoint of a worker its pool found up, vacate() empties it again. Every
+// read of an endpoint is under the lock, so a batch never goes to a slot's
+// old URL.
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/core/backend.h"
+#include "runtime/net/http_transport.h"
+#include "runtime/upstream/torchserve/batch_wire.h"
+#include "runtime/upstream/torchserve/outlier_detector.h"
+#include "runtime/upstream/torchserve/request_split.h"
+#include "runtime/upstream/torchserve/torchserve_token.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/core/worker_health.h"
+#include "runtime/upstream/torchserve/worker_endpoint.h"
+
+namespace lull::torchserve {
+
+struct TorchServeOptions {
+  std::int64_t batch_timeout_ms = 2000;   // longer: the batch fails and the worker goes down
+  std::int64_t health_interval_ms = 500;  // between pings of each worker
+  std::int64_t health_timeout_ms = 500;   // a ping slower than this fails
+  std::string inference_key;              // TorchServe's inference key (torchserve_token.h); empty: none
+  // The key file, when given, instead of inference_key: read again when it
+  // changes (polled with the pings) and when a worker refuses the key; a
+  // request part refused for a key the file has since replaced is sent again
+  // with the new one, once. Refusals of the file's own key count as failed
+  // batches (they eject the worker, the refusal its reason) until a probe
+  // with a new key passes. Outlives the backend.
+  TorchServeKeyFile* key_file = nullptr;
+  std::int64_t max_request_bytes = 6553500;  // TorchServe's default max_request_size; larger batches are split
+  OutlierOptions outlier;                    // when failing batches eject a worker, and for how long
+  const BatchWire* wire = nullptr;  // the protocol spoken (batch_wire.h); nullptr: TorchServe's. Outlives the backend
+};
+
+struct WorkerStats {
+  bool up = false;
+  int batches_in_flight = 0;
+  std::uint64_t batches_ok = 0;
+  std::uint64_t batches_failed = 0;
+  std::uint64_t ejections = 0;  // times consecutive failed batches took it out
+  std::string last_error;       // why it last failed, "" if never
+};
+
+class TorchServeBackend final : public core::Backend, public core::WorkerHealth {
+ public:
+  // `models[i]` is the TorchServe model name of the policy set's model i.
+  // `transport`: how it talks HTTP, owned (stop() destroys it, so no
+  // callback runs after); none: libcurl's HttpClient. Tests hand in the
+  // in-memory fake (test/support/fake_http_transport.h).
+  TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
+                    const core::QueryInputs& inputs, TorchServeOptions options = {},
+                    std::unique_ptr<net::HttpTransport> transport = nullptr);
+  ~TorchServeBackend() override;  // stop()
+
+  // Stops the health checks and the HTTP client; batches still in flight are
+  // not reported, and no handler is called after it returns; no batch may be
+  // started after it. Whoever plugs handlers in calls it before they go away.
+  void stop();
+
+  // Pings every worker once (blocking, bounded by health_timeout_ms) and starts
+  // the periodic health checks. Returns how many workers are up.
+  int start();
+
+  // Thread-safe; completion is reported from the HTTP client's thread.
+  void start_batch(const core::BatchRequest& batch) override;
+
+  int num_workers() const override { return static_cast<int>(workers_.size()); }
+  bool worker_up(int worker) const override;
+  WorkerStats stats(int worker) const;
+  core::WorkerEjection ejection(int worker) const override;
+  std::string down_reason(int worker) const override;
+  WorkerEndpoint endpoint(int worker) const;
+  // A worker pool's worker takes the slot: the pool checked its health and
+  // models, so it counts as up at once (no handler call: the caller puts it
+  // into rotation). Stale pings of the slot's last worker cannot change it.
+  void assign(int worker, const WorkerEndpoint& endpoint);
+  // The slot becomes vacant: out of rotation, no more pings, and its batches
+  // in flight are reported failed (before it returns) so they can be retried.
+  void vacate(int worker, const std::string& why);
+  // Called with (worker, up) whenever a worker leaves or rejoins rotation,
+  // from the HTTP client's thread. Set before start().
+  void set_health_handler(std::function<void(int worker, bool up)> handler) override {
+    on_health_ = std::move(handler);
+  }
+
+ private:
+  struct InFlight {
+    core::BatchRequest batch;
+    std::vector<net::HttpRequestId> http_ids;       // one per request part
+    std::vector<std::vector<std::string>> outputs;  // per part, filled as parts answer
+    size_t parts_left = 0;
+    std::vector<std::shared_ptr<const std::string>> inputs;  // held: a probe may reuse one
+    std::vector<RequestPart> parts;  // which inputs each request part carries (to send one again)
+    std::string key;                 // the inference key the parts were sent with
+    std::vector<char> resent;        // per part: already sent again with a newer key
+  };
+  // An input to probe an ejected worker with, and its model.
+  struct ProbeInput {
+    int model = -1;
+    std::shared_ptr<const std::string> input;
+  };
+  struct Worker {
+    bool up = false;
+    std::uint64_t down_epoch = 0;  // bumped whenever it goes down; stale pings cannot revive it
+    std::unordered_map<std::uint64_t, InFlight> in_flight;  // by batch serial
+    std::uint64_t ok = 0, failed = 0, ejections = 0;
+    std::string last_error;
+    OutlierDetector detector;
+    ProbeInput failed_input;  // from the batch that ejected it: the probe when no batch succeeded yet
+    bool probing = false;     // a probe batch is in flight
+    // Ejected for refusing the key file's key: probed as soon as the file
+    // has new keys (its reload count moved past this), not only at the end
+    // of its ejection.
+    std::string down_why;  // why it last went down (down_reason)
+    bool refused_key = false;
+    std::uint64_t refused_at_reload = 0;
+    int last_model = 0;  // of its last batch: the model its health probe asks about
+  };
+
+  void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const net::HttpResponse& response);
+  void fail_now(const core::BatchRequest& batch, const std::string& why);
+  // Takes the worker out of rotation, cancels its requests and returns its
+  // in-flight batches as failed results, for the caller to report after
+  // releasing mu_ (which it holds).
+  std::vector<core::BatchResult> take_down_locked(int worker, const std::string& why);
+  void ping_all();
+  void on_ping(int worker, std::uint64_t epoch_at_send, const net::HttpResponse& response);
+  // Sends a probe batch to every ejected worker whose ejection time is over.
+  void probe_ejected();
+  void on_probe(int worker, std::uint64_t epoch_at_send, const net::HttpResponse& response);
+  void health_loop();
+  // The inference key to send now (the key file's, else the option's).
+  std::string inference_key() const;
+  // The request carrying `inputs` (one batch, or one part of it) to `model` with `key`.
+  net::HttpRequest batch_request(const std::string& base_url, int model, const std::vector<const std::string*>& inputs,
+                                 const std::string& key) const;
+  // The worker's health probe (under mu_: reads its endpoint and last model).
+  net::HttpRequest health_request_locked(int worker) const;
+  void notify(int worker, bool up);
+
+  std::vector<WorkerEndpoint> workers_;
+  std::vector<std::string> models_;
+  const core::QueryInputs& inputs_;
+  TorchServeOptions options_;
+  const BatchWire& wire_;
+  std::function<void(int, bool)> on_health_;
+
+  mutable std::mutex mu_;
+  std::vector<Worker> state_;
+  std::uint64_t next_serial_ = 0;
+  bool stopping_ = false;
+  ProbeInput last_good_;  // an input of the last batch a worker answered
+
+  std::mutex health_mu_;
+  std::condition_variable health_cv_;
+  bool health_stop_ = false;
+  std::thread health_thread_;
+
+  // Declared last so it is destroyed first, while the state its callbacks touch is alive.
+  std::unique_ptr<net::HttpTransport> client_;
+};
+
+}  // namespace lull::torchserve

@@ -1,0 +1,172 @@
+// Reading TorchServe's key file and recognising its token refusals (why: see
+// torchserve_token.h).
+#include "runtime/upstream/torchserve/torchserve_token.h"
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "runtime/net/prometheus_text.h"
+
+namespace lull::torchserve {
+
+namespace {
+
+using google::protobuf::Value;
+
+constexpr std::size_t kMaxKeyFileBytes = 1 << 20;  // TorchServe's file is a few hundred bytes
+constexpr std::size_t kMaxKeyBytes = 4096;
+
+std::string key_of(const google::protobuf::Struct& file, const std::string& path, const std::string& section) {
+  const auto& f = file.fields();
+  auto s = f.find(section);
+  if (s == f.end() || s->second.kind_case() != Value::kStructValue)
+    throw std::invalid_argument(path + ": " + section + ": missing (expected TorchServe's key_file.json)");
+  const auto& sf = s->second.struct_value().fields();
+  auto k = sf.find("key");
+  if (k == sf.end() || k->second.kind_case() != Value::kStringValue || k->second.string_value().empty())
+    throw std::invalid_argument(path + ": " + section + ".key: missing or not a non-empty string");
+  // The key goes into an "Authorization: Bearer" header: a line break or a
+  // control byte in it would end or forge the header.
+  const std::string& key = k->second.string_value();
+  if (key.size() > kMaxKeyBytes || !std::all_of(key.begin(), key.end(), [](char c) { return c > ' ' && c < 0x7f; }))
+    throw std::invalid_argument(path + ": " + section + ".key: must be at most " + std::to_string(kMaxKeyBytes) +
+                                " printable ASCII characters without spaces (it is sent as an HTTP header)");
+  return key;
+}
+
+}  // namespace
+
+TorchServeKeys read_torchserve_key_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(path + ": cannot read the TorchServe key file");
+  std::string text(kMaxKeyFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxKeyFileBytes)
+    throw std::invalid_argument(path + ": larger than " + std::to_string(kMaxKeyFileBytes) +
+                                " bytes (expected TorchServe's key_file.json)");
+  google::protobuf::Struct file;
+  if (!google::protobuf::util::JsonStringToMessage(text, &file).ok())
+    throw std::invalid_argument(path + ": not a JSON object (expected TorchServe's key_file.json)");
+  TorchServeKeys keys;
+  keys.inference = key_of(file, path, "inference");
+  keys.management = key_of(file, path, "management");
+  return keys;
+}
+
+TorchServeKeyFile::TorchServeKeyFile(std::string path, Log log) : path_(std::move(path)), log_(std::move(log)) {
+  read_stamp_ = stamp();
+  keys_ = read_torchserve_key_file(path_);
+}
+
+TorchServeKeyFile::Stamp TorchServeKeyFile::stamp() const {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) return Stamp{};
+  return Stamp{static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec,
+               static_cast<long long>(st.st_size), static_cast<long long>(st.st_ino)};
+}
+
+TorchServeKeys TorchServeKeyFile::keys() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return keys_;
+}
+
+std::string TorchServeKeyFile::inference_key() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return keys_.inference;
+}
+
+bool TorchServeKeyFile::reload_locked(const std::string& why) {
+  const Stamp now = stamp();
+  if (now == read_stamp_ || now == failed_stamp_) return false;
+  TorchServeKeys fresh;
+  try {
+    fresh = read_torchserve_key_file(path_);
+  } catch (const std::invalid_argument& e) {
+    // Perhaps half written: read again at its next change (or refusal).
+    ++read_errors_;
+    failed_stamp_ = now;
+    if (e.what() != last_error_ && log_) log_(std::string(e.what()) + "; still using the keys read before");
+    last_error_ = e.what();
+    return false;
+  }
+  read_stamp_ = now;
+  last_error_.clear();
+  if (fresh.inference == keys_.inference && fresh.management == keys_.management) return false;
+  const bool inference = fresh.inference != keys_.inference, management = fresh.management != keys_.management;
+  keys_ = std::move(fresh);
+  ++reloads_;
+  if (log_)
+    log_("TorchServe keys re-read from " + path_ + " (" + why + "): new " +
+         (inference && management ? "inference and management keys"
+          : inference             ? "inference key"
+                                  : "management key") +
+         " (reload " + std::to_string(reloads_) + ")");
+  return true;
+}
+
+bool TorchServeKeyFile::refresh_if_changed(const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reload_locked(why);
+}
+
+bool TorchServeKeyFile::newer_inference_key(const std::string& sent, std::string* fresh) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++refusals_;
+  reload_locked("after the server refused the inference key");
+  if (keys_.inference == sent) return false;
+  *fresh = keys_.inference;
+  return true;
+}
+
+std::uint64_t TorchServeKeyFile::reloads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reloads_;
+}
+
+std::uint64_t TorchServeKeyFile::refusals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refusals_;
+}
+
+std::uint64_t TorchServeKeyFile::read_errors() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return read_errors_;
+}
+
+std::string TorchServeKeyFile::metrics_text() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  net::prom::family(out, "lull_torchserve_key_reloads_total", "counter",
+                    "Times new keys were read from the TorchServe key file.");
+  net::prom::sample(out, "lull_torchserve_key_reloads_total", static_cast<double>(reloads_));
+  net::prom::family(out, "lull_torchserve_token_refusals_total", "counter",
+                    "Requests a model server refused for their inference key.");
+  net::prom::sample(out, "lull_torchserve_token_refusals_total", static_cast<double>(refusals_));
+  net::prom::family(out, "lull_torchserve_key_file_errors_total", "counter",
+                    "Reads of the changed key file that found no valid keys (kept the keys before).");
+  net::prom::sample(out, "lull_torchserve_key_file_errors_total", static_cast<double>(read_errors_));
+  return out;
+}
+
+bool is_token_refusal(const net::HttpResponse& response) {
+  if (!response.error.empty()) return false;
+  if (response.status == 401 || response.status == 403) return true;
+  return response.status == 400 && response.body.find("InvalidKeyException") != std::string::npos;
+}
+
+std::string describe_token_refusal(const std::string& url, const std::string& api, bool token_sent,
+                                   const net::HttpResponse& response) {
+  std::string line =
+      "model server " + url + " refused the " + api + " token (HTTP " + std::to_string(response.status) + "): ";
+  line += token_sent ? "the " + api + " key of --torchserve-token-file is wrong or expired"
+                     : "no token was sent; give --torchserve-token-file with TorchServe's key_file.json";
+  return line;
+}
+
+}  // namespace lull::torchserve

@@ -1,0 +1,81 @@
+// The v2 start-up check (why: see v2_model_check.h).
+#include "runtime/upstream/v2/v2_model_check.h"
+
+#include <future>
+#include <memory>
+
+#include "runtime/net/json_value.h"
+#include "runtime/upstream/v2/v2_codec.h"
+#include "runtime/upstream/v2/v2_wire.h"
+
+namespace lull::v2 {
+
+namespace {
+
+// "" when the metadata takes `input`, else why not.
+std::string input_problem(const net::HttpResponse& metadata, const std::string& input) {
+  if (!metadata.ok()) return "metadata: " + metadata.describe();
+  net::JsonValue doc;
+  if (!net::parse_json(metadata.body, &doc)) return "metadata is not JSON";
+  const net::JsonValue* inputs = net::json_field(doc, "inputs");
+  if (!inputs || inputs->kind_case() != net::JsonValue::kListValue || inputs->list_value().values_size() == 0)
+    return "";
+  std::string names;
+  for (const auto& i : inputs->list_value().values()) {
+    const std::string name = net::json_string(i, "name");
+    if (name == input) return "";
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  return "its inputs are [" + names + "], none named '" + input + "' (--v2-input-name)";
+}
+
+}  // namespace
+
+void check_v2_models_ready(net::HttpTransport& client, const std::vector<torchserve::WorkerEndpoint>& workers,
+                           const std::vector<std::string>& models, const V2ModelCheckOptions& options) {
+  for (const auto& m : models)
+    if (m.find_first_of("/?#% ") != std::string::npos)
+      throw torchserve::ModelCheckError("model name '" + m + "' cannot be a v2 URL path segment");
+  // All requests at once, then collect: start-up stays fast with many workers.
+  auto ask = [&](const std::string& url) {
+    auto p = std::make_shared<std::promise<net::HttpResponse>>();
+    net::HttpRequest req;
+    req.url = url;
+    req.timeout_ms = options.timeout_ms;
+    req.connect_timeout_ms = options.timeout_ms;
+    client.send(req, [p](net::HttpResponse r) { p->set_value(std::move(r)); });
+    return p->get_future();
+  };
+  struct Probe {
+    std::future<net::HttpResponse> ready, metadata;
+  };
+  std::vector<std::vector<Probe>> probes(workers.size());
+  for (size_t w = 0; w < workers.size(); ++w)
+    for (const auto& m : models) {
+      const std::string url = v2_model_url(workers[w].inference_url, m);
+      probes[w].push_back({ask(url + "/ready"), ask(url)});
+    }
+  std::string report;
+  for (size_t w = 0; w < workers.size(); ++w) {
+    std::string problems;
+    for (size_t m = 0; m < models.size(); ++m) {
+      const net::HttpResponse ready = probes[w][m].ready.get();
+      const net::HttpResponse metadata = probes[w][m].metadata.get();
+      std::string why;
+      if (ready.status == 0) {
+        why = "cannot be asked (" + ready.describe() + ")";
+      } else if (!v2_model_ready(ready)) {
+        const std::string message = v2_error_message(ready.body);
+        why = "not ready (" + ready.describe() + (message.empty() ? "" : ": " + message) + ")";
+      } else {
+        why = input_problem(metadata, options.input_name);
+      }
+      if (!why.empty()) problems += (problems.empty() ? "" : "; ") + models[m] + " " + why;
+    }
+    if (!problems.empty())
+      report += (report.empty() ? "" : "; ") + std::string("server ") + workers[w].inference_url + ": " + problems;
+  }
+  if (!report.empty()) throw torchserve::ModelCheckError("v2 model check: " + report);
+}
+
+}  // namespace lull::v2

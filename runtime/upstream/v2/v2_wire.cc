@@ -1,0 +1,57 @@
+// The v2 wire (why: see v2_wire.h).
+#include "runtime/upstream/v2/v2_wire.h"
+
+#include "runtime/net/json_value.h"
+#include "runtime/upstream/v2/v2_codec.h"
+
+namespace lull::v2 {
+
+std::string v2_model_url(const std::string& base_url, const std::string& model) {
+  return base_url + "/v2/models/" + model;
+}
+
+bool v2_model_ready(const net::HttpResponse& response) {
+  if (!response.ok()) return false;
+  net::JsonValue doc;
+  return !net::parse_json(response.body, &doc) || net::json_bool(doc, "ready", true);
+}
+
+net::HttpRequest V2Wire::batch_request(const std::string& base_url, const std::string& model,
+                                       const std::vector<const std::string*>& inputs) const {
+  net::HttpRequest req;
+  req.method = "POST";
+  req.url = v2_model_url(base_url, model) + "/infer";
+  // Tensor queries of one layout (same_request keeps a batch's parts to one)
+  // go stacked; anything else as bytes.
+  std::vector<V2TensorQuery> tensors;
+  for (const std::string* in : inputs) {
+    tensors.push_back(read_v2_tensor_query(*in));
+    if (tensors.back().layout.empty() || tensors.back().layout != tensors.front().layout) {
+      tensors.clear();
+      break;
+    }
+  }
+  req.body = tensors.empty() ? encode_v2_bytes_request(inputs, input_name_) : encode_v2_tensor_request(tensors);
+  req.content_type = kV2ContentType;
+  return req;
+}
+
+bool V2Wire::same_request(const std::string& a, const std::string& b) const {
+  return read_v2_tensor_query(a).layout == read_v2_tensor_query(b).layout;
+}
+
+std::vector<std::string> V2Wire::decode_batch(const std::string& body, size_t expected) const {
+  return decode_v2_infer_response(body, expected);
+}
+
+net::HttpRequest V2Wire::health_request(const std::string& base_url, const std::string& model) const {
+  net::HttpRequest req;
+  req.url = v2_model_url(base_url, model) + "/ready";
+  return req;
+}
+
+bool V2Wire::healthy(const net::HttpResponse& response) const { return v2_model_ready(response); }
+
+std::int64_t V2Wire::envelope_bytes() const { return v2_envelope_bytes(input_name_); }
+
+}  // namespace lull::v2

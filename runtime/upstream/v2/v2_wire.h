@@ -1,0 +1,40 @@
+#pragma once
+// The Open Inference Protocol (KServe v2) as the HTTP batch backend's wire
+// (runtime/upstream/torchserve/batch_wire.h; `lull serve --backend v2`): a batch is
+// ONE POST /v2/models/{model}/infer with a BYTES input of shape [B], or
+// the tensor inputs the queries carry stacked (v2_codec.h), and a worker is healthy while GET /v2/models/{model}/ready
+// answers 2xx and does not say "ready": false, for the model its last batch
+// ran (so a worker whose other models are being loaded or unloaded stays in
+// rotation).
+#include <string>
+
+#include "runtime/upstream/torchserve/batch_wire.h"
+
+namespace lull::v2 {
+
+inline constexpr const char* kDefaultV2InputName = "input";
+
+class V2Wire final : public torchserve::BatchWire {
+ public:
+  // `input_name`: the name of the BYTES input the models take.
+  explicit V2Wire(std::string input_name = kDefaultV2InputName) : input_name_(std::move(input_name)) {}
+  net::HttpRequest batch_request(const std::string& base_url, const std::string& model,
+                                 const std::vector<const std::string*>& inputs) const override;
+  bool same_request(const std::string& a, const std::string& b) const override;
+  std::vector<std::string> decode_batch(const std::string& body, size_t expected) const override;
+  net::HttpRequest health_request(const std::string& base_url, const std::string& model) const override;
+  bool healthy(const net::HttpResponse& response) const override;
+  std::int64_t envelope_bytes() const override;
+
+ private:
+  std::string input_name_;
+};
+
+// True when a model-ready answer says the model is ready: 2xx, and its JSON
+// (when it is JSON) does not hold "ready": false.
+bool v2_model_ready(const net::HttpResponse& response);
+
+// URL-path forms (a model name is sent as it is; names with '/' or '?' are refused at the check).
+std::string v2_model_url(const std::string& base_url, const std::string& model);
+
+}  // namespace lull::v2
