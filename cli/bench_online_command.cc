@@ -3,7 +3,7 @@
 // simulate): request -> compiler -> checked runtime table, ready to swap in.
 // Each (workers, load) is compiled once (no cache hits); wall and CPU time
 // per compilation, then the best and the median. Numbers go to
-// docs/benchmarks.md (issue 9: at most 0.3 s for a 9-model policy).
+// docs/benchmarks.md (target: at most 0.3 s for a 9-model policy).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// lull plan variants: model variants from the plan (issue 10). On K workers
+// lull plan variants: model variants from the plan. On K workers
 // with a per-worker memory budget, the set of models each load of a sweep
 // should use (compiler/plan/variant_plan.h says how it is picked and why the
 // sets nest); consecutive loads with the same set become one variant, whose

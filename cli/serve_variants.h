@@ -1,6 +1,6 @@
 #pragma once
 // `lull serve --variant-sets VARIANTS.json` (the manifest `lull plan variants`
-// writes) or `SMALL.pb@QPS,...`: model variants while serving (issue 10),
+// writes) or `SMALL.pb@QPS,...`: model variants while serving,
 // on fixed servers or under --autoscale (then each variant is a policy
 // library over the same worker counts as --policies, the switcher asks the
 // autoscaler for the workers up, and the autoscaler's capacity table follows

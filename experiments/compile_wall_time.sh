@@ -15,7 +15,7 @@ ART="${ARTIFACT:-$ROOT/../shared/ramsis-artifact}"
 WORK="$(mktemp -d /tmp/lull-compile-wall.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
 
-# The artifact's percent table is --accuracy-percent since issue 12 (older
+# The artifact's percent table is --accuracy-percent now (older
 # builds call it --accuracy); each binary gets the spelling it knows.
 acc_flag() { if "$1" compile -h 2>/dev/null | grep -q -- --accuracy-percent; then echo --accuracy-percent; else echo --accuracy; fi; }
 "$NEW" profiles import --artifact "$ART/profiles/image_cloud_cpu" "$(acc_flag "$NEW")" "$ART/image_accuracy.json" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak (issue 11, item 8): `lull serve` over two latency-replay stand-in
+# Soak: `lull serve` over two latency-replay stand-in
 # servers (test/modelserver/lull_modelserver.py --replay-profile: each
 # batch sleeps a latency drawn from test/data/replay_profile.json, no model
 # computation), driven by Debian's `wrk` (a load generator nobody here wrote;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18's two speed targets, an old build and a new build alternated in
+# The compiler's two speed targets, an old build and a new build alternated in
 # one run (the machine's load changes by the minute, so only runs side by
 # side compare):
 #  1. the golden case from the RAMSIS artifact folder (9 Pareto models named,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One lull shard's throughput limit beside HAProxy's (issue 20, item 4;
-# docs/scaling.md "Throughput of one shard", numbers in docs/benchmarks.md).
+# One lull shard's throughput limit beside HAProxy's (docs/scaling.md
+# "Throughput of one shard", numbers in docs/benchmarks.md).
 # Three fast stand-in model servers (build/test/bench/serve/lull_fast_model_server:
 # epoll, every request answered concurrently after a fixed latency, so they are
 # never the bottleneck), then for each rate of a ladder, in alternation:

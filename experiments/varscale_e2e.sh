@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Model variants together with autoscaling, for real on processes (issue 10):
+# Model variants together with autoscaling, for real on processes:
 # `lull plan variants --workers 1:4:1` over the latency-replay profile with
 # made-up memory sizes (as variants_e2e.sh) and a 1100 MiB budget picks the
 # model sets on 1 worker and writes each variant as a policy library for 1..4

@@ -1,6 +1,6 @@
 #pragma once
 // `lull plan variants --workers A:B:S`: model variants for an autoscaled pool
-// (issue 10). The variants (their model sets and the loads they serve from)
+// The variants (their model sets and the loads they serve from)
 // are picked on the smallest count A, as `lull plan variants --workers A`
 // picks them (variant_plan.h); then each variant's set is compiled for every
 // worker count of the range, so that each variant is a policy library over

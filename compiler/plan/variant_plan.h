@@ -1,5 +1,5 @@
 #pragma once
-// `lull plan variants`: model variants from the plan (issue 10). On a fixed
+// `lull plan variants`: model variants from the plan. On a fixed
 // number of workers K, a per-worker memory budget bounds which model sets a
 // worker can hold; the load decides which of them serves best. For each load
 // of a sweep this picks the set, groups consecutive loads with the same set

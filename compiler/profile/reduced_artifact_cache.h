@@ -1,6 +1,6 @@
 #pragma once
 // A cache of a RAMSIS artifact folder's reduced latencies, so that a compile
-// does not parse tens of MB of JSON samples every time (issue 18: the golden
+// does not parse tens of MB of JSON samples every time (the golden
 // case spent a third of its time there). Per profile file it keeps the
 // samples' percentile (the one number reduction takes from them) and their
 // largest value (what validation checks against the SLO), bit for bit.

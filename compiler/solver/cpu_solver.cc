@@ -22,7 +22,7 @@ namespace {
 // threads the executor then runs on. A user's OMP_NUM_THREADS or OMP_DYNAMIC
 // is left alone. Why: on a machine whose cores are busy, a second thread
 // descheduled at every barrier doubled a golden compile's wall and CPU time
-// (docs/benchmarks.md, issue 18).
+// (docs/benchmarks.md).
 class LoadThreads {
  public:
   LoadThreads() : saved_(omp_get_max_threads()) {

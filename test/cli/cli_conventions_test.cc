@@ -1,4 +1,4 @@
-// The conventions every lull subcommand shares (issue 12): -h and --help,
+// The conventions every lull subcommand shares: -h and --help,
 // --version, '-' as stdout for each output flag (and no file named '-'),
 // renamed flags answered with their new spelling, and a compile report whose
 // bytes do not change between runs.

@@ -1,4 +1,4 @@
-// Every input is bounded and validated (issue 11 item 4): each crash and each
+// Every input is bounded and validated: each crash and each
 // runaway input an adversarial tester found is refused here with exit code 2,
 // one line on stderr naming the flag or the file and field, and no output
 // file. The bad policy sets are sealed with the schema's writer, so they pass
@@ -170,7 +170,7 @@ TEST_CASE("profile, loadgen and bench serve refuse counts and rates out of range
       {"--input-bytes"});
 }
 
-// Issue 25, finding 2: one sample of 2^32 s corrupted the heap in compile,
+// An adversarial tester's finding: one sample of 2^32 s corrupted the heap in compile,
 // 1e6 s ran for seconds; simulate --latency sampled took -1e308 and 1e9 s.
 TEST_CASE("latency samples beyond 1000 x the SLO are refused with the field path", "[cli][limits]") {
   const std::string from = "{\"batch\": 4, \"latency_s\": 0.009}";
@@ -201,7 +201,7 @@ TEST_CASE("latency samples beyond 1000 x the SLO are refused with the field path
             .exit_code == 0);
 }
 
-// Issue 25, finding 7: protobuf printed "[libprotobuf ERROR ...] String field
+// An adversarial tester's finding: protobuf printed "[libprotobuf ERROR ...] String field
 // ... contains invalid UTF-8 data" on a line of its own before lull's error.
 TEST_CASE("a policy file protobuf itself complains about is refused in one line", "[cli][limits]") {
   std::string bytes = lull::test::slurp(good_set());

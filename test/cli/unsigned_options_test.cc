@@ -67,7 +67,7 @@ TEST_CASE("every unsigned flag of every subcommand refuses -1, naming the flag",
     }
   }
   lull::cli::set_options_observer(nullptr);
-  // The flags issue 25 found or that are unsigned today: the walk must see them.
+  // The flags an adversarial tester found or that are unsigned today: the walk must see them.
   for (const char* flag : {"max-body-bytes", "seed", "workers"}) CHECK(seen.count(flag) == 1);
 }
 

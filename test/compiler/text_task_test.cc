@@ -1,4 +1,4 @@
-// The text task (issue 9): the artifact's 5 BERT models import and compile
+// The text task: the artifact's 5 BERT models import and compile
 // like the image models, under the task name "text" that the accuracy table's
 // file name gives (text_accuracy.json has no "task" field).
 #include <catch2/catch.hpp>

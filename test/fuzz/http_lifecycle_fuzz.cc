@@ -1,4 +1,4 @@
-// libFuzzer target: the HTTP server's connection lifecycle (issue 25). Each
+// libFuzzer target: the HTTP server's connection lifecycle. Each
 // input is a script of moves on up to 6 loopback connections to one front
 // end with a connection cap of 3 and 150 ms timeouts, so connections are shed,
 // refused, timed out and answered late while clients send, pause and leave:

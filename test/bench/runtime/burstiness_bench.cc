@@ -1,5 +1,5 @@
 // The load monitor's per-arrival cost with the burstiness estimator
-// (issue 18: target <= 50 ns per arrival), on pre-drawn gamma:4 arrivals at
+// (target: <= 50 ns per arrival), on pre-drawn gamma:4 arrivals at
 // 1000 QPS, and the estimate() call the Dispatcher makes once per closed bin.
 #include <benchmark/benchmark.h>
 

@@ -1,6 +1,6 @@
 // One selection: (queue length, earliest slack) -> state -> table lookup.
-// Target (issue 3): at most 100 ns median; the same while policies are
-// swapped in from another thread (issue 9), or replaced (issue 11).
+// Target: at most 100 ns median; the same while policies are
+// swapped in from another thread, or replaced.
 #include <benchmark/benchmark.h>
 
 #include <atomic>

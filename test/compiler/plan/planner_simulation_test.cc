@@ -1,4 +1,4 @@
-// "The planner is right" (issue 9) on the real profiles: for a sample of
+// "The planner is right" on the real profiles: for a sample of
 // loads, the planned worker count's SIMULATED violation rate (lull simulate,
 // the policy compiled for that count, a Poisson trace at that load) is at
 // most the target plus 0.5 points, and with one worker fewer the compiler's

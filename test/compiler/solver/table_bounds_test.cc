@@ -1,5 +1,5 @@
-// The factored solver against service times far beyond the SLO (issue 25,
-// finding 2): a latency of 2^32 s once overflowed the Poisson support's int
+// The factored solver against service times far beyond the SLO (an
+// adversarial tester's finding): a latency of 2^32 s once overflowed the Poisson support's int
 // and wrote past the pass-table rows (heap corruption); a large but
 // representable one allocated hundreds of GB. The profile checks refuse such
 // latencies before the solver (test/cli/input_limits_test.cc); these drive
