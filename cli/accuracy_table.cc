@@ -1,25 +1,30 @@
 #include "cli/accuracy_table.h"
 
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
+#include <cmath>
 
 #include "cli/commands.h"
-#include "schema/atomic_file.h"
+#include "schema/json_reader.h"
+#include "schema/one_line.h"
 
 namespace lull::cli {
 
 std::map<std::string, double> read_accuracy_fractions(const std::string& path) {
-  google::protobuf::Struct s;
-  if (!google::protobuf::util::JsonStringToMessage(read_whole_file(path), &s).ok())
-    throw UsageError(path + ": not a JSON object of model -> accuracy");
+  json::JsonFileReader reader;
+  const simdjson::dom::element root = json::parse_file_or_throw<UsageError>(reader, path, "accuracy table");
+  simdjson::dom::object table;
+  if (root.get_object().get(table) != simdjson::SUCCESS)
+    throw UsageError(path + ": not a JSON object of model -> accuracy (got " + json::describe(root) + ")");
   std::map<std::string, double> out;
-  for (const auto& [name, v] : s.fields()) {
+  for (const auto field : table) {
+    const std::string name(field.key);
     if (!name.empty() && name[0] == '_') continue;
-    if (v.kind_case() != google::protobuf::Value::kNumberValue || v.number_value() < 0 || v.number_value() > 1)
+    double accuracy = -1;
+    const bool number = field.value.is_double() || field.value.is_int64() || field.value.is_uint64();
+    if (!number || !json::to_double(field.value, &accuracy) || !std::isfinite(accuracy) || accuracy < 0 || accuracy > 1)
       throw UsageError(
-          path + ": " + name +
+          path + ": " + one_line(name) +
           ": accuracy must be a fraction in [0, 1] (a percent table is --accuracy-percent, for the compile commands)");
-    out[name] = v.number_value();
+    out[name] = accuracy;
   }
   return out;
 }

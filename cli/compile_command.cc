@@ -52,7 +52,7 @@ int run_compile(int argc, char** argv) {
   const auto specs = compiler::in_library_order(compile_specs(flags, &adaptive, &fit_note));
   if (!fit_note.empty()) std::fprintf(stderr, "lull compile: %s\n", fit_note.c_str());
   const bool library = specs.size() > 1;
-  // What each process's MDP is: exact, or which approximation (docs/arrivals.md).
+  // What each process's MDP is: exact, or which approximation (docs/solver.md).
   for (std::size_t i = 0; i < specs.size(); ++i)
     if (i == 0 || !(specs[i].mdp.arrivals == specs[i - 1].mdp.arrivals) ||
         specs[i].mdp.workers != specs[i - 1].mdp.workers)

@@ -1,4 +1,4 @@
-// lull compile --fleet: a fleet description in (docs/fleets.md), one fleet
+// lull compile --fleet: a fleet description in (docs/user-guide.md), one fleet
 // policy file out (written atomically once everything is compiled), the
 // chosen weights per class and load on stdout, optionally as JSON.
 #include <algorithm>
@@ -29,7 +29,7 @@ int run_compile_fleet(int argc, char** argv) {
   po::options_description desc("lull compile --fleet options");
   // clang-format off
   desc.add_options()
-      ("fleet", po::value(&fleet_path)->required(), "fleet description JSON (kinds, classes; docs/fleets.md)")
+      ("fleet", po::value(&fleet_path)->required(), "fleet description JSON (kinds, classes; docs/user-guide.md)")
       ("load-qps", po::value(&loads_text)->required(), "the fleet's load(s) in QPS; each class gets its share: 2000 | 1000,2000 | 500:3000:500")
       ("weight-step", po::value(&weight_step)->default_value(weight_step), "grid step of the weights searched (1/n)")
       ("count-spread", po::value(&count_spread)->default_value(count_spread),

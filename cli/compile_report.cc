@@ -32,7 +32,7 @@ void add_run(JsonValue& root, const compiler::SweepResult& first, const std::str
 // The grid (when adaptive) and the policies of one worker count.
 void add_sweep(JsonValue& obj, const compiler::LibrarySweep& s, bool adaptive) {
   if (s.sweep.set.policies_size() > 0) {
-    // The process and whether its MDP is exact (docs/arrivals.md).
+    // The process and whether its MDP is exact (docs/solver.md).
     const std::string text = s.sweep.set.policies(0).inputs().arrivals();
     obj.add("arrivals", text);
     obj.add("arrival_model",

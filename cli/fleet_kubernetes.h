@@ -2,7 +2,7 @@
 // `lull serve --policies FLEET.pb --autoscale --worker-pool kubernetes`: each
 // (class, kind) group scales its own Deployment, found through its own
 // Service, named by --k8s-deployment and --k8s-service with {class} and
-// {kind} replaced, as a shard's with {shard} (docs/fleets.md "Autoscaling a
+// {kind} replaced, as a shard's with {shard} (docs/operators-guide.md "Autoscaling a
 // fleet").
 #include <string>
 #include <vector>

@@ -61,7 +61,7 @@ int run_loadgen(int argc, char** argv) {
       ("body-file", po::value(&body_file), "send this file's bytes instead")
       ("timeout-ms", po::value(&timeout_ms)->default_value(30000), "per-request timeout")
       ("header", po::value(&header_texts)->composing(),
-       "NAME:VALUE sent on every request (repeatable), e.g. X-Lull-Class:bulk for a fleet's class (docs/fleets.md)")
+       "NAME:VALUE sent on every request (repeatable), e.g. X-Lull-Class:bulk for a fleet's class (docs/operators-guide.md)")
       ("connections", ranged_value(&connections, 1u, static_cast<unsigned>(limits::kMaxConnections))->default_value(256),
        "at most this many requests in flight, each on a kept-alive connection reused by later ones; a request due "
        "while all are busy waits for the next free one and is reported late, its latency counted from its due time")

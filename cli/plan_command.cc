@@ -54,10 +54,10 @@ int run_plan(int argc, char** argv) {
        "memory per worker (MiB): load the best subset of models that fits (profiles need memory_mb)")
       ("max-workers", po::value(&req.max_workers)->default_value(1000), "the search's largest worker count")
       ("arrivals", po::value(&flags.arrivals)->default_value(flags.arrivals),
-       "central arrival process the plan's expectations hold for: poisson | gamma:CV2 | batch:D | fit:FILE (docs/arrivals.md)")
+       "central arrival process the plan's expectations hold for: poisson | gamma:CV2 | batch:D | fit:FILE (docs/user-guide.md)")
       ("shard-qps-limit", po::value(&req.shard_qps_limit)->default_value(req.shard_qps_limit),
        "one lull process's throughput (QPS; default: measured, docs/benchmarks.md): a load above it is planned as "
-       "ceil(load / limit) shards behind a balancer (docs/scaling.md)")
+       "ceil(load / limit) shards behind a balancer (docs/operators-guide.md)")
       ("capacity-workers", po::value(&capacity_workers), "worker counts of the capacity table (default: around the plan)")
       ("out", po::value(&out_path), "plan JSON to write ('-' for stdout)")
       ("plot", po::value(&plot_path), "plan PNG to write (python3 with matplotlib)");
@@ -78,7 +78,7 @@ int run_plan(int argc, char** argv) {
   if (!fit_note.empty()) std::fprintf(stderr, "lull plan: %s\n", fit_note.c_str());
   if (processes.front().kind != ArrivalProcess::Kind::kPoisson)
     std::fprintf(stderr,
-                 "lull plan: planning for %s arrivals (every worker count's MDP models them; docs/arrivals.md)\n",
+                 "lull plan: planning for %s arrivals (every worker count's MDP models them; docs/user-guide.md)\n",
                  arrival_process_text(processes.front()).c_str());
   if (!trace.empty()) req.trace_path = rate_file_path(trace);
   for (double k :

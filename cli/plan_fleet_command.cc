@@ -26,7 +26,7 @@ int run_plan_fleet(int argc, char** argv) {
   po::options_description desc("lull plan --fleet options");
   // clang-format off
   desc.add_options()
-      ("fleet", po::value(&fleet_path)->required(), "fleet description JSON (kinds with prices, classes; docs/fleets.md)")
+      ("fleet", po::value(&fleet_path)->required(), "fleet description JSON (kinds with prices, classes; docs/user-guide.md)")
       ("load-qps", po::value(&load_qps)->required(), "the fleet's load (QPS); each class gets its share")
       ("weight-step", po::value(&weight_step)->default_value(weight_step), "grid step of the splits searched (1/n)")
       ("max-workers", po::value(&max_workers)->default_value(max_workers), "the search's largest count per kind")

@@ -44,7 +44,7 @@ void shards_json(JsonValue& root, const compiler::PlanResult& r, bool trace) {
   o.add("compile_s", p.expected.compile_s);
 }
 
-// When one process is not enough: G shards of K (docs/scaling.md "Shards").
+// When one process is not enough: G shards of K (docs/operators-guide.md "Shards").
 std::string shards_table(const compiler::PlanRequest& req, const compiler::PlanResult& r) {
   const compiler::ShardPlan& p = r.shards;
   const bool trace = !req.trace_path.empty();
@@ -177,8 +177,9 @@ std::string plan_table(const compiler::PlanRequest& req, const compiler::PlanRes
     out += fmt("  %7.0f  %12.1f  %13.4f  %14.4f\n", row.workers, row.max_load_qps, row.expected.accuracy,
                row.expected.violation_rate);
   if (!r.burstiness.empty()) {
-    out += fmt("\nthe same target at %g QPS under bursty arrivals (gamma:CV2, docs/arrivals.md):\n", r.curve_load_qps) +
-           "  arrivals   workers  vs poisson  exp. accuracy  exp. violation\n";
+    out +=
+        fmt("\nthe same target at %g QPS under bursty arrivals (gamma:CV2, docs/user-guide.md):\n", r.curve_load_qps) +
+        "  arrivals   workers  vs poisson  exp. accuracy  exp. violation\n";
     for (const auto& row : r.burstiness) {
       char name[32];
       std::snprintf(name, sizeof name, "  %-9s", arrival_process_text(row.arrivals).c_str());

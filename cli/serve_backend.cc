@@ -15,7 +15,7 @@ void add_serve_backend_options(po::options_description& desc, ServeBackendFlags&
   desc.add_options()
       ("backend", po::value(&f.backend)->default_value(f.backend),
        "the model servers' protocol: torchserve (TorchServe's inference and management APIs) or v2 (the Open "
-       "Inference Protocol: Triton, KServe, MLServer; docs/serving.md)")
+       "Inference Protocol: Triton, KServe, MLServer; docs/operators-guide.md)")
       ("v2-input-name", po::value(&f.v2_input_name)->default_value(f.v2_input_name),
        "--backend v2: the name of the models' BYTES input a batch is sent as");
   // clang-format on

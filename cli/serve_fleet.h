@@ -1,6 +1,6 @@
 #pragma once
 // `lull serve --policies FLEET.pb --fleet-servers SERVERS.json`: a mixed
-// fleet (docs/fleets.md "Serving"). Reads the fleet file and the servers of
+// fleet (docs/operators-guide.md "Serving"). Reads the fleet file and the servers of
 // each (class, kind) group, checks them against each other, and builds the
 // ServeSpec's FleetSpec; kept out of serve_command.cc (the composition root),
 // which hands it the flags.
@@ -26,7 +26,7 @@ namespace lull::cli {
 server::FleetSpec fleet_spec(const std::string& policies, const std::string& servers_file,
                              const std::string& recompile_out, std::uint64_t seed, bool autoscale = false);
 
-// --autoscale on a fleet (docs/fleets.md "Autoscaling a fleet"): each group's
+// --autoscale on a fleet (docs/operators-guide.md "Autoscaling a fleet"): each group's
 // local pool and autoscaler are the flags' (`base`) with the group's own
 // command (else --worker-command; neither: UsageError naming the group),
 // ports and worker IDs of its own (local-gI-N: several pools on one host, as

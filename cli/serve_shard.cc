@@ -51,7 +51,7 @@ void ServeShard::configure_pool(server::AutoscaleSpec& autoscale) const {
   if (autoscale.pool == "kubernetes") {
     if (k.deployment.find(kMark) == std::string::npos || k.service.find(kMark) == std::string::npos)
       throw UsageError("--shard " + text_ + " with --worker-pool kubernetes: --k8s-deployment and --k8s-service need " +
-                       "{shard} (each shard scales its own Deployment, e.g. models-{shard}; docs/scaling.md)");
+                       "{shard} (each shard scales its own Deployment, e.g. models-{shard}; docs/operators-guide.md)");
     const std::string index = std::to_string(shard_.index);
     k.deployment = core::fill_template(k.deployment, {{kMark, index}});
     k.service = core::fill_template(k.service, {{kMark, index}});

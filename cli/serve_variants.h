@@ -4,7 +4,7 @@
 // on fixed servers or under --autoscale (then each variant is a policy
 // library over the same worker counts as --policies, the switcher asks the
 // autoscaler for the workers up, and the autoscaler's capacity table follows
-// the variant in use: docs/scaling.md, "Variants and autoscaling").
+// the variant in use: docs/operators-guide.md, "Variants and autoscaling").
 // The servers start with the full set (--policies; a manifest's first
 // variant) loaded; above each variant's load its set's policies (compiled by
 // the plan, or with `lull compile --models`) serve, and the models only the full set uses are unloaded

@@ -83,7 +83,7 @@ int run_simulate(int argc, char** argv) {
        "workers up at the start; must match a single policy set unless --online-compile on (a library: picks by it)")
       ("shards", po::value(&shards),
        "G: the --workers as G lull shards of workers/G behind a per-request round-robin balancer (arrival i to "
-       "shard i mod G), each serving the library's set for --workers at 1/G of the load (docs/scaling.md)")
+       "shard i mod G), each serving the library's set for --workers at 1/G of the load (docs/operators-guide.md)")
       ("trace", po::value(&trace), "constant:QPS:SECONDS | rate-file:PATH (lines '<second> <QPS>') | arrivals:PATH (one time in s per line)")
       ("trace-scale", po::value(&trace_scale)->default_value(trace_scale), "multiply every rate of a constant: or rate-file: trace")
       ("replay", po::value(&replay)->default_value(replay),

@@ -60,7 +60,7 @@ int run_simulate_fleet(const boost::program_options::variables_map& vm, const Fl
       throw UsageError(
           "--" + name + ": not with a fleet policy file (" + f.policies +
           " takes --load-qps or --trace, --duration-s, --trace-scale, --replay, --arrivals, --latency pNN, "
-          "--seed, --out, and --autoscale with its options; docs/fleets.md)");
+          "--seed, --out, and --autoscale with its options; docs/operators-guide.md)");
   if (vm["scheduler"].as<std::string>() != "lull")
     throw UsageError("--scheduler: a fleet policy file runs lull's scheduler only");
   if (f.latency == "sampled")

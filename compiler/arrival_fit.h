@@ -1,6 +1,6 @@
 #pragma once
 // `lull compile --arrivals fit:FILE`: the family and parameter of an arrival
-// process from recorded arrival times (docs/arrivals.md, "Choosing a process
+// process from recorded arrival times (docs/solver.md, "Choosing a process
 // from a trace"): the gap CV^2 and the dispersion of counts in windows of
 // ~kFitWindowMean arrivals, classified by schema/arrival_classify.h's rule,
 // the parameter rounded to two digits (a policy per pattern, not per trace).

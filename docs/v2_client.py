@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A client of lull's Open Inference Protocol (KServe v2) front end, with the
-Python standard library only (docs/protocols.md).
+Python standard library only (docs/operators-guide.md).
 
   python3 docs/v2_client.py http://127.0.0.1:8070 image-classification img.jpg
       -> the model that served it and its prediction

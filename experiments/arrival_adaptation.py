@@ -5,7 +5,7 @@ rate whose pattern steps Poisson -> gamma:4 -> batch:4 -> Poisson
 - adaptation on:  a library with sets for Poisson, gamma 2, 4, 8 and batch 2,
   4, 8 at the same worker count, each compiled for the trace's load: the load monitor
   estimates the pattern and the dispatcher serves the covering set
-  (docs/arrivals.md);
+  (docs/solver.md);
 - adaptation off: the Poisson set alone (lull before issue 18).
 Image task, 9 Pareto models, SLO 150 ms. The planned target is what lull
 promises: the expected violation of the policies it serves, weighted over the

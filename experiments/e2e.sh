@@ -5,7 +5,7 @@
 # expectation + 2 points; accuracy per satisfied query more than 2 points
 # from the expectation; an expected violation above 10% (a plan made from a
 # profile the neighbours slowed, which any schedule would pass). Expectations
-# are the compiled policy's for that load (lull compile --report). Two modes (docs/serving.md, "The end-to-end runs"):
+# are the compiled policy's for that load (lull compile --report). Two modes (docs/operators-guide.md, "The end-to-end runs"):
 #
 # Real (default; an experiment, ~2 min): stand-in servers run TorchVision
 # models on the CPU, `lull profile` measures them, and the run writes
@@ -40,7 +40,7 @@
 #   that a wrong plan fails the checks)
 #   E2E_ARRIVALS  the arrival process (default poisson): `lull compile
 #                 --arrivals` and `lull loadgen --arrivals` both take it, so the
-#                 policy is planned for the traffic it gets (docs/arrivals.md);
+#                 policy is planned for the traffic it gets (docs/solver.md);
 #                 results get the process in their name (e2e-replay-gamma4)
 #   E2E_GRID      the compiled loads (default 5:100:5; loads above it serve the top one)
 set -euo pipefail
@@ -59,7 +59,7 @@ if [ "$BACKEND" = v2 ]; then SUFFIX=-v2; fi
 if [ "$REPLAY" = 1 ]; then
   # Replay: SLO 80 ms with 10 ms kept for the client <-> lull hop and wake-up
   # delays; loads from mostly the most accurate model to a mix with ~1/3 of the
-  # queries on faster ones (docs/serving.md has the expectations).
+  # queries on faster ones (docs/operators-guide.md has the expectations).
   NAME=e2e-replay$SUFFIX
   PROFILE="${E2E_PROFILE:-$ROOT/test/data/replay_profile.json}"
   SLO_MS="${E2E_SLO_MS:-80}"; LOADS="${E2E_LOADS:-20 40 60}"; DURATION="${E2E_DURATION:-10s}"
@@ -99,7 +99,7 @@ mkdir -p "$OUT"
 # that processes outside the chain kept busy since the marks: all busy ticks
 # less the chain's (the given processes, and the profilers or loadgen timed
 # into WORK/*.cpu), over the elapsed time. A failed check with a high value
-# measured the neighbours, not lull (docs/serving.md).
+# measured the neighbours, not lull (docs/operators-guide.md).
 others_cores() {
   local tag=$1 busy0=$2 chain0=$3 t0=$4; shift 4
   local busy chain timed hz
@@ -189,7 +189,7 @@ for load in $LOADS; do
   cat "$WORK/load$load.txt"
 done
 # What lull saw of the model servers' speed against the profile
-# (docs/serving.md, "Latency drift"): its drift lines go into the results.
+# (docs/operators-guide.md, "Latency drift"): its drift lines go into the results.
 grep "latency drift" "$WORK/serve.log" > "$WORK/drift.txt" || true
 
 "$PY" - "$WORK" "$OUT" "$STRICT" "$LOADS" "$SLO_MS" "$COMPILE_SLO_MS" "$PROFILE" "$NAME" "$ARRIVALS" <<'PYEOF'
@@ -253,7 +253,7 @@ except ImportError:
     print("e2e: matplotlib missing, no PNG", file=sys.stderr)
 drift = open(f"{work}/drift.txt").read().splitlines()
 with open(f"{out}/{name}.md", "a") as f:
-    f.write(f"\nLatency drift reported by lull serve (docs/serving.md): {len(drift)} line(s)\n")
+    f.write(f"\nLatency drift reported by lull serve (docs/operators-guide.md): {len(drift)} line(s)\n")
     for line in drift[:20]:
         f.write(f"    {line}\n")
 print(open(f"{out}/{name}.md").read())

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A mixed fleet autoscaled on processes (docs/fleets.md "Autoscaling
+# A mixed fleet autoscaled on processes (docs/operators-guide.md "Autoscaling
 # a fleet"): `lull serve --fleet-servers S.json --autoscale` with one local
 # process pool per (class, kind) group, each kind's own server command (replay
 # servers of test/data/replay_profile.json: "fast" as profiled, "slow" at 1.5x

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A mixed fleet served end to end (docs/fleets.md "Serving"): two
+# A mixed fleet served end to end (docs/operators-guide.md "Serving"): two
 # SLO classes (interactive 150 ms, bulk 500 ms end to end; 70% / 30% of the
 # load) over two worker kinds of stand-in servers that replay
 # test/data/replay_profile.json, "fast" as profiled and "slow" at 1.5x its

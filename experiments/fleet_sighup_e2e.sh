@@ -1,5 +1,5 @@
 #!/bin/bash
-# SIGHUP reloads a served fleet (docs/fleets.md "Serving"): one class on a
+# SIGHUP reloads a served fleet (docs/operators-guide.md "Serving"): one class on a
 # fast and a slow replay server, the fleet file compiled with its split
 # searched; under a steady `lull loadgen`, the file is replaced (mv) by one
 # whose weights are fixed at fast 0 / slow 1 and lull serve gets SIGHUP, then

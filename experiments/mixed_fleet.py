@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Mixed fleets (docs/fleets.md), in simulation, image task.
+"""Mixed fleets (docs/operators-guide.md), in simulation, image task.
 
 Part 1, SLO 150 ms, two worker kinds (the artifact's c5 profile, and the
 same profile at 0.6x latency as a faster kind: synthetic) and a budget per
@@ -353,7 +353,7 @@ def main():
         profiles = make_profiles(tmp)
         rows = part1(tmp, profiles)
         loads, k150, results = part2(tmp, profiles)
-    lines = ["# Mixed fleets (docs/fleets.md)", ""] + part1_lines(rows) + part2_lines(loads, k150, results)
+    lines = ["# Mixed fleets (docs/operators-guide.md)", ""] + part1_lines(rows) + part2_lines(loads, k150, results)
     lines += ["", f"`python3 experiments/mixed_fleet.py`: {time.time() - t0:.0f} s."]
     out = L.result_name("mixed_fleet", "image")
     L.write(out + ".md", "\n".join(lines) + "\n")

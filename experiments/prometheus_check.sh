@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the PromQL that docs/serving.md gives operators against a real
+# Checks the PromQL that docs/operators-guide.md gives operators against a real
 # Prometheus scraping `lull serve`: stand-in servers replaying
 # test/data/replay_profile.json (as experiments/e2e.sh E2E_REPLAY=1 does),
 # `lull compile`, `lull serve`, `lull loadgen` for a bit over a minute, and

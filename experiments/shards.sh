@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Three lull shards behind HAProxy against one lull, on real processes
-# (docs/scaling.md "Shards"): six latency-replay stand-in servers
+# (docs/operators-guide.md "Shards"): six latency-replay stand-in servers
 # (test/data/replay_profile.json, as the e2e replay gate), one policy set
 # compiled for 6 workers, then at the same Poisson load from `lull loadgen`:
 #   one:    one `lull serve` over the six servers;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One lull shard's throughput limit beside HAProxy's (docs/scaling.md
+# One lull shard's throughput limit beside HAProxy's (docs/operators-guide.md
 # "Throughput of one shard", numbers in docs/benchmarks.md).
 # Three fast stand-in model servers (build/test/bench/serve/lull_fast_model_server:
 # epoll, every request answered concurrently after a fixed latency, so they are

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The tables of experiments/throughput.sh: one row per bench run, and each
-proxy's limit and answers per CPU-second (docs/scaling.md says how).
+proxy's limit and answers per CPU-second (docs/operators-guide.md says how).
 
   throughput_table.py --runs WORK/runs --out DIR --machine TEXT --model-ms M --duration 8s [--max-overhead-ms 1]
   throughput_table.py --rows DIR/throughput.json --out DIR      (recomputes the summary of a finished run)

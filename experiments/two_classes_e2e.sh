@@ -1,5 +1,5 @@
 #!/bin/bash
-# Two SLO classes on real processes (docs/fleets.md): one lull
+# Two SLO classes on real processes (docs/operators-guide.md): one lull
 # serving both classes against two lulls sized by hand, on the same replay
 # servers at the same loads. Classes: interactive (150 ms end to end, 70% of
 # the load) and bulk (500 ms, 30%); kinds: "fast" (test/data/replay_profile.json

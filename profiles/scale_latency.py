@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes a synthetic worker kind: a lull profile with every latency scaled.
 
-A faster (or slower) kind for trying mixed fleets (docs/fleets.md) without
+A faster (or slower) kind for trying mixed fleets (docs/operators-guide.md) without
 the hardware: the same models and accuracies, each latency (latency_s and
 every samples_s) times FACTOR, marked synthetic with its origin in
 provenance. Run: profiles/scale_latency.py IN.json FACTOR OUT.json

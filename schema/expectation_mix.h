@@ -1,5 +1,5 @@
 #pragma once
-// A class's expectation mixed from its kinds' (docs/fleets.md): queries
+// A class's expectation mixed from its kinds' (docs/user-guide.md): queries
 // expected at (accuracy per satisfied query, violation rate) are added up;
 // the violation rate is the query-weighted mean, the accuracy the mean over
 // the satisfied queries. Mixing classes into a fleet is the same sum. The

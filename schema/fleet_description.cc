@@ -1,4 +1,4 @@
-// Reading the fleet description (format: docs/fleets.md).
+// Reading the fleet description (format: docs/user-guide.md).
 #include "schema/fleet_description.h"
 
 #include <algorithm>

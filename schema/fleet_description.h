@@ -1,5 +1,5 @@
 #pragma once
-// The fleet description (docs/fleets.md): the hand-written JSON `lull compile
+// The fleet description (docs/user-guide.md): the hand-written JSON `lull compile
 // --fleet` and `lull plan --fleet` read: worker kinds (a profile and a price
 // each) and SLO classes (SLO, share of the load, target, workers per kind,
 // optionally fixed weights). Kept in schema/ beside lull's other JSON readers

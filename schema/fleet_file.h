@@ -1,6 +1,6 @@
 #pragma once
 // Reading and writing fleet policy files (schema::FleetPolicy, binary
-// protobuf; docs/fleets.md). Sealing seals every kind's library too;
+// protobuf; docs/operators-guide.md). Sealing seals every kind's library too;
 // verifying checks them and the fleet's own rules, so a file the runtime
 // loads is one it can serve: one line naming the class/kind/field otherwise.
 #include <string>

@@ -22,7 +22,7 @@ void load_file(const std::string& path, simdjson::padded_string& text) {
   if (!f) throw JsonFileError(path + ": cannot open: " + std::strerror(errno));
   // fopen opens a directory too, and its "size" from ftell is LONG_MAX: the
   // buffer allocation failed and fread wrote through a null pointer (found
-  // by test/fuzz/artifact_import_fuzz.cc; docs/fuzzing.md).
+  // by test/fuzz/artifact_import_fuzz.cc; docs/testing.md).
   struct stat st {};
   if (::fstat(::fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
     std::fclose(f);

@@ -2,7 +2,7 @@
 // Text taken from an input file (a JSON key, a model name, a string value)
 // made safe to quote in a one-line error: control characters are written as
 // JSON escapes (\n, \t, \u0001), so a name holding a newline cannot split
-// the message. Found by the profile reader's fuzz target (docs/fuzzing.md).
+// the message. Found by the profile reader's fuzz target (docs/testing.md).
 #include <cstdio>
 #include <string>
 #include <string_view>

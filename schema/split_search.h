@@ -1,5 +1,5 @@
 #pragma once
-// The split of one SLO class's arrivals over its worker kinds (docs/fleets.md):
+// The split of one SLO class's arrivals over its worker kinds (docs/operators-guide.md):
 // arrivals go to kind k at random with weight w_k, so kind k sees Poisson at
 // w_k * load and its compiled expectation holds for it exactly. The class's
 // expectation is the mix, and the search picks, on a grid of weights, the

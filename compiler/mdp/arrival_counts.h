@@ -1,6 +1,6 @@
 #pragma once
 // Counts of the MDP's "counting stream" in an interval (mdp-spec section 4
-// generalized, docs/arrivals.md): Poisson counts, or negative-binomial counts
+// generalized, docs/solver.md): Poisson counts, or negative-binomial counts
 // of a compound Poisson stream with logarithmic burst sizes and index of
 // dispersion D > 1:
 //   p_mu(k) = Gamma(k + r) / (k! Gamma(r)) * (1/D)^r * beta^k,

@@ -1,5 +1,5 @@
 #pragma once
-// How the MDP models one worker's arrivals (docs/arrivals.md): the worker
+// How the MDP models one worker's arrivals (docs/solver.md): the worker
 // receives every K'-th event of a "counting stream" whose counts are Poisson
 // (dispersion 1) or negative binomial (compound Poisson, dispersion D > 1).
 //   poisson      K' = K, the central rate: mdp-spec section 4 as written.

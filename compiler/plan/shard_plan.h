@@ -1,5 +1,5 @@
 #pragma once
-// When to shard (docs/scaling.md "Shards"): one lull process
+// When to shard (docs/operators-guide.md "Shards"): one lull process
 // carries at most a measured number of queries per second, so a load above
 // it needs G = ceil(load / limit) shards behind a per-request round-robin
 // balancer. Each shard owns K workers and serves the policies compiled for

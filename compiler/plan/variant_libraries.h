@@ -9,7 +9,7 @@
 // autoscaler sizes the pool with the variant's own capacities. Why A: it is
 // the floor, where the pool sits while the load is low, and the most load per
 // worker any count of the range sees at a given total load, so a switch to a
-// smaller set comes no later than any count would want it (docs/scaling.md,
+// smaller set comes no later than any count would want it (docs/operators-guide.md,
 // "Variants and autoscaling").
 #include <vector>
 

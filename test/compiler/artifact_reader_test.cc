@@ -69,7 +69,7 @@ TEST_CASE("artifact reader: bad files are named with the entry at fault", "[sche
   CHECK(error_of([&] { lull::read_artifact_profiles(dir + "/nope"); }).find("not a directory") != std::string::npos);
 }
 
-// Found by test/fuzz/artifact_import_fuzz.cc (docs/fuzzing.md): a directory
+// Found by test/fuzz/artifact_import_fuzz.cc (docs/testing.md): a directory
 // where a profile file or the accuracy table belongs was "read" with
 // ftell's LONG_MAX as its size (an AddressSanitizer abort; without it,
 // fread through a null buffer and "read failed: Bad address").

@@ -117,7 +117,7 @@ TEST_CASE("profile JSON: malformed input is one line naming the file and the fie
         std::string::npos);
 }
 
-// Found by test/fuzz/profile_json_fuzz.cc (docs/fuzzing.md): a key or a name
+// Found by test/fuzz/profile_json_fuzz.cc (docs/testing.md): a key or a name
 // holding an escaped newline split the error over two lines.
 TEST_CASE("profile JSON: keys, names and values with control characters stay on one line",
           "[schema][profile][bad-input][fuzz]") {

@@ -20,11 +20,8 @@ import sys
 
 TOP = ("runtime", "compiler", "test", "docs", "cli", "schema", "experiments",
        "packaging", "profiles", "policies", "tools", "cmake", ".ci")
-# Paths the docs use as examples of files a user writes or a run creates.
+# Paths the docs name that a run creates rather than the repository holds.
 EXAMPLES = {
-    "profiles/my-model.json",
-    "policies/my-policies.pb",
-    "experiments/results/run.json",
     "experiments/results/gpu_bench.md",  # written by experiments/gpu_bench.sh on a GPU machine
 }
 PATH = re.compile(r"(?<![\w./~$@-])((?:%s)/[\w./*{},+-]*[\w*}/])" % "|".join(re.escape(t) for t in TOP))

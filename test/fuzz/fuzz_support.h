@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the libFuzzer targets (test/fuzz, docs/fuzzing.md). lull's readers
+// Shared by the libFuzzer targets (test/fuzz, docs/testing.md). lull's readers
 // take paths, so a target writes its input to a private scratch folder first;
 // and every reader promises a one-line error naming its file, so a target
 // checks that promise on each refusal: a refusal that breaks it, like any

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `cmake --install` into a fresh prefix: the files docs/packaging.md lists are
+# `cmake --install` into a fresh prefix: the files docs/operators-guide.md lists are
 # there, the installed lull runs from the prefix, the unit names the
 # installed binary and settings file, and systemd accepts the unit.
 # Usage: install_check.sh BUILD_DIR

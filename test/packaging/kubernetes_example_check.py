@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The Kubernetes example holds what docs/packaging.md says it does.
+"""The Kubernetes example holds what docs/operators-guide.md says it does.
 
 kubectl cannot validate offline (even --dry-run=client asks an API server), so
 this parses the YAML and checks the fields a user relies on: the policy

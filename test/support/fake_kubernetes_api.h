@@ -17,7 +17,7 @@
 //   lose_pod(name) removes a pod as a node failure does (the Deployment replaces it);
 //   log() is every API request, "METHOD PATH|CONTENT_TYPE|BODY";
 //   Options::name renames the Deployment, Service and pods (a lull shard's
-//   own, "models-1": docs/scaling.md), Options::subnet the pods' 10.0.S.*.
+//   own, "models-1": docs/operators-guide.md), Options::subnet the pods' 10.0.S.*.
 // Without a transport it answers only what a test hands to answer() (one
 // API server holding several Deployments: a router over several fakes).
 #include <algorithm>

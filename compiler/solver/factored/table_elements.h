@@ -182,7 +182,7 @@ LULL_HD inline void phase_row(int n, double age_us, double lambda_per_us, int K,
   for (int q = 0; q < K; ++q) out[q] /= sum;
 }
 
-// The same for negative-binomial counts (dispersion D > 1, docs/arrivals.md):
+// The same for negative-binomial counts (dispersion D > 1, docs/solver.md):
 // the earliest query's burst may have brought r more at the same instant, so
 //   P(q) ~ sum_r w[r] p_mu((n-1)K + q - r),  w[r] = P(r later siblings).
 // The pmf over the window m = (n-1)K + q - r is walked from its largest entry

@@ -1,4 +1,4 @@
-// The burstiness estimator's noise against its window (docs/arrivals.md,
+// The burstiness estimator's noise against its window (docs/solver.md,
 // "The runtime sees the pattern"): for each process and window, the
 // estimator runs over arrivals drawn by the simulator's sampler
 // (runtime/sim/arrivals.h) and is read once per window length of fresh

@@ -1,5 +1,5 @@
 // The fleet description reader (schema/fleet_description.h): the format of
-// docs/fleets.md, relative paths, and every refused input as one line naming
+// docs/user-guide.md, relative paths, and every refused input as one line naming
 // the file and the field.
 #include <catch2/catch.hpp>
 
@@ -53,7 +53,7 @@ void check_refused(const std::string& from, const std::string& to, const std::st
 
 }  // namespace
 
-TEST_CASE("a fleet description reads as docs/fleets.md says") {
+TEST_CASE("a fleet description reads as docs/user-guide.md says") {
   const std::string path = write_fleet("good.json", kGood);
   const auto f = read_fleet_description(path);
   REQUIRE(f.kinds.size() == 2);
