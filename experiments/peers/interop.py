@@ -37,6 +37,7 @@ PY = "/usr/bin/python3"
 TASK = "image-classification"
 # Models of test/data/replay_profile.json; two declare inputs not named "input".
 NAMES = "tiny_net=INPUT0,small_net=input_1"
+DECLARED_NAMES = True  # --peers-input-named-input clears it (a lull without per-model names can start)
 IMAGE = bytes([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0xFF, 0xFE, 0x80, 1])  # 13 bytes, not UTF-8
 
 procs = []
@@ -93,9 +94,10 @@ def post(url, body, headers=None):
 
 def peer(kind, tmp):
     port = free_port()
+    names = NAMES if DECLARED_NAMES else ""
     script = "kserve_peer.py" if kind == "kserve" else "mlserver_peer.py"
     start([PY, os.path.join(HERE, script), "--port", str(port), "--models", "tiny_net,small_net,medium_net,large_net",
-           "--input-names", NAMES], os.path.join(tmp, f"{kind}-{port}.log"))
+           "--input-names", names], os.path.join(tmp, f"{kind}-{port}.log"))
     return f"http://127.0.0.1:{port}"
 
 
@@ -114,8 +116,9 @@ def server_rows(kind, lull, policies, tmp, poison_seconds):
     for s in servers:
         wait_models(s)
     base, up, log = lull_serve(lull, servers, policies, tmp, kind)
-    rows.append(("starts: every model ready; models declaring INPUT0, input_1 sent under those names, no flag",
-                 up, "" if up else open(log).read()[-300:]))
+    what = ("starts: every model ready; models declaring INPUT0, input_1 sent under those names, no flag"
+            if DECLARED_NAMES else "starts: every model ready (every model's input named input)")
+    rows.append((what, up, "" if up else open(log).read()[-300:]))
     if not up:
         return rows
     st, body = post(base + f"/predictions/{TASK}", b"hello", {"Content-Type": "application/octet-stream"})
@@ -151,6 +154,15 @@ def server_rows(kind, lull, policies, tmp, poison_seconds):
     return rows
 
 
+def attempt(rows, what, fn):
+    """One row: fn() -> (ok, detail); an exception is a FAIL with its message."""
+    try:
+        ok, detail = fn()
+    except Exception as e:  # the client's own error: what the peer met
+        ok, detail = False, f"{type(e).__name__}: {str(e)[:100]}"
+    rows.append((what, ok, detail))
+
+
 def triton_rows(base):
     sys.path.insert(0, os.path.join(DEPS, "triton-client/src/python/library"))
     import numpy as np
@@ -158,46 +170,60 @@ def triton_rows(base):
     from tritonclient.utils import InferenceServerException
     rows = []
     c = httpclient.InferenceServerClient(base.replace("http://", ""))
-    ok = c.is_server_live() and c.is_server_ready() and c.is_model_ready(TASK)
-    rows.append(("live, ready, model ready", ok, ""))
-    meta = c.get_model_metadata(TASK)
-    rows.append(("model metadata", meta.get("name") == TASK, json.dumps(meta)[:80]))
+    attempt(rows, "live, ready, model ready",
+            lambda: (c.is_server_live() and c.is_server_ready() and c.is_model_ready(TASK), ""))
 
-    def one(data, binary, dtype="BYTES", shape=None):
-        i = httpclient.InferInput("input", list(shape or data.shape), dtype)
+    def meta():
+        m = c.get_model_metadata(TASK)
+        return m.get("name") == TASK, json.dumps(m)[:80]
+    attempt(rows, "model metadata", meta)
+
+    def one(data, binary, dtype="BYTES", **kw):
+        i = httpclient.InferInput("input", list(data.shape), dtype)
         i.set_data_from_numpy(data, binary_data=binary)
-        return c.infer(TASK, [i])
-    r = one(np.array([b"hello"], dtype=np.object_), False)
-    rows.append(("BYTES as JSON", '"class": 5' in str(r.as_numpy("output")[0]), ""))
-    r = one(np.array([b"hello"], dtype=np.object_), True)
-    rows.append(("BYTES binary (the client's default)", '"class": 5' in str(r.as_numpy("output")[0]), ""))
-    r = one(np.array([IMAGE], dtype=np.object_), True)
-    got = json.loads(r.as_numpy("output")[0])
-    rows.append(("an image (bytes that are not UTF-8), binary: the model's answer",
-                 got["class"] == len(IMAGE) % 10, json.dumps(got)))
-    for binary in (False, True):
-        r = one(np.arange(12, dtype=np.float32).reshape(4, 3), binary, "FP32")
-        rows.append((f"FP32 [4, 3] {'binary' if binary else 'as JSON'}: 4 rows",
-                     list(r.as_numpy("output")) == [3, 12, 21, 30], str(list(r.as_numpy("output")))))
-    try:
-        one(np.array([b"poison"], dtype=np.object_), True)
-        rows.append(("a bad input: the model's 400 raised", False, "no error"))
-    except InferenceServerException as e:
-        rows.append(("a bad input: the model's 400 raised", e.status() == "400" and "poison" in e.message(),
-                     f"{e.status()} {e.message()[:60]}"))
-    i = httpclient.InferInput("input", [1], "BYTES")
-    i.set_data_from_numpy(np.array([b"hello"], dtype=np.object_))
-    try:
-        c.infer(TASK, [i], request_compression_algorithm="gzip")
-        rows.append(("gzip request body (expected to fail: not built)", True, ""))
-    except InferenceServerException as e:
-        rows.append(("gzip request body (expected to fail: not built)", False, f"{e.status()} {e.message()[:60]}"))
-    try:
-        c.infer(TASK, [i], outputs=[httpclient.InferRequestedOutput("nope")])
-        rows.append(("unknown requested output: 400 (expected to fail: not built)", False, "200"))
-    except InferenceServerException as e:
-        rows.append(("unknown requested output: 400 (expected to fail: not built)", e.status() == "400", e.status()))
+        return c.infer(TASK, [i], **kw)
+
+    def text(binary):
+        r = one(np.array([b"hello"], dtype=np.object_), binary)
+        out = str(r.as_numpy("output")[0])
+        return '"class": 5' in out, out[:60]
+    attempt(rows, "BYTES as JSON", lambda: text(False))
+    attempt(rows, "BYTES binary (the client's default)", lambda: text(True))
+
+    def image():
+        got = json.loads(one(np.array([IMAGE], dtype=np.object_), True).as_numpy("output")[0])
+        return got["class"] == len(IMAGE) % 10, json.dumps(got)
+    attempt(rows, "an image (bytes that are not UTF-8), binary: the model's answer", image)
+
+    def rows43(binary):
+        out = list(one(np.arange(12, dtype=np.float32).reshape(4, 3), binary, "FP32").as_numpy("output"))
+        return out == [3, 12, 21, 30], str(out)
+    attempt(rows, "FP32 [4, 3] as JSON: 4 rows", lambda: rows43(False))
+    attempt(rows, "FP32 [4, 3] binary: 4 rows", lambda: rows43(True))
+
+    def bad():
+        try:
+            one(np.array([b"poison"], dtype=np.object_), True)
+            return False, "no error"
+        except InferenceServerException as e:
+            return e.status() == "400" and "poison" in e.message(), f"{e.status()} {e.message()[:60]}"
+    attempt(rows, "a bad input: the model's 400 raised", bad)
+    attempt(rows, "gzip request body (expected to fail: not built)",
+            lambda: text_kw(one, np, request_compression_algorithm="gzip"))
+
+    def unknown_output():
+        try:
+            one(np.array([b"hello"], dtype=np.object_), False, outputs=[httpclient.InferRequestedOutput("nope")])
+            return False, "200"
+        except InferenceServerException as e:
+            return e.status() == "400", e.status()
+    attempt(rows, "unknown requested output: 400 (expected to fail: not built)", unknown_output)
     return rows
+
+
+def text_kw(one, np, **kw):
+    out = str(one(np.array([b"hello"], dtype=np.object_), True, **kw).as_numpy("output")[0])
+    return '"class": 5' in out, out[:60]
 
 
 def kserve_client_rows(base):
@@ -211,25 +237,31 @@ def kserve_client_rows(base):
     import numpy as np
     from kserve.inference_client import InferenceRESTClient, RESTConfig
     from kserve.protocol.infer_type import InferInput, InferRequest
+    rows = []
+    c = InferenceRESTClient(RESTConfig(protocol="v2"))
+    loop = asyncio.new_event_loop()
+    run = loop.run_until_complete
 
-    async def run():
-        rows = []
-        c = InferenceRESTClient(RESTConfig(protocol="v2"))
-        ok = await c.is_server_live(base) and await c.is_server_ready(base) and await c.is_model_ready(base, TASK)
-        rows.append(("live, ready, model ready", ok, ""))
-        for binary in (False, True):
-            i = InferInput("input", [1], "BYTES")
-            i.set_data_from_numpy(np.array([b"hello"], dtype=np.object_), binary_data=binary)
-            r = await c.infer(base, InferRequest(model_name=TASK, infer_inputs=[i]), model_name=TASK)
-            rows.append((f"BYTES {'binary (the default)' if binary else 'as JSON'}",
-                         '"class": 5' in str(r.outputs[0].data[0]), ""))
-        i = InferInput("input", [4, 3], "FP32")
-        i.set_data_from_numpy(np.arange(12, dtype=np.float32).reshape(4, 3), binary_data=True)
+    async def ready():
+        return (await c.is_server_live(base) and await c.is_server_ready(base)
+                and await c.is_model_ready(base, TASK)), ""
+    attempt(rows, "live, ready, model ready", lambda: run(ready()))
+
+    async def infer(data, dtype, binary):
+        i = InferInput("input", list(data.shape), dtype)
+        i.set_data_from_numpy(data, binary_data=binary)
         r = await c.infer(base, InferRequest(model_name=TASK, infer_inputs=[i]), model_name=TASK)
-        rows.append(("FP32 [4, 3] binary: 4 rows", list(r.outputs[0].data) == [3, 12, 21, 30], str(r.outputs[0].data)))
-        await c.close()
-        return rows
-    return asyncio.run(run())
+        return r.outputs[0].data
+    for binary in (False, True):
+        attempt(rows, f"BYTES {'binary (the default)' if binary else 'as JSON'}",
+                lambda b=binary: (lambda d: ('"class": 5' in str(d[0]), str(d[0])[:60]))(
+                    run(infer(np.array([b"hello"], dtype=np.object_), "BYTES", b))))
+    attempt(rows, "FP32 [4, 3] binary: 4 rows",
+            lambda: (lambda d: (list(d) == [3, 12, 21, 30], str(d)))(
+                run(infer(np.arange(12, dtype=np.float32).reshape(4, 3), "FP32", True))))
+    run(c.close())
+    loop.close()
+    return rows
 
 
 def main():
@@ -237,7 +269,11 @@ def main():
     ap.add_argument("--lull", default=os.path.join(ROOT, "build/lull"))
     ap.add_argument("--poison-seconds", type=int, default=10)
     ap.add_argument("--json")
+    ap.add_argument("--peers-input-named-input", action="store_true",
+                    help="every peer model's input named 'input' (for a lull that cannot read names per model)")
     a = ap.parse_args()
+    global DECLARED_NAMES
+    DECLARED_NAMES = not a.peers_input_named_input
     tmp = tempfile.mkdtemp(prefix="lull-interop-")
     policies = os.path.join(tmp, "v2.pb")
     subprocess.check_call([a.lull, "compile", "--profiles", "test/data/replay_profile.json", "--slo-ms", "70",
