@@ -1,0 +1,1 @@
+# type-name stand-in for ray (peers test only)

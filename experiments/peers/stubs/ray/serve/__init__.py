@@ -1,0 +1,2 @@
+def start(*a, **k):
+    raise RuntimeError("ray stand-in")

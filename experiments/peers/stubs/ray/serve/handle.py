@@ -1,0 +1,2 @@
+class DeploymentHandle: pass
+class RayServeHandle: pass
