@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <stdexcept>
+#include <string>
 
 #include "schema/arrival_classify.h"
 
@@ -79,6 +81,170 @@ ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& t) {
   }
   f.reason = why;
   return f;
+}
+
+namespace {
+
+// Index of dispersion of counts in windows of window_us from the first
+// arrival; {0, 0} with fewer than 10 whole windows.
+std::pair<double, int> dispersion_at(const std::vector<std::int64_t>& t, double window_us) {
+  const int windows = static_cast<int>(static_cast<double>(t.back() - t.front()) / window_us);
+  if (windows < 10) return {0, 0};
+  std::vector<double> counts(static_cast<std::size_t>(windows), 0.0);
+  for (auto x : t) {
+    const auto w = static_cast<std::size_t>(static_cast<double>(x - t.front()) / window_us);
+    if (w < counts.size()) counts[w] += 1;
+  }
+  double s = 0, s2 = 0;
+  for (double c : counts) {
+    s += c;
+    s2 += c * c;
+  }
+  const double m = s / windows;
+  return {m > 0 ? (s2 / windows - m * m) / m : 0, windows};
+}
+
+// The arrivals on the time axis where the rate smoothed over `smooth_us`
+// (centred, in bins of bin_us) is the trace's mean: Lambda(t) / mean rate.
+std::vector<std::int64_t> rate_normalised(const std::vector<std::int64_t>& t, double smooth_us) {
+  const double bin_us = 100'000;
+  const auto bins = static_cast<std::size_t>(static_cast<double>(t.back() - t.front()) / bin_us) + 1;
+  std::vector<double> counts(bins, 0.0);
+  for (auto x : t) counts[static_cast<std::size_t>(static_cast<double>(x - t.front()) / bin_us)] += 1;
+  const auto half = static_cast<std::size_t>(std::max(0.0, std::round(smooth_us / bin_us / 2)));
+  std::vector<double> prefix(bins + 1, 0.0);
+  for (std::size_t i = 0; i < bins; ++i) prefix[i + 1] = prefix[i] + counts[i];
+  std::vector<double> rate(bins), cum(bins + 1, 0.0);  // arrivals per bin, smoothed; cumulative
+  for (std::size_t i = 0; i < bins; ++i) {
+    const std::size_t lo = i >= half ? i - half : 0, hi = std::min(bins, i + half + 1);
+    rate[i] = (prefix[hi] - prefix[lo]) / static_cast<double>(hi - lo);
+    cum[i + 1] = cum[i] + rate[i];
+  }
+  const double per_us = cum[bins] / (static_cast<double>(bins) * bin_us);  // mean arrivals per us of the axis
+  std::vector<std::int64_t> out;
+  out.reserve(t.size());
+  for (auto x : t) {
+    const double at = static_cast<double>(x - t.front()) / bin_us;
+    const auto b = std::min(bins - 1, static_cast<std::size_t>(at));
+    const double lambda = cum[b] + rate[b] * (at - static_cast<double>(b));
+    out.push_back(static_cast<std::int64_t>(std::llround(lambda / per_us)));
+  }
+  for (std::size_t i = 1; i < out.size(); ++i) out[i] = std::max(out[i], out[i - 1]);  // rounding only
+  return out;
+}
+
+}  // namespace
+
+TrackedFit fit_tracked_arrivals(const std::vector<std::int64_t>& t) {
+  TrackedFit f;
+  f.whole = fit_arrival_process(t);  // checks order, count and span
+  f.short_range = f.whole;
+  const double span_us = static_cast<double>(t.back() - t.front());
+  f.mean_qps = static_cast<double>(t.size() - 1) / span_us * 1e6;
+  f.idc_short = f.whole.dispersion;
+  const auto one = dispersion_at(t, 1e6), ten = dispersion_at(t, 1e7);
+  f.idc_1s = one.first;
+  f.idc_10s = ten.first;
+  // The longest window with at least 10 counts, up to 10 s, against the short one.
+  const auto longest = ten.second > 0 ? ten : dispersion_at(t, span_us / 10);
+  const double short_window_us = kFitWindowMean / f.mean_qps * 1e6;
+  const double long_window_us = ten.second > 0 ? 1e7 : span_us / 10;
+  const double long_noise = longest.first * std::sqrt(2.0 / std::max(1, longest.second - 1));
+  const bool grows = long_window_us > 2 * short_window_us &&
+                     longest.first > 1.5 * f.idc_short + 3 * long_noise + 3 * f.whole.dispersion_noise;
+  const double per_window = f.mean_qps * static_cast<double>(kLoadWindowUs) / 1e6;
+  char why[600];
+  auto idc_text = [&] {
+    char text[160];
+    if (f.idc_10s > 0)
+      std::snprintf(text, sizeof text, "count dispersion %.3g at 50 arrivals, %.3g at 1 s, %.3g at 10 s", f.idc_short,
+                    f.idc_1s, f.idc_10s);
+    else
+      std::snprintf(text, sizeof text, "count dispersion %.3g at 50 arrivals, %.3g over %.3g s", f.idc_short,
+                    longest.first, long_window_us / 1e6);
+    return std::string(text);
+  };
+  if (!grows) {
+    std::snprintf(why, sizeof why, "stationary (%s: no growth with the window): %s", idc_text().c_str(),
+                  f.whole.reason.c_str());
+    f.reason = why;
+    return f;
+  }
+  if (per_window < 20) {
+    std::snprintf(why, sizeof why, "one stationary process (%s): %s", idc_text().c_str(), f.whole.reason.c_str());
+    f.reason = why;
+    char warn[300];
+    std::snprintf(warn, sizeof warn,
+                  "the rate moves, but a %.0f ms load window holds %.1f arrivals at %.3g QPS, too few to track it; "
+                  "fitted as one stationary process",
+                  static_cast<double>(kLoadWindowUs) / 1e3, per_window, f.mean_qps);
+    f.warning = warn;
+    return f;
+  }
+  f.modulated = true;
+  const double smooth_us = std::max(static_cast<double>(kLoadWindowUs), kTrackedSmoothArrivals / f.mean_qps * 1e6);
+  f.short_range = fit_arrival_process(rate_normalised(t, smooth_us));
+  const auto shares = served_load_shares(t);
+  auto quantile = [&](double q) {
+    double acc = 0;
+    for (const auto& [load, share] : shares)
+      if ((acc += share) >= q) return load;
+    return shares.back().first;
+  };
+  std::snprintf(why, sizeof why,
+                "rate modulation (%s: grows with the window), tracked by the load (%.0f ms load estimates 5/50/95%%: "
+                "%.0f/%.0f/%.0f QPS); short range, on the rate-normalised arrivals (smoothed over %.2g s): %s",
+                idc_text().c_str(), static_cast<double>(kLoadWindowUs) / 1e3, quantile(0.05), quantile(0.5),
+                quantile(0.95), smooth_us / 1e6, f.short_range.reason.c_str());
+  f.reason = why;
+  if (f.short_range.dispersion > 1.5 * std::max(1.0, f.short_range.gap_cv2) + 1 &&
+      f.short_range.process.kind != ArrivalProcess::Kind::kBatch) {
+    char warn[300];
+    std::snprintf(warn, sizeof warn,
+                  "the rate-normalised arrivals still disperse more (%.3g) than their gaps say (CV^2 %.3g): rate "
+                  "swings faster than the load window are left in the short-range pattern",
+                  f.short_range.dispersion, f.short_range.gap_cv2);
+    f.warning = warn;
+  }
+  return f;
+}
+
+std::vector<std::pair<double, double>> served_load_shares(const std::vector<std::int64_t>& t, double scale,
+                                                          std::int64_t window_us) {
+  if (t.empty() || !(scale > 0)) throw std::invalid_argument("served_load_shares: no arrivals or a bad scale");
+  // Scaling the rates by `scale` shrinks time by it: the window covers window * scale of the trace.
+  const double reach = static_cast<double>(window_us) * scale;
+  std::map<long, double> by_count;
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    while (static_cast<double>(t[i] - t[first]) >= reach) ++first;
+    by_count[static_cast<long>(i - first + 1)] += 1;
+  }
+  std::vector<std::pair<double, double>> out;
+  const double n = static_cast<double>(t.size()), per_s = 1e6 / static_cast<double>(window_us);
+  for (const auto& [count, arrivals] : by_count) out.emplace_back(static_cast<double>(count) * per_s, arrivals / n);
+  return out;
+}
+
+LoadExpectation served_mixture(const std::vector<std::pair<double, double>>& shares,
+                               const std::vector<LoadExpectation>& grid) {
+  if (grid.empty()) throw std::invalid_argument("served_mixture: no grid loads");
+  LoadExpectation m;
+  double weight = 0, satisfied = 0, accuracy = 0;
+  for (const auto& [load, share] : shares) {
+    auto it = std::lower_bound(grid.begin(), grid.end(), load,
+                               [](const LoadExpectation& g, double l) { return g.load_qps < l; });
+    const LoadExpectation& g = it == grid.end() ? grid.back() : *it;
+    weight += share;
+    m.load_qps += share * load;
+    m.violation += share * g.violation;
+    satisfied += share * (1 - g.violation);
+    accuracy += share * (1 - g.violation) * g.accuracy;
+  }
+  m.load_qps /= weight;
+  m.violation /= weight;
+  m.accuracy = satisfied > 0 ? accuracy / satisfied : 0;
+  return m;
 }
 
 }  // namespace lull::compiler
