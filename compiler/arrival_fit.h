@@ -43,6 +43,8 @@ inline constexpr std::int64_t kLoadWindowUs = 500'000;
 // rate smoothed over max(load window, kTrackedSmoothArrivals arrivals)).
 // Otherwise short_range is `whole`, today's fit:FILE answer.
 inline constexpr double kTrackedSmoothArrivals = 400;
+// More arrivals than this share a timestamp with the one before: bursts.
+inline constexpr double kBurstSharedShare = 0.05;
 struct TrackedFit {
   ArrivalFit whole;        // fit:FILE's answer on the trace as recorded
   ArrivalFit short_range;  // the pattern compiled into each load's MDP
