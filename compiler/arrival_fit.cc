@@ -21,6 +21,15 @@ double round2(double v) {
   return std::strtod(text, nullptr);
 }
 
+// The batch dispersion D whose gap CV^2 (schema/arrival_classify.h) is
+// `gap_cv2` (1 at or below Poisson's).
+double batch_dispersion_for_gap_cv2(double gap_cv2) {
+  double lo = 1, hi = 1000;  // batch_gap_cv2 rises with D
+  if (!(gap_cv2 > batch_gap_cv2(lo))) return 1;
+  for (int i = 0; i < 60; ++i) (batch_gap_cv2(std::sqrt(lo * hi)) < gap_cv2 ? lo : hi) = std::sqrt(lo * hi);
+  return hi;
+}
+
 }  // namespace
 
 ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& t) {
@@ -161,7 +170,13 @@ TrackedFit fit_tracked_arrivals(const std::vector<std::int64_t>& t) {
   };
   const double long_window_us = ten.second > 0 ? 1e7 : span_us / 10;
   const auto longest = ten.second > 0 ? ten : dispersion_at(t, long_window_us);
-  const bool grows = grows_at(one, 1e6) || grows_at(longest, long_window_us);
+  // A rate that moves at about the short window already (1 s states at 100
+  // QPS) has levelled off there: no growth, but counts far more dispersed
+  // than any burst the gaps allow (batch:D's gap CV^2 is the most a
+  // stationary burst gives; kRateDispersionExcess times its D).
+  const double burst_d = batch_dispersion_for_gap_cv2(f.whole.gap_cv2);
+  const bool excess = f.idc_short > kRateDispersionExcess * burst_d + 3 * f.whole.dispersion_noise;
+  const bool grows = grows_at(one, 1e6) || grows_at(longest, long_window_us) || excess;
   const double per_window = f.mean_qps * static_cast<double>(kLoadWindowUs) / 1e6;
   char why[600];
   auto idc_text = [&] {
@@ -205,8 +220,7 @@ TrackedFit fit_tracked_arrivals(const std::vector<std::int64_t>& t) {
   const double cv2 = f.short_range.gap_cv2;
   char family[200];
   if (shared_share > kBurstSharedShare) {
-    double lo = 1, hi = 1000;  // batch_gap_cv2 rises with D
-    for (int i = 0; i < 60; ++i) (batch_gap_cv2(std::sqrt(lo * hi)) < cv2 ? lo : hi) = std::sqrt(lo * hi);
+    const double hi = batch_dispersion_for_gap_cv2(cv2);
     f.short_range.process = ArrivalProcess::batch(std::max(1.0, round2(hi)));
     std::snprintf(family, sizeof family, "%.0f%% of arrivals share a timestamp: bursts, batch with gap CV^2 %.3f",
                   shared_share * 100, cv2);

@@ -45,6 +45,8 @@ inline constexpr std::int64_t kLoadWindowUs = 500'000;
 inline constexpr double kTrackedSmoothArrivals = 400;
 // More arrivals than this share a timestamp with the one before: bursts.
 inline constexpr double kBurstSharedShare = 0.05;
+// Counts this much more dispersed than the bursts the gaps allow: the rate moves.
+inline constexpr double kRateDispersionExcess = 2.5;
 struct TrackedFit {
   ArrivalFit whole;        // fit:FILE's answer on the trace as recorded
   ArrivalFit short_range;  // the pattern compiled into each load's MDP
