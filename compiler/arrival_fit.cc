@@ -178,16 +178,18 @@ TrackedFit fit_tracked_arrivals(const std::vector<std::int64_t>& t) {
   const bool excess = f.idc_short > kRateDispersionExcess * burst_d + 3 * f.whole.dispersion_noise;
   const bool grows = grows_at(one, 1e6) || grows_at(longest, long_window_us) || excess;
   const double per_window = f.mean_qps * static_cast<double>(kLoadWindowUs) / 1e6;
-  char why[600];
-  auto idc_text = [&] {
-    char text[160];
+  char why[1000];
+  auto idc_text = [&] {  // 3 significant digits, no exponent (2340, not 2.34e+03)
+    auto n = [](double v) {
+      char text[32];
+      std::snprintf(text, sizeof text, v >= 1000 ? "%.0f" : "%.3g", v);
+      return std::string(text);
+    };
     if (f.idc_10s > 0)
-      std::snprintf(text, sizeof text, "count dispersion %.3g at 50 arrivals, %.3g at 1 s, %.3g at 10 s", f.idc_short,
-                    f.idc_1s, f.idc_10s);
-    else
-      std::snprintf(text, sizeof text, "count dispersion %.3g at 50 arrivals, %.3g over %.3g s", f.idc_short,
-                    longest.first, long_window_us / 1e6);
-    return std::string(text);
+      return "count dispersion " + n(f.idc_short) + " at 50 arrivals, " + n(f.idc_1s) + " at 1 s, " + n(f.idc_10s) +
+             " at 10 s";
+    return "count dispersion " + n(f.idc_short) + " at 50 arrivals, " + n(longest.first) + " over " +
+           n(long_window_us / 1e6) + " s";
   };
   if (!grows) {
     std::snprintf(why, sizeof why, "stationary (%s: no growth with the window): %s", idc_text().c_str(),
@@ -243,15 +245,19 @@ TrackedFit fit_tracked_arrivals(const std::vector<std::int64_t>& t) {
     return shares.back().first;
   };
   std::snprintf(why, sizeof why,
-                "rate modulation (%s: grows with the window), tracked by the load (%.0f ms load estimates 5/50/95%%: "
-                "%.0f/%.0f/%.0f QPS); short range, on the rate-normalised arrivals (smoothed over %.2g s): %s",
-                idc_text().c_str(), static_cast<double>(kLoadWindowUs) / 1e3, quantile(0.05), quantile(0.5),
-                quantile(0.95), smooth_us / 1e6, f.short_range.reason.c_str());
+                "rate modulation (%s: %s), tracked by the load (%.0f ms load estimates 5/50/95%%: "
+                "%.0f/%.0f/%.0f QPS); short range, on the rate-normalised arrivals (smoothed over %.3g s): %s",
+                idc_text().c_str(),
+                excess && !(grows_at(one, 1e6) || grows_at(longest, long_window_us))
+                    ? "far above the bursts the gaps allow"
+                    : "grows with the window",
+                static_cast<double>(kLoadWindowUs) / 1e3, quantile(0.05), quantile(0.5), quantile(0.95),
+                smooth_us / 1e6, f.short_range.reason.c_str());
   f.reason = why;
   if (f.short_range.dispersion > 2 * std::max(1.0, cv2) + 1) {
     char warn[300];
     std::snprintf(warn, sizeof warn,
-                  "the rate-normalised arrivals still disperse more (%.3g at 50 arrivals) than their gaps say (CV^2 "
+                  "the rate-normalised arrivals still disperse more (%.4g at 50 arrivals) than their gaps say (CV^2 "
                   "%.3g): the rate swings faster than the %.0f ms load window are not modelled, expect the error "
                   "docs/arrivals.md measures for 1 s states",
                   f.short_range.dispersion, cv2, static_cast<double>(kLoadWindowUs) / 1e3);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <random>
 
+#include "schema/arrival_process.h"
 #include "test/support/cli_runner.h"
 #include "test/support/plan_fixtures.h"
 #include "test/support/shared_data.h"
@@ -150,4 +151,13 @@ TEST_CASE("bad --arrivals tracked:FILE: one line naming the file, exit 2, no out
   check("tracked:" + write_temp("tracked_back.txt", "0.1\n0.3\n0.2\n"), {"tracked_back.txt:3", "must not decrease"});
   check("tracked:/no/such/file", {"/no/such/file"});
   check("tracked:", {"--arrivals tracked:FILE"});
+}
+
+TEST_CASE("arrival process labels are positional: batch:20, not batch:2e+01", "[arrivals][tracked]") {
+  CHECK(lull::arrival_process_text(lull::ArrivalProcess::batch(20)) == "batch:20");
+  CHECK(lull::arrival_process_text(lull::ArrivalProcess::batch(50)) == "batch:50");
+  CHECK(lull::arrival_process_text(lull::ArrivalProcess::batch(4.3)) == "batch:4.3");
+  CHECK(lull::arrival_process_text(lull::ArrivalProcess::gamma(0.32)) == "gamma:0.32");
+  CHECK(lull::arrival_process_text(lull::ArrivalProcess::gamma(0.00001)) == "gamma:0.00001");
+  CHECK(lull::arrival_process_text(lull::ArrivalProcess::gamma(1000)) == "gamma:1000");
 }
