@@ -129,6 +129,8 @@ int run_plan(int argc, char** argv) {
     return 0;
   if (is_stdout(plot_path)) throw UsageError("--plot: a PNG does not go to stdout; name a file");
   req.spec = model_spec(flags);
+  if (flags.arrivals.rfind("tracked:", 0) == 0 && !trace.empty())
+    throw UsageError("--trace: not with --arrivals tracked:FILE (the file's own rates are planned for)");
   std::string fit_note;
   TrackedTrace tracked;
   const auto processes = compile_arrivals(flags.arrivals, &fit_note, &tracked);

@@ -151,6 +151,15 @@ TEST_CASE("bad --arrivals tracked:FILE: one line naming the file, exit 2, no out
   check("tracked:" + write_temp("tracked_back.txt", "0.1\n0.3\n0.2\n"), {"tracked_back.txt:3", "must not decrease"});
   check("tracked:/no/such/file", {"/no/such/file"});
   check("tracked:", {"--arrivals tracked:FILE"});
+  // plan: the file's rates or a rate trace, not both.
+  const auto r = run_lull("plan --profiles " + tiny + " --slo-ms 100 --max-violation 0.01 --device cpu --arrivals " +
+                          "tracked:" + write_temp("tracked_plan_times.txt", "0.1\n0.2\n") +
+                          " --trace rate-file:/dev/null --out " + out);
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(count_lines(r.err) == 1);
+  CHECK(r.err.find("--trace") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
 }
 
 TEST_CASE("arrival process labels are positional: batch:20, not batch:2e+01", "[arrivals][tracked]") {
