@@ -7,8 +7,9 @@ QPS per worker), read three ways:
   tracked   `lull compile --arrivals tracked:FILE`'s short-range pattern
   online    `lull simulate --timeline` on that file: the load monitor's
             burstiness estimate per second (runtime/burstiness_estimator),
-            its most frequent classification and the median gap CV^2 and
-            count dispersion once ready
+            its most frequent family (poisson, gamma, batch; a parameter
+            <= 1.25 counts as poisson) with the share of seconds, and the
+            median gap CV^2 and count dispersion once ready
 Run after modulated_traffic.py (it reads that run's cached reference
 libraries): nice /usr/bin/python3 experiments/modulated_estimator.py
 Writes experiments/results/modulated_estimator.md."""
@@ -35,8 +36,11 @@ def online(pb, workers, path):
         rows = [r for r in csv.DictReader(f) if r["arrivals_estimate"]]
     if not rows:
         return "not ready", float("nan"), float("nan"), 0
-    est = collections.Counter(r["arrivals_estimate"] for r in rows)
-    label, n = est.most_common(1)[0]
+    fam = collections.Counter(family(r["arrivals_estimate"]) for r in rows)
+    top, n = fam.most_common(1)[0]
+    label = statistics.median_low([r["arrivals_estimate"] for r in rows if family(r["arrivals_estimate"]) == top]
+                                  if top == "poisson" else
+                                  [r["arrivals_estimate"] for r in rows if family(r["arrivals_estimate"]) == top])
     return (label, statistics.median(float(r["gap_cv2"]) for r in rows),
             statistics.median(float(r["count_dispersion"]) for r in rows), n / len(rows))
 
@@ -56,8 +60,8 @@ def main():
     lines = [f"# Online estimate against the offline fits ({time.strftime('%Y-%m-%d')})", "",
              "`nice /usr/bin/python3 experiments/modulated_estimator.py`. Each process's reference file of "
              "experiments/modulated_traffic.py (0.7 x 50 QPS per worker, 300 s; sin:600 1200 s). online: the "
-             "load monitor's classification per second (8000 arrivals, bins of 20), its most frequent value "
-             "(share of seconds) and the medians once ready.", "",
+             "load monitor's classification per second (8000 arrivals, bins of 20): its most frequent family "
+             "(share of seconds; a label of that family) and the medians once ready.", "",
              "| process | K | QPS | fit:FILE | tracked:FILE short range | online (share) | online gap CV^2 | "
              "online dispersion | tracked = online family |", "|---|---|---|---|---|---|---|---|---|"]
     agree = total = 0
