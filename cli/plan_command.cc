@@ -105,7 +105,8 @@ int run_plan(int argc, char** argv) {
       ("max-violation", po::value(&req.target.max_violation)->required(), "target expected violation rate, in (0, 1)")
       ("min-accuracy", po::value(&req.target.min_accuracy)->default_value(0), "minimum expected accuracy, in (0, 1) (0: none)")
       ("load-qps", po::value(&req.load_qps), "plan for this central load (QPS)")
-      ("trace", po::value(&trace), "plan over a rate trace: rate-file:PATH (lines '<second> <QPS>')")
+      ("trace", po::value(&trace), "plan over a rate trace: rate-file:PATH (lines '<second> <QPS>') | arrivals:PATH (arrival times: "
+       "--arrivals tracked:PATH at its mean load unless --load-qps)")
       ("window-s", po::value(&req.window_s)->default_value(60), "trace: workers change every this many seconds")
       ("lead-s", po::value(&req.lead_s)->default_value(0), "trace: a window's count must also hold this long past its end")
       ("worker-memory-mb", po::value(&req.worker_memory_mb)->default_value(0),
@@ -131,6 +132,14 @@ int run_plan(int argc, char** argv) {
   req.spec = model_spec(flags);
   if (flags.arrivals.rfind("tracked:", 0) == 0 && !trace.empty())
     throw UsageError("--trace: not with --arrivals tracked:FILE (the file's own rates are planned for)");
+  // --trace arrivals:FILE (timestamps): the file's own rates, as --arrivals tracked:FILE at its mean load.
+  if (trace.rfind("arrivals:", 0) == 0) {
+    if (flags.arrivals != "poisson")
+      throw UsageError("--trace arrivals:FILE: its short-range pattern is fitted from the file; drop --arrivals");
+    if (trace.size() == 9) throw UsageError("--trace arrivals:FILE: no file named");
+    flags.arrivals = "tracked:" + trace.substr(9);
+    trace.clear();
+  }
   std::string fit_note;
   TrackedTrace tracked;
   const auto processes = compile_arrivals(flags.arrivals, &fit_note, &tracked);

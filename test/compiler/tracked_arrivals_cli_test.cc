@@ -113,6 +113,12 @@ TEST_CASE("compile --arrivals tracked:FILE: rate swings tracked, the expectation
   CHECK(json_number(p, "workers") >= 1);
   CHECK(json_number(p, "expected_violation_rate") <= 0.01);
   CHECK(p.find("capacity_quantile") != std::string::npos);
+  // --trace arrivals:FILE plans the file's own rates at its mean load.
+  const std::string plan2 = dir + "/tracked_plan_trace.json";
+  r = run_lull("plan " + image_args() + " --max-violation 0.01 --trace arrivals:" + file + " --out " + plan2);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(std::abs(json_number(slurp(plan2), "workers") - json_number(p, "workers")) <= 1);
 }
 
 TEST_CASE("compile --arrivals tracked:FILE on stationary traffic keeps fit:FILE's answer", "[cli][arrivals][tracked]") {
@@ -159,6 +165,14 @@ TEST_CASE("bad --arrivals tracked:FILE: one line naming the file, exit 2, no out
   CHECK(r.exit_code == 2);
   CHECK(count_lines(r.err) == 1);
   CHECK(r.err.find("--trace") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+  const auto both = run_lull("plan --profiles " + tiny +
+                             " --slo-ms 100 --max-violation 0.01 --device cpu --arrivals gamma:2 --trace arrivals:" +
+                             write_temp("tracked_plan_times2.txt", "0.1\n0.2\n") + " --out " + out);
+  INFO(both.err);
+  CHECK(both.exit_code == 2);
+  CHECK(count_lines(both.err) == 1);
+  CHECK(both.err.find("--trace arrivals:FILE") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(out));
 }
 
