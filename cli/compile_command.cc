@@ -3,6 +3,7 @@
 // set per (count, process)); with an
 // optional JSON report and a progress line for compiles over a second.
 // The final line gives the whole process's wall time and its phases.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "cli/compile_options.h"
 #include "cli/compile_report.h"
 #include "cli/compile_summary.h"
+#include "cli/json_object.h"
 #include "cli/output_file.h"
 #include "cli/progress_line.h"
 #include "cli/process_clock.h"
@@ -25,6 +27,49 @@ namespace po = boost::program_options;
 namespace lull::cli {
 
 int run_compile_fleet(int argc, char** argv);
+
+namespace {
+
+// tracked:FILE: per worker count, the expectation on the file's own rates,
+// the runtime switching through the compiled loads by its load estimate
+// (compiler::served_mixture), printed and returned as the report's
+// "on_trace" member (JSON text).
+std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<compiler::LibrarySweep>& sweeps) {
+  const auto shares = compiler::served_load_shares(tracked.times_us);
+  JsonValue obj = JsonValue::object();
+  obj.add("file", tracked.path);
+  obj.add("modulated", tracked.fit.modulated ? "yes" : "no");
+  obj.add("mean_qps", tracked.fit.mean_qps);
+  obj.add("short_range", arrival_process_text(tracked.fit.short_range.process));
+  obj.add("whole_fit", arrival_process_text(tracked.fit.whole.process));
+  obj.add("load_window_ms", static_cast<double>(compiler::kLoadWindowUs) / 1e3);
+  JsonValue& sets = obj.add("sets", JsonValue::array());
+  for (const auto& s : sweeps) {
+    std::vector<compiler::LoadExpectation> grid;
+    for (const auto& r : s.sweep.reports)
+      grid.push_back({r.load_qps, r.expected_accuracy, r.beyond_capacity ? 1.0 : r.expected_violation_rate});
+    std::sort(grid.begin(), grid.end(), [](const auto& a, const auto& b) { return a.load_qps < b.load_qps; });
+    const compiler::LoadExpectation m = compiler::served_mixture(shares, grid);
+    std::fprintf(stderr,
+                 "lull compile: %d workers on %s's rates (%.0f ms load estimates, mean %.1f QPS, through %zu compiled "
+                 "loads): expected accuracy %.4f, violation %.4f\n",
+                 s.workers, tracked.path.c_str(), static_cast<double>(compiler::kLoadWindowUs) / 1e3, m.load_qps,
+                 grid.size(), m.accuracy, m.violation);
+    if (shares.back().first > grid.back().load_qps)
+      std::fprintf(stderr,
+                   "lull compile: warning: %d workers: load estimates reach %.0f QPS, above the highest compiled load "
+                   "(%g QPS), which then serves\n",
+                   s.workers, shares.back().first, grid.back().load_qps);
+    JsonValue& set = sets.push(JsonValue::object());
+    set.add("workers", s.workers);
+    set.add("mean_load_estimate_qps", m.load_qps);
+    set.add("expected_accuracy", m.accuracy);
+    set.add("expected_violation_rate", m.violation);
+  }
+  return "\"on_trace\": " + obj.text(1);
+}
+
+}  // namespace
 
 int run_compile(int argc, char** argv) {
   if (names_flag(argc, argv, "--fleet")) return run_compile_fleet(argc, argv);
@@ -48,8 +93,9 @@ int run_compile(int argc, char** argv) {
   check_binary_output(out_path, "--out");
   std::optional<compiler::AdaptiveLoads> adaptive;
   std::string fit_note;
+  TrackedTrace tracked;
   // In the order compile_library reports progress by, so its indices name the right count.
-  const auto specs = compiler::in_library_order(compile_specs(flags, &adaptive, &fit_note));
+  const auto specs = compiler::in_library_order(compile_specs(flags, &adaptive, &fit_note, &tracked));
   if (!fit_note.empty()) std::fprintf(stderr, "lull compile: %s\n", fit_note.c_str());
   const bool library = specs.size() > 1;
   // What each process's MDP is: exact, or which approximation (docs/solver.md).
@@ -112,9 +158,13 @@ int run_compile(int argc, char** argv) {
     write_binary_output(out_path, policy_set_bytes(sweeps.front().sweep.set), "--out");
   sec.write = std::chrono::duration<double>(std::chrono::steady_clock::now() - tw).count();
   sec.total = seconds_since_process_start();
-  if (!report_path.empty())
-    write_output(report_path, library ? library_report_json(sweeps, adaptive.has_value(), solver->name(), sec)
-                                      : compile_report_json(sweeps.front(), adaptive.has_value(), solver->name(), sec));
+  const std::string on_trace = tracked.path.empty() ? "" : tracked_expectations(tracked, sweeps);
+  if (!report_path.empty()) {
+    std::string json = library ? library_report_json(sweeps, adaptive.has_value(), solver->name(), sec)
+                               : compile_report_json(sweeps.front(), adaptive.has_value(), solver->name(), sec);
+    if (!on_trace.empty()) json = json.substr(0, json.rfind('}')) + ", " + on_trace + "}\n";
+    write_output(report_path, json);
+  }
   // The table goes to stdout unless a binary or JSON output already has it.
   const bool stdout_taken = out_path == "-" || report_path == "-";
   std::fputs(compile_summary_table(sweeps).c_str(), stdout_taken ? stderr : stdout);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/number_lists.h"
@@ -29,7 +30,8 @@ void add_compile_options(po::options_description& desc, CompileFlags& f) {
       ("load-qps", po::value(&f.loads)->required(),
        "central load(s) in QPS: 2000 | 2000,2200 | 200:4000:200 | auto:LO:HI (adaptive grid, compile only)")
       ("arrivals", po::value(&f.arrivals)->default_value(f.arrivals),
-       "central arrival process: poisson | gamma:CV2 | batch:D | fit:FILE (arrival times in s, one a line); "
+       "central arrival process: poisson | gamma:CV2 | batch:D | fit:FILE (arrival times in s, one a line) | "
+       "tracked:FILE (the file's short-range pattern, its rate swings left to the load tracking: give a load grid); "
        "a list gamma:1,2,4,8 writes a set per (workers, process)");
   // clang-format on
 }
@@ -111,7 +113,26 @@ compiler::CompileSpec solve_spec(const CompileFlags& f) {
   return spec;
 }
 
-std::vector<ArrivalProcess> compile_arrivals(const std::string& text, std::string* fit_note) {
+std::vector<ArrivalProcess> compile_arrivals(const std::string& text, std::string* fit_note, TrackedTrace* tracked) {
+  if (text.rfind("tracked:", 0) == 0) {
+    const std::string path = text.substr(8);
+    if (path.empty()) throw UsageError("--arrivals tracked:FILE: no file named");
+    try {
+      TrackedTrace trace{path, read_arrivals_file(path), {}};
+      trace.fit = compiler::fit_tracked_arrivals(trace.times_us);
+      if (fit_note) {
+        *fit_note =
+            "--arrivals " + text + ": " + std::to_string(trace.fit.whole.arrivals) + " arrivals, " + trace.fit.reason;
+        if (!trace.fit.warning.empty()) *fit_note += "\nwarning: --arrivals " + text + ": " + trace.fit.warning;
+      }
+      const ArrivalProcess process = trace.fit.short_range.process;
+      if (tracked) *tracked = std::move(trace);
+      return {process};
+    } catch (const std::invalid_argument& e) {
+      const std::string why = e.what();
+      throw UsageError("--arrivals tracked:" + (why.rfind(path, 0) == 0 ? why : path + ": " + why));
+    }
+  }
   if (text.rfind("fit:", 0) == 0) {
     const std::string path = text.substr(4);
     if (path.empty()) throw UsageError("--arrivals fit:FILE: no file named");
@@ -138,9 +159,9 @@ std::vector<ArrivalProcess> compile_arrivals(const std::string& text, std::strin
 
 std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& f,
                                                  std::optional<compiler::AdaptiveLoads>* adaptive,
-                                                 std::string* fit_note) {
+                                                 std::string* fit_note, TrackedTrace* tracked) {
   compiler::CompileSpec spec = model_spec(f);
-  const std::vector<ArrivalProcess> processes = compile_arrivals(f.arrivals, fit_note);
+  const std::vector<ArrivalProcess> processes = compile_arrivals(f.arrivals, fit_note, tracked);
   if (f.loads.rfind("auto:", 0) == 0) {
     if (!adaptive) throw UsageError("--load-qps auto:LO:HI is for lull compile only");
     std::string ends_text = f.loads.substr(5);

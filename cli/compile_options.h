@@ -4,11 +4,13 @@
 // single setting are bound to the spec directly; the few that need parsing
 // (lists, ms -> us, names) are held here and converted by compile_specs().
 #include <boost/program_options.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/parse_options.h"
+#include "compiler/arrival_fit.h"
 #include "compiler/adaptive_loads.h"
 #include "compiler/compile_spec.h"
 
@@ -26,7 +28,15 @@ struct CompileFlags {
 // --arrivals as processes: parsed (schema/arrival_process.h), or fitted from
 // the timestamps of fit:FILE, whose choice and reason go to `fit_note`.
 // Throws UsageError naming the flag or the file.
-std::vector<ArrivalProcess> compile_arrivals(const std::string& text, std::string* fit_note);
+// tracked:FILE (docs/user-guide.md, "Traffic whose rate moves") gives the
+// trace's short-range pattern; its times and fit go to `tracked` when given.
+struct TrackedTrace {
+  std::string path;
+  std::vector<std::int64_t> times_us;
+  compiler::TrackedFit fit;
+};
+std::vector<ArrivalProcess> compile_arrivals(const std::string& text, std::string* fit_note,
+                                             TrackedTrace* tracked = nullptr);
 
 // The old spellings these commands refuse with a pointer to the new one:
 // `--accuracy` (a fraction table elsewhere in lull) is `--accuracy-percent`.
@@ -57,6 +67,6 @@ compiler::CompileSpec solve_spec(const CompileFlags& flags);
 // receives the grid; the specs then hold LO and HI).
 std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& flags,
                                                  std::optional<compiler::AdaptiveLoads>* adaptive = nullptr,
-                                                 std::string* fit_note = nullptr);
+                                                 std::string* fit_note = nullptr, TrackedTrace* tracked = nullptr);
 
 }  // namespace lull::cli

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/compile_options.h"
+#include "cli/json_object.h"
 #include "cli/number_lists.h"
 #include "cli/output_file.h"
 #include "cli/plan_output.h"
@@ -16,6 +17,7 @@
 #include "cli/progress_line.h"
 #include "compiler/compile_inputs.h"
 #include "compiler/plan/capacity_plan.h"
+#include "compiler/plan/tracked_plan.h"
 #include "compiler/solver/solver_registry.h"
 
 namespace po = boost::program_options;
@@ -29,6 +31,62 @@ std::string rate_file_path(const std::string& trace) {
   if (trace.rfind(kind, 0) != 0 || trace.size() == kind.size())
     throw UsageError("--trace: expected rate-file:PATH (lines '<second> <QPS>'), got '" + trace + "'");
   return trace.substr(kind.size());
+}
+
+// --arrivals tracked:FILE: the fewest workers whose library over loads
+// meets the target on the file's rates scaled to --load-qps
+// (compiler/plan/tracked_plan.h).
+int plan_on_tracked(compiler::PlanRequest& req, const CompileFlags& flags, const TrackedTrace& tracked,
+                    const std::string& out_path) {
+  if (!(req.load_qps > 0)) req.load_qps = tracked.fit.mean_qps;
+  if (!(req.target.max_violation > 0 && req.target.max_violation < 1))
+    throw UsageError("--max-violation: must be in (0, 1)");
+  auto solver = compiler::make_solver(req.spec.device, &std::cerr);
+  compiler::CompileSpec input_spec = req.spec;
+  input_spec.mdp.workers = 1;
+  input_spec.loads_qps = {1};
+  const auto inputs = compiler::load_compile_inputs(input_spec);
+  compiler::ExpectationCache cache(inputs.profiles, req.spec, *solver);
+  compiler::TrackedPlan plan;
+  try {
+    plan = compiler::plan_tracked(cache, tracked.times_us, tracked.fit.mean_qps, req.load_qps, req.target,
+                                  req.max_workers);
+  } catch (const compiler::PlanError& e) {
+    throw UsageError(std::string("--arrivals ") + flags.arrivals + ": " + e.what());
+  }
+  char text[900];
+  std::snprintf(text, sizeof text,
+                "lull plan: %s rates scaled to %g QPS, %s within each load: %d workers (library over loads %g QPS "
+                "apart)\n  expected on the trace: accuracy %.4f, violation %.4f (%d workers: %.4f)\n"
+                "  the count is set by the rates: %d workers meet the target up to %g QPS, the %.1f%% quantile of "
+                "the %.0f ms load estimates (mean estimate %.1f QPS)\n",
+                tracked.path.c_str(), req.load_qps, arrival_process_text(req.spec.mdp.arrivals).c_str(), plan.workers,
+                plan.grid_step_qps, plan.expected.accuracy, plan.expected.violation, plan.workers - 1,
+                plan.one_fewer.violation, plan.workers, plan.capacity_qps, plan.capacity_quantile * 100,
+                static_cast<double>(compiler::kLoadWindowUs) / 1e3, plan.expected.load_qps);
+  if (!out_path.empty()) {
+    JsonValue root = JsonValue::object();
+    root.add("arrivals", flags.arrivals);
+    root.add("short_range", arrival_process_text(req.spec.mdp.arrivals));
+    root.add("load_qps", req.load_qps);
+    root.add("max_violation", req.target.max_violation);
+    root.add("workers", plan.workers);
+    root.add("expected_accuracy", plan.expected.accuracy);
+    root.add("expected_violation_rate", plan.expected.violation);
+    root.add("grid_step_qps", plan.grid_step_qps);
+    root.add("capacity_qps", plan.capacity_qps);
+    root.add("capacity_quantile", plan.capacity_quantile);
+    JsonValue& tried = root.add("tried", JsonValue::array());
+    for (const auto& [k, m] : plan.tried) {
+      JsonValue& row = tried.push(JsonValue::object());
+      row.add("workers", k);
+      row.add("expected_accuracy", m.accuracy);
+      row.add("expected_violation_rate", m.violation);
+    }
+    write_output(out_path, root.text() + "\n");
+  }
+  std::fputs(text, is_stdout(out_path) ? stderr : stdout);
+  return 0;
 }
 
 }  // namespace
@@ -47,14 +105,15 @@ int run_plan(int argc, char** argv) {
       ("max-violation", po::value(&req.target.max_violation)->required(), "target expected violation rate, in (0, 1)")
       ("min-accuracy", po::value(&req.target.min_accuracy)->default_value(0), "minimum expected accuracy, in (0, 1) (0: none)")
       ("load-qps", po::value(&req.load_qps), "plan for this central load (QPS)")
-      ("trace", po::value(&trace), "plan over a rate trace: rate-file:PATH (lines '<second> <QPS>')")
+      ("trace", po::value(&trace), "plan over a rate trace: rate-file:PATH (lines '<second> <QPS>') | arrivals:PATH (arrival times: "
+       "--arrivals tracked:PATH at its mean load unless --load-qps)")
       ("window-s", po::value(&req.window_s)->default_value(60), "trace: workers change every this many seconds")
       ("lead-s", po::value(&req.lead_s)->default_value(0), "trace: a window's count must also hold this long past its end")
       ("worker-memory-mb", po::value(&req.worker_memory_mb)->default_value(0),
        "memory per worker (MiB): load the best subset of models that fits (profiles need memory_mb)")
       ("max-workers", po::value(&req.max_workers)->default_value(1000), "the search's largest worker count")
       ("arrivals", po::value(&flags.arrivals)->default_value(flags.arrivals),
-       "central arrival process the plan's expectations hold for: poisson | gamma:CV2 | batch:D | fit:FILE (docs/user-guide.md)")
+       "central arrival process the plan's expectations hold for: poisson | gamma:CV2 | batch:D | fit:FILE | tracked:FILE (the file's rates, scaled to --load-qps; docs/user-guide.md)")
       ("shard-qps-limit", po::value(&req.shard_qps_limit)->default_value(req.shard_qps_limit),
        "one lull process's throughput (QPS; default: measured, docs/benchmarks.md): a load above it is planned as "
        "ceil(load / limit) shards behind a balancer (docs/operators-guide.md)")
@@ -71,8 +130,19 @@ int run_plan(int argc, char** argv) {
     return 0;
   if (is_stdout(plot_path)) throw UsageError("--plot: a PNG does not go to stdout; name a file");
   req.spec = model_spec(flags);
+  if (flags.arrivals.rfind("tracked:", 0) == 0 && !trace.empty())
+    throw UsageError("--trace: not with --arrivals tracked:FILE (the file's own rates are planned for)");
+  // --trace arrivals:FILE (timestamps): the file's own rates, as --arrivals tracked:FILE at its mean load.
+  if (trace.rfind("arrivals:", 0) == 0) {
+    if (flags.arrivals != "poisson")
+      throw UsageError("--trace arrivals:FILE: its short-range pattern is fitted from the file; drop --arrivals");
+    if (trace.size() == 9) throw UsageError("--trace arrivals:FILE: no file named");
+    flags.arrivals = "tracked:" + trace.substr(9);
+    trace.clear();
+  }
   std::string fit_note;
-  const auto processes = compile_arrivals(flags.arrivals, &fit_note);
+  TrackedTrace tracked;
+  const auto processes = compile_arrivals(flags.arrivals, &fit_note, &tracked);
   if (processes.size() != 1) throw UsageError("--arrivals: lull plan takes one process, got '" + flags.arrivals + "'");
   req.spec.mdp.arrivals = processes.front();
   if (!fit_note.empty()) std::fprintf(stderr, "lull plan: %s\n", fit_note.c_str());
@@ -80,6 +150,7 @@ int run_plan(int argc, char** argv) {
     std::fprintf(stderr,
                  "lull plan: planning for %s arrivals (every worker count's MDP models them; docs/user-guide.md)\n",
                  arrival_process_text(processes.front()).c_str());
+  if (!tracked.path.empty()) return plan_on_tracked(req, flags, tracked, out_path);
   if (!trace.empty()) req.trace_path = rate_file_path(trace);
   for (double k :
        capacity_workers.empty() ? std::vector<double>{} : parse_number_list(capacity_workers, "--capacity-workers")) {

@@ -6,6 +6,7 @@
 // the parameter rounded to two digits (a policy per pattern, not per trace).
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schema/arrival_process.h"
@@ -29,5 +30,52 @@ struct ArrivalFit {
 // the caller adds it) for too few arrivals, times going backwards, or a
 // zero-length trace.
 ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& times_us);
+
+// The runtime's load window (runtime::LoadMonitor's default, mdp-spec 7).
+inline constexpr std::int64_t kLoadWindowUs = 500'000;
+
+// `--arrivals tracked:FILE`: the trace split at the load window's time scale
+// (docs/user-guide.md, "Traffic whose rate moves"). The index of dispersion of
+// counts grows with the window when the rate moves and stays flat (or falls)
+// for a stationary process; when it grows, the rate swings are left to the
+// runtime's load tracking (a policy library over loads) and the short-range
+// pattern is fitted on the rate-normalised arrivals (time rescaling by the
+// rate smoothed over max(load window, kTrackedSmoothArrivals arrivals)).
+// Otherwise short_range is `whole`, today's fit:FILE answer.
+inline constexpr double kTrackedSmoothArrivals = 400;
+// More arrivals than this share a timestamp with the one before: bursts.
+inline constexpr double kBurstSharedShare = 0.05;
+// Counts this much more dispersed than the bursts the gaps allow: the rate moves.
+inline constexpr double kRateDispersionExcess = 2.5;
+struct TrackedFit {
+  ArrivalFit whole;        // fit:FILE's answer on the trace as recorded
+  ArrivalFit short_range;  // the pattern compiled into each load's MDP
+  bool modulated = false;
+  double mean_qps = 0;
+  double idc_short = 0, idc_1s = 0, idc_10s = 0;  // dispersion at 50 arrivals, 1 s, 10 s (0: trace too short)
+  std::string reason;                             // one line: what was chosen and why
+  std::string warning;                            // empty, or where neither part fits well
+};
+TrackedFit fit_tracked_arrivals(const std::vector<std::int64_t>& times_us);
+
+// The load estimates the runtime reads over the trace with its rates times
+// `scale` (times divided by it): for each arrival, the arrivals in the
+// window before it per second; returned as (estimate QPS, share of arrivals),
+// ascending by estimate.
+std::vector<std::pair<double, double>> served_load_shares(const std::vector<std::int64_t>& times_us, double scale = 1,
+                                                          std::int64_t window_us = kLoadWindowUs);
+
+struct LoadExpectation {
+  double load_qps = 0;
+  double accuracy = 0;   // per satisfied query
+  double violation = 0;  // fraction of queries
+};
+// What the runtime is expected to deliver on the trace: each share served by
+// the policy of the lowest grid load at or above its estimate (the highest
+// above the grid, runtime/policy_catalog.h), with that policy's compiled
+// expectation; violation weighted by queries, accuracy by satisfied queries.
+// `grid` ascending by load; its load_qps in the answer is the mean estimate.
+LoadExpectation served_mixture(const std::vector<std::pair<double, double>>& shares,
+                               const std::vector<LoadExpectation>& grid);
 
 }  // namespace lull::compiler

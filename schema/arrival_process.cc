@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
@@ -87,12 +88,17 @@ std::vector<ArrivalStep> parse_arrival_schedule(const std::string& text, const s
 }
 
 std::string arrival_process_text(const ArrivalProcess& p) {
-  auto num = [](double v) {  // the shortest text that reads back as the same double
-    char buf[40];
+  auto num = [](double v) {  // the shortest text that reads back as the same double, without an exponent
+    char buf[64];
     for (int digits = 1; digits <= 17; ++digits) {
       std::snprintf(buf, sizeof buf, "%.*g", digits, v);
       if (std::strtod(buf, nullptr) == v) break;
     }
+    if (std::strchr(buf, 'e') && std::fabs(v) < 1e15)  // 20 read as 2e+01: positional instead
+      for (int decimals = 0; decimals <= 20; ++decimals) {
+        std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+        if (std::strtod(buf, nullptr) == v) break;
+      }
     return std::string(buf);
   };
   switch (p.kind) {

@@ -49,7 +49,7 @@ class CapacityTable {
   // `library`: one table per worker count and arrival pattern (any order).
   // Each count reads the table compiled for the least bursty pattern at or
   // above `pattern` (its family or Poisson first), else its most bursty one:
-  // the runtime passes the pattern it estimates (docs/arrivals.md). Throws
+  // the runtime passes the pattern it estimates (docs/user-guide.md). Throws
   // std::invalid_argument when the library is empty or the target is out of
   // range.
   CapacityTable(const std::vector<core::PolicyTable>& library, CapacityTarget target,

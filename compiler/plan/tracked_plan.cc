@@ -1,0 +1,86 @@
+#include "compiler/plan/tracked_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "compiler/plan/worker_search.h"
+
+namespace lull::compiler {
+namespace {
+
+// A policy grid 2.5% of the mean load apart (at least 1 QPS), as a library
+// compiled for the plan would hold.
+double grid_step(double load_qps) { return std::max(1.0, std::round(load_qps * 0.025)); }
+
+}  // namespace
+
+TrackedPlan plan_tracked(ExpectationCache& cache, const std::vector<std::int64_t>& t, double trace_qps, double load_qps,
+                         const PlanTarget& target, int max_workers) {
+  const auto shares = served_load_shares(t, load_qps / trace_qps);
+  const double step = grid_step(load_qps);
+  std::vector<double> loads;  // the grid loads the estimates are served by
+  for (const auto& [load, share] : shares) {
+    const double g = std::max(step, std::ceil(load / step - 1e-9) * step);
+    if (loads.empty() || loads.back() != g) loads.push_back(g);
+  }
+  TrackedPlan plan;
+  plan.grid_step_qps = step;
+  std::map<int, LoadExpectation> known;
+  std::map<int, std::vector<LoadExpectation>> grids;
+  auto at = [&](int k) {
+    if (auto it = known.find(k); it != known.end()) return it->second;
+    std::vector<PlanPoint> points;
+    for (double g : loads) points.push_back({k, g});
+    const auto e = cache.at(points);
+    std::vector<LoadExpectation> grid;
+    for (std::size_t i = 0; i < loads.size(); ++i)
+      grid.push_back({loads[i], e[i].accuracy, e[i].beyond_capacity ? 1.0 : e[i].violation_rate});
+    grids[k] = grid;
+    return known[k] = served_mixture(shares, grid);
+  };
+  auto ok = [&](int k) {
+    const LoadExpectation m = at(k);
+    return m.violation <= target.max_violation && m.accuracy >= target.min_accuracy;
+  };
+  // From the count for the mean load (a lower bound where the rate moves),
+  // galloping up to one that meets, then bisecting down to the fewest.
+  int lo = 0, hi = 0;
+  try {
+    hi = fewest_workers(cache, load_qps, target, max_workers).workers;
+  } catch (const PlanError&) {
+    hi = max_workers;
+  }
+  for (int stride = 1; !ok(hi); stride *= 2) {
+    lo = hi;
+    if (hi == max_workers)
+      throw PlanError("no worker count up to " + std::to_string(max_workers) +
+                      " meets the target on the trace's rates (" + std::to_string(max_workers) +
+                      " workers: expected violation " + std::to_string(at(hi).violation) + ")");
+    hi = std::min(max_workers, hi + stride);
+  }
+  if (lo == 0) {  // the mean load's count meets already: walk down
+    lo = hi;
+    while (lo > 1 && ok(lo - 1)) --lo;
+    hi = lo;
+    lo = hi - 1;
+  }
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    (ok(mid) ? hi : lo) = mid;
+  }
+  plan.workers = hi;
+  plan.expected = at(hi);
+  if (hi > 1) plan.one_fewer = at(hi - 1);
+  for (const auto& [k, m] : known) plan.tried.emplace_back(k, m);
+  for (const auto& g : grids[hi]) {
+    if (g.violation > target.max_violation) break;
+    plan.capacity_qps = g.load_qps;
+  }
+  for (const auto& [load, share] : shares)
+    if (load <= plan.capacity_qps) plan.capacity_quantile += share;
+  return plan;
+}
+
+}  // namespace lull::compiler
