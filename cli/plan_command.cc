@@ -17,6 +17,7 @@
 #include "compiler/compile_inputs.h"
 #include "compiler/plan/capacity_plan.h"
 #include "compiler/solver/solver_registry.h"
+#include "schema/input_limits.h"
 
 namespace po = boost::program_options;
 
@@ -52,7 +53,8 @@ int run_plan(int argc, char** argv) {
       ("lead-s", po::value(&req.lead_s)->default_value(0), "trace: a window's count must also hold this long past its end")
       ("worker-memory-mb", po::value(&req.worker_memory_mb)->default_value(0),
        "memory per worker (MiB): load the best subset of models that fits (profiles need memory_mb)")
-      ("max-workers", po::value(&req.max_workers)->default_value(1000), "the search's largest worker count")
+      ("max-workers", po::value(&req.max_workers)->default_value(-1, "1000; with a phase cap 100000"),
+       "the search's largest worker count")
       ("arrivals", po::value(&flags.arrivals)->default_value(flags.arrivals),
        "central arrival process the plan's expectations hold for: poisson | gamma:CV2 | batch:D | fit:FILE (docs/arrivals.md)")
       ("shard-qps-limit", po::value(&req.shard_qps_limit)->default_value(req.shard_qps_limit),
@@ -71,6 +73,9 @@ int run_plan(int argc, char** argv) {
     return 0;
   if (is_stdout(plot_path)) throw UsageError("--plot: a PNG does not go to stdout; name a file");
   req.spec = model_spec(flags);
+  if (flags.phase_cap == -1) req.spec.mdp.phase_cap = compiler::kPlanPhaseCap;
+  // Exact compiles grow as K^1.8 (docs/benchmarks.md): without a cap the search stops at 1000.
+  if (req.max_workers == -1) req.max_workers = req.spec.mdp.phase_cap > 0 ? limits::kMaxWorkers : 1000;
   std::string fit_note;
   const auto processes = compile_arrivals(flags.arrivals, &fit_note);
   if (processes.size() != 1) throw UsageError("--arrivals: lull plan takes one process, got '" + flags.arrivals + "'");

@@ -138,6 +138,8 @@ std::string plan_json(const compiler::PlanRequest& req, const compiler::PlanResu
       }
     }
   }
+  root.add("phase_cap", req.spec.mdp.phase_cap);
+  root.add("max_workers", req.max_workers);
   root.add("policies_compiled", static_cast<double>(r.solves));
   root.add("seconds", ctx.seconds);
   return root.text() + "\n";
@@ -192,6 +194,11 @@ std::string plan_table(const compiler::PlanRequest& req, const compiler::PlanRes
       out += fmt("  %13.4f  %14.4f\n", row.expected.accuracy, row.expected.violation_rate);
     }
   }
+  if (req.spec.mdp.phase_cap > 0)
+    out +=
+        fmt("\nworker counts above %.0f are modelled with %.0f phases at their load per worker "
+            "(--phase-cap; docs/scaling.md, large fleets); compile their policies with --phase-cap %.0f\n",
+            req.spec.mdp.phase_cap, req.spec.mdp.phase_cap, req.spec.mdp.phase_cap);
   out += fmt("\n%.0f policies compiled in %.2f s\n", static_cast<double>(r.solves), ctx.seconds);
   return out;
 }
