@@ -194,7 +194,10 @@ std::string plan_table(const compiler::PlanRequest& req, const compiler::PlanRes
       out += fmt("  %13.4f  %14.4f\n", row.expected.accuracy, row.expected.violation_rate);
     }
   }
-  if (req.spec.mdp.phase_cap > 0)
+  int largest = std::max(r.choice.workers, r.shards.workers);
+  for (const auto& row : r.capacity) largest = std::max(largest, row.workers);
+  for (const auto& c : r.schedule) largest = std::max(largest, c.workers);
+  if (req.spec.mdp.phase_cap > 0 && largest > req.spec.mdp.phase_cap)
     out +=
         fmt("\nworker counts above %.0f are modelled with %.0f phases at their load per worker "
             "(--phase-cap; docs/scaling.md, large fleets); compile their policies with --phase-cap %.0f\n",

@@ -160,8 +160,10 @@ ArrivalModel arrival_model(const ArrivalProcess& process, int workers, double lo
             : uncapped_model(ArrivalProcess::poisson(), phase_cap, worker_qps * phase_cap);
   m.capped_from = from;
   m.exact = false;
-  m.description = "phase-capped: " + std::to_string(from) + " phases modelled as " + std::to_string(phase_cap) +
-                  " at the same rate per worker (--phase-cap; docs/scaling.md, large fleets), as " + m.description;
+  m.description = "phase-capped, APPROXIMATE: " + std::to_string(from) + " phases modelled as " +
+                  std::to_string(phase_cap) + " at the same rate per worker, of a " +
+                  (batch ? "batch:" + number_text(m.dispersion) : std::string("Poisson")) +
+                  " stream (--phase-cap; docs/scaling.md, large fleets)";
   return m;
 }
 
