@@ -204,7 +204,9 @@ PlanResult run_plan(const PlanRequest& req, const ReducedProfiles& profiles, Sol
   report("shards planned", cache);
   const auto counts =
       req.capacity_workers.empty() ? default_capacity_workers(lowest, highest, req.max_workers) : req.capacity_workers;
-  result.capacity = capacity_table(cache, counts, req.target, design_load / plan.choice.workers);
+  // Each count's search starts from the fastest model's capacity, not from the plan's load per worker: the
+  // first crossing a search finds depends on where it starts, and a count's capacity should not depend on the plan.
+  result.capacity = capacity_table(cache, counts, req.target);
   // The accuracy-against-workers curve: the same counts and the planned one at the plan's (peak) load.
   result.curve_load_qps = design_load;
   std::vector<int> curve_counts = counts;
