@@ -102,9 +102,11 @@ int run_compile(int argc, char** argv) {
   for (std::size_t i = 0; i < specs.size(); ++i)
     if (i == 0 || !(specs[i].mdp.arrivals == specs[i - 1].mdp.arrivals) ||
         specs[i].mdp.workers != specs[i - 1].mdp.workers)
-      if (specs[i].mdp.arrivals.kind != ArrivalProcess::Kind::kPoisson)
+      if (specs[i].mdp.arrivals.kind != ArrivalProcess::Kind::kPoisson ||
+          (specs[i].mdp.phase_cap > 0 && specs[i].mdp.workers > specs[i].mdp.phase_cap))
         std::fprintf(stderr, "lull compile: %d workers, %s\n", specs[i].mdp.workers,
-                     compiler::arrival_model(specs[i].mdp.arrivals, specs[i].mdp.workers, 1).description.c_str());
+                     compiler::arrival_model(specs[i].mdp.arrivals, specs[i].mdp.workers, 1, specs[i].mdp.phase_cap)
+                         .description.c_str());
   auto solver = compiler::make_solver(specs.front().device, &std::cerr);
 
   CompileSeconds sec;

@@ -63,6 +63,9 @@ void add_solve_options(po::options_description& desc, CompileFlags& f) {
       ("models", po::value(&f.models), "comma-separated models to use (default: the Pareto front)")
       ("all-models", po::bool_switch(&s.reduction.keep_all_models), "keep every model (no Pareto pruning)")
       ("horizon", po::value(&s.solve.horizon)->default_value(100), "value-iteration horizon")
+      ("phase-cap", po::value(&f.phase_cap)->default_value(-1, "0; plan: 240"),
+       "0: exact MDP at every worker count | K*: a count above K* is modelled with K* phases at its load per worker "
+       "(cost stops growing with the fleet; docs/user-guide.md, large fleets)")
       ("device", po::value(&s.device)->default_value("auto"), "solver: cpu | cuda | auto");
   // clang-format on
 }
@@ -83,6 +86,7 @@ compiler::CompileSpec checked_solve_spec(compiler::CompileSpec spec, const Compi
     throw UsageError("--batching: expected 'max' or 'variable', got '" + f.batching + "'");
   spec.mdp.batching = f.batching == "max" ? compiler::Batching::kMaximal : compiler::Batching::kVariable;
   spec.reduction.models = split_commas(f.models);
+  spec.mdp.phase_cap = f.phase_cap == -1 ? 0 : f.phase_cap;
   if (f.profile_cache != "on" && f.profile_cache != "off")
     throw UsageError("--profile-cache: expected 'on' or 'off', got '" + f.profile_cache + "'");
   spec.profile_cache_dir = f.profile_cache == "on" ? compiler::default_profile_cache_dir() : "";

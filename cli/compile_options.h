@@ -23,6 +23,7 @@ struct CompileFlags {
   std::string profile_cache = "on";  // --profile-cache on|off
   std::string arrivals = "poisson";  // --arrivals: a process, a list (gamma:1,2,4), or fit:FILE
   bool md = false;
+  int phase_cap = -1;  // --phase-cap; -1: the command's default (plan: compiler::kPlanPhaseCap, else 0)
 };
 
 // --arrivals as processes: parsed (schema/arrival_process.h), or fitted from

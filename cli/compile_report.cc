@@ -35,8 +35,10 @@ void add_sweep(JsonValue& obj, const compiler::LibrarySweep& s, bool adaptive) {
     // The process and whether its MDP is exact (docs/solver.md).
     const std::string text = s.sweep.set.policies(0).inputs().arrivals();
     obj.add("arrivals", text);
+    const int cap = static_cast<int>(s.sweep.set.policies(0).inputs().phase_cap());
     obj.add("arrival_model",
-            compiler::arrival_model(parse_arrival_process(text, "arrivals"), s.workers, 1).description);
+            compiler::arrival_model(parse_arrival_process(text, "arrivals"), s.workers, 1, cap).description);
+    if (cap > 0) obj.add("phase_cap", cap);
   }
   if (adaptive) {
     JsonValue& grid = obj.add("load_grid", JsonValue::object());

@@ -19,6 +19,7 @@
 #include "compiler/plan/capacity_plan.h"
 #include "compiler/plan/tracked_plan.h"
 #include "compiler/solver/solver_registry.h"
+#include "schema/input_limits.h"
 
 namespace po = boost::program_options;
 
@@ -111,7 +112,8 @@ int run_plan(int argc, char** argv) {
       ("lead-s", po::value(&req.lead_s)->default_value(0), "trace: a window's count must also hold this long past its end")
       ("worker-memory-mb", po::value(&req.worker_memory_mb)->default_value(0),
        "memory per worker (MiB): load the best subset of models that fits (profiles need memory_mb)")
-      ("max-workers", po::value(&req.max_workers)->default_value(1000), "the search's largest worker count")
+      ("max-workers", po::value(&req.max_workers)->default_value(-1, "1000; with a phase cap 100000"),
+       "the search's largest worker count")
       ("arrivals", po::value(&flags.arrivals)->default_value(flags.arrivals),
        "central arrival process the plan's expectations hold for: poisson | gamma:CV2 | batch:D | fit:FILE | tracked:FILE (the file's rates, scaled to --load-qps; docs/user-guide.md)")
       ("shard-qps-limit", po::value(&req.shard_qps_limit)->default_value(req.shard_qps_limit),
@@ -140,6 +142,9 @@ int run_plan(int argc, char** argv) {
     flags.arrivals = "tracked:" + trace.substr(9);
     trace.clear();
   }
+  if (flags.phase_cap == -1) req.spec.mdp.phase_cap = compiler::kPlanPhaseCap;
+  // Exact compiles grow as K^1.8 (docs/benchmarks.md): without a cap the search stops at 1000.
+  if (req.max_workers == -1) req.max_workers = req.spec.mdp.phase_cap > 0 ? limits::kMaxWorkers : 1000;
   std::string fit_note;
   TrackedTrace tracked;
   const auto processes = compile_arrivals(flags.arrivals, &fit_note, &tracked);

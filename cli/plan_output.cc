@@ -138,6 +138,8 @@ std::string plan_json(const compiler::PlanRequest& req, const compiler::PlanResu
       }
     }
   }
+  root.add("phase_cap", req.spec.mdp.phase_cap);
+  root.add("max_workers", req.max_workers);
   root.add("policies_compiled", static_cast<double>(r.solves));
   root.add("seconds", ctx.seconds);
   return root.text() + "\n";
@@ -193,6 +195,14 @@ std::string plan_table(const compiler::PlanRequest& req, const compiler::PlanRes
       out += fmt("  %13.4f  %14.4f\n", row.expected.accuracy, row.expected.violation_rate);
     }
   }
+  int largest = std::max(r.choice.workers, r.shards.workers);
+  for (const auto& row : r.capacity) largest = std::max(largest, row.workers);
+  for (const auto& c : r.schedule) largest = std::max(largest, c.workers);
+  if (req.spec.mdp.phase_cap > 0 && largest > req.spec.mdp.phase_cap)
+    out +=
+        fmt("\nworker counts above %.0f are modelled with %.0f phases at their load per worker "
+            "(--phase-cap; docs/user-guide.md, large fleets); compile their policies with --phase-cap %.0f\n",
+            req.spec.mdp.phase_cap, req.spec.mdp.phase_cap, req.spec.mdp.phase_cap);
   out += fmt("\n%.0f policies compiled in %.2f s\n", static_cast<double>(r.solves), ctx.seconds);
   return out;
 }

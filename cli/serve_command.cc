@@ -72,7 +72,7 @@ int run_serve(int argc, char** argv) {
       ("shard", po::value(&shard_text),
        "I/G: serve as shard I (0-based) of G behind a round-robin balancer: own the servers j with j mod G = I, "
        "and serve the policies compiled for G times its workers at G times its load; with --autoscale its pool is "
-       "its own (docs/scaling.md)")
+       "its own (docs/user-guide.md)")
       ("listen", po::value(&listen)->default_value("127.0.0.1:" + std::to_string(frontend::FrontendOptions::kDefaultPort)), "HOST:PORT of the front end (port 0: any)")
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
       ("max-body-bytes", ranged_value<std::size_t>(&fe.max_body_bytes, 1, limits::kMaxBodyBytes)->default_value(4 << 20),

@@ -28,6 +28,9 @@ void validate_compile_spec(const CompileSpec& s) {
   if (s.mdp.intervals < 1 || s.mdp.intervals > limits::kMaxIntervals)
     fail("--intervals: must be in 1.." + std::to_string(limits::kMaxIntervals) + " (got " +
          std::to_string(s.mdp.intervals) + ")");
+  if (s.mdp.phase_cap < 0 || s.mdp.phase_cap > limits::kMaxWorkers)
+    fail("--phase-cap: must be 0 (exact) or a worker count in 1.." + std::to_string(limits::kMaxWorkers) + " (got " +
+         std::to_string(s.mdp.phase_cap) + ")");
   if (s.mdp.max_queue < 1 || s.mdp.max_queue > 1000) fail("--max-queue: must be in 1..1000");
   if (!(s.reduction.percentile > 0 && s.reduction.percentile <= 100)) fail("--percentile: must be in (0, 100]");
   if (s.solve.horizon < 1 || s.solve.horizon > limits::kMaxHorizon)
@@ -46,6 +49,8 @@ std::string solver_mode(const CompileSpec& s) {
   if (s.reduction.percentile != reference.reduction.percentile)
     diffs.push_back("percentile=" + str(s.reduction.percentile));
   if (s.solve.horizon != reference.solve.horizon) diffs.push_back("horizon=" + std::to_string(s.solve.horizon));
+  if (s.mdp.phase_cap > 0 && s.mdp.phase_cap < s.mdp.workers)
+    diffs.push_back("phase-cap=" + std::to_string(s.mdp.phase_cap));
   if (diffs.empty()) return "reference";
   std::string out = diffs.front();
   for (std::size_t i = 1; i < diffs.size(); ++i) out += "+" + diffs[i];

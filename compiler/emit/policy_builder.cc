@@ -19,6 +19,7 @@ schema::Policy make_policy(const MdpProblem& p, const SolverOutput& solved, cons
   in->set_batching(o.batching == Batching::kMaximal ? schema::MAXIMAL : schema::VARIABLE);
   in->set_horizon(static_cast<unsigned>(spec.solve.horizon));
   in->set_solver_mode(solver_mode(spec));
+  in->set_phase_cap(static_cast<unsigned>(o.phase_cap));
   for (double t : p.grid_us) pol.add_slack_grid_us(t);
   // Queries served per model, weighted as the expectations are (spec section 6).
   const bool have_p = solved.stationary.size() == static_cast<std::size_t>(p.num_states());

@@ -44,6 +44,7 @@ CompileSpec recorded_compile_spec(const schema::PolicySet& set, ProfileInputs in
   if (!(in.percentile() > 0)) throw not_recorded("percentile");
   spec.reduction.percentile = in.percentile();
   if (in.horizon() > 0) spec.solve.horizon = static_cast<int>(in.horizon());
+  spec.mdp.phase_cap = static_cast<int>(in.phase_cap());  // an online policy at any count is modelled alike
   for (const auto& p : set.policies()) spec.loads_qps.push_back(p.inputs().load_qps());
   // The process the set was compiled for (empty in sets written before it was recorded: Poisson).
   if (!set.arrivals().empty()) spec.mdp.arrivals = parse_arrival_process(set.arrivals(), "arrivals");

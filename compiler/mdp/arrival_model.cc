@@ -74,7 +74,9 @@ std::vector<double> burst_residual(double D) {
   return w;
 }
 
-ArrivalModel arrival_model(const ArrivalProcess& process, int workers, double load_qps) {
+namespace {
+
+ArrivalModel uncapped_model(const ArrivalProcess& process, int workers, double load_qps) {
   ArrivalModel m;
   m.phases = workers;
   m.rate_per_us = load_qps / 1e6;
@@ -142,6 +144,26 @@ ArrivalModel arrival_model(const ArrivalProcess& process, int workers, double lo
                   " not whole: the worker gets every " + std::to_string(m.phases) +
                   "-th query of a batch stream with dispersion " + number_text(m.dispersion) +
                   ", matching the per-worker rate and count dispersion CV2/K)";
+  return m;
+}
+
+}  // namespace
+
+ArrivalModel arrival_model(const ArrivalProcess& process, int workers, double load_qps, int phase_cap) {
+  ArrivalModel m = uncapped_model(process, workers, load_qps);
+  if (phase_cap <= 0 || m.phases <= phase_cap) return m;
+  const int from = m.phases;
+  const double worker_qps = m.rate_per_us * 1e6 / from;
+  const bool batch = process.kind == ArrivalProcess::Kind::kBatch && m.dispersion != 1;
+  // Poisson and Gamma (exact or not): Poisson with cap phases. batch:D: its bursts, over cap workers.
+  m = batch ? uncapped_model(process, phase_cap, worker_qps * phase_cap)
+            : uncapped_model(ArrivalProcess::poisson(), phase_cap, worker_qps * phase_cap);
+  m.capped_from = from;
+  m.exact = false;
+  m.description = "phase-capped, APPROXIMATE: " + std::to_string(from) + " phases modelled as " +
+                  std::to_string(phase_cap) + " at the same rate per worker, of a " +
+                  (batch ? "batch:" + number_text(m.dispersion) : std::string("Poisson")) +
+                  " stream (--phase-cap; docs/user-guide.md, large fleets)";
   return m;
 }
 

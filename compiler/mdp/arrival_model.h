@@ -40,13 +40,24 @@ struct ArrivalModel {
   // on one of the burst's first K positions, uniformly); empty otherwise.
   // The idle state (1, J) has age 0, so this is its phase row, past K too.
   std::vector<double> idle_residual;
-  bool exact = true;        // false: the approximation above
+  bool exact = true;  // false: the approximation above
+  // The phase cap applied (docs/user-guide.md, "Large fleets"): the phases
+  // the process would have were cut to the cap, the stream's rate scaled
+  // with them so the worker's own rate is kept. 0: not capped.
+  int capped_from = 0;
   std::string description;  // one line for reports
 };
 
 // Throws std::invalid_argument for a process no MDP models (uniform) or a
 // parameter out of range.
-ArrivalModel arrival_model(const ArrivalProcess& process, int workers, double load_qps);
+//
+// phase_cap > 0 (the large-fleet model, docs/user-guide.md "Large fleets"):
+// where the process has more phases K' than the cap, the worker gets every
+// cap-th event of a stream at rate lambda cap / K' instead: the same rate
+// per worker, gaps more variable (CV^2 1/cap instead of 1/K' for Poisson
+// and Gamma, whose capped model is Poisson's; batch:D keeps its bursts).
+// Below the cap, or with 0, the model is the one above, unchanged.
+ArrivalModel arrival_model(const ArrivalProcess& process, int workers, double load_qps, int phase_cap = 0);
 
 // w[r] for logarithmic burst sizes with dispersion D > 1, cut where the
 // remaining mass is below 1e-17.

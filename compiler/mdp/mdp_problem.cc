@@ -13,10 +13,11 @@ MdpProblem build_mdp_problem(const ReducedProfiles& profiles, const MdpOptions& 
   if (!(options.load_qps > 0)) throw std::invalid_argument("load must be > 0 QPS");
   if (options.max_queue < 1) throw std::invalid_argument("max queue must be >= 1");
   if (options.intervals < 1) throw std::invalid_argument("intervals must be >= 1");
+  if (options.phase_cap < 0) throw std::invalid_argument("phase cap must be >= 0");
   if (profiles.models.empty()) throw std::invalid_argument("no models");
   MdpProblem p;
   p.options = options;
-  p.arrivals = arrival_model(options.arrivals, options.workers, options.load_qps);
+  p.arrivals = arrival_model(options.arrivals, options.workers, options.load_qps, options.phase_cap);
   p.lambda_per_us = p.arrivals.rate_per_us;
   const auto& models = profiles.models;
   p.grid_us = options.discretization == Discretization::kFld ? fld_grid_us(options.slo_us, options.intervals)

@@ -24,6 +24,9 @@ struct MdpOptions {
   int intervals = 100;  // D (FLD)
   Batching batching = Batching::kMaximal;
   ArrivalProcess arrivals{};  // the central process (default Poisson: mdp-spec section 4)
+  // 0: exact (mdp-spec). K* > 0: more phases than K* are modelled with K*
+  // at the same rate per worker (arrival_model; docs/user-guide.md "Large fleets").
+  int phase_cap = 0;
   // The value-iteration horizon is a solver setting: SolveOptions::horizon.
 };
 

@@ -1,6 +1,7 @@
 #include "compiler/plan/capacity_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 
@@ -20,6 +21,19 @@ struct SubsetPlan {
   std::vector<int> models;
   WorkerChoice choice;
 };
+
+// Workers per QPS to start the search from. Where the count the fastest
+// model suggests is phase-capped, the expectations depend on the load per
+// worker alone: one capacity search at that count gives the load per worker
+// every capped count carries, so the worker search starts next to its
+// answer, on lattice points already solved (expectation_cache.h). 0 otherwise
+// (fewest_workers' own guess).
+double capped_seed(ExpectationCache& cache, double load, const PlanTarget& target) {
+  const int guess = static_cast<int>(std::ceil(load * 1.5 / cache.capacity_qps(1)));
+  if (guess < 1 || !cache.is_capped(guess)) return 0;
+  const CapacityRow row = capacity_table(cache, {guess}, target).front();
+  return row.max_load_qps > 0 ? guess / row.max_load_qps : 0;
+}
 
 // The subset (of the maximal ones within the budget) needing the fewest
 // workers at `load`, then the most accurate at that count.
@@ -48,7 +62,7 @@ SubsetPlan best_subset(const PlanRequest& req, const ReducedProfiles& profiles, 
         }
         c = fewest_workers(*cache, load, req.target, req.max_workers, best.choice.workers / load);
       } else {
-        c = fewest_workers(*cache, load, req.target, req.max_workers);
+        c = fewest_workers(*cache, load, req.target, req.max_workers, capped_seed(*cache, load, req.target));
       }
     } catch (const PlanError& e) {
       if (subsets.size() == 1) throw;
@@ -85,7 +99,7 @@ std::vector<BurstinessRow> burstiness_rows(const PlanRequest& req, ExpectationCa
     if (!(process == req.spec.mdp.arrivals)) {
       CompileSpec spec = plan_cache.spec();
       spec.mdp.arrivals = process;
-      own = std::make_unique<ExpectationCache>(plan_cache.profiles(), spec, solver);
+      own = std::make_unique<ExpectationCache>(plan_cache.profiles(), spec, solver, plan_cache.capped());
       cache = own.get();
     }
     try {
@@ -131,8 +145,9 @@ void validate_plan_request(const PlanRequest& r) {
 std::vector<int> default_capacity_workers(int lowest, int highest, int max_workers) {
   const int from = std::max(1, lowest / 2), to = std::min(max_workers, std::max(from + 1, highest + (highest + 1) / 2));
   const double raw = (to - from) / 7.0;
-  int step = 1000;  // the smallest round step that gives at most about eight counts
-  for (int s : {1000, 500, 250, 200, 100, 50, 25, 20, 10, 5, 2, 1})
+  int step = 100000;  // the smallest round step that gives at most about eight counts
+  for (int s :
+       {100000, 50000, 25000, 20000, 10000, 5000, 2500, 2000, 1000, 500, 250, 200, 100, 50, 25, 20, 10, 5, 2, 1})
     if (s >= raw) step = s;
   std::vector<int> out;
   for (int k = (from + step - 1) / step * step; k <= to; k += step) out.push_back(std::max(1, k));
@@ -189,7 +204,9 @@ PlanResult run_plan(const PlanRequest& req, const ReducedProfiles& profiles, Sol
   report("shards planned", cache);
   const auto counts =
       req.capacity_workers.empty() ? default_capacity_workers(lowest, highest, req.max_workers) : req.capacity_workers;
-  result.capacity = capacity_table(cache, counts, req.target, design_load / plan.choice.workers);
+  // Each count's search starts from the fastest model's capacity, not from the plan's load per worker: the
+  // first crossing a search finds depends on where it starts, and a count's capacity should not depend on the plan.
+  result.capacity = capacity_table(cache, counts, req.target);
   // The accuracy-against-workers curve: the same counts and the planned one at the plan's (peak) load.
   result.curve_load_qps = design_load;
   std::vector<int> curve_counts = counts;

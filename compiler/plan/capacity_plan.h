@@ -16,6 +16,11 @@
 
 namespace lull::compiler {
 
+// lull plan's default --phase-cap (docs/user-guide.md, "Large fleets"): worker
+// counts above it are modelled with this many phases at their load per
+// worker. Chosen from the measured error (experiments/fleet_scale.py).
+inline constexpr int kPlanPhaseCap = 240;
+
 struct PlanRequest {
   CompileSpec spec;  // profiles, reduction, MDP, solver (workers and loads are the search's)
   PlanTarget target;

@@ -11,7 +11,7 @@
 // meeting the targets, the one that maximizes the accuracy of the load's
 // queries minus a price per worker: it spends workers where they buy the
 // most accuracy, instead of holding accuracy level across loads as the
-// fewest-workers rule does (docs/scaling.md, "The price rule").
+// fewest-workers rule does (docs/user-guide.md, "The price rule").
 #include <string>
 #include <vector>
 

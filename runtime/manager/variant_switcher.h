@@ -10,7 +10,7 @@
 // serve's ControlLoop; tests: by hand). Which variant, and when: VariantRule
 // (variant_choice.h), the rule lull simulate follows too.
 //
-// Under an autoscaler the workers change (docs/scaling.md, "Variants and
+// Under an autoscaler the workers change (docs/user-guide.md, "Variants and
 // autoscaling"): each step asks for the workers in rotation now. A worker it
 // has not seen before joined holding the full set (variants[0]: its pool's
 // model check makes sure of that), a superset of every variant, so it was

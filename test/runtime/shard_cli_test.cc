@@ -1,4 +1,4 @@
-// lull serve --shard's bad input (docs/scaling.md "Shards"): each refused
+// lull serve --shard's bad input (docs/user-guide.md "Shards"): each refused
 // before any server is contacted, with one line naming --shard and exit 2.
 // The serving itself is checked on real processes by the ctests
 // serve.shard_fault and serve.shard_pool, and experiments/shards.sh.
