@@ -1,7 +1,9 @@
 // The v2 front end's request checks and answers (what and why: v2_front_codec.h).
 #include "runtime/frontend/v2_front_codec.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <set>
 #include <string_view>
@@ -15,6 +17,7 @@
 namespace lull::frontend {
 
 using net::base64_decode;
+using net::is_utf8;
 using net::json_field;
 using net::json_number_text;
 using net::json_quoted;
@@ -173,7 +176,9 @@ bool check_input(const JsonValue& in, const std::string& where, std::set<std::st
   const JsonValue* params = json_field(in, "parameters");
   if (params && !is_object(params)) return fail(error, label + ".parameters: not an object");
   if (params && json_field(*params, "binary_data_size"))
-    return fail(error, label + ": the binary tensor data extension is not supported; send \"data\" as JSON");
+    return fail(error, label +
+                           ": binary_data_size without the Inference-Header-Content-Length header "
+                           "(the binary tensor extension: the header gives the length of the JSON part)");
   const JsonValue* data = json_field(in, "data");
   if (!is_list(data)) return fail(error, label + ".data: missing or not a list");
   std::int64_t count = 0;
@@ -228,21 +233,152 @@ bool v2_outputs_of(const std::string& prediction, std::string* outputs) {
   return true;
 }
 
-}  // namespace
+// Bytes per element of a datatype's binary form (the binary tensor extension); 0 for BYTES.
+size_t binary_element_size(const std::string& datatype) {
+  if (datatype == "BOOL" || datatype == "UINT8" || datatype == "INT8") return 1;
+  if (datatype == "UINT16" || datatype == "INT16" || datatype == "FP16") return 2;
+  if (datatype == "UINT32" || datatype == "INT32" || datatype == "FP32") return 4;
+  return 8;  // UINT64, INT64, FP64
+}
 
-bool parse_v2_infer_request(const std::string& body, V2InferRequest* out, std::string* error) {
+double half_to_double(std::uint16_t h) {
+  const int exponent = (h >> 10) & 0x1f;
+  const int mantissa = h & 0x3ff;
+  double v;
+  if (exponent == 0)
+    v = std::ldexp(mantissa, -24);
+  else if (exponent == 31)
+    v = mantissa ? std::nan("") : INFINITY;
+  else
+    v = std::ldexp(mantissa + 1024, exponent - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+template <class T>
+T read_le(const char* p) {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the binary tensor extension is little-endian");
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// One input's binary tensor as the JSON "data" list it stands for.
+bool binary_data(const std::string& label, const std::string& datatype, std::string_view raw, JsonValue* data,
+                 std::string* error) {
+  auto* list = data->mutable_list_value();
+  if (datatype == "BYTES") {
+    size_t at = 0;
+    while (at < raw.size()) {
+      if (raw.size() - at < 4)
+        return fail(error, label + ": binary BYTES element " + std::to_string(list->values_size()) +
+                               " has a truncated 4-byte length");
+      const auto n = read_le<std::uint32_t>(raw.data() + at);
+      at += 4;
+      if (n > raw.size() - at)
+        return fail(error, label + ": binary BYTES element " + std::to_string(list->values_size()) + " of " +
+                               std::to_string(n) + " bytes runs past its binary_data_size");
+      list->add_values()->set_string_value(std::string(raw.substr(at, n)));
+      at += n;
+    }
+    return true;
+  }
+  const Datatype* d = find_datatype(datatype);
+  if (!d) return true;  // the datatype check names it
+  const size_t size = binary_element_size(datatype);
+  if (raw.size() % size != 0)
+    return fail(error, label + ": binary_data_size " + std::to_string(raw.size()) + " is not a whole number of " +
+                           datatype + " elements (" + std::to_string(size) + " bytes each)");
+  for (size_t at = 0; at < raw.size(); at += size) {
+    const char* p = raw.data() + at;
+    JsonValue* v = list->add_values();
+    if (datatype == "BOOL")
+      v->set_bool_value(*p != 0);
+    else if (datatype == "UINT8")
+      v->set_number_value(read_le<std::uint8_t>(p));
+    else if (datatype == "INT8")
+      v->set_number_value(read_le<std::int8_t>(p));
+    else if (datatype == "UINT16")
+      v->set_number_value(read_le<std::uint16_t>(p));
+    else if (datatype == "INT16")
+      v->set_number_value(read_le<std::int16_t>(p));
+    else if (datatype == "FP16")
+      v->set_number_value(half_to_double(read_le<std::uint16_t>(p)));
+    else if (datatype == "UINT32")
+      v->set_number_value(read_le<std::uint32_t>(p));
+    else if (datatype == "INT32")
+      v->set_number_value(read_le<std::int32_t>(p));
+    else if (datatype == "FP32")
+      v->set_number_value(read_le<float>(p));
+    else if (datatype == "UINT64")
+      v->set_number_value(static_cast<double>(read_le<std::uint64_t>(p)));
+    else if (datatype == "INT64")
+      v->set_number_value(static_cast<double>(read_le<std::int64_t>(p)));
+    else
+      v->set_number_value(read_le<double>(p));
+    if (d->element == Element::kFloat && !std::isfinite(v->number_value()))
+      return fail(error, label + ": binary element " + std::to_string(at / size) + " is not a finite number");
+  }
+  return true;
+}
+
+// The binary tensor extension: each input whose parameters give
+// binary_data_size takes that many bytes of `binary`, in input order, as its
+// "data" (binary_data_size removed: the model sees a JSON request).
+bool splice_binary(JsonValue* doc, std::string_view binary, std::string* error) {
+  auto* fields = doc->mutable_struct_value()->mutable_fields();
+  const auto inputs = fields->find("inputs");
+  if (inputs == fields->end() || inputs->second.kind_case() != JsonValue::kListValue) return true;  // checked later
+  size_t at = 0;
+  auto* list = inputs->second.mutable_list_value();
+  for (int i = 0; i < list->values_size(); ++i) {
+    JsonValue& in = *list->mutable_values(i);
+    if (in.kind_case() != JsonValue::kStructValue) continue;
+    auto* in_fields = in.mutable_struct_value()->mutable_fields();
+    const auto params = in_fields->find("parameters");
+    if (params == in_fields->end() || params->second.kind_case() != JsonValue::kStructValue) continue;
+    auto* p_fields = params->second.mutable_struct_value()->mutable_fields();
+    const auto size = p_fields->find("binary_data_size");
+    if (size == p_fields->end()) continue;
+    const std::string label = "inputs[" + std::to_string(i) + "] (" + json_string(in, "name") + ")";
+    const double n = size->second.number_value();
+    if (size->second.kind_case() != JsonValue::kNumberValue || n < 0 || n != std::floor(n))
+      return fail(error, label + ".parameters.binary_data_size: not a count of bytes");
+    if (n > static_cast<double>(binary.size() - at))
+      return fail(error, label + ": binary_data_size " + json_number_text(n) + " runs past the body's binary part (" +
+                             std::to_string(binary.size() - at) + " bytes left)");
+    if (in_fields->count("data")) return fail(error, label + ": both \"data\" and binary_data_size");
+    JsonValue data;
+    if (!binary_data(label, json_string(in, "datatype"), binary.substr(at, static_cast<size_t>(n)), &data, error))
+      return false;
+    at += static_cast<size_t>(n);
+    p_fields->erase("binary_data_size");
+    if (p_fields->empty()) in_fields->erase("parameters");
+    (*in_fields)["data"] = std::move(data);
+  }
+  if (at != binary.size())
+    return fail(error, "the body holds " + std::to_string(binary.size() - at) +
+                           " bytes past the inputs' binary_data_size (Inference-Header-Content-Length)");
+  return true;
+}
+
+bool parse_v2_json_request(const std::string& body, std::string_view binary, bool extension, V2InferRequest* out,
+                           std::string* error) {
   // The bounded one-pass check first (json_data_field.h): no general parser
   // runs on a body nested too deep or that is not JSON.
   const JsonDataField scan = read_json_data_field(body);
   if (scan.too_deep) return fail(error, "JSON body nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   if (!scan.valid_json) {
-    if (body.find("binary_data_size") != std::string::npos)
-      return fail(error, "the binary tensor data extension is not supported; send the tensors as JSON \"data\"");
-    return fail(error, "body is not valid JSON");
+    if (!extension && body.find("binary_data_size") != std::string::npos)
+      return fail(error,
+                  "body is not valid JSON: binary tensors need the Inference-Header-Content-Length header "
+                  "(the length of the JSON part)");
+    return fail(error, extension ? "the body's JSON part (Inference-Header-Content-Length) is not valid JSON"
+                                 : "body is not valid JSON");
   }
   JsonValue doc;
   if (!scan.is_object || !parse_json(body, &doc) || !is_object(&doc))
     return fail(error, "body is not a JSON object (an inference request)");
+  if (extension && !splice_binary(&doc, binary, error)) return false;
   if (const JsonValue* id = json_field(doc, "id")) {
     if (id->kind_case() != JsonValue::kStringValue) return fail(error, "id: not a string");
     out->id = id->string_value();
@@ -304,8 +440,32 @@ bool parse_v2_infer_request(const std::string& body, V2InferRequest* out, std::s
     }
     return true;
   }
+  for (const CheckedInput& c : checked)
+    if (c.datatype->element == Element::kString)
+      for (const JsonValue* e : c.elements)
+        if (!is_utf8(e->string_value()))
+          return fail(error, c.label +
+                                 ": a BYTES element that is not UTF-8 can only be a row's one element "
+                                 "(shape [B] or [B, 1], with no other input): it is then the query's bytes");
   for (std::int64_t r = 0; r < rows; ++r) out->queries.push_back(row_json(checked, rows, r));
   return true;
+}
+
+}  // namespace
+
+bool parse_v2_infer_request(const std::string& body, V2InferRequest* out, std::string* error,
+                            const std::string& inference_header_length) {
+  if (!inference_header_length.empty()) {
+    // The binary tensor extension: the JSON part, then raw tensors.
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long n = std::strtoull(inference_header_length.c_str(), &end, 10);
+    if (errno || !end || *end || inference_header_length[0] == '-' || n > body.size())
+      return fail(error, "Inference-Header-Content-Length: '" + inference_header_length +
+                             "' is not a length within the body's " + std::to_string(body.size()) + " bytes");
+    return parse_v2_json_request(body.substr(0, n), std::string_view(body).substr(n), true, out, error);
+  }
+  return parse_v2_json_request(body, {}, false, out, error);
 }
 
 std::string v2_infer_response(const std::string& model, const std::string& task, const V2InferRequest& request,

@@ -39,8 +39,15 @@ struct V2InferRequest {
 };
 
 // Parses and checks an inference request body; false with *error (one line,
-// naming the field) when it is not a valid one.
-bool parse_v2_infer_request(const std::string& body, V2InferRequest* out, std::string* error);
+// naming the field) when it is not a valid one. `inference_header_length`:
+// the request's Inference-Header-Content-Length ("" when absent): the binary
+// tensor extension (Triton's, used by default by Triton's and KServe's
+// clients), where the body is that many bytes of JSON followed by the raw
+// tensors of the inputs whose parameters give "binary_data_size", in input
+// order: BYTES as elements each prefixed by its 4-byte little-endian length,
+// other datatypes little-endian, as many elements as the shape holds.
+bool parse_v2_infer_request(const std::string& body, V2InferRequest* out, std::string* error,
+                            const std::string& inference_header_length = "");
 
 // The 200 answer: {"model_name": MODEL, "id": ..., "parameters": {"lull_task": TASK}, "outputs": [...]}.
 std::string v2_infer_response(const std::string& model, const std::string& task, const V2InferRequest& request,

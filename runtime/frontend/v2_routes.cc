@@ -110,7 +110,8 @@ struct RowAnswers {
 void Frontend::infer_v2(ServerRequest req, Respond respond) {
   V2InferRequest request;
   std::string error;
-  if (!parse_v2_infer_request(req.body, &request, &error)) return respond(v2_error(400, error));
+  if (!parse_v2_infer_request(req.body, &request, &error, req.inference_header_length))
+    return respond(v2_error(400, error));
   const auto arrived = req.arrived;
   const auto waited_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - arrived).count();

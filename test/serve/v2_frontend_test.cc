@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -180,7 +181,70 @@ TEST_CASE("v2 codec: bad requests are named in one line", "[serve][v2]") {
   CHECK_THAT(parse_error(std::string(R"({"inputs": [{"name": "x", "shape": [1], "datatype": "FP32",
                                          "parameters": {"binary_data_size": 4}}]})") +
                          "\x01\x02\x03\x04"),
-             Catch::Contains("binary tensor data extension is not supported"));
+             Catch::Contains("binary tensors need the Inference-Header-Content-Length header"));
+}
+
+namespace {
+
+std::string le32(std::uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
+std::string fp32s(std::initializer_list<float> values) {
+  std::string s;
+  for (float f : values) s.append(reinterpret_cast<const char*>(&f), 4);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("v2 codec: the binary tensor extension (Inference-Header-Content-Length), as Triton's client sends it",
+          "[serve][v2]") {
+  // An image: bytes that are not UTF-8 (the JSON path cannot carry them), one BYTES element.
+  const std::string image = std::string("\x89PNG\r\n\x1a\n\0\xff\xfe", 11);
+  const std::string head =
+      R"({"inputs":[{"name":"input","shape":[1],"datatype":"BYTES","parameters":{"binary_data_size":15}}],)"
+      R"("parameters":{"binary_data_output":true}})";
+  V2InferRequest r;
+  std::string error;
+  REQUIRE(parse_v2_infer_request(head + le32(11) + image, &r, &error, std::to_string(head.size())));
+  CHECK(r.queries == std::vector<std::string>{image});
+  // [4, 3] FP32 raw: four rows; [2] BYTES: two queries.
+  const std::string t =
+      R"({"inputs":[{"name":"x","shape":[4,3],"datatype":"FP32","parameters":{"binary_data_size":48}}]})";
+  REQUIRE(parse_v2_infer_request(t + fp32s({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12.5}), &r, &error,
+                                 std::to_string(t.size())));
+  REQUIRE(r.queries.size() == 4);
+  CHECK(r.queries[3] == R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,3],"data":[10,11,12.5]}]})");
+  const std::string b =
+      R"({"inputs":[{"name":"t","shape":[2],"datatype":"BYTES","parameters":{"binary_data_size":11}}]})";
+  REQUIRE(parse_v2_infer_request(b + le32(2) + "hi" + le32(1) + "x", &r, &error, std::to_string(b.size())));
+  CHECK(r.queries == std::vector<std::string>{"hi", "x"});
+  // A JSON input beside a binary one.
+  const std::string mixed = R"({"inputs":[{"name":"a","shape":[1,1],"datatype":"INT32","data":[7]},)"
+                            R"({"name":"b","shape":[1,2],"datatype":"FP32","parameters":{"binary_data_size":8}}]})";
+  REQUIRE(parse_v2_infer_request(mixed + fp32s({0.5, 1}), &r, &error, std::to_string(mixed.size())));
+  CHECK(r.queries[0] == R"({"inputs":[{"name":"a","datatype":"INT32","shape":[1,1],"data":[7]},)"
+                        R"({"name":"b","datatype":"FP32","shape":[1,2],"data":[0.5,1]}]})");
+  const auto refused = [&](const std::string& body, const std::string& header) {
+    V2InferRequest x;
+    std::string why;
+    CHECK_FALSE(parse_v2_infer_request(body, &x, &why, header));
+    CHECK(why.find('\n') == std::string::npos);
+    return why;
+  };
+  CHECK_THAT(refused(t + fp32s({1, 2}), std::to_string(t.size())), Catch::Contains("runs past the body's binary part"));
+  CHECK_THAT(refused(t + fp32s({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}), std::to_string(t.size())),
+             Catch::Contains("4 bytes past the inputs' binary_data_size"));
+  CHECK_THAT(refused(head + le32(99) + image, std::to_string(head.size())),
+             Catch::Contains("runs past its binary_data_size"));
+  CHECK_THAT(refused(head, "100000"), Catch::Contains("is not a length within the body's"));
+  CHECK_THAT(refused(head, "-1"), Catch::Contains("is not a length"));
+  const std::string odd =
+      R"({"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":3}}]})";
+  CHECK_THAT(refused(odd + "abc", std::to_string(odd.size())), Catch::Contains("not a whole number of FP32 elements"));
+  // Not UTF-8 inside a row of several BYTES elements: no JSON can carry it on.
+  const std::string rows =
+      R"({"inputs":[{"name":"t","shape":[1,2],"datatype":"BYTES","parameters":{"binary_data_size":10}}]})";
+  CHECK_THAT(refused(rows + le32(1) + "\xff" + le32(1) + "a", std::to_string(rows.size())),
+             Catch::Contains("not UTF-8 can only be a row's one element"));
 }
 
 TEST_CASE("v2 codec: empty lists inside data hold no element, wherever they are", "[serve][v2]") {

@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/net/json_value.h"  // is_utf8 (net::)
+
 namespace lull::v2 {
 
 inline constexpr const char* kV2ContentType = "application/json";
@@ -57,8 +59,5 @@ std::vector<std::string> decode_v2_infer_response(const std::string& body, size_
 
 // The message of an error answer {"error": "..."}, or "" when `body` is not one.
 std::string v2_error_message(const std::string& body);
-
-// True when `text` is valid UTF-8.
-bool is_utf8(const std::string& text);
 
 }  // namespace lull::v2
