@@ -13,6 +13,7 @@
 #include "runtime/frontend/build_info.h"
 #include "runtime/frontend/frontend.h"
 #include "runtime/frontend/v2_front_codec.h"
+#include "runtime/net/content_encoding.h"
 #include "runtime/net/json_value.h"
 
 namespace lull::frontend {
@@ -110,6 +111,20 @@ struct RowAnswers {
 void Frontend::infer_v2(ServerRequest req, Respond respond) {
   V2InferRequest request;
   std::string error;
+  if (!req.content_encoding.empty()) {
+    std::string inflated;
+    switch (net::inflate_body(req.content_encoding, req.body, options_.max_body_bytes, &inflated, &error)) {
+      case net::InflateResult::kOk:
+        req.body = std::move(inflated);
+        break;
+      case net::InflateResult::kUnsupported:
+        return respond(v2_error(415, error));
+      case net::InflateResult::kTooLarge:
+        return respond(v2_error(413, error));
+      case net::InflateResult::kCorrupt:
+        return respond(v2_error(400, error));
+    }
+  }
   if (!parse_v2_infer_request(req.body, &request, &error, req.inference_header_length))
     return respond(v2_error(400, error));
   const auto arrived = req.arrived;

@@ -59,6 +59,7 @@ struct ServerRequest {
   // Inference-Header-Content-Length (the binary tensor extension of the Open
   // Inference Protocol: the body's JSON part is that long, raw tensors follow), or "".
   std::string inference_header_length;
+  std::string content_encoding;  // Content-Encoding (gzip, deflate: content_encoding.h), or ""
   std::string body;
   std::chrono::steady_clock::time_point arrived;  // when the header was complete
 };

@@ -16,6 +16,7 @@
 #include "runtime/net/base64.h"
 #include "runtime/net/http_client.h"
 #include "runtime/frontend/frontend.h"
+#include "runtime/net/content_encoding.h"
 #include "runtime/frontend/v2_front_codec.h"
 #include "test/serve/raw_http_client.h"
 #include "test/support/skip.h"
@@ -539,4 +540,32 @@ TEST_CASE("v2 front end: curl's own requests", "[serve][frontend][v2][curl]") {
   CHECK(curl("-d '{\"inputs\":[]}' " + base + "/v2/models/classify/infer")
             .find(R"x(inputs: missing or empty (the request needs at least one input tensor)"} 400)x") !=
         std::string::npos);
+}
+
+TEST_CASE("request bodies compressed with gzip or deflate are inflated, bounded", "[serve][v2]") {
+  const std::string plain = R"({"inputs":[{"name":"t","shape":[1],"datatype":"BYTES","data":["hello"]}]})";
+  const std::string gz = std::string(
+      "\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\xab\x56\xca\xcc\x2b\x28\x2d\x29\x56\xb2\x8a\xae\x56\xca\x4b\xcc\x4d\x55"
+      "\xb2\x52\x2a\x51\xd2\x51\x2a\xce\x48\x2c\x00\xb2\xa3\x0d\x63\x75\x94\x52\x12\x4b\x12\x4b\x2a\x41\x5c\x25\xa7\xc8"
+      "\x10\xd7\x60\x25\x88\x10\x50\x56\x29\x23\x35\x27\x27\x5f\x29\xb6\x36\xb6\x16\x00\x95\x7b\xf7\x43\x49\x00\x00"
+      "\x00",
+      84);
+  const std::string zl = std::string(
+      "\x78\x9c\xab\x56\xca\xcc\x2b\x28\x2d\x29\x56\xb2\x8a\xae\x56\xca\x4b\xcc\x4d\x55\xb2\x52\x2a\x51\xd2\x51\x2a\xce"
+      "\x48\x2c\x00\xb2\xa3\x0d\x63\x75\x94\x52\x12\x4b\x12\x4b\x2a\x41\x5c\x25\xa7\xc8\x10\xd7\x60\x25\x88\x10\x50\x56"
+      "\x29\x23\x35\x27\x27\x5f\x29\xb6\x36\xb6\x16\x00\x65\x46\x17\x6a",
+      72);
+  std::string out, error;
+  CHECK(lull::net::inflate_body("gzip", gz, 1 << 20, &out, &error) == lull::net::InflateResult::kOk);
+  CHECK(out == plain);
+  CHECK(lull::net::inflate_body(" Deflate", zl, 1 << 20, &out, &error) == lull::net::InflateResult::kOk);
+  CHECK(out == plain);
+  CHECK(lull::net::inflate_body("identity", plain, 1 << 20, &out, &error) == lull::net::InflateResult::kOk);
+  CHECK(out == plain);
+  CHECK(lull::net::inflate_body("gzip", gz, 10, &out, &error) == lull::net::InflateResult::kTooLarge);
+  CHECK_THAT(error, Catch::Contains("inflates past 10 bytes"));
+  CHECK(lull::net::inflate_body("gzip", gz.substr(0, 40), 1 << 20, &out, &error) == lull::net::InflateResult::kCorrupt);
+  CHECK(lull::net::inflate_body("gzip", plain, 1 << 20, &out, &error) == lull::net::InflateResult::kCorrupt);
+  CHECK(lull::net::inflate_body("br", gz, 1 << 20, &out, &error) == lull::net::InflateResult::kUnsupported);
+  CHECK_THAT(error, Catch::Contains("'br' is not supported (gzip, deflate, identity)"));
 }
