@@ -36,6 +36,7 @@
 #include "cli/serve_backend.h"
 #include "runtime/upstream/torchserve/batch_wire.h"
 #include "runtime/net/http_client.h"
+#include "runtime/upstream/v2/v2_model_check.h"
 #include "runtime/upstream/torchserve/model_check.h"
 #include "runtime/upstream/torchserve/torchserve_token.h"
 #include "runtime/upstream/torchserve/worker_endpoint.h"
@@ -183,6 +184,18 @@ int run_profile(int argc, char** argv) {
     throw UsageError(std::string("--management-url ") + e.what());
   }
   net::HttpClient client;
+  if (protocol.v2()) {
+    // Each model's one declared input names what it is sent (as lull serve's start check learns it).
+    std::map<std::string, std::string> declared;
+    v2::V2ModelCheckOptions check = protocol.check_options(&declared);
+    check.timeout_ms = timeout_ms;
+    try {
+      v2::check_v2_models_ready(client, {torchserve::WorkerEndpoint{worker, worker}}, models, check);
+    } catch (const torchserve::ModelCheckError& e) {
+      throw std::runtime_error(e.what());
+    }
+    protocol.learn(declared);
+  }
   // memory_mb: what the management API reports for the loaded model
   // (docs/user-guide.md, "lull profile", Memory: what each server measures); 0 with a warning when
   // it reports nothing, so a profile is still written.

@@ -16,16 +16,18 @@ void add_serve_backend_options(po::options_description& desc, ServeBackendFlags&
       ("backend", po::value(&f.backend)->default_value(f.backend),
        "the model servers' protocol: torchserve (TorchServe's inference and management APIs) or v2 (the Open "
        "Inference Protocol: Triton, KServe, MLServer; docs/operators-guide.md)")
-      ("v2-input-name", po::value(&f.v2_input_name)->default_value(f.v2_input_name),
-       "--backend v2: the name of the models' BYTES input a batch is sent as");
+      ("v2-input-name", po::value(&f.v2_input_name),
+       "--backend v2: the name of the models' input a batch is sent as, for every model (default: each "
+       "model's one input declared in its metadata, else 'input')");
   // clang-format on
 }
 
 ServeBackend::ServeBackend(const ServeBackendFlags& flags) : input_name_(flags.v2_input_name) {
   if (flags.backend == "v2") {
     v2_ = true;
-    if (input_name_.empty()) throw UsageError("--v2-input-name: empty");
-    wire_ = std::make_unique<v2::V2Wire>(input_name_);
+    auto wire = std::make_unique<v2::V2Wire>(input_name_);
+    v2_wire_ = wire.get();
+    wire_ = std::move(wire);
   } else if (flags.backend != "torchserve") {
     throw UsageError("--backend: expected torchserve or v2 (got '" + flags.backend + "')");
   }
@@ -42,14 +44,26 @@ std::string ServeBackend::check_worker(net::HttpTransport& client, const torchse
     return r.ok() ? "" : "health check GET /v2/health/ready: " + r.describe();
   }
   try {
-    v2::V2ModelCheckOptions o;
-    o.input_name = input_name_;
+    std::map<std::string, std::string> declared;
+    v2::V2ModelCheckOptions o = check_options(&declared);
     o.timeout_ms = timeout_ms;
     v2::check_v2_models_ready(client, {worker}, models, o);
+    learn(declared);
     return "";
   } catch (const torchserve::ModelCheckError& e) {
     return e.what();
   }
+}
+
+v2::V2ModelCheckOptions ServeBackend::check_options(std::map<std::string, std::string>* declared) const {
+  v2::V2ModelCheckOptions o;
+  o.input_name = input_name_;
+  o.declared = declared;
+  return o;
+}
+
+void ServeBackend::learn(const std::map<std::string, std::string>& declared) const {
+  if (v2_wire_) v2_wire_->learn_input_names(declared);
 }
 
 std::unique_ptr<core::ModelControl> ServeBackend::v2_model_control(net::HttpTransport& client) const {

@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,12 +17,14 @@
 #include "runtime/net/http_transport.h"
 #include "runtime/upstream/torchserve/batch_wire.h"
 #include "runtime/upstream/torchserve/worker_endpoint.h"
+#include "runtime/upstream/v2/v2_model_check.h"
+#include "runtime/upstream/v2/v2_wire.h"
 
 namespace lull::cli {
 
 struct ServeBackendFlags {
   std::string backend = "torchserve";
-  std::string v2_input_name = "input";
+  std::string v2_input_name;  // "": each model's one declared input (its metadata), else "input"
 };
 
 void add_serve_backend_options(boost::program_options::options_description& desc, ServeBackendFlags& flags);
@@ -40,12 +43,18 @@ class ServeBackend {
                            const std::vector<std::string>& models, std::int64_t timeout_ms) const;
   // The v2 repository extension's loads and unloads (--variant-sets).
   std::unique_ptr<core::ModelControl> v2_model_control(net::HttpTransport& client) const;
-  const std::string& input_name() const { return input_name_; }
+  // The input name requests carry when no model's metadata says otherwise.
+  std::string input_name() const { return input_name_.empty() ? "input" : input_name_; }
+  // A v2 model check's options: the flag's name ("" when not given) and
+  // where the models' declared inputs go; learn() hands them to the wire.
+  v2::V2ModelCheckOptions check_options(std::map<std::string, std::string>* declared) const;
+  void learn(const std::map<std::string, std::string>& declared) const;
 
  private:
   bool v2_ = false;
-  std::string input_name_;
+  std::string input_name_;  // --v2-input-name, "" when not given
   std::unique_ptr<torchserve::BatchWire> wire_;
+  v2::V2Wire* v2_wire_ = nullptr;  // wire_, when v2
 };
 
 }  // namespace lull::cli

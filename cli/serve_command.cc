@@ -256,9 +256,9 @@ int run_serve(int argc, char** argv) {
     spec.health_probe = "GET /v2/models/{model}/ready";
     spec.check_models = [&protocol](net::HttpTransport& client, const std::vector<torchserve::WorkerEndpoint>& servers,
                                     const std::vector<std::string>& models) {
-      v2::V2ModelCheckOptions check;
-      check.input_name = protocol.input_name();
-      v2::check_v2_models_ready(client, servers, models, check);
+      std::map<std::string, std::string> declared;
+      v2::check_v2_models_ready(client, servers, models, protocol.check_options(&declared));
+      protocol.learn(declared);  // each model's one declared input, unless --v2-input-name names one for all
     };
     spec.model_control = [&protocol](net::HttpTransport& client) { return protocol.v2_model_control(client); };
   }

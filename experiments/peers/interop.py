@@ -2,7 +2,7 @@
 """lull against real peers: KServe 0.12.1's ModelServer and MLServer 1.3.5
 behind `lull serve --backend v2`, Triton's Python HTTP client and KServe's
 REST client in front of lull's v2 front end. Each capability pass or fail,
-printed as the Markdown table of docs/protocols.md ("Interop with real peers").
+printed as the Markdown table of docs/operators-guide.md ("Interop with real peers").
 
 The peers' sources are fetched by hand outside this repository (their code
 never enters it; CI keeps the stand-ins), into PEERS_DEPS (default
@@ -10,7 +10,7 @@ never enters it; CI keeps the stand-ins), into PEERS_DEPS (default
 kserve (for its REST client), mlserver-1.3.5 (tag 1.3.5), triton-client
 (src/python/library), cloudevents (sdk-python 1.11.0), timing-asgi (v0.3.1),
 starlette_exporter (v0.17.1), py-grpc-prometheus (v0.7.0); Debian packages as
-docs/protocols.md lists them. Run from the repository root after building:
+docs/operators-guide.md ("Interop with real peers") names them; the Debian packages: python3-fastapi python3-pydantic python3-uvicorn python3-httpx python3-geventhttpclient python3-rapidjson python3-aiohttp python3-kubernetes python3-deprecation python3-dotenv python3-importlib-resources python3-pandas. Run from the repository root after building:
 
   /usr/bin/python3 experiments/peers/interop.py --lull build/lull [--poison-seconds 60] [--json OUT]
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """KServe 0.12.1's Python ModelServer (v2 REST) serving peer_models, for lull's
 interop checks. A developer runs it by hand with KServe's source fetched
-outside this repository (docs/protocols.md, "Interop with real peers"):
+outside this repository (docs/operators-guide.md, "Interop with real peers"):
 
   KSERVE_SRC=/work/peers/kserve-0.12.1/python/kserve PEERS_DEPS=/work/peers \
     /usr/bin/python3 experiments/peers/kserve_peer.py --port 8001 \

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """MLServer 1.3.5 (v2 REST, model repository extension) serving peer_models,
 for lull's interop checks. A developer runs it by hand with MLServer's source
-fetched outside this repository (docs/protocols.md, "Interop with real peers"):
+fetched outside this repository (docs/operators-guide.md, "Interop with real peers"):
 
   MLSERVER_SRC=/work/peers/mlserver-1.3.5 PEERS_DEPS=/work/peers \
     /usr/bin/python3 experiments/peers/mlserver_peer.py --port 8201 \

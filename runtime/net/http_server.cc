@@ -325,6 +325,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     req.target = std::string(target.substr(0, target.find('?')));
     req.content_type = std::string(msg[http::field::content_type]);
     req.query_class = std::string(msg["X-Lull-Class"]);
+    req.inference_header_length = std::string(msg["Inference-Header-Content-Length"]);
+    req.content_encoding = std::string(msg[http::field::content_encoding]);
     req.body = std::move(msg.body());
     req.arrived = arrived_;
     parser_.reset();

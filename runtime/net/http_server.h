@@ -56,6 +56,10 @@ struct ServerRequest {
   std::string target;        // the path, query string removed
   std::string content_type;  // the Content-Type header, or ""
   std::string query_class;   // lull's X-Lull-Class header (a fleet's SLO class, docs/fleets.md), or ""
+  // Inference-Header-Content-Length (the binary tensor extension of the Open
+  // Inference Protocol: the body's JSON part is that long, raw tensors follow), or "".
+  std::string inference_header_length;
+  std::string content_encoding;  // Content-Encoding (gzip, deflate: content_encoding.h), or ""
   std::string body;
   std::chrono::steady_clock::time_point arrived;  // when the header was complete
 };

@@ -27,6 +27,8 @@ bool json_bool(const JsonValue& object, const std::string& name, bool fallback =
 // `text` as a JSON string literal, quotes included ('"', '\\' and control
 // characters escaped; other bytes as they are).
 std::string json_quoted(const std::string& text);
+// True when `text` is valid UTF-8 (RFC 3629: what a JSON parser takes).
+bool is_utf8(const std::string& text);
 // A number as JSON: the shortest of %.15g..%.17g that reads back as the
 // same double; null for inf and NaN (JSON has neither).
 std::string json_number_text(double number);

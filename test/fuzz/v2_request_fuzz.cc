@@ -7,6 +7,7 @@
 // prediction is JSON.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/net/json_value.h"
 #include "runtime/frontend/v2_front_codec.h"
@@ -22,15 +23,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   V2InferRequest request;
   std::string error;
   const bool accepted = parse_v2_infer_request(body, &request, &error);
-  if (accepted && request.input.empty()) finding("accepted without an input");
+  if (accepted && request.queries.empty()) finding("accepted without a query");
   if (!accepted && (error.empty() || error.find('\n') != std::string::npos))
     finding("refused without a one-line reason");
   if (!accepted) return 0;
   JsonValue parsed;
-  if (request.input.rfind("{\"inputs\":[", 0) == 0 && !parse_json(request.input, &parsed))
-    finding("a tensor request passed on is not JSON");
-  if (is_utf8(request.input) && is_utf8(request.id) &&
-      !parse_json(v2_infer_response("m", "t", request, request.input), &parsed))
+  for (const std::string& q : request.queries) {
+    if (q.empty()) finding("accepted an empty query");
+    if (q.rfind("{\"inputs\":[", 0) == 0 && !parse_json(q, &parsed)) finding("a tensor row passed on is not JSON");
+  }
+  if (is_utf8(request.queries[0]) && is_utf8(request.id) &&
+      !parse_json(v2_infer_response("m", "t", request, request.queries[0]), &parsed))
     finding("the answer is not JSON");
+  if (is_utf8(request.id)) {
+    std::vector<std::string> models(request.queries.size(), "m"), predictions;
+    for (const std::string& q : request.queries) predictions.push_back(is_utf8(q) ? q : "x");
+    std::string body, why;
+    if (v2_infer_batch_response(models, "t", request, predictions, &body, &why) && !parse_json(body, &parsed))
+      finding("the batch answer is not JSON");
+  }
   return 0;
 }

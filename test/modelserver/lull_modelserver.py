@@ -94,6 +94,7 @@ class ModelServer(ThreadingHTTPServer):
         self.short_predictions = False  # fault injection: 200 with one prediction too few
         self.only_v2 = False  # --only-v2: TorchServe's routes answer 404, as on Triton
         self.tensor_inputs = False  # --tensor-inputs: v2 requests may carry any tensors (one query per row)
+        self.whole_batch_refusal = False  # --whole-batch-refusal: one bad input refuses the v2 request
         self.log_lock = threading.Lock()
         self.device_lock = threading.Lock()  # one forward pass at a time, like one device
 
@@ -217,6 +218,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if self.server.short_predictions:  # fault injection: a broken handler
             preds = preds[:-1]
+        refusal = v2.whole_request_refusal(preds) if self.server.whole_batch_refusal else None
+        if refusal is not None:
+            return self._send(*refusal)
         self._send(200, v2.infer_response(name, rid, preds))
 
     def do_DELETE(self):
@@ -318,6 +322,9 @@ def main():
     ap.add_argument("--only-v2", action="store_true",
                     help="speak the Open Inference Protocol only: TorchServe's routes answer 404 (tests of "
                          "lull serve --backend v2)")
+    ap.add_argument("--whole-batch-refusal", action="store_true",
+                    help="an input a model rejects refuses the whole v2 request, 400 {\"error\": MESSAGE} "
+                         "(as KServe, MLServer and Triton do), instead of a per-input error in the answer")
     ap.add_argument("--tensor-inputs", action="store_true",
                     help="v2: accept any tensor inputs sharing their first dimension, one query per row (its "
                          "bytes: the row as JSON); tests of lull passing a client's tensors through")
@@ -377,6 +384,7 @@ def main():
     server.short_predictions = args.short_predictions
     server.only_v2 = args.only_v2
     server.tensor_inputs = args.tensor_inputs
+    server.whole_batch_refusal = args.whole_batch_refusal
     port = server.server_address[1]
     if args.port_file:
         tmp = args.port_file + ".tmp"

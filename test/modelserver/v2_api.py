@@ -3,7 +3,7 @@
 lull serve --backend v2 talks to Triton, KServe or MLServer through this
 protocol (runtime/upstream/v2/); the stand-in speaks it on the same port as
 TorchServe's API, so the end-to-end tests run over both. What it implements
-(docs/serving.md, "Open Inference Protocol", lists what it does not):
+(docs/operators-guide.md, "Open Inference Protocol", lists what it does not):
 
   GET  /v2/health/live                       200 {"live": true}
   GET  /v2/health/ready                      200 {"ready": true}; 400 {"error"} while a model loads
@@ -19,7 +19,10 @@ query; its elements are base64 when the input's parameters say
 "content_type": "base64"), and answers one output, "output", BYTES of shape
 [B]: each element the JSON text of that query's prediction, or of a
 per-input error {"error": {"code","type","message"}} for an input the model
-rejects (lull_batch_contract.py's rule: the rest of the batch is answered).
+rejects (lull_batch_contract.py's rule: the rest of the batch is answered);
+with --whole-batch-refusal such an input refuses the whole request instead,
+400 {"error": message}, as the real v2 servers do (KServe 0.12, MLServer 1.3,
+Triton: docs/operators-guide.md, "Interop with real peers").
 With --tensor-inputs a request may instead carry any tensors sharing their
 first dimension B: row i of every input, as the compact JSON
 {"NAME": [elements], ...}, is query i's bytes (tests of lull passing a
@@ -169,6 +172,17 @@ def read_infer_request(body, tensor_inputs=False):
         except (binascii.Error, ValueError) as e:
             raise RequestError("input '%s': an element is not base64 (%s)" % (INPUT, e))
     return [e.encode("utf-8") for e in elements], rid
+
+
+def whole_request_refusal(predictions):
+    """--whole-batch-refusal: the first per-input error refuses the whole
+    request, (its code, {"error": its message}), as KServe, MLServer and Triton
+    answer a request holding one bad input; None when every input was answered."""
+    for p in predictions:
+        e = p.get("error") if isinstance(p, dict) else None
+        if isinstance(e, dict):
+            return error(int(e.get("code") or 400), str(e.get("message", "")))
+    return None
 
 
 def infer_response(model_name, rid, predictions):

@@ -6,6 +6,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model_server_process.h"
 #include "session_test_support.h"
@@ -15,6 +16,7 @@
 #include "runtime/core/query_inputs.h"
 #include "runtime/session/serve_session.h"
 #include "runtime/upstream/torchserve/torchserve_backend.h"
+#include "runtime/upstream/v2/v2_wire.h"
 
 namespace lull::serve::testing {
 
@@ -25,12 +27,23 @@ inline torchserve::TorchServeOptions fast_health_checks() {
   return o;
 }
 
+// How the stand-ins speak: TorchServe's API with lull's batch contract (a
+// per-input error for a bad input), or only the Open Inference Protocol with
+// a bad input refusing the whole request, as KServe, MLServer and Triton do.
+enum class StackWire { kTorchServe, kV2WholeBatchRefusal };
+
+inline std::vector<std::string> stand_in_args(StackWire w) {
+  std::vector<std::string> args = {"--fake", "small:5:1", "--fake", "big:20:2"};
+  if (w == StackWire::kV2WholeBatchRefusal) args.insert(args.end(), {"--only-v2", "--whole-batch-refusal"});
+  return args;
+}
+
 struct ServeStack {
-  ServeStack()
-      : s0({"--fake", "small:5:1", "--fake", "big:20:2"}),
-        s1({"--fake", "small:5:1", "--fake", "big:20:2"}),
+  explicit ServeStack(StackWire w = StackWire::kTorchServe)
+      : s0(stand_in_args(w)),
+        s1(stand_in_args(w)),
         table(tiny_session_table(2)),
-        backend({{s0.url(), s0.url()}, {s1.url(), s1.url()}}, {"small", "big"}, inputs, fast_health_checks()),
+        backend({{s0.url(), s0.url()}, {s1.url(), s1.url()}}, {"small", "big"}, inputs, options(w)),
         session(table, backend, backend, inputs, clock),
         workers_up_at_start(backend.start()),
         fe(session, frontend_options()) {
@@ -41,6 +54,11 @@ struct ServeStack {
     session.shutdown();
     fe.stop();
     backend.stop();  // its threads call into the session: stopped before it goes
+  }
+  torchserve::TorchServeOptions options(StackWire w) {
+    torchserve::TorchServeOptions o = fast_health_checks();
+    if (w == StackWire::kV2WholeBatchRefusal) o.wire = &v2_wire;
+    return o;
   }
   static frontend::FrontendOptions frontend_options() {
     frontend::FrontendOptions fo;
@@ -61,6 +79,7 @@ struct ServeStack {
     return answer;
   }
 
+  v2::V2Wire v2_wire;  // before the backend, which keeps a reference
   ModelServerProcess s0, s1;
   core::PolicyTable table;
   lull::core::QueryInputs inputs;

@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <thread>
@@ -20,6 +22,7 @@
 #include "runtime/net/json_value.h"
 #include "runtime/core/query_inputs.h"
 #include "runtime/upstream/torchserve/torchserve_backend.h"
+#include "runtime/upstream/v2/v2_wire.h"
 #include "test/support/fake_http_transport.h"
 
 using namespace lull::net;
@@ -219,4 +222,122 @@ TEST_CASE("TorchServe backend (fake transport): an unreachable worker starts out
   CHECK(backend.start() == 1);
   CHECK(backend.worker_up(0));
   CHECK_FALSE(backend.worker_up(1));
+}
+
+namespace {
+
+// A v2 model server "fast" at `url` on the fake that refuses a whole request
+// holding an input with "poison" in it (400 {"error": ...}, as KServe, MLServer
+// and Triton do), else answers {"class": len(input)} per input. Counts the
+// infer requests and how often each input text was sent.
+struct WholeBatchRefuser {
+  std::string url;
+  std::shared_ptr<std::atomic<int>> requests = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<std::mutex> mu = std::make_shared<std::mutex>();
+  std::shared_ptr<std::map<std::string, int>> sent = std::make_shared<std::map<std::string, int>>();
+  int status = 400;
+
+  WholeBatchRefuser(FakeHttpTransport& http, std::string base, int refusal_status = 400)
+      : url(std::move(base)), status(refusal_status) {
+    http.route("GET", url + "/v2/models/fast/ready",
+               [](const HttpRequest&) { return FakeHttpTransport::reply(200, "{\"ready\":true}"); });
+    http.route("POST", url + "/v2/models/fast/infer",
+               [requests = requests, mu = mu, sent = sent, status = status](const HttpRequest& r) {
+                 ++*requests;
+                 JsonValue body;
+                 const JsonValue* inputs = parse_json(r.body, &body) ? json_field(body, "inputs") : nullptr;
+                 const JsonValue* data = inputs ? json_field(inputs->list_value().values(0), "data") : nullptr;
+                 if (!data) return FakeHttpTransport::reply(400, "{\"error\":\"no data\"}");
+                 std::string outputs, refused;
+                 int n = 0;
+                 for (const auto& e : data->list_value().values()) {
+                   {
+                     std::lock_guard<std::mutex> lock(*mu);
+                     ++(*sent)[e.string_value()];
+                   }
+                   if (e.string_value().find("poison") != std::string::npos && refused.empty())
+                     refused = "row " + std::to_string(n) + " holds poison";
+                   if (n++) outputs += ",";
+                   outputs += json_quoted("{\"class\":" + std::to_string(e.string_value().size()) + "}");
+                 }
+                 if (!refused.empty()) return FakeHttpTransport::reply(status, "{\"error\":\"" + refused + "\"}");
+                 return FakeHttpTransport::reply(200,
+                                                 "{\"outputs\":[{\"name\":\"output\",\"datatype\":\"BYTES\","
+                                                 "\"shape\":[" +
+                                                     std::to_string(n) + "],\"data\":[" + outputs + "]}]}");
+               });
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "HTTP backend (fake transport): a batch the model refuses whole is halved until each refused input is "
+    "alone; it gets the model's status and message, the rest are served, the worker stays",
+    "[serve][backend][refusal]") {
+  Rig rig;
+  WholeBatchRefuser s0(rig.http, "http://10.0.0.1:8000");
+  lull::core::QueryInputs inputs;
+  const int n = 11;
+  for (int id = 1; id <= n; ++id)
+    inputs.put(id, id == 3 || id == 8 ? "poison-" + std::to_string(id) : std::string(static_cast<size_t>(id), 'q'));
+  lull::v2::V2Wire wire;
+  TorchServeOptions o;
+  o.wire = &wire;
+  o.outlier.eject_after_failures = 1;  // a refusal counted as a fault would eject at once
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, inputs, o, std::move(rig.owned));
+  ResultLog log;
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
+  REQUIRE(backend.start() == 1);
+  std::vector<lull::core::QueryId> ids;
+  for (int id = 1; id <= n; ++id) ids.push_back(static_cast<lull::core::QueryId>(id));
+  for (int round = 0; round < 3; ++round) {
+    backend.start_batch(batch(0, 0, ids));
+    const auto results = log.wait_for(static_cast<size_t>(round + 1), milliseconds(5000));
+    REQUIRE(results.size() == static_cast<size_t>(round + 1));
+    const auto& r = results.back();
+    INFO(r.error);
+    REQUIRE(r.ok);
+    REQUIRE(r.outputs.size() == static_cast<size_t>(n));
+    REQUIRE(r.input_status.size() == static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      const int id = i + 1;
+      if (id == 3 || id == 8) {
+        CHECK(r.input_status[static_cast<size_t>(i)] == 400);
+        CHECK(r.outputs[static_cast<size_t>(i)].find("row 0 holds poison") != std::string::npos);
+      } else {
+        CHECK(r.input_status[static_cast<size_t>(i)] == 0);
+        CHECK(r.outputs[static_cast<size_t>(i)] == "{\"class\":" + std::to_string(id) + "}");
+      }
+    }
+  }
+  CHECK(backend.worker_up(0));
+  CHECK(backend.stats(0).ejections == 0);
+  // Bounded: no input sent more than 1 + ceil(log2 11) = 5 times per batch.
+  for (const auto& [text, times] : *s0.sent) CHECK(times <= 3 * 5);
+  CHECK((*s0.sent)["poison-3"] >= 3 * 2);  // sent whole, then alone at least
+}
+
+TEST_CASE("HTTP backend (fake transport): a 404 or 429 for a batch is not split: the batch fails as before",
+          "[serve][backend][refusal]") {
+  for (int status : {404, 429}) {
+    Rig rig;
+    WholeBatchRefuser s0(rig.http, "http://10.0.0.1:8000", status);
+    lull::core::QueryInputs inputs;
+    inputs.put(1, "fine");
+    inputs.put(2, "poison");
+    lull::v2::V2Wire wire;
+    TorchServeOptions o;
+    o.wire = &wire;
+    TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, inputs, o, std::move(rig.owned));
+    ResultLog log;
+    backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
+    REQUIRE(backend.start() == 1);
+    backend.start_batch(batch(0, 0, {1, 2}));
+    const auto results = log.wait_for(1, milliseconds(5000));
+    REQUIRE(results.size() == 1);
+    CHECK_FALSE(results[0].ok);
+    CHECK(results[0].error.find("HTTP " + std::to_string(status)) != std::string::npos);
+    CHECK(*s0.requests == 1);
+  }
 }

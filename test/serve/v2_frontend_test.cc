@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -15,6 +16,7 @@
 #include "runtime/net/base64.h"
 #include "runtime/net/http_client.h"
 #include "runtime/frontend/frontend.h"
+#include "runtime/net/content_encoding.h"
 #include "runtime/frontend/v2_front_codec.h"
 #include "test/serve/raw_http_client.h"
 #include "test/support/skip.h"
@@ -48,30 +50,94 @@ std::string parse_error(const std::string& body) {
 TEST_CASE("v2 codec: one BYTES element is the query's bytes, as the TorchServe route's", "[serve][v2]") {
   auto r = parse_ok(
       R"({"id": "42", "inputs": [{"name": "text", "shape": [1], "datatype": "BYTES", "data": ["hello world"]}]})");
-  CHECK(r.input == "hello world");
+  REQUIRE(r.queries.size() == 1);
+  CHECK(r.queries[0] == "hello world");
   CHECK(r.has_id);
   CHECK(r.id == "42");
   const std::string png = std::string("\x89PNG\r\n\x1a\n\0\xff", 10);
   auto b = parse_ok(R"({"inputs": [{"name": "img", "shape": [1, 1], "datatype": "BYTES",
                        "parameters": {"content_type": "base64"}, "data": [[")" +
                     base64_encode(png) + R"("]]}]})");
-  CHECK(b.input == png);
+  CHECK(b.queries == std::vector<std::string>{png});
   CHECK_FALSE(b.has_id);
 }
 
-TEST_CASE("v2 codec: tensor inputs go to the model as their own JSON", "[serve][v2]") {
-  // The specification's two-input example with its BOOL shape made to match its data.
+TEST_CASE("v2 codec: tensor inputs go to the model as their own JSON, a query per row", "[serve][v2]") {
+  // The specification's two-input example with its BOOL shape made to share the batch dimension.
   auto r = parse_ok(R"({"id": "42", "inputs": [
       {"name": "input0", "shape": [2, 2], "datatype": "UINT32", "data": [1, 2, 3, 4]},
-      {"name": "input1", "shape": [1], "datatype": "BOOL", "data": [true]}],
+      {"name": "input1", "shape": [2], "datatype": "BOOL", "data": [true, false]}],
       "outputs": [{"name": "output0"}]})");
-  CHECK(r.input == R"({"inputs":[{"name":"input0","datatype":"UINT32","shape":[2,2],"data":[1,2,3,4]},)"
-                   R"({"name":"input1","datatype":"BOOL","shape":[1],"data":[true]}]})");
+  CHECK(r.queries ==
+        std::vector<std::string>{R"({"inputs":[{"name":"input0","datatype":"UINT32","shape":[1,2],"data":[1,2]},)"
+                                 R"({"name":"input1","datatype":"BOOL","shape":[1],"data":[true]}]})",
+                                 R"({"inputs":[{"name":"input0","datatype":"UINT32","shape":[1,2],"data":[3,4]},)"
+                                 R"({"name":"input1","datatype":"BOOL","shape":[1],"data":[false]}]})"});
   auto nested =
-      parse_ok(R"({"inputs": [{"name": "x", "shape": [2, 2], "datatype": "FP32", "data": [[1.5, 2], [4, 5]]}]})");
-  CHECK(nested.input == R"({"inputs":[{"name":"x","datatype":"FP32","shape":[2,2],"data":[[1.5,2],[4,5]]}]})");
+      parse_ok(R"({"inputs": [{"name": "x", "shape": [1, 2, 2], "datatype": "FP32", "data": [[[1.5, 2], [4, 5]]]}]})");
+  CHECK(nested.queries ==
+        std::vector<std::string>{R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,2,2],"data":[1.5,2,4,5]}]})"});
+  // [4, 3] FP32: four queries of one row each; a 1-D [4]: four of one element.
+  auto four = parse_ok(R"({"inputs": [{"name": "x", "shape": [4, 3], "datatype": "FP32",
+                          "data": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}]})");
+  REQUIRE(four.queries.size() == 4);
+  CHECK(four.queries[3] == R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,3],"data":[10,11,12]}]})");
+  auto flat = parse_ok(R"({"inputs": [{"name": "x", "shape": [4], "datatype": "INT32", "data": [1, 2, 3, 4]}]})");
+  REQUIRE(flat.queries.size() == 4);
+  CHECK(flat.queries[1] == R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1],"data":[2]}]})");
+  // BYTES [2]: two queries, each its element's bytes (as [1] is one).
   auto two_strings = parse_ok(R"({"inputs": [{"name": "t", "shape": [2], "datatype": "BYTES", "data": ["a", "b"]}]})");
-  CHECK(two_strings.input == R"({"inputs":[{"name":"t","datatype":"BYTES","shape":[2],"data":["a","b"]}]})");
+  CHECK(two_strings.queries == std::vector<std::string>{"a", "b"});
+  auto two_rows =
+      parse_ok(R"({"inputs": [{"name": "t", "shape": [2, 1], "datatype": "BYTES", "data": [["a"], ["b"]]}]})");
+  CHECK(two_rows.queries == std::vector<std::string>{"a", "b"});
+  // BYTES rows of several elements are tensors.
+  auto bytes_rows =
+      parse_ok(R"({"inputs": [{"name": "t", "shape": [2, 2], "datatype": "BYTES", "data": ["a", "b", "c", "d"]}]})");
+  CHECK(bytes_rows.queries[1] == R"({"inputs":[{"name":"t","datatype":"BYTES","shape":[1,2],"data":["c","d"]}]})");
+}
+
+TEST_CASE("v2 codec: inputs without a common batch dimension are refused, saying what is accepted", "[serve][v2]") {
+  // The specification's example as it is: [2, 2] beside [1].
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "input0", "shape": [2, 2], "datatype": "UINT32", "data": [1, 2, 3, 4]},
+                                         {"name": "input1", "shape": [1], "datatype": "BOOL", "data": [true]}]})"),
+             Catch::Contains("inputs[1] (input1): leading dimension 1 where inputs[0] (input0) has 2; lull takes each "
+                             "input as [B, ...] with the same B"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [], "datatype": "FP32", "data": [1]}]})"),
+             Catch::Contains("shape [] (a scalar) has no batch dimension"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [0, 3], "datatype": "FP32", "data": []}]})"),
+             Catch::Contains("the leading dimension is 0"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "x", "shape": [5000], "datatype": "UINT8", "data": [)" +
+                         [] {
+                           std::string d;
+                           for (int i = 0; i < 5000; ++i) d += i ? ",1" : "1";
+                           return d;
+                         }() +
+                         "]}]}"),
+             Catch::Contains("a batch of 5000 rows; at most 4096 per request"));
+  CHECK_THAT(parse_error(R"({"inputs": [{"name": "t", "shape": [2], "datatype": "BYTES", "data": ["a", ""]}]})"),
+             Catch::Contains("the element is empty (row 1)"));
+}
+
+TEST_CASE("v2 codec: a batch's answers are stacked in row order", "[serve][v2]") {
+  V2InferRequest req;
+  req.id = "9";
+  req.has_id = true;
+  std::string body, error;
+  REQUIRE(v2_infer_batch_response({"m", "m"}, "t", req, {R"({"class":1})", R"({"class":2})"}, &body, &error));
+  CHECK(body ==
+        R"({"model_name":"m","id":"9","parameters":{"lull_task":"t"},)"
+        R"("outputs":[{"name":"output","datatype":"BYTES","shape":[2],"data":["{\"class\":1}","{\"class\":2}"]}]})");
+  req.has_id = false;
+  const std::string row0 = R"({"outputs":[{"name":"y","datatype":"FP32","shape":[1,2],"data":[[1,2]]}]})";
+  const std::string row1 = R"({"outputs":[{"name":"y","datatype":"FP32","shape":[1,2],"data":[3.5,4]}]})";
+  REQUIRE(v2_infer_batch_response({"a", "b"}, "t", req, {row0, row1}, &body, &error));
+  CHECK(body == R"({"model_name":"a","parameters":{"lull_task":"t","lull_models":["a","b"]},)"
+                R"("outputs":[{"name":"y","datatype":"FP32","shape":[2,2],"data":[1,2,3.5,4]}]})");
+  const std::string other = R"({"outputs":[{"name":"y","datatype":"FP32","shape":[1,3],"data":[1,2,3]}]})";
+  CHECK_FALSE(v2_infer_batch_response({"a", "b"}, "t", req, {row0, other}, &body, &error));
+  CHECK_THAT(error, Catch::Contains("row 1 (b) answered outputs unlike row 0's"));
+  CHECK_FALSE(v2_infer_batch_response({"a", "b"}, "t", req, {row0, R"({"class":1})"}, &body, &error));
 }
 
 TEST_CASE("v2 codec: bad requests are named in one line", "[serve][v2]") {
@@ -116,15 +182,80 @@ TEST_CASE("v2 codec: bad requests are named in one line", "[serve][v2]") {
   CHECK_THAT(parse_error(std::string(R"({"inputs": [{"name": "x", "shape": [1], "datatype": "FP32",
                                          "parameters": {"binary_data_size": 4}}]})") +
                          "\x01\x02\x03\x04"),
-             Catch::Contains("binary tensor data extension is not supported"));
+             Catch::Contains("binary tensors need the Inference-Header-Content-Length header"));
+}
+
+namespace {
+
+std::string le32(std::uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
+std::string fp32s(std::initializer_list<float> values) {
+  std::string s;
+  for (float f : values) s.append(reinterpret_cast<const char*>(&f), 4);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("v2 codec: the binary tensor extension (Inference-Header-Content-Length), as Triton's client sends it",
+          "[serve][v2]") {
+  // An image: bytes that are not UTF-8 (the JSON path cannot carry them), one BYTES element.
+  const std::string image = std::string("\x89PNG\r\n\x1a\n\0\xff\xfe", 11);
+  const std::string head =
+      R"({"inputs":[{"name":"input","shape":[1],"datatype":"BYTES","parameters":{"binary_data_size":15}}],)"
+      R"("parameters":{"binary_data_output":true}})";
+  V2InferRequest r;
+  std::string error;
+  REQUIRE(parse_v2_infer_request(head + le32(11) + image, &r, &error, std::to_string(head.size())));
+  CHECK(r.queries == std::vector<std::string>{image});
+  // [4, 3] FP32 raw: four rows; [2] BYTES: two queries.
+  const std::string t =
+      R"({"inputs":[{"name":"x","shape":[4,3],"datatype":"FP32","parameters":{"binary_data_size":48}}]})";
+  REQUIRE(parse_v2_infer_request(t + fp32s({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12.5}), &r, &error,
+                                 std::to_string(t.size())));
+  REQUIRE(r.queries.size() == 4);
+  CHECK(r.queries[3] == R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,3],"data":[10,11,12.5]}]})");
+  const std::string b =
+      R"({"inputs":[{"name":"t","shape":[2],"datatype":"BYTES","parameters":{"binary_data_size":11}}]})";
+  REQUIRE(parse_v2_infer_request(b + le32(2) + "hi" + le32(1) + "x", &r, &error, std::to_string(b.size())));
+  CHECK(r.queries == std::vector<std::string>{"hi", "x"});
+  // A JSON input beside a binary one.
+  const std::string mixed = R"({"inputs":[{"name":"a","shape":[1,1],"datatype":"INT32","data":[7]},)"
+                            R"({"name":"b","shape":[1,2],"datatype":"FP32","parameters":{"binary_data_size":8}}]})";
+  REQUIRE(parse_v2_infer_request(mixed + fp32s({0.5, 1}), &r, &error, std::to_string(mixed.size())));
+  CHECK(r.queries[0] == R"({"inputs":[{"name":"a","datatype":"INT32","shape":[1,1],"data":[7]},)"
+                        R"({"name":"b","datatype":"FP32","shape":[1,2],"data":[0.5,1]}]})");
+  const auto refused = [&](const std::string& body, const std::string& header) {
+    V2InferRequest x;
+    std::string why;
+    CHECK_FALSE(parse_v2_infer_request(body, &x, &why, header));
+    CHECK(why.find('\n') == std::string::npos);
+    return why;
+  };
+  CHECK_THAT(refused(t + fp32s({1, 2}), std::to_string(t.size())), Catch::Contains("runs past the body's binary part"));
+  CHECK_THAT(refused(t + fp32s({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}), std::to_string(t.size())),
+             Catch::Contains("4 bytes past the inputs' binary_data_size"));
+  CHECK_THAT(refused(head + le32(99) + image, std::to_string(head.size())),
+             Catch::Contains("runs past its binary_data_size"));
+  CHECK_THAT(refused(head, "100000"), Catch::Contains("is not a length within the body's"));
+  CHECK_THAT(refused(head, "-1"), Catch::Contains("is not a length"));
+  const std::string odd =
+      R"({"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":3}}]})";
+  CHECK_THAT(refused(odd + "abc", std::to_string(odd.size())), Catch::Contains("not a whole number of FP32 elements"));
+  // Not UTF-8 inside a row of several BYTES elements: no JSON can carry it on.
+  const std::string rows =
+      R"({"inputs":[{"name":"t","shape":[1,2],"datatype":"BYTES","parameters":{"binary_data_size":10}}]})";
+  CHECK_THAT(refused(rows + le32(1) + "\xff" + le32(1) + "a", std::to_string(rows.size())),
+             Catch::Contains("not UTF-8 can only be a row's one element"));
 }
 
 TEST_CASE("v2 codec: empty lists inside data hold no element, wherever they are", "[serve][v2]") {
   // An empty list first in data while the element count is 1 crashed lull serve (SIGSEGV).
-  CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[],"hello"]}]})").input == "hello");
-  CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[[]],[[],["hi"]]]}]})").input ==
+  CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[],"hello"]}]})").queries[0] ==
+        "hello");
+  CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[[]],[[],["hi"]]]}]})").queries[0] ==
         "hi");
-  CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1,1],"data":[[],[],["a"],[]]}]})").input == "a");
+  CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1,1],"data":[[],[],["a"],[]]}]})").queries[0] ==
+        "a");
   CHECK_THAT(parse_error(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[],[]]}]})"),
              Catch::Contains("holds 1 elements but data has 0"));
   CHECK_THAT(parse_error(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[[[]]]]}]})"),
@@ -148,9 +279,10 @@ TEST_CASE("v2 codec: shape products in checked arithmetic, integer limits exact"
   CHECK_THAT(big, Catch::Contains("is too large"));
   CHECK_THAT(big, !Catch::Contains("-"));
   // A zero dimension anywhere makes an empty tensor, however large the others.
-  CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1099511627776,1099511627776,0],"data":[]},)"
+  CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,1099511627776,0],"data":[]},)"
                  R"({"name":"y","datatype":"FP32","shape":[1],"data":[1]}]})")
-            .input.find("\"y\"") != std::string::npos);
+            .queries[0]
+            .find("\"y\"") != std::string::npos);
   CHECK_THAT(parse_error(R"({"inputs":[{"name":"x","datatype":"UINT64","shape":[1],"data":[18446744073709551616]}]})"),
              Catch::Contains("not an integer in range of UINT64"));
   CHECK_THAT(parse_error(R"({"inputs":[{"name":"x","datatype":"INT64","shape":[1],"data":[9223372036854775808]}]})"),
@@ -280,7 +412,7 @@ TEST_CASE("v2 front end: health, readiness and metadata", "[serve][frontend][v2]
   CHECK(body_of(unknown).rfind(R"({"error":"unknown model 'other')", 0) == 0);
   auto meta = body_of(raw_request(port, "GET", "/v2/models/classify"));
   CHECK(meta.find(R"("name":"classify")") != std::string::npos);
-  CHECK(meta.find(R"("inputs":[{"name":"input","datatype":"BYTES","shape":[1]}])") != std::string::npos);
+  CHECK(meta.find(R"("inputs":[{"name":"input","datatype":"BYTES","shape":[-1]}])") != std::string::npos);
   CHECK(status_of(raw_request(port, "GET", "/v2/models/classify/versions/1")) == 200);
   CHECK(body_of(raw_request(port, "GET", "/v2")).rfind(R"({"name":"lull","version":)", 0) == 0);
   CHECK(status_of(raw_request(port, "GET", "/v2/models/classify/explain")) == 404);
@@ -309,6 +441,27 @@ TEST_CASE("v2 front end: an inference request is one query, answered in v2 form"
                          R"({"inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","data":[0.5,1,2]}]})");
     CHECK(status_of(r) == 200);
     CHECK(v2.service.last_input() == R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,3],"data":[0.5,1,2]}]})");
+  }
+  SECTION("a client batch [B, ...]: B queries, answered in row order in one response") {
+    auto r =
+        raw_request(port, "POST", "/v2/models/classify/infer",
+                    R"({"id":"b","inputs":[{"name":"t","shape":[3],"datatype":"BYTES","data":["a","bb","ccc"]}]})");
+    CHECK(status_of(r) == 200);
+    CHECK(body_of(r) ==
+          R"({"model_name":"tiny","id":"b","parameters":{"lull_task":"classify"},"outputs":[{"name":)"
+          R"("output","datatype":"BYTES","shape":[3],"data":["{\"len\":1}","{\"len\":2}","{\"len\":3}"]}]})");
+    CHECK(v2.service.served == 5);
+    auto tensors =
+        raw_request(port, "POST", "/v2/models/classify/infer",
+                    R"({"inputs":[{"name":"x","shape":[4,3],"datatype":"FP32","data":[1,2,3,4,5,6,7,8,9,10,11,12]}]})");
+    CHECK(status_of(tensors) == 200);
+    CHECK(body_of(tensors).find(R"("shape":[4],"data":[)") != std::string::npos);
+    CHECK(v2.service.served == 9);
+    // A row the model refuses fails the request (the protocol answers requests), naming the row.
+    auto refused = raw_request(port, "POST", "/v2/models/classify/infer",
+                               R"({"inputs":[{"name":"t","shape":[2],"datatype":"BYTES","data":["fine","reject"]}]})");
+    CHECK(status_of(refused) == 400);
+    CHECK(body_of(refused) == R"({"error":"row 1: not a decodable image"})");
   }
   SECTION("bad requests: the protocol's error form, 400, and the service never reached") {
     for (const std::string& bad :
@@ -387,4 +540,32 @@ TEST_CASE("v2 front end: curl's own requests", "[serve][frontend][v2][curl]") {
   CHECK(curl("-d '{\"inputs\":[]}' " + base + "/v2/models/classify/infer")
             .find(R"x(inputs: missing or empty (the request needs at least one input tensor)"} 400)x") !=
         std::string::npos);
+}
+
+TEST_CASE("request bodies compressed with gzip or deflate are inflated, bounded", "[serve][v2]") {
+  const std::string plain = R"({"inputs":[{"name":"t","shape":[1],"datatype":"BYTES","data":["hello"]}]})";
+  const std::string gz = std::string(
+      "\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\xab\x56\xca\xcc\x2b\x28\x2d\x29\x56\xb2\x8a\xae\x56\xca\x4b\xcc\x4d\x55"
+      "\xb2\x52\x2a\x51\xd2\x51\x2a\xce\x48\x2c\x00\xb2\xa3\x0d\x63\x75\x94\x52\x12\x4b\x12\x4b\x2a\x41\x5c\x25\xa7\xc8"
+      "\x10\xd7\x60\x25\x88\x10\x50\x56\x29\x23\x35\x27\x27\x5f\x29\xb6\x36\xb6\x16\x00\x95\x7b\xf7\x43\x49\x00\x00"
+      "\x00",
+      84);
+  const std::string zl = std::string(
+      "\x78\x9c\xab\x56\xca\xcc\x2b\x28\x2d\x29\x56\xb2\x8a\xae\x56\xca\x4b\xcc\x4d\x55\xb2\x52\x2a\x51\xd2\x51\x2a\xce"
+      "\x48\x2c\x00\xb2\xa3\x0d\x63\x75\x94\x52\x12\x4b\x12\x4b\x2a\x41\x5c\x25\xa7\xc8\x10\xd7\x60\x25\x88\x10\x50\x56"
+      "\x29\x23\x35\x27\x27\x5f\x29\xb6\x36\xb6\x16\x00\x65\x46\x17\x6a",
+      72);
+  std::string out, error;
+  CHECK(lull::net::inflate_body("gzip", gz, 1 << 20, &out, &error) == lull::net::InflateResult::kOk);
+  CHECK(out == plain);
+  CHECK(lull::net::inflate_body(" Deflate", zl, 1 << 20, &out, &error) == lull::net::InflateResult::kOk);
+  CHECK(out == plain);
+  CHECK(lull::net::inflate_body("identity", plain, 1 << 20, &out, &error) == lull::net::InflateResult::kOk);
+  CHECK(out == plain);
+  CHECK(lull::net::inflate_body("gzip", gz, 10, &out, &error) == lull::net::InflateResult::kTooLarge);
+  CHECK_THAT(error, Catch::Contains("inflates past 10 bytes"));
+  CHECK(lull::net::inflate_body("gzip", gz.substr(0, 40), 1 << 20, &out, &error) == lull::net::InflateResult::kCorrupt);
+  CHECK(lull::net::inflate_body("gzip", plain, 1 << 20, &out, &error) == lull::net::InflateResult::kCorrupt);
+  CHECK(lull::net::inflate_body("br", gz, 1 << 20, &out, &error) == lull::net::InflateResult::kUnsupported);
+  CHECK_THAT(error, Catch::Contains("'br' is not supported (gzip, deflate, identity)"));
 }

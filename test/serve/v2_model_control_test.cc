@@ -3,6 +3,8 @@
 // its health verdict (runtime/upstream/v2/).
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include <stdexcept>
 
 #include "runtime/upstream/v2/v2_model_check.h"
@@ -73,8 +75,10 @@ TEST_CASE("v2 model check: ready models with the input pass, the rest are named 
     return FakeHttpTransport::reply(200,
                                     R"({"name":"text","inputs":[{"name":"TEXT","datatype":"BYTES","shape":[-1]}]})");
   });
+  V2ModelCheckOptions named_input;
+  named_input.input_name = "input";  // --v2-input-name input: every model must list it
   try {
-    check_v2_models_ready(http, {{a, a}, {b, b}}, {"fast", "slow", "other", "text"});
+    check_v2_models_ready(http, {{a, a}, {b, b}}, {"fast", "slow", "other", "text"}, named_input);
     FAIL("the check must fail");
   } catch (const ModelCheckError& e) {
     const std::string what = e.what();
@@ -88,6 +92,37 @@ TEST_CASE("v2 model check: ready models with the input pass, the rest are named 
   V2ModelCheckOptions text;
   text.input_name = "TEXT";
   check_v2_models_ready(http, {{b, b}}, {"text"}, text);  // passes with its input's name
+  // Without the flag, a model's one declared input is what it is sent.
+  std::map<std::string, std::string> declared;
+  V2ModelCheckOptions learn;
+  learn.declared = &declared;
+  check_v2_models_ready(http, {{b, b}}, {"text"}, learn);
+  CHECK(declared == std::map<std::string, std::string>{{"text", "TEXT"}});
+  // Servers that disagree on a model's one input (TEXT on b, input on a) are named, not guessed between.
+  http.route("GET", a + "/v2/models/text/ready", [](const HttpRequest&) { return FakeHttpTransport::reply(200); });
+  http.route("GET", a + "/v2/models/text", [](const HttpRequest&) {
+    return FakeHttpTransport::reply(200, R"({"name":"text","inputs":[{"name":"input","datatype":"BYTES"}]})");
+  });
+  declared.clear();
+  CHECK_THROWS_WITH(check_v2_models_ready(http, {{a, a}, {b, b}}, {"text"}, learn),
+                    Catch::Contains("text declares its input 'TEXT' here and 'input' on another server"));
+  declared.clear();
+  check_v2_models_ready(http, {{b, b}}, {"text"}, learn);
+  V2Wire wire;
+  wire.learn_input_names(declared);
+  const std::string in = "abc";
+  CHECK(wire.batch_request(b, "text", {&in}).body.find(R"("name":"TEXT")") != std::string::npos);
+  CHECK(wire.batch_request(b, "fast", {&in}).body.find(R"("name":"input")") != std::string::npos);
+  const std::string row = R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,2],"data":[1,2]}]})";
+  CHECK(wire.batch_request(b, "text", {&row}).body.find(R"("name":"TEXT")") != std::string::npos);  // renamed
+  CHECK(wire.batch_request(b, "fast", {&row}).body.find(R"("name":"x")") != std::string::npos);     // as sent
+  // A model declaring several inputs, none "input", needs the flag.
+  http.route("GET", b + "/v2/models/pair/ready", [](const HttpRequest&) { return FakeHttpTransport::reply(200); });
+  http.route("GET", b + "/v2/models/pair", [](const HttpRequest&) {
+    return FakeHttpTransport::reply(200, R"({"name":"pair","inputs":[{"name":"A"},{"name":"B"}]})");
+  });
+  CHECK_THROWS_WITH(check_v2_models_ready(http, {{b, b}}, {"pair"}, learn),
+                    Catch::Contains("pair its inputs are [A, B], none named 'input' (--v2-input-name)"));
   CHECK_THROWS_AS(check_v2_models_ready(http, {{a, a}}, {"a/b"}), ModelCheckError);
 }
 

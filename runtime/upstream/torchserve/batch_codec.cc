@@ -7,6 +7,8 @@
 #include <cstdlib>
 
 #include "runtime/net/base64.h"
+#include "runtime/net/json_value.h"
+#include "schema/one_line.h"
 
 namespace lull::torchserve {
 
@@ -176,6 +178,29 @@ std::vector<int> take_input_errors(std::vector<std::string>& predictions) {
     predictions[i] = std::move(error_json);
   }
   return status;
+}
+
+bool is_model_refusal(int status) {
+  return status >= 400 && status < 500 && status != 401 && status != 403 && status != 404 && status != 407 &&
+         status != 408 && status != 429;
+}
+
+std::string refusal_message(const std::string& body) {
+  std::string message;
+  net::JsonValue doc;
+  if (net::parse_json(body, &doc) && doc.kind_case() == net::JsonValue::kStructValue) {
+    message = net::json_string(doc, "error");
+    if (message.empty()) message = net::json_string(doc, "message");
+  }
+  if (message.empty()) message = body.empty() ? "(no message)" : body;
+  message = one_line(message);
+  if (message.size() > 300) message = message.substr(0, 297) + "...";
+  return message;
+}
+
+std::string refusal_prediction(int status, const std::string& message) {
+  return "{\"error\":{\"code\":" + std::to_string(status) +
+         ",\"type\":\"InvalidInput\",\"message\":" + net::json_quoted(message) + "}}";
 }
 
 }  // namespace lull::torchserve

@@ -209,7 +209,7 @@ void TorchServeBackend::start_batch(const core::BatchRequest& batch) {
       InFlight& f = state_[batch.worker].in_flight[serial];
       f.batch = batch;
       f.inputs = std::move(held);
-      f.outputs.resize(parts.size());
+      f.outputs.resize(batch.queries.size());
       f.parts_left = parts.size();
       f.parts = parts;
       f.key = key;
@@ -227,7 +227,12 @@ void TorchServeBackend::start_batch(const core::BatchRequest& batch) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = state_[worker].in_flight.find(serial);
-  if (it != state_[worker].in_flight.end()) it->second.http_ids = std::move(ids);
+  if (it == state_[worker].in_flight.end()) return;
+  // Parts may have been resent or split already (their ids are set): keep those.
+  auto& known = it->second.http_ids;
+  if (known.size() < ids.size()) known.resize(ids.size());
+  for (size_t p = 0; p < ids.size(); ++p)
+    if (known[p] == net::HttpRequestId{}) known[p] = ids[p];
 }
 
 void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size,
@@ -250,13 +255,31 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
     bool worker_fault = true;
     bool refused = false;  // for its key
     OutlierDetector::Failure kind = OutlierDetector::Failure::kServerError;
+    const size_t begin = f.parts[part].begin;
     if (response.ok()) {
       try {
-        f.outputs[part] = wire_.decode_batch(response.body, part_size);
+        auto outputs = wire_.decode_batch(response.body, part_size);
+        for (size_t k = 0; k < outputs.size(); ++k) f.outputs[begin + k] = std::move(outputs[k]);
       } catch (const BatchCodecError& e) {
         why = e.what();
         kind = OutlierDetector::Failure::kMalformed;
       }
+    } else if (response.error.empty() && is_model_refusal(response.status) && !is_token_refusal(response)) {
+      // The model refused the request whole: halves again until the refused
+      // inputs are alone; an input refused alone gets the model's answer.
+      if (part_size > 1) {
+        const size_t mid = begin + part_size / 2;
+        const size_t first = f.parts.size();
+        f.parts.push_back({begin, mid});
+        f.parts.push_back({mid, f.parts[part].end});
+        f.resent.resize(f.parts.size(), 0);
+        f.http_ids.resize(f.parts.size());
+        f.parts_left += 1;  // this part is answered by its two halves
+        send_part_locked(worker, serial, f, first, f.key);
+        send_part_locked(worker, serial, f, first + 1, f.key);
+        return;
+      }
+      f.outputs[begin] = refusal_prediction(response.status, refusal_message(response.body));
     } else if (is_token_refusal(response)) {
       std::string fresh;
       const bool newer = options_.key_file && options_.key_file->newer_inference_key(f.key, &fresh);  // counted
@@ -281,16 +304,7 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
         worker_fault = response.status >= 500;
     }
     if (!resend_key.empty()) {
-      // The client's send only queues (like cancel, safe under the lock).
-      static const std::string kEmpty;  // an input abandoned meanwhile keeps its slot
-      std::vector<const std::string*> inputs;
-      for (size_t i = f.parts[part].begin; i < f.parts[part].end; ++i)
-        inputs.push_back(f.inputs[i] ? f.inputs[i].get() : &kEmpty);
-      f.http_ids.resize(f.parts.size());
-      f.http_ids[part] = client_->send(batch_request(workers_[worker].inference_url, f.batch.model, inputs, resend_key),
-                                       [this, worker, serial, part, part_size](net::HttpResponse r) {
-                                         on_part_done(worker, serial, part, part_size, r);
-                                       });
+      send_part_locked(worker, serial, f, part, resend_key);
       return;
     }
     if (why.empty() && --f.parts_left > 0) return;  // the other parts are still out
@@ -301,8 +315,7 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
     result.queries = batch.queries;
     result.ok = why.empty();
     if (result.ok) {
-      for (auto& outputs : f.outputs)
-        for (auto& o : outputs) result.outputs.push_back(std::move(o));
+      result.outputs = std::move(f.outputs);
       result.input_status = take_input_errors(result.outputs);  // rejected inputs: answered, not retried
       for (size_t i = 0; i < f.inputs.size(); ++i)
         if (f.inputs[i] && (result.input_status.empty() || result.input_status[i] == 0)) {
@@ -345,6 +358,20 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
   if (went_down) notify(worker, false);
   report(result);
   for (const auto& r : others_failed) report(r);
+}
+
+void TorchServeBackend::send_part_locked(int worker, std::uint64_t serial, InFlight& f, size_t part,
+                                         const std::string& key) {
+  // The client's send only queues (like cancel, safe under the lock).
+  static const std::string kEmpty;  // an input abandoned meanwhile keeps its slot
+  std::vector<const std::string*> inputs;
+  for (size_t i = f.parts[part].begin; i < f.parts[part].end; ++i)
+    inputs.push_back(f.inputs[i] ? f.inputs[i].get() : &kEmpty);
+  const size_t n = inputs.size();
+  f.http_ids.resize(f.parts.size());
+  f.http_ids[part] =
+      client_->send(batch_request(workers_[worker].inference_url, f.batch.model, inputs, key),
+                    [this, worker, serial, part, n](net::HttpResponse r) { on_part_done(worker, serial, part, n, r); });
 }
 
 std::vector<core::BatchResult> TorchServeBackend::take_down_locked(int worker, const std::string& why) {

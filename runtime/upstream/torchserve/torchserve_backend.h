@@ -9,6 +9,13 @@
 // fails a ping, or whose batch cannot connect (the server is gone), is taken
 // out of rotation at once and every batch in flight on it is reported failed
 // (ok = false), so the dispatcher can retry those queries on another worker.
+// A batch the model refuses as a whole (a 4xx that is not about the server:
+// is_model_refusal, batch_codec.h; how KServe, MLServer and Triton answer a
+// request with one bad input) is not a worker fault: the refused request is
+// split in halves, sent again, until each refused input is alone, and that
+// input is answered with the model's status and message (a per-input error,
+// BatchResult::input_status) while the rest are served. A query travels at
+// most 1 + ceil(log2 B) times in a batch of B; the worker stays in rotation.
 // Batches that time out, answer 5xx, answer 200 with an undecodable body or
 // are refused for their inference key count as consecutive failures (outlier_detector.h): enough of them eject the
 // worker for a time that doubles on repeats. A worker down for a failed ping
@@ -123,13 +130,16 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
  private:
   struct InFlight {
     core::BatchRequest batch;
-    std::vector<net::HttpRequestId> http_ids;       // one per request part
-    std::vector<std::vector<std::string>> outputs;  // per part, filled as parts answer
+    std::vector<net::HttpRequestId> http_ids;  // one per request part
+    std::vector<std::string> outputs;          // per input, filled as parts answer
     size_t parts_left = 0;
     std::vector<std::shared_ptr<const std::string>> inputs;  // held: a probe may reuse one
-    std::vector<RequestPart> parts;  // which inputs each request part carries (to send one again)
-    std::string key;                 // the inference key the parts were sent with
-    std::vector<char> resent;        // per part: already sent again with a newer key
+    // Which inputs each request part carries (to send one again). A part the
+    // model refused whole is split in two halves appended here (the refused
+    // one stays, answered by them), down to single inputs.
+    std::vector<RequestPart> parts;
+    std::string key;           // the inference key the parts were sent with
+    std::vector<char> resent;  // per part: already sent again with a newer key
   };
   // An input to probe an ejected worker with, and its model.
   struct ProbeInput {
@@ -155,6 +165,8 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
   };
 
   void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const net::HttpResponse& response);
+  // Sends part `part` of batch `serial` on `worker` (under mu_: the send only queues).
+  void send_part_locked(int worker, std::uint64_t serial, InFlight& f, size_t part, const std::string& key);
   void fail_now(const core::BatchRequest& batch, const std::string& why);
   // Takes the worker out of rotation, cancels its requests and returns its
   // in-flight batches as failed results, for the caller to report after

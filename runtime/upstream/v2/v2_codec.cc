@@ -124,48 +124,12 @@ std::string rows_of(const std::vector<Output>& outputs, size_t q) {
 
 }  // namespace
 
-bool is_utf8(const std::string& text) {
-  // RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF (a JSON
-  // parser refuses those, and with them the whole request).
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    size_t more;
-    unsigned char lo = 0x80, hi = 0xbf;  // the range of the second byte
-    if (c < 0x80)
-      more = 0;
-    else if (c >= 0xc2 && c < 0xe0)
-      more = 1;
-    else if (c == 0xe0)
-      more = 2, lo = 0xa0;
-    else if (c == 0xed)
-      more = 2, hi = 0x9f;
-    else if (c >= 0xe1 && c < 0xf0)
-      more = 2;
-    else if (c == 0xf0)
-      more = 3, lo = 0x90;
-    else if (c == 0xf4)
-      more = 3, hi = 0x8f;
-    else if (c > 0xf0 && c < 0xf4)
-      more = 3;
-    else
-      return false;
-    if (text.size() - i - 1 < more) return false;
-    for (size_t k = 1; k <= more; ++k) {
-      const auto b = static_cast<unsigned char>(text[i + k]);
-      if (k == 1 ? (b < lo || b > hi) : (b & 0xc0) != 0x80) return false;
-    }
-    i += more + 1;
-  }
-  return true;
-}
-
 std::string encode_v2_bytes_request(const std::vector<const std::string*>& inputs, const std::string& input_name) {
   // Plain strings when each is UTF-8 and escapes to no more than its base64
   // would take (so request_split.h's base64 estimate bounds either form).
   bool plain = true;
   for (const std::string* in : inputs)
-    if (!is_utf8(*in) || net::json_quoted(*in).size() > 4 * ((in->size() + 2) / 3) + 2) {
+    if (!net::is_utf8(*in) || net::json_quoted(*in).size() > 4 * ((in->size() + 2) / 3) + 2) {
       plain = false;
       break;
     }

@@ -1,6 +1,6 @@
 #pragma once
 // The Open Inference Protocol's (KServe v2) JSON as lull's v2 backend speaks
-// it (docs/serving.md, "Open Inference Protocol"). A batch of B queries is
+// it (docs/operators-guide.md, "Open Inference Protocol"). A batch of B queries is
 // ONE inference request whose one input is a BYTES tensor of shape [B], an
 // element per query:
 //   {"inputs": [{"name": NAME, "shape": [B], "datatype": "BYTES", "data": ["...", ...]}]}
@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "runtime/net/json_value.h"  // is_utf8 (net::)
 
 namespace lull::v2 {
 
@@ -57,8 +59,5 @@ std::vector<std::string> decode_v2_infer_response(const std::string& body, size_
 
 // The message of an error answer {"error": "..."}, or "" when `body` is not one.
 std::string v2_error_message(const std::string& body);
-
-// True when `text` is valid UTF-8.
-bool is_utf8(const std::string& text);
 
 }  // namespace lull::v2

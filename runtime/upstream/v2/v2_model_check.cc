@@ -12,8 +12,10 @@ namespace lull::v2 {
 
 namespace {
 
-// "" when the metadata takes `input`, else why not.
-std::string input_problem(const net::HttpResponse& metadata, const std::string& input) {
+// "" when the metadata takes what lull sends, else why not. `input` is the
+// flag's name ("": none given); *declared is set to the model's one input's
+// name when it declares exactly one.
+std::string input_problem(const net::HttpResponse& metadata, const std::string& input, std::string* declared) {
   if (!metadata.ok()) return "metadata: " + metadata.describe();
   net::JsonValue doc;
   if (!net::parse_json(metadata.body, &doc)) return "metadata is not JSON";
@@ -21,12 +23,18 @@ std::string input_problem(const net::HttpResponse& metadata, const std::string& 
   if (!inputs || inputs->kind_case() != net::JsonValue::kListValue || inputs->list_value().values_size() == 0)
     return "";
   std::string names;
+  const std::string want = input.empty() ? kDefaultV2InputName : input;
+  if (input.empty() && inputs->list_value().values_size() == 1 &&
+      !net::json_string(inputs->list_value().values(0), "name").empty()) {
+    *declared = net::json_string(inputs->list_value().values(0), "name");  // its only input: what lull sends it
+    return "";
+  }
   for (const auto& i : inputs->list_value().values()) {
     const std::string name = net::json_string(i, "name");
-    if (name == input) return "";
+    if (name == want) return "";
     names += (names.empty() ? "" : ", ") + name;
   }
-  return "its inputs are [" + names + "], none named '" + input + "' (--v2-input-name)";
+  return "its inputs are [" + names + "], none named '" + want + "' (--v2-input-name)";
 }
 
 }  // namespace
@@ -68,7 +76,14 @@ void check_v2_models_ready(net::HttpTransport& client, const std::vector<torchse
         const std::string message = v2_error_message(ready.body);
         why = "not ready (" + ready.describe() + (message.empty() ? "" : ": " + message) + ")";
       } else {
-        why = input_problem(metadata, options.input_name);
+        std::string declared;
+        why = input_problem(metadata, options.input_name, &declared);
+        if (why.empty() && !declared.empty() && options.declared) {
+          auto [at, fresh] = options.declared->emplace(models[m], declared);
+          if (!fresh && at->second != declared)
+            why = "declares its input '" + declared + "' here and '" + at->second +
+                  "' on another server (give --v2-input-name)";
+        }
       }
       if (!why.empty()) problems += (problems.empty() ? "" : "; ") + models[m] + " " + why;
     }

@@ -1,10 +1,11 @@
 #pragma once
 // Start-up check over the Open Inference Protocol: every model the policies
 // name must be ready on every server (GET /v2/models/{m}/ready), and take the
-// BYTES input lull sends (GET /v2/models/{m}, the model metadata: its
-// "inputs" must name it when they list any). Everything missing is reported
+// input lull sends (GET /v2/models/{m}, the model metadata: its one declared
+// input, or the one named by --v2-input-name among those it lists). Everything missing is reported
 // at once, as the TorchServe check does (model_check.h), in its error type.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,13 @@
 namespace lull::v2 {
 
 struct V2ModelCheckOptions {
-  std::string input_name = "input";  // the input lull's requests carry (V2Wire)
+  // The input lull's requests carry (V2Wire): given (--v2-input-name), every
+  // model must list it; "" takes each model's own when its metadata declares
+  // exactly one input (else "input", which a model declaring several must list).
+  std::string input_name;
   std::int64_t timeout_ms = 2000;
+  // When set: filled with model -> its one declared input's name, for the wire (V2Wire::learn_input_names).
+  std::map<std::string, std::string>* declared = nullptr;
 };
 
 // Throws ModelCheckError with one line naming, per worker, the models not

@@ -1,6 +1,8 @@
 // The v2 wire (why: see v2_wire.h).
 #include "runtime/upstream/v2/v2_wire.h"
 
+#include <algorithm>
+
 #include "runtime/net/json_value.h"
 #include "runtime/upstream/v2/v2_codec.h"
 
@@ -31,7 +33,18 @@ net::HttpRequest V2Wire::batch_request(const std::string& base_url, const std::s
       break;
     }
   }
-  req.body = tensors.empty() ? encode_v2_bytes_request(inputs, input_name_) : encode_v2_tensor_request(tensors);
+  std::string name = input_name_;
+  bool declared = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto it = declared_.find(model);
+    if (it != declared_.end()) name = it->second, declared = true;
+  }
+  if (declared && !tensors.empty() && tensors.front().names.size() == 1) {
+    // A model declaring one input gets a one-input tensor query under its name.
+    for (auto& t : tensors) t.names[0] = name;
+  }
+  req.body = tensors.empty() ? encode_v2_bytes_request(inputs, name) : encode_v2_tensor_request(tensors);
   req.content_type = kV2ContentType;
   return req;
 }
@@ -52,6 +65,23 @@ net::HttpRequest V2Wire::health_request(const std::string& base_url, const std::
 
 bool V2Wire::healthy(const net::HttpResponse& response) const { return v2_model_ready(response); }
 
-std::int64_t V2Wire::envelope_bytes() const { return v2_envelope_bytes(input_name_); }
+std::int64_t V2Wire::envelope_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return v2_envelope_bytes(input_name_) + 5 * longest_declared_;  // a longer learned name escapes to at most this more
+}
+
+void V2Wire::learn_input_names(const std::map<std::string, std::string>& declared) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [model, name] : declared) {
+    declared_[model] = name;
+    longest_declared_ = std::max<std::int64_t>(longest_declared_, static_cast<std::int64_t>(name.size()));
+  }
+}
+
+std::string V2Wire::input_name(const std::string& model) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = declared_.find(model);
+  return it == declared_.end() ? input_name_ : it->second;
+}
 
 }  // namespace lull::v2

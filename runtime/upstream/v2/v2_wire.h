@@ -6,6 +6,9 @@
 // answers 2xx and does not say "ready": false, for the model its last batch
 // ran (so a worker whose other models are being loaded or unloaded stays in
 // rotation).
+#include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "runtime/upstream/torchserve/batch_wire.h"
@@ -16,8 +19,17 @@ inline constexpr const char* kDefaultV2InputName = "input";
 
 class V2Wire final : public torchserve::BatchWire {
  public:
-  // `input_name`: the name of the BYTES input the models take.
-  explicit V2Wire(std::string input_name = kDefaultV2InputName) : input_name_(std::move(input_name)) {}
+  // `input_name`: the name of the BYTES input the models take (--v2-input-name);
+  // "" (or the default): each model's own where learned from its metadata, else "input".
+  explicit V2Wire(std::string input_name = kDefaultV2InputName) : input_name_(std::move(input_name)) {
+    if (input_name_.empty()) input_name_ = kDefaultV2InputName;
+  }
+  // Models' one declared input (the start check's V2ModelCheckOptions::declared):
+  // their bytes batches go under that name, and a tensor query of one input is
+  // renamed to it. Thread-safe (an autoscaled pool's checks learn while serving).
+  void learn_input_names(const std::map<std::string, std::string>& declared);
+  // The input name sent to `model`.
+  std::string input_name(const std::string& model) const;
   net::HttpRequest batch_request(const std::string& base_url, const std::string& model,
                                  const std::vector<const std::string*>& inputs) const override;
   bool same_request(const std::string& a, const std::string& b) const override;
@@ -28,6 +40,9 @@ class V2Wire final : public torchserve::BatchWire {
 
  private:
   std::string input_name_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> declared_;  // under mu_
+  std::int64_t longest_declared_ = 0;            // under mu_
 };
 
 // True when a model-ready answer says the model is ready: 2xx, and its JSON
