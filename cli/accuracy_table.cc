@@ -4,13 +4,19 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "cli/commands.h"
-#include "schema/atomic_file.h"
+#include "schema/bounded_file.h"
 
 namespace lull::cli {
 
 std::map<std::string, double> read_accuracy_fractions(const std::string& path) {
   google::protobuf::Struct s;
-  if (!google::protobuf::util::JsonStringToMessage(read_whole_file(path), &s).ok())
+  std::string text;
+  try {
+    text = read_bounded_file(path, FileKind::kSettings);
+  } catch (const FileReadError& e) {
+    throw UsageError(e.what());
+  }
+  if (!google::protobuf::util::JsonStringToMessage(text, &s).ok())
     throw UsageError(path + ": not a JSON object of model -> accuracy");
   std::map<std::string, double> out;
   for (const auto& [name, v] : s.fields()) {

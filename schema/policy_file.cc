@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "schema/atomic_file.h"
+#include "schema/bounded_file.h"
 #include "schema/checksum.h"
 #include "schema/protobuf_log.h"
 
@@ -26,7 +27,7 @@ std::uint64_t library_checksum(schema::PolicyLibrary l) {
 
 std::string read_bytes(const std::string& path) {
   try {
-    return read_whole_file(path);
+    return read_bounded_file(path, FileKind::kPolicy);
   } catch (const std::exception& e) {
     throw PolicyFileError(e.what());
   }

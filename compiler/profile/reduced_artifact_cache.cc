@@ -11,6 +11,7 @@
 
 #include "compiler/profile/latency_reduction.h"
 #include "schema/atomic_file.h"
+#include "schema/bounded_file.h"
 #include "schema/checksum.h"
 
 namespace lull::compiler {
@@ -76,7 +77,7 @@ std::optional<std::vector<ReducedArtifactModel>> ArtifactReductionCache::load() 
   if (path_.empty() || stamps_.empty()) return std::nullopt;
   std::string text;
   try {
-    text = read_whole_file(path_);
+    text = read_bounded_file(path_, FileKind::kCache);  // a FIFO or /dev/zero entry is a miss, at once
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -121,6 +122,10 @@ void ArtifactReductionCache::store(const schema::ProfileSet& read) const {
     }
   if (i != stamps_.size()) return;  // the folder changed while it was read
   text += "end\n";
+  // An entry that is not a regular file (a FIFO, a device) is never written
+  // through: writing into a FIFO waits for a reader.
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;
   try {
     std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
     write_file_atomically(path_, text);
