@@ -180,3 +180,27 @@ TEST_CASE("profile cache: a FIFO, /dev/zero or a directory as the entry is a mis
   CHECK(fs::is_fifo(entry));
 }
 
+// Before the checksum line, an entry edited into other well-formed numbers
+// was a hit that silently changed the compiled policy.
+TEST_CASE("profile cache: an entry edited into other well-formed numbers is a miss", "[compiler][cache][bad-input]") {
+  const Folder f = make_aged_artifact("cache_edited");
+  const auto spec = spec_for(f, f.cache);
+  const auto uncached = tables(lull::compiler::load_compile_inputs(spec_for(f, "")));
+  CHECK(tables(lull::compiler::load_compile_inputs(spec)) == uncached);
+  REQUIRE(cached(f, spec));
+  const std::string entry =
+      ArtifactReductionCache(f.cache, f.dir, spec.reduction.models, spec.reduction.percentile).path();
+  std::string text = lull::read_whole_file(entry);
+  // The last mantissa digit of the last line's largest sample, one up: still
+  // a number, still at least the percentile.
+  const std::size_t end = text.find("\nend\n");
+  REQUIRE(end != std::string::npos);
+  const std::size_t p = text.rfind('p', end);
+  REQUIRE(p != std::string::npos);
+  char& digit = text[p - 1];
+  digit = digit == 'f' ? 'e' : digit == '9' ? 'a' : static_cast<char>(digit + 1);
+  std::ofstream(entry, std::ios::binary | std::ios::trunc) << text;
+  CHECK(!cached(f, spec));
+  CHECK(tables(lull::compiler::load_compile_inputs(spec)) == uncached);  // read again, and stored again
+  CHECK(cached(f, spec));
+}
