@@ -82,6 +82,19 @@ schema::PolicySet read_policy_set(const std::string& path) {
   if (bytes.empty() || !set.ParseFromString(bytes))
     throw PolicyFileError(path + ": not a policy set (corrupt or truncated protobuf" +
                           (protobuf_says.text().empty() ? "" : ": " + protobuf_says.text()) + ")");
+  if (set.policies_size() == 0) {
+    // A library (sets, field 16) or a fleet policy (classes, field 17) parses
+    // as a set with no policies: name what the file is instead.
+    const ProtobufLogCapture quiet;
+    schema::PolicyLibrary lib;
+    if (lib.ParseFromString(bytes) && lib.sets_size() > 0)
+      throw PolicyFileError(path + ": a policy library (" + std::to_string(lib.sets_size()) +
+                            " sets), not a policy set");
+    schema::FleetPolicy fleet;
+    if (fleet.ParseFromString(bytes) && fleet.classes_size() > 0)
+      throw PolicyFileError(path + ": a fleet policy (" + std::to_string(fleet.classes_size()) +
+                            " SLO classes), not a policy set");
+  }
   verify_policy_set(set, path);
   return set;
 }
