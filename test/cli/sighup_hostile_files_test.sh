@@ -28,7 +28,7 @@ compile "$WORK/a.pb" 100
 compile "$WORK/b.pb" 50
 cp "$WORK/a.pb" "$WORK/set.pb"
 mkfifo "$WORK/fifo"
-"$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --port-file "$WORK/port0" \
+"$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --port-file "$WORK/port0" \
     2> "$WORK/server.log" &
 PIDS+=($!)
 wait_file "$WORK/port0"

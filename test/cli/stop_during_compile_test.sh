@@ -27,7 +27,7 @@ FAILED=0
     --intervals "$SIZE" --out "$WORK/set.pb" 2>"$WORK/compile.log"
 SERVERS=()
 for i in 0 1; do
-  "$PY" "$ROOT/runtime/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
+  "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
       --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
   SERVERS+=($!)
   PIDS+=($!)
