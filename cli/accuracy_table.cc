@@ -9,7 +9,7 @@
 namespace lull::cli {
 
 std::map<std::string, double> read_accuracy_fractions(const std::string& path) {
-  json::JsonFileReader reader;
+  json::JsonFileReader reader(FileKind::kSettings);
   const simdjson::dom::element root = json::parse_file_or_throw<UsageError>(reader, path, "accuracy table");
   simdjson::dom::object table;
   if (root.get_object().get(table) != simdjson::SUCCESS)

@@ -8,6 +8,7 @@
 #include "cli/option_ranges.h"
 #include "runtime/manager/provisioning_delay.h"
 #include "schema/input_limits.h"
+#include "schema/number_text.h"
 
 namespace lull::cli {
 namespace po = boost::program_options;
@@ -21,7 +22,7 @@ void add_autoscale_options(po::options_description& desc, AutoscaleFlags& f) {
        "load forecast over the lead time: window_max:S | ewma:S | trend:S | current:S (S: window in seconds)")
       ("provisioning-delay", po::value(&f.provisioning)->default_value(f.provisioning),
        "time from asking for a worker to its serving: fixed:S | uniform:MIN_S:MAX_S | exp:MIN_S:MEAN_EXTRA_S")
-      ("autoscale-lead-s", po::value(&f.lead_s), "lead time the forecast covers (default: the provisioning delay; "
+      ("autoscale-lead-s", po::value(&f.lead_s)->notifier([&f](double) { f.lead_given = true; }), "lead time the forecast covers (default: the provisioning delay; "
        "its maximum, or minimum + mean, when drawn)")
       ("autoscale-envelope", po::value(&f.envelope)->default_value(f.envelope),
        "safety net: WINDOW_S:TOLERANCE,...; a window whose rate passes the up workers' capacity x tolerance scales out at once")
@@ -60,7 +61,7 @@ sim::SimAutoscale autoscale_config(const AutoscaleFlags& f, std::uint64_t seed) 
   check_range("--max-workers", f.max_workers, 0, limits::kMaxWorkers);
   check_range("--min-accuracy", f.min_accuracy, 0, 0.999999);
   if (!(f.max_violation > 0 && f.max_violation < 1))
-    throw UsageError("--max-violation: must be in (0, 1) (got " + std::to_string(f.max_violation) + ")");
+    throw UsageError("--max-violation: must be in (0, 1) (got " + number_text(f.max_violation) + ")");
   manager::CapacityObjective objective = manager::CapacityObjective::kFloor;
   if (f.objective == "price") {
     if (std::isnan(f.worker_price)) throw UsageError("--autoscale-objective price: needs --autoscale-worker-price");
@@ -74,8 +75,8 @@ sim::SimAutoscale autoscale_config(const AutoscaleFlags& f, std::uint64_t seed) 
   const auto us = [](double s) { return static_cast<std::int64_t>(std::llround(s * 1e6)); };
   try {
     const manager::ProvisioningDelay delay = manager::ProvisioningDelay::parse(f.provisioning, seed);
-    if (f.lead_s >= 0) check_range("--autoscale-lead-s", f.lead_s, 0, 86400);
-    c.options.lead_us = f.lead_s >= 0 ? us(f.lead_s) : delay.planning_us();
+    if (f.lead_given) check_range("--autoscale-lead-s", f.lead_s, 0, 86400);
+    c.options.lead_us = f.lead_given ? us(f.lead_s) : delay.planning_us();
     c.options.envelope = manager::parse_envelope(f.envelope);
     manager::make_forecaster(f.forecast);  // checked here, used by the autoscaler
   } catch (const std::invalid_argument& e) {

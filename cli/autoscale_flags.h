@@ -17,7 +17,8 @@ struct AutoscaleFlags {
   bool enabled = false;
   std::string forecast = "window_max:30";
   std::string provisioning = "fixed:5";
-  double lead_s = -1;  // < 0: the provisioning delay's planning value
+  double lead_s = -1;       // when not given: the provisioning delay's planning value
+  bool lead_given = false;  // --autoscale-lead-s was given (any value, NaN and negatives included, is checked)
   std::string envelope = "1:1.25,5:1.1,30:1";
   double holdoff_s = 60, step_interval_s = 10, hysteresis = 0.1, tick_s = 1;
   int min_workers = 1, max_workers = 0;

@@ -22,7 +22,7 @@
 #include "cli/open_loop.h"
 #include "cli/output_file.h"
 #include "runtime/net/http_client.h"
-#include "schema/atomic_file.h"  // read_whole_file
+#include "schema/bounded_file.h"
 
 namespace lull::cli {
 
@@ -95,7 +95,12 @@ int run_loadgen(int argc, char** argv) {
   const auto accuracies =
       accuracy_path.empty() ? std::map<std::string, double>{} : read_accuracy_fractions(accuracy_path);
 
-  std::string body = body_file.empty() ? std::string() : read_whole_file(body_file);
+  std::string body;
+  try {
+    if (!body_file.empty()) body = read_bounded_file(body_file, FileKind::kRequestBody);
+  } catch (const FileReadError& e) {
+    throw UsageError(std::string("--body-file ") + e.what());
+  }
   if (body.empty()) {
     std::mt19937 rng(seed);
     body.resize(static_cast<size_t>(std::max(1, input_bytes)));

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/option_ranges.h"
+#include "schema/bounded_file.h"
 
 namespace po = boost::program_options;
 
@@ -38,8 +39,12 @@ po::parsed_options environment_options(const po::options_description& all, const
 }
 
 po::parsed_options config_file_options(const std::string& path, const po::options_description& all) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("--config " + path + ": cannot read the file");
+  std::istringstream in;
+  try {
+    in.str(read_bounded_file(path, FileKind::kSettings));
+  } catch (const FileReadError& e) {
+    throw UsageError(std::string("--config ") + e.what());
+  }
   try {
     return po::parse_config_file(in, all, false);
   } catch (const po::error& e) {

@@ -40,7 +40,7 @@
 #include "runtime/upstream/torchserve/model_check.h"
 #include "runtime/upstream/torchserve/torchserve_token.h"
 #include "runtime/upstream/torchserve/worker_endpoint.h"
-#include "schema/atomic_file.h"  // read_whole_file
+#include "schema/bounded_file.h"
 #include "schema/profile_file.h"
 
 namespace lull::cli {
@@ -100,7 +100,11 @@ std::vector<std::string> read_input_files(const std::string& dir) {
   if (paths.empty()) throw UsageError("--inputs " + dir + ": no input files");
   std::sort(paths.begin(), paths.end());
   std::vector<std::string> out;
-  for (const auto& p : paths) out.push_back(read_whole_file(p.string()));
+  try {
+    for (const auto& p : paths) out.push_back(read_bounded_file(p.string(), FileKind::kRequestBody));
+  } catch (const FileReadError& e) {
+    throw UsageError(std::string("--inputs ") + e.what());
+  }
   return out;
 }
 

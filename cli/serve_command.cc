@@ -3,6 +3,8 @@
 // until SIGINT or SIGTERM, then answers what is still waiting and exits.
 #include <boost/program_options.hpp>
 
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -41,6 +43,18 @@
 namespace lull::cli {
 
 namespace po = boost::program_options;
+
+namespace {
+
+// Exits the process at once, status 0, without destructors: what other
+// threads still do (an online compilation, a drift recompilation) is
+// abandoned, not joined.
+[[noreturn]] void exit_now() {
+  std::fflush(nullptr);
+  std::_Exit(0);
+}
+
+}  // namespace
 
 int run_serve(int argc, char** argv) {
   OnlineCompileFlags online_flags;
@@ -332,7 +346,10 @@ int run_serve(int argc, char** argv) {
   net::notify_service_manager("STOPPING=1");
   log::info("stopping (signal %d)", sig);
   server->stop([&answers_written] { answers_written.release(); });
-  return 0;
+  // The server's destructor would join an online compilation or a drift
+  // recompilation still running (seconds, growing with the policy): those
+  // are abandoned; nothing of them is written half (outputs are atomic).
+  exit_now();
 }
 
 }  // namespace lull::cli

@@ -15,6 +15,7 @@
 #include "runtime/manager/fleet_capacity.h"
 #include "runtime/net/json_value.h"
 #include "runtime/upstream/torchserve/worker_endpoint.h"
+#include "schema/bounded_file.h"
 #include "schema/fleet_file.h"
 
 namespace lull::cli {
@@ -33,14 +34,16 @@ using Groups = std::map<std::string, std::map<std::string, GroupEntry>>;
 // group is a list of URLs, or {"servers": [URLs], "command": "CMD {port}"}.
 Groups read_servers_file(const std::string& path) {
   const std::string flag = "--fleet-servers " + path;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(flag + ": cannot read");
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text;
+  try {
+    text = read_bounded_file(path, FileKind::kSettings);
+  } catch (const FileReadError& e) {
+    throw UsageError(std::string("--fleet-servers ") + e.what());
+  }
   net::JsonValue root;
   const std::string shape =
       ": not {\"CLASS\": {\"KIND\": [\"http://HOST:PORT\", ...] or {\"servers\": [...], \"command\": \"...\"}}, ...}";
-  if (!net::parse_json(text.str(), &root) || !root.has_struct_value()) throw UsageError(flag + shape);
+  if (!net::parse_json(text, &root) || !root.has_struct_value()) throw UsageError(flag + shape);
   Groups out;
   for (const auto& [cls, kinds] : root.struct_value().fields()) {
     if (!kinds.has_struct_value()) throw UsageError(flag + ": class '" + cls + "'" + shape);

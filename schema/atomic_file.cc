@@ -3,11 +3,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "schema/bounded_file.h"
 
 namespace lull {
 
@@ -40,13 +40,6 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
   }
 }
 
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw std::runtime_error(path + ": read failed");
-  return ss.str();
-}
+std::string read_whole_file(const std::string& path) { return read_bounded_file(path, FileKind::kProfile); }
 
 }  // namespace lull

@@ -10,7 +10,9 @@ namespace lull {
 // Throws std::runtime_error("PATH: why") on failure; the target is untouched.
 void write_file_atomically(const std::string& path, const std::string& bytes);
 
-// Reads a whole file. Throws std::runtime_error("PATH: why") on failure.
+// Reads a whole regular file of at most 1 GiB (tests and tools; lull's own
+// readers name their kind of file: schema/bounded_file.h). Throws
+// std::runtime_error("PATH: why") on failure.
 std::string read_whole_file(const std::string& path);
 
 }  // namespace lull

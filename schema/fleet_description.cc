@@ -143,7 +143,7 @@ int FleetDescription::kind_index(const std::string& name) const {
 }
 
 FleetDescription read_fleet_description(const std::string& path) {
-  json::JsonFileReader parser;
+  json::JsonFileReader parser(FileKind::kSettings);
   const simdjson::dom::element root =
       json::parse_file_or_throw<FleetDescriptionError>(parser, path, "fleet description");
   const Reader r(path);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "schema/atomic_file.h"
+#include "schema/bounded_file.h"
 #include "schema/checksum.h"
 #include "schema/protobuf_log.h"
 
@@ -120,7 +121,7 @@ void write_fleet_policy(const schema::FleetPolicy& fleet, const std::string& pat
 schema::FleetPolicy read_fleet_policy(const std::string& path) {
   std::string bytes;
   try {
-    bytes = read_whole_file(path);
+    bytes = read_bounded_file(path, FileKind::kPolicy);
   } catch (const std::exception& e) {
     throw PolicyFileError(e.what());
   }
@@ -134,7 +135,7 @@ schema::FleetPolicy read_fleet_policy(const std::string& path) {
 bool is_fleet_policy_file(const std::string& path) {
   try {
     schema::FleetPolicy fleet;
-    return parse_fleet(read_whole_file(path), fleet);
+    return parse_fleet(read_bounded_file(path, FileKind::kPolicy), fleet);
   } catch (const std::exception&) {
     return false;
   }

@@ -1,7 +1,5 @@
 #include "schema/json_reader.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "schema/bounded_file.h"
 #include "schema/one_line.h"
 
 namespace lull::json {
@@ -17,29 +16,15 @@ namespace dom = simdjson::dom;
 namespace {
 
 // Reads the file straight into simdjson's padded buffer (no second copy).
-void load_file(const std::string& path, simdjson::padded_string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw JsonFileError(path + ": cannot open: " + std::strerror(errno));
-  // fopen opens a directory too, and its "size" from ftell is LONG_MAX: the
-  // buffer allocation failed and fread wrote through a null pointer (found
-  // by test/fuzz/artifact_import_fuzz.cc; docs/testing.md).
-  struct stat st {};
-  if (::fstat(::fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
-    std::fclose(f);
-    throw JsonFileError(path + (S_ISDIR(st.st_mode) ? ": is a directory, not a JSON file" : ": not a regular file"));
+void load_file(const std::string& path, FileKind kind, simdjson::padded_string& text) {
+  try {
+    read_bounded_file_into(path, kind, [&](std::size_t n) {
+      text = simdjson::padded_string(n);
+      return text.data();
+    });
+  } catch (const FileReadError& e) {
+    throw JsonFileError(e.what());
   }
-  std::fseek(f, 0, SEEK_END);
-  const long size = std::ftell(f);
-  std::fseek(f, 0, SEEK_SET);
-  if (size < 0) {
-    std::fclose(f);
-    throw JsonFileError(path + ": cannot read: " + std::strerror(errno));
-  }
-  text = simdjson::padded_string(static_cast<std::size_t>(size));
-  const std::size_t got = std::fread(text.data(), 1, static_cast<std::size_t>(size), f);
-  const int err = errno;
-  std::fclose(f);
-  if (got != static_cast<std::size_t>(size)) throw JsonFileError(path + ": read failed: " + std::strerror(err));
 }
 
 // protobuf's JSON mapping accepts a number written as a string.
@@ -68,7 +53,7 @@ bool parse_quoted_double(std::string_view s, double* out) {
 }  // namespace
 
 dom::element JsonFileReader::parse(const std::string& path, const std::string& what) {
-  load_file(path, text_);
+  load_file(path, kind_, text_);
   dom::element root;
   const auto err = parser_.parse(text_).get(root);
   if (err) throw JsonFileError(path + ": malformed " + what + ": " + simdjson::error_message(err));

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "schema/bounded_file.h"
+
 namespace lull::json {
 
 // "PATH: why": the file cannot be read or is not JSON.
@@ -23,10 +25,14 @@ struct JsonFileError : std::runtime_error {
 // until the next call. Reusing one reader for many files reuses its buffers.
 class JsonFileReader {
  public:
+  // Files are read under `kind`'s size cap (schema/bounded_file.h).
+  explicit JsonFileReader(FileKind kind = FileKind::kProfile) : kind_(kind) {}
+
   // `what` names the content in errors: "PATH: malformed <what>: <why>".
   simdjson::dom::element parse(const std::string& path, const std::string& what);
 
  private:
+  FileKind kind_;
   simdjson::dom::parser parser_;
   simdjson::padded_string text_;
 };

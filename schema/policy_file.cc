@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "schema/atomic_file.h"
+#include "schema/bounded_file.h"
 #include "schema/checksum.h"
 #include "schema/protobuf_log.h"
 
@@ -26,7 +27,7 @@ std::uint64_t library_checksum(schema::PolicyLibrary l) {
 
 std::string read_bytes(const std::string& path) {
   try {
-    return read_whole_file(path);
+    return read_bounded_file(path, FileKind::kPolicy);
   } catch (const std::exception& e) {
     throw PolicyFileError(e.what());
   }
@@ -81,6 +82,19 @@ schema::PolicySet read_policy_set(const std::string& path) {
   if (bytes.empty() || !set.ParseFromString(bytes))
     throw PolicyFileError(path + ": not a policy set (corrupt or truncated protobuf" +
                           (protobuf_says.text().empty() ? "" : ": " + protobuf_says.text()) + ")");
+  if (set.policies_size() == 0) {
+    // A library (sets, field 16) or a fleet policy (classes, field 17) parses
+    // as a set with no policies: name what the file is instead.
+    const ProtobufLogCapture quiet;
+    schema::PolicyLibrary lib;
+    if (lib.ParseFromString(bytes) && lib.sets_size() > 0)
+      throw PolicyFileError(path + ": a policy library (" + std::to_string(lib.sets_size()) +
+                            " sets), not a policy set");
+    schema::FleetPolicy fleet;
+    if (fleet.ParseFromString(bytes) && fleet.classes_size() > 0)
+      throw PolicyFileError(path + ": a fleet policy (" + std::to_string(fleet.classes_size()) +
+                            " SLO classes), not a policy set");
+  }
   verify_policy_set(set, path);
   return set;
 }

@@ -1,10 +1,10 @@
 #include "schema/rate_file.h"
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "schema/bounded_file.h"
 #include "schema/input_limits.h"
 #include "schema/number_text.h"
 
@@ -24,8 +24,12 @@ double parse_trace_number(const std::string& s, const std::string& what) {
 }
 
 void for_each_trace_line(const std::string& path, const std::function<void(int, const std::vector<std::string>&)>& f) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path + ": cannot open trace file");
+  std::istringstream in;
+  try {
+    in.str(read_bounded_file(path, FileKind::kTrace));
+  } catch (const FileReadError& e) {
+    throw std::invalid_argument(e.what());
+  }
   std::string line;
   int line_no = 0;
   while (std::getline(in, line)) {

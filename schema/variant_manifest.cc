@@ -10,7 +10,7 @@
 namespace lull {
 
 std::vector<VariantManifestEntry> read_variant_manifest(const std::string& path) {
-  json::JsonFileReader reader;
+  json::JsonFileReader reader(FileKind::kSettings);
   const simdjson::dom::element root =
       json::parse_file_or_throw<VariantManifestError>(reader, path, "variants manifest");
   const auto fail = [&](const std::string& field, const std::string& why) {

@@ -11,18 +11,37 @@
 
 #include "compiler/profile/latency_reduction.h"
 #include "schema/atomic_file.h"
+#include "schema/bounded_file.h"
 #include "schema/checksum.h"
 
 namespace lull::compiler {
 namespace {
 
 // Bump when the file format or what the numbers mean (percentile_linear) changes.
-constexpr const char* kFormat = "lull artifact reduction cache 1";
+constexpr const char* kFormat = "lull artifact reduction cache 2";  // 2: a checksum line ends the entry
 constexpr long long kRacySeconds = 2;
 
 long long ns_of(const timespec& t) { return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec; }
 
 bool plain(const std::string& s) { return s.find_first_of("\t\n\r") == std::string::npos; }
+
+// The entry's last line: "checksum <FNV-1a 64 of every byte before it>", so
+// an entry edited by hand (still well-formed) is a miss, not other numbers.
+std::string checksum_line(const std::string& text) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "checksum %016llx\n", static_cast<unsigned long long>(fnv1a64(text)));
+  return buf;
+}
+
+// The entry without its checksum line, if that line matches; else nullopt.
+std::optional<std::string> verified_body(const std::string& text) {
+  if (text.empty() || text.back() != '\n') return std::nullopt;
+  const std::size_t start = text.rfind('\n', text.size() - 2);
+  if (start == std::string::npos) return std::nullopt;
+  std::string body = text.substr(0, start + 1);
+  if (text.compare(start + 1, std::string::npos, checksum_line(body)) != 0) return std::nullopt;
+  return body;
+}
 
 // %a round-trips a double exactly.
 std::string hex(double v) {
@@ -76,10 +95,13 @@ std::optional<std::vector<ReducedArtifactModel>> ArtifactReductionCache::load() 
   if (path_.empty() || stamps_.empty()) return std::nullopt;
   std::string text;
   try {
-    text = read_whole_file(path_);
+    text = read_bounded_file(path_, FileKind::kCache);  // a FIFO or /dev/zero entry is a miss, at once
   } catch (const std::exception&) {
     return std::nullopt;
   }
+  auto body = verified_body(text);
+  if (!body) return std::nullopt;
+  text = std::move(*body);
   if (text.compare(0, header_.size(), header_) != 0) return std::nullopt;
   std::istringstream in(text.substr(header_.size()));
   std::vector<ReducedArtifactModel> out;
@@ -121,6 +143,11 @@ void ArtifactReductionCache::store(const schema::ProfileSet& read) const {
     }
   if (i != stamps_.size()) return;  // the folder changed while it was read
   text += "end\n";
+  text += checksum_line(text);
+  // An entry that is not a regular file (a FIFO, a device) is never written
+  // through: writing into a FIFO waits for a reader.
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;
   try {
     std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
     write_file_atomically(path_, text);

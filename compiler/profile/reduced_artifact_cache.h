@@ -11,7 +11,9 @@
 // is a miss and the files are read again. Files changed in the last two
 // seconds are not cached (their stamps could repeat within the file
 // system's clock tick). One file per (folder, models, percentile), written
-// atomically; a cache that cannot be read or written is silently skipped.
+// atomically and ending in a checksum of its content: an entry edited into
+// other well-formed numbers is a miss. A cache that cannot be read or
+// written (a FIFO, a device, a directory in its place) is silently skipped.
 #include <map>
 #include <optional>
 #include <string>

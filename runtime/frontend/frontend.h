@@ -80,7 +80,11 @@ class QueryService {
 // The server's options (http_server.h: address, body limit, I/O threads,
 // timeouts, connection cap) and the task served.
 struct FrontendOptions : net::HttpServerOptions {
-  FrontendOptions() { port = kDefaultPort; }
+  FrontendOptions() {
+    port = kDefaultPort;
+    // Health and metrics: answered in a reserved slot past --max-connections.
+    reserved_paths = {"/ping", "/metrics", "/v2/health/live", "/v2/health/ready"};
+  }
   // Off the defaults of TorchServe (8080-8082, 7070-7071) and Triton (8000-8002),
   // so lull and its model servers share a host unchanged.
   static constexpr int kDefaultPort = 8070;

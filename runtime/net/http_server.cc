@@ -1,5 +1,6 @@
 #include "runtime/net/http_server.h"
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -43,6 +44,9 @@ constexpr int kFlushMs = 1000;
 // Refused connections (503 at the cap) linger outside the registry; past
 // this many at once, a refused one is closed right after its answer.
 constexpr int kMaxRefusing = 1024;
+// A reserved slot's wait for its request header, at most; a client that
+// has not sent it by then is answered 503 like any other at the cap.
+constexpr int kReservedHeaderMs = 500;
 
 std::int64_t steady_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -119,6 +123,8 @@ struct HttpServer::Impl {
   // The thread count as asio's concurrency hint: with one thread its
   // scheduler skips the wake-ups a second one would need.
   net::io_context ioc{std::max(1, options.io_threads)};
+  // Accepts, retries and the stop's close of the acceptor run on one strand.
+  net::strand<net::io_context::executor_type> accept_strand{ioc.get_executor()};
   tcp::acceptor acceptor{ioc};
   net::steady_timer accept_retry{ioc};
   std::vector<std::thread> threads;
@@ -129,7 +135,10 @@ struct HttpServer::Impl {
   std::mutex mu;  // the registry; connections stay alive while registered
   std::list<std::shared_ptr<Connection>> connections;
 
-  std::atomic<std::uint64_t> accepted{0}, idle_timeouts{0}, header_timeouts{0}, body_timeouts{0}, shed{0}, refused{0};
+  std::atomic<std::uint64_t> accepted{0}, idle_timeouts{0}, header_timeouts{0}, body_timeouts{0}, shed{0}, refused{0},
+      reserved_served{0};
+  // Connections in a reserved slot now (health and metrics past the cap).
+  std::atomic<int> reserved{0};
   // Refused connections draining after their 503, outside the registry.
   std::atomic<int> refusing{0};
 };
@@ -222,6 +231,29 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   void refuse_newcomer() {
     unregister();
+    // A reserved slot, if one is free: its request is read, and served when
+    // it is health or metrics (on_header).
+    if (!server_.options.reserved_paths.empty() && !reserved_) {
+      int now = server_.reserved.load();
+      while (now < server_.options.reserved_slots && !server_.reserved.compare_exchange_weak(now, now + 1)) {
+      }
+      if (now < server_.options.reserved_slots) {
+        reserved_ = true;
+        // Its own timer, not the stream's: a stream timeout closes the
+        // socket, and this one is still to be answered.
+        reserved_timer_.emplace(stream_.get_executor());
+        reserved_timer_->expires_after(std::chrono::milliseconds(kReservedHeaderMs));
+        reserved_timer_->async_wait(guarded([](Connection& c, beast::error_code e) {
+          if (e || (c.state() != kIdle && c.state() != kHeader)) return;
+          c.reserved_expired_ = true;
+          c.stream_.cancel();
+        }));
+        return wait_for_request();
+      }
+    }
+    answer_at_cap();
+  }
+  void answer_at_cap() {
     refusing_ = true;
     server_.refusing++;
     server_.refused++;
@@ -292,6 +324,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
     settle_shed(false);
     if (const std::string bad = framing_error(parser_->get()); !bad.empty())
       return refuse(400, "malformed HTTP request: " + bad);
+    if (reserved_) {
+      reserved_timer_->cancel();
+      // Past the cap only health and metrics are served (GET, no body).
+      const beast::string_view target = parser_->get().target();
+      const std::string path(target.substr(0, target.find('?')));
+      const auto& paths = server_.options.reserved_paths;
+      if (parser_->get().method() != http::verb::get || std::find(paths.begin(), paths.end(), path) == paths.end()) {
+        parser_.reset();
+        stream_.expires_never();
+        release_reserved();  // its 503 and linger hold no reserved slot
+        return answer_at_cap();
+      }
+      server_.reserved_served++;
+    }
     arrived_ = std::chrono::steady_clock::now();
     set_state(kBody);
     stream_.expires_after(std::chrono::milliseconds(server_.options.body_timeout_ms));
@@ -317,7 +363,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     set_state(kServing);
     stream_.expires_never();
     auto& msg = parser_->get();
-    keep_alive_ = msg.keep_alive();
+    keep_alive_ = msg.keep_alive() && !reserved_;  // a reserved slot serves one request
     version_ = msg.version();
     ServerRequest req;
     req.method = std::string(msg.method_string());
@@ -371,6 +417,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
       settle_shed(false);
       return state() == kIdle ? wait_for_request() : continue_header();
     }
+    if (ec == net::error::operation_aborted && reserved_expired_) {  // a reserved slot's wait ran out
+      reserved_expired_ = false;
+      parser_.reset();
+      release_reserved();
+      return answer_at_cap();
+    }
     if (ec == beast::error::timeout) {
       switch (state()) {
         case kIdle:
@@ -406,6 +458,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Half-close, then read and drop what the client still sends, briefly.
   void linger() {
+    release_reserved();  // answered: a lingering connection holds no reserved slot
     // Refused connections outside the registry drain only while few do.
     if (refusing_ && server_.refusing > kMaxRefusing) return close();
     set_state(kLingering);
@@ -447,10 +500,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
       newcomer->start();
     }
     if (refusing_) server_.refusing--;
+    release_reserved();
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.close();
     unregister();  // may drop the registry's reference
+  }
+  void release_reserved() {
+    if (!reserved_) return;
+    reserved_ = false;
+    server_.reserved--;
   }
   void unregister() {
     std::lock_guard<std::mutex> lock(server_.mu);
@@ -464,6 +523,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool in_registry_ = false;              // under server_.mu
   std::shared_ptr<Connection> newcomer_;  // waiting for this one's shed to settle
   bool refusing_ = false;                 // answered 503 at the cap, outside the registry
+  bool reserved_ = false;                 // in a reserved slot past the cap (health and metrics only)
+  bool reserved_expired_ = false;         // its wait for a request ran out: answer 503
+  std::optional<net::steady_timer> reserved_timer_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::chrono::steady_clock::time_point arrived_ = std::chrono::steady_clock::now();
@@ -479,18 +541,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
 }  // namespace
 
 void HttpServer::Impl::do_accept() {
-  acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
-    if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-    if (!ec) {
-      on_accept(std::move(socket));
-      return do_accept();
-    }
-    // Out of descriptors or similar: try again shortly rather than spin.
-    accept_retry.expires_after(std::chrono::milliseconds(50));
-    accept_retry.async_wait([this](beast::error_code e) {
-      if (!e) do_accept();
-    });
-  });
+  acceptor.async_accept(net::make_strand(ioc),
+                        net::bind_executor(accept_strand, [this](beast::error_code ec, tcp::socket socket) {
+                          if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+                          if (!ec) {
+                            on_accept(std::move(socket));
+                            return do_accept();
+                          }
+                          // Out of descriptors or similar: try again shortly rather than spin.
+                          accept_retry.expires_after(std::chrono::milliseconds(50));
+                          accept_retry.async_wait(net::bind_executor(accept_strand, [this](beast::error_code e) {
+                            if (!e && acceptor.is_open()) do_accept();
+                          }));
+                        }));
 }
 
 void HttpServer::Impl::on_accept(tcp::socket socket) {
@@ -571,6 +634,14 @@ void HttpServer::stop() {
     std::lock_guard<std::mutex> lock(s.gate->mu);
     if (!s.gate->open) return;
   }
+  // No new connection from here on: one accepted in the flush window below
+  // would be dropped unanswered when the io threads stop (a client then
+  // sees its connect refused, which it may retry elsewhere).
+  net::post(s.accept_strand, [&s] {
+    beast::error_code ignored;
+    s.accept_retry.cancel();
+    s.acceptor.close(ignored);
+  });
   // Responses already handed over (at shutdown the session answers every
   // waiting query with 503 just before) are written before the io threads
   // stop, for at most kFlushMs: a fast exit must not drop them.
@@ -612,6 +683,7 @@ HttpServerStats HttpServer::stats() const {
   out.body_timeouts = s.body_timeouts;
   out.shed = s.shed;
   out.refused = s.refused;
+  out.reserved = s.reserved_served;
   return out;
 }
 
@@ -633,6 +705,9 @@ std::string render_http_server_stats(const HttpServerStats& s) {
   for (const auto& [reason, n] : reasons)
     prom::sample(out, std::string("lull_http_connections_closed_total{reason=\"") + reason + "\"}",
                  static_cast<double>(n));
+  prom::family(out, "lull_http_reserved_requests_total", "counter",
+               "Health and metrics requests served in a reserved slot past --max-connections (all busy).");
+  prom::sample(out, "lull_http_reserved_requests_total", static_cast<double>(s.reserved));
   return out;
 }
 

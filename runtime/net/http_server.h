@@ -12,8 +12,12 @@
 //     silent or reading a request header longest, once that has lasted
 //     half of header_timeout_ms; a shed never drops a request that arrived meanwhile (its
 //     victim keeps it, and the new connection is refused instead). When
-//     nothing can be shed, the new connection is answered 503 with
-//     Retry-After: 1 and closed;
+//     nothing can be shed, the new connection takes one of reserved_slots
+//     slots beyond the cap: its request header is read (within
+//     0.5 s of the accept) and a GET of one of
+//     reserved_paths (health and metrics) is served there, as an operator's
+//     admin port would; anything else there, or a newcomer with every
+//     reserved slot taken, is answered 503 with Retry-After: 1 and closed;
 //   - bodies over max_body_bytes get 413, chunked ones included (counted as
 //     they arrive, never buffered past the limit); conflicting Content-Length
 //     headers get 400 (Beast's parser), and so does any Transfer-Encoding
@@ -49,6 +53,8 @@ struct HttpServerOptions {
   int body_timeout_ms = 30000;            // end of the header to the end of the body; also a response's write
   int idle_timeout_ms = 60000;            // a kept-alive connection's wait for its next request
   int max_connections = 1024;             // open connections; see the shedding above
+  int reserved_slots = 1024;  // beyond max_connections, read for health and metrics (each holds a header buffer)
+  std::vector<std::string> reserved_paths;  // what a reserved slot serves (GET only)
 };
 
 struct ServerRequest {
@@ -87,6 +93,7 @@ struct HttpServerStats {
   std::uint64_t body_timeouts = 0;    // closed: body (or a response write) not done in body_timeout_ms
   std::uint64_t shed = 0;             // closed to make room at max_connections
   std::uint64_t refused = 0;          // answered 503 at max_connections (all busy)
+  std::uint64_t reserved = 0;         // health/metrics requests served in a reserved slot past the cap
 };
 
 class HttpServer {

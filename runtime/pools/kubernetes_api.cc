@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "runtime/pools/kubernetes_objects.h"
+#include "schema/bounded_file.h"
 #include "runtime/net/json_value.h"
 #include "runtime/upstream/torchserve/model_management.h"
 #include "runtime/upstream/torchserve/worker_endpoint.h"
@@ -137,11 +138,16 @@ HttpResponse KubernetesApi::fetch(HttpRequest request) {
 }
 
 std::string KubernetesApi::read_token() const {
-  std::ifstream in(options_.token_file);
-  if (!in) throw KubernetesApiError(options_.token_file + ": cannot read the service account token", 0);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string token = ss.str();
+  // The bounded reader (schema/bounded_file.h): a FIFO or /dev/zero here
+  // hung or grew every API call.
+  std::string token;
+  try {
+    token = read_bounded_file(options_.token_file, FileKind::kKey);
+  } catch (const FileReadError& e) {
+    if (std::string(e.what()).find(": cannot open: ") != std::string::npos)
+      throw KubernetesApiError(options_.token_file + ": cannot read the service account token", 0);
+    throw KubernetesApiError(std::string(e.what()) + " (the service account token)", 0);
+  }
   token.erase(token.find_last_not_of(" \t\r\n") + 1);
   if (token.empty()) throw KubernetesApiError(options_.token_file + ": the service account token is empty", 0);
   return token;

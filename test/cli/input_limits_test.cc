@@ -213,3 +213,18 @@ TEST_CASE("a policy file protobuf itself complains about is refused in one line"
   expect_refused("simulate --policies " + bad + " --workers 2 --trace constant:10:1 --out OUT",
                  {"bad_utf8.pb", "UTF-8"});
 }
+
+// NaN, -1 and -1e308 were taken as "not given" (the provisioning delay's
+// value), and --max-violation 1e308 was echoed as a 309-digit number.
+TEST_CASE("simulate --autoscale: every given lead time is checked, numbers print short", "[cli][limits]") {
+  const std::string sim =
+      "simulate --policies " + good_set() + " --workers 2 --trace constant:10:1 --out OUT --autoscale ";
+  for (const std::string v : {"nan", "-1", "-1e308", "inf", "86401"})
+    expect_refused(sim + "--autoscale-lead-s " + v, {"--autoscale-lead-s: must be in 0..86400"});
+  expect_refused(sim + "--max-violation 1e308", {"--max-violation: must be in (0, 1) (got 1e+308)"});
+  CHECK(run_lull("simulate --policies " + good_set() +
+                 " --workers 2 --trace constant:10:1 --autoscale "
+                 "--autoscale-lead-s 5 --out " +
+                 temp_dir() + "/lead_ok.json")
+            .exit_code == 0);
+}

@@ -79,9 +79,9 @@ TEST_CASE("artifact reader: a directory where a file belongs is one line naming 
   fs::create_directories(dir + "/net_b/net_b_bsize-4_profile.json");
   const auto msg = error_of([&] { lull::read_artifact_profiles(dir); });
   INFO(msg);
-  CHECK(msg == dir + "/net_b/net_b_bsize-4_profile.json: is a directory, not a JSON file");
+  CHECK(msg == dir + "/net_b/net_b_bsize-4_profile.json: a directory, not a regular file (a profile file must be one)");
   const auto acc = error_of([&] { lull::read_artifact_accuracy_percent(dir); });
-  CHECK(acc == dir + ": is a directory, not a JSON file");
+  CHECK(acc == dir + ": a directory, not a regular file (a profile file must be one)");
 }
 
 TEST_CASE("artifact reader: the accuracy table, nested or bare", "[schema][artifact]") {

@@ -1,6 +1,8 @@
 // compiler/profile/reduced_artifact_cache: an artifact folder's reduced
 // latencies come from the cache only while its files are unchanged, and a
 // hit reduces to exactly the tables a full read gives.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -143,4 +145,62 @@ TEST_CASE("profile cache: the golden case's tables from the cache equal a full r
   CHECK(tables(lull::compiler::load_compile_inputs(spec)) == full);
   REQUIRE(ArtifactReductionCache(spec.profile_cache_dir, spec.inputs.path, spec.reduction.models, 95).load());
   CHECK(tables(lull::compiler::load_compile_inputs(spec)) == full);
+}
+
+// A cache entry that is a FIFO, /dev/zero or a directory is a miss at once:
+// before the bounded reader, a FIFO entry hung lull compile (the read waited
+// for a writer, and the store would have waited for a reader) and /dev/zero
+// grew it to gigabytes. The entry is left as it is.
+TEST_CASE("profile cache: a FIFO, /dev/zero or a directory as the entry is a miss, at once",
+          "[compiler][cache][bad-input][hostile-files]") {
+  const Folder f = make_aged_artifact("cache_hostile");
+  const auto spec = spec_for(f, f.cache);
+  const auto uncached = tables(lull::compiler::load_compile_inputs(spec_for(f, "")));
+  const std::string entry =
+      ArtifactReductionCache(f.cache, f.dir, spec.reduction.models, spec.reduction.percentile).path();
+  REQUIRE(!entry.empty());
+  fs::create_directories(f.cache);
+  const std::string fifo = lull::test::temp_dir() + "/cache_hostile.fifo";
+  fs::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::vector<std::string> targets = {fifo, f.cache + "/a-folder"};
+  fs::create_directories(targets.back());
+  if (fs::exists("/dev/zero")) targets.push_back("/dev/zero");
+  for (const auto& target : targets) {
+    INFO(target);
+    fs::remove(entry);
+    fs::create_symlink(target, entry);
+    CHECK(!cached(f, spec));
+    CHECK(tables(lull::compiler::load_compile_inputs(spec)) == uncached);  // read, not stored through the link
+    CHECK(fs::is_symlink(entry));
+  }
+  fs::remove(entry);
+  REQUIRE(::mkfifo(entry.c_str(), 0600) == 0);
+  CHECK(tables(lull::compiler::load_compile_inputs(spec)) == uncached);
+  CHECK(fs::is_fifo(entry));
+}
+
+// Before the checksum line, an entry edited into other well-formed numbers
+// was a hit that silently changed the compiled policy.
+TEST_CASE("profile cache: an entry edited into other well-formed numbers is a miss", "[compiler][cache][bad-input]") {
+  const Folder f = make_aged_artifact("cache_edited");
+  const auto spec = spec_for(f, f.cache);
+  const auto uncached = tables(lull::compiler::load_compile_inputs(spec_for(f, "")));
+  CHECK(tables(lull::compiler::load_compile_inputs(spec)) == uncached);
+  REQUIRE(cached(f, spec));
+  const std::string entry =
+      ArtifactReductionCache(f.cache, f.dir, spec.reduction.models, spec.reduction.percentile).path();
+  std::string text = lull::read_whole_file(entry);
+  // The last mantissa digit of the last line's largest sample, one up: still
+  // a number, still at least the percentile.
+  const std::size_t end = text.find("\nend\n");
+  REQUIRE(end != std::string::npos);
+  const std::size_t p = text.rfind('p', end);
+  REQUIRE(p != std::string::npos);
+  char& digit = text[p - 1];
+  digit = digit == 'f' ? 'e' : digit == '9' ? 'a' : static_cast<char>(digit + 1);
+  std::ofstream(entry, std::ios::binary | std::ios::trunc) << text;
+  CHECK(!cached(f, spec));
+  CHECK(tables(lull::compiler::load_compile_inputs(spec)) == uncached);  // read again, and stored again
+  CHECK(cached(f, spec));
 }

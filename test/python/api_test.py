@@ -135,6 +135,44 @@ class Api(unittest.TestCase):
             lull.read_policy_set(os.path.join(self.dir, "absent.pb"))
         self.assertIn("absent.pb", str(e.exception))
 
+    def test_every_failure_is_a_lull_error(self):
+        # Each of these raised TypeError, ValueError, JSONDecodeError or
+        # MemoryError before; now LullError, one line naming what is wrong.
+        fifo = os.path.join(self.dir, "fifo")
+        if not os.path.exists(fifo):
+            os.mkfifo(fifo)
+        bad_reads = [("/dev/zero", "not a regular file"), (fifo, "not a regular file"), (self.dir, "not a regular file"),
+                     (self.set_path + "\0x", "NUL")]
+        for path, why in bad_reads:
+            with self.assertRaises(lull.LullError) as e:
+                lull.read_policy_set(path)
+            self.assertIn(why, str(e.exception))
+            self.assertNotIn("\n", str(e.exception))
+        with self.assertRaises(lull.LullError) as e:
+            lull.read_policy_set(self.set_path, workers="4")
+        self.assertIn("workers", str(e.exception))
+        with self.assertRaises(lull.LullError):
+            lull.read_policy_set(self.set_path).policy("60")
+        with self.assertRaises(lull.LullError) as e:
+            lull.compile(profiles=PROFILE + "\0", slo_ms=100, workers=2, load_qps=60, out=os.path.join(self.dir, "n.pb"))
+        self.assertIn("NUL", str(e.exception))
+        with self.assertRaises(lull.LullError) as e:
+            lull.compile(profiles=PROFILE, slo_ms=100, workers=2, load_qps=60, device="cpu",
+                         out=os.path.join(self.dir, "devnull.pb"), report="/dev/null")
+        self.assertIn("/dev/null", str(e.exception))
+
+    def test_a_fleet_file_is_not_read_as_an_empty_set(self):
+        fleet_desc = os.path.join(self.dir, "fleet.json")
+        fleet = os.path.join(self.dir, "fleet.pb")
+        with open(fleet_desc, "w") as f:
+            json.dump({"kinds": [{"name": "cpu", "profiles": PROFILE, "price_per_s": 1.0}],
+                       "classes": [{"name": "a", "slo_ms": 100, "share": 1.0, "workers": {"cpu": 2}}]}, f)
+        done = cli("compile", "--fleet", fleet_desc, "--load-qps", "60", "--device", "cpu", "--out", fleet)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with self.assertRaises(lull.LullError) as e:
+            lull.read_policy_set(fleet)
+        self.assertIn("a fleet policy", str(e.exception))
+
     def test_bad_flags_raise_the_clis_message(self):
         out = os.path.join(self.dir, "never.pb")
         for kwargs, args in (({"slo_ms": -1}, ["--slo-ms", "-1"]), ({"bogus_flag": 3}, ["--bogus-flag", "3"])):

@@ -3,9 +3,11 @@
 // with --token-file enforces the keys the way TorchServe does.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 
 #include "backend_test_support.h"
@@ -176,9 +178,16 @@ TEST_CASE("key file: truncated, huge, wrong types, missing keys and binary files
   refused(write_temp("long_key.json",
                      R"({"management": {"key": ")" + std::string(5000, 'k') + R"("}, "inference": {"key": "i"}})"),
           "management.key");
-  // Huge: padded past 1 MiB with spaces (valid JSON otherwise), and an endless device.
+  // Huge: padded past 1 MiB with spaces (valid JSON otherwise); an endless
+  // device and a FIFO without a writer (whose blocking open hung) are not
+  // regular files.
   refused(write_temp("huge.json", good + std::string((1 << 20) + 1, ' ')), "larger than 1048576 bytes");
-  refused("/dev/zero", "larger than 1048576 bytes");
+  refused("/dev/zero", "a character device, not a regular file");
+  const std::string fifo = write_temp("key.fifo", "");
+  std::remove(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  refused(fifo, "a FIFO (named pipe), not a regular file");
+  std::remove(fifo.c_str());
   std::string binary;
   for (int i = 0; i < 4096; ++i) binary += static_cast<char>((i * 131 + 7) % 256);
   refused(write_temp("binary.json", binary), "not a JSON object");

@@ -3,6 +3,7 @@ its one-line errors as LullError. Every rule lives in the CLI; this module only
 translates."""
 import os
 import shutil
+import stat
 import subprocess
 
 from . import _where
@@ -43,6 +44,41 @@ def binary():
     raise LullError("lull binary not found: not at %s nor on PATH (set LULL_BINARY)" % beside)
 
 
+def read_regular_file(path, what, limit):
+    """The bytes of PATH, a regular file of at most `limit` bytes (the CLI's
+    rule, schema/bounded_file.h): a FIFO, a device (/dev/zero) or a directory
+    raises LullError at once, as does anything else that cannot be read."""
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        path = path.decode(errors="replace")
+    if "\0" in path:
+        raise LullError("%r: a path cannot hold a NUL byte" % path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise LullError("%s: cannot open: %s" % (path, e.strerror)) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise LullError("%s: not a regular file (a %s must be one)" % (path, what))
+        if st.st_size > limit:
+            raise LullError("%s: %d bytes, more than a %s may hold (%d)" % (path, st.st_size, what, limit))
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as e:
+        raise LullError("%s: read failed: %s" % (path, e.strerror)) from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise LullError("%s: grew past %d bytes while it was read" % (path, limit))
+    return b"".join(chunks)
+
+
 def _text(value):
     # repr() of a float round-trips; the CLI parses it back to the same double.
     if isinstance(value, float):
@@ -75,9 +111,17 @@ def flags(**kwargs):
 
 def run(*args):
     """Runs `lull ARGS...`; returns its stdout (bytes). A non-zero exit raises
-    LullError with the last line the CLI wrote to stderr, its one-line error."""
-    proc = subprocess.run([binary(), *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE)
+    LullError with the last line the CLI wrote to stderr, its one-line error;
+    so does an argument no command line can hold (a NUL byte) or a binary
+    that cannot be started."""
+    for a in args:
+        if "\0" in a:
+            raise LullError("%r: an argument cannot hold a NUL byte" % a)
+    try:
+        proc = subprocess.run([binary(), *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    except OSError as e:
+        raise LullError("%s: cannot run: %s" % (binary(), e.strerror or e)) from None
     stderr = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
         lines = [line for line in stderr.splitlines() if line.strip()]

@@ -4,7 +4,19 @@ import json
 import os
 import tempfile
 
-from ._cli import LullError, flags, run
+from ._cli import LullError, flags, read_regular_file, run
+
+_MAX_JSON_BYTES = 1 << 30
+
+
+def _json_of(path, command, json_flag):
+    """The JSON the command wrote to PATH; LullError when it is not JSON (a
+    device such as /dev/null named as the output, or a file cut short)."""
+    data = read_regular_file(path, "JSON output (%s=)" % json_flag, _MAX_JSON_BYTES)
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise LullError("%s: lull %s wrote no JSON there (%s)" % (path, command, e)) from None
 
 
 def _run_for_json(command, json_flag, kwargs):
@@ -13,13 +25,11 @@ def _run_for_json(command, json_flag, kwargs):
     target = kwargs.get(json_flag)
     if target is not None and target != "-":
         run(*command, *flags(**kwargs))
-        with open(target) as f:
-            return json.load(f)
+        return _json_of(os.fspath(target), command[0], json_flag)
     with tempfile.TemporaryDirectory(prefix="lull-py-") as tmp:
         kwargs = dict(kwargs, **{json_flag: os.path.join(tmp, "out.json")})
         run(*command, *flags(**kwargs))
-        with open(kwargs[json_flag]) as f:
-            return json.load(f)
+        return _json_of(kwargs[json_flag], command[0], json_flag)
 
 
 def compile(**kwargs):

@@ -3,12 +3,17 @@
 the one implementation of those rules), then parsed here with the message
 classes protoc generates from schema/policy.proto at build time."""
 import dataclasses
+import os
 from typing import Dict, List
 
 import numpy as np
 
 from . import policy_pb2
-from ._cli import LullError, run
+from google.protobuf.message import DecodeError
+
+from ._cli import LullError, read_regular_file, run
+
+_MAX_POLICY_BYTES = 1 << 30  # schema/bounded_file.cc's policy cap
 
 
 def _fields(message):
@@ -60,6 +65,8 @@ class PolicySet:
 
     def policy(self, load_qps):
         """The policy compiled for exactly this load."""
+        if isinstance(load_qps, bool) or not isinstance(load_qps, (int, float, np.integer, np.floating)):
+            raise LullError("load_qps: expected a number, got %r" % (load_qps,))
         for p in self.policies:
             if p.load_qps == load_qps:
                 return p
@@ -101,16 +108,13 @@ def _verified_bytes(path):
     """The file's bytes once `lull policy show` has accepted that same content
     (read before and after the check, so a file replaced meanwhile is not
     taken unchecked)."""
-    path = str(path)
-    try:
-        with open(path, "rb") as f:
-            before = f.read()
-    except OSError as e:
-        raise LullError("%s: cannot read (%s)" % (path, e.strerror)) from None
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        path = path.decode(errors="replace")
+    before = read_regular_file(path, "policy file", _MAX_POLICY_BYTES)
     run("policy", "show", path)
-    with open(path, "rb") as f:
-        if f.read() != before:
-            raise LullError("%s: changed while being read; read it again" % path)
+    if read_regular_file(path, "policy file", _MAX_POLICY_BYTES) != before:
+        raise LullError("%s: changed while being read; read it again" % path)
     return before
 
 
@@ -118,17 +122,27 @@ def read_policy_library(path):
     """Every policy set in a policy library file, ascending workers (a
     policy-set file reads as a library of one)."""
     data = _verified_bytes(path)
-    # The same file-kind test as schema/policy_file.cc: a library holds sets
-    # (field 16), which a policy set never has.
-    library = policy_pb2.PolicyLibrary.FromString(data)
-    if library.sets:
-        return [_policy_set(s) for s in library.sets]
-    return [_policy_set(policy_pb2.PolicySet.FromString(data))]
+    # The same file-kind tests as schema/policy_file.cc and fleet_file.cc: a
+    # library holds sets (field 16) and a fleet policy classes (field 17),
+    # which a policy set never has.
+    try:
+        library = policy_pb2.PolicyLibrary.FromString(data)
+        if library.sets:
+            return [_policy_set(s) for s in library.sets]
+        fleet = policy_pb2.FleetPolicy.FromString(data)
+        if fleet.classes:
+            raise LullError("%s: a fleet policy (%d SLO classes), not a policy set or library; "
+                            "lull policy show lists its classes" % (path, len(fleet.classes)))
+        return [_policy_set(policy_pb2.PolicySet.FromString(data))]
+    except DecodeError as e:
+        raise LullError("%s: cannot parse the policy file (%s)" % (path, e)) from None
 
 
 def read_policy_set(path, workers=None):
     """One policy set: the file's only set, or from a library the set for
     `workers`."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))):
+        raise LullError("workers: expected a whole number of workers, got %r" % (workers,))
     sets = read_policy_library(path)
     counts = ", ".join(str(s.workers) for s in sets)
     if workers is None:

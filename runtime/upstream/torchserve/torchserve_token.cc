@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "runtime/net/prometheus_text.h"
+#include "schema/bounded_file.h"
 
 namespace lull::torchserve {
 
@@ -42,14 +43,21 @@ std::string key_of(const google::protobuf::Struct& file, const std::string& path
 }  // namespace
 
 TorchServeKeys read_torchserve_key_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument(path + ": cannot read the TorchServe key file");
-  std::string text(kMaxKeyFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxKeyFileBytes)
-    throw std::invalid_argument(path + ": larger than " + std::to_string(kMaxKeyFileBytes) +
-                                " bytes (expected TorchServe's key_file.json)");
+  // The bounded reader (schema/bounded_file.h): a FIFO hung the blocking
+  // open here, at start-up and at every rotation check.
+  static_assert(kMaxKeyFileBytes == 1 << 20, "the key file kind's cap (schema/bounded_file.cc)");
+  std::string text;
+  try {
+    text = read_bounded_file(path, FileKind::kKey);
+  } catch (const FileReadError& e) {
+    const std::string why = e.what();
+    if (why.find(": cannot open: ") != std::string::npos)
+      throw std::invalid_argument(path + ": cannot read the TorchServe key file");
+    if (why.find("more than a key file may hold") != std::string::npos)
+      throw std::invalid_argument(path + ": larger than " + std::to_string(kMaxKeyFileBytes) +
+                                  " bytes (expected TorchServe's key_file.json)");
+    throw std::invalid_argument(why + " (expected TorchServe's key_file.json)");
+  }
   google::protobuf::Struct file;
   if (!google::protobuf::util::JsonStringToMessage(text, &file).ok())
     throw std::invalid_argument(path + ": not a JSON object (expected TorchServe's key_file.json)");
