@@ -13,7 +13,7 @@
 //                    else 500 {"status": "Unhealthy"}
 //   GET /metrics  -> Prometheus text (the service renders it)
 // and the Open Inference Protocol (KServe v2) beside it (v2_routes.cc,
-// docs/protocols.md), {task} standing for the model:
+// docs/operators-guide.md), {task} standing for the model:
 //   GET /v2/health/live, /v2/health/ready, /v2/models/{task}[/versions/{v}]/ready,
 //   GET /v2, /v2/models/{task}[/versions/{v}] (server and model metadata),
 //   POST /v2/models/{task}[/versions/{v}]/infer (JSON; v2_front_codec.h),

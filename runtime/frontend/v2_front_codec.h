@@ -1,6 +1,6 @@
 #pragma once
 // The Open Inference Protocol's (KServe v2) JSON on lull's front end
-// (docs/protocols.md): a v2 inference request becomes ONE lull query, and
+// (docs/operators-guide.md): a v2 inference request becomes ONE lull query, and
 // its answer goes back as a v2 inference response naming the model that
 // served it. What the query's input bytes are:
 //  - one input of datatype BYTES holding one element: that element (base64-

@@ -1,5 +1,5 @@
 // The front end's Open Inference Protocol (KServe v2) routes, beside
-// TorchServe's (frontend.h lists them; docs/protocols.md says what of the
+// TorchServe's (frontend.h lists them; docs/operators-guide.md says what of the
 // protocol is implemented). The task stands for the model: a client asks
 // /v2/models/{task}/infer and the answer's model_name is the model that
 // served the query. Versions in the path are accepted and ignored (lull

@@ -55,7 +55,7 @@ struct ServerRequest {
   std::string method;        // "GET", "POST", ...
   std::string target;        // the path, query string removed
   std::string content_type;  // the Content-Type header, or ""
-  std::string query_class;   // lull's X-Lull-Class header (a fleet's SLO class, docs/fleets.md), or ""
+  std::string query_class;   // lull's X-Lull-Class header (a fleet's SLO class, docs/operators-guide.md), or ""
   std::string body;
   std::chrono::steady_clock::time_point arrived;  // when the header was complete
 };

@@ -19,7 +19,7 @@
 // read by kubernetes_objects.h (every field checked, the error names it), a
 // body over max_response_bytes fails the call (not retried), and a redirect
 // is never followed (the API server is the one lull was given; a 3xx fails
-// the call naming where it pointed). docs/robustness.md lists the probes.
+// the call naming where it pointed). docs/operators-guide.md lists the probes.
 //
 //   GET   /apis/apps/v1/namespaces/NS/deployments/NAME/scale
 //   PATCH /apis/apps/v1/namespaces/NS/deployments/NAME/scale

@@ -3,7 +3,7 @@
 // live state, rendered in Prometheus' text exposition format (version 0.0.4).
 // Everything that changes per query is a counter or a histogram in base
 // units (seconds), so rates over any window come from PromQL; gauges are only
-// for live state. docs/serving.md lists the PromQL for p99, violation rate,
+// for live state. docs/operators-guide.md lists the PromQL for p99, violation rate,
 // accuracy and queries per second.
 #include <cstdint>
 #include <string>

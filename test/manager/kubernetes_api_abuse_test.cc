@@ -1,4 +1,4 @@
-// The Kubernetes API client against a hostile API server (docs/robustness.md,
+// The Kubernetes API client against a hostile API server (docs/operators-guide.md,
 // "Kubernetes API abuse"): malformed JSON, fields of the wrong type, replica
 // counts and ports out of range, addresses and pod names that are not ones,
 // 100k endpoints with duplicates, bodies over the cap, redirects elsewhere,

@@ -3,7 +3,7 @@
 lull serve --backend v2 talks to Triton, KServe or MLServer through this
 protocol (runtime/upstream/v2/); the stand-in speaks it on the same port as
 TorchServe's API, so the end-to-end tests run over both. What it implements
-(docs/serving.md, "Open Inference Protocol", lists what it does not):
+(docs/operators-guide.md, "Open Inference Protocol", lists what it does not):
 
   GET  /v2/health/live                       200 {"live": true}
   GET  /v2/health/ready                      200 {"ready": true}; 400 {"error"} while a model loads

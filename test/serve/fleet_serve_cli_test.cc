@@ -1,4 +1,4 @@
-// `lull serve --policies FLEET.pb --fleet-servers FILE` (docs/fleets.md
+// `lull serve --policies FLEET.pb --fleet-servers FILE` (docs/operators-guide.md
 // "Serving") against stand-in model servers: a fleet compiled from the tiny
 // profile (two kinds of the same speed, two classes), queries routed by
 // X-Lull-Class on both protocols, /metrics labelled by class and kind,
@@ -112,7 +112,7 @@ TEST_CASE("lull serve a fleet: refuses a servers file that does not match it, on
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("not with a fleet policy file yet") != std::string::npos);
   }
-  // --autoscale (docs/fleets.md "Autoscaling a fleet"): a pool per group, so
+  // --autoscale (docs/operators-guide.md "Autoscaling a fleet"): a pool per group, so
   // no fixed servers; each group's command, or --worker-command.
   const std::string kube = "--autoscale --worker-pool kubernetes --k8s-api-server https://127.0.0.1:9 ";
   const struct {

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Overload and connection churn against `lull serve` (issue 25, finding 1;
-# the ctest serve.overload): two latency-replay stand-in servers
+# Overload and connection churn against `lull serve` (the ctest
+# serve.overload): two latency-replay stand-in servers
 # (test/modelserver/lull_modelserver.py --replay-profile, as e2e.sh's replay
 # mode), a policy compiled from the same profile, and `lull serve` with a small
 # connection cap, on loopback only. Two phases:
 #   1. open-loop Poisson load from `lull loadgen` at OVERLOAD_QPS (default
 #      2500, over twice what the two servers answer, ~1000 qps with the
-#      fastest model; docs/robustness.md) for OVERLOAD_S (20 s);
+#      fastest model; docs/operators-guide.md) for OVERLOAD_S (20 s);
 #   2. OVERLOAD_CHURN_S (15 s) of churn_clients.py: 64 clients connecting,
 #      sending part of a request or all of it, pausing and closing.
 # Checks (exit 1 if any fails):
@@ -23,7 +23,7 @@
 # loadgen keeps at most OVERLOAD_CONNECTIONS (256) connections open and reuses
 # them (more than the cap: the connections lull does not take are answered
 # 503 at once, so the schedule holds; a request due while all are busy waits
-# and is reported late, docs/robustness.md).
+# and is reported late, docs/operators-guide.md).
 # The knobs: OVERLOAD_QPS, OVERLOAD_S, OVERLOAD_CHURN_S, OVERLOAD_CAP (16,
 # --max-connections), OVERLOAD_CONNECTIONS, OVERLOAD_SERVE_FLAGS (more lull
 # serve flags, e.g. --reject-late), OVERLOAD_RSS_MIB, LULL (the binary), OVERLOAD_OUT (the

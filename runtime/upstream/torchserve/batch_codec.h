@@ -1,5 +1,5 @@
 #pragma once
-// lull's batch contract on the wire (docs/serving.md, and the Python side in
+// lull's batch contract on the wire (docs/operators-guide.md, and the Python side in
 // packaging/torchserve/lull_batch_contract.py):
 //   request  {"inputs": ["<base64>", ...]}       one POST /predictions/{model}
 //   response {"predictions": [<json>, ...]}      same length, same order

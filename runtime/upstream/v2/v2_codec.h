@@ -1,6 +1,6 @@
 #pragma once
 // The Open Inference Protocol's (KServe v2) JSON as lull's v2 backend speaks
-// it (docs/serving.md, "Open Inference Protocol"). A batch of B queries is
+// it (docs/operators-guide.md, "Open Inference Protocol"). A batch of B queries is
 // ONE inference request whose one input is a BYTES tensor of shape [B], an
 // element per query:
 //   {"inputs": [{"name": NAME, "shape": [B], "datatype": "BYTES", "data": ["...", ...]}]}
