@@ -81,12 +81,12 @@ int run_serve(int argc, char** argv) {
       ("fleet-servers", po::value(&fleet_servers),
        "a fleet (--policies FLEET.pb from lull compile --fleet): the servers of each class and kind, a JSON file "
        "{\"CLASS\": {\"KIND\": [\"http://H:P\", ...]}}, one per worker of that kind; with --autoscale "
-       "{\"CLASS\": {\"KIND\": {\"command\": \"CMD {port}\"}}}, each group's pool's server (docs/fleets.md)")
+       "{\"CLASS\": {\"KIND\": {\"command\": \"CMD {port}\"}}}, each group's pool's server (docs/operators-guide.md)")
       ("fleet-seed", ranged_value(&fleet_seed)->default_value(1), "a fleet: the seed of the random split over kinds")
       ("shard", po::value(&shard_text),
        "I/G: serve as shard I (0-based) of G behind a round-robin balancer: own the servers j with j mod G = I, "
        "and serve the policies compiled for G times its workers at G times its load; with --autoscale its pool is "
-       "its own (docs/user-guide.md)")
+       "its own (docs/operators-guide.md)")
       ("listen", po::value(&listen)->default_value("127.0.0.1:" + std::to_string(frontend::FrontendOptions::kDefaultPort)), "HOST:PORT of the front end (port 0: any)")
       ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
       ("max-body-bytes", ranged_value<std::size_t>(&fe.max_body_bytes, 1, limits::kMaxBodyBytes)->default_value(4 << 20),
@@ -164,7 +164,7 @@ int run_serve(int argc, char** argv) {
   if (fleet) {
     // One line for each mode a fleet does not take yet, rather than half of it.
     const auto refuse = [](bool asked, const std::string& flag) {
-      if (asked) throw UsageError(flag + ": not with a fleet policy file yet (docs/fleets.md \"Serving\")");
+      if (asked) throw UsageError(flag + ": not with a fleet policy file yet (docs/operators-guide.md \"Serving\")");
     };
     refuse(!workers_text.empty() || !management_text.empty(),
            "--servers/--management-urls (a fleet takes --fleet-servers)");

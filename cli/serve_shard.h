@@ -1,6 +1,6 @@
 #pragma once
 // `lull serve --shard I/G`: one of G shards behind a per-request round-robin
-// balancer (docs/user-guide.md "Shards"). The rules are runtime/core/shard.h's; this
+// balancer (docs/operators-guide.md "Shards"). The rules are runtime/core/shard.h's; this
 // file applies them to the serving set-up (its servers or its worker pool,
 // the library it serves, online compilation, variants, drift recompilation,
 // its /metrics and start-up line), kept out of serve_command.cc (the

@@ -1,5 +1,5 @@
 #pragma once
-// Online burstiness of the central arrivals (docs/user-guide.md, "The runtime
+// Online burstiness of the central arrivals (docs/solver.md, "The runtime
 // sees the pattern"): over the last `window` arrivals, the CV^2 of the gaps
 // and the index of dispersion (Var/mean) of the counts in time bins holding
 // `bin_mean` arrivals on average, classified gamma vs batch by
@@ -26,7 +26,7 @@ struct BurstinessEstimate {
 
 class BurstinessEstimator {
  public:
-  // The defaults: docs/user-guide.md measures the estimates' noise against
+  // The defaults: docs/solver.md measures the estimates' noise against
   // window and bin size with the simulator's sampler (lull_burstiness_noise).
   // Bins of 20 arrivals hold the bias of a renewal process's finite-bin
   // dispersion to (1 - c^2) / (12 * 20 c): -3% at c = 8; 8000 arrivals

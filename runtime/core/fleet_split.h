@@ -1,5 +1,5 @@
 #pragma once
-// A class's split re-searched for the worker counts up (docs/fleets.md "The
+// A class's split re-searched for the worker counts up (docs/operators-guide.md "The
 // split when the counts change"). The file's splits were searched for its
 // counts; when the autoscaler or the health checks change a kind's count,
 // the split for the counts up is searched again, by the same search as lull

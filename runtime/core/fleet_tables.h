@@ -1,5 +1,5 @@
 #pragma once
-// A mixed fleet as the runtime holds it (docs/fleets.md): SLO classes, each
+// A mixed fleet as the runtime holds it (docs/operators-guide.md): SLO classes, each
 // with its worker kinds (count, price, policy library at the kind's own
 // loads) and the split of the class's arrivals over the kinds by load. The
 // only place that reads the file is fleet_tables.cc (through schema/); every

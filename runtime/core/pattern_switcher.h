@@ -1,6 +1,6 @@
 #pragma once
-// Which compiled arrival pattern serves the estimated one (issue 18, item 3;
-// docs/user-guide.md "The runtime sees the pattern"). Rule: the smallest
+// Which compiled arrival pattern serves the estimated one (
+// docs/solver.md "The runtime sees the pattern"). Rule: the smallest
 // compiled burstiness at or above the estimate, within a tolerance that the
 // estimator's noise justifies, among the estimated family's patterns (and
 // Poisson); if that family has none, any family's. Hysteresis, so that the
@@ -25,7 +25,7 @@ namespace lull::core {
 
 class PatternSwitcher {
  public:
-  // Relative tolerance: docs/user-guide.md measures the estimate's 5-95%
+  // Relative tolerance: docs/solver.md measures the estimate's 5-95%
   // spread at the default window within about +-20% (gamma:8, batch:8).
   static constexpr double kDefaultTolerance = 0.25;
   explicit PatternSwitcher(bool compile_beyond = false, double tolerance = kDefaultTolerance);

@@ -1,6 +1,6 @@
 #pragma once
 // lull as one of G shards behind a per-request round-robin balancer (issue
-// 20, docs/user-guide.md "Shards"). The balancer hands shard I every G-th
+// 20, docs/operators-guide.md "Shards"). The balancer hands shard I every G-th
 // arrival and the shard hands each of its K workers every K-th of those, so
 // each worker sees every (G*K)-th arrival of the global stream: exactly what
 // one lull with G*K workers gives it. The policies compiled for G*K workers

@@ -1,6 +1,6 @@
 #pragma once
 // Which of a class's splits (FleetClassTables::splits, by class load) the
-// front end uses now (docs/fleets.md "Serving"). Adjacent splits can give a
+// front end uses now (docs/operators-guide.md "Serving"). Adjacent splits can give a
 // kind very different weights, so the choice must not follow the noise of
 // the load estimate: a 500 ms count at 18 qps has about 9 arrivals (+-33%),
 // which flips between splits several loads apart from query to query. So:

@@ -1,23 +1,19 @@
 #pragma once
 // The Open Inference Protocol's (KServe v2) JSON on lull's front end
-// (docs/operators-guide.md). A v2 inference request is a batch of B queries, B the
-// leading dimension that every input shares ([B, ...]; B = 1 for the usual
-// one-query request), answered in order in one response. Each query's bytes:
-//  - one input of datatype BYTES with one element per row ([B] or [B, 1]):
-//    that row's element (base64-decoded when the input's parameters say
-//    "content_type": "base64", MLServer's convention for bytes that are not
-//    text). The same bytes a TorchServe-route client would send, so both
-//    routes reach the same models;
-//  - any other inputs (tensors, several inputs): row i of every input as
-//    compact JSON, {"inputs": [{"name", "datatype", "shape": [1, ...],
-//    ["parameters",] "data": [...]}, ...]}, for a model that reads v2 tensors
-//    (the v2 backend stacks such rows of a batch back to [b, ...]).
-// Inputs without a common leading dimension (a scalar [], or [2, 2] beside
-// [3]) are refused with 400 saying what is accepted; never passed on as bytes.
-// The answer's outputs: predictions that are already v2 outputs
-// ({"outputs": [...]}, what a v2 backend hands back for tensors) are stacked
-// along the first dimension; any other prediction (JSON text) is row i of
-// one BYTES output "output" of shape [B].
+// (docs/operators-guide.md): a v2 inference request becomes ONE lull query, and
+// its answer goes back as a v2 inference response naming the model that
+// served it. What the query's input bytes are:
+//  - one input of datatype BYTES holding one element: that element (base64-
+//    decoded when the input's parameters say "content_type": "base64",
+//    MLServer's convention for bytes that are not text). The same bytes a
+//    TorchServe-route client would send, so both routes reach the same models;
+//  - any other inputs (tensors, several inputs): the request's inputs as
+//    compact JSON, {"inputs": [...]}, each with name, datatype, shape, data
+//    (and parameters when given), for a model that reads v2 tensors.
+// The answer's outputs: a prediction that is already v2 outputs
+// ({"outputs": [...]}, what a v2 backend hands back for tensors) goes back
+// as they are; any other prediction (JSON text) is one BYTES output
+// "output" of shape [1] whose element is that text.
 // Requests are checked as the protocol describes them before any query
 // is made: a body that is not a JSON object, missing or empty "inputs", an
 // input without a name, with an unknown datatype, a shape that is not a

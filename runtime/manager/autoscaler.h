@@ -2,7 +2,7 @@
 // The autoscaler: decides, once per tick, how many workers to add or remove,
 // and applies the decision to a WorkerPool. Pure and clock-injected (time is
 // an argument), so the same code runs over virtual time in `lull simulate
-// --autoscale` and over wall time in a server. The rules (docs/user-guide.md):
+// --autoscale` and over wall time in a server. The rules (docs/operators-guide.md):
 //   need       the fewest compiled workers whose capacity (CapacityTable: the
 //              library's own expectations against the violation target and
 //              the accuracy floor) covers the forecast over the lead time;

@@ -11,7 +11,7 @@
 // meeting the targets, the one that maximizes the accuracy of the load's
 // queries minus a price per worker: it spends workers where they buy the
 // most accuracy, instead of holding accuracy level across loads as the
-// fewest-workers rule does (docs/user-guide.md, "The price rule").
+// fewest-workers rule does (docs/operators-guide.md, "The price rule").
 #include <string>
 #include <vector>
 
@@ -49,7 +49,7 @@ class CapacityTable {
   // `library`: one table per worker count and arrival pattern (any order).
   // Each count reads the table compiled for the least bursty pattern at or
   // above `pattern` (its family or Poisson first), else its most bursty one:
-  // the runtime passes the pattern it estimates (docs/user-guide.md). Throws
+  // the runtime passes the pattern it estimates (docs/solver.md). Throws
   // std::invalid_argument when the library is empty or the target is out of
   // range.
   CapacityTable(const std::vector<core::PolicyTable>& library, CapacityTarget target,

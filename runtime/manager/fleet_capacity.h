@@ -1,5 +1,5 @@
 #pragma once
-// The autoscaler's capacity numbers for a mixed fleet (docs/fleets.md): one
+// The autoscaler's capacity numbers for a mixed fleet (docs/operators-guide.md): one
 // CapacityTable per (class, kind) group, from the kind's library in the fleet
 // file and the class's violation target, the same numbers lull plan and
 // lull compile --fleet use. A group is sized for the load its weight sends

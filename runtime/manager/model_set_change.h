@@ -1,5 +1,5 @@
 #pragma once
-// Changing the models the workers hold, make-before-break (issue 10, model
+// Changing the models the workers hold, make-before-break (model
 // variants): load every new model on every worker first; let the policy use
 // a new model only once every worker has it loaded (ready); stop using the
 // models that go, and only then unload them. So no query is ever sent to a

@@ -1,5 +1,5 @@
 #pragma once
-// Model variants (issue 10): under a per-worker memory budget the plan holds
+// Model variants: under a per-worker memory budget the plan holds
 // a smaller model set at high load and the full set at low load. Each set has
 // its policies, compiled for exactly its models (`lull compile --models`).
 // This file is the pure part: which set serves a load (with hysteresis, so a

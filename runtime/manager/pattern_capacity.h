@@ -1,12 +1,10 @@
 #pragma once
 // Which capacity table the autoscaler reads: that of the policy library in
 // use (a model variant switch changes it) for the arrival pattern being
-// served (issue 18: the pattern switcher's choice, read before each
-// decision). One rule for `lull serve --autoscale` (ServingAutoscaler) and
-// `lull simulate --autoscale` (AutoscaledWorkers): a table is built only
-// when the library or the pattern changes, and a new library keeps the
-// pattern (a switch does not fall back to Poisson, which would rebuild the
-// served pattern's table at the next decision for nothing).
+// served (the pattern switcher's choice, read before each decision). One rule for `lull serve --autoscale`
+// (ServingAutoscaler) and `lull simulate --autoscale` (AutoscaledWorkers): a table is built only when the library or
+// the pattern changes, and a new library keeps the pattern (a switch does not fall back to Poisson, which would rebuild
+// the served pattern's table at the next decision for nothing).
 #include <optional>
 #include <vector>
 

@@ -1,5 +1,5 @@
 #pragma once
-// --variant-sets in a lull shard (docs/user-guide.md "Shards"): each variant as
+// --variant-sets in a lull shard (docs/operators-guide.md "Shards"): each variant as
 // the shard serves it. Its tables are core::shard_library's view (K
 // workers at a G-th of the load), and its boundary from_qps, a global load,
 // becomes a G-th too, since the shard's variant controller measures its own

@@ -1,5 +1,5 @@
 #pragma once
-// Switching model variants while serving (issue 10): when the load crosses a
+// Switching model variants while serving: when the load crosses a
 // variant's boundary (model_variants.h), the new set's models are loaded on
 // every worker (change_model_set, all or nothing: a model that fails to load
 // keeps the old set in use), then the new set's policies are swapped in, and
@@ -10,7 +10,7 @@
 // serve's ControlLoop; tests: by hand). Which variant, and when: VariantRule
 // (variant_choice.h), the rule lull simulate follows too.
 //
-// Under an autoscaler the workers change (docs/user-guide.md, "Variants and
+// Under an autoscaler the workers change (docs/operators-guide.md, "Variants and
 // autoscaling"): each step asks for the workers in rotation now. A worker it
 // has not seen before joined holding the full set (variants[0]: its pool's
 // model check makes sure of that), a superset of every variant, so it was

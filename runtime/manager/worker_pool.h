@@ -5,7 +5,7 @@
 // Deployment). The manager decides how many; a pool makes it happen and says
 // where each worker stands. Implementations: SimulatedWorkerPool (here),
 // LocalProcessPool and KubernetesPool (runtime/manager/, over the serve
-// layer's HTTP client). docs/user-guide.md describes them.
+// layer's HTTP client). docs/operators-guide.md describes them.
 //
 // A worker is removed without losing a query: stop_worker() first asks the
 // serving layer, through the drain hook, to send it nothing new and to let

@@ -61,7 +61,7 @@ struct ServerRequest {
   std::string method;        // "GET", "POST", ...
   std::string target;        // the path, query string removed
   std::string content_type;  // the Content-Type header, or ""
-  std::string query_class;   // lull's X-Lull-Class header (a fleet's SLO class, docs/fleets.md), or ""
+  std::string query_class;   // lull's X-Lull-Class header (a fleet's SLO class, docs/operators-guide.md), or ""
   // Inference-Header-Content-Length (the binary tensor extension of the Open
   // Inference Protocol: the body's JSON part is that long, raw tensors follow), or "".
   std::string inference_header_length;

@@ -44,7 +44,7 @@ struct LocalProcessPoolOptions {
   // (another protocol's servers: cli/serve_backend.h).
   std::function<std::string(net::HttpTransport&, const torchserve::WorkerEndpoint&, std::int64_t timeout_ms)> check;
   std::string log_dir;  // DIR/ID.log gets each worker's output; empty: a new /tmp dir
-  // Several pools on one host (lull shards, docs/user-guide.md): pool I of G
+  // Several pools on one host (lull shards, docs/operators-guide.md): pool I of G
   // takes only ports p with p mod G == I and names its workers
   // "local-I-N" (id_prefix "local-I-"), so no two pools pick the same port,
   // nor write the same log file in a shared log_dir.

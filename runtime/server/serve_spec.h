@@ -61,7 +61,7 @@ struct DriftSpec {
   std::function<void(const schema::PolicySet&)> on_recompiled;
 };
 
-// A mixed fleet (docs/fleets.md "Serving"): each (class, kind) group is
+// A mixed fleet (docs/operators-guide.md "Serving"): each (class, kind) group is
 // served as one system over its own servers, behind one front end
 // (serve/fleet_service.h).
 struct FleetGroupSpec {

@@ -209,7 +209,7 @@ void Server::build_autoscaler() {
   AutoscaleSpec& a = spec_.autoscale;
   open_autoscale_log(a.log_path);
   pool_client_ = std::make_unique<net::HttpClient>();
-  // Capacity for the pattern being served (issue 18): the session exists
+  // Capacity for the pattern being served: the session exists
   // before the first decision (start()).
   make_autoscaler(
       a, spec_.session.library, "",

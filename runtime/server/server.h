@@ -10,7 +10,7 @@
 // taking queries; the controllers end; the pool, whose threads call into
 // the session, stops its workers; the backend's threads end), and the
 // destructor calls it, so no caller needs destructor-order guards.
-// A fleet (spec.fleet, docs/fleets.md) is one backend, session and drift
+// A fleet (spec.fleet, docs/operators-guide.md) is one backend, session and drift
 // recompiler (and, with --autoscale, a worker pool and its autoscaler) per
 // (class, kind) group, built and stopped the same way, with
 // the front end over a FleetService that routes queries to them.

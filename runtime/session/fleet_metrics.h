@@ -1,5 +1,5 @@
 #pragma once
-// /metrics for a fleet (docs/fleets.md "Serving"): every (class, kind)
+// /metrics for a fleet (docs/operators-guide.md "Serving"): every (class, kind)
 // group's session renders its own series; here they become one exposition,
 // each sample labelled with its group, each family once (Prometheus' text
 // format wants a family's HELP/TYPE once and its samples together). The

@@ -1,5 +1,5 @@
 #pragma once
-// A mixed fleet behind one front end (docs/fleets.md "Serving"). Each
+// A mixed fleet behind one front end (docs/operators-guide.md "Serving"). Each
 // (class, kind) group is its own QueryService: under `lull serve` a
 // ServeSession with its own central queue, Dispatcher and backend over the
 // kind's servers, built by the Server as for one system. A query goes to

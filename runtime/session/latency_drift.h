@@ -2,8 +2,8 @@
 // Latency drift at serve time: are the batches the model servers run as fast
 // as the profile the policy was compiled from? A profile taken on another
 // machine, or under other contention, makes every expectation of the policy
-// wrong while nothing else notices (issue 11: 0.56 violation against 0.054
-// expected). The rule (docs/operators-guide.md, "Latency drift"): per (model, batch
+// wrong while nothing else notices (a real-model run saw 0.56 violation against
+// 0.054 expected). The rule (docs/operators-guide.md, "Latency drift"): per (model, batch
 // size), the p-th percentile (the policy's compile percentile, 95 when
 // unknown; at most 95) of the last `window` batches' latencies is compared
 // with the profiled lat(m, b); with at least `min_samples` of them, the pair drifts

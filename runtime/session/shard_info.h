@@ -1,6 +1,6 @@
 #pragma once
 // lull_shard_info{shard="I/G"} 1: which shard of a sharded fleet this
-// process is (docs/user-guide.md "Shards"). An info gauge, as lull_build_info,
+// process is (docs/operators-guide.md "Shards"). An info gauge, as lull_build_info,
 // rather than a label on every series: the series keep their names and
 // labels whether sharded or not, a scraper's target labels already tell the
 // processes apart, and a query that wants the shard joins it in

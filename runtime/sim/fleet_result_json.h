@@ -1,6 +1,6 @@
 #pragma once
 // The JSON report of `lull simulate` on a fleet policy file: the fleet, each
-// class (its kinds mixed, docs/fleets.md) and each (class, kind) group with
+// class (its kinds mixed, docs/operators-guide.md) and each (class, kind) group with
 // the single-set report of result_json.h, simulated beside expected.
 #include <string>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Simulating a mixed fleet (docs/fleets.md): each class's arrivals are split
+// Simulating a mixed fleet (docs/operators-guide.md): each class's arrivals are split
 // over its kinds at random with the class's split weights at the class's
 // load, round-robin within a kind. A random split of a Poisson stream gives
 // independent Poisson streams, so each (class, kind) group is run on its own

@@ -1,6 +1,6 @@
 #pragma once
 // `lull simulate --shards G`: the fleet as G lull shards behind a strict
-// per-request round-robin balancer (docs/user-guide.md "Shards"). Arrival i of
+// per-request round-robin balancer (docs/operators-guide.md "Shards"). Arrival i of
 // the global stream goes to shard i mod G; each shard is a lull with K =
 // workers/G workers serving runtime/core/shard.h's view of the library (the sets
 // compiled for G*K workers, loads divided by G), choosing by its own load

@@ -116,7 +116,7 @@ def main():
     for page in docs:
         rel = page.relative_to(root)
         for no, line in enumerate(page.read_text().split("\n"), 1):
-            for m in PATH.finditer(line):
+            for m in PATH.finditer(line.replace("$PWD/", "")):
                 if not exists(root, m.group(1)):
                     problems.append(f"{rel}:{no}: {m.group(1)} does not exist")
             for m in LINK.finditer(re.sub(r"`[^`]*`", "", line)):

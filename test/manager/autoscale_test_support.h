@@ -59,7 +59,7 @@ inline pools::ServingAutoscalerOptions quick_autoscaler_options(std::function<vo
 
 // autoscale_library's Poisson sets (100 QPS per worker at a 1% target), and
 // the same counts compiled for gamma:2 (80 QPS per worker) and gamma:4 (60):
-// a library for several arrival patterns (issue 18).
+// a library for several arrival patterns.
 inline std::vector<core::PolicyTable> pattern_library() {
   auto lib = autoscale_library();
   const std::size_t poisson_sets = lib.size();

@@ -1,5 +1,5 @@
-// The capacity table over a library compiled for several arrival patterns
-// (issue 18): each worker count reads its set for the pattern it is given,
+// The capacity table over a library compiled for several arrival patterns:
+// each worker count reads its set for the pattern it is given,
 // the least bursty at or above it (runtime/manager/capacity_table.h).
 #include <catch2/catch.hpp>
 

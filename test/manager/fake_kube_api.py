@@ -46,7 +46,7 @@ Test controls (no authorization, outside the API's paths):
                                Deployment's restartPolicy: Always); meanwhile its probe fails
   POST /_fake/restart-pod?name=P  restart a killed pod's container now (tests: no waiting)
 
-Several Deployments (a fleet's groups, docs/fleets.md): --deployment and
+Several Deployments (a fleet's groups, docs/operators-guide.md): --deployment and
 --service repeated, paired in order (and --run-command, one per Deployment or
 one for all); each has its own pods (the Kth Deployment's numbered from
 K*100, its own loopback addresses) and answers at its own paths, and the

@@ -384,7 +384,7 @@ TEST_CASE("kubernetes pool: retries stop when the pool call's time budget leaves
 TEST_CASE("kubernetes pool: each lull shard scales its own Deployment and sees only its own pods",
           "[manager][kubernetes][shard]") {
   // One API server holding shard 0's and shard 1's Deployments and Services
-  // (models-0, models-1: docs/user-guide.md, `--k8s-deployment models-{shard}`).
+  // (models-0, models-1: docs/operators-guide.md, `--k8s-deployment models-{shard}`).
   FakeKubernetesApi::Options o0 = cluster(2), o1 = cluster(1);
   o0.name = "models-0";
   o1.name = "models-1";

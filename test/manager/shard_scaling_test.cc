@@ -1,4 +1,4 @@
-// Autoscaling and variants in a lull shard (docs/user-guide.md "Shards"): the
+// Autoscaling and variants in a lull shard (docs/operators-guide.md "Shards"): the
 // shard reads the library at its share of the load (runtime/core/shard.h), so
 // its decisions at L/G must be a G-th of those one lull with all the
 // shards' workers makes at L.

@@ -1,4 +1,4 @@
-// Model variants under an autoscaler (docs/user-guide.md, "Variants and
+// Model variants under an autoscaler (docs/operators-guide.md, "Variants and
 // autoscaling"): the switcher asks for the workers up at each step; a worker
 // that joined (holding the full set, as its pool's model check made sure) is
 // trimmed to what the workers already there hold, never while a switch runs;

@@ -1,7 +1,7 @@
 """TorchServe's model management API, as the stand-in server answers it.
 
 lull's resource manager loads and unloads model variants on a worker while
-it serves (docs/user-guide.md); on a real TorchServe that is the management API
+it serves (docs/operators-guide.md); on a real TorchServe that is the management API
 (docs: pytorch/serve docs/management_api.md), so the stand-in implements the
 same calls with the same status codes and JSON bodies:
 

@@ -1,13 +1,13 @@
 // Adaptation to the arrival pattern, the quick version of
-// experiments/arrival_adaptation.py (issue 18): image task, 9 Pareto models,
+// experiments/arrival_adaptation.py: image task, 9 Pareto models,
 // SLO 150 ms, K = 20 at a constant 840 QPS whose pattern steps Poisson ->
 // gamma:4 -> batch:4 -> Poisson (`lull simulate --arrivals` with steps).
 // Served by a library with Poisson and gamma:4 sets, each for that one load
 // so that only the pattern changes the policy (adaptation: the load
 // monitor's estimate picks the set) and by the Poisson set alone (no
-// adaptation, lull before issue 18). lull's promise is its expectation: in
+// adaptation). lull's promise is its expectation: in
 // the bursty phases the first keeps the violation within what the policies
-// it serves expect (+ 0.2 points, issue 18's tolerance), the second does not.
+// it serves expect (+ 0.2 points of tolerance), the second does not.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

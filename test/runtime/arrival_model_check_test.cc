@@ -1,4 +1,4 @@
-// Checks docs/user-guide.md's claims against the simulator's sampler
+// Checks docs/solver.md's claims against the simulator's sampler
 // (runtime/sim/arrivals.h, the one lull simulate and lull loadgen use): the
 // per-worker arrival counts the compiler's model predicts
 // (compiler/mdp/arrival_model.h, arrival_counts.h) against counts of sampled

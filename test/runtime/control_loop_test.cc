@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -45,10 +46,15 @@ class Periodic final : public Controller {
 };
 
 // Ticks only when an event has been posted (next tick: never, until then).
+// Counts how often the loop looked at it, so a test knows the loop has seen
+// it without waiting on the wall clock.
 class OnEvent final : public Controller {
  public:
   std::string controller_name() const override { return "on-event"; }
-  std::int64_t next_tick_us() const override { return pending_ ? 0 : kNever; }
+  std::int64_t next_tick_us() const override {
+    ++looks;
+    return pending_ ? 0 : kNever;
+  }
   void tick(std::int64_t) override {
     pending_ = false;
     ++count;
@@ -58,9 +64,25 @@ class OnEvent final : public Controller {
     wake_loop();
   }
   std::atomic<int> count{0};
+  mutable std::atomic<int> looks{0};
 
  private:
   std::atomic<bool> pending_{false};
+};
+
+// Always due; its tick blocks until released, so a test can hold the loop
+// inside a tick.
+class Blocking final : public Controller {
+ public:
+  std::string controller_name() const override { return "blocking"; }
+  std::int64_t next_tick_us() const override { return 0; }
+  void tick(std::int64_t) override {
+    ++count;
+    entered.set_value();
+    release.get_future().wait();
+  }
+  std::atomic<int> count{0};
+  std::promise<void> entered, release;
 };
 
 template <typename Pred>
@@ -123,11 +145,27 @@ TEST_CASE("ControlLoop in real time: each controller ticks on its own schedule, 
   CHECK(eventually([&] { return fast.count >= 5; }));
   CHECK(slow.count == 0);  // an hour away
   loop.stop();
-  const int after_stop = fast.count;
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  CHECK(fast.count == after_stop);
   CHECK(loop.stopped());
   CHECK_THROWS_AS(loop.add(fast), std::logic_error);
+}
+
+TEST_CASE("ControlLoop in real time: stop waits for the tick in progress, and no tick starts after it") {
+  lull::core::WallClock clock;
+  Blocking c;
+  ControlLoop loop(clock);
+  loop.add(c);
+  loop.start();
+  c.entered.get_future().wait();  // the loop's thread is inside its first tick
+  auto stopped = std::async(std::launch::async, [&] { loop.stop(); });
+  REQUIRE(eventually([&] { return loop.stopped(); }));  // stop() has begun
+  // It joins the thread, which is held in the tick: it cannot return yet.
+  CHECK(stopped.wait_for(std::chrono::seconds(0)) == std::future_status::timeout);
+  c.release.set_value();
+  REQUIRE(stopped.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  // The controller is always due: a thread still running would have ticked
+  // it again (and thrown, setting `entered` twice).
+  CHECK(c.count == 1);
+  CHECK(loop.stopped());
 }
 
 TEST_CASE("ControlLoop in real time: a controller that throws is logged and ticks again later while the others go on") {
@@ -159,14 +197,16 @@ TEST_CASE("ControlLoop in real time: a controller woken by an event ticks at onc
   ControlLoop loop(clock);
   loop.add(c);
   loop.start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // Once the loop has looked at it, it found nothing due and waits: no tick.
+  REQUIRE(eventually([&] { return c.looks >= 1; }));
   CHECK(c.count == 0);
   c.post();
   CHECK(eventually([&] { return c.count == 1; }));
   c.post();
   CHECK(eventually([&] { return c.count == 2; }));
   loop.stop();
-  c.post();  // a stopped loop is not woken (and nothing ticks)
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const int looks = c.looks;
+  c.post();  // a stopped loop is not woken: its threads are gone, nothing looks again
+  CHECK(c.looks == looks);
   CHECK(c.count == 2);
 }

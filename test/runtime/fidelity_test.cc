@@ -1,4 +1,4 @@
-// Fidelity (issue 3): on golden cases whose expected violation rate is below
+// Fidelity: on golden cases whose expected violation rate is below
 // 1%, simulated accuracy per satisfied query (deterministic p95 latencies,
 // 30 s of Poisson arrivals, 3 seeds) is within 1 point of the expectation and
 // the violation rate is at most the expectation plus 0.5 points.

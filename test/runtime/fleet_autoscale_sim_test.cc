@@ -1,4 +1,4 @@
-// `lull simulate --autoscale` on a fleet (docs/fleets.md "Autoscaling a
+// `lull simulate --autoscale` on a fleet (docs/operators-guide.md "Autoscaling a
 // fleet"): each (class, kind) group has its own autoscaler and simulated
 // pool, sized from its kind's capacity table for the load its split weight
 // sends it, at its class's violation target. A group at twice another's load

@@ -1,4 +1,4 @@
-// `lull simulate` on a fleet policy file (docs/fleets.md): a small synthetic
+// `lull simulate` on a fleet policy file (docs/operators-guide.md): a small synthetic
 // fleet (tiny_profile and a 0.6x-latency copy of it as a faster kind; two
 // classes) whose simulated accuracy and violation per class agree with the
 // expectation mixed from each kind's compiled policies at the load its split
@@ -60,7 +60,7 @@ struct KindSpec {
 };
 
 // A class with one split at its load; its expectation mixed from the kinds'
-// compiled ones by hand (docs/fleets.md): violation sum w v, accuracy
+// compiled ones by hand (docs/operators-guide.md): violation sum w v, accuracy
 // sum w (1 - v) a / sum w (1 - v).
 struct Expected {
   double accuracy, violation;

@@ -1,4 +1,4 @@
-// Fleet policy files (docs/fleets.md): what loads, and each rule the loader
+// Fleet policy files (docs/operators-guide.md): what loads, and each rule the loader
 // enforces, with a one-line reason naming class, kind and field.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// lull serve --shard's bad input (docs/user-guide.md "Shards"): each refused
+// lull serve --shard's bad input (docs/operators-guide.md "Shards"): each refused
 // before any server is contacted, with one line naming --shard and exit 2.
 // The serving itself is checked on real processes by the ctests
 // serve.shard_fault and serve.shard_pool, and experiments/shards.sh.
@@ -59,7 +59,7 @@ TEST_CASE(
                                 port_file);
   lull::test::check_usage_error(kube + "--k8s-deployment models-{shard} --k8s-service models-{shard}",
                                 "--k8s-deployment/--k8s-service: {shard} without --shard", port_file);
-  // A fleet's group names (docs/fleets.md) mean nothing to one policy set.
+  // A fleet's group names (docs/operators-guide.md) mean nothing to one policy set.
   lull::test::check_usage_error(kube + "--k8s-deployment models --k8s-service models-{kind}",
                                 "--k8s-deployment/--k8s-service: {class} or {kind} without a fleet policy file",
                                 port_file);

@@ -1,6 +1,6 @@
 // SplitArrivals: the groups of a random split partition one stream, each
 // group gets its weight's share, and weights that change with time apply
-// from their segment on (docs/fleets.md).
+// from their segment on (docs/operators-guide.md).
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -111,7 +111,7 @@ TEST_CASE("lull simulate --variant-sets: bad input is one line, exit code 2, no 
   for (const auto& [flags, needle] : cases) lull::test::check_usage_error(base + flags, needle, out);
 }
 
-// Issue 25, finding 7: the manifest's first file was never checked, and a
+// An adversarial tester's finding: the manifest's first file was never checked, and a
 // first variant listing --policies' models in another order was refused with
 // "serve the manifest's vs_full.pb as --policies", which the run already did.
 TEST_CASE("lull simulate --variant-sets: every manifest file is checked, model order does not matter",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A mixed fleet autoscaled on Kubernetes (issue 19; the ctest
+# A mixed fleet autoscaled on Kubernetes (the ctest
 # serve.fleet_kubernetes, ~20 s, loopback only): `lull serve --policies
 # FLEET.pb --fleet-servers S.json --autoscale --worker-pool kubernetes
 # --k8s-deployment 'models-{class}-{kind}' --k8s-service 'models-{class}-{kind}'`

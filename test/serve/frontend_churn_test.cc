@@ -1,5 +1,5 @@
-// The front end under connection churn at a tiny connection cap (issue 25,
-// finding 1): many clients connect, send part of a request or all of it,
+// The front end under connection churn at a tiny connection cap (an
+// adversarial tester's finding): many clients connect, send part of a request or all of it,
 // pause, and close, while new connections keep shedding old ones and answers
 // arrive late from another thread. Before connections had one owner of their
 // lifetime, a shed connection's pending handler closed it a second time and

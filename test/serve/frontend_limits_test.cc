@@ -1,4 +1,4 @@
-// The front end against clients that try to monopolize it (issue 11's
+// The front end against clients that try to monopolize it (a tester's
 // findings, each a case that failed on the thread-per-connection server):
 // slowloris headers, idle and kept-alive connections past any pool size, a
 // chunked body past --max-body-bytes, conflicting Content-Length, deeply
@@ -321,7 +321,7 @@ TEST_CASE("front end: conflicting Content-Length headers get 400", "[serve][fron
   CHECK(service.calls() == 1);
 }
 
-// Issue 25, finding 3: before, each of these with a Content-Length was served
+// An adversarial tester's finding: before, each of these with a Content-Length was served
 // 200, its body framed by the Content-Length, while a proxy in front that
 // honours Transfer-Encoding would have framed it differently.
 TEST_CASE("front end: a Transfer-Encoding other than exactly chunked, or beside a Content-Length, gets 400",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Overload and connection churn against `lull serve` (issue 25, finding 1;
-# the ctest serve.overload): two latency-replay stand-in servers
+# Overload and connection churn against `lull serve` (the ctest
+# serve.overload): two latency-replay stand-in servers
 # (test/modelserver/lull_modelserver.py --replay-profile, as e2e.sh's replay
 # mode), a policy compiled from the same profile, and `lull serve` with a small
 # connection cap, on loopback only. Two phases:

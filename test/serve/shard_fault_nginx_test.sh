@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One shard killed under load behind nginx (issue 20; the ctest
+# One shard killed under load behind nginx (the ctest
 # serve.shard_fault_nginx, ~15 s, loopback only): serve.shard_fault's run
 # with experiments/nginx-shards.conf instead of HAProxy. Three latency-replay
 # servers, `lull serve --shard I/3` over them (one each), nginx in front, and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One shard killed under load (issue 20; the ctest serve.shard_fault, ~20 s,
+# One shard killed under load (the ctest serve.shard_fault, ~20 s,
 # loopback only): three latency-replay servers, `lull serve --shard I/3` over
 # them (one each), HAProxy in front (experiments/haproxy-shards.cfg), and
 # `lull loadgen` at 60 qps for 10 s through HAProxy. At 3 s shard 1 gets

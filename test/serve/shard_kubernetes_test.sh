@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A lull shard autoscaling on Kubernetes (issue 20; the ctest
+# A lull shard autoscaling on Kubernetes (the ctest
 # serve.shard_kubernetes, ~10 s, loopback only): `lull serve --shard 1/2
 # --autoscale --worker-pool kubernetes --k8s-deployment 'models-{shard}'
 # --k8s-service 'models-{shard}'` against the fake API server over TLS

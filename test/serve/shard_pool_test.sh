@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Two lull shards, each with its own autoscaled local worker pool and online
-# compilation (issue 20; the ctest serve.shard_pool, ~30 s, loopback only):
+# compilation (the ctest serve.shard_pool, ~30 s, loopback only):
 # `lull serve --shard I/2 --autoscale --worker-pool local --online-compile on`
 # over latency-replay servers, their worker logs in one shared directory, the
 # policy library compiled for 2, 4 and 6 workers at 5..40 QPS (so a shard

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SIGHUP reloads lull serve's policy file while it serves (issue 24; the
+# SIGHUP reloads lull serve's policy file while it serves (the
 # ctest serve.sighup_reload): a latency-replay stand-in server, `lull serve`
 # over a policy set, and `lull loadgen` at 50 qps for 12 s. Meanwhile the set
 # file is replaced by another compile (other --intervals, so other

@@ -138,7 +138,7 @@ TEST_CASE("token: batches carry the inference key, and without it the batch erro
   }
 }
 
-// Mutated key files (issue 25): each is refused with one line naming the file
+// Mutated key files: each is refused with one line naming the file
 // (and the field, where there is one), never read without bound, and no key
 // that could break the Authorization header gets through.
 TEST_CASE("key file: truncated, huge, wrong types, missing keys and binary files are refused in one line",

@@ -30,7 +30,7 @@ namespace {
 
 // `shards` 1: one lull over the stand-in; 2: shard 0 of 2 owning it (server
 // 1, nothing, is shard 1's), both sets compiled for 2 workers, which it
-// serves for its 1 (the shard view: docs/user-guide.md "Shards").
+// serves for its 1 (the shard view: docs/operators-guide.md "Shards").
 void check_variant_switch(int shards) {
   const std::string dir = lull::test::temp_dir() + "/variants_cli_" + std::to_string(shards);
   std::filesystem::remove_all(dir);
