@@ -72,7 +72,7 @@ struct LoadExpectation {
 };
 // What the runtime is expected to deliver on the trace: each share served by
 // the policy of the lowest grid load at or above its estimate (the highest
-// above the grid, runtime/policy_catalog.h), with that policy's compiled
+// above the grid, runtime/core/policy_catalog.h), with that policy's compiled
 // expectation; violation weighted by queries, accuracy by satisfied queries.
 // `grid` ascending by load; its load_qps in the answer is the mean estimate.
 LoadExpectation served_mixture(const std::vector<std::pair<double, double>>& shares,
