@@ -273,7 +273,7 @@ struct WholeBatchRefuser {
 
 TEST_CASE(
     "HTTP backend (fake transport): a batch the model refuses whole is halved until each refused input is "
-    "alone; it gets the model's status and message, the rest are served, the worker stays",
+    "alone: it gets the model's status and message, the rest are served, the worker stays",
     "[serve][backend][refusal]") {
   Rig rig;
   WholeBatchRefuser s0(rig.http, "http://10.0.0.1:8000");
