@@ -83,6 +83,21 @@ TEST_CASE("lull compile --workers given out of order: a warning names the worker
       run_lull("compile --profiles " + std::string(LULL_SOURCE_DIR) +
                "/test/data/tiny_profile.json --slo-ms 100 --workers 4,1 --load-qps 200 --max-queue 8 --out " + out);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.err.find("warning: at 1 workers, 200 QPS") != std::string::npos);
-  CHECK(r.err.find("warning: at 4 workers") == std::string::npos);
+  CHECK(r.err.find("above 0.05 at 1 of 2 loads (worst ") != std::string::npos);
+  CHECK(r.err.find(" at 1 workers, 200 QPS)") != std::string::npos);
+}
+
+TEST_CASE("lull compile: high expected violations are one warning line with their count", "[cli][compile]") {
+  // Eight loads, the upper ones beyond one worker: one line counts them, and a
+  // log (stderr not a terminal) gets no line per load.
+  const std::string out = temp_dir() + "/many_high.pb";
+  const auto r =
+      run_lull("compile --profiles " + std::string(LULL_SOURCE_DIR) +
+               "/test/data/tiny_profile.json --slo-ms 100 --workers 1 --load-qps 25:200:25 --max-queue 8 --out " + out);
+  REQUIRE(r.exit_code == 0);
+  std::size_t warnings = 0;
+  for (std::size_t at = r.err.find("warning"); at != std::string::npos; at = r.err.find("warning", at + 1)) ++warnings;
+  CHECK(warnings == 1);
+  CHECK(std::regex_search(r.err, std::regex("above 0\\.05 at [1-8] of 8 loads \\(worst [01]\\.[0-9]+ at 1 workers, ")));
+  CHECK(r.err.find("loads, ") == std::string::npos);  // no progress line per load
 }
