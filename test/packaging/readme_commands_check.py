@@ -16,9 +16,10 @@ if len(blocks) < 2:
 first, second = blocks[0].strip(), blocks[1].strip()
 if not first.startswith(".ci/install-deps &&"):
     errors.append("command 1 does not start with '.ci/install-deps &&' (the run packages only)")
-if "--target lull" not in first or "ctest" in first:
-    errors.append("command 1 does not build only '--target lull'")
-if not second.startswith(".ci/install-deps --tests &&") or "ctest" not in second:
+if "--target lull" not in first or "ctest" in first or "-DLULL_BUILD_TESTS=OFF" not in first:
+    errors.append("command 1 does not configure without tests and build only '--target lull'")
+if not second.startswith(".ci/install-deps --tests &&") or "ctest" not in second or \
+        "-DLULL_BUILD_TESTS=ON" not in second:  # ON: command 1 left OFF in the build folder's cache
     errors.append("command 2 does not install the test packages and run ctest")
 ci = [line.strip() for line in open(f"{root}/.ci/run") if line.startswith(".ci/install-deps")]
 if ci != [second]:
