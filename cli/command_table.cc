@@ -19,6 +19,7 @@ int run_serve(int argc, char** argv);
 int run_profiles_interpolate(int argc, char** argv);
 int run_plan(int argc, char** argv);
 int run_plan_variants(int argc, char** argv);
+int run_check(int argc, char** argv);
 
 const Command kCommands[] = {
     {"compile", "build a policy set from profiles, an SLO, workers and loads", run_compile},
@@ -38,6 +39,7 @@ const Command kCommands[] = {
     {"simulate", "run a policy set or a baseline in the discrete-event simulator", run_simulate},
     {"profile", "measure batch latencies through a model server and write a profile", run_profile},
     {"loadgen", "open-loop HTTP load generator with latency percentiles", run_loadgen},
+    {"check", "whether a policy set's latencies hold against running model servers, before serving", run_check},
     {"serve", "serve a task through TorchServe-compatible model servers", run_serve},
     {nullptr, nullptr, nullptr},
 };

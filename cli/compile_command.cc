@@ -117,19 +117,25 @@ int run_compile(int argc, char** argv) {
   ProgressLine progress(std::cerr);
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   bool progress_shown = false;
+  // High expected violation: one summary line after the sweep, not one per load.
+  int loads = 0, high = 0, beyond = 0;
+  bool any_high = false;
+  int worst_workers = 0;
+  compiler::LoadReport worst_copy;
   const auto sweeps = compiler::compile_library(
       inputs.profiles, specs, adaptive ? &*adaptive : nullptr, *solver,
       [&](int set, int sets, int done, int total, const compiler::LoadReport& r) {
         const int workers = specs[static_cast<std::size_t>(set)].mdp.workers;
         const std::string arrivals = arrival_process_text(specs[static_cast<std::size_t>(set)].mdp.arrivals);
+        ++loads;
         if (r.beyond_capacity || r.expected_violation_rate > 0.05) {
-          char warning[240];
-          std::snprintf(
-              warning, sizeof warning,
-              "lull compile: warning: at %d workers, %g QPS the expected violation rate is high (%.3f)%s", workers,
-              r.load_qps, r.expected_violation_rate,
-              r.beyond_capacity ? ": the load is beyond what the workers can serve with the fastest model" : "");
-          progress.line(warning);
+          ++high;
+          beyond += r.beyond_capacity ? 1 : 0;
+          if (!any_high || r.expected_violation_rate > worst_copy.expected_violation_rate) {
+            worst_copy = r;
+            any_high = true;
+            worst_workers = workers;
+          }
         }
         if (elapsed() > 1.0 || progress_shown) {
           progress_shown = true;
@@ -140,11 +146,24 @@ int run_compile(int argc, char** argv) {
           std::snprintf(line, sizeof line,
                         "lull compile: %s%d/%d loads, %.1f s; %g QPS -> accuracy %.4f, violation %.4f", where, done,
                         total, elapsed(), r.load_qps, r.expected_accuracy, r.expected_violation_rate);
-          progress.step(line);
+          // Each load on a terminal; in a log, a line per finished set only.
+          if (done == total)
+            progress.step(line);
+          else
+            progress.update(line);
         }
       });
   sec.solve = elapsed();
   progress.finish();
+  if (high > 0)
+    std::fprintf(stderr,
+                 "lull compile: warning: the expected violation rate is above 0.05 at %d of %d loads (worst %.3f at %d "
+                 "workers, %g QPS)%s; --report lists every load\n",
+                 high, loads, worst_copy.expected_violation_rate, worst_workers, worst_copy.load_qps,
+                 beyond > 0 ? (", " + std::to_string(beyond) +
+                               " of them beyond what the workers can serve with the fastest model")
+                                  .c_str()
+                            : "");
   if (adaptive)
     for (const auto& s : sweeps)
       std::fprintf(stderr,

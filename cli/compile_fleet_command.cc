@@ -69,7 +69,10 @@ int run_compile_fleet(int argc, char** argv) {
         char line[200];
         std::snprintf(line, sizeof line, "lull compile: class %s, kind %s: %d/%d loads, %.1f s", c.name.c_str(),
                       c.workers[static_cast<std::size_t>(kind)].kind.c_str(), done, total, elapsed());
-        progress.step(line);
+        if (done == total)  // each load on a terminal; in a log, a line per finished kind
+          progress.step(line);
+        else
+          progress.update(line);
       },
       count_spread);
   progress.finish();

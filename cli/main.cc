@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/process_clock.h"
@@ -15,7 +16,8 @@ namespace {
 
 void print_usage(std::ostream& out) {
   out << "lull: compile and serve accuracy-maximizing inference policies\n\n"
-         "usage: lull <command> [options]   (lull <command> -h|--help for its options; lull --version)\n\n"
+         "usage: lull <command> [options]   (lull help <command> or lull <command> --help for its options; lull "
+         "--version)\n\n"
          "Every output flag takes '-' for stdout.\n\ncommands:\n";
   for (const auto* c = lull::cli::kCommands; c->name; ++c)
     // At least two spaces after the name: the names are read back from this
@@ -46,14 +48,24 @@ const lull::cli::Command* find_command(int argc, char** argv, int* words) {
 int main(int argc, char** argv) {
   lull::cli::mark_process_start();
   lull::route_protobuf_log();  // protobuf's own messages: one "lull: protobuf:" line, or inside a reader's error
-  if (argc >= 2 && !std::strcmp(argv[1], "--version")) {
+  if (argc >= 2 && (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "-V"))) {
     const std::string commit = lull::frontend::build_git_commit();
     std::cout << "lull " << lull::frontend::build_version();
     if (commit != "unknown") std::cout << " (git " << commit << ")";
     std::cout << "\n";
     return 0;
   }
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+  // `lull help CMD` is `lull CMD --help`.
+  std::vector<char*> help_args;
+  if (argc >= 3 && !std::strcmp(argv[1], "help")) {
+    static char help_flag[] = "--help";
+    help_args.assign(argv, argv + argc);
+    help_args.erase(help_args.begin() + 1);
+    help_args.push_back(help_flag);
+    argc = static_cast<int>(help_args.size());
+    argv = help_args.data();
+  }
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     print_usage(argc < 2 ? std::cerr : std::cout);
     return argc < 2 ? 2 : 0;
   }

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/option_ranges.h"
@@ -54,6 +55,42 @@ po::parsed_options config_file_options(const std::string& path, const po::option
 
 OptionsObserver g_observer = nullptr;
 
+// Levenshtein distance, for suggesting a flag.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unrecognised option '--slo'" and, when one long flag is near it (a prefix
+// of it, or a few edits away), "; did you mean --slo-ms?".
+std::string unknown_option_message(const po::unknown_option& e, const po::options_description& all) {
+  std::string given = e.get_option_name();
+  const std::string shown = given;
+  while (!given.empty() && given.front() == '-') given.erase(0, 1);
+  given = given.substr(0, given.find('='));
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, given.size() / 3) + 1;
+  for (const auto& o : all.options()) {
+    const std::string& name = o->long_name();
+    if (name.empty()) continue;
+    const std::size_t d = name.rfind(given, 0) == 0 && !given.empty() ? 1 : edit_distance(given, name);
+    if (d < best_distance) best_distance = d, best = name;
+  }
+  std::string message = "unrecognised option '" + shown + "'";
+  if (!best.empty()) message += "; did you mean --" + best + "?";
+  return message;
+}
+
 void require_ranged_unsigned(const po::options_description& options) {
   for (const auto& o : options.options())
     if (is_unsigned_option(o->semantic().get()) && !dynamic_cast<const RangedOption*>(o->semantic().get()))
@@ -90,7 +127,9 @@ bool parse_command_line(int argc, char** argv, const po::options_description& de
   po::variables_map& vm = extras.vm ? *extras.vm : local;
   try {
     po::command_line_parser parser(argc, argv);
-    parser.options(all);
+    // No guessing: boost accepts any unambiguous prefix (--slo for --slo-ms),
+    // so a typo or a shortened flag would be taken silently.
+    parser.options(all).style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing);
     if (extras.positional) parser.positional(*extras.positional);
     po::store(parser.run(), vm);
     if (vm.count("help")) {
@@ -104,6 +143,8 @@ bool parse_command_line(int argc, char** argv, const po::options_description& de
       if (vm.count("config")) po::store(config_file_options(vm["config"].as<std::string>(), all), vm);
     }
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    throw UsageError(unknown_option_message(e, all));
   } catch (const po::error& e) {
     throw UsageError(e.what());
   }

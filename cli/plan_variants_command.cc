@@ -84,7 +84,10 @@ int run_plan_variants(int argc, char** argv) {
           char line[160];
           std::snprintf(line, sizeof line, "lull plan variants: libraries: count %d/%d, load %d/%d, %.1f s", set + 1,
                         sets, done, total, seconds_since_process_start());
-          progress.step(line);
+          if (done == total)  // each load on a terminal; in a log, a line per finished count
+            progress.step(line);
+          else
+            progress.update(line);
         });
   progress.finish();
   VariantsContext ctx{inputs.profiles.task, flags.slo_ms, {}, {}, {}};

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/compile_options.h"
 #include "cli/fleet_report.h"
+#include "cli/json_object.h"
 #include "cli/option_ranges.h"
 #include "cli/output_file.h"
 #include "runtime/core/fleet_tables.h"
@@ -87,17 +88,106 @@ void show_library(const std::string& path, const schema::PolicyLibrary& lib) {
   }
 }
 
+// The summary `policy show` prints, as JSON (--json): the same facts, for scripts.
+JsonValue model_share_json(const schema::PolicySet& set, const schema::Policy& p) {
+  auto shares = JsonValue::object();
+  if (p.expected().model_share_size() == set.models_size())
+    for (int m = 0; m < set.models_size(); ++m) shares.add(set.models(m).name(), p.expected().model_share(m));
+  return shares;
+}
+
+std::string set_json(const std::string& path, const schema::PolicySet& set) {
+  auto j = JsonValue::object();
+  j.add("file", path);
+  j.add("kind", "policy set");
+  j.add("format_version", set.format_version());
+  char checksum[24];
+  std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(set.checksum()));
+  j.add("checksum", checksum);
+  j.add("task", set.task());
+  j.add("slo_ms", set.slo_ms());
+  j.add("workers", set.workers());
+  j.add("arrivals", set.policies(0).inputs().arrivals());
+  j.add("profiles", set.provenance());
+  auto& models = j.add("models", JsonValue::array());
+  for (const auto& e : set.models()) {
+    auto& m = models.push(JsonValue::object());
+    m.add("name", e.name());
+    m.add("accuracy", e.accuracy());
+    auto& lat = m.add("latency_ms_by_batch", JsonValue::array());
+    for (double us : e.latency_us()) lat.push(us / 1000);
+  }
+  const auto& in0 = set.policies(0).inputs();
+  auto& mdp = j.add("mdp", JsonValue::object());
+  mdp.add("discretization", name_of(in0.discretization()));
+  if (in0.discretization() == schema::FLD) mdp.add("intervals", in0.intervals());
+  mdp.add("max_queue", in0.max_queue());
+  mdp.add("batching", name_of(in0.batching()));
+  mdp.add("horizon", in0.horizon());
+  mdp.add("mode", in0.solver_mode());
+  auto& policies = j.add("policies", JsonValue::array());
+  for (const auto& p : set.policies()) {
+    auto& o = policies.push(JsonValue::object());
+    o.add("load_qps", p.inputs().load_qps());
+    o.add("expected_accuracy", p.expected().accuracy());
+    o.add("expected_violation_rate", p.expected().violation_rate());
+    o.add("states", p.num_states());
+    o.add("expected_share_by_model", model_share_json(set, p));
+  }
+  return j.text() + "\n";
+}
+
+std::string library_json(const std::string& path, const schema::PolicyLibrary& lib) {
+  auto j = JsonValue::object();
+  j.add("file", path);
+  j.add("kind", "policy library");
+  j.add("format_version", lib.format_version());
+  char checksum[24];
+  std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(lib.checksum()));
+  j.add("checksum", checksum);
+  const auto& first = lib.sets(0);
+  j.add("task", first.task());
+  j.add("slo_ms", first.slo_ms());
+  auto& models = j.add("models", JsonValue::array());
+  for (const auto& m : first.models()) models.push(m.name());
+  auto& sets = j.add("sets", JsonValue::array());
+  for (const auto& set : lib.sets()) {
+    auto& o = sets.push(JsonValue::object());
+    o.add("workers", set.workers());
+    o.add("arrivals", set.policies(0).inputs().arrivals());
+    auto& policies = o.add("policies", JsonValue::array());
+    for (const auto& p : set.policies()) {
+      auto& q = policies.push(JsonValue::object());
+      q.add("load_qps", p.inputs().load_qps());
+      q.add("expected_accuracy", p.expected().accuracy());
+      q.add("expected_violation_rate", p.expected().violation_rate());
+    }
+  }
+  return j.text() + "\n";
+}
+
 }  // namespace
 
 int run_policy_show(int argc, char** argv) {
-  std::string path;
+  std::string path, json_path;
   po::options_description desc("lull policy show options");
   // clang-format off
-  desc.add_options()("file", po::value(&path)->required(), "policy set, policy library or fleet policy file");
+  desc.add_options()("file", po::value(&path)->required(), "policy set, policy library or fleet policy file")
+      ("json", po::value(&json_path), "write the summary as JSON to this file ('-' for stdout) instead of text "
+       "(a policy set or library)");
   // clang-format on
   po::positional_options_description pos;
   pos.add("file", 1);
-  if (!parse_command_line(argc, argv, desc, "usage: lull policy show FILE", {&pos, {}, nullptr})) return 0;
+  if (!parse_command_line(argc, argv, desc, "usage: lull policy show FILE [--json OUT.json|-]", {&pos, {}, nullptr}))
+    return 0;
+  if (!json_path.empty()) {
+    if (is_fleet_policy_file(path))
+      throw UsageError("--json: " + path + " is a fleet policy file; lull compile --fleet --report writes its JSON");
+    const auto lib = read_policy_library(path);
+    for (const auto& set : lib.sets()) core::policy_table_from_proto(set, {}, path);
+    write_output(json_path, lib.sets_size() > 1 ? library_json(path, lib) : set_json(path, lib.sets(0)));
+    return 0;
+  }
   if (is_fleet_policy_file(path)) {
     const auto fleet = read_fleet_policy(path);
     core::fleet_tables_from_proto(fleet, {}, path);  // the runtime's own checks

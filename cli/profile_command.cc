@@ -15,7 +15,6 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
-#include <filesystem>
 #include <chrono>
 #include <ctime>
 #include <iomanip>
@@ -23,10 +22,10 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <random>
 #include <sstream>
 
 #include "cli/accuracy_table.h"
+#include "cli/batch_timer.h"
 #include "cli/commands.h"
 #include "cli/option_ranges.h"
 #include "schema/input_limits.h"
@@ -40,7 +39,6 @@
 #include "runtime/upstream/torchserve/model_check.h"
 #include "runtime/upstream/torchserve/torchserve_token.h"
 #include "runtime/upstream/torchserve/worker_endpoint.h"
-#include "schema/bounded_file.h"
 #include "schema/profile_file.h"
 
 namespace lull::cli {
@@ -83,27 +81,6 @@ std::vector<int> parse_batches(const std::string& text, int max_batch) {
     }
     if (b < 1 || b > max_batch) throw UsageError("--batches: '" + item + "' is not in 1..--max-batch");
     out.push_back(b);
-  }
-  return out;
-}
-
-// The regular files of `dir` in name order (a deterministic cycle), read whole.
-std::vector<std::string> read_input_files(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw UsageError("--inputs " + dir + ": not a directory");
-  std::vector<fs::path> paths;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_regular_file() && e.path().filename().string()[0] != '.' && e.path().extension() != ".md")
-      paths.push_back(e.path());
-  if (ec) throw UsageError("--inputs " + dir + ": " + ec.message());
-  if (paths.empty()) throw UsageError("--inputs " + dir + ": no input files");
-  std::sort(paths.begin(), paths.end());
-  std::vector<std::string> out;
-  try {
-    for (const auto& p : paths) out.push_back(read_bounded_file(p.string(), FileKind::kRequestBody));
-  } catch (const FileReadError& e) {
-    throw UsageError(std::string("--inputs ") + e.what());
   }
   return out;
 }
@@ -171,17 +148,6 @@ int run_profile(int argc, char** argv) {
       throw UsageError(e.what());
     }
   }
-  std::vector<std::string> pool;
-  if (!inputs_dir.empty()) {
-    pool = read_input_files(inputs_dir);
-  } else {
-    std::mt19937 rng(42);
-    pool.emplace_back(static_cast<size_t>(input_bytes), '\0');
-    for (auto& c : pool.back()) c = static_cast<char>(rng());
-  }
-  // The queries of successive requests take the files in turn, round and round.
-  size_t next_input = 0;
-
   try {
     management = management.empty() ? worker : torchserve::normalize_base_url(management);
   } catch (const std::invalid_argument& e) {
@@ -213,19 +179,8 @@ int run_profile(int argc, char** argv) {
     const auto r = client.fetch(req);
     return r.ok() ? torchserve::model_memory_mb(r.body) : 0.0;
   };
-  auto measure = [&](const std::string& model, int batch) {
-    std::vector<const std::string*> inputs;
-    for (int i = 0; i < batch; ++i) inputs.push_back(&pool[next_input++ % pool.size()]);
-    net::HttpRequest req = wire.batch_request(worker, model, inputs);
-    req.timeout_ms = timeout_ms;
-    req.bearer_token = keys.inference;
-    auto r = client.fetch(req);
-    if (torchserve::is_token_refusal(r))
-      throw std::runtime_error(torchserve::describe_token_refusal(worker, "inference", !keys.inference.empty(), r));
-    if (!r.ok()) throw std::runtime_error(req.url + " (batch " + std::to_string(batch) + "): " + r.describe());
-    wire.decode_batch(r.body, static_cast<size_t>(batch));  // the contract holds
-    return r.elapsed_us / 1e6;
-  };
+  BatchTimer timer(worker, wire, batch_inputs(inputs_dir, input_bytes), timeout_ms, keys.inference);
+  auto measure = [&](const std::string& model, int batch) { return timer.seconds(model, batch); };
 
   schema::ProfileSet set;
   set.set_task(task);

@@ -5,8 +5,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 
 #include "cli/commands.h"
@@ -53,6 +55,38 @@ namespace {
   std::fflush(nullptr);
   std::_Exit(0);
 }
+// --port-file, for a script that waits for it: emptied first (a restarted lull
+// must not leave the previous run's port there for the script to read),
+// written atomically once the front end listens, and removed when lull exits
+// by any way that unwinds (a stop, an error), if it still holds this
+// process's port (or nothing): another process may have taken the file since.
+class PortFile {
+ public:
+  explicit PortFile(std::string path) : path_(std::move(path)) {
+    if (on_disk()) write_output(path_, "");
+  }
+  PortFile(const PortFile&) = delete;
+  PortFile& operator=(const PortFile&) = delete;
+  ~PortFile() { remove(); }
+  // Removes the file if it still holds this process's port (or nothing).
+  void remove() {
+    if (!on_disk()) return;
+    std::ifstream in(path_, std::ios::binary);
+    std::stringstream now;
+    now << in.rdbuf();
+    if (in && (now.str() == text_ || now.str().empty())) std::remove(path_.c_str());
+  }
+  void publish(int port) {
+    if (path_.empty()) return;
+    text_ = std::to_string(port) + "\n";
+    write_output(path_, text_);
+  }
+
+ private:
+  bool on_disk() const { return !path_.empty() && !is_stdout(path_); }
+  std::string path_;
+  std::string text_;
+};
 
 }  // namespace
 
@@ -88,7 +122,7 @@ int run_serve(int argc, char** argv) {
        "and serve the policies compiled for G times its workers at G times its load; with --autoscale its pool is "
        "its own (docs/operators-guide.md)")
       ("listen", po::value(&listen)->default_value("127.0.0.1:" + std::to_string(frontend::FrontendOptions::kDefaultPort)), "HOST:PORT of the front end (port 0: any)")
-      ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout)")
+      ("port-file", po::value(&port_file), "write the bound port here once listening ('-' for stdout); emptied at start, removed at exit")
       ("max-body-bytes", ranged_value<std::size_t>(&fe.max_body_bytes, 1, limits::kMaxBodyBytes)->default_value(4 << 20),
        "larger request bodies get 413 (chunked ones too)")
       ("http-threads", po::value(&fe.io_threads)->default_value(net::default_io_threads()),
@@ -148,6 +182,7 @@ int run_serve(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, &vm, "LULL_SERVE_"})) return 0;
   apply_log_flags(log_flags);
+  PortFile port_out(port_file);
   check_range("--http-threads", fe.io_threads, 1, limits::kMaxThreads);
   check_range("--header-timeout-ms", fe.header_timeout_ms, 1, limits::kMaxIntervalMs);
   check_range("--body-timeout-ms", fe.body_timeout_ms, 1, limits::kMaxIntervalMs);
@@ -335,7 +370,7 @@ int run_serve(int argc, char** argv) {
     log::info("stopping during start-up (signal %d)", sig);
     return 0;
   }
-  if (!port_file.empty()) write_output(port_file, std::to_string(server->port()) + "\n");
+  port_out.publish(server->port());
   if (fleet) log::info("fleet: %s (class header X-Lull-Class)", fleet_line.c_str());
   log::info("task '%s', %d workers%s%s, %zu models, SLO %g ms, on http://%s:%d/predictions/%s", table.task.c_str(),
             workers_up, autoscale ? " (autoscaled)" : "", shard.describe(workers_up).c_str(), table.models.size(),
@@ -349,6 +384,8 @@ int run_serve(int argc, char** argv) {
   // The server's destructor would join an online compilation or a drift
   // recompilation still running (seconds, growing with the policy): those
   // are abandoned; nothing of them is written half (outputs are atomic).
+  // exit_now runs no destructors: the port file is taken back here.
+  port_out.remove();
   exit_now();
 }
 

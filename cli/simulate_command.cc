@@ -103,7 +103,7 @@ int run_simulate(int argc, char** argv) {
       ("workers-schedule", po::value(&workers_schedule), "PLAN.json from lull plan --trace: its schedule's worker counts over time")
       ("compile-delay-ms", po::value(&compile_delay_ms)->default_value(compile_delay_ms),
        "online compilation: virtual time one compilation takes (deterministic)")
-      ("out", po::value(&out), "result JSON file ('-' for stdout)")
+      ("out", po::value(&out), "result JSON file ('-' for stdout); without it, the summary line alone")
       ("timeline", po::value(&timeline), "optional per-second CSV ('-' for stdout)");
   // clang-format on
   add_online_compile_options(opts, online_flags);
@@ -117,9 +117,9 @@ int run_simulate(int argc, char** argv) {
   po::variables_map vm;
   ParseExtras extras;
   extras.vm = &vm;
-  if (!parse_command_line(argc, argv, opts,
-                          "usage: lull simulate --policies SET.pb --workers K --trace SPEC --out RESULT.json [options]",
-                          extras))
+  if (!parse_command_line(
+          argc, argv, opts,
+          "usage: lull simulate --policies SET.pb --workers K --trace SPEC [--out RESULT.json] [options]", extras))
     return 0;
   if (vm.count("policies") && is_fleet_policy_file(policies))
     return run_simulate_fleet(vm, FleetSimFlags{policies, trace, replay, arrivals, latency, out, load_qps, duration_s,
@@ -128,7 +128,7 @@ int run_simulate(int argc, char** argv) {
     throw UsageError(std::string(vm.count("load-qps") ? "--load-qps" : "--duration-s") +
                      " applies to a fleet policy file, and '" + policies +
                      "' is none (for a policy set: --trace constant:QPS:SECONDS)");
-  for (const char* required : {"policies", "workers", "trace", "out"})
+  for (const char* required : {"policies", "workers", "trace"})
     if (!vm.count(required)) throw UsageError(std::string("--") + required + " is required (lull simulate --help)");
   check_range("--workers", workers, 1, limits::kMaxWorkers);
   const bool sharded = vm.count("shards") > 0;
@@ -255,7 +255,8 @@ int run_simulate(int argc, char** argv) {
                  "lull simulate: warning: arrivals looked like %s, burstier than every policy in --policies (%d "
                  "time(s)); the most bursty set served (--online-compile on compiles one for the pattern)\n",
                  r.pattern_beyond_first.c_str(), r.pattern_beyond_events);
-  write_output(out, sim::result_to_json(r, table, sim::RunInfo{policies, trace, replay, arrivals, latency, seed}));
+  if (!out.empty())  // without --out, the summary line alone
+    write_output(out, sim::result_to_json(r, table, sim::RunInfo{policies, trace, replay, arrivals, latency, seed}));
   if (!timeline.empty()) write_output(timeline, sim::timeline_to_csv(r));
   // The summary goes where the outputs do not.
   std::ostream& summary = is_stdout(out) || is_stdout(timeline) ? std::cerr : std::cout;

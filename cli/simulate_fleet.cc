@@ -66,7 +66,6 @@ int run_simulate_fleet(const boost::program_options::variables_map& vm, const Fl
   if (f.latency == "sampled")
     throw UsageError(
         "--latency sampled: not with a fleet policy file (a fleet runs at each kind's compiled percentile)");
-  if (!vm.count("out")) throw UsageError("--out is required (lull simulate --help)");
   if (vm.count("load-qps") == vm.count("trace"))
     throw UsageError("a fleet policy file takes --load-qps QPS (the fleet's load) or --trace SPEC, one of them");
   sim::TraceSpec spec;
@@ -109,8 +108,9 @@ int run_simulate_fleet(const boost::program_options::variables_map& vm, const Fl
   }
   const std::string trace_text =
       vm.count("load-qps") ? "constant:" + number_text(f.load_qps) + ":" + number_text(f.duration_s) : f.trace;
-  write_output(f.out, sim::fleet_result_to_json(
-                          r, sim::RunInfo{f.policies, trace_text, f.replay, f.arrivals, f.latency, f.seed}));
+  if (!f.out.empty())  // without --out, the summary alone
+    write_output(f.out, sim::fleet_result_to_json(
+                            r, sim::RunInfo{f.policies, trace_text, f.replay, f.arrivals, f.latency, f.seed}));
   std::ostream& summary = is_stdout(f.out) ? std::cerr : std::cout;
   std::string scale_log;
   for (const auto& c : r.classes) {

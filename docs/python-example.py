@@ -17,11 +17,15 @@ import numpy as np
 
 import lull
 
-repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+here = os.path.dirname(os.path.abspath(__file__))
+# The profile beside the checkout's docs/, or where the package installs it
+# (this file in PREFIX/share/doc/lull, the profiles in PREFIX/share/lull/profiles).
+profiles = next(p for p in (os.path.join(here, "..", "profiles"), os.path.join(here, "..", "..", "lull", "profiles"))
+                if os.path.isfile(os.path.join(p, "example-synthetic.json")))
 work_dir = tempfile.TemporaryDirectory(prefix="lull-python-example-")  # removed at exit
 out_dir = sys.argv[1] if len(sys.argv) > 1 else tempfile.gettempdir()  # where the plot goes
 policy_file = os.path.join(work_dir.name, "example-synthetic.pb")
-report = lull.compile(profiles=os.path.join(repo, "profiles", "example-synthetic.json"), slo_ms=100, workers=4,
+report = lull.compile(profiles=os.path.join(profiles, "example-synthetic.json"), slo_ms=100, workers=4,
                       load_qps="20:200:20", device="cpu", out=policy_file)
 print("compiled %d policies in %.2f s" % (len(report["policies"]), report["total_seconds"]))
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -130,6 +131,22 @@ struct Fd {
   }
 };
 
+// The line /bin/sh -c runs. One simple command gets "exec ", so the model
+// server replaces the shell and is this process's child (signals and the
+// parent-death signal reach it: dash does not exec a last command itself). A
+// line that already starts with exec, or a compound one (`sleep 1; exec CMD`,
+// `a && b`, a pipeline, a subshell), runs as written: prefixing those ran
+// only their first command, or failed with "exec: exec: not found". A
+// compound line should end in `exec CMD` for the same reason (docs).
+std::string shell_line(const std::string& command) {
+  const auto first = command.find_first_not_of(" \t\n");
+  if (first != std::string::npos && command.compare(first, 4, "exec") == 0 &&
+      (first + 4 == command.size() || std::isspace(static_cast<unsigned char>(command[first + 4]))))
+    return command;
+  if (command.find_first_of(";&|\n()`") != std::string::npos) return command;
+  return "exec " + command;
+}
+
 }  // namespace
 
 ChildProcess::ChildProcess(const std::string& command, const std::string& log_path) : log_path_(log_path) {
@@ -137,7 +154,7 @@ ChildProcess::ChildProcess(const std::string& command, const std::string& log_pa
   if (log.fd < 0) throw std::runtime_error("cannot open the worker log " + log_path + ": " + std::strerror(errno));
   Fd in(open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (in.fd < 0) throw std::runtime_error(std::string("cannot open /dev/null: ") + std::strerror(errno));
-  std::string sh = "/bin/sh", dash_c = "-c", line = "exec " + command;
+  std::string sh = "/bin/sh", dash_c = "-c", line = shell_line(command);
   std::vector<char*> argv = {sh.data(), dash_c.data(), line.data(), nullptr};
   int error = 0;
   Spawner::instance().run([&] {

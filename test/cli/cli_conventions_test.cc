@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <regex>
+#include <set>
 
 #include "test/support/cli_runner.h"
 
@@ -59,6 +60,7 @@ TEST_CASE("every subcommand in the table answers -h and --help alike", "[cli][co
     CHECK(shorter.out.find("usage: lull " + name) != std::string::npos);
     CHECK(shorter.out.find("-h [ --help ]") != std::string::npos);
     CHECK(shorter.out == longer.out);
+    CHECK(run_lull("help " + name).out == longer.out);
   }
 }
 
@@ -66,6 +68,7 @@ TEST_CASE("lull --version names the project version", "[cli][conventions]") {
   const auto r = run_lull("--version");
   CHECK(r.exit_code == 0);
   CHECK(std::regex_search(r.out, std::regex("^lull [0-9]+\\.[0-9]+\\.[0-9]+( \\(git [0-9a-f]+\\))?\n$")));
+  CHECK(run_lull("-V").out == r.out);
 }
 
 TEST_CASE("'-' is stdout for every output flag, and no file named '-' appears", "[cli][conventions]") {
@@ -134,6 +137,39 @@ TEST_CASE("one meaning per flag: old spellings get one line naming the new one",
     CHECK(lull::test::count_lines(r.err) == 1);
     CHECK(r.err.find(c.needle) != std::string::npos);
   }
+  CHECK_FALSE(std::filesystem::exists("x.pb"));
+}
+
+// boost's parser takes any unambiguous prefix of a flag by default (--slo for
+// --slo-ms): a shortened or mistyped flag must be refused in one line that
+// names the flag meant, in every subcommand.
+TEST_CASE("no flag prefix is guessed; an unknown flag names the nearest one", "[cli][conventions][bad-input]") {
+  for (const auto& name : command_names()) {
+    INFO(name);
+    const auto help = run_lull(name + " --help");
+    REQUIRE(help.exit_code == 0);
+    std::set<std::string> flags;
+    const std::regex flag("--([a-z][a-z0-9-]+)");
+    for (auto it = std::sregex_iterator(help.out.begin(), help.out.end(), flag); it != std::sregex_iterator(); ++it)
+      flags.insert((*it)[1]);
+    flags.erase("help");
+    REQUIRE_FALSE(flags.empty());
+    const std::string longest = *std::max_element(
+        flags.begin(), flags.end(), [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+    const std::string prefix = longest.substr(0, longest.size() - 2);
+    if (flags.count(prefix)) continue;
+    const auto r = run_lull(name + " --" + prefix + " 1");
+    CHECK(r.exit_code == 2);
+    CHECK(lull::test::count_lines(r.err) == 1);
+    CHECK(r.err.find("unrecognised option '--" + prefix + "'") != std::string::npos);
+    CHECK(r.err.find("did you mean --") != std::string::npos);
+  }
+  const auto typo = run_lull(compile_tiny("--out x.pb --slo-sm 100"));
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err == "lull compile: unrecognised option '--slo-sm'; did you mean --slo-ms?\n");
+  const auto far = run_lull(compile_tiny("--out x.pb --zzzzzz 1"));
+  CHECK(far.exit_code == 2);
+  CHECK(far.err == "lull compile: unrecognised option '--zzzzzz'\n");
   CHECK_FALSE(std::filesystem::exists("x.pb"));
 }
 

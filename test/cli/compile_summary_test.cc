@@ -83,6 +83,55 @@ TEST_CASE("lull compile --workers given out of order: a warning names the worker
       run_lull("compile --profiles " + std::string(LULL_SOURCE_DIR) +
                "/test/data/tiny_profile.json --slo-ms 100 --workers 4,1 --load-qps 200 --max-queue 8 --out " + out);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.err.find("warning: at 1 workers, 200 QPS") != std::string::npos);
-  CHECK(r.err.find("warning: at 4 workers") == std::string::npos);
+  CHECK(r.err.find("above 0.05 at 1 of 2 loads (worst ") != std::string::npos);
+  CHECK(r.err.find(" at 1 workers, 200 QPS)") != std::string::npos);
+}
+
+TEST_CASE("lull compile: high expected violations are one warning line with their count", "[cli][compile]") {
+  // Eight loads, the upper ones beyond one worker: one line counts them, and a
+  // log (stderr not a terminal) gets no line per load.
+  const std::string out = temp_dir() + "/many_high.pb";
+  const auto r =
+      run_lull("compile --profiles " + std::string(LULL_SOURCE_DIR) +
+               "/test/data/tiny_profile.json --slo-ms 100 --workers 1 --load-qps 25:200:25 --max-queue 8 --out " + out);
+  REQUIRE(r.exit_code == 0);
+  std::size_t warnings = 0;
+  for (std::size_t at = r.err.find("warning"); at != std::string::npos; at = r.err.find("warning", at + 1)) ++warnings;
+  CHECK(warnings == 1);
+  CHECK(std::regex_search(r.err, std::regex("above 0\\.05 at [1-8] of 8 loads \\(worst [01]\\.[0-9]+ at 1 workers, ")));
+  CHECK(r.err.find("loads, ") == std::string::npos);  // no progress line per load
+}
+
+TEST_CASE("lull policy show --json: the summary's facts as JSON, for a set and a library", "[cli][compile]") {
+  const std::string set = temp_dir() + "/show_json.pb";
+  REQUIRE(run_lull(compile_measured(set)).exit_code == 0);
+  const auto r = run_lull("policy show " + set + " --json -");
+  REQUIRE(r.exit_code == 0);
+  const auto file = run_lull("policy show " + set + " --json " + temp_dir() + "/show.json");
+  REQUIRE(file.exit_code == 0);
+  CHECK(lull::test::slurp(temp_dir() + "/show.json") == r.out);
+  // Parsed by Python's json: the loads, an expected share per model summing to 1.
+  const auto parsed =
+      lull::test::run_cli("/usr/bin/python3 -c \"import json,sys; j=json.load(open('" + temp_dir() +
+                          "/show.json')); print(j['kind'], j['workers'], [p['load_qps'] for p in j['policies']], "
+                          "round(sum(j['policies'][1]['expected_share_by_model'].values()), 6), len(j['models']))\"");
+  CHECK(parsed.code == 0);
+  CHECK(parsed.output == "policy set 2 [20, 60] 1.0 5\n");
+  const std::string lib = temp_dir() + "/show_json_lib.pb";
+  REQUIRE(run_lull("compile --profiles " + kMeasured + " --slo-ms 60 --workers 1,2 --load-qps 20,60 --out " + lib)
+              .exit_code == 0);
+  const auto l = run_lull("policy show " + lib + " --json -");
+  REQUIRE(l.exit_code == 0);
+  CHECK(l.out.find("\"kind\": \"policy library\"") != std::string::npos);
+  CHECK(std::regex_search(l.out, std::regex("\"workers\": 1,[^]*\"workers\": 2,")));
+}
+
+TEST_CASE("lull simulate without --out prints its summary line alone", "[cli][simulate]") {
+  const std::string set = temp_dir() + "/sim_no_out.pb";
+  REQUIRE(run_lull(compile_measured(set)).exit_code == 0);
+  const auto r = run_lull("simulate --policies " + set + " --workers 2 --trace constant:20:60 --seed 3");
+  REQUIRE(r.exit_code == 0);
+  CHECK(std::regex_search(r.out, std::regex("^lull: [0-9]+ queries, accuracy per satisfied query 0\\.[0-9]+, "
+                                            "violation rate [0-9.e-]+, dropped 0, [0-9.e-]+ s\n$")));
+  CHECK(r.err.empty());
 }

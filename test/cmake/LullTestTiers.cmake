@@ -9,7 +9,9 @@
 #   threaded in addition, the test cases of the THREADED files (the threaded
 #            serving components: the TSan job in .ci/run runs `ctest -L threaded`).
 # Files are named as in add_executable; a name that is not a source of TARGET
-# is an error, so a renamed file cannot silently change tier. Every entry
+# is an error, so a renamed file cannot silently change tier. A file's tagged
+# test cases are looked for when CMake configures (a changed test file
+# reconfigures), so a group that would match nothing is not registered. Every entry
 # treats exit code 77 (test/support/skip.h) as skipped, and runs with
 # OMP_WAIT_POLICY=PASSIVE: tests that force OpenMP threads on beside another
 # test (ctest -j2 on 2 cores) otherwise spin at each barrier while their
@@ -18,9 +20,18 @@ function(lull_catch_tests target)
   cmake_parse_arguments(T "" "" "PROCESS;THREADED;PROPERTIES" ${ARGN})
   get_target_property(sources ${target} SOURCES)
   set(names "")
+  set(tagged_names "")  # files with a test case tagged [process] or [slow]
   foreach(src ${sources})
     get_filename_component(n ${src} NAME_WE)
     list(APPEND names ${n})
+    get_filename_component(path ${src} ABSOLUTE)
+    if(n MATCHES "_test$" AND EXISTS ${path})
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${path})
+      file(STRINGS ${path} tagged REGEX "\\[(process|slow)\\]")
+      if(tagged)
+        list(APPEND tagged_names ${n})
+      endif()
+    endif()
   endforeach()
   set(process_names "")
   set(threaded_names "")
@@ -52,7 +63,9 @@ function(lull_catch_tests target)
       list(APPEND process${suffix}_spec "[#${n}]")
     else()
       list(APPEND unit${suffix}_spec "[#${n}]~[process]~[slow]")
-      list(APPEND process${suffix}_spec "[#${n}][process]" "[#${n}][slow]")
+      if(n IN_LIST tagged_names)  # else that group would find no test ("contains no tests!")
+        list(APPEND process${suffix}_spec "[#${n}][process]" "[#${n}][slow]")
+      endif()
     endif()
   endforeach()
   set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_labels.cmake")

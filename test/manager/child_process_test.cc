@@ -17,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -114,5 +115,38 @@ TEST_CASE("child process: a log that cannot be opened is named, not the command"
     const std::string what = e.what();
     CHECK(what.find("cannot open the worker log /nonexistent-lull-dir/w.log") == 0);
     CHECK(what.find("sleep") == std::string::npos);
+  }
+}
+
+// The worker command runs through /bin/sh as written: a simple command is
+// exec'd (the server is the child itself), and neither a command that starts
+// with exec nor a compound one is prefixed again (`sleep 1; exec CMD` ran
+// only `sleep`, `exec CMD` failed with "exec: exec: not found").
+TEST_CASE("child process: CMD, exec CMD and sleep 1; exec CMD all end up running CMD", "[manager][child]") {
+  for (const std::string prefix : {"", "exec ", "sleep 1; exec ", "true && exec "}) {
+    INFO("command: " << prefix << "sleep 60");
+    const std::string log = temp_log("forms.log");
+    ChildProcess child(prefix + "sleep 60", log);
+    // The child itself becomes `sleep 60` (exec'd), whichever form: wait for
+    // it (not `sleep 1`, which an exec put before the whole line would run).
+    const auto runs_sleep = [&] {
+      std::ifstream cmdline("/proc/" + std::to_string(child.pid()) + "/cmdline", std::ios::binary);
+      std::stringstream argv;
+      argv << cmdline.rdbuf();
+      return argv.str() == std::string(
+                               "sleep\0"
+                               "60\0",
+                               9);
+    };
+    bool ran = false;
+    for (int i = 0; i < 1000 && !(ran = runs_sleep()); ++i) {
+      REQUIRE_FALSE(child.poll_exited());  // it did not stop after a first part
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(ran);
+    child.signal(SIGTERM);
+    REQUIRE(child.wait_exited(5000));
+    CHECK(child.killed_by_signal(SIGTERM));
+    std::filesystem::remove(log);
   }
 }

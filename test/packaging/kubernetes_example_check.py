@@ -48,4 +48,10 @@ for objs, name, mount in ((lull_objs, "lull", "/policies"), (model_objs, "models
         check(claim in claims, f"{mount}: claim {claim} is not defined")
 lull_pod = deployment(lull_objs, "lull")
 check(lull_pod["containers"][0]["image"] == "lull:latest", "lull's image is not lull:latest (packaging/Containerfile)")
+check(lull_pod["containers"][0].get("imagePullPolicy") == "IfNotPresent",
+      "lull's image is pulled by default (Always for :latest): a locally built image needs IfNotPresent")
+namespaces = {o["metadata"]["name"] for o in lull_objs + model_objs if o["kind"] == "Namespace"}
+for o in lull_objs + model_objs:
+    ns = o["metadata"].get("namespace")
+    check(o["kind"] == "Namespace" or ns in namespaces, f"{o['kind']} {o['metadata']['name']}: namespace {ns} not defined")
 print("kubernetes example: ok")

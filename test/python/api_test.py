@@ -205,6 +205,14 @@ class Api(unittest.TestCase):
         with open(cli_out) as f:
             self.assertEqual(without_timings(plan), without_timings(json.load(f)))
 
+    def test_compile_without_out_writes_a_temp_file_it_returns(self):
+        report = lull.compile(profiles=PROFILE, slo_ms=100, workers=4, load_qps=range(50, 101, 50), device="cpu")
+        try:
+            self.assertTrue(os.path.isfile(report["out"]), report["out"])
+            self.assertEqual([p.load_qps for p in lull.read_policy_set(report["out"]).policies], [50, 100])
+        finally:
+            os.unlink(report["out"])
+
 
 class Flags(unittest.TestCase):
     def test_keywords_map_one_to_one(self):
@@ -212,6 +220,11 @@ class Flags(unittest.TestCase):
                                          fail=lull.repeat("0@1:2", "1@3:4"), max_violation=0.1),
                          ["--slo-ms", "150", "--md", "--models", "a,b", "--fail", "0@1:2", "--fail", "1@3:4",
                           "--max-violation", "0.1"])
+
+    def test_a_range_is_its_values(self):
+        self.assertEqual(lull._cli.flags(load_qps=range(20, 81, 20)), ["--load-qps", "20,40,60,80"])
+        with self.assertRaises(lull.LullError):
+            lull._cli.flags(load_qps=range(5, 5))
 
 
 if __name__ == "__main__":

@@ -90,7 +90,7 @@ def _text(value):
 
 def flags(**kwargs):
     """Keyword arguments as CLI flags, 1:1: slo_ms=150 is --slo-ms 150, md=True
-    is --md (False or None: left out), a list is comma-separated, repeat(...)
+    is --md (False or None: left out), a list, tuple or range is comma-separated, repeat(...)
     gives the flag once per value."""
     args = []
     for key, value in kwargs.items():
@@ -102,7 +102,9 @@ def flags(**kwargs):
         elif isinstance(value, repeat):
             for v in value.values:
                 args += [flag, _text(v)]
-        elif isinstance(value, (list, tuple)):
+        elif isinstance(value, (list, tuple, range)):  # range(20, 201, 20): its values, 20,40,...,200
+            if len(value) == 0:
+                raise LullError("%s: an empty %s" % (flag, type(value).__name__))
             args += [flag, ",".join(_text(v) for v in value)]
         else:
             args += [flag, _text(value)]

@@ -34,11 +34,23 @@ def _run_for_json(command, json_flag, kwargs):
 
 def compile(**kwargs):
     """`lull compile`: profiles=..., slo_ms=..., workers=..., load_qps=...,
-    out=... (the policy set or library written), and any other compile flag.
-    Returns the --report JSON (written to a temp file unless report= names one)."""
+    out=... (the policy set or library written; without it, a new temp file
+    the caller removes), and any other compile flag. Returns the --report JSON
+    (written to a temp file unless report= names one); without out=, with
+    "out": the temp policy file's path."""
     if kwargs.get("out") == "-":
         raise LullError("lull.compile: out='-' would write the policy file to a pipe nobody reads; name a file")
-    return _run_for_json(["compile"], "report", kwargs)
+    if kwargs.get("out") is not None:
+        return _run_for_json(["compile"], "report", kwargs)
+    fd, path = tempfile.mkstemp(prefix="lull-py-", suffix=".pb")  # outlives the call: report["out"] names it
+    os.close(fd)
+    try:
+        report = _run_for_json(["compile"], "report", dict(kwargs, out=path))
+    except BaseException:
+        os.unlink(path)
+        raise
+    report["out"] = path
+    return report
 
 
 def plan(**kwargs):
