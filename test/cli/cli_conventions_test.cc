@@ -143,7 +143,7 @@ TEST_CASE("one meaning per flag: old spellings get one line naming the new one",
 // boost's parser takes any unambiguous prefix of a flag by default (--slo for
 // --slo-ms): a shortened or mistyped flag must be refused in one line that
 // names the flag meant, in every subcommand.
-TEST_CASE("no flag prefix is guessed; an unknown flag names the nearest one", "[cli][conventions][bad-input]") {
+TEST_CASE("no flag prefix is guessed, and an unknown flag names the nearest one", "[cli][conventions][bad-input]") {
   for (const auto& name : command_names()) {
     INFO(name);
     const auto help = run_lull(name + " --help");
