@@ -48,13 +48,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-// Exits the process at once, status 0, without destructors: what other
-// threads still do (an online compilation, a drift recompilation) is
-// abandoned, not joined.
-[[noreturn]] void exit_now() {
-  std::fflush(nullptr);
-  std::_Exit(0);
-}
 // --port-file, for a script that waits for it: emptied first (a restarted lull
 // must not leave the previous run's port there for the script to read),
 // written atomically once the front end listens, and removed when lull exits
@@ -381,12 +374,7 @@ int run_serve(int argc, char** argv) {
   net::notify_service_manager("STOPPING=1");
   log::info("stopping (signal %d)", sig);
   server->stop([&answers_written] { answers_written.release(); });
-  // The server's destructor would join an online compilation or a drift
-  // recompilation still running (seconds, growing with the policy): those
-  // are abandoned; nothing of them is written half (outputs are atomic).
-  // exit_now runs no destructors: the port file is taken back here.
-  port_out.remove();
-  exit_now();
+  return 0;
 }
 
 }  // namespace lull::cli

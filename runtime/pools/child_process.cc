@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <string_view>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -143,7 +144,24 @@ std::string shell_line(const std::string& command) {
   if (first != std::string::npos && command.compare(first, 4, "exec") == 0 &&
       (first + 4 == command.size() || std::isspace(static_cast<unsigned char>(command[first + 4]))))
     return command;
-  if (command.find_first_of(";&|\n()`") != std::string::npos) return command;
+  // Operators count only outside quotes: `sh -c 'trap "" TERM; exec CMD'`
+  // is one simple command, and needs its exec like any other.
+  char quote = 0;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const char c = command[i];
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else if (c == '\\' && quote == '"')
+        ++i;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '\\') {
+      ++i;
+    } else if (std::string_view(";&|\n()`").find(c) != std::string_view::npos) {
+      return command;
+    }
+  }
   return "exec " + command;
 }
 

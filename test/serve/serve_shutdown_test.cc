@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -81,13 +82,26 @@ std::vector<pid_t> children_of(pid_t pid) {
   return out;
 }
 
-// Gone: no such process, or a zombie (dead; this subreaper reaps it here).
+// The parent of `pid` (0: unknown or gone), from /proc/PID/stat.
+pid_t parent_of(pid_t pid) {
+  const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos || stat.size() < close + 4) return 0;
+  return static_cast<pid_t>(std::atol(stat.c_str() + close + 4));
+}
+
+// Gone: no such process, a zombie (dead; this subreaper reaps it here), or
+// a process that is neither this test's child nor its grandchild: the pid
+// was reused by another process after ours was reaped, which must never be
+// signalled (a test once killed an unrelated shell that way).
 bool gone(pid_t pid) {
   waitpid(pid, nullptr, WNOHANG);
   if (::kill(pid, 0) != 0) return true;
   const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
   const auto close = stat.rfind(')');
-  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z';
+  if (close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z') return true;
+  const pid_t parent = parent_of(pid);
+  return parent != ::getpid() && parent_of(parent) != ::getpid();
 }
 
 // A library of policies for 1-3 workers from the replay profile, once per process.
@@ -139,7 +153,7 @@ class AutoscaledLull {
     if (rc != 0) throw std::runtime_error("cannot start lull serve");
   }
   ~AutoscaledLull() {
-    if (pid_ > 0) {
+    if (pid_ > 0 && parent_of(pid_) == ::getpid()) {
       ::kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
