@@ -102,7 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   {  // the v2 inference request's checks: a verdict, an input when accepted, an error when not
     lull::frontend::V2InferRequest v2;
     std::string why;
-    if (lull::frontend::parse_v2_infer_request(std::string(raw), &v2, &why) ? v2.input.empty() || !why.empty()
+    if (lull::frontend::parse_v2_infer_request(std::string(raw), &v2, &why) ? v2.queries.empty() || !why.empty()
                                                                             : why.empty())
       finding("parse_v2_infer_request: accepted without an input, or refused without a reason");
   }

@@ -122,7 +122,7 @@ TEST_CASE("child process: a log that cannot be opened is named, not the command"
 // exec'd (the server is the child itself), and neither a command that starts
 // with exec nor a compound one is prefixed again (`sleep 1; exec CMD` ran
 // only `sleep`, `exec CMD` failed with "exec: exec: not found").
-TEST_CASE("child process: CMD, exec CMD and sleep 1; exec CMD all end up running CMD", "[manager][child]") {
+TEST_CASE("child process: CMD, exec CMD, and sleep 1 then exec CMD all end up running CMD", "[manager][child]") {
   for (const std::string prefix : {"", "exec ", "sleep 1; exec ", "true && exec "}) {
     INFO("command: " << prefix << "sleep 60");
     const std::string log = temp_log("forms.log");
