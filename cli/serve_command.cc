@@ -4,11 +4,8 @@
 #include <boost/program_options.hpp>
 
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 
 #include "cli/commands.h"
@@ -39,6 +36,7 @@
 #include "runtime/upstream/torchserve/torchserve_token.h"
 #include "runtime/upstream/torchserve/worker_endpoint.h"
 #include "runtime/upstream/v2/v2_model_check.h"
+#include "schema/bounded_file.h"
 #include "schema/fleet_file.h"
 #include "schema/policy_file.h"
 
@@ -60,14 +58,14 @@ class PortFile {
   }
   PortFile(const PortFile&) = delete;
   PortFile& operator=(const PortFile&) = delete;
-  ~PortFile() { remove(); }
-  // Removes the file if it still holds this process's port (or nothing).
-  void remove() {
+  ~PortFile() {
     if (!on_disk()) return;
-    std::ifstream in(path_, std::ios::binary);
-    std::stringstream now;
-    now << in.rdbuf();
-    if (in && (now.str() == text_ || now.str().empty())) std::remove(path_.c_str());
+    try {
+      const std::string now = read_bounded_file(path_, FileKind::kSettings);
+      if (now == text_ || now.empty()) std::remove(path_.c_str());
+    } catch (const FileReadError&) {
+      // Gone, or no longer a regular file: not ours to remove.
+    }
   }
   void publish(int port) {
     if (path_.empty()) return;
