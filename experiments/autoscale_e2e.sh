@@ -4,7 +4,7 @@
 # sleeps a latency drawn from test/data/replay_profile.json, no model
 # computation), under Poisson load from `lull loadgen` that steps 1x -> 3x ->
 # 1x. With AE2E_POOL=kubernetes the pool is the Kubernetes one, against
-# test/manager/fake_kube_api.py over TLS, whose Deployment's pods run as those
+# test/support/fake_kube_api.py over TLS, whose Deployment's pods run as those
 # servers on 127.0.1.K (--run-command; ready when their /ping passes). Exits
 # non-zero if a check fails:
 #   - the workers scale out (more than the floor up at some point) and back in
@@ -84,7 +84,7 @@ if [ "$POOL" = kubernetes ]; then
   printf 'tok-e2e\n' > "$WORK/token"
   openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
       -keyout "$WORK/tls.key" -out "$WORK/ca.crt" 2>/dev/null
-  "$PY" "$ROOT/test/manager/fake_kube_api.py" --token tok-e2e --tls-cert "$WORK/ca.crt" --tls-key "$WORK/tls.key" \
+  "$PY" "$ROOT/test/support/fake_kube_api.py" --token tok-e2e --tls-cert "$WORK/ca.crt" --tls-key "$WORK/tls.key" \
       --namespace lull --deployment models --service models --replicas 0 --port-file "$WORK/kube.port" \
       --run-command "$WORKER_CMD --host {host}" --run-log-dir "$WORK/pods" \
       --readiness-path "$([ "$BACKEND" = v2 ] && echo /v2/health/ready || echo /ping)" 2>"$WORK/kube.log" &
@@ -194,7 +194,7 @@ name = "autoscale-e2e" + ("-kubernetes" if kube else "") + ("-quick" if quick el
 json.dump(result, open(f"{out}/{name}.json", "w"), indent=1)
 with open(f"{out}/{name}.md", "w") as f:
     f.write(f"# lull serve --autoscale end to end ({'quick' if quick else 'full'}{', v2 API' if v2 else ''})\n\n"
-            + ("Kubernetes pool against the fake API server (test/manager/fake_kube_api.py), its pods "
+            + ("Kubernetes pool against the fake API server (test/support/fake_kube_api.py), its pods "
                "latency-replay stand-in servers" if kube else "Local-process pool over latency-replay stand-in servers") +
             f"; Poisson load {base} -> {3 * base} -> {base} QPS; "
             f"SLO 80 ms; target violation {target:g}. Checks: {', '.join(k for k in checks)}.\n\n")

@@ -1,5 +1,5 @@
 # Shell helpers for lull shards behind HAProxy (experiments/shards.sh and the
-# ctest serve.shard_fault, test/serve/shard_fault_test.sh): source after
+# ctest serve.shard_fault, test/server/shard_fault_test.sh): source after
 # script_support.sh; they read ROOT, LULL, PY, WORK and append to PIDS.
 
 # free_port: a TCP port free on loopback now (HAProxy cannot bind port 0).

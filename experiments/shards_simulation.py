@@ -86,7 +86,7 @@ def main():
                   f"{sum(verdicts)} of {len(verdicts)}.", "",
               "What holds exactly and what does not: every worker sees the same arrivals as under one lull (shard "
               "I's worker w is the fleet's worker I + G*w, since both deal round-robin from worker 0), so with one "
-              "policy the two runs are identical (test/runtime/sharded_simulation_test.cc checks it query for "
+              "policy the two runs are identical (test/sim/sharded_simulation_test.cc checks it query for "
               "query, G = 2 and 4). What differs is each shard's choice of policy: it estimates its own load from "
               "a G-th of the arrivals over the same window (a noisier estimate), and its burstiness estimate sees "
               "every G-th arrival (Poisson thinned that way is more regular), so near a grid boundary, or between "

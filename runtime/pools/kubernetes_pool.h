@@ -26,7 +26,7 @@
 // thread of its own: the owner calls refresh() periodically (and after
 // drains: a drained pod is scaled away in the next refresh()). Tested only
 // against fake API servers (in memory: test/support/fake_kubernetes_api.h;
-// over TLS: test/manager/fake_kube_api.py), never a cluster; docs/operators-guide.md
+// over TLS: test/support/fake_kube_api.py), never a cluster; docs/operators-guide.md
 // says what that covers.
 #include <cstdint>
 #include <functional>

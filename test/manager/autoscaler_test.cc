@@ -12,7 +12,7 @@
 #include "runtime/core/clock.h"
 #include "runtime/manager/autoscaler.h"
 #include "runtime/manager/simulated_worker_pool.h"
-#include "autoscale_test_support.h"
+#include "test/support/autoscale_test_support.h"
 
 using namespace lull::manager;
 using Action = ScaleDecision::Action;

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "runtime/manager/capacity_table.h"
-#include "test/manager/autoscale_test_support.h"
+#include "test/support/autoscale_test_support.h"
 
 using lull::ArrivalProcess;
 using namespace lull::manager;

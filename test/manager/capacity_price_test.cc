@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runtime/manager/capacity_table.h"
-#include "autoscale_test_support.h"
+#include "test/support/autoscale_test_support.h"
 
 using namespace lull::manager;
 

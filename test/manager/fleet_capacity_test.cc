@@ -3,7 +3,7 @@
 // the class's target.
 #include <catch2/catch.hpp>
 
-#include "autoscale_test_support.h"
+#include "test/support/autoscale_test_support.h"
 #include "runtime/manager/fleet_capacity.h"
 
 using namespace lull;

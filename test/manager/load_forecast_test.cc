@@ -8,7 +8,7 @@
 #include "runtime/manager/arrival_envelope.h"
 #include "runtime/manager/capacity_table.h"
 #include "runtime/manager/load_forecast.h"
-#include "autoscale_test_support.h"
+#include "test/support/autoscale_test_support.h"
 
 using namespace lull::manager;
 constexpr std::int64_t kS = 1'000'000;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "model_server_process.h"
+#include "test/support/model_server_process.h"
 #include "runtime/manager/model_set_change.h"
 #include "runtime/net/http_client.h"
 #include "runtime/upstream/torchserve/torchserve_model_control.h"

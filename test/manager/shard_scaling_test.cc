@@ -8,7 +8,7 @@
 #include "runtime/manager/model_variants.h"
 #include "runtime/manager/shard_variants.h"
 #include "runtime/core/shard.h"
-#include "test/manager/autoscale_test_support.h"
+#include "test/support/autoscale_test_support.h"
 
 using namespace lull::manager;
 using lull::core::Shard;

@@ -18,7 +18,7 @@
 #include "runtime/manager/model_variants.h"
 #include "runtime/pools/session_policy_swap.h"
 #include "runtime/manager/variant_switcher.h"
-#include "session_fakes.h"
+#include "test/support/session_fakes.h"
 
 using namespace lull::manager;
 using namespace lull::pools;

@@ -5,7 +5,7 @@
 // the Service in front of them, answering the calls the pool makes and
 // checking each as the API documents it (bearer token, merge-patch type,
 // body). The process-tier twin over TLS, with pods that run, is
-// test/manager/fake_kube_api.py; this one keeps its rules and names
+// test/support/fake_kube_api.py; this one keeps its rules and names
 // (namespace/Deployment/Service "lull"/"models"/"models", token "tok-123",
 // pods models-K at 10.0.0.K+1, ports http 8080 and management 8081):
 //

@@ -1,0 +1,188 @@
+// The load monitor's burstiness estimate (runtime/core/burstiness_estimator.*),
+// the rule that picks a compiled arrival pattern for it
+// (runtime/core/pattern_switcher.*), and the catalog's choice by (workers,
+// pattern, load).
+#include <catch2/catch.hpp>
+
+#include "runtime/core/burstiness_estimator.h"
+#include "runtime/core/pattern_switcher.h"
+#include "runtime/core/policy_catalog.h"
+#include "runtime/sim/arrivals.h"
+#include "schema/arrival_classify.h"
+#include "test/support/runtime_test_support.h"
+
+using lull::ArrivalProcess;
+using lull::core::BurstinessEstimate;
+using lull::core::BurstinessEstimator;
+using lull::core::PatternSwitcher;
+
+namespace {
+
+BurstinessEstimate estimate_of(const ArrivalProcess& p, double qps, int arrivals, std::uint64_t seed,
+                               int window = BurstinessEstimator::kDefaultWindow) {
+  lull::sim::RateArrivals source({{0, 1e9, qps}}, p, seed);
+  BurstinessEstimator e(window);
+  std::int64_t t = 0;
+  for (int i = 0; i < arrivals && source.next(&t); ++i) e.record(t);
+  return e.estimate();
+}
+
+BurstinessEstimate ready(const ArrivalProcess& p) {
+  BurstinessEstimate e;
+  e.ready = true;
+  e.process = p;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("burstiness estimate: gap CV^2 and count dispersion of sampled processes", "[runtime][burstiness]") {
+  // One full window and more, at two rates: the estimates do not depend on the rate.
+  for (double qps : {100.0, 3000.0}) {
+    const auto poisson = estimate_of(ArrivalProcess::poisson(), qps, 20000, 1);
+    REQUIRE(poisson.ready);
+    CHECK(poisson.gap_cv2 == Approx(1).margin(0.15));
+    CHECK(poisson.dispersion == Approx(1).margin(0.4));
+    CHECK(poisson.process.burstiness() < 1.3);
+    const auto g4 = estimate_of(ArrivalProcess::gamma(4), qps, 20000, 2);
+    CHECK(g4.gap_cv2 == Approx(4).epsilon(0.25));
+    CHECK(g4.dispersion == Approx(4).epsilon(0.45));
+    CHECK(g4.process.kind == ArrivalProcess::Kind::kGamma);
+    const auto b4 = estimate_of(ArrivalProcess::batch(4), qps, 20000, 3);
+    CHECK(b4.gap_cv2 == Approx(lull::batch_gap_cv2(4)).epsilon(0.25));
+    CHECK(b4.dispersion == Approx(4).epsilon(0.45));
+    CHECK(b4.process.kind == ArrivalProcess::Kind::kBatch);
+  }
+}
+
+TEST_CASE("burstiness estimate: not ready before a window, follows a change of pattern", "[runtime][burstiness]") {
+  CHECK_FALSE(estimate_of(ArrivalProcess::gamma(4), 1000, BurstinessEstimator::kDefaultWindow / 2, 4).ready);
+  // Poisson for 30 s, then gamma:8: after a window of gamma the estimate is bursty.
+  lull::sim::RateArrivals source({{0, 30, 1000}, {30, 60, 1000}},
+                                 {{0, ArrivalProcess::poisson()}, {30, ArrivalProcess::gamma(8)}}, 5);
+  BurstinessEstimator e;
+  std::int64_t t = 0;
+  double before = 0;
+  while (source.next(&t)) {
+    e.record(t);
+    if (t < 30'000'000) before = e.estimate().process.burstiness();
+  }
+  CHECK(before < 1.5);
+  CHECK(e.estimate().process.burstiness() > 5);
+  CHECK(e.estimate().process.kind == ArrivalProcess::Kind::kGamma);
+}
+
+TEST_CASE("burstiness estimate: a 2x change of rate re-sizes the bins", "[runtime][burstiness]") {
+  lull::sim::RateArrivals source({{0, 20, 200}, {20, 60, 2000}}, ArrivalProcess::poisson(), 6);
+  BurstinessEstimator e;
+  std::int64_t t = 0;
+  while (source.next(&t)) e.record(t);
+  const auto s = e.estimate();
+  REQUIRE(s.ready);
+  CHECK(s.bin_us == Approx(BurstinessEstimator::kBinMean * 500).epsilon(0.2));  // kBinMean arrivals at 2000 QPS
+  CHECK(s.dispersion == Approx(1).margin(0.4));                                 // bins of the old width would read ~10x
+  CHECK_THROWS(BurstinessEstimator(10));
+  CHECK_THROWS(BurstinessEstimator(8000, 2));
+}
+
+TEST_CASE("pattern switcher: smallest compiled burstiness covering the estimate, with hysteresis",
+          "[runtime][burstiness]") {
+  const std::vector<ArrivalProcess> lib = {ArrivalProcess::poisson(), ArrivalProcess::gamma(2),
+                                           ArrivalProcess::gamma(4), ArrivalProcess::gamma(8),
+                                           ArrivalProcess::batch(4)};
+  PatternSwitcher s;
+  CHECK(s.update(BurstinessEstimate{}, lib) == ArrivalProcess::poisson());               // not ready: the least bursty
+  CHECK(s.update(ready(ArrivalProcess::gamma(1.2)), lib) == ArrivalProcess::poisson());  // within the tolerance
+  CHECK(s.update(ready(ArrivalProcess::gamma(3.3)), lib) == ArrivalProcess::gamma(4));
+  CHECK(s.update(ready(ArrivalProcess::gamma(2.5)), lib) == ArrivalProcess::gamma(4));  // not clearly below: stays
+  CHECK(s.update(ready(ArrivalProcess::gamma(4.9)), lib) == ArrivalProcess::gamma(4));  // within the tolerance
+  CHECK(s.update(ready(ArrivalProcess::gamma(1.9)), lib) == ArrivalProcess::gamma(2));  // at or below gamma:2
+  CHECK(s.update(ready(ArrivalProcess::batch(3.8)), lib) == ArrivalProcess::batch(4));  // up, its own family
+  CHECK(s.update(ready(ArrivalProcess::poisson()), lib) == ArrivalProcess::poisson());
+  CHECK(s.switches() == 4);
+  CHECK_FALSE(s.beyond());
+  // Beyond the library: the most bursty, or (compiling online) the estimate rounded up to a power of two.
+  CHECK(s.update(ready(ArrivalProcess::gamma(13)), lib) == ArrivalProcess::gamma(8));
+  CHECK(s.beyond());
+  CHECK(s.beyond_events() == 1);
+  PatternSwitcher online(true);
+  online.update(BurstinessEstimate{}, lib);
+  CHECK(online.update(ready(ArrivalProcess::batch(11)), lib) == ArrivalProcess::batch(16));  // 11 / 1.25 -> 16
+  // A family the library lacks: the other family's covering pattern.
+  PatternSwitcher g(false);
+  const std::vector<ArrivalProcess> gammas = {ArrivalProcess::poisson(), ArrivalProcess::gamma(4)};
+  g.update(BurstinessEstimate{}, gammas);
+  CHECK(g.update(ready(ArrivalProcess::batch(3.5)), gammas) == ArrivalProcess::gamma(4));
+}
+
+TEST_CASE("pattern switcher does not flap on the estimate's noise", "[runtime][burstiness]") {
+  // gamma:4 traffic read every bin for 10 minutes at 500 QPS: one switch (up), none back.
+  const std::vector<ArrivalProcess> lib = {ArrivalProcess::poisson(), ArrivalProcess::gamma(2),
+                                           ArrivalProcess::gamma(4), ArrivalProcess::gamma(8)};
+  lull::sim::RateArrivals source({{0, 600, 500}}, ArrivalProcess::gamma(4), 8);
+  BurstinessEstimator e;
+  PatternSwitcher s;
+  std::int64_t t = 0;
+  std::uint64_t bins = 0;
+  while (source.next(&t)) {
+    e.record(t);
+    if (e.bins_closed() != bins) bins = e.bins_closed(), s.update(e.estimate(), lib);
+  }
+  CHECK(s.current() == ArrivalProcess::gamma(4));
+  CHECK(s.switches() == 1);
+}
+
+TEST_CASE("catalog: sets per (workers, pattern), chosen by pattern then load", "[runtime][burstiness]") {
+  auto t = lull::test::tiny_table();  // 2 workers, loads 100 and 200
+  auto g4 = t;
+  g4.arrivals = ArrivalProcess::gamma(4);
+  g4.policies[0].expected_violation_rate = 0.25;  // tells the sets apart
+  lull::core::PolicyCatalog catalog({t, g4});
+  CHECK(catalog.patterns().size() == 2);
+  const auto p = catalog.choose(2, 150, false, ArrivalProcess::poisson());
+  CHECK(p.arrivals == ArrivalProcess::poisson());
+  CHECK(p.policy->load_qps == 200);
+  const auto g = catalog.choose(2, 50, false, ArrivalProcess::gamma(4));
+  CHECK(g.arrivals == ArrivalProcess::gamma(4));
+  CHECK(g.policy->expected_violation_rate == 0.25);
+  // A pattern not held: the covering one (gamma:3 -> gamma:4; gamma:8 -> the most bursty).
+  CHECK(catalog.choose(2, 50, false, ArrivalProcess::gamma(3)).arrivals == ArrivalProcess::gamma(4));
+  CHECK(catalog.choose(2, 50, false, ArrivalProcess::gamma(8)).arrivals == ArrivalProcess::gamma(4));
+  // What is missing for it: the pattern at the worker count.
+  const auto want = catalog.wanted(2, 150, ArrivalProcess::gamma(8));
+  CHECK(want.workers == 2);
+  CHECK(want.arrivals == ArrivalProcess::gamma(8));
+  CHECK(catalog.wanted(2, 150, ArrivalProcess::gamma(4)).workers == 0);
+  // Two sets for one (workers, pattern) are refused, naming both.
+  REQUIRE_THROWS_WITH(lull::core::PolicyCatalog({t, g4, g4}),
+                      Catch::Contains("two sets for 2 workers and arrivals gamma:4"));
+}
+
+TEST_CASE("arrival schedule: the process changes at each step, the rate does not", "[runtime][burstiness][arrivals]") {
+  lull::sim::RateArrivals source(
+      {{0, 100, 500}, {100, 200, 500}},
+      {{0, ArrivalProcess::poisson()}, {50, ArrivalProcess::gamma(4)}, {150, ArrivalProcess::batch(4)}}, 9);
+  std::vector<std::vector<double>> gaps(4);
+  std::vector<int> counts(4, 0);
+  std::int64_t t = 0, last = -1;
+  while (source.next(&t)) {
+    REQUIRE(t >= 0);
+    REQUIRE(t < 200'000'000);
+    const int quarter = static_cast<int>(t / 50'000'000);
+    ++counts[quarter];
+    if (last >= 0 && last / 50'000'000 == quarter) gaps[quarter].push_back(static_cast<double>(t - last));
+    last = t;
+  }
+  auto cv2 = [](const std::vector<double>& g) {
+    double s = 0, s2 = 0;
+    for (double x : g) s += x, s2 += x * x;
+    const double m = s / g.size();
+    return (s2 / g.size() - m * m) / (m * m);
+  };
+  for (int q = 0; q < 4; ++q) CHECK(counts[q] == Approx(25000).epsilon(0.05));
+  CHECK(cv2(gaps[0]) == Approx(1).epsilon(0.1));
+  CHECK(cv2(gaps[1]) == Approx(4).epsilon(0.15));  // gamma:4 across the rate segments' boundary at 100 s
+  CHECK(cv2(gaps[2]) == Approx(4).epsilon(0.15));
+  CHECK(cv2(gaps[3]) == Approx(lull::batch_gap_cv2(4)).epsilon(0.15));
+  CHECK_THROWS(lull::sim::RateArrivals({{0, 1, 1}}, std::vector<lull::ArrivalStep>{}, 1));
+}

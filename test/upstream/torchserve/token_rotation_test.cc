@@ -1,0 +1,233 @@
+// TorchServe's keys rotated while lull serves: the stand-in rotates its
+// inference key through POST /token (as TorchServe does; the old key is
+// refused from then on) while lull serve takes 50 queries a second. lull
+// reads the key file again and goes on: no 5xx beyond the queries in flight
+// at a rotation, each rotation one log line and counted in /metrics. And the
+// key file's own logic: a changed file read again, a half-written one kept
+// out, a refused key worth repeating only when the file has a newer one.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "test/support/lull_serve_process.h"
+#include "test/support/model_server_process.h"
+#include "runtime/net/http_client.h"
+#include "runtime/upstream/torchserve/torchserve_token.h"
+#include "test/support/cli_runner.h"
+
+using namespace lull::net;
+using namespace lull::torchserve;
+using namespace lull::serve::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string temp_dir(const std::string& name) {
+  const auto d = fs::temp_directory_path() / ("lull-token-rotation-" + std::to_string(getpid()) + "-" + name);
+  fs::create_directories(d);
+  return d.string();
+}
+
+// Written whole under another name, then renamed: a reader never sees half of it.
+void write_atomically(const std::string& path, const std::string& text) {
+  std::ofstream(path + ".tmp") << text;
+  fs::rename(path + ".tmp", path);
+}
+
+std::string key_file_text(const std::string& inference, const std::string& management) {
+  return R"({"management": {"key": ")" + management + R"("}, "inference": {"key": ")" + inference + R"("}})";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("key file: read again when it changes, kept when half written, newer keys found after a refusal",
+          "[serve][token]") {
+  const std::string dir = temp_dir("unit"), path = dir + "/key_file.json";
+  write_atomically(path, key_file_text("i1", "m1"));
+  std::vector<std::string> lines;
+  TorchServeKeyFile file(path, [&](const std::string& line) { lines.push_back(line); });
+  CHECK(file.inference_key() == "i1");
+  CHECK_FALSE(file.refresh_if_changed());  // unchanged: not read again
+  std::string fresh;
+  CHECK_FALSE(file.newer_inference_key("i1", &fresh));  // refused, and the file has nothing newer
+  CHECK(file.refusals() == 1);
+
+  write_atomically(path, key_file_text("i2", "m1"));
+  CHECK(file.refresh_if_changed());
+  CHECK(file.inference_key() == "i2");
+  CHECK(file.keys().management == "m1");
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "TorchServe keys re-read from " + path + " (the file changed): new inference key (reload 1)");
+
+  std::ofstream(path) << R"({"management": {"key": "m1"}, "infer)";  // half written
+  CHECK_FALSE(file.refresh_if_changed());
+  CHECK_FALSE(file.refresh_if_changed());
+  CHECK(file.inference_key() == "i2");
+  CHECK(file.read_errors() == 1);  // the same file is not read twice
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1].find("still using the keys read before") != std::string::npos);
+
+  write_atomically(path, key_file_text("i3", "m2"));
+  CHECK(file.newer_inference_key("i2", &fresh));  // a refusal finds the rotated key at once
+  CHECK(fresh == "i3");
+  CHECK(file.newer_inference_key("i2", &fresh));  // another request refused for the old key: repeat it too
+  CHECK(file.reloads() == 2);
+  CHECK(lines.back() ==
+        "TorchServe keys re-read from " + path +
+            " (after the server refused the inference key): new inference and management keys (reload 2)");
+  const std::string metrics = file.metrics_text();
+  CHECK(metrics.find("lull_torchserve_key_reloads_total 2\n") != std::string::npos);
+  CHECK(metrics.find("lull_torchserve_token_refusals_total 3\n") != std::string::npos);
+  CHECK(metrics.find("lull_torchserve_key_file_errors_total 1\n") != std::string::npos);
+}
+
+TEST_CASE(
+    "token rotation while serving at 50 qps: no 5xx beyond the queries in flight, both rotations logged and counted",
+    "[serve][token][rotation]") {
+  const std::string dir = temp_dir("serve"), key_path = dir + "/key_file.json";
+  write_atomically(key_path, key_file_text("infer-0", "mgmt-0"));
+  const std::string profile = source_path("test/data/replay_profile.json");
+  auto compiled = lull::test::run_cli(std::string(LULL_BINARY) + " compile --profiles " + profile +
+                                      " --slo-ms 200 --workers 1 --load-qps 10:60:10 --out " + dir + "/set.pb");
+  INFO(compiled.output);
+  REQUIRE(compiled.code == 0);
+  ModelServerProcess server({"--replay-profile", profile, "--token-file", key_path});
+  const std::string log = dir + "/serve.log";
+  LullServeProcess lull({"--policies", dir + "/set.pb", "--servers", server.url(), "--torchserve-token-file", key_path},
+                        log, dir + "/port");
+
+  HttpClient client;
+  std::mutex mu;
+  int sent = 0, answered = 0, ok = 0, server_errors = 0, other = 0;
+  std::string first_error;
+  const auto rotate = [&] {
+    const std::string management = read_torchserve_key_file(key_path).management;
+    HttpRequest r;
+    r.method = "POST";
+    r.url = server.url() + "/token?type=inference";
+    r.bearer_token = management;
+    r.timeout_ms = 5000;
+    const HttpResponse answer = client.fetch(r);
+    INFO(answer.describe());
+    REQUIRE(answer.status == 200);
+    std::lock_guard<std::mutex> lock(mu);
+    return sent - answered;  // the queries in flight at the rotation
+  };
+  // Open loop, 50 a second for 6 s; the keys rotated at 2 s and at 4 s.
+  int in_flight_at_rotations = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 300; ++i) {
+    std::this_thread::sleep_until(start + std::chrono::milliseconds(20 * i));
+    if (i == 100 || i == 200) in_flight_at_rotations += rotate();
+    HttpRequest q;
+    q.method = "POST";
+    q.url = lull.base() + "/predictions/" + "image-classification";
+    q.body = "query-" + std::to_string(i);
+    q.content_type = "application/octet-stream";
+    q.timeout_ms = 20000;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++sent;
+    }
+    client.send(q, [&](HttpResponse r) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++answered;
+      if (r.status == 200) {
+        ++ok;
+        return;
+      }
+      (r.status >= 500 ? server_errors : other)++;
+      if (first_error.empty()) first_error = r.describe();
+    });
+  }
+  for (int i = 0; i < 400; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (answered == sent) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const std::string metrics = lull.metrics();
+  const std::string serve_log = read_file(log);
+  std::lock_guard<std::mutex> lock(mu);
+  INFO("first error: " << first_error << "\nlog:\n" << serve_log);
+  CHECK(answered == sent);
+  CHECK(other == 0);
+  CHECK(server_errors <= in_flight_at_rotations);
+  CHECK(ok + server_errors == 300);
+  CHECK(count_of(serve_log, "TorchServe keys re-read from " + key_path) == 2);
+  CHECK(metrics.find("lull_torchserve_key_reloads_total 2\n") != std::string::npos);
+  CHECK(serve_log.find("down: out of rotation") == std::string::npos);
+}
+
+TEST_CASE("token: refusals that persist take the worker down with the reason, new keys bring it back",
+          "[serve][token][rotation]") {
+  const std::string dir = temp_dir("down"), server_keys = dir + "/server_keys.json",
+                    lull_keys = dir + "/lull_keys.json";
+  write_atomically(server_keys, key_file_text("infer-0", "mgmt-0"));
+  write_atomically(lull_keys, key_file_text("infer-0", "mgmt-0"));  // lull's copy, not rewritten by the server
+  const std::string profile = source_path("test/data/replay_profile.json");
+  auto compiled = lull::test::run_cli(std::string(LULL_BINARY) + " compile --profiles " + profile +
+                                      " --slo-ms 200 --workers 1 --load-qps 10:20:10 --out " + dir + "/set.pb");
+  REQUIRE(compiled.code == 0);
+  ModelServerProcess server({"--replay-profile", profile, "--token-file", server_keys});
+  const std::string log = dir + "/serve.log";
+  LullServeProcess lull({"--policies", dir + "/set.pb", "--servers", server.url(), "--torchserve-token-file", lull_keys,
+                         "--eject-base-ms", "60000", "--eject-max-ms", "60000"},
+                        log, dir + "/port");
+  HttpClient client;
+  const auto ping = [&] {
+    HttpRequest r;
+    r.url = lull.base() + "/ping";
+    return client.fetch(r).status;
+  };
+  REQUIRE(lull.post("image-classification", "x").status == 200);
+  HttpRequest rotate;
+  rotate.method = "POST";
+  rotate.url = server.url() + "/token?type=inference";
+  rotate.bearer_token = "mgmt-0";
+  REQUIRE(client.fetch(rotate).status == 200);
+  // lull's file still has the old key: each query is refused, and three in a row take the worker out.
+  for (int i = 0; i < 3; ++i) CHECK(lull.post("image-classification", "x").status == 503);
+  CHECK(ping() == 500);  // the model server's own /ping (no key needed) still passes: lull's does not
+  const std::string down = read_file(log);
+  CHECK(down.find("down: out of rotation: ejected for 60000 ms after 3 consecutive failed batches: ") !=
+        std::string::npos);
+  CHECK(
+      down.find(
+          "refused the inference token (HTTP 400): the inference key of --torchserve-token-file is wrong or expired") !=
+      std::string::npos);
+  // The operator copies the new keys: the worker is probed at once (not after its 60 s) and rejoins.
+  write_atomically(lull_keys, read_file(server_keys));
+  bool back = false;
+  for (int i = 0; i < 100 && !back; ++i) {
+    back = ping() == 200;
+    if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(back);
+  CHECK(lull.post("image-classification", "x").status == 200);
+  const std::string up = read_file(log);
+  CHECK(up.find("up: back in rotation") != std::string::npos);
+  CHECK(count_of(up, "TorchServe keys re-read from " + lull_keys) == 1);
+}

@@ -1,0 +1,343 @@
+// The TorchServe backend's rules in process, over the fake transport
+// (test/support/fake_http_transport.h) standing in for the model servers:
+// one request per batch with the answers split back in order, a missing
+// model fails the batch and not the worker, a server that cannot be reached
+// goes down and rejoins at its next passing ping, a timed-out batch ejects,
+// an unreachable worker starts out of rotation. No process, no socket: a
+// "slow" server answers as the transport does when the timeout passes.
+// torchserve_backend_test.cc keeps the one case that needs a real server
+// killed mid-batch.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "test/support/backend_test_support.h"
+#include "runtime/net/base64.h"
+#include "runtime/net/json_value.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
+#include "runtime/upstream/v2/v2_wire.h"
+#include "test/support/fake_http_transport.h"
+
+using namespace lull::net;
+using namespace lull::torchserve;
+using lull::core::BatchRequest;
+using lull::serve::testing::batch;
+using lull::serve::testing::ResultLog;
+using lull::test::FakeHttpTransport;
+using std::chrono::milliseconds;
+
+namespace {
+
+// A model server "fast" at `url` on the fake: /ping answers 200 while `up`,
+// a batch of model `model` answers one {"class": len(input) % 1000} per input
+// (as the stand-in model server's --fake does), another model 404, and
+// nothing at all (connection refused) while down. `slow`: every batch takes
+// longer than its timeout, so the transport times it out.
+struct FakeModelServer {
+  std::string url;
+  std::shared_ptr<std::atomic<bool>> up = std::make_shared<std::atomic<bool>>(true);
+  std::shared_ptr<std::atomic<bool>> slow = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<std::atomic<int>> batches = std::make_shared<std::atomic<int>>(0);
+
+  FakeModelServer(FakeHttpTransport& http, std::string base, const std::string& model) : url(std::move(base)) {
+    auto refused = [] {
+      HttpResponse r;
+      r.error = "Couldn't connect to server";
+      return r;
+    };
+    http.route("GET", url + "/ping", [up = up, refused](const HttpRequest&) {
+      return *up ? FakeHttpTransport::reply(200, "{\"status\":\"Healthy\"}") : refused();
+    });
+    for (const std::string& m : {model, std::string("absent")})
+      http.route("POST", url + "/predictions/" + m, [=, up = up, slow = slow, batches = batches](const HttpRequest& r) {
+        if (!*up) return refused();
+        ++*batches;
+        if (*slow) {
+          HttpResponse late;
+          late.error = "Timeout was reached";
+          late.timed_out = true;
+          late.elapsed_us = r.timeout_ms * 1000;
+          return late;
+        }
+        if (m != model) return FakeHttpTransport::reply(404, "{\"code\":404,\"message\":\"Model not found\"}");
+        JsonValue body;
+        const JsonValue* inputs = parse_json(r.body, &body) ? json_field(body, "inputs") : nullptr;
+        if (!inputs || inputs->kind_case() != JsonValue::kListValue) return FakeHttpTransport::reply(400, "bad batch");
+        std::string predictions;
+        for (const auto& in : inputs->list_value().values()) {
+          const auto bytes = base64_decode(in.string_value());
+          if (!predictions.empty()) predictions += ",";
+          predictions += "{\"class\":" + std::to_string(bytes ? bytes->size() % 1000 : 0) + ",\"score\":1.0}";
+        }
+        return FakeHttpTransport::reply(200, "{\"predictions\":[" + predictions + "]}");
+      });
+  }
+};
+
+// The backend over a fake it owns; `http` stays usable for routes until the backend stops.
+struct Rig {
+  std::unique_ptr<FakeHttpTransport> owned = std::make_unique<FakeHttpTransport>();
+  FakeHttpTransport& http = *owned;
+};
+
+template <class F>
+bool eventually(F cond, milliseconds limit) {
+  for (auto t = milliseconds(0); t < limit; t += milliseconds(5)) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return cond();
+}
+
+}  // namespace
+
+TEST_CASE("TorchServe backend (fake transport): one request per batch, answers split back in order",
+          "[serve][backend]") {
+  Rig rig;
+  FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast"), s1(rig.http, "http://10.0.0.2:8080", "fast");
+  lull::core::QueryInputs inputs;
+  for (int id = 1; id <= 12; ++id) inputs.put(id, std::string(static_cast<size_t>(id * 3), 'q'));
+  TorchServeBackend backend({{s0.url, s0.url}, {s1.url, s1.url}}, {"fast"}, inputs, {}, std::move(rig.owned));
+  ResultLog log;
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
+  REQUIRE(backend.start() == 2);
+
+  backend.start_batch(batch(0, 0, {1, 2, 3, 4, 5}));
+  backend.start_batch(batch(1, 0, {6, 7, 8, 9, 10, 11, 12}));
+  auto results = log.wait_for(2, milliseconds(5000));
+  REQUIRE(results.size() == 2);
+  for (const auto& r : results) {
+    CHECK(r.ok);
+    REQUIRE(r.outputs.size() == r.queries.size());
+    for (size_t i = 0; i < r.queries.size(); ++i)
+      CHECK(r.outputs[i] == "{\"class\":" + std::to_string(r.queries[i] * 3) + ",\"score\":1.0}");
+  }
+  CHECK(*s0.batches == 1);  // one request each
+  CHECK(*s1.batches == 1);
+  for (const auto& r : rig.http.requests())
+    if (r.method == "POST") CHECK(r.content_type == "application/json");
+}
+
+TEST_CASE("TorchServe backend (fake transport): a model the server lacks fails the batch, not the worker",
+          "[serve][backend]") {
+  Rig rig;
+  FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
+  lull::core::QueryInputs inputs;
+  inputs.put(1, "x");
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast", "absent"}, inputs, {}, std::move(rig.owned));
+  ResultLog log;
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
+  REQUIRE(backend.start() == 1);
+  backend.start_batch(batch(0, 1, {1}));
+  auto results = log.wait_for(1, milliseconds(3000));
+  REQUIRE(results.size() == 1);
+  CHECK_FALSE(results[0].ok);
+  CHECK(results[0].outputs.empty());
+  CHECK(results[0].error.find("HTTP 404") != std::string::npos);
+  CHECK(backend.worker_up(0));
+  CHECK(backend.stats(0).last_error.find("HTTP 404") != std::string::npos);
+}
+
+TEST_CASE(
+    "TorchServe backend (fake transport): a server that cannot be reached goes down, fails what is sent to it, "
+    "rejoins at its next passing ping",
+    "[serve][backend][fault]") {
+  Rig rig;
+  FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
+  lull::core::QueryInputs inputs;
+  for (int id = 1; id <= 4; ++id) inputs.put(id, "x");
+  TorchServeOptions opts;
+  opts.health_interval_ms = 20;
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, inputs, opts, std::move(rig.owned));
+  ResultLog log;
+  std::atomic<int> downs{0}, ups{0};
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
+  backend.set_health_handler([&](int, bool up) { (up ? ups : downs)++; });
+  REQUIRE(backend.start() == 1);
+  ups = 0;  // the start's own ping
+
+  *s0.up = false;  // gone: its connections are refused
+  backend.start_batch(batch(0, 0, {1, 2}));
+  auto results = log.wait_for(1, milliseconds(3000));
+  REQUIRE(results.size() == 1);
+  CHECK_FALSE(results[0].ok);
+  CHECK(results[0].error.find("Couldn't connect") != std::string::npos);
+  CHECK(eventually([&] { return !backend.worker_up(0); }, milliseconds(3000)));
+  CHECK(downs == 1);
+
+  backend.start_batch(batch(0, 0, {3}));  // while down: fails at once, asynchronously
+  auto second = log.wait_for(2, milliseconds(3000));
+  REQUIRE(second.size() == 2);
+  CHECK(second[1].error.find("is down") != std::string::npos);
+
+  *s0.up = true;
+  CHECK(eventually([&] { return backend.worker_up(0); }, milliseconds(5000)));
+  CHECK(ups == 1);
+  backend.start_batch(batch(0, 0, {1, 2}));
+  auto after = log.wait_for(3, milliseconds(3000));
+  REQUIRE(after.size() == 3);
+  CHECK(after[2].ok);
+}
+
+TEST_CASE("TorchServe backend (fake transport): a batch past its timeout fails and ejects, not waited on",
+          "[serve][backend][fault]") {
+  Rig rig;
+  FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
+  *s0.slow = true;
+  lull::core::QueryInputs inputs;
+  inputs.put(1, "x");
+  TorchServeOptions opts;
+  opts.batch_timeout_ms = 300;
+  opts.health_interval_ms = 10000;
+  opts.outlier.eject_after_failures = 1;
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, inputs, opts, std::move(rig.owned));
+  ResultLog log;
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
+  REQUIRE(backend.start() == 1);  // the ping does not go through the model
+  backend.start_batch(batch(0, 0, {1}));
+  auto results = log.wait_for(1, milliseconds(3000));
+  REQUIRE(results.size() == 1);
+  CHECK_FALSE(results[0].ok);
+  CHECK_FALSE(backend.worker_up(0));
+  CHECK(backend.stats(0).last_error.find("timed out after 300 ms") != std::string::npos);
+  CHECK(backend.stats(0).ejections == 1);
+  const auto sent = rig.http.requests();
+  REQUIRE(sent.size() == 2);
+  CHECK(sent[1].timeout_ms == 300);  // the batch's own timeout, as asked
+}
+
+TEST_CASE("TorchServe backend (fake transport): an unreachable worker starts out of rotation", "[serve][backend]") {
+  Rig rig;
+  FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
+  lull::core::QueryInputs inputs;
+  const std::string dead = "http://10.0.0.9:8080";  // no route: connection refused
+  TorchServeBackend backend({{s0.url, s0.url}, {dead, dead}}, {"fast"}, inputs, {}, std::move(rig.owned));
+  CHECK(backend.start() == 1);
+  CHECK(backend.worker_up(0));
+  CHECK_FALSE(backend.worker_up(1));
+}
+
+namespace {
+
+// A v2 model server "fast" at `url` on the fake that refuses a whole request
+// holding an input with "poison" in it (400 {"error": ...}, as KServe, MLServer
+// and Triton do), else answers {"class": len(input)} per input. Counts the
+// infer requests and how often each input text was sent.
+struct WholeBatchRefuser {
+  std::string url;
+  std::shared_ptr<std::atomic<int>> requests = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<std::mutex> mu = std::make_shared<std::mutex>();
+  std::shared_ptr<std::map<std::string, int>> sent = std::make_shared<std::map<std::string, int>>();
+  int status = 400;
+
+  WholeBatchRefuser(FakeHttpTransport& http, std::string base, int refusal_status = 400)
+      : url(std::move(base)), status(refusal_status) {
+    http.route("GET", url + "/v2/models/fast/ready",
+               [](const HttpRequest&) { return FakeHttpTransport::reply(200, "{\"ready\":true}"); });
+    http.route("POST", url + "/v2/models/fast/infer",
+               [requests = requests, mu = mu, sent = sent, status = status](const HttpRequest& r) {
+                 ++*requests;
+                 JsonValue body;
+                 const JsonValue* inputs = parse_json(r.body, &body) ? json_field(body, "inputs") : nullptr;
+                 const JsonValue* data = inputs ? json_field(inputs->list_value().values(0), "data") : nullptr;
+                 if (!data) return FakeHttpTransport::reply(400, "{\"error\":\"no data\"}");
+                 std::string outputs, refused;
+                 int n = 0;
+                 for (const auto& e : data->list_value().values()) {
+                   {
+                     std::lock_guard<std::mutex> lock(*mu);
+                     ++(*sent)[e.string_value()];
+                   }
+                   if (e.string_value().find("poison") != std::string::npos && refused.empty())
+                     refused = "row " + std::to_string(n) + " holds poison";
+                   if (n++) outputs += ",";
+                   outputs += json_quoted("{\"class\":" + std::to_string(e.string_value().size()) + "}");
+                 }
+                 if (!refused.empty()) return FakeHttpTransport::reply(status, "{\"error\":\"" + refused + "\"}");
+                 return FakeHttpTransport::reply(200,
+                                                 "{\"outputs\":[{\"name\":\"output\",\"datatype\":\"BYTES\","
+                                                 "\"shape\":[" +
+                                                     std::to_string(n) + "],\"data\":[" + outputs + "]}]}");
+               });
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "HTTP backend (fake transport): a batch the model refuses whole is halved until each refused input is "
+    "alone: it gets the model's status and message, the rest are served, the worker stays",
+    "[serve][backend][refusal]") {
+  Rig rig;
+  WholeBatchRefuser s0(rig.http, "http://10.0.0.1:8000");
+  lull::core::QueryInputs inputs;
+  const int n = 11;
+  for (int id = 1; id <= n; ++id)
+    inputs.put(id, id == 3 || id == 8 ? "poison-" + std::to_string(id) : std::string(static_cast<size_t>(id), 'q'));
+  lull::v2::V2Wire wire;
+  TorchServeOptions o;
+  o.wire = &wire;
+  o.outlier.eject_after_failures = 1;  // a refusal counted as a fault would eject at once
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, inputs, o, std::move(rig.owned));
+  ResultLog log;
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
+  REQUIRE(backend.start() == 1);
+  std::vector<lull::core::QueryId> ids;
+  for (int id = 1; id <= n; ++id) ids.push_back(static_cast<lull::core::QueryId>(id));
+  for (int round = 0; round < 3; ++round) {
+    backend.start_batch(batch(0, 0, ids));
+    const auto results = log.wait_for(static_cast<size_t>(round + 1), milliseconds(5000));
+    REQUIRE(results.size() == static_cast<size_t>(round + 1));
+    const auto& r = results.back();
+    INFO(r.error);
+    REQUIRE(r.ok);
+    REQUIRE(r.outputs.size() == static_cast<size_t>(n));
+    REQUIRE(r.input_status.size() == static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      const int id = i + 1;
+      if (id == 3 || id == 8) {
+        CHECK(r.input_status[static_cast<size_t>(i)] == 400);
+        CHECK(r.outputs[static_cast<size_t>(i)].find("row 0 holds poison") != std::string::npos);
+      } else {
+        CHECK(r.input_status[static_cast<size_t>(i)] == 0);
+        CHECK(r.outputs[static_cast<size_t>(i)] == "{\"class\":" + std::to_string(id) + "}");
+      }
+    }
+  }
+  CHECK(backend.worker_up(0));
+  CHECK(backend.stats(0).ejections == 0);
+  // Bounded: no input sent more than 1 + ceil(log2 11) = 5 times per batch.
+  for (const auto& [text, times] : *s0.sent) CHECK(times <= 3 * 5);
+  CHECK((*s0.sent)["poison-3"] >= 3 * 2);  // sent whole, then alone at least
+}
+
+TEST_CASE("HTTP backend (fake transport): a 404 or 429 for a batch is not split: the batch fails as before",
+          "[serve][backend][refusal]") {
+  for (int status : {404, 429}) {
+    Rig rig;
+    WholeBatchRefuser s0(rig.http, "http://10.0.0.1:8000", status);
+    lull::core::QueryInputs inputs;
+    inputs.put(1, "fine");
+    inputs.put(2, "poison");
+    lull::v2::V2Wire wire;
+    TorchServeOptions o;
+    o.wire = &wire;
+    TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, inputs, o, std::move(rig.owned));
+    ResultLog log;
+    backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
+    REQUIRE(backend.start() == 1);
+    backend.start_batch(batch(0, 0, {1, 2}));
+    const auto results = log.wait_for(1, milliseconds(5000));
+    REQUIRE(results.size() == 1);
+    CHECK_FALSE(results[0].ok);
+    CHECK(results[0].error.find("HTTP " + std::to_string(status)) != std::string::npos);
+    CHECK(*s0.requests == 1);
+  }
+}

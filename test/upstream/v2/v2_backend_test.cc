@@ -1,0 +1,142 @@
+// The HTTP batch backend over the Open Inference Protocol (V2Wire) against
+// the stand-in server in --only-v2 mode (TorchServe's routes answer 404
+// there, so nothing passes unless it went over v2); and `lull profile
+// --backend v2` against it.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "test/support/backend_test_support.h"
+#include "test/support/model_server_process.h"
+#include "runtime/net/http_client.h"
+#include "runtime/core/query_inputs.h"
+#include "runtime/upstream/torchserve/torchserve_backend.h"
+#include "runtime/upstream/v2/v2_model_control.h"
+#include "runtime/upstream/v2/v2_wire.h"
+#include "test/support/cli_runner.h"
+
+using namespace lull::net;
+using namespace lull::torchserve;
+using namespace lull::v2;
+using namespace lull::serve::testing;
+using lull::core::BatchRequest;
+using std::chrono::milliseconds;
+
+namespace {
+
+// The backend over the v2 wire on one server, its results collected.
+struct V2Rig {
+  V2Wire wire;
+  ResultLog log;
+  std::unique_ptr<TorchServeBackend> backend;
+  V2Rig(const std::string& url, const lull::core::QueryInputs& inputs, TorchServeOptions o = {}) {
+    o.wire = &wire;
+    backend = std::make_unique<TorchServeBackend>(std::vector<WorkerEndpoint>{{url, url}},
+                                                  std::vector<std::string>{"fast"}, inputs, o);
+    backend->set_completion_handler([this](const lull::core::BatchResult& r) { log.add(r); });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("v2 backend: one infer request per batch, answers and per-input errors split back in order", "[serve][v2]") {
+  ModelServerProcess s0({"--fake", "fast:2:0.1", "--only-v2", "--log-requests", "/dev/null"});
+  lull::core::QueryInputs inputs;
+  // The fake predicts len(input) % 1000, so each answer names its own query.
+  for (int id = 1; id <= 5; ++id) inputs.put(id, std::string(static_cast<size_t>(id * 3), 'q'));
+  inputs.put(6, "LULL-MALFORMED input");              // the stand-in's models reject it alone
+  inputs.put(7, std::string("\xff\xfe\x00\x01", 4));  // not UTF-8: sent base64
+  V2Rig rig(s0.url(), inputs);
+  TorchServeBackend& backend = *rig.backend;
+  ResultLog& log = rig.log;
+  REQUIRE(backend.start() == 1);  // GET /v2/models/fast/ready
+  backend.start_batch(batch(0, 0, {1, 2, 3, 4, 5, 6, 7}));
+  const auto results = log.wait_for(1, milliseconds(5000));
+  REQUIRE(results.size() == 1);
+  const auto& r = results[0];
+  INFO(r.error);
+  REQUIRE(r.ok);
+  REQUIRE(r.outputs.size() == 7);
+  for (size_t i = 0; i < 5; ++i)
+    CHECK(r.outputs[i] == "{\"class\":" + std::to_string(r.queries[i] * 3) + ",\"score\":1.0}");
+  REQUIRE(r.input_status.size() == 7);
+  CHECK(r.input_status[5] == 400);
+  CHECK(r.outputs[5].find("\"InvalidInput\"") != std::string::npos);
+  CHECK(r.input_status[6] == 0);
+  CHECK(r.outputs[6] == "{\"class\":4,\"score\":1.0}");  // its 4 bytes arrived whole
+  CHECK(backend.worker_up(0));
+}
+
+TEST_CASE("v2 backend: a worker whose model is unloaded leaves rotation and rejoins once it is loaded", "[serve][v2]") {
+  ModelServerProcess s0({"--fake", "fast:1:0", "--only-v2"});
+  lull::core::QueryInputs inputs;
+  TorchServeOptions o;
+  o.health_interval_ms = 50;
+  V2Rig rig(s0.url(), inputs, o);
+  TorchServeBackend& backend = *rig.backend;
+  REQUIRE(backend.start() == 1);
+  HttpClient http;
+  V2ModelControl control(http);
+  control.unload(s0.url(), "fast");
+  CHECK(eventually([&] { return !backend.worker_up(0); }, milliseconds(3000)));
+  CHECK(backend.stats(0).last_error.find("ping: HTTP 404") != std::string::npos);
+  control.load(s0.url(), "fast");
+  CHECK(eventually([&] { return backend.worker_up(0); }, milliseconds(3000)));
+}
+
+TEST_CASE("v2 backend: a batch mixing bytes and tensor layouts goes as one request per run, in order", "[serve][v2]") {
+  const std::string log_path = lull::test::write_temp("v2_requests.log", "");
+  // --tensor-inputs: a row of tensors is a query whose bytes are the row as JSON.
+  ModelServerProcess s0({"--fake", "fast:1:0", "--only-v2", "--tensor-inputs", "--log-requests", log_path});
+  lull::core::QueryInputs inputs;
+  inputs.put(1, "bytes");
+  inputs.put(2, R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1,2],"data":[1,2]}]})");
+  inputs.put(3, R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1,2],"data":[[30,40]]}]})");
+  inputs.put(4, R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,3],"data":[1,2,3]}]})");
+  inputs.put(5, "more bytes");
+  V2Rig rig(s0.url(), inputs);
+  TorchServeBackend& backend = *rig.backend;
+  ResultLog& log = rig.log;
+  REQUIRE(backend.start() == 1);
+  backend.start_batch(batch(0, 0, {1, 2, 3, 4, 5}));
+  const auto results = log.wait_for(1, milliseconds(5000));
+  REQUIRE(results.size() == 1);
+  INFO(results[0].error);
+  REQUIRE(results[0].ok);
+  // The fake predicts len(bytes) % 1000: the raw inputs' lengths, and the
+  // rows' JSON ({"x":[1,2]}: 11 bytes; {"x":[30,40]}: 13; {"x":[1,2,3]}: 13).
+  std::vector<std::string> want;
+  for (int c : {5, 11, 13, 13, 10}) want.push_back("{\"class\":" + std::to_string(c) + ",\"score\":1.0}");
+  CHECK(results[0].outputs == want);
+  // bytes | x INT32 [1,2] twice | x FP32 [1,3] | bytes: four runs, four requests.
+  std::ifstream in(log_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string t = text.str();
+  size_t requests = 0;
+  for (size_t at = t.find("/v2/models/fast/infer"); at != std::string::npos;
+       at = t.find("/v2/models/fast/infer", at + 1))
+    ++requests;
+  CHECK(requests == 4);
+}
+
+TEST_CASE("lull profile --backend v2 measures through /v2/models/{m}/infer", "[serve][cli][v2]") {
+  ModelServerProcess server({"--fake", "fast:1:0.5", "--only-v2"});
+  const std::string acc = lull::test::write_temp("profile_acc_v2.json", "{\"fast\": 0.7}");
+  const std::string flags = " --worker " + server.url() +
+                            " --models fast --max-batch 2 --samples 2 --warmup 0 --pause-ms 0 --accuracy " + acc +
+                            " --out -";
+  const auto r = lull::test::run_lull("profile --backend v2" + flags);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"name\": \"fast\"") != std::string::npos);
+  // The TorchServe API is not there: the default backend fails, naming the path.
+  const auto ts = lull::test::run_lull("profile" + flags);
+  CHECK(ts.exit_code != 0);
+  CHECK(ts.err.find("/predictions/fast") != std::string::npos);
+  CHECK(lull::test::run_lull("profile --backend grpc" + flags).exit_code == 2);
+}
