@@ -19,21 +19,15 @@ QPS="${ADMIN_QPS:-5000}"; SECS="${ADMIN_S:-8}"
 PROFILE="$ROOT/test/data/replay_profile.json"
 WORK="$(mktemp -d /tmp/lull-admin.XXXXXX)"
 PIDS=()
-source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, wait_serve_port
+source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, wait_serve_port, replay_servers
 trap cleanup EXIT
 fail() { echo "admin_under_overload: FAIL: $*" >&2; FAILED=1; }
 FAILED=0
 
-URLS=()
-for i in 0 1; do
-  "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
-      --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
-  PIDS+=($!)
-done
-for i in 0 1; do wait_file "$WORK/port$i"; URLS+=("http://127.0.0.1:$(cat "$WORK/port$i")"); done
+replay_servers 2 "$PROFILE"
 "$LULL" compile --profiles "$PROFILE" --slo-ms 70 --workers 2 --percentile 100 --load-qps 20:100:20 \
     --max-queue 8 --intervals 20 --out "$WORK/set.pb" 2>"$WORK/compile.log"
-"$LULL" serve --policies "$WORK/set.pb" --servers "${URLS[0]},${URLS[1]}" --listen 127.0.0.1:0 \
+"$LULL" serve --policies "$WORK/set.pb" --servers "$SERVER_URLS" --listen 127.0.0.1:0 \
     --max-connections 16 --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 LULL_PID=$!
 PIDS+=($LULL_PID)

@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 PROFILE="$ROOT/test/data/replay_profile.json"
 WORK="$(mktemp -d /tmp/lull-sighup-hostile.XXXXXX)"
 PIDS=()
-source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, wait_serve_port
+source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, wait_serve_port, replay_servers
 trap cleanup EXIT
 fail() { echo "sighup_hostile: FAIL: $*" >&2; FAILED=1; }
 FAILED=0
@@ -28,11 +28,8 @@ compile "$WORK/a.pb" 100
 compile "$WORK/b.pb" 50
 cp "$WORK/a.pb" "$WORK/set.pb"
 mkfifo "$WORK/fifo"
-"$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --port-file "$WORK/port0" \
-    2> "$WORK/server.log" &
-PIDS+=($!)
-wait_file "$WORK/port0"
-"$LULL" serve --policies "$WORK/set.pb" --servers "http://127.0.0.1:$(cat "$WORK/port0")" --listen 127.0.0.1:0 \
+replay_servers 1 "$PROFILE"
+"$LULL" serve --policies "$WORK/set.pb" --servers "$SERVER_URLS" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2> "$WORK/serve.log" &
 LULL_PID=$!
 PIDS+=($LULL_PID)

@@ -37,23 +37,17 @@ CAP="${OVERLOAD_CAP:-16}"; RSS_MIB="${OVERLOAD_RSS_MIB:-256}"; CONNECTIONS="${OV
 PROFILE="$ROOT/test/data/replay_profile.json"
 WORK="$(mktemp -d /tmp/lull-overload.XXXXXX)"
 PIDS=()
-source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file
+source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, replay_servers
 trap cleanup EXIT
 fail() { echo "overload: FAIL: $*" >&2; FAILED=1; }
 FAILED=0
 
-URLS=()
-for i in 0 1; do
-  "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
-      --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
-  PIDS+=($!)
-done
-for i in 0 1; do wait_file "$WORK/port$i"; URLS+=("http://127.0.0.1:$(cat "$WORK/port$i")"); done
+replay_servers 2 "$PROFILE"
 # A plan up to 100 qps: past it lull serves with the fastest policy and
 # refuses what its queue cannot hold (503), which is the point here.
 "$LULL" compile --profiles "$PROFILE" --slo-ms 70 --workers 2 --percentile 100 --load-qps 20:100:20 \
     --max-queue 8 --intervals 20 --out "$WORK/set.pb" 2>"$WORK/compile.log"
-"$LULL" serve --policies "$WORK/set.pb" --servers "${URLS[0]},${URLS[1]}" --listen 127.0.0.1:0 \
+"$LULL" serve --policies "$WORK/set.pb" --servers "$SERVER_URLS" --listen 127.0.0.1:0 \
     --max-connections "$CAP" ${OVERLOAD_SERVE_FLAGS:-} --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 LULL_PID=$!
 PIDS+=($LULL_PID)

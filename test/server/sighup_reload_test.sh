@@ -17,7 +17,7 @@ PY=/usr/bin/python3
 PROFILE="$ROOT/test/data/replay_profile.json"
 WORK="$(mktemp -d /tmp/lull-sighup.XXXXXX)"
 PIDS=()
-source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file
+source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, replay_servers
 trap cleanup EXIT
 fail() { echo "sighup: FAIL: $*" >&2; FAILED=1; }
 FAILED=0
@@ -29,11 +29,8 @@ compile() {  # OUT INTERVALS
 compile "$WORK/a.pb" 100
 compile "$WORK/b.pb" 50
 cp "$WORK/a.pb" "$WORK/set.pb"
-"$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --port-file "$WORK/port0" \
-    2> "$WORK/server.log" &
-PIDS+=($!)
-wait_file "$WORK/port0"
-"$LULL" serve --policies "$WORK/set.pb" --servers "http://127.0.0.1:$(cat "$WORK/port0")" --listen 127.0.0.1:0 \
+replay_servers 1 "$PROFILE"
+"$LULL" serve --policies "$WORK/set.pb" --servers "$SERVER_URLS" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2> "$WORK/serve.log" &
 LULL_PID=$!
 PIDS+=($LULL_PID)

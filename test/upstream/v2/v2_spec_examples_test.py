@@ -21,7 +21,7 @@ import unittest
 import urllib.error
 import urllib.request
 
-SOURCE = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+SOURCE = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", "..")
 
 
 def call(method, url, body=None):
