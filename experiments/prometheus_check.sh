@@ -23,23 +23,16 @@ SERVERS="${PC_SERVERS:-2}"
 command -v prometheus >/dev/null || { echo "prometheus_check: needs prometheus (apt-get install prometheus)" >&2; exit 2; }
 WORK="$(mktemp -d /tmp/lull-prom.XXXXXX)"
 PIDS=()
-source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file
+source "$(dirname "$0")/script_support.sh"  # cleanup, wait_file, replay_servers
 trap cleanup EXIT
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-URLS=()
-for i in $(seq 0 $((SERVERS - 1))); do
-  "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
-      --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
-  PIDS+=($!)
-done
-for i in $(seq 0 $((SERVERS - 1))); do wait_file "$WORK/port$i"; URLS+=("http://127.0.0.1:$(cat "$WORK/port$i")"); done
-WORKERS="$(IFS=,; echo "${URLS[*]}")"
+replay_servers "$SERVERS" "$PROFILE"
 "$PY" -c 'import json, sys; json.dump({m["name"]: m["accuracy"] for m in json.load(open(sys.argv[1]))["models"]}, open(sys.argv[2], "w"))' \
     "$PROFILE" "$WORK/accuracy.json"
 "$LULL" compile --profiles "$PROFILE" --slo-ms "$((SLO_MS - HOP_MS))" --workers "$SERVERS" --percentile 100 \
     --load-qps 5:100:5 --max-queue 8 --intervals 50 --out "$WORK/set.pb" 2>/dev/null
-"$LULL" serve --policies "$WORK/set.pb" --servers "$WORKERS" --listen 127.0.0.1:0 \
+"$LULL" serve --policies "$WORK/set.pb" --servers "$SERVER_URLS" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 PIDS+=($!)
 wait_file "$WORK/lull.port"

@@ -1,6 +1,6 @@
 # Shell helpers shared by the experiment scripts that start processes
 # (e2e.sh, autoscale_e2e.sh, variants_e2e.sh, varscale_e2e.sh, soak.sh, serve_overhead.sh, the fleet scripts,
-# prometheus_check.sh): source it after setting PIDS (the processes to kill)
+# prometheus_check.sh) and the serving test scripts under test/: source it after setting PIDS (the processes to kill)
 # and WORK (the scratch folder to remove), then `trap cleanup EXIT`.
 
 # Kills every process in PIDS, reaps them, removes WORK.
@@ -23,6 +23,22 @@ wait_serve_port() {
   echo "$(basename "$0" .sh): lull serve did not start:" >&2
   cat "$3" >&2
   exit 1
+}
+
+# replay_servers N PROFILE: starts N latency-replay stand-in servers of
+# PROFILE (seeds 0..N-1; logs WORK/serverI.log), adds them to PIDS, waits for
+# each port and sets URLS (their base URLs) and SERVER_URLS (joined by commas, as
+# lull serve --servers takes them). Reads ROOT and PY.
+replay_servers() {
+  local i
+  URLS=()
+  for ((i = 0; i < $1; i++)); do
+    "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$2" --seed "$i" \
+        --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
+    PIDS+=($!)
+  done
+  for ((i = 0; i < $1; i++)); do wait_file "$WORK/port$i"; URLS+=("http://127.0.0.1:$(cat "$WORK/port$i")"); done
+  SERVER_URLS=$(IFS=,; echo "${URLS[*]}")
 }
 
 # CPU accounting for the end-to-end runs, in clock ticks (USER_HZ): how much
