@@ -92,6 +92,7 @@ void ServeShard::configure_drift(server::DriftSpec& drift) const {
 
 void ServeShard::configure(session::ServeOptions& options) const {
   if (!enabled()) return;
+  options.arrival_thinning = shard_.count;
   auto before = options.extra_metrics;
   options.extra_metrics = [before, shard = shard_] {
     return (before ? before() : std::string()) + session::render_shard_info(shard);

@@ -48,7 +48,7 @@ class ServeShard {
   // recompiled and swapped in through the shard view (UsageError when
   // drift.served has none).
   void configure_drift(server::DriftSpec& drift) const;
-  // lull_shard_info on /metrics.
+  // lull_shard_info on /metrics; the burstiness estimate scaled to the fleet's stream.
   void configure(session::ServeOptions& options) const;
   // " (shard I/G: policies for G*K workers at Gx this shard's load)", or "".
   std::string describe(int workers_up) const;

@@ -11,6 +11,11 @@ namespace lull::core {
 namespace {
 // A longer gap is idleness, not burstiness; the clamp keeps window * gap^2 in 64 bits.
 constexpr std::int64_t kMaxGapUs = 10'000'000;
+// Variance a gap between two times rounded to whole microseconds carries
+// (two independent errors uniform over 1 us).
+constexpr double kRoundingVarianceUs2 = 1.0 / 6;
+// Bins a thinned estimate waits for at least (one lull waits for all 400).
+constexpr std::size_t kMinReadyBins = 100;
 }  // namespace
 
 BurstinessEstimator::BurstinessEstimator(int window, int bin_mean) : bin_mean_(bin_mean) {
@@ -90,18 +95,35 @@ void BurstinessEstimator::record(std::int64_t t_us) {
   ++in_bin_;
 }
 
+void BurstinessEstimator::set_thinning(int every) {
+  if (every < 1) throw std::invalid_argument("burstiness thinning must be at least 1, got " + std::to_string(every));
+  thinning_ = every;
+}
+
 BurstinessEstimate BurstinessEstimator::estimate() const {
   BurstinessEstimate e;
   e.bin_us = static_cast<double>(bin_us_);
+  const double every = static_cast<double>(thinning_);
   if (gap_count_ >= 2 && gap_sum_ > 0) {
     const double n = static_cast<double>(gap_count_), mean = static_cast<double>(gap_sum_) / n;
-    e.gap_cv2 = (static_cast<double>(gap_sum2_) / n - mean * mean) / (mean * mean);
+    const double var = std::max(0.0, static_cast<double>(gap_sum2_) / n - mean * mean - kRoundingVarianceUs2);
+    e.gap_cv2 = every * var / (mean * mean);
   }
   if (bin_count_ >= 2 && bin_sum_ > 0) {
     const double n = static_cast<double>(bin_count_), mean = static_cast<double>(bin_sum_) / n;
-    e.dispersion = (static_cast<double>(bin_sum2_) / n - mean * mean) / mean;
+    // A thinned bin's count is the whole stream's / G, give or take where
+    // the every-G-th pattern starts and ends in it: two phases uniform over
+    // G, variance (G^2 - 1) / (6 G^2), taken off before scaling back.
+    const double phase_var = (every * every - 1) / (6 * every * every);
+    e.dispersion = every * ((static_cast<double>(bin_sum2_) / n - mean * mean - phase_var) / mean);
   }
-  e.ready = gap_count_ == gaps_.size() && bin_count_ == bins_.size();
+  // Thinned: ready after 1/G of the window, the same stretch of the whole
+  // stream as one lull's (a thinned stream is more regular, so its gaps say as
+  // much each; the rings go on filling to the full window), and at least
+  // kMinReadyBins bins (fewer leave the dispersion too noisy to name Poisson).
+  const std::size_t thin = static_cast<std::size_t>(thinning_);
+  e.ready = gap_count_ >= std::max<std::size_t>(2, gaps_.size() / thin) &&
+            bin_count_ >= std::min(bins_.size(), std::max(kMinReadyBins, bins_.size() / thin));
   if (!e.ready) return e;
   // Standard errors under Poisson: CV^2 of n exponential gaps ~ sqrt(8 / n);
   // the index of dispersion of n Poisson counts ~ sqrt(2 / (n - 1)).

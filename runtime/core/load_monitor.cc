@@ -4,8 +4,9 @@
 
 namespace lull::core {
 
-LoadMonitor::LoadMonitor(std::int64_t window_us, int burstiness_window)
+LoadMonitor::LoadMonitor(std::int64_t window_us, int burstiness_window, int thinning)
     : window_us_(window_us), burstiness_(burstiness_window) {
+  burstiness_.set_thinning(thinning);
   if (window_us <= 0)
     throw std::invalid_argument("load monitor window must be positive, got " + std::to_string(window_us) + " us");
 }

@@ -11,7 +11,10 @@ namespace lull::core {
 
 class LoadMonitor {
  public:
-  explicit LoadMonitor(std::int64_t window_us = 500'000, int burstiness_window = BurstinessEstimator::kDefaultWindow);
+  // `thinning`: the arrivals are every thinning-th of the stream whose
+  // burstiness is wanted (BurstinessEstimator::set_thinning).
+  explicit LoadMonitor(std::int64_t window_us = 500'000, int burstiness_window = BurstinessEstimator::kDefaultWindow,
+                       int thinning = 1);
   void record_arrival(std::int64_t t_us);
   // Arrivals in (t_us - window, t_us] per second; forgets older arrivals.
   double estimate_qps(std::int64_t t_us);

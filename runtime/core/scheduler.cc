@@ -7,7 +7,7 @@ Scheduler::Scheduler(std::vector<double> grid_loads_qps, Clock& clock, Backend& 
     : clock_(clock),
       backend_(backend),
       usage_(grid_loads_qps.size()),
-      monitor_(options.load_window_us),
+      monitor_(options.load_window_us, BurstinessEstimator::kDefaultWindow, options.arrival_thinning),
       switcher_(std::move(grid_loads_qps)) {
   backend_.set_completion_handler([this](const BatchResult& r) { handle_done(r); });
 }

@@ -17,6 +17,10 @@ namespace lull::core {
 
 struct SchedulerOptions {
   std::int64_t load_window_us = 500'000;
+  // The scheduler sees every G-th arrival of the stream its policies model
+  // (shard I of G, runtime/core/shard.h): the burstiness estimate is scaled
+  // back to that stream (BurstinessEstimator::set_thinning).
+  int arrival_thinning = 1;
 };
 
 // Decisions taken under each grid point (compiled load), for reports.

@@ -23,6 +23,12 @@ frontend::Answer error_answer(int status, std::string why) {
 // admits each as its pool finds it up), else those up. The Dispatcher starts
 // with exactly these, so its first choice and online request are for the
 // workers up, not for the pool's vacant slots.
+core::SchedulerOptions scheduler_options(const ServeOptions& options) {
+  core::SchedulerOptions s;
+  s.arrival_thinning = options.arrival_thinning;
+  return s;
+}
+
 std::vector<char> available_at_start(const core::WorkerHealth& health, const ServeOptions& options) {
   std::vector<char> up(static_cast<std::size_t>(health.num_workers()), 0);
   if (!options.pool_managed)
@@ -43,7 +49,7 @@ ServeSession::ServeSession(const core::PolicyTable& table, core::Backend& backen
       dispatcher_(
           core::DispatcherPolicies{options_.library.empty() ? std::vector<core::PolicyTable>{table} : options_.library,
                                    health.num_workers(), available_at_start(health, options_), options_.online},
-          clock, relay_),
+          clock, relay_, scheduler_options(options_)),
       worker_batches_(static_cast<std::size_t>(health.num_workers())),
       admitted_(static_cast<std::size_t>(health.num_workers()), options_.pool_managed ? 0 : 1) {
   current_policy_ = logged_policy_ = dispatcher_.current_choice().id;

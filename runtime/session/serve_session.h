@@ -85,6 +85,9 @@ struct ServeOptions {
   std::function<void(std::int64_t arrival_us)> on_arrival;
   // More Prometheus text appended to /metrics (called without the lock).
   std::function<std::string()> extra_metrics;
+  // Shard I of G (`lull serve --shard`): G, so that the burstiness estimate
+  // of the shard's every G-th arrival is the whole stream's.
+  int arrival_thinning = 1;
   // A fleet's group ("class 'a', kind 'b'"): named in the worker and drift
   // log lines, so a line says whose server it is. Empty: one system.
   std::string group;

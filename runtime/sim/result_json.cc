@@ -160,8 +160,9 @@ std::string result_to_json(const SimResult& r, const core::PolicyTable& table, c
   bool first = true;
   for (const PolicyUse& p : r.policies_used) {  // lull
     o << (first ? "\n" : ",\n") << "    {\"workers\": " << p.workers << ", \"load_qps\": " << num(p.load_qps)
-      << ", \"decisions\": " << p.usage.decisions << ", \"queries\": " << p.usage.queries
-      << ", \"fallbacks\": " << p.usage.fallbacks << ", \"expected_accuracy\": " << num(p.expected_accuracy)
+      << ", \"arrivals\": " << quoted(arrival_process_text(p.arrivals)) << ", \"decisions\": " << p.usage.decisions
+      << ", \"queries\": " << p.usage.queries << ", \"fallbacks\": " << p.usage.fallbacks
+      << ", \"expected_accuracy\": " << num(p.expected_accuracy)
       << ", \"expected_violation_rate\": " << num(p.expected_violation_rate) << "}";
     w_acc += p.expected_accuracy * static_cast<double>(p.usage.queries);
     w_viol += p.expected_violation_rate * static_cast<double>(p.usage.queries);

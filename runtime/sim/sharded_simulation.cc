@@ -29,7 +29,8 @@ void add_fleet_use(std::vector<PolicyUse>& fleet, PolicyUse use, int shards) {
   use.workers *= shards;
   use.load_qps *= shards;
   for (PolicyUse& f : fleet)
-    if (f.workers == use.workers && std::abs(f.load_qps - use.load_qps) <= 1e-9 * std::max(1.0, use.load_qps)) {
+    if (f.workers == use.workers && f.arrivals == use.arrivals &&
+        std::abs(f.load_qps - use.load_qps) <= 1e-9 * std::max(1.0, use.load_qps)) {
       f.usage.decisions += use.usage.decisions;
       f.usage.queries += use.usage.queries;
       f.usage.fallbacks += use.usage.fallbacks;
@@ -65,6 +66,7 @@ SimResult simulate_shards(const ShardedRun& run, const SimOptions& options) {
     SimOptions o = options;
     o.library = core::shard_library(run.library, shard, run.workers_per_shard);
     o.workers_up = run.workers_per_shard;
+    o.arrival_thinning = run.shards;  // the shard's pattern is read as the fleet's stream
     // The set the shard starts on: the nearest worker count not above K (as lull simulate's).
     std::size_t start = 0;
     for (std::size_t t = 0; t < o.library.size(); ++t)

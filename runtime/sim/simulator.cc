@@ -87,7 +87,7 @@ std::vector<PolicyUse> policies_used(const core::Dispatcher& d) {
   for (std::size_t id = 0; id < usage.size(); ++id) {
     if (usage[id].decisions == 0) continue;
     const core::PolicyChoice& c = d.catalog().entry(static_cast<int>(id));
-    out.push_back(PolicyUse{c.workers, c.policy->load_qps, c.policy->expected_accuracy,
+    out.push_back(PolicyUse{c.workers, c.policy->load_qps, c.arrivals, c.policy->expected_accuracy,
                             c.policy->expected_violation_rate, usage[id]});
   }
   return out;
@@ -123,6 +123,7 @@ SimResult run_simulation(const core::PolicyTable& table, const std::vector<core:
     backend.set_dispatch_end_us(static_cast<std::int64_t>(std::llround(options.dispatch_end_s * 1e6)));
   core::SchedulerOptions so;
   so.load_window_us = options.load_window_us;
+  so.arrival_thinning = options.arrival_thinning;
   std::unique_ptr<VirtualTimeProvider> provider;
   if (options.compiler && !plan)
     provider = std::make_unique<VirtualTimeProvider>(*options.compiler, clock, options.compile_delay_us);

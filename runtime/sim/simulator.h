@@ -52,15 +52,19 @@ struct SimOptions {
   // --autoscale: the manager's autoscaler drives a simulated worker pool
   // (from workers_up at the start); not with worker_events.
   SimAutoscale autoscale;
+  // The run is shard I of G (sharded_simulation.h): G, so that lull's
+  // burstiness estimate of every G-th arrival is the whole stream's.
+  int arrival_thinning = 1;
   // --variant-sets: model variants switched with the load (lull's scheduler;
   // variants[0] is `library`); not with worker events or online compilation.
   SimVariants variants;
 };
 
-// A policy that took decisions: which (workers, load) and how many.
+// A policy that took decisions: which (workers, load, arrival pattern) and how many.
 struct PolicyUse {
   int workers = 0;
   double load_qps = 0;
+  ArrivalProcess arrivals;  // the pattern the policy was compiled for
   double expected_accuracy = 0, expected_violation_rate = 0;
   core::GridUsage usage;
 };

@@ -85,6 +85,60 @@ TEST_CASE("burstiness estimate: a 2x change of rate re-sizes the bins", "[runtim
   CHECK_THROWS(BurstinessEstimator(8000, 2));
 }
 
+TEST_CASE("burstiness estimate: Poisson at 100,000 to 1,000,000 QPS is Poisson (whole-microsecond times)",
+          "[runtime][burstiness]") {
+  // At 1,000,000 QPS a gap is 1 us on average and rounding the times to
+  // whole microseconds added 1/6 us^2 to its variance: Poisson read as
+  // gamma:1.17 in every reading, and a Poisson library warned of bursts.
+  for (double qps : {100'000.0, 300'000.0, 1'000'000.0})
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      INFO(qps << " QPS, seed " << seed);
+      const auto e = estimate_of(ArrivalProcess::poisson(), qps, 12000, seed);
+      REQUIRE(e.ready);
+      CHECK(e.gap_cv2 == Approx(1).margin(0.08));
+      CHECK(e.process.is_poisson());
+    }
+  const auto g2 = estimate_of(ArrivalProcess::gamma(2), 1'000'000, 12000, 9);
+  CHECK(g2.process.kind == ArrivalProcess::Kind::kGamma);
+  CHECK(g2.process.burstiness() == Approx(2).epsilon(0.1));
+}
+
+TEST_CASE("burstiness estimate: a shard's every G-th arrival is read back as the whole stream",
+          "[runtime][burstiness]") {
+  // A shard of G behind a round-robin balancer records every G-th arrival:
+  // gamma:4 looks like gamma:4/G, Poisson like Erlang-G. With
+  // set_thinning(G) the estimate is the stream's, ready after 1/G of the window.
+  for (int g : {2, 4, 8})
+    for (const ArrivalProcess& p : {ArrivalProcess::poisson(), ArrivalProcess::gamma(4), ArrivalProcess::batch(4)}) {
+      INFO("G = " << g << ", " << lull::arrival_process_text(p));
+      lull::sim::RateArrivals source({{0, 1e9, 4000}}, p, 20 + static_cast<std::uint64_t>(g));
+      BurstinessEstimator thinned, plain;
+      thinned.set_thinning(g);
+      std::int64_t t = 0;
+      const auto record = [&](int arrivals) {
+        for (int i = 0; i < arrivals; ++i) {
+          for (int k = 0; k < g; ++k) source.next(&t);
+          thinned.record(t);
+          plain.record(t);
+        }
+      };
+      record(BurstinessEstimator::kDefaultWindow / (2 * g));
+      CHECK_FALSE(thinned.estimate().ready);
+      record(2 * BurstinessEstimator::kDefaultWindow / g);  // ready by now (one lull waits as many stream arrivals)
+      REQUIRE(thinned.estimate().ready);
+      record(BurstinessEstimator::kDefaultWindow);
+      const auto e = thinned.estimate();
+      if (p.is_poisson()) {
+        CHECK(e.process.is_poisson());
+      } else {
+        CHECK(e.process.burstiness() == Approx(4).epsilon(0.25));  // the pattern switcher's tolerance
+        CHECK(plain.estimate().process.burstiness() < 4.0 / (1 + PatternSwitcher::kDefaultTolerance));
+      }
+    }
+  BurstinessEstimator e;
+  CHECK_THROWS_AS(e.set_thinning(0), std::invalid_argument);
+}
+
 TEST_CASE("pattern switcher: smallest compiled burstiness covering the estimate, with hysteresis",
           "[runtime][burstiness]") {
   const std::vector<ArrivalProcess> lib = {ArrivalProcess::poisson(), ArrivalProcess::gamma(2),

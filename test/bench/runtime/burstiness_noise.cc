@@ -4,8 +4,9 @@
 // (runtime/sim/arrivals.h) and is read once per window length of fresh
 // arrivals (independent readings); printed: the 5%, 50% and 95% of the gap
 // CV^2, the count dispersion and the classified burstiness, and how often
-// the classification names the right family.
-// Usage: lull_burstiness_noise [QPS] [READINGS]
+// the classification names the right family. EVERY > 1: the estimator sees
+// every EVERY-th arrival (a shard of EVERY) and estimates the whole stream.
+// Usage: lull_burstiness_noise [QPS] [READINGS] [EVERY]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -28,11 +29,12 @@ double quantile(std::vector<double> v, double q) {
 int main(int argc, char** argv) {
   const double qps = argc > 1 ? std::atof(argv[1]) : 1000;
   const int readings = argc > 2 ? std::atoi(argv[2]) : 200;
+  const int every = argc > 3 ? std::max(1, std::atoi(argv[3])) : 1;
   using lull::ArrivalProcess;
   const std::vector<ArrivalProcess> processes = {
       ArrivalProcess::poisson(), ArrivalProcess::gamma(2), ArrivalProcess::gamma(4), ArrivalProcess::gamma(8),
       ArrivalProcess::batch(2),  ArrivalProcess::batch(4), ArrivalProcess::batch(8)};
-  std::printf("%.0f QPS, %d readings each\n", qps, readings);
+  std::printf("%.0f QPS, %d readings each, every %d-th arrival seen\n", qps, readings, every);
   std::printf(
       "process    window  bin  gap_cv2 5/50/95%%        dispersion 5/50/95%%     estimate 5/50/95%%       right "
       "family\n");
@@ -49,12 +51,17 @@ int main(int argc, char** argv) {
                                                                       {16000, 20}}) {
       lull::sim::RateArrivals source({{0, 1e12, qps}}, p, 11);
       lull::core::BurstinessEstimator e(window, bin);
+      std::int64_t t = 0;
+      e.set_thinning(every);
+      const auto feed = [&] {
+        for (int k = 0; k < every; ++k) source.next(&t);
+        e.record(t);
+      };
       std::vector<double> cv2, disp, est;
       int right = 0;
-      std::int64_t t = 0;
-      for (int i = 0; i < 2 * window; ++i) source.next(&t), e.record(t);  // warm-up: the first bins
+      for (int i = 0; i < 2 * window; ++i) feed();  // warm-up: the first bins
       for (int r = 0; r < readings; ++r) {
-        for (int i = 0; i < window; ++i) source.next(&t), e.record(t);
+        for (int i = 0; i < window; ++i) feed();
         const auto s = e.estimate();
         cv2.push_back(s.gap_cv2);
         disp.push_back(s.dispersion);
