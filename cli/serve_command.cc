@@ -96,6 +96,7 @@ int run_serve(int argc, char** argv) {
   LogFlags log_flags;
   ServeBackendFlags backend_flags;
   bool no_model_check = false, strict_model_batching = false;
+  double wait_for_servers_s = 0;
   po::options_description desc("lull serve: serve a task through model servers under a compiled policy set");
   // clang-format off
   desc.add_options()
@@ -136,6 +137,11 @@ int run_serve(int argc, char** argv) {
       ("eject-max-ms", po::value(&backend_opts.outlier.max_ms)->default_value(30000), "longest ejection")
       ("health-interval-ms", po::value(&backend_opts.health_interval_ms)->default_value(500), "between pings")
       ("health-timeout-ms", po::value(&backend_opts.health_timeout_ms)->default_value(500), "ping timeout")
+      ("wait-for-servers-s", po::value(&wait_for_servers_s)->default_value(0),
+       "listen at once, not ready (/ping 500, /v2/health/ready 503, queries 503 with Retry-After; "
+       "/v2/health/live 200), and retry the model check and pings until the model servers answer, for at most "
+       "this long (then exit 2); 0: check them once and exit 2 if they fail. With --autoscale: listen at once "
+       "while the first workers start")
       ("no-model-check", po::bool_switch(&no_model_check), "skip the model check at start (TorchServe: management API; v2: model readiness)")
       ("reject-late", po::bool_switch(&opts.reject_late),
        "the bouncer: answer 503 with Retry-After at once to a query even the fastest model cannot answer by "
@@ -183,6 +189,7 @@ int run_serve(int argc, char** argv) {
               limits::kMinHealthIntervalMs, limits::kMaxIntervalMs);
   check_range("--health-timeout-ms", static_cast<double>(backend_opts.health_timeout_ms), 1, limits::kMaxIntervalMs);
   check_range("--batch-timeout-ms", static_cast<double>(backend_opts.batch_timeout_ms), 1, limits::kMaxIntervalMs);
+  check_range("--wait-for-servers-s", wait_for_servers_s, 0, limits::kMaxIntervalMs / 1000);
   const ServeBackend protocol(backend_flags);
   backend_opts.wire = protocol.wire();
   const bool autoscale = autoscale_flags.autoscale.enabled;
@@ -266,6 +273,11 @@ int run_serve(int argc, char** argv) {
       return k->keys().management;
     };
   spec.model_check = !no_model_check;
+  spec.wait_for_servers_us = static_cast<std::int64_t>(wait_for_servers_s * 1e6);
+  spec.on_listening = [&port_out](int port) {  // not ready yet: a script polls /v2/health/ready there
+    port_out.publish(port);
+    net::notify_service_manager("STATUS=listening on port " + std::to_string(port) + ", waiting for the model servers");
+  };
   spec.strict_model_batching = strict_model_batching;
   // Before any thread starts (the online provider's is the first), so that
   // every thread inherits the blocked mask and only the watcher gets them.
