@@ -46,6 +46,16 @@ namespace po = boost::program_options;
 
 namespace {
 
+// `--help`'s examples: each runs as written from the repository root (ctest cli.help_examples).
+const char* const kServeExamples =
+    "  # lull started before its model server (the stand-in replaying a profile) waits for it\n"
+    "  lull compile --profiles test/data/replay_profile.json --slo-ms 100 --workers 1 --load-qps 10:60:10 --out "
+    "/tmp/replay.pb\n"
+    "  lull serve --policies /tmp/replay.pb --servers http://127.0.0.1:8080 --wait-for-servers-s 60 &\n"
+    "  python3 test/modelserver/lull_modelserver.py --replay-profile test/data/replay_profile.json --port 8080 &\n"
+    "  until curl -sf http://127.0.0.1:8070/v2/health/ready; do sleep 0.5; done\n"
+    "  curl -sf http://127.0.0.1:8070/predictions/image-classification -d hello\n";
+
 // --port-file, for a script that waits for it: emptied first (a restarted lull
 // must not leave the previous run's port there for the script to read),
 // written atomically once the front end listens, and removed when lull exits
@@ -177,7 +187,7 @@ int run_serve(int argc, char** argv) {
   const std::vector<RenamedFlag> renamed = {
       {"--workers", "--workers is now --servers URL,URL (the model servers; --workers is a count in lull)"}};
   po::variables_map vm;
-  if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, &vm, "LULL_SERVE_"})) return 0;
+  if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, &vm, "LULL_SERVE_", kServeExamples})) return 0;
   apply_log_flags(log_flags);
   PortFile port_out(port_file);
   check_range("--http-threads", fe.io_threads, 1, limits::kMaxThreads);
