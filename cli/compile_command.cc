@@ -30,6 +30,14 @@ int run_compile_fleet(int argc, char** argv);
 
 namespace {
 
+// `--help`'s examples: each runs as written from the repository root (ctest cli.help_examples).
+const char* const kCompileExamples =
+    "  lull compile --profiles profiles/example-synthetic.json --slo-ms 100 --workers 4 --load-qps 20:200:20 --out "
+    "/tmp/set.pb\n"
+    "  # a library: one set per worker count (lull serve picks by the workers up)\n"
+    "  lull compile --profiles profiles/example-synthetic.json --slo-ms 100 --workers 2:6:2 --load-qps 20:200:20 --out "
+    "/tmp/library.pb\n";
+
 // tracked:FILE: per worker count, the expectation on the file's own rates,
 // the runtime switching through the compiled loads by its load estimate
 // (compiler::served_mixture), printed and returned as the report's
@@ -88,7 +96,7 @@ int run_compile(int argc, char** argv) {
           "usage: lull compile --profiles P --slo-ms 150 --workers 60 --load-qps 200:4000:200 --out SET.pb\n"
           "       lull compile ... --workers 20:100:10 --load-qps auto:200:4000 --out LIBRARY.pb\n"
           "       lull compile --fleet FLEET.json --load-qps 1000,2000 --out FLEET.pb (lull compile --fleet x --help)",
-          {nullptr, renamed_compile_flags(), nullptr, ""}))
+          {nullptr, renamed_compile_flags(), nullptr, "", kCompileExamples}))
     return 0;
   check_binary_output(out_path, "--out");
   std::optional<compiler::AdaptiveLoads> adaptive;

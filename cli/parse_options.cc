@@ -133,7 +133,9 @@ bool parse_command_line(int argc, char** argv, const po::options_description& de
     if (extras.positional) parser.positional(*extras.positional);
     po::store(parser.run(), vm);
     if (vm.count("help")) {
-      std::cout << usage << "\n\n" << all << "\n";
+      std::cout << usage << "\n\n";
+      if (extras.examples) std::cout << "Examples (from the repository root):\n" << extras.examples << "\n";
+      std::cout << all << "\n";
       return false;
     }
     // po::store keeps the first value stored for an option: command line, then

@@ -1,7 +1,7 @@
 #pragma once
 // Parsing a subcommand's options the same way everywhere: `-h`/`--help`
-// (added here, so no command declares it) prints the usage line and the
-// options; a flag that was renamed gets a one-line error naming its new
+// (added here, so no command declares it) prints the usage line, the
+// examples and the options; a flag that was renamed gets a one-line error naming its new
 // spelling; any parse error becomes a UsageError (one line, exit code 2).
 #include <boost/program_options.hpp>
 #include <string>
@@ -26,6 +26,9 @@ struct ParseExtras {
   // and `--config FILE` (INI lines `name = value`, the long flag names) is
   // added. The command line wins over the environment, which wins over the file.
   std::string env_prefix{};
+  // Shown under "Examples:" after the usage lines in --help: commands that
+  // run as written from the repository root (ctest cli.help_examples runs them).
+  const char* examples = nullptr;
 };
 
 // Returns false after printing help (the command should then exit 0).

@@ -26,6 +26,11 @@ namespace po = boost::program_options;
 namespace lull::cli {
 namespace {
 
+// `--help`'s examples: each runs as written from the repository root (ctest cli.help_examples).
+const char* const kPlanExamples =
+    "  lull plan --profiles profiles/example-synthetic.json --slo-ms 100 --max-violation 0.01 --load-qps 1000 --out "
+    "/tmp/plan.json\n";
+
 // The PATH of rate-file:PATH (the one trace kind a plan reads).
 std::string rate_file_path(const std::string& trace) {
   const std::string kind = "rate-file:";
@@ -128,7 +133,7 @@ int run_plan(int argc, char** argv) {
           "usage: lull plan --profiles P --slo-ms 150 --max-violation 0.01 --load-qps 3000 [--out PLAN.json]\n"
           "       lull plan ... --trace rate-file:TRACE --window-s 60 --lead-s 30 [--plot PLAN.png]\n"
           "       lull plan --fleet FLEET.json --load-qps 3000 (lull plan --fleet x --help)",
-          {nullptr, renamed_compile_flags(), nullptr, ""}))
+          {nullptr, renamed_compile_flags(), nullptr, "", kPlanExamples}))
     return 0;
   if (is_stdout(plot_path)) throw UsageError("--plot: a PNG does not go to stdout; name a file");
   req.spec = model_spec(flags);

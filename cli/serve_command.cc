@@ -46,6 +46,16 @@ namespace po = boost::program_options;
 
 namespace {
 
+// `--help`'s examples: each runs as written from the repository root (ctest cli.help_examples).
+const char* const kServeExamples =
+    "  # lull started before its model server (the stand-in replaying a profile) waits for it\n"
+    "  lull compile --profiles test/data/replay_profile.json --slo-ms 100 --workers 1 --load-qps 10:60:10 --out "
+    "/tmp/replay.pb\n"
+    "  lull serve --policies /tmp/replay.pb --servers http://127.0.0.1:8080 --wait-for-servers-s 60 &\n"
+    "  python3 test/modelserver/lull_modelserver.py --replay-profile test/data/replay_profile.json --port 8080 &\n"
+    "  until curl -sf http://127.0.0.1:8070/v2/health/ready; do sleep 0.5; done\n"
+    "  curl -sf http://127.0.0.1:8070/predictions/image-classification -d hello\n";
+
 // --port-file, for a script that waits for it: emptied first (a restarted lull
 // must not leave the previous run's port there for the script to read),
 // written atomically once the front end listens, and removed when lull exits
@@ -96,6 +106,7 @@ int run_serve(int argc, char** argv) {
   LogFlags log_flags;
   ServeBackendFlags backend_flags;
   bool no_model_check = false, strict_model_batching = false;
+  double wait_for_servers_s = 0;
   po::options_description desc("lull serve: serve a task through model servers under a compiled policy set");
   // clang-format off
   desc.add_options()
@@ -136,6 +147,11 @@ int run_serve(int argc, char** argv) {
       ("eject-max-ms", po::value(&backend_opts.outlier.max_ms)->default_value(30000), "longest ejection")
       ("health-interval-ms", po::value(&backend_opts.health_interval_ms)->default_value(500), "between pings")
       ("health-timeout-ms", po::value(&backend_opts.health_timeout_ms)->default_value(500), "ping timeout")
+      ("wait-for-servers-s", po::value(&wait_for_servers_s)->default_value(0),
+       "listen at once, not ready (/ping 500, /v2/health/ready 503, queries 503 with Retry-After; "
+       "/v2/health/live 200), and retry the model check and pings until the model servers answer, for at most "
+       "this long (then exit 2); 0: check them once and exit 2 if they fail. With --autoscale: listen at once "
+       "while the first workers start")
       ("no-model-check", po::bool_switch(&no_model_check), "skip the model check at start (TorchServe: management API; v2: model readiness)")
       ("reject-late", po::bool_switch(&opts.reject_late),
        "the bouncer: answer 503 with Retry-After at once to a query even the fastest model cannot answer by "
@@ -171,7 +187,7 @@ int run_serve(int argc, char** argv) {
   const std::vector<RenamedFlag> renamed = {
       {"--workers", "--workers is now --servers URL,URL (the model servers; --workers is a count in lull)"}};
   po::variables_map vm;
-  if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, &vm, "LULL_SERVE_"})) return 0;
+  if (!parse_command_line(argc, argv, desc, usage, {nullptr, renamed, &vm, "LULL_SERVE_", kServeExamples})) return 0;
   apply_log_flags(log_flags);
   PortFile port_out(port_file);
   check_range("--http-threads", fe.io_threads, 1, limits::kMaxThreads);
@@ -183,6 +199,7 @@ int run_serve(int argc, char** argv) {
               limits::kMinHealthIntervalMs, limits::kMaxIntervalMs);
   check_range("--health-timeout-ms", static_cast<double>(backend_opts.health_timeout_ms), 1, limits::kMaxIntervalMs);
   check_range("--batch-timeout-ms", static_cast<double>(backend_opts.batch_timeout_ms), 1, limits::kMaxIntervalMs);
+  check_range("--wait-for-servers-s", wait_for_servers_s, 0, limits::kMaxIntervalMs / 1000);
   const ServeBackend protocol(backend_flags);
   backend_opts.wire = protocol.wire();
   const bool autoscale = autoscale_flags.autoscale.enabled;
@@ -266,6 +283,11 @@ int run_serve(int argc, char** argv) {
       return k->keys().management;
     };
   spec.model_check = !no_model_check;
+  spec.wait_for_servers_us = static_cast<std::int64_t>(wait_for_servers_s * 1e6);
+  spec.on_listening = [&port_out](int port) {  // not ready yet: a script polls /v2/health/ready there
+    port_out.publish(port);
+    net::notify_service_manager("STATUS=listening on port " + std::to_string(port) + ", waiting for the model servers");
+  };
   spec.strict_model_batching = strict_model_batching;
   // Before any thread starts (the online provider's is the first), so that
   // every thread inherits the blocked mask and only the watcher gets them.

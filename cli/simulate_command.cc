@@ -34,6 +34,13 @@ namespace po = boost::program_options;
 
 namespace {
 
+// `--help`'s examples: each runs as written from the repository root (ctest cli.help_examples).
+const char* const kSimulateExamples =
+    "  lull simulate --policies policies/example-synthetic.pb --workers 4 --trace constant:120:30 --seed 1\n"
+    "  # worker 3 down from 20 s to 40 s, the result as JSON\n"
+    "  lull simulate --policies policies/example-synthetic.pb --workers 4 --trace constant:150:60 --fail 3@20:20 "
+    "--seed 1 --out /tmp/fail.json\n";
+
 std::vector<std::string> model_names(const core::PolicyTable& t) {
   std::vector<std::string> names;
   for (const auto& m : t.models) names.push_back(m.name);
@@ -117,6 +124,7 @@ int run_simulate(int argc, char** argv) {
   po::variables_map vm;
   ParseExtras extras;
   extras.vm = &vm;
+  extras.examples = kSimulateExamples;
   if (!parse_command_line(
           argc, argv, opts,
           "usage: lull simulate --policies SET.pb --workers K --trace SPEC [--out RESULT.json] [options]", extras))

@@ -99,6 +99,16 @@ struct ServeSpec {
   // model loads (ModelManagementOptions::key_source); unset: management_key.
   std::function<std::string(bool refused)> management_key_source;
   bool model_check = true, strict_model_batching = false;
+  // --wait-for-servers-s: 0 checks fixed servers once at start (an error
+  // when one fails). Else the front end binds first and answers "not ready"
+  // (runtime/frontend/readiness_gate.h) while the model check and the first
+  // ping are retried every wait_retry_us, until they pass or this long has
+  // gone by (then an error); --autoscale: while the pool's first workers
+  // start, for the longer of this and autoscale.start_timeout_us.
+  std::int64_t wait_for_servers_us = 0;
+  std::int64_t wait_retry_us = 250'000;
+  // With a wait: called with the bound port once the front end listens, before it is ready.
+  std::function<void(int port)> on_listening;
   // Another protocol than TorchServe's (cli/serve_backend.h: --backend v2;
   // backend.wire speaks it, autoscale.local.check checks a pool's new
   // worker): the start-up model check of the fixed servers (throws

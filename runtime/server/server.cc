@@ -16,7 +16,8 @@ namespace {
 void say(const std::string& line) { log::info("%s", line.c_str()); }
 }  // namespace
 
-Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
+Server::Server(ServeSpec spec)
+    : spec_(std::move(spec)), loop_(clock_, say), wait_(spec_.wait_for_servers_us, spec_.wait_retry_us) {
   session::ServeOptions& opts = spec_.session;
   if (spec_.online) {
     provider_ = std::make_unique<core::BackgroundPolicyProvider>(*spec_.online, say);
@@ -40,7 +41,7 @@ Server::Server(ServeSpec spec) : spec_(std::move(spec)), loop_(clock_, say) {
       return (before ? before() : std::string()) + scaler->metrics_text();
     };
   } else {
-    check_servers(workers);
+    if (!wait_.enabled()) check_servers(workers);  // else start() retries it
     for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
   }
   if (spec_.variants.enabled()) {
@@ -128,7 +129,7 @@ void Server::build_fleet() {
           return (before ? before() : std::string()) + scaler->metrics_text();
         };
       } else {
-        check_servers(gs.servers);
+        if (!wait_.enabled()) check_servers(gs.servers);  // else start_fleet() retries it
         for (const auto& w : gs.servers) opts.worker_names.push_back(w.inference_url);
       }
       if (!gs.drift.out_path.empty()) {  // this kind's library alone is recompiled
@@ -154,8 +155,24 @@ void Server::build_fleet() {
 
 int Server::start_fleet() {
   int up = 0;
+  const auto checked = [this](std::string*) {
+    for (const auto& kinds : spec_.fleet.groups)
+      for (const auto& gs : kinds)
+        if (!gs.autoscale.enabled) check_servers(gs.servers);
+    return true;
+  };
+  if (wait_.enabled() && !wait_.until("the model servers", checked)) return 0;
   for (auto& g : groups_) {
-    const int group_up = g->backend->start();
+    int group_up = g->backend->start();
+    if (group_up == 0 && !g->scaler && wait_.enabled()) {  // the health thread pings on
+      FleetGroup* group = g.get();
+      const auto answered = [this, group](std::string* why) {
+        *why = group->name + ": no worker answers " + spec_.health_probe;
+        return group->session->healthy();
+      };
+      if (!wait_.until("the model servers", answered)) return up;
+      for (int w = 0; w < group->backend->num_workers(); ++w) group_up += group->backend->worker_up(w);
+    }
     if (g->scaler) {  // the pool starts its workers; each joins when its checks pass
       g->slots = std::make_unique<pools::SessionSlots>(*g->backend, *g->session);
       g->scaler->attach(*g->slots);
@@ -170,9 +187,24 @@ int Server::start_fleet() {
   for (auto& g : groups_)
     if (g->recompiler) loop_.add(*g->recompiler);
   loop_.start();
-  frontend_ = std::make_unique<frontend::Frontend>(*fleet_, spec_.frontend);
-  frontend_->start();
+  open_frontend(*fleet_);
   return up;
+}
+
+void Server::listen_early() {
+  frontend_ = std::make_unique<frontend::Frontend>(gate_, spec_.frontend);
+  frontend_->start();
+  if (spec_.on_listening) spec_.on_listening(frontend_->port());
+  log::info("listening on %s:%d, not ready: waiting up to %g s for the model servers (--wait-for-servers-s)",
+            spec_.frontend.host.c_str(), frontend_->port(), static_cast<double>(spec_.wait_for_servers_us) / 1e6);
+}
+
+void Server::open_frontend(frontend::QueryService& service) {
+  gate_.open(service);
+  if (wait_.enabled()) log::info("ready after %.1f s of waiting for the model servers", wait_.elapsed_s());
+  if (frontend_) return;
+  frontend_ = std::make_unique<frontend::Frontend>(gate_, spec_.frontend);
+  frontend_->start();
 }
 
 void Server::open_autoscale_log(const std::string& path) {
@@ -218,7 +250,7 @@ void Server::build_autoscaler() {
 }
 
 int Server::start_autoscaler(pools::ServingAutoscaler& scaler, manager::WorkerPool& pool, const std::string& what) {
-  const int up = scaler.start_initial(spec_.autoscale.start_timeout_us);
+  const int up = scaler.start_initial(std::max(spec_.autoscale.start_timeout_us, spec_.wait_for_servers_us));
   if (scaler.stop_requested()) return up;  // interrupted: the caller stops
   if (up == 0) {
     std::string why;
@@ -240,6 +272,7 @@ Server::~Server() { stop(); }
 
 void Server::interrupt() {
   interrupted_ = true;
+  wait_.interrupt();
   if (scaler_) scaler_->request_stop();
   for (auto& g : groups_)
     if (g->scaler) g->scaler->request_stop();
@@ -255,11 +288,29 @@ void Server::interrupt_pool() {
 }
 
 int Server::start() {
+  if (wait_.enabled()) {
+    wait_.arm();
+    listen_early();
+  }
   if (fleet_) return start_fleet();
+  const auto checked = [this](std::string*) {
+    check_servers(spec_.servers);
+    return true;
+  };
+  if (wait_.enabled() && !scaler_ && !wait_.until("the model servers", checked)) return 0;
   // Pings every worker; those up join the Dispatcher's rotation through the
   // session's health handler. With --autoscale the pool starts the workers,
-  // and each joins when its checks pass.
-  if (backend_->start() == 0 && !scaler_) throw std::runtime_error("no worker answers " + spec_.health_probe);
+  // and each joins when its checks pass. With a wait, the health thread
+  // pings on until one answers.
+  if (backend_->start() == 0 && !scaler_) {
+    const std::string none = "no worker answers " + spec_.health_probe;
+    if (!wait_.enabled()) throw std::runtime_error(none);
+    const auto answered = [this, &none](std::string* why) {
+      *why = none;
+      return session_->healthy();
+    };
+    if (!wait_.until("the model servers", answered)) return 0;
+  }
   int up = static_cast<int>(spec_.servers.size());
   if (scaler_) {
     slots_ = std::make_unique<pools::SessionSlots>(*backend_, *session_);
@@ -271,8 +322,7 @@ int Server::start() {
   if (spec_.variants.enabled()) start_variants();
   if (recompiler_) loop_.add(*recompiler_);
   loop_.start();
-  frontend_ = std::make_unique<frontend::Frontend>(*session_, spec_.frontend);
-  frontend_->start();
+  open_frontend(*session_);
   return up;
 }
 

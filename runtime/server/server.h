@@ -36,8 +36,10 @@
 #include "runtime/session/drift_recompiler.h"
 #include "runtime/session/fleet_service.h"
 #include "runtime/frontend/frontend.h"
+#include "runtime/frontend/readiness_gate.h"
 #include "runtime/session/serve_session.h"
 #include "runtime/server/serve_spec.h"
+#include "runtime/server/start_wait.h"
 #include "runtime/upstream/torchserve/torchserve_backend.h"
 #include "runtime/upstream/torchserve/torchserve_model_control.h"
 
@@ -63,7 +65,10 @@ class Server {
 
   // Pings the workers (fixed servers: an error when none answers), starts
   // the initial workers (--autoscale: an error when none comes up), the
-  // control loop and the front end. Returns the workers up; after
+  // control loop and the front end. With spec.wait_for_servers_us the front
+  // end listens first, not ready (spec.on_listening), and the model check
+  // and the pings are retried until they pass or the wait ends (an error).
+  // Returns the workers up; after
   // interrupt() (any thread, e.g. on SIGTERM) it returns at once, without
   // starting the loop or the front end (stop() still takes down the rest).
   int start();
@@ -100,6 +105,10 @@ class Server {
   void start_variants();
   // The fixed servers' model check (unless spec.model_check is off).
   void check_servers(const std::vector<torchserve::WorkerEndpoint>& servers);
+  // --wait-for-servers-s: the front end listens, over the gate, before the servers answer.
+  void listen_early();
+  // The front end serves `service` from here on (bound now unless it listens already).
+  void open_frontend(frontend::QueryService& service);
   // A fleet: every group's backend and session, the service over them.
   void build_fleet();
   int start_fleet();
@@ -148,6 +157,8 @@ class Server {
   std::vector<std::unique_ptr<FleetGroup>> groups_;
   std::unique_ptr<session::FleetService> fleet_;
   core::ControlLoop loop_;
+  frontend::ReadinessGate gate_;  // what the front end serves: "not ready" until open_frontend
+  StartWait wait_;                // --wait-for-servers-s
   std::unique_ptr<frontend::Frontend> frontend_;
   std::atomic<bool> interrupted_{false};
   bool stopped_ = false;

@@ -33,7 +33,9 @@ grep -q "^EnvironmentFile=-$prefix/etc/default/lull$" "$unit" || fail "Environme
   --workers 2 --load-qps 10:20:10 --out "$prefix/p.pb" >/dev/null 2>&1 || fail "the installed example does not compile"
 # docs/operators-guide.md's installed demo, with this prefix for /usr: the installed
 # stand-in replays the installed profile, the installed lull serves a policy
-# compiled from it, and a prediction is answered.
+# compiled from it, and a prediction is answered; lull runs with the unit's
+# settings file in its environment (the command line wins), so each setting
+# there is one lull serve takes.
 share=$prefix/share/lull
 /usr/bin/python3 "$share/modelserver/lull_modelserver.py" --replay-profile "$share/profiles/replay_profile.json" \
   --port-file "$prefix/server.port" >"$prefix/server.log" 2>&1 &
@@ -43,8 +45,9 @@ for _ in $(seq 1 300); do [ -s "$prefix/server.port" ] || ! kill -0 $server 2>/d
 [ -s "$prefix/server.port" ] || fail "the installed stand-in server did not start: $(cat "$prefix/server.log")"
 "$prefix/bin/lull" compile --profiles "$share/profiles/replay_profile.json" --slo-ms 70 --workers 1 --load-qps 5:50:5 \
   --percentile 100 --out "$prefix/demo.pb" >/dev/null 2>&1 || fail "the demo policy does not compile"
-"$prefix/bin/lull" serve --policies "$prefix/demo.pb" --servers "http://127.0.0.1:$(cat "$prefix/server.port")" \
-  --listen 127.0.0.1:0 --port-file "$prefix/lull.port" 2>"$prefix/lull.log" &
+(set -a && . "$prefix/etc/default/lull" && set +a &&
+  exec "$prefix/bin/lull" serve --policies "$prefix/demo.pb" --servers "http://127.0.0.1:$(cat "$prefix/server.port")" \
+  --listen 127.0.0.1:0 --port-file "$prefix/lull.port" 2>"$prefix/lull.log") &
 lull_pid=$!
 for _ in $(seq 1 300); do [ -s "$prefix/lull.port" ] || ! kill -0 $lull_pid 2>/dev/null && break; sleep 0.1; done
 [ -s "$prefix/lull.port" ] || fail "the installed lull serve did not start: $(cat "$prefix/lull.log")"

@@ -4,8 +4,8 @@
 kubectl cannot validate offline (even --dry-run=client asks an API server), so
 this parses the YAML and checks the fields a user relies on: the policy
 library on a volume (a ConfigMap is capped at 1 MiB), the model store
-mounted, liveness and readiness probes and resources on every container, and
-the image built by packaging/Containerfile.
+mounted, liveness and readiness probes and resources on every container (lull's
+on its live and ready endpoints), and the image built by packaging/Containerfile.
 Usage: kubernetes_example_check.py DOCS_KUBERNETES_DIR
 """
 import sys
@@ -50,6 +50,13 @@ lull_pod = deployment(lull_objs, "lull")
 check(lull_pod["containers"][0]["image"] == "lull:latest", "lull's image is not lull:latest (packaging/Containerfile)")
 check(lull_pod["containers"][0].get("imagePullPolicy") == "IfNotPresent",
       "lull's image is pulled by default (Always for :latest): a locally built image needs IfNotPresent")
+# lull listens before its model pods are ready: it is live (never restarted
+# while they load) and ready only once it can serve.
+lull_c = lull_pod["containers"][0]
+check("--wait-for-servers-s" in lull_c["args"], "lull does not wait for its model servers (--wait-for-servers-s)")
+for probe, path in (("startupProbe", "/v2/health/live"), ("livenessProbe", "/v2/health/live"),
+                    ("readinessProbe", "/v2/health/ready")):
+    check(lull_c.get(probe, {}).get("httpGet", {}).get("path") == path, f"lull's {probe} is not on {path}")
 namespaces = {o["metadata"]["name"] for o in lull_objs + model_objs if o["kind"] == "Namespace"}
 for o in lull_objs + model_objs:
     ns = o["metadata"].get("namespace")
