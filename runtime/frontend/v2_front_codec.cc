@@ -52,6 +52,7 @@ constexpr Datatype kDatatypes[] = {
     {"INT32", Element::kInteger, -2147483648.0, 2147483648.0},
     {"INT64", Element::kInteger, -kTwoTo63, kTwoTo63},
     {"FP16", Element::kFloat, -65504, 65504},
+    {"BF16", Element::kFloat, -3.3895313892515355e38, 3.3895313892515355e38},
     {"FP32", Element::kFloat, -3.4028234663852886e38, 3.4028234663852886e38},
     {"FP64", Element::kFloat, -1.7976931348623157e308, 1.7976931348623157e308},
     {"BYTES", Element::kString, 0, 0},
@@ -152,7 +153,7 @@ bool check_input(const JsonValue& in, const std::string& where, std::set<std::st
   if (!d)
     return fail(error,
                 label + ".datatype: '" + datatype->string_value() +
-                    "' is not one of the protocol's (BOOL, UINT8..UINT64, INT8..INT64, FP16, FP32, FP64, BYTES)");
+                    "' is not one of the protocol's (BOOL, UINT8..UINT64, INT8..INT64, FP16, BF16, FP32, FP64, BYTES)");
   const JsonValue* shape = json_field(in, "shape");
   if (!is_list(shape)) return fail(error, label + ".shape: missing or not a list");
   // The element count in checked arithmetic: every dimension is first
@@ -236,7 +237,7 @@ bool v2_outputs_of(const std::string& prediction, std::string* outputs) {
 // Bytes per element of a datatype's binary form (the binary tensor extension); 0 for BYTES.
 size_t binary_element_size(const std::string& datatype) {
   if (datatype == "BOOL" || datatype == "UINT8" || datatype == "INT8") return 1;
-  if (datatype == "UINT16" || datatype == "INT16" || datatype == "FP16") return 2;
+  if (datatype == "UINT16" || datatype == "INT16" || datatype == "FP16" || datatype == "BF16") return 2;
   if (datatype == "UINT32" || datatype == "INT32" || datatype == "FP32") return 4;
   return 8;  // UINT64, INT64, FP64
 }
@@ -252,6 +253,14 @@ double half_to_double(std::uint16_t h) {
   else
     v = std::ldexp(mantissa + 1024, exponent - 25);
   return (h & 0x8000) ? -v : v;
+}
+
+// bfloat16 is the high half of an FP32.
+double bfloat16_to_double(std::uint16_t b) {
+  const std::uint32_t bits = std::uint32_t{b} << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
 }
 
 template <class T>
@@ -303,6 +312,8 @@ bool binary_data(const std::string& label, const std::string& datatype, std::str
       v->set_number_value(read_le<std::int16_t>(p));
     else if (datatype == "FP16")
       v->set_number_value(half_to_double(read_le<std::uint16_t>(p)));
+    else if (datatype == "BF16")
+      v->set_number_value(bfloat16_to_double(read_le<std::uint16_t>(p)));
     else if (datatype == "UINT32")
       v->set_number_value(read_le<std::uint32_t>(p));
     else if (datatype == "INT32")
@@ -392,6 +403,7 @@ bool parse_v2_json_request(const std::string& body, std::string_view binary, boo
       const JsonValue& o = outputs->list_value().values(i);
       if (!is_object(&o) || json_string(o, "name").empty())
         return fail(error, "outputs[" + std::to_string(i) + "]: not an object with a string \"name\"");
+      out->outputs.push_back(json_string(o, "name"));
     }
   }
   const JsonValue* inputs = json_field(doc, "inputs");
@@ -585,6 +597,31 @@ bool v2_infer_batch_response(const std::vector<std::string>& models, const std::
     s += "]";
   }
   *body = s + "},\"outputs\":" + outputs + "}";
+  return true;
+}
+
+bool select_v2_outputs(const V2InferRequest& request, std::string* body, std::string* error) {
+  if (request.outputs.empty()) return true;
+  JsonValue doc;
+  const JsonValue* outputs = nullptr;
+  if (!parse_json(*body, &doc) || !is_list(outputs = json_field(doc, "outputs")))
+    return fail(error, "the model's answer has no outputs list to pick the requested outputs from");
+  std::string answered;
+  for (const auto& o : outputs->list_value().values())
+    answered += (answered.empty() ? "" : ", ") + json_string(o, "name");
+  JsonValue kept;
+  kept.mutable_list_value();
+  for (const std::string& name : request.outputs) {
+    const JsonValue* found = nullptr;
+    for (const auto& o : outputs->list_value().values())
+      if (json_string(o, "name") == name) found = &o;
+    if (!found)
+      return fail(error, "outputs: '" + name.substr(0, 200) + "' is not an output of model " +
+                             json_string(doc, "model_name") + "; it answers: " + answered);
+    *kept.mutable_list_value()->add_values() = *found;
+  }
+  (*doc.mutable_struct_value()->mutable_fields())["outputs"] = std::move(kept);
+  *body = json_text(doc);
   return true;
 }
 

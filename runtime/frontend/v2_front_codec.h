@@ -32,6 +32,7 @@ struct V2InferRequest {
   std::string id;  // the request's "id" (echoed back when has_id)
   bool has_id = false;
   std::vector<std::string> queries;  // each query's input bytes (above), in row order; B >= 1
+  std::vector<std::string> outputs;  // the requested outputs' names, in order; empty: all
 };
 
 // Parses and checks an inference request body; false with *error (one line,
@@ -58,6 +59,13 @@ std::string v2_infer_response(const std::string& model, const std::string& task,
 bool v2_infer_batch_response(const std::vector<std::string>& models, const std::string& task,
                              const V2InferRequest& request, const std::vector<std::string>& predictions,
                              std::string* body, std::string* error);
+
+// The requested outputs (request.outputs) kept from a 200 answer `body`
+// (one of the two above), in the order asked, the rest dropped; false with
+// *error ("outputs: 'NAME' is not an output of model M; it answers: a, b")
+// when the answer lacks one (Triton refuses it 400 the same way; the front
+// end only knows a model's outputs once it answered). No request: unchanged.
+bool select_v2_outputs(const V2InferRequest& request, std::string* body, std::string* error);
 
 // The protocol's error body {"error": MESSAGE}.
 std::string v2_error_body(const std::string& message);

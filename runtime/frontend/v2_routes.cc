@@ -136,10 +136,13 @@ void Frontend::infer_v2(ServerRequest req, Respond respond) {
     service_.serve_class_async(
         req.query_class, std::move(queries[0]), waited_us,
         [arrived, task = options_.task, request = std::move(request), respond = std::move(respond)](Answer a) {
-          ServerResponse res =
-              a.http_status == 200
-                  ? v2_response(200, v2_infer_response(a.model, task, request, a.body))
-                  : v2_error(a.http_status, a.error_is_json ? torchserve_error_message(a.body) : a.body);
+          ServerResponse res;
+          if (a.http_status == 200) {
+            std::string body = v2_infer_response(a.model, task, request, a.body), why;
+            res = select_v2_outputs(request, &body, &why) ? v2_response(200, std::move(body)) : v2_error(400, why);
+          } else {
+            res = v2_error(a.http_status, a.error_is_json ? torchserve_error_message(a.body) : a.body);
+          }
           add_answer_headers(a, arrived, &res);
           respond(std::move(res));
         });
@@ -183,9 +186,12 @@ void Frontend::infer_v2(ServerRequest req, Respond respond) {
               predictions.push_back(x.body);
             }
             std::string body, why;
-            res = v2_infer_batch_response(models, task, *shared_request, predictions, &body, &why)
-                      ? v2_response(200, std::move(body))
-                      : v2_error(502, why);
+            if (!v2_infer_batch_response(models, task, *shared_request, predictions, &body, &why))
+              res = v2_error(502, why);
+            else if (!select_v2_outputs(*shared_request, &body, &why))
+              res = v2_error(400, why);
+            else
+              res = v2_response(200, std::move(body));
             add_answer_headers(all.front(), arrived, &res);
           }
           (*shared_respond)(std::move(res));

@@ -32,6 +32,11 @@ class BatchWire {
   // The health probe of a worker; `model` is the model its last batch ran.
   virtual net::HttpRequest health_request(const std::string& base_url, const std::string& model) const = 0;
   virtual bool healthy(const net::HttpResponse& response) const = 0;
+  // True when a non-2xx answer to a batch says the model is not ready
+  // (MLServer answers 400 "Model M is not ready yet."): the worker cannot
+  // serve it now, so the batch goes elsewhere instead of being bisected as
+  // the model's refusal of its inputs.
+  virtual bool not_ready(const net::HttpResponse& /*response*/) const { return false; }
   // Bytes a batch body adds beyond its inputs' base64 strings and commas
   // (request_split.h's estimate covers the batch contract's own 13).
   virtual std::int64_t envelope_bytes() const { return 0; }

@@ -65,6 +65,11 @@ net::HttpRequest V2Wire::health_request(const std::string& base_url, const std::
 
 bool V2Wire::healthy(const net::HttpResponse& response) const { return v2_model_ready(response); }
 
+bool V2Wire::not_ready(const net::HttpResponse& response) const {
+  return response.error.empty() && response.status >= 400 && response.status < 500 &&
+         v2_error_message(response.body).find("not ready") != std::string::npos;
+}
+
 std::int64_t V2Wire::envelope_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return v2_envelope_bytes(input_name_) + 5 * longest_declared_;  // a longer learned name escapes to at most this more

@@ -36,6 +36,9 @@ class V2Wire final : public torchserve::BatchWire {
   std::vector<std::string> decode_batch(const std::string& body, size_t expected) const override;
   net::HttpRequest health_request(const std::string& base_url, const std::string& model) const override;
   bool healthy(const net::HttpResponse& response) const override;
+  // A 4xx whose error message says "not ready" (MLServer's 400 for a model
+  // still loading).
+  bool not_ready(const net::HttpResponse& response) const override;
   std::int64_t envelope_bytes() const override;
 
  private:
