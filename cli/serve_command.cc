@@ -158,7 +158,9 @@ int run_serve(int argc, char** argv) {
        "its deadline at the current queue (default: serve it late, counted as a violation)")
       ("torchserve-token-file", po::value(&token_file),
        "TorchServe's key_file.json: its inference key goes on predictions and pings, its management key on "
-       "the model check (as Authorization: Bearer KEY); read again when it changes or a key is refused")
+       "the model check (as Authorization: Bearer KEY); read again when it changes or a key is refused. "
+       "{port} and {host} in the path stand for each server's inference port and host: a file per server, "
+       "as each TorchServe instance writes its own keys")
       ("max-request-bytes", po::value(&backend_opts.max_request_bytes)->default_value(torchserve::kTorchServeMaxRequestBytes),
        "largest request body sent to a model server (TorchServe's max_request_size); larger batches go as "
        "several requests")
@@ -228,17 +230,20 @@ int run_serve(int argc, char** argv) {
   const ServeShard shard(shard_text);
   std::vector<torchserve::WorkerEndpoint> workers;
   torchserve::TorchServeKeys keys;
-  std::unique_ptr<torchserve::TorchServeKeyFile> key_file;  // read again when it changes or a key is refused
+  // Read again when they change or a key is refused; one per server with {port}.
+  std::unique_ptr<torchserve::TorchServeKeyFiles> key_file;
   try {
     if (!token_file.empty()) {
-      key_file = std::make_unique<torchserve::TorchServeKeyFile>(
+      key_file = std::make_unique<torchserve::TorchServeKeyFiles>(
           token_file, [](const std::string& line) { log::info("%s", line.c_str()); });
-      keys = key_file->keys();
+      if (!key_file->per_server()) keys = key_file->of("")->keys();
       backend_opts.key_file = key_file.get();
     }
     if (!autoscale && !fleet) {  // a pool's workers are the shard's own already; a fleet has --fleet-servers
       workers = torchserve::parse_worker_endpoints(workers_text, management_text);
       shard.keep_own(workers);
+      if (key_file)
+        for (const auto& w : workers) key_file->add(w);  // each server's file readable at start
     }
     // Every query the front end accepts must fit in one request on its own.
     const auto one_query = torchserve::encoded_batch_request_size({static_cast<size_t>(fe.max_body_bytes)}) +
@@ -278,9 +283,10 @@ int run_serve(int argc, char** argv) {
   spec.servers = workers;
   spec.management_key = keys.management;
   if (key_file)  // TorchServe rotates its keys: variant loads use the file's key of the moment
-    spec.management_key_source = [k = key_file.get()](bool refused) {
+    spec.management_key_source = [k = key_file.get()](const std::string& url, bool refused) {
       if (refused) k->refresh_if_changed("a management key was refused");
-      return k->keys().management;
+      torchserve::TorchServeKeyFile* file = k->of(url);
+      return file ? file->keys().management : std::string();
     };
   spec.model_check = !no_model_check;
   spec.wait_for_servers_us = static_cast<std::int64_t>(wait_for_servers_s * 1e6);
@@ -304,6 +310,12 @@ int run_serve(int argc, char** argv) {
   if (autoscale) {  // every worker passes the model check when its pool starts it
     spec.autoscale = autoscale_spec(autoscale_flags, no_model_check ? std::vector<std::string>{} : model_names,
                                     keys.management, /*command_required=*/!fleet);
+    if (key_file && key_file->per_server())  // each new worker's own file, once it has written it
+      spec.autoscale.local.keys_for = [k = key_file.get()](const torchserve::WorkerEndpoint& w) {
+        k->refresh_if_changed("a new worker");
+        torchserve::TorchServeKeyFile* file = k->of(w.inference_url);
+        return file ? file->keys() : torchserve::TorchServeKeys{};
+      };
     if (protocol.v2())
       spec.autoscale.local.check = [&protocol, models = spec.autoscale.local.models](
                                        net::HttpTransport& client, const torchserve::WorkerEndpoint& w,

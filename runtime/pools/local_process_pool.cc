@@ -119,8 +119,12 @@ std::string LocalProcessPool::start_check(const torchserve::WorkerEndpoint& endp
       if (cancel->wait_for(options_.check_interval_ms)) break;
       continue;
     }
+    // Its own keys when it has them (TorchServe writes them as it starts; until then: none).
+    const torchserve::TorchServeKeys keys =
+        options_.keys_for ? options_.keys_for(endpoint) : torchserve::TorchServeKeys{"", options_.management_key};
     net::HttpRequest ping;
     ping.url = endpoint.inference_url + "/ping";
+    ping.bearer_token = keys.inference;
     ping.timeout_ms = std::min<std::int64_t>(left_ms, 1000);
     ping.connect_timeout_ms = ping.timeout_ms;
     const auto r = client_.fetch(ping);
@@ -128,7 +132,7 @@ std::string LocalProcessPool::start_check(const torchserve::WorkerEndpoint& endp
       if (options_.models.empty()) return "";
       try {
         torchserve::ModelCheckOptions check;
-        check.management_key = options_.management_key;
+        check.management_key = keys.management;
         check.timeout_ms = std::min<std::int64_t>(left_ms, 2000);
         torchserve::check_models_loaded(client_, {endpoint}, options_.models, check);
         return "";

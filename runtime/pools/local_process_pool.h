@@ -31,6 +31,7 @@
 #include "runtime/manager/worker_pool.h"
 #include "runtime/manager/worker_state_notices.h"
 #include "runtime/net/http_transport.h"
+#include "runtime/upstream/torchserve/torchserve_token.h"
 #include "runtime/upstream/torchserve/worker_endpoint.h"
 
 namespace lull::pools {
@@ -39,6 +40,9 @@ struct LocalProcessPoolOptions {
   std::string command;              // template with {port}; run by /bin/sh -c "exec ..."
   std::vector<std::string> models;  // the model check; empty: health check only
   std::string management_key;       // TorchServe's management key for the model check
+  // A new worker's own keys (TorchServeKeyFiles per server), for its /ping
+  // and model check; overrides management_key when set.
+  std::function<torchserve::TorchServeKeys(const torchserve::WorkerEndpoint&)> keys_for;
   // One attempt of a new worker's check: "" when it is up with its models,
   // else why not. Empty: GET /ping, then TorchServe's model check of `models`
   // (another protocol's servers: cli/serve_backend.h).

@@ -95,9 +95,10 @@ struct ServeSpec {
   frontend::FrontendOptions frontend;
   torchserve::TorchServeOptions backend;
   std::string management_key;  // TorchServe's management key (model check, pools, variants)
-  // The management key as the key file has it now, for the variant switch's
-  // model loads (ModelManagementOptions::key_source); unset: management_key.
-  std::function<std::string(bool refused)> management_key_source;
+  // The management key of the server at a management URL as its key file
+  // has it now, for the model check and the variant switch's model loads
+  // (ModelManagementOptions::server_key_source); unset: management_key.
+  std::function<std::string(const std::string& management_url, bool refused)> management_key_source;
   bool model_check = true, strict_model_batching = false;
   // --wait-for-servers-s: 0 checks fixed servers once at start (an error
   // when one fails). Else the front end binds first and answers "not ready"

@@ -51,7 +51,7 @@ Server::Server(ServeSpec spec)
     } else {
       torchserve::ModelManagementOptions o;
       o.management_key = spec_.management_key;
-      o.key_source = spec_.management_key_source;
+      o.server_key_source = spec_.management_key_source;
       model_control_ =
           std::make_unique<torchserve::TorchServeModelControl>(*variant_client_, o, spec_.variants.archive);
     }
@@ -94,6 +94,8 @@ void Server::check_servers(const std::vector<torchserve::WorkerEndpoint>& server
   }
   torchserve::ModelCheckOptions check;
   check.management_key = spec_.management_key;
+  if (spec_.management_key_source)
+    check.management_key_for = [this](const std::string& url) { return spec_.management_key_source(url, false); };
   const auto warnings = torchserve::check_models_loaded(client, servers, model_names_, check);
   if (spec_.strict_model_batching && !warnings.empty())
     throw torchserve::ModelCheckError(warnings.front() + " (--strict-model-batching)");

@@ -34,7 +34,7 @@ std::string loaded_list(net::HttpTransport& client, const WorkerEndpoint& w, con
   net::HttpRequest req;
   req.url = w.management_url + "/models";
   req.timeout_ms = options.timeout_ms;
-  req.bearer_token = options.management_key;
+  req.bearer_token = options.management_key_for ? options.management_key_for(w.management_url) : options.management_key;
   auto r = client.fetch(req);
   Value v;
   if (!r.ok() || !net::parse_json(r.body, &v) || v.kind_case() != Value::kStructValue) return "?";
@@ -69,7 +69,8 @@ std::vector<std::string> check_models_loaded(net::HttpTransport& client, const s
       req.url = workers[w].management_url + "/models/" + models[m];
       req.timeout_ms = options.timeout_ms;
       req.connect_timeout_ms = options.timeout_ms;
-      req.bearer_token = options.management_key;
+      req.bearer_token =
+          options.management_key_for ? options.management_key_for(workers[w].management_url) : options.management_key;
       client.send(req, [p](net::HttpResponse r) { p->set_value(std::move(r)); });
     }
   }
@@ -83,7 +84,7 @@ std::vector<std::string> check_models_loaded(net::HttpTransport& client, const s
       unreachable[probe.worker] = r.describe();
     } else if (is_token_refusal(r)) {
       refused[probe.worker] = describe_token_refusal(workers[probe.worker].management_url, "management",
-                                                     !options.management_key.empty(), r);
+                                                     !options.management_key.empty() || options.management_key_for, r);
     } else if (!(r.ok() && has_ready_worker(r.body))) {
       missing[probe.worker].push_back(models[probe.model]);
     } else {

@@ -8,6 +8,7 @@
 // waiting for company that never comes; lull expects batchSize 1.
 #include <cstdint>
 #include <stdexcept>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct ModelCheckError : std::runtime_error {
 
 struct ModelCheckOptions {
   std::string management_key;  // TorchServe's management key; empty: no Authorization header
+  // Each server's own key by its management URL (TorchServeKeyFiles per
+  // server); overrides management_key when set.
+  std::function<std::string(const std::string& management_url)> management_key_for;
   std::int64_t timeout_ms = 2000;
 };
 

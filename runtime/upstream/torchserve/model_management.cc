@@ -44,11 +44,15 @@ net::HttpResponse ModelManagementClient::call(const std::string& method, const s
   net::HttpRequest req;
   req.method = method;
   req.url = url_ + path_and_query;
-  req.bearer_token = options_.key_source ? options_.key_source(false) : options_.management_key;
+  const auto source =
+      options_.server_key_source
+          ? std::function<std::string(bool)>([this](bool refused) { return options_.server_key_source(url_, refused); })
+          : options_.key_source;
+  req.bearer_token = source ? source(false) : options_.management_key;
   req.timeout_ms = options_.timeout_ms;
   net::HttpResponse r = client_.fetch(req);
-  if (options_.key_source && is_token_refusal(r)) {
-    std::string fresh = options_.key_source(true);
+  if (source && is_token_refusal(r)) {
+    std::string fresh = source(true);
     if (fresh != req.bearer_token) {
       req.bearer_token = std::move(fresh);
       r = client_.fetch(req);
@@ -60,7 +64,9 @@ net::HttpResponse ModelManagementClient::call(const std::string& method, const s
 void ModelManagementClient::fail(const std::string& what, const net::HttpResponse& r) const {
   const std::string reason =
       is_token_refusal(r)
-          ? describe_token_refusal(url_, "management", options_.key_source || !options_.management_key.empty(), r)
+          ? describe_token_refusal(
+                url_, "management",
+                options_.key_source || options_.server_key_source || !options_.management_key.empty(), r)
           : describe_torchserve_error(r);
   throw ModelManagementError("management API " + url_ + ": " + what + " failed: " + reason, r.status);
 }

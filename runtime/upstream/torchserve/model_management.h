@@ -37,6 +37,9 @@ struct ModelManagementOptions {
   // true after the server refused the key it gave, to read it again; a call
   // refused for a key that has since changed is sent once more.
   std::function<std::string(bool refused)> key_source;
+  // The same per server, by its management URL (TorchServeKeyFiles per
+  // server); overrides key_source when set.
+  std::function<std::string(const std::string& management_url, bool refused)> server_key_source;
   std::int64_t timeout_ms = 120000;  // a synchronous register waits for the model to load
 };
 

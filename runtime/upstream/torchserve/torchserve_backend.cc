@@ -192,7 +192,7 @@ void TorchServeBackend::start_batch(const core::BatchRequest& batch) {
   parts = std::move(grouped);
   const std::string base_url = endpoint(batch.worker).inference_url;
   if (base_url.empty()) return fail_now(batch, "worker slot " + std::to_string(batch.worker) + " is vacant");
-  const std::string key = inference_key();
+  const std::string key = inference_key(base_url);
   std::vector<net::HttpRequest> requests;
   for (const auto& part : parts)
     requests.push_back(
@@ -264,7 +264,8 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
         why = e.what();
         kind = OutlierDetector::Failure::kMalformed;
       }
-    } else if (response.error.empty() && is_model_refusal(response.status) && !is_token_refusal(response)) {
+    } else if (response.error.empty() && is_model_refusal(response.status) && !is_token_refusal(response) &&
+               !wire_.not_ready(response)) {
       // The model refused the request whole: halves again until the refused
       // inputs are alone; an input refused alone gets the model's answer.
       if (part_size > 1) {
@@ -282,7 +283,8 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
       f.outputs[begin] = refusal_prediction(response.status, refusal_message(response.body));
     } else if (is_token_refusal(response)) {
       std::string fresh;
-      const bool newer = options_.key_file && options_.key_file->newer_inference_key(f.key, &fresh);  // counted
+      TorchServeKeyFile* file = key_file_of(workers_[static_cast<std::size_t>(worker)].inference_url);
+      const bool newer = file && file->newer_inference_key(f.key, &fresh);  // counted
       if (newer && !f.resent[part]) {
         // The keys were rotated under this request: the same part again with the new key.
         f.resent[part] = 1;
@@ -301,7 +303,7 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
       else if (response.status == 0)
         kind = OutlierDetector::Failure::kTransport;
       else
-        worker_fault = response.status >= 500;
+        worker_fault = response.status >= 500 || wire_.not_ready(response);
     }
     if (!resend_key.empty()) {
       send_part_locked(worker, serial, f, part, resend_key);
@@ -344,7 +346,9 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
         s.failed_input = first_input;
         s.ejections++;
         s.refused_key = refused;
-        if (refused && options_.key_file) s.refused_at_reload = options_.key_file->reloads();
+        if (TorchServeKeyFile* file =
+                refused ? key_file_of(workers_[static_cast<std::size_t>(worker)].inference_url) : nullptr)
+          s.refused_at_reload = file->reloads();
         how = "ejected for " + std::to_string(ms) + " ms after " +
               std::to_string(options_.outlier.eject_after_failures) + " consecutive failed batches: ";
         gone = true;
@@ -425,7 +429,7 @@ net::HttpRequest TorchServeBackend::health_request_locked(int worker) const {
                                               models_.empty() ? "" : models_[static_cast<std::size_t>(s.last_model)]);
   req.timeout_ms = options_.health_timeout_ms;
   req.connect_timeout_ms = options_.health_timeout_ms;
-  req.bearer_token = inference_key();
+  req.bearer_token = inference_key(workers_[static_cast<std::size_t>(worker)].inference_url);
   return req;
 }
 
@@ -455,7 +459,8 @@ void TorchServeBackend::probe_ejected() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       Worker& s = state_[w];
-      const bool new_keys = s.refused_key && options_.key_file && options_.key_file->reloads() != s.refused_at_reload;
+      TorchServeKeyFile* file = s.refused_key ? key_file_of(workers_[w].inference_url) : nullptr;
+      const bool new_keys = file && file->reloads() != s.refused_at_reload;
       if (s.up || s.probing || !s.detector.ejected() || (!s.detector.may_return(now) && !new_keys) ||
           workers_[w].inference_url.empty())
         continue;
@@ -466,7 +471,8 @@ void TorchServeBackend::probe_ejected() {
       }
       s.probing = true;
       epoch = s.down_epoch;
-      req = batch_request(workers_[w].inference_url, probe.model, {probe.input.get()}, inference_key());
+      req = batch_request(workers_[w].inference_url, probe.model, {probe.input.get()},
+                          inference_key(workers_[w].inference_url));
     }
     client_->send(std::move(req), [this, w, epoch](net::HttpResponse r) { on_probe(w, epoch, r); });
   }
@@ -496,9 +502,10 @@ void TorchServeBackend::on_probe(int worker, std::uint64_t epoch_at_send, const 
       s.refused_key = false;
       s.detector.returned(now);
     } else {
-      if (s.refused_key && options_.key_file)
-        s.refused_at_reload = options_.key_file->reloads();  // these keys fail too
-      const std::int64_t ms = s.detector.eject(now);         // doubled: it never returned in between
+      if (TorchServeKeyFile* file =
+              s.refused_key ? key_file_of(workers_[static_cast<std::size_t>(worker)].inference_url) : nullptr)
+        s.refused_at_reload = file->reloads();        // these keys fail too
+      const std::int64_t ms = s.detector.eject(now);  // doubled: it never returned in between
       s.ejections++;
       s.last_error = "probe batch: " + why + "; ejected again for " + std::to_string(ms) + " ms";
       return;
@@ -516,8 +523,14 @@ net::HttpRequest TorchServeBackend::batch_request(const std::string& base_url, i
   return req;
 }
 
-std::string TorchServeBackend::inference_key() const {
-  return options_.key_file ? options_.key_file->inference_key() : options_.inference_key;
+TorchServeKeyFile* TorchServeBackend::key_file_of(const std::string& inference_url) const {
+  return options_.key_file ? options_.key_file->of(inference_url) : nullptr;
+}
+
+std::string TorchServeBackend::inference_key(const std::string& inference_url) const {
+  if (!options_.key_file) return options_.inference_key;
+  TorchServeKeyFile* file = key_file_of(inference_url);
+  return file ? file->inference_key() : "";
 }
 
 std::string TorchServeBackend::down_reason(int worker) const {

@@ -70,7 +70,8 @@ struct TorchServeOptions {
   // with the new one, once. Refusals of the file's own key count as failed
   // batches (they eject the worker, the refusal its reason) until a probe
   // with a new key passes. Outlives the backend.
-  TorchServeKeyFile* key_file = nullptr;
+  // Per server when its path holds "{port}" (TorchServeKeyFiles).
+  TorchServeKeyFiles* key_file = nullptr;
   std::int64_t max_request_bytes = 6553500;  // TorchServe's default max_request_size; larger batches are split
   OutlierOptions outlier;                    // when failing batches eject a worker, and for how long
   const BatchWire* wire = nullptr;  // the protocol spoken (batch_wire.h); nullptr: TorchServe's. Outlives the backend
@@ -179,7 +180,8 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
   void on_probe(int worker, std::uint64_t epoch_at_send, const net::HttpResponse& response);
   void health_loop();
   // The inference key to send now (the key file's, else the option's).
-  std::string inference_key() const;
+  std::string inference_key(const std::string& inference_url) const;       // the key sent to that worker ("": none)
+  TorchServeKeyFile* key_file_of(const std::string& inference_url) const;  // its key file; nullptr: none (yet)
   // The request carrying `inputs` (one batch, or one part of it) to `model` with `key`.
   net::HttpRequest batch_request(const std::string& base_url, int model, const std::vector<const std::string*>& inputs,
                                  const std::string& key) const;

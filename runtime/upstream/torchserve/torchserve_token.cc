@@ -162,6 +162,113 @@ std::string TorchServeKeyFile::metrics_text() const {
   return out;
 }
 
+namespace {
+
+bool has_placeholder(const std::string& pattern) {
+  return pattern.find("{port}") != std::string::npos || pattern.find("{host}") != std::string::npos;
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TorchServeKeyFiles::TorchServeKeyFiles(std::string pattern, TorchServeKeyFile::Log log)
+    : pattern_(std::move(pattern)), per_server_(has_placeholder(pattern_)), log_(std::move(log)) {
+  if (!per_server_) files_[pattern_] = std::make_unique<TorchServeKeyFile>(pattern_, log_);
+}
+
+std::string TorchServeKeyFiles::path_for(const std::string& inference_url) const {
+  if (!per_server_) return pattern_;
+  // http://HOST:PORT (normalize_base_url's form); an IPv6 host keeps its brackets.
+  std::string rest =
+      inference_url.substr(inference_url.find("://") == std::string::npos ? 0 : inference_url.find("://") + 3);
+  rest = rest.substr(0, rest.find('/'));
+  const auto colon = rest.rfind(':');
+  const bool has_port = colon != std::string::npos && rest.find(']', colon) == std::string::npos;
+  std::string path = pattern_;
+  replace_all(path, "{host}", has_port ? rest.substr(0, colon) : rest);
+  replace_all(path, "{port}", has_port ? rest.substr(colon + 1) : "80");
+  return path;
+}
+
+TorchServeKeyFile* TorchServeKeyFiles::open_locked(const std::string& path) {
+  auto it = files_.find(path);
+  if (it != files_.end()) return it->second.get();
+  try {
+    auto file = std::make_unique<TorchServeKeyFile>(path, log_);
+    unreadable_.erase(path);
+    return (files_[path] = std::move(file)).get();
+  } catch (const std::invalid_argument& e) {
+    if (log_ && unreadable_[path] != e.what()) log_(std::string(e.what()) + "; that server gets no key until it can");
+    unreadable_[path] = e.what();
+    return nullptr;
+  }
+}
+
+TorchServeKeyFile& TorchServeKeyFiles::add(const WorkerEndpoint& server) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string path = path_for(server.inference_url);
+  path_of_url_[server.inference_url] = path;
+  if (!server.management_url.empty()) path_of_url_[server.management_url] = path;
+  auto it = files_.find(path);
+  if (it != files_.end()) return *it->second;
+  auto file = std::make_unique<TorchServeKeyFile>(path, log_);  // throws naming the file
+  unreadable_.erase(path);
+  return *(files_[path] = std::move(file));
+}
+
+TorchServeKeyFile* TorchServeKeyFiles::of(const std::string& url) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!per_server_) return files_.begin()->second.get();
+  const auto known = path_of_url_.find(url);
+  const std::string path = known != path_of_url_.end() ? known->second : path_for(url);
+  const auto it = files_.find(path);
+  if (it != files_.end()) return it->second.get();
+  if (unreadable_.count(path)) return nullptr;  // tried again at refresh, not on every request
+  if (known == path_of_url_.end()) path_of_url_[url] = path;
+  return open_locked(path);
+}
+
+bool TorchServeKeyFiles::refresh_if_changed(const std::string& why) {
+  std::vector<TorchServeKeyFile*> files;
+  bool changed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> retry;
+    for (const auto& [path, error] : unreadable_) retry.push_back(path);
+    for (const auto& path : retry) changed = open_locked(path) != nullptr || changed;
+    for (auto& [path, file] : files_) files.push_back(file.get());
+  }
+  for (TorchServeKeyFile* f : files) changed = f->refresh_if_changed(why) || changed;
+  return changed;
+}
+
+std::string TorchServeKeyFiles::metrics_text() const {
+  std::uint64_t reloads = 0, refusals = 0, errors = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [path, file] : files_) {
+      reloads += file->reloads();
+      refusals += file->refusals();
+      errors += file->read_errors();
+    }
+  }
+  std::string out;
+  net::prom::family(out, "lull_torchserve_key_reloads_total", "counter",
+                    "Times new keys were read from the TorchServe key files.");
+  net::prom::sample(out, "lull_torchserve_key_reloads_total", static_cast<double>(reloads));
+  net::prom::family(out, "lull_torchserve_token_refusals_total", "counter",
+                    "Requests a model server refused for their inference key.");
+  net::prom::sample(out, "lull_torchserve_token_refusals_total", static_cast<double>(refusals));
+  net::prom::family(out, "lull_torchserve_key_file_errors_total", "counter",
+                    "Reads of a changed key file that found no valid keys (kept the keys before).");
+  net::prom::sample(out, "lull_torchserve_key_file_errors_total", static_cast<double>(errors));
+  return out;
+}
+
 bool is_token_refusal(const net::HttpResponse& response) {
   if (!response.error.empty()) return false;
   if (response.status == 401 || response.status == 403) return true;

@@ -7,11 +7,14 @@
 // as a missing model or a broken worker.
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 
 #include "runtime/net/http_transport.h"
+#include "runtime/upstream/torchserve/worker_endpoint.h"
 
 namespace lull::torchserve {
 
@@ -80,6 +83,47 @@ class TorchServeKeyFile {
   Stamp failed_stamp_;  // of the last file that was no valid key file (not read again)
   std::string last_error_;
   std::uint64_t reloads_ = 0, refusals_ = 0, read_errors_ = 0;
+};
+
+// The key files of several servers: each TorchServe instance writes its own
+// key_file.json with its own keys. `pattern` is --torchserve-token-file:
+// "{port}" and "{host}" in it stand for a server's inference port and host
+// (e.g. /run/ts-{port}/key_file.json), one file per server; a path without
+// them is one file every server shares. Each file is a TorchServeKeyFile
+// (read again on change and on refusal). Thread-safe.
+class TorchServeKeyFiles {
+ public:
+  // Without placeholders the one file is read now (throws as
+  // read_torchserve_key_file does); with them, files are read per server (add()).
+  TorchServeKeyFiles(std::string pattern, TorchServeKeyFile::Log log = {});
+
+  bool per_server() const { return per_server_; }
+  const std::string& pattern() const { return pattern_; }
+  // The file of the server with these URLs, read now if it was not yet;
+  // throws std::invalid_argument naming the file when it cannot be read.
+  TorchServeKeyFile& add(const WorkerEndpoint& server);
+  // The file of a server by its inference or management URL: its file when
+  // added, else (per server) read now from the inference URL's host and
+  // port; nullptr when that cannot be read (tried again at refresh).
+  TorchServeKeyFile* of(const std::string& url);
+  // TorchServeKeyFile::refresh_if_changed on every file read so far, and
+  // files that could not be read are tried again; true when keys changed.
+  bool refresh_if_changed(const std::string& why = "the file changed");
+  // The path of the server at this inference URL (the pattern expanded).
+  std::string path_for(const std::string& inference_url) const;
+  // The sums over the files of TorchServeKeyFile::metrics_text's counters.
+  std::string metrics_text() const;
+
+ private:
+  TorchServeKeyFile* open_locked(const std::string& path);  // under mu_; nullptr when unreadable
+
+  const std::string pattern_;
+  const bool per_server_;
+  TorchServeKeyFile::Log log_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<TorchServeKeyFile>> files_;  // by path
+  std::map<std::string, std::string> path_of_url_;                   // inference and management URLs
+  std::map<std::string, std::string> unreadable_;                    // path -> its last error
 };
 
 // True when the server refused the call for its token: 401 or 403, or
