@@ -19,12 +19,14 @@
 #include "runtime/upstream/torchserve/worker_endpoint.h"
 #include "runtime/upstream/v2/v2_model_check.h"
 #include "runtime/upstream/v2/v2_wire.h"
+#include <set>
 
 namespace lull::cli {
 
 struct ServeBackendFlags {
   std::string backend = "torchserve";
-  std::string v2_input_name;  // "": each model's one declared input (its metadata), else "input"
+  std::string v2_input_name;       // "": each model's one declared input (its metadata), else "input"
+  std::string v2_binary = "auto";  // the binary tensor extension toward servers: auto, on, off
 };
 
 void add_serve_backend_options(boost::program_options::options_description& desc, ServeBackendFlags& flags);
@@ -54,7 +56,9 @@ class ServeBackend {
   bool v2_ = false;
   std::string input_name_;  // --v2-input-name, "" when not given
   std::unique_ptr<torchserve::BatchWire> wire_;
-  v2::V2Wire* v2_wire_ = nullptr;  // wire_, when v2
+  v2::V2Wire* v2_wire_ = nullptr;               // wire_, when v2
+  bool probe_binary_ = false;                   // --v2-binary auto: the check asks each server's metadata
+  mutable std::set<std::string> binary_found_;  // by check_options' checks, handed over by learn()
 };
 
 }  // namespace lull::cli

@@ -55,8 +55,8 @@ void Frontend::route_v2(ServerRequest req, Respond respond) {
   const auto only_get = [&](const char* what) { return respond(v2_error(405, std::string("use GET ") + what)); };
   if (p.size() == 1 || (p.size() == 2 && p[1].empty())) {  // /v2, /v2/: server metadata
     if (!get) return only_get("/v2");
-    return respond(
-        v2_response(200, "{\"name\":\"lull\",\"version\":" + json_quoted(build_version()) + ",\"extensions\":[]}"));
+    return respond(v2_response(200, "{\"name\":\"lull\",\"version\":" + json_quoted(build_version()) +
+                                        ",\"extensions\":[\"binary_tensor_data\"]}"));
   }
   if (p.size() == 3 && p[1] == "health" && (p[2] == "live" || p[2] == "ready")) {
     if (!get) return only_get("on /v2/health");

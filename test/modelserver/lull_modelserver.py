@@ -95,6 +95,7 @@ class ModelServer(ThreadingHTTPServer):
         self.only_v2 = False  # --only-v2: TorchServe's routes answer 404, as on Triton
         self.tensor_inputs = False  # --tensor-inputs: v2 requests may carry any tensors (one query per row)
         self.whole_batch_refusal = False  # --whole-batch-refusal: one bad input refuses the v2 request
+        self.not_ready_file = None  # --not-ready-file: while it exists, v2 models answer not ready (MLServer)
         self.log_lock = threading.Lock()
         self.device_lock = threading.Lock()  # one forward pass at a time, like one device
 
@@ -154,6 +155,10 @@ class Handler(BaseHTTPRequestHandler):
                     "Token Authorization failed. Token either incorrect, expired, or not provided correctly")
         return True
 
+    def _not_ready(self):
+        """--not-ready-file: while that file exists, every model is not ready."""
+        return bool(self.server.not_ready_file) and os.path.exists(self.server.not_ready_file)
+
     def do_GET(self):
         path = self.path.split("?", 1)[0]
         models = self.server.models
@@ -162,6 +167,9 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/ping":
             return self._send(200, json.dumps({"status": "Healthy"}))
         if path == "/v2" or path.startswith("/v2/"):
+            m = v2.MODEL.fullmatch(path)
+            if self._not_ready() and (path == "/v2/health/ready" or (m and m.group(3) == "/ready")):
+                return self._send(400, "")  # MLServer's not-ready answer: 400, empty body
             return self._send(*(v2.get(self.server.models, path) or v2.error(404, "no such resource: GET " + path)))
         if self._token_refused("management"):
             return
@@ -209,8 +217,12 @@ class Handler(BaseHTTPRequestHandler):
         model = self.server.models.get(name)
         if model is None:
             return self._send(*v2.error(404, "unknown model: '%s'" % name))
+        if self._not_ready():
+            return self._send(*v2.error(400, "Model %s is not ready yet." % name))  # MLServer's words
         try:
-            inputs, rid = v2.read_infer_request(body, self.server.tensor_inputs)
+            header = self.headers.get("Inference-Header-Content-Length") if v2.BINARY else None
+            inputs, rid = v2.read_infer_request(body, self.server.tensor_inputs,
+                                                int(header) if header and header.isdigit() else None)
         except v2.RequestError as e:
             return self._send(*v2.error(e.code, str(e)))
         preds = self._run(model, inputs)
@@ -325,6 +337,12 @@ def main():
     ap.add_argument("--whole-batch-refusal", action="store_true",
                     help="an input a model rejects refuses the whole v2 request, 400 {\"error\": MESSAGE} "
                          "(as KServe, MLServer and Triton do), instead of a per-input error in the answer")
+    ap.add_argument("--not-ready-file",
+                    help="while this file exists, every v2 model is not ready as MLServer answers it: ready "
+                         "400 with an empty body, infer 400 {\"error\": \"Model M is not ready yet.\"}")
+    ap.add_argument("--binary-tensors", action="store_true",
+                    help="v2: list the binary_tensor_data extension and take BYTES inputs in it "
+                         "(Inference-Header-Content-Length), as Triton does")
     ap.add_argument("--tensor-inputs", action="store_true",
                     help="v2: accept any tensor inputs sharing their first dimension, one query per row (its "
                          "bytes: the row as JSON); tests of lull passing a client's tensors through")
@@ -385,6 +403,8 @@ def main():
     server.only_v2 = args.only_v2
     server.tensor_inputs = args.tensor_inputs
     server.whole_batch_refusal = args.whole_batch_refusal
+    server.not_ready_file = args.not_ready_file
+    v2.BINARY = args.binary_tensors
     port = server.server_address[1]
     if args.port_file:
         tmp = args.port_file + ".tmp"

@@ -27,6 +27,10 @@ With --tensor-inputs a request may instead carry any tensors sharing their
 first dimension B: row i of every input, as the compact JSON
 {"NAME": [elements], ...}, is query i's bytes (tests of lull passing a
 client's tensors through).
+With --binary-tensors the server lists "binary_tensor_data" among its
+extensions and takes BYTES inputs in the binary tensor extension
+(Inference-Header-Content-Length), as Triton does; with --not-ready-file
+its models answer not ready the way MLServer does (lull_modelserver.py).
 An unknown model or path gets 404 {"error"}, a model still loading 404 too
 (it cannot serve); every other refusal is 400 {"error": message}, the
 status the specification names ("typically 400").
@@ -62,6 +66,9 @@ def ok(body):
     return 200, json.dumps(body, separators=(",", ":"))
 
 
+BINARY = False  # --binary-tensors: the server lists and takes the binary tensor extension
+
+
 def get(registry, path):
     """(status, body) for GET `path`, or None when it is not a v2 path."""
     if path == "/v2/health/live":
@@ -70,7 +77,7 @@ def get(registry, path):
         loading = [n for n in registry.names() if not registry.worker_count(n)]
         return ok({"ready": True}) if not loading else error(400, "models not ready: " + ", ".join(loading))
     if path in ("/v2", "/v2/"):
-        return ok({"name": "lull-modelserver", "version": VERSION, "extensions": ["model_repository"]})
+        return ok({"name": "lull-modelserver", "version": VERSION, "extensions": ["model_repository"] + (["binary_tensor_data"] if BINARY else [])})
     m = MODEL.fullmatch(path)
     if not m or m.group(3) == "/infer":
         return error(404, "no such resource: GET " + path) if path.startswith("/v2") else None
@@ -111,9 +118,18 @@ def tensor_rows(tensors):
     return queries
 
 
-def read_infer_request(body, tensor_inputs=False):
+def read_infer_request(body, tensor_inputs=False, header_length=None):
     """The query inputs (bytes each) of an inference request body, and its id (or None).
-    Raises RequestError for anything the protocol or the model refuses."""
+    header_length: the Inference-Header-Content-Length (binary tensor extension,
+    --binary-tensors): the JSON is that many bytes, then the raw BYTES elements
+    (each a 4-byte little-endian length and its bytes) of the inputs giving
+    binary_data_size. Raises RequestError for anything the protocol or the model refuses."""
+    raw = b""
+    if header_length is not None:
+        if header_length > len(body):
+            raise RequestError("Inference-Header-Content-Length %d is past the body's %d bytes"
+                               % (header_length, len(body)))
+        body, raw = body[:header_length], body[header_length:]
     try:
         req = json.loads(body)
     except (ValueError, UnicodeDecodeError) as e:
@@ -134,6 +150,17 @@ def read_infer_request(body, tensor_inputs=False):
         if name in tensors:
             raise RequestError("input '%s' given twice" % name)
         shape, datatype, data = t.get("shape"), t.get("datatype"), t.get("data")
+        size = (t.get("parameters") or {}).get("binary_data_size")
+        if size is not None:
+            if datatype != "BYTES" or not isinstance(size, int) or size > len(raw):
+                raise RequestError("input '%s': binary_data_size %r (BYTES only, within the body)" % (name, size))
+            data, chunk, raw = [], raw[:size], raw[size:]
+            while chunk:
+                n = int.from_bytes(chunk[:4], "little")
+                if len(chunk) < 4 + n:
+                    raise RequestError("input '%s': a binary element runs past binary_data_size" % name)
+                data.append(chunk[4:4 + n])
+                chunk = chunk[4 + n:]
         if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
                                                  for d in shape):
             raise RequestError("input '%s': 'shape' must be a list of non-negative integers" % name)
@@ -164,6 +191,8 @@ def read_infer_request(body, tensor_inputs=False):
         raise RequestError("input '%s': datatype %s, the model takes BYTES" % (INPUT, datatype))
     if len(shape) != 1:
         raise RequestError("input '%s': shape %s, the model takes [B] (one element per query)" % (INPUT, shape))
+    if all(isinstance(e, bytes) for e in elements):  # binary: raw already
+        return list(elements), rid
     if not all(isinstance(e, str) for e in elements):
         raise RequestError("input '%s': BYTES elements must be strings" % INPUT)
     if isinstance(params, dict) and params.get("content_type") == "base64":

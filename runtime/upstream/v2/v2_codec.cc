@@ -144,6 +144,25 @@ std::string encode_v2_bytes_request(const std::vector<const std::string*>& input
   return body + "]}]}";
 }
 
+std::string encode_v2_bytes_binary_request(const std::vector<const std::string*>& inputs, const std::string& input_name,
+                                           size_t* header_length) {
+  size_t raw = 0;
+  for (const std::string* in : inputs) raw += 4 + in->size();
+  std::string body = "{\"inputs\":[{\"name\":" + net::json_quoted(input_name) + ",\"shape\":[" +
+                     std::to_string(inputs.size()) +
+                     "],\"datatype\":\"BYTES\",\"parameters\":{\"binary_data_size\":" + std::to_string(raw) + "}}]}";
+  *header_length = body.size();
+  body.reserve(body.size() + raw);
+  for (const std::string* in : inputs) {
+    const auto n = static_cast<std::uint32_t>(in->size());
+    const char length[4] = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
+                            static_cast<char>((n >> 16) & 0xff), static_cast<char>(n >> 24)};
+    body.append(length, 4);
+    body += *in;
+  }
+  return body;
+}
+
 V2TensorQuery read_v2_tensor_query(const std::string& input) {
   V2TensorQuery q;
   // Cheap rejection first: query bytes that are not a tensor set never parse.

@@ -35,6 +35,15 @@ inline constexpr const char* kV2ContentType = "application/json";
 // The request body for these inputs (raw bytes each), in order.
 std::string encode_v2_bytes_request(const std::vector<const std::string*>& inputs, const std::string& input_name);
 
+// The same batch under the binary tensor extension (Triton's; servers list
+// "binary_tensor_data" among their extensions): the JSON header without
+// "data", "parameters": {"binary_data_size": N}, then each input as its
+// 4-byte little-endian length and its raw bytes, so bytes travel raw (no
+// base64, no content_type convention a server may not know). The request
+// carries Inference-Header-Content-Length: the header's length, set in *header_length.
+std::string encode_v2_bytes_binary_request(const std::vector<const std::string*>& inputs, const std::string& input_name,
+                                           size_t* header_length);
+
 // A tensor query (above): its layout, the same for queries that can share a
 // request, and each input's elements as JSON texts, row-major.
 struct V2TensorQuery {

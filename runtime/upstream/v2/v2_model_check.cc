@@ -58,6 +58,9 @@ void check_v2_models_ready(net::HttpTransport& client, const std::vector<torchse
     std::future<net::HttpResponse> ready, metadata;
   };
   std::vector<std::vector<Probe>> probes(workers.size());
+  std::vector<std::future<net::HttpResponse>> server_metadata;
+  if (options.binary_servers)
+    for (const auto& worker : workers) server_metadata.push_back(ask(worker.inference_url + "/v2"));
   for (size_t w = 0; w < workers.size(); ++w)
     for (const auto& m : models) {
       const std::string url = v2_model_url(workers[w].inference_url, m);
@@ -89,6 +92,16 @@ void check_v2_models_ready(net::HttpTransport& client, const std::vector<torchse
     }
     if (!problems.empty())
       report += (report.empty() ? "" : "; ") + std::string("server ") + workers[w].inference_url + ": " + problems;
+  }
+  for (size_t w = 0; w < server_metadata.size(); ++w) {
+    const net::HttpResponse r = server_metadata[w].get();
+    net::JsonValue doc;
+    if (!r.ok() || !net::parse_json(r.body, &doc)) continue;  // no metadata: JSON, as before
+    const net::JsonValue* extensions = net::json_field(doc, "extensions");
+    if (extensions && extensions->kind_case() == net::JsonValue::kListValue)
+      for (const auto& e : extensions->list_value().values())
+        if (e.kind_case() == net::JsonValue::kStringValue && e.string_value() == "binary_tensor_data")
+          options.binary_servers->insert(workers[w].inference_url);
   }
   if (!report.empty()) throw torchserve::ModelCheckError("v2 model check: " + report);
 }

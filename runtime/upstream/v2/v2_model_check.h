@@ -6,6 +6,7 @@
 // at once, as the TorchServe check does (model_check.h), in its error type.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct V2ModelCheckOptions {
   std::int64_t timeout_ms = 2000;
   // When set: filled with model -> its one declared input's name, for the wire (V2Wire::learn_input_names).
   std::map<std::string, std::string>* declared = nullptr;
+  // When set: filled with the inference URLs of the servers whose metadata
+  // (GET /v2) lists the "binary_tensor_data" extension (V2Wire::learn_binary_servers).
+  std::set<std::string>* binary_servers = nullptr;
 };
 
 // Throws ModelCheckError with one line naming, per worker, the models not

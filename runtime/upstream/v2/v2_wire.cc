@@ -44,8 +44,17 @@ net::HttpRequest V2Wire::batch_request(const std::string& base_url, const std::s
     // A model declaring one input gets a one-input tensor query under its name.
     for (auto& t : tensors) t.names[0] = name;
   }
-  req.body = tensors.empty() ? encode_v2_bytes_request(inputs, name) : encode_v2_tensor_request(tensors);
   req.content_type = kV2ContentType;
+  if (!tensors.empty()) {
+    req.body = encode_v2_tensor_request(tensors);
+  } else if (sends_binary(base_url)) {
+    size_t header = 0;
+    req.body = encode_v2_bytes_binary_request(inputs, name, &header);
+    req.headers.emplace_back("Inference-Header-Content-Length", std::to_string(header));
+    req.content_type = "application/octet-stream";
+  } else {
+    req.body = encode_v2_bytes_request(inputs, name);
+  }
   return req;
 }
 
@@ -81,6 +90,17 @@ void V2Wire::learn_input_names(const std::map<std::string, std::string>& declare
     declared_[model] = name;
     longest_declared_ = std::max<std::int64_t>(longest_declared_, static_cast<std::int64_t>(name.size()));
   }
+}
+
+void V2Wire::learn_binary_servers(const std::set<std::string>& inference_urls) {
+  std::lock_guard<std::mutex> lock(mu_);
+  binary_servers_.insert(inference_urls.begin(), inference_urls.end());
+}
+
+bool V2Wire::sends_binary(const std::string& base_url) const {
+  if (binary_ != Binary::kAuto) return binary_ == Binary::kOn;
+  std::lock_guard<std::mutex> lock(mu_);
+  return binary_servers_.count(base_url) > 0;
 }
 
 std::string V2Wire::input_name(const std::string& model) const {

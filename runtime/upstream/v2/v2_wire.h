@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "runtime/upstream/torchserve/batch_wire.h"
@@ -41,9 +42,20 @@ class V2Wire final : public torchserve::BatchWire {
   bool not_ready(const net::HttpResponse& response) const override;
   std::int64_t envelope_bytes() const override;
 
+  // The binary tensor extension toward servers (encode_v2_bytes_binary_request):
+  // kAuto uses it with the servers whose metadata lists "binary_tensor_data"
+  // (learn_binary_servers), kOn with every server, kOff never. Bytes batches
+  // only; tensor queries go as JSON.
+  enum class Binary { kAuto, kOn, kOff };
+  void set_binary(Binary mode) { binary_ = mode; }
+  void learn_binary_servers(const std::set<std::string>& inference_urls);
+  bool sends_binary(const std::string& base_url) const;
+
  private:
   std::string input_name_;
+  Binary binary_ = Binary::kAuto;
   mutable std::mutex mu_;
+  std::set<std::string> binary_servers_;         // under mu_
   std::map<std::string, std::string> declared_;  // under mu_
   std::int64_t longest_declared_ = 0;            // under mu_
 };
