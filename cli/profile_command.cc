@@ -4,9 +4,10 @@
 // batch's latency on an otherwise idle worker, as the compiler assumes.
 // Robustness: every (model, batch) starts with unrecorded warm-up requests
 // (the first passes at a new shape pay allocator and kernel-selection costs),
-// and a pause between batch sizes lets the machine settle, so one slow
-// outlier does not end up as a batch's latency (mdp-spec 1.1's monotone pass
-// would then carry it to, or pull it from, its neighbours).
+// a pause between batch sizes lets the machine settle, and a far-out sample
+// (compiler::far_out_samples) is measured again, named on stderr, so one slow
+// outlier does not end up as a batch's latency (mdp-spec 1.1's OLS line and
+// monotone pass would then carry it to, or pull it from, its neighbours).
 // Inputs: with --inputs DIR the batches carry the files of DIR (cycled, in
 // name order), which a real handler can decode; without it, random bytes,
 // which only the stand-in's fake models accept.
@@ -25,6 +26,7 @@
 #include <sstream>
 
 #include "cli/accuracy_table.h"
+#include "compiler/profile/latency_reduction.h"
 #include "cli/batch_timer.h"
 #include "cli/commands.h"
 #include "cli/option_ranges.h"
@@ -85,11 +87,18 @@ std::vector<int> parse_batches(const std::string& text, int max_batch) {
   return out;
 }
 
+std::string ms_text(double seconds) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << seconds * 1e3;
+  return s.str();
+}
+
 }  // namespace
 
 int run_profile(int argc, char** argv) {
   std::string worker, models_text, accuracy_path, out_path, batches_text, task, inputs_dir, token_file, management;
   int max_batch = 32, samples = 100, warmup = 3, input_bytes = 4096, pause_ms = 200;
+  bool keep_outliers = false;
   std::int64_t timeout_ms = 60000;
   ServeBackendFlags backend_flags;
   po::options_description desc("lull profile: measure batch latencies through a model server's inference API");
@@ -102,6 +111,8 @@ int run_profile(int argc, char** argv) {
       ("samples", po::value(&samples)->default_value(100), "measurements per (model, batch)")
       ("warmup", po::value(&warmup)->default_value(3), "unrecorded requests before each (model, batch)")
       ("pause-ms", po::value(&pause_ms)->default_value(200), "idle pause before each batch size")
+      ("keep-outliers", po::bool_switch(&keep_outliers),
+       "keep far-out samples (over Q3 + 3 IQR and 1.5x the median, at most 1 in 50) instead of measuring them again")
       ("accuracy", po::value(&accuracy_path)->required(), "JSON {model: accuracy in [0,1]}")
       ("task", po::value(&task)->default_value("image-classification"), "task name written to the profile")
       ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of each random query input (without --inputs)")
@@ -202,7 +213,6 @@ int run_profile(int argc, char** argv) {
       std::vector<double> got;
       for (int s = 0; s < samples; ++s) {
         got.push_back(measure(model, b));
-        lat->add_samples_s(got.back());
         ++done;
         if (s % 10 == 0 || s + 1 == samples) {
           const std::string text = "profile: " + model + " batch " + std::to_string(b) + "/" +
@@ -214,6 +224,18 @@ int run_profile(int argc, char** argv) {
             progress.update(text);
         }
       }
+      // A far-out sample (a hiccup of the machine, not the model's tail) is
+      // measured again, so that it cannot tip the fitted line; each is named.
+      double fence = 0;
+      const auto far = keep_outliers ? std::vector<std::size_t>{} : compiler::far_out_samples(got, &fence);
+      for (const std::size_t k : far) {
+        const double again = measure(model, b);
+        progress.line("profile: " + model + " batch " + std::to_string(b) + ": sample " + std::to_string(k + 1) +
+                      " took " + ms_text(got[k]) + " ms, over the far-out fence " + ms_text(fence) +
+                      " ms (Q3 + 3 IQR); measured again: " + ms_text(again) + " ms (--keep-outliers keeps it)");
+        got[k] = again;
+      }
+      for (const double v : got) lat->add_samples_s(v);
       std::nth_element(got.begin(), got.begin() + got.size() / 2, got.end());
       medians << " b" << b << " " << std::fixed << std::setprecision(1) << got[got.size() / 2] * 1e3;
     }

@@ -19,6 +19,19 @@ double percentile_linear(std::vector<double> samples, double pct) {
   return at_lo + (h - static_cast<double>(lo)) * (at_hi - at_lo);
 }
 
+std::vector<std::size_t> far_out_samples(const std::vector<double>& samples, double* fence) {
+  if (samples.size() < 4) return {};
+  const double q1 = percentile_linear(samples, 25), q3 = percentile_linear(samples, 75);
+  const double median = percentile_linear(samples, 50);
+  const double limit = std::max(q3 + 3 * (q3 - q1), 1.5 * median);
+  if (fence) *fence = limit;
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    if (samples[i] > limit) out.push_back(i);
+  if (out.size() > std::max<std::size_t>(1, samples.size() / 50)) out.clear();
+  return out;
+}
+
 OlsLine fit_ols(const std::vector<double>& x, const std::vector<double>& y) {
   const double n = static_cast<double>(x.size());
   double mx = 0, my = 0;

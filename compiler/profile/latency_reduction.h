@@ -3,6 +3,7 @@
 // mdp-spec section 1.1 says: percentile with linear interpolation, OLS fill of
 // missing batch sizes, a backward monotone pass, and batch N+1 (and any batch
 // beyond the profiled range) from a second OLS line over the completed table.
+#include <cstddef>
 #include <map>
 #include <vector>
 
@@ -10,6 +11,13 @@ namespace lull::compiler {
 
 // numpy.percentile's default ("linear") method. `samples` must be non-empty.
 double percentile_linear(std::vector<double> samples, double pct);
+
+// Far-out samples of one (model, batch) measurement, for `lull profile` to
+// measure again: above Q3 + 3 IQR (Tukey's far-out fence) and above 1.5x the
+// median, when they are at most max(1, n/50) of the n samples (more is a
+// real tail, kept). Indices in `samples`; empty for fewer than 4 samples.
+// The compiler itself reduces samples as mdp-spec 1.1 says, outliers included.
+std::vector<std::size_t> far_out_samples(const std::vector<double>& samples, double* fence = nullptr);
 
 struct OlsLine {
   double intercept = 0, slope = 0;

@@ -16,6 +16,37 @@ namespace {
 
 std::string fmt(double v) { return number_text(v); }
 
+std::string ms(double seconds) { return number_text(std::round(seconds * 1e4) / 10); }
+
+// Why a model's fitted line went below zero, for the error: the sample that
+// stands furthest above its batch's median (one slow sample tips the OLS
+// line), else the measured latencies falling with batch size.
+std::string tipping_sample(const schema::ModelProfile& m, const std::map<int, double>& measured_s) {
+  double worst = 0;
+  std::string named;
+  for (const auto& l : m.latencies()) {
+    if (l.samples_s_size() < 2) continue;
+    const std::vector<double> samples(l.samples_s().begin(), l.samples_s().end());
+    const double median = percentile_linear(samples, 50);
+    const auto top = std::max_element(samples.begin(), samples.end()) - samples.begin();
+    const double ratio = median > 0 ? samples[static_cast<std::size_t>(top)] / median : 0;
+    if (ratio > worst) {
+      worst = ratio;
+      named = "batch " + std::to_string(l.batch()) + ".samples_s[" + std::to_string(top) + "] is " +
+              ms(samples[static_cast<std::size_t>(top)]) + " ms against that batch's median " + ms(median) + " ms";
+    }
+  }
+  std::string measured;
+  for (const auto& [b, s] : measured_s) measured += (measured.empty() ? "" : ", ") + std::to_string(b) + ": " + ms(s);
+  std::string why = "the reduced latencies (batch: ms " + measured +
+                    ") fall with batch size, so the line fitted "
+                    "through them does";
+  if (worst >= 3)
+    return why + "; " + named + ", which tips it: measure again (lull profile measures far-out samples again), " +
+           "or drop that sample";
+  return why + "; profile more batch sizes, or more samples per batch";
+}
+
 }  // namespace
 
 void validate_profile_set(const schema::ProfileSet& set, const std::string& where, double slo_ms) {
@@ -114,7 +145,7 @@ ReducedProfiles reduce_valid_profiles(const schema::ProfileSet& set, const Reduc
       if (!(t.latency_us[b] > 0))
         throw ProfileError(where + ": models[" + std::to_string(i) + "] (" + m.name() +
                            ").latencies: the fitted latency for batch " + std::to_string(b + 1) +
-                           " is not positive; profile more batch sizes");
+                           " is not positive: " + tipping_sample(m, measured_s));
     out.models.push_back(std::move(t));
   }
   // Fastest first: model 0 is the fallback (mdp-spec 1.1 step 5).

@@ -64,3 +64,48 @@ TEST_CASE("artifact profiles: ordered by speed, Pareto front = the 9 golden mode
     for (std::size_t b = 1; b < 32; ++b) CHECK(m.latency_us[b] >= m.latency_us[b - 1]);
   }
 }
+
+TEST_CASE("far-out samples: one hiccup is named, a real tail or a tight spread is not", "[compiler][profile]") {
+  std::vector<double> s(10, 0.028);
+  s[3] = 0.264;  // the issue's KServe sample: 264 ms at a 28 ms median
+  double fence = 0;
+  CHECK(far_out_samples(s, &fence) == std::vector<std::size_t>{3});
+  CHECK(fence == Approx(0.042));  // 1.5x the median: the spread itself is 0
+  // Two in ten over the fence: more than 1 in 50 (or one), a tail the percentile should see.
+  s[7] = 0.250;
+  CHECK(far_out_samples(s).empty());
+  // Jitter of a few percent is never far out.
+  CHECK(far_out_samples({0.028, 0.029, 0.028, 0.031, 0.030, 0.033}).empty());
+  CHECK(far_out_samples({0.028, 0.5, 0.028}).empty());  // too few to tell
+}
+
+TEST_CASE("a profile one slow sample tips: the error names that sample and what to do", "[compiler][profile]") {
+  // lull profile --max-batch 8, 10 samples each, against KServe (issue's case):
+  // batch 1 holds one 264 ms sample; the medians grow 28, 30, ..., 42 ms.
+  lull::schema::ProfileSet set;
+  set.set_task("t");
+  auto* m = set.add_models();
+  m->set_name("tiny_net");
+  m->set_accuracy(0.5);
+  for (int b = 1; b <= 8; ++b) {
+    auto* l = m->add_latencies();
+    l->set_batch(static_cast<unsigned>(b));
+    for (int k = 0; k < 10; ++k) l->add_samples_s(b == 1 && k == 4 ? 0.264 : 0.026 + 0.002 * b);
+  }
+  ReductionOptions opts;
+  opts.percentile = 95;
+  try {
+    reduce_profiles(set, opts, 32, "p.json");
+    FAIL("reduced");
+  } catch (const ProfileError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("the fitted latency for batch") != std::string::npos);
+    CHECK(what.find("batch 1.samples_s[4] is 264 ms against that batch's median 28 ms, which tips it") !=
+          std::string::npos);
+    CHECK(what.find("measure again") != std::string::npos);
+  }
+  // The same profile with that sample measured again (what lull profile now does) compiles.
+  m->mutable_latencies(0)->set_samples_s(4, 0.028);
+  CHECK(reduce_profiles(set, opts, 32, "p.json").models.size() == 1);
+}
