@@ -208,7 +208,7 @@ def triton_rows(base):
         except InferenceServerException as e:
             return e.status() == "400" and "poison" in e.message(), f"{e.status()} {e.message()[:60]}"
     attempt(rows, "a bad input: the model's 400 raised", bad)
-    attempt(rows, "gzip request body (expected to fail: not built)",
+    attempt(rows, "gzip request body",
             lambda: text_kw(one, np, request_compression_algorithm="gzip"))
 
     def unknown_output():
@@ -216,8 +216,14 @@ def triton_rows(base):
             one(np.array([b"hello"], dtype=np.object_), False, outputs=[httpclient.InferRequestedOutput("nope")])
             return False, "200"
         except InferenceServerException as e:
-            return e.status() == "400", e.status()
-    attempt(rows, "unknown requested output: 400 (expected to fail: not built)", unknown_output)
+            return e.status() == "400" and "'nope'" in e.message(), f"{e.status()} {e.message()[:70]}"
+    attempt(rows, "unknown requested output: 400 naming it", unknown_output)
+
+    def known_output():
+        r = one(np.array([b"hello"], dtype=np.object_), True, outputs=[httpclient.InferRequestedOutput("output")])
+        out = str(r.as_numpy("output")[0])
+        return '"class": 5' in out, out[:60]
+    attempt(rows, "requested output 'output' (binary request): answered", known_output)
     return rows
 
 

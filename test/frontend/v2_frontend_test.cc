@@ -248,6 +248,50 @@ TEST_CASE("v2 codec: the binary tensor extension (Inference-Header-Content-Lengt
              Catch::Contains("not UTF-8 can only be a row's one element"));
 }
 
+TEST_CASE("v2 codec: BF16 as JSON and binary (the high half of an FP32)", "[serve][v2]") {
+  const V2InferRequest j = parse_ok(R"({"inputs":[{"name":"x","shape":[1,2],"datatype":"BF16","data":[1.5,-2]}]})");
+  CHECK(j.queries ==
+        std::vector<std::string>{R"({"inputs":[{"name":"x","datatype":"BF16","shape":[1,2],"data":[1.5,-2]}]})"});
+  const std::string t =
+      R"({"inputs":[{"name":"x","shape":[1,2],"datatype":"BF16","parameters":{"binary_data_size":4}}]})";
+  V2InferRequest r;
+  std::string error;
+  // 1.5 is 0x3FC0, -2 is 0xC000 (little-endian on the wire).
+  REQUIRE(parse_v2_infer_request(t + std::string("\xC0\x3F\x00\xC0", 4), &r, &error, std::to_string(t.size())));
+  CHECK(r.queries == j.queries);
+  CHECK_THAT(parse_error(R"({"inputs":[{"name":"x","shape":[1],"datatype":"BF16","data":[1e39]}]})"),
+             Catch::Contains("x"));
+}
+
+TEST_CASE("v2 codec: requested outputs are kept in the order asked; an unknown one is named", "[serve][v2]") {
+  V2InferRequest req = parse_ok(R"({"inputs":[{"name":"input","shape":[1],"datatype":"BYTES","data":["a"]}],)"
+                                R"("outputs":[{"name":"b"},{"name":"a"}]})");
+  CHECK(req.outputs == std::vector<std::string>{"b", "a"});
+  const std::string answered =
+      v2_infer_response("m", "t", req,
+                        R"({"outputs":[{"name":"a","datatype":"INT32","shape":[1],"data":[1]},)"
+                        R"({"name":"b","datatype":"INT32","shape":[1],"data":[2]},)"
+                        R"({"name":"c","datatype":"INT32","shape":[1],"data":[3]}]})");
+  std::string body = answered, error;
+  REQUIRE(select_v2_outputs(req, &body, &error));
+  CHECK(body.find(R"("outputs":[{)") != std::string::npos);
+  CHECK(body.find(R"("name":"b")") < body.find(R"("name":"a")"));
+  CHECK(body.find(R"("name":"c")") == std::string::npos);
+  CHECK(body.find(R"("model_name":"m")") != std::string::npos);
+  req.outputs = {"a", "nope"};
+  body = answered;
+  CHECK_FALSE(select_v2_outputs(req, &body, &error));
+  CHECK(error == "outputs: 'nope' is not an output of model m; it answers: a, b, c");
+  // A plain prediction is the one output "output".
+  req.outputs = {"output"};
+  body = v2_infer_response("m", "t", req, R"({"class":1})");
+  CHECK(select_v2_outputs(req, &body, &error));
+  req.outputs.clear();  // none asked: the answer as it was
+  body = answered;
+  CHECK(select_v2_outputs(req, &body, &error));
+  CHECK(body == answered);
+}
+
 TEST_CASE("v2 codec: empty lists inside data hold no element, wherever they are", "[serve][v2]") {
   // An empty list first in data while the element count is 1 crashed lull serve (SIGSEGV).
   CHECK(parse_ok(R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[1],"data":[[],"hello"]}]})").queries[0] ==
@@ -415,6 +459,7 @@ TEST_CASE("v2 front end: health, readiness and metadata", "[serve][frontend][v2]
   CHECK(meta.find(R"("inputs":[{"name":"input","datatype":"BYTES","shape":[-1]}])") != std::string::npos);
   CHECK(status_of(raw_request(port, "GET", "/v2/models/classify/versions/1")) == 200);
   CHECK(body_of(raw_request(port, "GET", "/v2")).rfind(R"({"name":"lull","version":)", 0) == 0);
+  CHECK(body_of(raw_request(port, "GET", "/v2")).find(R"("extensions":["binary_tensor_data"])") != std::string::npos);
   CHECK(status_of(raw_request(port, "GET", "/v2/models/classify/explain")) == 404);
   CHECK(status_of(raw_request(port, "POST", "/v2/health/ready")) == 405);
   CHECK(body_of(raw_request(port, "GET", "/v2/nothing")).rfind(R"({"error":)", 0) == 0);
@@ -436,6 +481,17 @@ TEST_CASE("v2 front end: an inference request is one query, answered in v2 form"
   }
   CHECK(v2.service.served == 2);
 
+  SECTION("an output the model does not answer: 400 naming it, as Triton answers") {
+    auto r = raw_request(port, "POST", "/v2/models/classify/infer",
+                         R"({"inputs":[{"name":"t","shape":[2],"datatype":"BYTES","data":["a","b"]}],)"
+                         R"("outputs":[{"name":"nope"}]})");
+    CHECK(status_of(r) == 400);
+    CHECK(body_of(r) == R"({"error":"outputs: 'nope' is not an output of model tiny; it answers: output"})");
+    r = raw_request(
+        port, "POST", "/v2/models/classify/infer",
+        R"({"inputs":[{"name":"t","shape":[1],"datatype":"BYTES","data":["a"]}],"outputs":[{"name":"output"}]})");
+    CHECK(status_of(r) == 200);
+  }
   SECTION("tensor inputs reach the service as their JSON") {
     auto r = raw_request(port, "POST", "/v2/models/classify/infer",
                          R"({"inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","data":[0.5,1,2]}]})");

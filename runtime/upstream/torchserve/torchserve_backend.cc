@@ -302,8 +302,10 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
         kind = OutlierDetector::Failure::kTimeout;
       else if (response.status == 0)
         kind = OutlierDetector::Failure::kTransport;
+      else if (wire_.not_ready(response))
+        why += ": " + refusal_message(response.body);  // a fault of the worker's: another serves the batch
       else
-        worker_fault = response.status >= 500 || wire_.not_ready(response);
+        worker_fault = response.status >= 500;
     }
     if (!resend_key.empty()) {
       send_part_locked(worker, serial, f, part, resend_key);

@@ -13,9 +13,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "test/support/lull_serve_process.h"
 #include "test/support/model_server_process.h"
@@ -230,4 +232,127 @@ TEST_CASE("token: refusals that persist take the worker down with the reason, ne
   const std::string up = read_file(log);
   CHECK(up.find("up: back in rotation") != std::string::npos);
   CHECK(count_of(up, "TorchServe keys re-read from " + lull_keys) == 1);
+}
+
+TEST_CASE("key files per server: {port} and {host} name each server's file, one unreadable waits for it",
+          "[serve][token]") {
+  const std::string dir = temp_dir("per-server");
+  fs::create_directories(dir + "/8080");
+  write_atomically(dir + "/8080/key_file.json", key_file_text("i-a", "m-a"));
+  std::vector<std::string> lines;
+  TorchServeKeyFiles files(dir + "/{port}/key_file.json", [&](const std::string& line) { lines.push_back(line); });
+  CHECK(files.per_server());
+  CHECK(files.path_for("http://127.0.0.1:8080") == dir + "/8080/key_file.json");
+  CHECK(TorchServeKeyFiles("/k/{host}-{port}.json").path_for("http://[::1]:9") == "/k/[::1]-9.json");
+  TorchServeKeyFile& a = files.add({"http://127.0.0.1:8080", "http://127.0.0.1:8081"});
+  CHECK(a.keys().inference == "i-a");
+  CHECK(files.of("http://127.0.0.1:8081") == &a);  // by its management URL too
+  // A server whose file is not there yet (an autoscaled worker starting): no key, tried again at refresh.
+  CHECK_THROWS_WITH(files.add({"http://127.0.0.1:9090", ""}), Catch::Contains(dir + "/9090/key_file.json"));
+  CHECK(files.of("http://127.0.0.1:9090") == nullptr);
+  fs::create_directories(dir + "/9090");
+  write_atomically(dir + "/9090/key_file.json", key_file_text("i-b", "m-b"));
+  CHECK(files.of("http://127.0.0.1:9090") == nullptr);  // not re-read per request
+  files.refresh_if_changed();
+  REQUIRE(files.of("http://127.0.0.1:9090") != nullptr);
+  CHECK(files.of("http://127.0.0.1:9090")->keys().management == "m-b");
+  // One server's rotation changes its keys only.
+  write_atomically(dir + "/9090/key_file.json", key_file_text("i-b2", "m-b"));
+  CHECK(files.refresh_if_changed());
+  CHECK(files.of("http://127.0.0.1:9090")->inference_key() == "i-b2");
+  CHECK(a.inference_key() == "i-a");
+  CHECK(files.metrics_text().find("lull_torchserve_key_reloads_total 1\n") != std::string::npos);
+  // Without a placeholder: one file for every server, read at once.
+  TorchServeKeyFiles shared(dir + "/8080/key_file.json");
+  CHECK_FALSE(shared.per_server());
+  CHECK(shared.of("http://10.0.0.1:1") == shared.of("http://10.0.0.2:2"));
+  CHECK_THROWS_AS(TorchServeKeyFiles(dir + "/none.json"), std::invalid_argument);
+}
+
+TEST_CASE("two TorchServe stand-ins with their own keys, both rotated under 50 qps: 0 5xx",
+          "[serve][token][rotation]") {
+  const std::string dir = temp_dir("two");
+  const std::string profile = source_path("test/data/replay_profile.json");
+  auto compiled = lull::test::run_cli(std::string(LULL_BINARY) + " compile --profiles " + profile +
+                                      " --slo-ms 200 --workers 2 --load-qps 10:60:10 --out " + dir + "/set.pb");
+  INFO(compiled.output);
+  REQUIRE(compiled.code == 0);
+  // Each instance its own key file (TorchServe writes its own); lull finds them by port.
+  std::vector<std::unique_ptr<ModelServerProcess>> servers;
+  fs::create_directories(dir + "/by-port");
+  for (const char* name : {"a", "b"}) {
+    const std::string own = dir + "/" + name;
+    fs::create_directories(own);
+    write_atomically(own + "/key_file.json", key_file_text(std::string("infer-") + name, std::string("mgmt-") + name));
+    servers.push_back(std::make_unique<ModelServerProcess>(
+        std::vector<std::string>{"--replay-profile", profile, "--token-file", own + "/key_file.json"}));
+    fs::create_directory_symlink(own, dir + "/by-port/" + std::to_string(servers.back()->port()));
+  }
+  const std::string log = dir + "/serve.log";
+  LullServeProcess lull({"--policies", dir + "/set.pb", "--servers", servers[0]->url() + "," + servers[1]->url(),
+                         "--torchserve-token-file", dir + "/by-port/{port}/key_file.json"},
+                        log, dir + "/port");
+  HttpClient client;
+  std::mutex mu;
+  int sent = 0, answered = 0, ok = 0, server_errors = 0, other = 0;
+  std::string first_error;
+  const auto rotate = [&](const std::string& name, const ModelServerProcess& s) {
+    HttpRequest r;
+    r.method = "POST";
+    r.url = s.url() + "/token?type=inference";
+    r.bearer_token = read_torchserve_key_file(dir + "/" + name + "/key_file.json").management;
+    r.timeout_ms = 5000;
+    const HttpResponse answer = client.fetch(r);
+    INFO(answer.describe());
+    REQUIRE(answer.status == 200);
+  };
+  // Open loop, 50 a second for 6 s; server a rotated at 2 s, b at 3 s, both at 4 s.
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 300; ++i) {
+    std::this_thread::sleep_until(start + std::chrono::milliseconds(20 * i));
+    if (i == 100 || i == 200) rotate("a", *servers[0]);
+    if (i == 150 || i == 200) rotate("b", *servers[1]);
+    HttpRequest q;
+    q.method = "POST";
+    q.url = lull.base() + "/predictions/image-classification";
+    q.body = "query-" + std::to_string(i);
+    q.content_type = "application/octet-stream";
+    q.timeout_ms = 20000;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++sent;
+    }
+    client.send(q, [&](HttpResponse r) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++answered;
+      if (r.status == 200) {
+        ++ok;
+        return;
+      }
+      (r.status >= 500 ? server_errors : other)++;
+      if (first_error.empty()) first_error = r.describe() + " " + r.body;
+    });
+  }
+  for (int i = 0; i < 400; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (answered == sent) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const std::string metrics = lull.metrics();
+  const std::string serve_log = read_file(log);
+  std::lock_guard<std::mutex> lock(mu);
+  INFO("first error: " << first_error << "\nlog:\n" << serve_log);
+  CHECK(answered == sent);
+  CHECK(ok == 300);
+  CHECK(server_errors == 0);
+  CHECK(other == 0);
+  // Two rotations each, each re-read from that server's own file.
+  CHECK(count_of(serve_log, "TorchServe keys re-read from " + dir + "/by-port/" + std::to_string(servers[0]->port())) ==
+        2);
+  CHECK(count_of(serve_log, "TorchServe keys re-read from " + dir + "/by-port/" + std::to_string(servers[1]->port())) ==
+        2);
+  CHECK(metrics.find("lull_torchserve_key_reloads_total 4\n") != std::string::npos);
+  CHECK(serve_log.find("down: out of rotation") == std::string::npos);
 }

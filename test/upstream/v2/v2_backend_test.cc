@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <fstream>
+#include <cstdio>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -15,6 +17,8 @@
 #include "runtime/net/http_client.h"
 #include "runtime/core/query_inputs.h"
 #include "runtime/upstream/torchserve/torchserve_backend.h"
+#include "runtime/upstream/v2/v2_codec.h"
+#include "runtime/upstream/v2/v2_model_check.h"
 #include "runtime/upstream/v2/v2_model_control.h"
 #include "runtime/upstream/v2/v2_wire.h"
 #include "test/support/cli_runner.h"
@@ -122,6 +126,69 @@ TEST_CASE("v2 backend: a batch mixing bytes and tensor layouts goes as one reque
        at = t.find("/v2/models/fast/infer", at + 1))
     ++requests;
   CHECK(requests == 4);
+}
+
+TEST_CASE("v2 backend: to a server listing binary_tensor_data, bytes batches go raw", "[serve][v2][binary]") {
+  const std::string log_path = lull::test::write_temp("v2_binary_requests.log", "");
+  ModelServerProcess s0({"--fake", "fast:1:0", "--only-v2", "--binary-tensors", "--log-requests", log_path});
+  ModelServerProcess plain({"--fake", "fast:1:0", "--only-v2"});
+  // The start check learns which servers take it (GET /v2's extensions).
+  HttpClient http;
+  std::set<std::string> binary;
+  V2ModelCheckOptions check;
+  check.binary_servers = &binary;
+  check_v2_models_ready(http, {{s0.url(), s0.url()}, {plain.url(), plain.url()}}, {"fast"}, check);
+  CHECK(binary == std::set<std::string>{s0.url()});
+  lull::core::QueryInputs inputs;
+  const std::string image("\x89PNG\r\n\x1a\n\x00\xff\xfe\x80\x01", 13);  // not UTF-8
+  inputs.put(1, image);
+  inputs.put(2, "hello");
+  V2Rig rig(s0.url(), inputs);
+  rig.wire.learn_binary_servers(binary);
+  CHECK(rig.wire.sends_binary(s0.url()));
+  CHECK_FALSE(rig.wire.sends_binary(plain.url()));
+  REQUIRE(rig.backend->start() == 1);
+  rig.backend->start_batch(batch(0, 0, {1, 2}));
+  const auto results = rig.log.wait_for(1, milliseconds(5000));
+  REQUIRE(results.size() == 1);
+  INFO(results[0].error);
+  REQUIRE(results[0].ok);
+  // The fake predicts len(bytes) % 1000: the image arrived whole, raw.
+  CHECK(results[0].outputs == std::vector<std::string>{"{\"class\":13,\"score\":1.0}", "{\"class\":5,\"score\":1.0}"});
+  size_t header = 0;
+  const std::string hello = "hello";
+  const std::string body = encode_v2_bytes_binary_request({&image, &hello}, "input", &header);
+  std::ifstream in(log_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str() == "/v2/models/fast/infer " + std::to_string(body.size()) + "\n");
+  CHECK(body.size() < encode_v2_bytes_request({&image, &hello}, "input").size());
+}
+
+TEST_CASE("v2 backend: MLServer's 400 'not ready' fails the batch for another worker, not as refusals",
+          "[serve][v2][not_ready]") {
+  const std::string flag = lull::test::write_temp("v2_not_ready", "") + ".on";
+  ModelServerProcess s0({"--fake", "fast:1:0", "--only-v2", "--whole-batch-refusal", "--not-ready-file", flag});
+  lull::core::QueryInputs inputs;
+  for (int id = 1; id <= 4; ++id) inputs.put(id, "query " + std::to_string(id));
+  V2Rig rig(s0.url(), inputs);
+  REQUIRE(rig.backend->start() == 1);
+  std::ofstream(flag) << "";  // the model is loading again from now on
+  rig.backend->start_batch(batch(0, 0, {1, 2, 3, 4}));
+  const auto results = rig.log.wait_for(1, milliseconds(5000));
+  std::remove(flag.c_str());
+  REQUIRE(results.size() == 1);
+  INFO(results[0].error);
+  CHECK_FALSE(results[0].ok);  // retried elsewhere by the session, not answered 400 per query
+  CHECK(results[0].input_status.empty());
+  CHECK(results[0].error.find("not ready yet") != std::string::npos);
+  const V2Wire wire;
+  HttpResponse r;
+  r.status = 400;
+  r.body = R"({"error": "Model fast is not ready yet."})";
+  CHECK(wire.not_ready(r));
+  r.body = R"({"error": "input 'x': not base64"})";
+  CHECK_FALSE(wire.not_ready(r));
 }
 
 TEST_CASE("lull profile --backend v2 measures through /v2/models/{m}/infer", "[serve][cli][v2]") {
