@@ -38,7 +38,7 @@ def main():
     ap.add_argument("--task", default="image-classification")
     ap.add_argument("--qps", type=float, default=40)
     ap.add_argument("--seconds", type=float, default=60)
-    ap.add_argument("--every", type=int, default=20, help="one bad input per this many")
+    ap.add_argument("--every", type=int, default=20, help="one bad input per this many (0: none)")
     ap.add_argument("--timeout", type=float, default=35)
     ap.add_argument("--json", help="write the counts here")
     a = ap.parse_args()
@@ -46,13 +46,17 @@ def main():
     n = int(a.qps * a.seconds)
     results = [None] * n
     lock = threading.Lock()
+    latencies = {False: [], True: []}  # client-side ms, good and bad queries
 
     def one(i):
-        bad = i % a.every == a.every - 1
+        bad = a.every > 0 and i % a.every == a.every - 1
         text = f"poison-{i}" if bad else f"query-{i}"
+        t0 = time.monotonic()
         status, body, headers = send(url, text, a.timeout)
+        ms = (time.monotonic() - t0) * 1e3
         with lock:
             results[i] = (bad, status, body, headers.get("X-Lull-Retried", ""))
+            latencies[bad].append(ms)
 
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=128) as pool:
@@ -89,6 +93,11 @@ def main():
                 if len(counts["examples"]) < 5:
                     counts["examples"].append(f"good query {i}: HTTP {status} {body[:200]}")
     counts["seconds"] = round(time.monotonic() - start, 1)
+    for bad, name in ((False, "good"), (True, "bad")):
+        v = sorted(latencies[bad])
+        if v:
+            counts[f"{name}_ms_p50"] = round(v[len(v) // 2], 1)
+            counts[f"{name}_ms_p99"] = round(v[min(len(v) - 1, int(len(v) * 0.99))], 1)
     ok = counts["good_failed"] == 0 and counts["bad_other"] == 0 and counts["lost"] == 0
     counts["pass"] = ok
     print(json.dumps(counts, indent=1))

@@ -46,7 +46,8 @@ struct Output {
   std::vector<std::int64_t> shape;
   std::vector<const net::JsonValue*> data;
   bool base64 = false;
-  size_t per_query = 0;  // elements per query (the product of shape[1:])
+  std::string parameters;  // the output's other parameters as JSON text, passed on; "" none
+  size_t per_query = 0;    // elements per query (the product of shape[1:])
 };
 
 Output read_output(const net::JsonValue& o, size_t index, size_t expected) {
@@ -77,8 +78,15 @@ Output read_output(const net::JsonValue& o, size_t index, size_t expected) {
     fail(where + " (" + out.name + "): " + std::to_string(out.data.size()) + " data elements for shape of " +
          std::to_string(total));
   out.per_query = expected ? static_cast<size_t>(total) / expected : 0;
-  if (const net::JsonValue* params = net::json_field(o, "parameters"))
+  if (const net::JsonValue* params = net::json_field(o, "parameters");
+      params && params->kind_case() == net::JsonValue::kStructValue) {
     out.base64 = net::json_string(*params, "content_type") == "base64";
+    net::JsonValue rest = *params;  // what the model said of its output, less what lull decoded
+    auto* fields = rest.mutable_struct_value()->mutable_fields();
+    if (out.base64) fields->erase("content_type");
+    fields->erase("binary_data_size");
+    if (!fields->empty()) out.parameters = net::json_text(rest);
+  }
   return out;
 }
 
@@ -110,7 +118,9 @@ std::string rows_of(const std::vector<Output>& outputs, size_t q) {
     if (i) s += ',';
     s += "{\"name\":" + net::json_quoted(o.name) + ",\"datatype\":" + net::json_quoted(o.datatype) + ",\"shape\":[1";
     for (size_t d = 1; d < o.shape.size(); ++d) s += "," + std::to_string(o.shape[d]);
-    s += "],\"data\":[";
+    s += "]";
+    if (!o.parameters.empty()) s += ",\"parameters\":" + o.parameters;
+    s += ",\"data\":[";
     for (size_t k = 0; k < o.per_query; ++k) {
       if (k) s += ',';
       const net::JsonValue& e = *o.data[q * o.per_query + k];

@@ -21,7 +21,8 @@
 //    element holding {"error": {"code","type","message"}} (batch_codec.h),
 //    which is how lull's handlers and the stand-in server reject one input;
 //  - otherwise the query's rows in the protocol's own form,
-//    {"outputs": [{"name","datatype","shape": [rows, ...],"data": [...]}, ...]}.
+//    {"outputs": [{"name","datatype","shape": [rows, ...],"data": [...]}, ...]},
+//    each output's own "parameters" kept (less a content_type lull decoded).
 #include <cstdint>
 #include <string>
 #include <vector>

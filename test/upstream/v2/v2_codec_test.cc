@@ -164,3 +164,23 @@ TEST_CASE("v2 codec: tensor queries of one layout are stacked along the first di
   CHECK(read_v2_tensor_query(R"({"data":"aGk="})").layout.empty());
   CHECK(read_v2_tensor_query("raw image bytes").layout.empty());
 }
+
+TEST_CASE("v2 codec: an output's own parameters stay with each query's rows; null ones are none", "[v2]") {
+  const auto out = decode_v2_infer_response(
+      R"({"outputs":[{"name":"p","shape":[2,1],"datatype":"FP32","parameters":{"unit":"ms"},"data":[1,2]},)"
+      R"({"name":"q","shape":[2],"datatype":"INT32","parameters":null,"data":[3,4]}]})",
+      2);
+  REQUIRE(out.size() == 2);
+  CHECK(out[1] == R"({"outputs":[{"name":"p","datatype":"FP32","shape":[1,1],"parameters":{"unit":"ms"},"data":[2]},)"
+                  R"({"name":"q","datatype":"INT32","shape":[1],"data":[4]}]})");
+}
+
+TEST_CASE("v2 codec: the binary form of a bytes batch is the JSON header, then length-prefixed raw bytes", "[v2]") {
+  const std::string a("\xff\x00z", 3), b = "hi";
+  size_t header = 0;
+  const std::string body = encode_v2_bytes_binary_request({&a, &b}, "INPUT0", &header);
+  const std::string json =
+      R"({"inputs":[{"name":"INPUT0","shape":[2],"datatype":"BYTES","parameters":{"binary_data_size":13}}]})";
+  CHECK(header == json.size());
+  CHECK(body == json + std::string("\x03\x00\x00\x00\xff\x00z\x02\x00\x00\x00hi", 13));
+}
