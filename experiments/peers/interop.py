@@ -96,8 +96,9 @@ def peer(kind, tmp):
     port = free_port()
     names = NAMES if DECLARED_NAMES else ""
     script = "kserve_peer.py" if kind == "kserve" else "mlserver_peer.py"
+    extra = ["--reload-delay-s", "3"] if kind == "mlserver" else []
     start([PY, os.path.join(HERE, script), "--port", str(port), "--models", "tiny_net,small_net,medium_net,large_net",
-           "--input-names", names], os.path.join(tmp, f"{kind}-{port}.log"))
+           "--input-names", names] + extra, os.path.join(tmp, f"{kind}-{port}.log"))
     return f"http://127.0.0.1:{port}"
 
 
@@ -144,6 +145,8 @@ def server_rows(kind, lull, policies, tmp, poison_seconds):
                                 {"name": "b", "shape": [1], "datatype": "FP32", "data": [1]}]})
     rows.append(("inputs without a common batch dimension: 400 saying what is accepted",
                  st == 400 and b"lull takes each input as [B, ...]" in body, f"{st} {body[:90]!r}"))
+    if kind == "mlserver":
+        rows.append(reload_row(base, servers[0], tmp))
     res = os.path.join(tmp, f"poison-{kind}.json")
     rc = subprocess.call([PY, os.path.join(HERE, "poison.py"), "--lull", base, "--qps", "40", "--seconds",
                           str(poison_seconds), "--every", "20", "--json", res], stdout=subprocess.DEVNULL)
@@ -152,6 +155,32 @@ def server_rows(kind, lull, policies, tmp, poison_seconds):
                  f"good {c['good_ok']}/{c['good']} ok, bad {c['bad_model_4xx']}/{c['bad']} got the model's 4xx, "
                  f"lost {c['lost']}"))
     return rows
+
+
+def reload_row(base, server, tmp):
+    """MLServer reloads every model on one worker (unload, then a 3 s load during
+    which it answers 400 "Model M is not ready yet.") under 40 qps: every query 200."""
+    import threading
+    models = ("tiny_net", "small_net", "medium_net", "large_net")
+
+    def reload():
+        for m in models:
+            post(f"{server}/v2/repository/models/{m}/unload", b"{}")
+        loads = [threading.Thread(target=post, args=(f"{server}/v2/repository/models/{m}/load", b"{}"))
+                 for m in models]
+        for t in loads:
+            t.start()
+        for t in loads:
+            t.join()
+    res = os.path.join(tmp, "reload-mlserver.json")
+    poison = subprocess.Popen([PY, os.path.join(HERE, "poison.py"), "--lull", base, "--qps", "40", "--seconds", "12",
+                               "--every", "0", "--json", res], stdout=subprocess.DEVNULL)
+    time.sleep(3)
+    reload()
+    rc = poison.wait()
+    c = json.load(open(res))
+    return ("one worker's models reloaded (not ready: 400) under 40 qps: every query 200", rc == 0,
+            f"{c['good_ok']}/{c['good']} ok, lost {c['lost']}, {c['examples'][:1]}")
 
 
 def attempt(rows, what, fn):

@@ -34,6 +34,8 @@ def main():
     ap.add_argument("--input-name", default="input")
     ap.add_argument("--input-names", default="", help="MODEL=NAME,... per model")
     ap.add_argument("--no-load", default="", help="MODEL,... in the repository but not loaded at start")
+    ap.add_argument("--reload-delay-s", type=float, default=0,
+                    help="a model loaded again (repository extension) takes this long, not ready meanwhile")
     a = ap.parse_args()
     per = dict(kv.split("=", 1) for kv in a.input_names.split(",") if kv)
     repo = tempfile.mkdtemp(prefix="mlserver-peer-")
@@ -45,7 +47,8 @@ def main():
         os.mkdir(os.path.join(repo, m))
         with open(os.path.join(repo, m, "model-settings.json"), "w") as f:
             json.dump({"name": m, "implementation": "mlserver_runtime.PeerModel",
-                       "parameters": {"extra": {"input_name": per.get(m, a.input_name)}}}, f)
+                       "parameters": {"extra": {"input_name": per.get(m, a.input_name),
+                                                "load_delay_s": a.reload_delay_s}}}, f)
     sys.argv = ["mlserver", "start", repo]
     from mlserver.cli.main import main as mlserver_main
     mlserver_main()

@@ -1,5 +1,8 @@
 """The MLServer runtime of the peer models (peer_models.py): loaded by
 MLServer from a model-settings.json that mlserver_peer.py writes."""
+import asyncio
+import os
+
 import numpy as np
 from mlserver import MLModel
 from mlserver.codecs import Base64Codec, StringCodec
@@ -9,9 +12,18 @@ from mlserver.types import InferenceRequest, InferenceResponse, ResponseOutput, 
 import peer_models
 
 
+
+
 class PeerModel(MLModel):
     async def load(self) -> bool:
         extra = (self.settings.parameters.extra or {}) if self.settings.parameters else {}
+        # Loaded before in this process (MLServer may import this module afresh:
+        # the mark is in the environment): a reload takes load_delay_s, during
+        # which MLServer answers 400 "Model M is not ready yet.".
+        mark = "PEER_MODEL_LOADED_" + self.name
+        if os.environ.get(mark):
+            await asyncio.sleep(float(extra.get("load_delay_s", 0)))
+        os.environ[mark] = "1"
         self.input_name = extra.get("input_name", "input")
         self._settings.inputs = [MetadataTensor(name=self.input_name, datatype="BYTES", shape=[-1])]
         self._settings.outputs = [MetadataTensor(name="output", datatype="BYTES", shape=[-1])]
