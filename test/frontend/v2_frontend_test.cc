@@ -263,7 +263,7 @@ TEST_CASE("v2 codec: BF16 as JSON and binary (the high half of an FP32)", "[serv
              Catch::Contains("x"));
 }
 
-TEST_CASE("v2 codec: requested outputs are kept in the order asked; an unknown one is named", "[serve][v2]") {
+TEST_CASE("v2 codec: requested outputs are kept in the order asked, an unknown one is named", "[serve][v2]") {
   V2InferRequest req = parse_ok(R"({"inputs":[{"name":"input","shape":[1],"datatype":"BYTES","data":["a"]}],)"
                                 R"("outputs":[{"name":"b"},{"name":"a"}]})");
   CHECK(req.outputs == std::vector<std::string>{"b", "a"});

@@ -165,7 +165,7 @@ TEST_CASE("v2 codec: tensor queries of one layout are stacked along the first di
   CHECK(read_v2_tensor_query("raw image bytes").layout.empty());
 }
 
-TEST_CASE("v2 codec: an output's own parameters stay with each query's rows; null ones are none", "[v2]") {
+TEST_CASE("v2 codec: an output's own parameters stay with each query's rows, null ones are none", "[v2]") {
   const auto out = decode_v2_infer_response(
       R"({"outputs":[{"name":"p","shape":[2,1],"datatype":"FP32","parameters":{"unit":"ms"},"data":[1,2]},)"
       R"({"name":"q","shape":[2],"datatype":"INT32","parameters":null,"data":[3,4]}]})",
