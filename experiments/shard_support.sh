@@ -66,6 +66,19 @@ metric_sum() {
   curl -s --max-time 2 "$1/metrics" | awk -v m="$2" '$1 == m || index($1, m "{") == 1 {s += $2} END {printf "%d\n", s}'
 }
 
+# wait_metric_positive URL NAME PID: polls (every 0.1 s, 10 s at most, and
+# no longer than process PID, the load, runs) until metric_sum URL NAME is
+# above 0; prints the last sum.
+wait_metric_positive() {
+  local n=0
+  for _ in $(seq 1 100); do
+    n=$(metric_sum "$1" "$2")
+    [ "$n" -gt 0 ] || ! kill -0 "$3" 2>/dev/null && break
+    sleep 0.1
+  done
+  echo "$n"
+}
+
 # start_nginx: nginx with experiments/nginx-shards.conf (its placeholders
 # filled in) in front of shards 0..2 (WORK/shardI.port); LB_URL is its front
 # end. Returns once it answers a /ping through to a shard.

@@ -39,7 +39,9 @@ TASK="$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["task"])'
     --connections 256 --json "$WORK/loadgen.json" > "$WORK/loadgen.txt" 2>&1 &
 LOADGEN=$!
 PIDS+=($LOADGEN)
-sleep 1
+refused() { curl -s -m 10 "$TARGET/metrics" | awk '$1 == "lull_http_connections_closed_total{reason=\"refused\"}" {print int($2)}'; }
+# The scrapes start once the cap is reached (a query refused; 5 s at most).
+for _ in $(seq 1 50); do [ "$(refused)" -gt 0 ] 2>/dev/null || ! kill -0 "$LOADGEN" 2>/dev/null && break; sleep 0.1; done
 # One new connection per request (curl), as a Prometheus scrape or a probe.
 N=$(( (SECS - 2) * 10 ))
 for _ in $(seq 1 "$N"); do

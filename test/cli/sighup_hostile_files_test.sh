@@ -49,7 +49,8 @@ refusals() {
 "$LULL" loadgen --target "$TARGET/predictions/$TASK" --rate 50 --duration 8s --json "$WORK/loadgen.json" \
     > "$WORK/loadgen.txt" 2>&1 &
 LOADGEN=$!
-sleep 1
+# Serving (a first query answered, 10 s at most) before the first hostile reload.
+for _ in $(seq 1 100); do [ "$(metric lull_queries_total)" -gt 0 ] 2>/dev/null && break; sleep 0.1; done
 ln -sfn "$WORK/fifo" "$WORK/set.pb.tmp" && mv -T "$WORK/set.pb.tmp" "$WORK/set.pb"
 kill -HUP "$LULL_PID"
 refusals 1 || fail "the FIFO was not refused in time"

@@ -324,10 +324,9 @@ TEST_CASE("Kubernetes API abuse: stop interrupts a backoff wait at once", "[mana
   });
   for (int i = 0; i < 500 && rig.http.requests().empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  const auto t0 = std::chrono::steady_clock::now();
   api.interrupt();
+  // Ends well before the 60 s wait, with the reason.
   REQUIRE(call.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));  // not the 60 s wait
   CHECK(call.get() == "Kubernetes API GET " + kScale + ": stopped (lull is shutting down)");
   // Later calls are not sent at all.
   CHECK_THROWS_WITH(api.get_replicas("lull", "models"), Catch::Contains("stopped (lull is shutting down)"));
@@ -347,18 +346,20 @@ TEST_CASE("Kubernetes API abuse over a socket: a slow-loris answer is bounded by
   auto o = rig.options(server.url());
   o.sequence_budget_ms = 1500;
   KubernetesApi api(client, o);
-  const auto t0 = std::chrono::steady_clock::now();
-  std::string error;
-  try {
-    api.get_replicas("lull", "models");
-  } catch (const KubernetesApiError& e) {
-    error = e.what();
-  }
-  const auto took = std::chrono::steady_clock::now() - t0;
+  auto call = std::async(std::launch::async, [&] {
+    try {
+      api.get_replicas("lull", "models");
+      return std::string("no error");
+    } catch (const KubernetesApiError& e) {
+      return std::string(e.what());
+    }
+  });
+  // A bound on the wait only (never the 5 x 10 s of the attempts' own timeouts): the reason says the budget ended it.
+  REQUIRE(call.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+  const std::string error = call.get();
   INFO(error);
   CHECK(error.find("Kubernetes API GET " + kScale + ": timed out after ") == 0);
   CHECK(error.find("time budget of 1500 ms is spent") != std::string::npos);
-  CHECK(took < std::chrono::seconds(10));  // the budget and a margin for a loaded machine, not 5 x 10 s
 }
 
 TEST_CASE("Kubernetes API abuse over a socket: libcurl refuses a body over the cap, declared or streamed",

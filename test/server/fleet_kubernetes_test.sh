@@ -81,7 +81,21 @@ phase() {
 }
 phase low 20 4
 phase high 120 12
-sleep 1  # a scale-out decided at the end has its pod listed
+# A scale-out decided at the end has its pod up: each Deployment's replicas are
+# its group's workers up (15 s at most; the check below says which differs).
+settled() {
+  local m r u cls kind
+  m=$(curl -s "$BASE/metrics")
+  for ck in interactive:fast bulk:slow; do
+    IFS=: read -r cls kind <<< "$ck"
+    r=$(curl -s --cacert "$WORK/ca.crt" -H "Authorization: Bearer tok-fleet" \
+        "$KUBE/apis/apps/v1/namespaces/lull/deployments/models-$cls-$kind/scale" |
+        "$PY" -c 'import json, sys; print(json.load(sys.stdin)["spec"]["replicas"])' 2>/dev/null) || return 1
+    u=$(awk -v k="lull_autoscale_workers{class=\"$cls\",kind=\"$kind\",state=\"up\"}" '$1 == k {print $2 + 0}' <<< "$m")
+    [ "$r" = "$u" ] || return 1
+  done
+}
+for _ in $(seq 1 150); do settled && break; sleep 0.1; done
 curl -s "$BASE/metrics" > "$WORK/metrics.txt"
 curl -s --cacert "$WORK/ca.crt" "$KUBE/_fake/log" > "$WORK/api.log"
 curl -s --cacert "$WORK/ca.crt" "$KUBE/_fake/answers" > "$WORK/answers.txt"

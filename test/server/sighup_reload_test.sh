@@ -48,18 +48,24 @@ until_generation() {
 "$LULL" loadgen --target "$TARGET/predictions/$TASK" --rate 50 --duration 12s --json "$WORK/loadgen.json" \
     > "$WORK/loadgen.txt" 2>&1 &
 LOADGEN=$!
-sleep 3
+# Serving under the first set (a second of queries, 10 s at most) before the reload.
+for _ in $(seq 1 100); do [ "$(metric lull_queries_total)" -ge 50 ] 2>/dev/null && break; sleep 0.1; done
+[ "$(metric lull_queries_total)" -ge 50 ] || fail "fewer than 50 queries served in 10 s before the reload"
 [ "$(metric lull_drift_recompilations_total)" = "0" ] || fail "generation before any reload is not 0"
 cp "$WORK/b.pb" "$WORK/set.pb.tmp" && mv "$WORK/set.pb.tmp" "$WORK/set.pb"
 kill -HUP "$LULL_PID"
 until_generation 1 || fail "the good file was not swapped in (generation $(metric lull_drift_recompilations_total))"
-sleep 1
-ACC="$(metric lull_policy_expected_accuracy_ratio)"
+# The expected accuracies of the reloaded set's policies, one a line.
 "$LULL" policy dump "$WORK/b.pb" --json - | "$PY" -c '
 import json, sys
+for p in json.load(sys.stdin)["policies"]: print(repr(p["expected_accuracy"]))' > "$WORK/b.acc"
+in_new_set() { "$PY" -c '
+import sys
 acc = float(sys.argv[1])
-new = [p["expected_accuracy"] for p in json.load(sys.stdin)["policies"]]
-sys.exit(0 if any(abs(a - acc) < 1e-12 for a in new) else 1)' "$ACC" || fail "the policy in use ($ACC) is not one of the reloaded set's"
+sys.exit(0 if any(abs(float(a) - acc) < 1e-12 for a in open(sys.argv[2])) else 1)' "$1" "$WORK/b.acc"; }
+# The session takes one of them at its next policy choice (10 s at most).
+for _ in $(seq 1 100); do ACC="$(metric lull_policy_expected_accuracy_ratio)"; in_new_set "$ACC" && break; sleep 0.1; done
+in_new_set "$ACC" || fail "the policy in use ($ACC) is not one of the reloaded set's"
 head -c 100 "$WORK/b.pb" > "$WORK/set.pb.tmp" && mv "$WORK/set.pb.tmp" "$WORK/set.pb"
 kill -HUP "$LULL_PID"
 for _ in $(seq 1 100); do grep -q "still serving the previous policies" "$WORK/serve.log" && break; sleep 0.1; done

@@ -6,7 +6,10 @@ tested against this: one Deployment with its scale subresource, its pods and
 the EndpointSlices of the Service in front of them, answering only the calls
 the actuator makes, and checking each request as the Kubernetes API documents
 it. Anything else is refused the way the API server refuses it (a Status
-object), so a request that a real server would reject fails the test too:
+object), so a request that a real server would reject fails the test too.
+The rules (paths, patch types, Status reasons and messages, the scale-down
+order) are test/support/fake_kube_rules.json, which the in-process fake
+(test/support/fake_kubernetes_api.h) reads too:
 
   Authorization: Bearer TOKEN           else 401 Unauthorized
   GET   /apis/apps/v1/namespaces/NS/deployments/NAME/scale
@@ -73,9 +76,19 @@ from urllib.parse import parse_qs, urlsplit
 
 from fake_kube_pods import PodRunner
 
-PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json",
-               "application/json-patch+json", "application/apply-patch+yaml")
-COST = "controller.kubernetes.io/pod-deletion-cost"
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_kube_rules.json")) as rules_file:
+    RULES = json.load(rules_file)
+PATCH_TYPES = tuple(RULES["patch_types"])
+PATCH_TYPES_IMPLEMENTED = tuple(RULES["patch_types_implemented"])
+COST = RULES["deletion_cost"]
+# Each scale_down_order key of a pod: the pod that sorts first goes first.
+ORDER_KEYS = {"not_ready": lambda p: p["ready"], "lowest_deletion_cost": lambda p: int(p["annotations"].get(COST, "0")),
+              "newest": lambda p: -p["seq"]}
+SCALE_DOWN_KEY = [ORDER_KEYS[k] for k in RULES["scale_down_order"]]
+
+
+def rule_path(name, namespace, deployment=""):
+    return RULES["paths"][name].replace("{namespace}", namespace).replace("{deployment}", deployment)
 
 
 class Cluster:
@@ -119,7 +132,7 @@ class Cluster:
         while len(self.pods) < replicas:
             self.add_pod(ready=self.args.start_not_ready == 0)
         while len(self.pods) > replicas:
-            victim = min(self.pods, key=lambda p: (p["ready"], int(p["annotations"].get(COST, "0")), -p["seq"]))
+            victim = min(self.pods, key=lambda p: tuple(k(p) for k in SCALE_DOWN_KEY))
             self.pods.remove(victim)
             if self.runner:
                 self.runner.terminate(victim)
@@ -189,13 +202,6 @@ class Cluster:
                 self.runner.start(p)
 
 
-REASONS = {400: "BadRequest", 401: "Unauthorized", 404: "NotFound", 409: "Conflict", 415: "UnsupportedMediaType",
-           422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}
-MESSAGES = {409: 'Operation cannot be fulfilled on deployments.apps "%s": the object has been modified; '
-                 "please apply your changes to the latest version and try again",
-            500: "etcdserver: request timed out"}
-
-
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -214,9 +220,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _status(self, code, message=None):
-        reason = REASONS.get(code, "Unknown")
+        known = RULES["statuses"].get(str(code), {"reason": "Unknown", "message": "Unknown"})
+        reason = known["reason"]
         if message is None:
-            message = MESSAGES.get(code, reason) % ((self.server.cluster.deployment,) if code == 409 else ())
+            message = known["message"].replace("{deployment}", self.server.cluster.deployment)
         self._send(code, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                           "message": message, "reason": reason, "code": code})
 
@@ -244,11 +251,11 @@ class Handler(BaseHTTPRequestHandler):
                               "conditions": {"ready": False, "serving": p["ready"], "terminating": True},
                               "targetRef": {"kind": "Pod", "name": p["name"], "namespace": c.args.namespace}})
         ports = [{"name": "http", "port": c.runner.port, "protocol": "TCP"}] if c.runner else \
-                [{"name": "http", "port": 8080, "protocol": "TCP"}, {"name": "management", "port": 8081, "protocol": "TCP"}]
+                [dict(port, protocol="TCP") for port in RULES["ports"]]
         return {"kind": "EndpointSliceList", "apiVersion": "discovery.k8s.io/v1", "metadata": {},
                 "items": [{"kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1",
                            "metadata": {"name": c.service + "-abc12",
-                                        "labels": {"kubernetes.io/service-name": c.service}},
+                                        "labels": {RULES["paths"]["service_selector"].rstrip("="): c.service}},
                            "addressType": "IPv4", "endpoints": endpoints or None, "ports": ports}]}
 
     def _handle(self, method):
@@ -312,16 +319,15 @@ class Handler(BaseHTTPRequestHandler):
             failure = c.take_failure(method, url.path)
             if failure:
                 return self._status(failure)
-            scales = {"/apis/apps/v1/namespaces/%s/deployments/%s/scale" % (ns, d.deployment): d
-                      for d in self.server.clusters}
+            scales = {rule_path("scale", ns, d.deployment): d for d in self.server.clusters}
             dep = scales.get(url.path)
             if dep and method == "GET":
                 return self._send(200, self._scale(dep))
-            if method == "PATCH" and (dep or url.path.startswith("/api/v1/namespaces/%s/pods/" % ns)):
+            if method == "PATCH" and (dep or url.path.startswith(rule_path("pod", ns))):
                 if ctype.split(";")[0].strip() not in PATCH_TYPES:
                     return self._status(415, "the body of the request was in an unknown format - accepted media "
                                              "types include: " + ", ".join(PATCH_TYPES))
-                if ctype.split(";")[0].strip() not in PATCH_TYPES[:2]:
+                if ctype.split(";")[0].strip() not in PATCH_TYPES_IMPLEMENTED:
                     return self._status(415, "this fake implements merge patches only")
                 try:
                     patch = json.loads(body)
@@ -343,9 +349,9 @@ class Handler(BaseHTTPRequestHandler):
                 pod["annotations"].update(annotations)
                 return self._send(200, {"kind": "Pod", "apiVersion": "v1",
                                         "metadata": {"name": name, "annotations": pod["annotations"]}})
-            if url.path == "/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices" % ns and method == "GET":
+            if url.path == rule_path("endpoint_slices", ns) and method == "GET":
                 selector = parse_qs(url.query).get("labelSelector", [""])[0]
-                svc = next((d for d in self.server.clusters if selector == "kubernetes.io/service-name=" + d.service),
+                svc = next((d for d in self.server.clusters if selector == RULES["paths"]["service_selector"] + d.service),
                            None)
                 if svc is None:
                     return self._send(200, {"kind": "EndpointSliceList", "items": []})

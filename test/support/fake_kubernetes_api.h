@@ -3,14 +3,14 @@
 // (fake_http_transport.h), for the Kubernetes pool's logic tests: one
 // Deployment with its scale subresource, its pods, and the EndpointSlices of
 // the Service in front of them, answering the calls the pool makes and
-// checking each as the API documents it (bearer token, merge-patch type,
-// body). The process-tier twin over TLS, with pods that run, is
-// test/support/fake_kube_api.py; this one keeps its rules and names
-// (namespace/Deployment/Service "lull"/"models"/"models", token "tok-123",
-// pods models-K at 10.0.0.K+1, ports http 8080 and management 8081):
+// checking each as the API documents it (bearer token, patch type, body).
+// The process-tier twin over TLS, with pods that run, is
+// test/support/fake_kube_api.py; both read the API's rules (paths, patch
+// types, Status reasons and messages, the order a scale-down removes pods in,
+// the Service's ports) from test/support/fake_kube_rules.json, and this one
+// keeps the twin's names (namespace/Deployment/Service "lull"/"models"/"models",
+// token "tok-123", pods models-K at 10.0.0.K+1):
 //
-//   scaling down removes pods as a ReplicaSet does: not-ready first, then
-//   the lowest pod-deletion-cost, then the newest;
 //   a new pod is not ready in its first start_not_ready listings;
 //   fail(method, status, count, path suffix) queues error answers (a Status body);
 //   hang(count) makes the next requests time out after their own timeout;
@@ -22,8 +22,11 @@
 // API server holding several Deployments: a router over several fakes).
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -85,6 +88,62 @@ class FakeKubernetesApi {
     int seq = 0;
     int lists_left = 0;
   };
+  // test/support/fake_kube_rules.json, read once.
+  struct Rules {
+    std::string scale, pod, slices, selector, cost;
+    std::vector<std::string> patch_types, implemented, order;
+    std::map<int, std::pair<std::string, std::string>> statuses;  // code -> reason, message
+    std::vector<std::pair<std::string, int>> ports;
+  };
+  static const Rules& rules() {
+    static const Rules r = [] {
+      const std::string file = std::string(LULL_SOURCE_DIR) + "/test/support/fake_kube_rules.json";
+      std::ifstream in(file);
+      std::stringstream text;
+      text << in.rdbuf();
+      net::JsonValue json;
+      if (!in || !net::parse_json(text.str(), &json)) throw std::runtime_error("cannot read " + file);
+      const auto strings = [&](const char* name) {
+        std::vector<std::string> out;
+        for (const auto& v : json.struct_value().fields().at(name).list_value().values())
+          out.push_back(v.string_value());
+        return out;
+      };
+      Rules r;
+      const auto& paths = json.struct_value().fields().at("paths");
+      r.scale = net::json_string(paths, "scale");
+      r.pod = net::json_string(paths, "pod");
+      r.slices = net::json_string(paths, "endpoint_slices");
+      r.selector = net::json_string(paths, "service_selector");
+      r.cost = net::json_string(json, "deletion_cost");
+      r.patch_types = strings("patch_types");
+      r.implemented = strings("patch_types_implemented");
+      r.order = strings("scale_down_order");
+      for (const auto& [code, v] : json.struct_value().fields().at("statuses").struct_value().fields())
+        r.statuses[std::stoi(code)] = {net::json_string(v, "reason"), net::json_string(v, "message")};
+      for (const auto& v : json.struct_value().fields().at("ports").list_value().values())
+        r.ports.emplace_back(net::json_string(v, "name"), static_cast<int>(net::json_number(v, "port")));
+      return r;
+    }();
+    return r;
+  }
+  static std::string replaced(std::string text, const std::string& key, const std::string& value) {
+    for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
+      text.replace(at, key.size(), value);
+    return text;
+  }
+  std::string rule_path(const std::string& path) const {
+    return replaced(replaced(path, "{namespace}", "lull"), "{deployment}", options_.name);
+  }
+  // Whether `a` goes before `b` in a scale-down (the rules' keys in turn).
+  static bool removed_first(const Pod& a, const Pod& b) {
+    for (const auto& key : rules().order) {
+      const int x = key == "not_ready" ? a.ready : key == "lowest_deletion_cost" ? a.cost : -a.seq;
+      const int y = key == "not_ready" ? b.ready : key == "lowest_deletion_cost" ? b.cost : -b.seq;
+      if (x != y) return x < y;
+    }
+    return false;
+  }
   struct Failure {
     std::string method;
     int status;
@@ -101,30 +160,19 @@ class FakeKubernetesApi {
   void scale_to(int replicas) {
     while (static_cast<int>(pods_.size()) < replicas) add_pod(options_.start_not_ready == 0);
     while (static_cast<int>(pods_.size()) > replicas) {
-      const auto victim = std::min_element(pods_.begin(), pods_.end(), [](const Pod& a, const Pod& b) {
-        return std::make_tuple(a.ready, a.cost, -a.seq) < std::make_tuple(b.ready, b.cost, -b.seq);
-      });
-      pods_.erase(victim);
+      pods_.erase(std::min_element(pods_.begin(), pods_.end(), removed_first));
     }
   }
 
-  static net::HttpResponse status(int code, const std::string& reason, const std::string& message) {
+  // A Status answer: `message` "" is the rules' for `code`.
+  net::HttpResponse status(int code, std::string message = "") const {
+    const auto it = rules().statuses.find(code);
+    const std::string reason = it == rules().statuses.end() ? "Unknown" : it->second.first;
+    if (message.empty())
+      message = it == rules().statuses.end() ? "Unknown" : replaced(it->second.second, "{deployment}", options_.name);
     return FakeHttpTransport::reply(
         code, "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":" + std::to_string(code) + ",\"reason\":\"" +
-                  reason + "\",\"message\":\"" + message + "\"}");
-  }
-  static net::HttpResponse status(int code) {
-    static const std::map<int, std::pair<std::string, std::string>> known = {
-        {401, {"Unauthorized", "Unauthorized"}},
-        {404, {"NotFound", "the server could not find the requested resource"}},
-        {409,
-         {"Conflict",
-          "Operation cannot be fulfilled on deployments.apps \\\"models\\\": the object has been "
-          "modified; please apply your changes to the latest version and try again"}},
-        {500, {"InternalError", "etcdserver: request timed out"}},
-        {503, {"ServiceUnavailable", "ServiceUnavailable"}}};
-    const auto it = known.find(code);
-    return it == known.end() ? status(code, "Unknown", "Unknown") : status(code, it->second.first, it->second.second);
+                  reason + "\",\"message\":" + net::json_quoted(message) + "}");
   }
 
   std::string scale_json() const {
@@ -132,7 +180,10 @@ class FakeKubernetesApi {
            std::to_string(pods_.size()) + "}}";
   }
   std::string slices_json() {
-    std::string eps;
+    std::string eps, ports;
+    for (const auto& [name, port] : rules().ports)
+      ports +=
+          std::string(ports.empty() ? "" : ",") + "{\"name\":\"" + name + "\",\"port\":" + std::to_string(port) + "}";
     for (auto& p : pods_) {
       if (!eps.empty()) eps += ",";
       // "ready" absent on some: the API says absent means ready.
@@ -144,8 +195,7 @@ class FakeKubernetesApi {
     }
     return "{\"kind\":\"EndpointSliceList\",\"items\":[{\"kind\":\"EndpointSlice\",\"addressType\":\"IPv4\","
            "\"endpoints\":" +
-           (eps.empty() ? std::string("null") : "[" + eps + "]") +
-           ",\"ports\":[{\"name\":\"http\",\"port\":8080},{\"name\":\"management\",\"port\":8081}]}]}";
+           (eps.empty() ? std::string("null") : "[" + eps + "]") + ",\"ports\":[" + ports + "]}]}";
   }
 
  public:
@@ -184,35 +234,44 @@ class FakeKubernetesApi {
         if (f.count > 0) --f.count;
         return status(f.status);
       }
-    const std::string scale = "/apis/apps/v1/namespaces/lull/deployments/" + options_.name + "/scale";
-    const std::string pods = "/api/v1/namespaces/lull/pods/";
+    const std::string scale = rule_path(rules().scale), pods = rule_path(rules().pod);
     if (path == scale && r.method == "GET") return FakeHttpTransport::reply(200, scale_json());
     if (r.method == "PATCH" && (path == scale || path.rfind(pods, 0) == 0)) {
-      if (r.content_type != "application/merge-patch+json")
-        return status(415, "UnsupportedMediaType", "merge patches only");
+      const std::string type = r.content_type.substr(0, r.content_type.find(';'));
+      const auto known = [&](const std::vector<std::string>& types) {
+        return std::find(types.begin(), types.end(), type) != types.end();
+      };
+      if (!known(rules().patch_types)) return status(415, "the body of the request was in an unknown format");
+      if (!known(rules().implemented)) return status(415, "this fake implements merge patches only");
       net::JsonValue patch;
-      if (!net::parse_json(r.body, &patch)) return status(400, "BadRequest", "error decoding patch: not JSON");
+      if (!net::parse_json(r.body, &patch)) return status(400, "error decoding patch: not JSON");
+      const auto only = [&](const char* key) {
+        return patch.kind_case() == net::JsonValue::kStructValue && patch.struct_value().fields().size() == 1 &&
+               net::json_field(patch, key) != nullptr;
+      };
       if (path == scale) {
         const net::JsonValue* spec = net::json_field(patch, "spec");
         const net::JsonValue* n = spec ? net::json_field(*spec, "replicas") : nullptr;
-        if (!n || n->kind_case() != net::JsonValue::kNumberValue || n->number_value() < 0 ||
+        if (!only("spec") || !n || n->kind_case() != net::JsonValue::kNumberValue || n->number_value() < 0 ||
             n->number_value() != static_cast<int>(n->number_value()))
-          return status(422, "Invalid", "Scale.autoscaling \\\"models\\\" is invalid: spec.replicas");
+          return status(422, "Scale.autoscaling \"" + options_.name + "\" is invalid: spec.replicas");
         scale_to(static_cast<int>(n->number_value()));
         return FakeHttpTransport::reply(200, scale_json());
       }
       const std::string name = path.substr(pods.size());
       const auto pod = std::find_if(pods_.begin(), pods_.end(), [&](const Pod& p) { return p.name == name; });
-      if (pod == pods_.end()) return status(404, "NotFound", "pods \\\"" + name + "\\\" not found");
+      if (pod == pods_.end()) return status(404, "pods \"" + name + "\" not found");
       const net::JsonValue* meta = net::json_field(patch, "metadata");
       const net::JsonValue* annotations = meta ? net::json_field(*meta, "annotations") : nullptr;
-      if (!annotations) return status(422, "Invalid", "metadata.annotations");
-      const std::string cost = net::json_string(*annotations, "controller.kubernetes.io/pod-deletion-cost");
+      if (!only("metadata") || !annotations || annotations->kind_case() != net::JsonValue::kStructValue)
+        return status(422, "Pod \"" + name + "\" is invalid: metadata.annotations");
+      const std::string cost = net::json_string(*annotations, rules().cost);
       if (!cost.empty()) pod->cost = std::stoi(cost);
       return FakeHttpTransport::reply(200, "{\"kind\":\"Pod\"}");
     }
-    if (path == "/apis/discovery.k8s.io/v1/namespaces/lull/endpointslices" && r.method == "GET") {
-      const std::string selector = "labelSelector=kubernetes.io%2Fservice-name%3D" + options_.name;
+    if (path == rule_path(rules().slices) && r.method == "GET") {
+      const std::string selector =
+          "labelSelector=" + replaced(replaced(rules().selector, "/", "%2F"), "=", "%3D") + options_.name;
       const auto at = path_and_query.find(selector);
       if (at == std::string::npos || at + selector.size() != path_and_query.size())
         return FakeHttpTransport::reply(200, "{\"kind\":\"EndpointSliceList\",\"items\":[]}");

@@ -36,7 +36,8 @@ TEST_CASE("TorchServe backend: a killed server fails its in-flight batches, goes
 
   backend.start_batch(batch(0, 0, {1, 2}));
   backend.start_batch(batch(0, 0, {3, 4}));  // queued behind the first on the server
-  std::this_thread::sleep_for(milliseconds(100));
+  // Both in flight (each takes 400 ms on the server) when it dies.
+  REQUIRE(eventually([&] { return backend.stats(0).batches_in_flight == 2; }, milliseconds(3000)));
   s0.kill_now();
   auto results = log.wait_for(2, milliseconds(3000));
   REQUIRE(results.size() == 2);  // every query is accounted for
