@@ -200,4 +200,9 @@ TEST_CASE("arrival process labels are positional: batch:20, not batch:2e+01", "[
   CHECK(lull::arrival_process_text(lull::ArrivalProcess::gamma(0.32)) == "gamma:0.32");
   CHECK(lull::arrival_process_text(lull::ArrivalProcess::gamma(0.00001)) == "gamma:0.00001");
   CHECK(lull::arrival_process_text(lull::ArrivalProcess::gamma(1000)) == "gamma:1000");
+  // An estimate prints to 3 significant digits, still positional.
+  CHECK(lull::arrival_estimate_text(lull::ArrivalProcess::batch(48.44671491315631)) == "batch:48.4");
+  CHECK(lull::arrival_estimate_text(lull::ArrivalProcess::gamma(1234.5678)) == "gamma:1230");
+  CHECK(lull::arrival_estimate_text(lull::ArrivalProcess::gamma(0.012345)) == "gamma:0.0123");
+  CHECK(lull::arrival_estimate_text(lull::ArrivalProcess::poisson()) == "poisson");
 }
