@@ -54,7 +54,9 @@ std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<
   obj.add("short_range", arrival_process_text(tracked.fit.short_range.process));
   obj.add("whole_fit", arrival_process_text(tracked.fit.whole.process));
   obj.add("load_window_ms", static_cast<double>(compiler::kLoadWindowUs) / 1e3);
-  obj.add("lag", lag ? "each policy evaluated at the rate around its queries (centred 500 ms window)" : "none");
+  obj.add("lag",
+          lag ? "each policy evaluated at the rate around its queries (centred 500 ms window, its noise shrunk away)"
+              : "none");
   JsonValue& sets = obj.add("sets", JsonValue::array());
   for (const auto& s : sweeps) {
     std::vector<compiler::LoadExpectation> grid;
@@ -68,7 +70,8 @@ std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<
       // The rate rounded to the compiled loads' mean spacing (at least 1 QPS).
       const double step =
           grid.size() > 1 ? (grid.back().load_qps - grid.front().load_qps) / static_cast<double>(grid.size() - 1) : 1;
-      const auto pairs = compiler::served_load_pairs(tracked.times_us, std::max(step, 1.0));
+      const auto pairs = compiler::served_load_pairs(tracked.times_us, std::max(step, 1.0),
+                                                     tracked.fit.short_range.process.burstiness());
       m = compiler::lagged_mixture(profiles, specs[i], s, pairs);
       m.load_qps = estimate_only.load_qps;
     }

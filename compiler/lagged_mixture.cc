@@ -12,22 +12,48 @@
 
 namespace lull::compiler {
 
-std::vector<ServedPair> served_load_pairs(const std::vector<std::int64_t>& t, double step, std::int64_t window_us,
-                                          std::int64_t rate_window_us) {
-  if (t.empty() || !(step > 0)) throw std::invalid_argument("served_load_pairs: no arrivals or a bad rate step");
-  std::map<std::pair<long, long>, double> by_pair;  // (estimate count, rate step) -> arrivals
-  const std::int64_t half = rate_window_us / 2;
-  std::size_t first = 0, lo = 0, hi = 0;
-  const double per_s = 1e6 / static_cast<double>(window_us), rate_per_s = 1e6 / static_cast<double>(rate_window_us);
+namespace {
+
+// Per arrival, the arrivals per second in a window of `window_us` centred on
+// it (cut at the trace's ends: the rate over what it holds).
+std::vector<double> centred_rates(const std::vector<std::int64_t>& t, std::int64_t window_us) {
+  std::vector<double> out(t.size());
+  const std::int64_t half = window_us / 2;
+  std::size_t lo = 0, hi = 0;
   for (std::size_t i = 0; i < t.size(); ++i) {
-    while (t[i] - t[first] >= window_us) ++first;
     while (t[i] - t[lo] > half) ++lo;
     if (hi < i) hi = i;
     while (hi + 1 < t.size() && t[hi + 1] - t[i] <= half) ++hi;
-    // Near the trace's ends the centred window is cut: the rate over what it holds.
     const double span = static_cast<double>(std::min(t[i] - t.front(), half) + std::min(t.back() - t[i], half));
-    const double rate =
-        span > 0 ? static_cast<double>(hi - lo + 1) * 1e6 / span : static_cast<double>(hi - lo + 1) * rate_per_s;
+    out[i] = static_cast<double>(hi - lo + 1) * 1e6 / (span > 0 ? span : static_cast<double>(window_us));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ServedPair> served_load_pairs(const std::vector<std::int64_t>& t, double step, double count_dispersion,
+                                          std::int64_t window_us, std::int64_t rate_window_us) {
+  if (t.empty() || !(step > 0)) throw std::invalid_argument("served_load_pairs: no arrivals or a bad rate step");
+  // The centred window's count carries its own noise (variance D x count);
+  // left in, a stationary trace would read as a moving rate and the
+  // policies' convex violation would turn the noise into pessimism. So the
+  // rate is shrunk toward a window kRateSmoothing times longer, by the share
+  // of the short window's variance about it that the noise does not explain.
+  const auto fast = centred_rates(t, rate_window_us), slow = centred_rates(t, rate_window_us * kRateSmoothing);
+  double spread = 0, noise = 0;
+  const double window_s = static_cast<double>(rate_window_us) / 1e6;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    spread += (fast[i] - slow[i]) * (fast[i] - slow[i]);
+    noise += std::max(1.0, count_dispersion) * slow[i] / window_s;
+  }
+  const double keep = spread > 0 ? std::clamp(1 - noise / spread, 0.0, 1.0) : 0.0;
+  std::map<std::pair<long, long>, double> by_pair;  // (estimate count, rate step) -> arrivals
+  std::size_t first = 0;
+  const double per_s = 1e6 / static_cast<double>(window_us);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    while (t[i] - t[first] >= window_us) ++first;
+    const double rate = slow[i] + keep * (fast[i] - slow[i]);
     by_pair[{static_cast<long>(i - first + 1), std::lround(rate / step)}] += 1;
   }
   std::vector<ServedPair> out;

@@ -20,17 +20,22 @@
 
 namespace lull::compiler {
 
-// The rate around an arrival: the arrivals in a window of this length centred on it.
+// The rate around an arrival: the arrivals in a window of this length centred
+// on it, shrunk toward the window kRateSmoothing times longer by the share of
+// their difference's variance that the count's noise (count_dispersion x the
+// count) does not explain: a stationary trace keeps the longer window's rate.
 inline constexpr std::int64_t kRateWindowUs = 500'000;
+inline constexpr int kRateSmoothing = 10;
 
 struct ServedPair {
   double estimate_qps = 0;  // the trailing load window's reading (served_load_shares)
-  double rate_qps = 0;      // the centred window's, rounded to the nearest multiple of the step
+  double rate_qps = 0;      // the rate around the arrival, rounded to the nearest multiple of the step
   double share = 0;         // of arrivals
 };
-// Pairs of equal values merged; rate_step_qps > 0.
+// Pairs of equal values merged; rate_step_qps > 0; count_dispersion: the
+// short-range process's (1 for Poisson, CV^2 for gamma, D for batch).
 std::vector<ServedPair> served_load_pairs(const std::vector<std::int64_t>& times_us, double rate_step_qps,
-                                          std::int64_t window_us = kLoadWindowUs,
+                                          double count_dispersion = 1, std::int64_t window_us = kLoadWindowUs,
                                           std::int64_t rate_window_us = kRateWindowUs);
 
 // The choice vector (solver.h) of `policy` on `problem`: same states, and

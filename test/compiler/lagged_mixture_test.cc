@@ -2,7 +2,9 @@
 // (estimate, rate) pairs a trace gives, and a compiled policy evaluated at
 // other rates.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "compiler/compile_sweep.h"
@@ -12,17 +14,27 @@
 
 namespace {
 
-// 100 QPS for 10 s, then 400 QPS for 10 s, evenly spaced.
+// 100 QPS for 60 s, then 400 QPS for 60 s, evenly spaced.
 std::vector<std::int64_t> step_trace() {
   std::vector<std::int64_t> t;
-  for (std::int64_t x = 0; x < 10'000'000; x += 10'000) t.push_back(x);
-  for (std::int64_t x = 10'000'000; x < 20'000'000; x += 2'500) t.push_back(x);
+  for (std::int64_t x = 0; x < 60'000'000; x += 10'000) t.push_back(x);
+  for (std::int64_t x = 60'000'000; x < 120'000'000; x += 2'500) t.push_back(x);
+  return t;
+}
+
+// Poisson arrivals at 300 QPS for 60 s.
+std::vector<std::int64_t> poisson_trace() {
+  std::mt19937_64 rng(11);
+  std::exponential_distribution<double> gap(300e-6);
+  std::vector<std::int64_t> t;
+  for (double x = gap(rng); x < 60e6; x += gap(rng)) t.push_back(static_cast<std::int64_t>(x));
   return t;
 }
 
 }  // namespace
 
-TEST_CASE("served_load_pairs: the trailing estimate lags a rise the centred rate sees", "[lag]") {
+TEST_CASE("served_load_pairs: the trailing estimate lags a rise the centred rate sees, a stationary rate stays put",
+          "[lag]") {
   const auto pairs = lull::compiler::served_load_pairs(step_trace(), 10);
   double total = 0, lagging = 0, steady = 0;
   for (const auto& p : pairs) {
@@ -31,11 +43,16 @@ TEST_CASE("served_load_pairs: the trailing estimate lags a rise the centred rate
     if (p.estimate_qps >= 0.95 * p.rate_qps && p.estimate_qps <= 1.05 * p.rate_qps) steady += p.share;
   }
   CHECK(total == Approx(1));
-  // After the rise the window holds old arrivals for 500 ms: 200 of the
-  // 5000 arrivals, plus the 250 ms before it where the centred window rises.
-  CHECK(lagging > 0.02);
-  CHECK(lagging < 0.06);
+  // After the rise the window holds old arrivals for 500 ms (200 of the
+  // 30,000 arrivals), and the rate, shrunk toward 5 s, rises from 2.5 s before.
+  CHECK(lagging > 0.005);
+  CHECK(lagging < 0.05);
   CHECK(steady > 0.9);
+  // Stationary: the count's noise (8% over 500 ms at 300 QPS) is shrunk away.
+  double near = 0;
+  for (const auto& p : lull::compiler::served_load_pairs(poisson_trace(), 1))
+    if (std::abs(p.rate_qps - 300) <= 20) near += p.share;
+  CHECK(near > 0.97);  // unshrunk: about 0.6
   CHECK_THROWS_AS(lull::compiler::served_load_pairs({}, 10), std::invalid_argument);
   CHECK_THROWS_AS(lull::compiler::served_load_pairs(step_trace(), 0), std::invalid_argument);
 }
