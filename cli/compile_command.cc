@@ -18,6 +18,7 @@
 #include "cli/process_clock.h"
 #include "compiler/compile_inputs.h"
 #include "compiler/compile_library.h"
+#include "compiler/lagged_mixture.h"
 #include "compiler/mdp/arrival_model.h"
 #include "compiler/solver/solver_registry.h"
 #include "schema/policy_file.h"
@@ -42,7 +43,9 @@ const char* const kCompileExamples =
 // the runtime switching through the compiled loads by its load estimate
 // (compiler::served_mixture), printed and returned as the report's
 // "on_trace" member (JSON text).
-std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<compiler::LibrarySweep>& sweeps) {
+std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<compiler::LibrarySweep>& sweeps,
+                                 const compiler::ReducedProfiles& profiles,
+                                 const std::vector<compiler::CompileSpec>& specs, bool lag) {
   const auto shares = compiler::served_load_shares(tracked.times_us);
   JsonValue obj = JsonValue::object();
   obj.add("file", tracked.path);
@@ -51,13 +54,27 @@ std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<
   obj.add("short_range", arrival_process_text(tracked.fit.short_range.process));
   obj.add("whole_fit", arrival_process_text(tracked.fit.whole.process));
   obj.add("load_window_ms", static_cast<double>(compiler::kLoadWindowUs) / 1e3);
+  obj.add("lag",
+          lag ? "each policy evaluated at the rate around its queries (centred 500 ms window, its noise shrunk away)"
+              : "none");
   JsonValue& sets = obj.add("sets", JsonValue::array());
   for (const auto& s : sweeps) {
     std::vector<compiler::LoadExpectation> grid;
     for (const auto& r : s.sweep.reports)
       grid.push_back({r.load_qps, r.expected_accuracy, r.beyond_capacity ? 1.0 : r.expected_violation_rate});
     std::sort(grid.begin(), grid.end(), [](const auto& a, const auto& b) { return a.load_qps < b.load_qps; });
-    const compiler::LoadExpectation m = compiler::served_mixture(shares, grid);
+    const compiler::LoadExpectation estimate_only = compiler::served_mixture(shares, grid);
+    compiler::LoadExpectation m = estimate_only;
+    if (lag) {
+      const std::size_t i = static_cast<std::size_t>(&s - sweeps.data());
+      // The rate rounded to the compiled loads' mean spacing (at least 1 QPS).
+      const double step =
+          grid.size() > 1 ? (grid.back().load_qps - grid.front().load_qps) / static_cast<double>(grid.size() - 1) : 1;
+      const auto pairs = compiler::served_load_pairs(tracked.times_us, std::max(step, 1.0),
+                                                     tracked.fit.short_range.process.burstiness());
+      m = compiler::lagged_mixture(profiles, specs[i], s, pairs);
+      m.load_qps = estimate_only.load_qps;
+    }
     std::fprintf(stderr,
                  "lull compile: %d workers on %s's rates (%.0f ms load estimates, mean %.1f QPS, through %zu compiled "
                  "loads): expected accuracy %.4f, violation %.4f\n",
@@ -73,6 +90,10 @@ std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<
     set.add("mean_load_estimate_qps", m.load_qps);
     set.add("expected_accuracy", m.accuracy);
     set.add("expected_violation_rate", m.violation);
+    if (lag) {
+      set.add("estimate_only_accuracy", estimate_only.accuracy);
+      set.add("estimate_only_violation_rate", estimate_only.violation);
+    }
   }
   return "\"on_trace\": " + obj.text(1);
 }
@@ -82,14 +103,17 @@ std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<
 int run_compile(int argc, char** argv) {
   if (names_flag(argc, argv, "--fleet")) return run_compile_fleet(argc, argv);
   CompileFlags flags;
-  std::string out_path, report_path;
+  std::string out_path, report_path, expect_lag = "off";
   po::options_description desc("lull compile options");
   add_compile_options(desc, flags);
   // clang-format off
   desc.add_options()
       ("out", po::value(&out_path)->required(),
        "policy set to write (a policy library for several worker counts; binary protobuf; '-' for stdout, not a terminal)")
-      ("report", po::value(&report_path), "JSON report to write ('-' for stdout)");
+      ("report", po::value(&report_path), "JSON report to write ('-' for stdout)")
+      ("expect-lag", po::value(&expect_lag)->default_value(expect_lag),
+       "on: tracked:FILE's expectation on the trace evaluates each served policy at the rate around its queries "
+       "(the load window's lag), not at the load it was compiled for; off: at its compiled load");
   // clang-format on
   if (!parse_command_line(
           argc, argv, desc,
@@ -99,11 +123,13 @@ int run_compile(int argc, char** argv) {
           {nullptr, renamed_compile_flags(), nullptr, "", kCompileExamples}))
     return 0;
   check_binary_output(out_path, "--out");
+  if (expect_lag != "on" && expect_lag != "off") throw UsageError("--expect-lag: on or off, not '" + expect_lag + "'");
   std::optional<compiler::AdaptiveLoads> adaptive;
   std::string fit_note;
   TrackedTrace tracked;
   // In the order compile_library reports progress by, so its indices name the right count.
   const auto specs = compiler::in_library_order(compile_specs(flags, &adaptive, &fit_note, &tracked));
+  if (expect_lag == "on" && tracked.path.empty()) throw UsageError("--expect-lag on: needs --arrivals tracked:FILE");
   if (!fit_note.empty()) std::fprintf(stderr, "lull compile: %s\n", fit_note.c_str());
   const bool library = specs.size() > 1;
   // What each process's MDP is: exact, or which approximation (docs/solver.md).
@@ -187,7 +213,8 @@ int run_compile(int argc, char** argv) {
     write_binary_output(out_path, policy_set_bytes(sweeps.front().sweep.set), "--out");
   sec.write = std::chrono::duration<double>(std::chrono::steady_clock::now() - tw).count();
   sec.total = seconds_since_process_start();
-  const std::string on_trace = tracked.path.empty() ? "" : tracked_expectations(tracked, sweeps);
+  const std::string on_trace =
+      tracked.path.empty() ? "" : tracked_expectations(tracked, sweeps, inputs.profiles, specs, expect_lag == "on");
   if (!report_path.empty()) {
     std::string json = library ? library_report_json(sweeps, adaptive.has_value(), solver->name(), sec)
                                : compile_report_json(sweeps.front(), adaptive.has_value(), solver->name(), sec);

@@ -23,6 +23,7 @@
 #include "cli/output_file.h"
 #include "runtime/net/http_client.h"
 #include "schema/bounded_file.h"
+#include "schema/modulated_rates.h"
 
 namespace lull::cli {
 
@@ -41,7 +42,7 @@ struct Record {
 }  // namespace
 
 int run_loadgen(int argc, char** argv) {
-  std::string target, duration_text, arrivals, json_out, accuracy_path, body_file;
+  std::string target, duration_text, arrivals, modulation, json_out, accuracy_path, body_file;
   double rate = 0, slo_ms = 0;
   const double drain_s = 30;
   int input_bytes = 4096;
@@ -56,6 +57,9 @@ int run_loadgen(int argc, char** argv) {
       ("rate", po::value(&rate)->required(), "mean arrivals per second")
       ("duration", po::value(&duration_text)->default_value("30s"), "how long to send: 30s, 500ms, 2m")
       ("arrivals", po::value(&arrivals)->default_value("poisson"), "poisson | uniform | gamma:CV2 | batch:D (schema/arrival_process.h)")
+      ("modulation", po::value(&modulation),
+       "mmpp:RATIO:STATE_S | sinusoid:AMPLITUDE:PERIOD_S: the rate moves around --rate (schema/modulated_rates.h), "
+       "--arrivals within it")
       ("seed", ranged_value(&seed)->default_value(1), "seed of the arrival schedule")
       ("input-bytes", po::value(&input_bytes)->default_value(4096), "size of the synthetic input")
       ("body-file", po::value(&body_file), "send this file's bytes instead")
@@ -108,7 +112,15 @@ int run_loadgen(int argc, char** argv) {
   }
 
   // The whole schedule first: sending never waits on the network.
-  const std::vector<double> at_s = arrival_schedule(rate, duration_s, process, seed);
+  std::vector<RateSegment> segments{{0, duration_s, rate}};
+  if (!modulation.empty()) {
+    try {
+      segments = modulated_rate_segments(parse_modulation(modulation, "--modulation"), rate, duration_s, seed);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
+  const std::vector<double> at_s = arrival_schedule(segments, process, seed);
 
   std::mutex mu;
   std::vector<Record> records;

@@ -91,7 +91,8 @@ int run_simulate(int argc, char** argv) {
       ("shards", po::value(&shards),
        "G: the --workers as G lull shards of workers/G behind a per-request round-robin balancer (arrival i to "
        "shard i mod G), each serving the library's set for --workers at 1/G of the load (docs/operators-guide.md)")
-      ("trace", po::value(&trace), "constant:QPS:SECONDS | rate-file:PATH (lines '<second> <QPS>') | arrivals:PATH (one time in s per line)")
+      ("trace", po::value(&trace), "constant:QPS:SECONDS | rate-file:PATH (lines '<second> <QPS>') | arrivals:PATH (one time in s per line) | "
+       "mmpp:QPS:RATIO:STATE_S:SECONDS | sinusoid:QPS:AMPLITUDE:PERIOD_S:SECONDS (a moving rate, drawn with --seed)")
       ("trace-scale", po::value(&trace_scale)->default_value(trace_scale), "multiply every rate of a constant: or rate-file: trace")
       ("replay", po::value(&replay)->default_value(replay),
        "hold: run the trace as written and serve every query | reference: the reference simulator's replay "
@@ -157,6 +158,7 @@ int run_simulate(int argc, char** argv) {
   try {
     options.scheduler = sim::parse_scheduler_kind(scheduler);
     spec = sim::parse_trace_spec(trace);
+    spec.seed = seed;
     sim::set_replay_mode(&spec, replay);
     sim::set_trace_scale(&spec, trace_scale);
     process = parse_arrival_schedule(arrivals, "--arrivals");

@@ -78,6 +78,7 @@ int run_simulate_fleet(const boost::program_options::variables_map& vm, const Fl
       spec = sim::parse_trace_spec("constant:" + number_text(f.load_qps) + ":" + number_text(f.duration_s));
     } else {
       spec = sim::parse_trace_spec(f.trace);
+      spec.seed = f.seed;
       if (spec.kind == sim::TraceSpec::Kind::kArrivals)
         throw UsageError("--trace " + f.trace +
                          ": a fleet needs rates to split by class load (constant: or rate-file:, or --load-qps)");

@@ -93,11 +93,12 @@ def mixture(estimates, grid):
     return float((sat * acc).sum() / max(sat.sum(), 1e-12)), float(viol.mean())
 
 
-def compile_tracked(path, workers, loads, tag):
-    out = os.path.join(lr.WORK, "modulated", f"tr_{tag}_w{workers}")
+def compile_tracked(path, workers, loads, tag, lag=False):
+    out = os.path.join(lr.WORK, "modulated", f"tr{'lag' if lag else ''}_{tag}_w{workers}")
     if not os.path.exists(out + ".json"):
         r = subprocess.run(lr.compile_args("image", 150, workers, loads) +
-                           ["--arrivals", f"tracked:{path}", "--out", out + ".pb", "--report", out + ".json"],
+                           ["--arrivals", f"tracked:{path}", "--out", out + ".pb", "--report", out + ".json"] +
+                           (["--expect-lag", "on"] if lag else []),
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if r.returncode:
             sys.exit(r.stderr)
@@ -155,13 +156,19 @@ def capacity(process, workers):
     return round(lo)
 
 
-def one_file(process, workers, load, seed):
+def one_file(process, workers, load, seed, lag=False, skip_fit=False):
     path = arrival_file(process, load, seed)
     times = read_times(path)
     tag = f"{process.replace(':', '_')}_{load:g}_{seed}"
-    pb, rep = compile_tracked(path, workers, grid_loads(load_estimates(times), workers), tag)
+    pb, rep = compile_tracked(path, workers, grid_loads(load_estimates(times), workers), tag, lag)
     s = rep["on_trace"]["sets"][0]
     sim_a, sim_v = simulate(pb, workers, path)
+    if lag:  # the same compile's mixture without the lag, in place of fit:FILE's columns
+        return {"expected": (s["expected_accuracy"], s["expected_violation_rate"]), "simulated": (sim_a, sim_v),
+                "short_range": rep["on_trace"]["short_range"], "modulated": rep["on_trace"]["modulated"],
+                "whole_fit": rep["on_trace"]["whole_fit"],
+                "fit_expected": (s["estimate_only_accuracy"], s["estimate_only_violation_rate"]),
+                "fit_simulated": (sim_a, sim_v)}
     fpb, fa, fv = compile_fit(path, workers, load, tag)
     fsim_a, fsim_v = simulate(fpb, workers, path)
     return {"expected": (s["expected_accuracy"], s["expected_violation_rate"]), "simulated": (sim_a, sim_v),
@@ -232,6 +239,11 @@ def main():
     ap.add_argument("--files", type=int, default=3)
     ap.add_argument("--skip-plan", action="store_true")
     ap.add_argument("--skip-renewal", action="store_true")
+    ap.add_argument("--expect-lag", action="store_true",
+                    help="compile with --expect-lag on; the second method is the same compile's mixture without "
+                         "the lag (no fit:FILE)")
+    ap.add_argument("--processes", default=",".join(MODULATED), help="modulated processes to run")
+    ap.add_argument("--stem", default="modulated_traffic", help="results file name under experiments/results")
     args = ap.parse_args()
     lr.check_inputs()
     os.makedirs(os.path.join(lr.WORK, "modulated"), exist_ok=True)
@@ -240,7 +252,7 @@ def main():
     fracs = tuple(float(x) for x in args.fractions.split(",")) if args.fractions else None
     jobs = []
     caps = {}
-    cases = [(p, "modulated", fracs or LOAD_FRACTIONS) for p in MODULATED]
+    cases = [(p, "modulated", fracs or LOAD_FRACTIONS) for p in args.processes.split(",") if p]
     if not args.skip_renewal:
         cases += [(p, "renewal", fracs or RENEWAL_FRACTIONS) for p in RENEWAL]
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
@@ -253,7 +265,7 @@ def main():
                     load = max(1, round(caps[(p, k)] * x))
                     for i in range(args.files):
                         seed = 1000 * k + 100 * int(round(x * 10)) + i
-                        jobs.append(((p, kind, k, load), ex.submit(one_file, p, k, load, seed)))
+                        jobs.append(((p, kind, k, load), ex.submit(one_file, p, k, load, seed, args.expect_lag)))
         points = {}
         for key, fut in jobs:
             points.setdefault(key, []).append(fut.result())
@@ -278,7 +290,9 @@ def count(rows, method, kind):
 
 
 def write(rows, plans, args, wall):
-    stem = os.path.join(lr.RESULTS, "modulated_traffic")
+    stem = os.path.join(lr.RESULTS, args.stem)
+    second = "no lag" if args.expect_lag else "fit"
+    first = "lag" if args.expect_lag else "tracked"
     lines = [f"# Modulated and renewal traffic: expected against simulated ({time.strftime('%Y-%m-%d')})", "",
              "`nice /usr/bin/python3 experiments/modulated_traffic.py " + " ".join(sys.argv[1:]) +
              f"`: {wall / 60:.1f} min wall on the shared 2-core machine (load average "
@@ -288,7 +302,11 @@ def write(rows, plans, args, wall):
              "mixture meets 1%).", "",
              "- **tracked**: `lull compile --arrivals tracked:FILE` over a load grid (the runtime switches by "
              "its 500 ms load estimate), expected = the report's `on_trace` mixture.",
-             "- **fit**: `lull compile --arrivals fit:FILE` at the mean load (one policy), today's method.", "",
+             "- **fit**: `lull compile --arrivals fit:FILE` at the mean load (one policy), today's method." if
+             not args.expect_lag else "- **lag**: the same compile with `--expect-lag on`: each served policy "
+             "evaluated at the rate around its queries (centred 500 ms window); **no lag**: the same report's "
+             "mixture at the compiled loads (`estimate_only_*`, what `--expect-lag off` reports). One simulation "
+             "per file serves both.", "",
              "Targets (mean over files): violation: simulated <= expected + 0.2 points; pessimism: expected <= "
              "simulated + 1 point; accuracy within 1 point.", "",
              "| method | traffic | violation | pessimism | accuracy | violation and accuracy | all three |",
@@ -296,10 +314,11 @@ def write(rows, plans, args, wall):
     for method in ("tracked", "fit"):
         for kind in ("modulated", "renewal"):
             if any(r["kind"] == kind for r in rows):
-                lines.append(f"| {method} | {kind} | " + " | ".join(count(rows, method, kind)) + " |")
-    lines += ["", "## Every point (tracked; fit in the last columns)", "",
+                name = first if method == "tracked" else second
+                lines.append(f"| {name} | {kind} | " + " | ".join(count(rows, method, kind)) + " |")
+    lines += ["", f"## Every point ({first}; {second} in the last columns)", "",
               "| process | K | load QPS (cap.) | short range | exp. acc. | sim. acc. (se) | exp. viol. | "
-              "sim. viol. (se) | ok | fit: exp. viol. | fit: sim. viol. | fit ok |", "|" + "---|" * 12]
+              f"sim. viol. (se) | ok | {second}: exp. viol. | {second}: sim. viol. | {second} ok |", "|" + "---|" * 12]
     for r in sorted(rows, key=lambda r: (r["kind"], r["process"], r["workers"], r["load"])):
         t, f = r["tracked"], r["fit"]
         mark = lambda d: "".join(c for c, k in (("v", "violation"), ("p", "pessimism"), ("a", "accuracy"))
@@ -338,8 +357,9 @@ def write(rows, plans, args, wall):
         ax.set_yscale("symlog", linthresh=1)
         ax.set_xlabel("expected violation (%)")
         ax.set_ylabel("simulated violation (%)")
-        ax.set_title(f"{method}: " + ("--arrivals tracked:FILE, library over loads" if method == "tracked"
-                                      else "--arrivals fit:FILE at the mean load"))
+        ax.set_title((first if method == "tracked" else second) + ": " +
+                     ("--arrivals tracked:FILE, library over loads" if method == "tracked" or args.expect_lag
+                      else "--arrivals fit:FILE at the mean load"))
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(stem + ".png.tmp.png", dpi=110)

@@ -114,4 +114,17 @@ std::string arrival_process_text(const ArrivalProcess& p) {
   return "poisson";
 }
 
+std::string arrival_estimate_text(const ArrivalProcess& p) {
+  auto three = [](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    if (std::strchr(buf, 'e') && std::fabs(v) < 1e15) std::snprintf(buf, sizeof buf, "%.0f", std::strtod(buf, nullptr));
+    return std::strtod(buf, nullptr);
+  };
+  ArrivalProcess q = p;
+  q.cv2 = three(p.cv2);
+  q.dispersion = three(p.dispersion);
+  return arrival_process_text(q);
+}
+
 }  // namespace lull

@@ -57,5 +57,9 @@ std::vector<ArrivalStep> parse_arrival_schedule(const std::string& text, const s
 // The spec string of a process: "poisson", "uniform", "gamma:2.5", "batch:4"
 // (%.17g: parses back to the same double).
 std::string arrival_process_text(const ArrivalProcess& p);
+// An estimate's label: the parameter to 3 significant digits, positional
+// (batch:48.4, gamma:1230), for logs and traces; arrival_process_text for
+// what a policy was compiled for.
+std::string arrival_estimate_text(const ArrivalProcess& p);
 
 }  // namespace lull

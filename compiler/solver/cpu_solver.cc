@@ -64,6 +64,20 @@ void fill_expectations(const MdpProblem& p, SolverOutput& out) {
                              out);
 }
 
+std::vector<SolverOutput> evaluate_policies(const MdpProblem& p, const std::vector<std::vector<int>>& choices,
+                                            const SolveOptions& opt) {
+  const DenormalGuard flush_subnormals;
+  factored::CpuExec exec(factored::CpuExec::Threads::kNever);
+  const auto tables = factored::build_exec_tables(p, exec);
+  std::vector<SolverOutput> outs(choices.size());
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    outs[i].choice = choices[i];
+    factored::run_stationary(p, tables, opt, exec, outs[i]);
+    outs[i].stationary.clear();
+  }
+  return outs;
+}
+
 std::unique_ptr<Solver> make_cpu_solver() { return std::make_unique<CpuSolver>(); }
 
 }  // namespace lull::compiler

@@ -63,7 +63,7 @@ ServeSession::ServeSession(const core::PolicyTable& table, core::Backend& backen
              "arrivals look like %s (gap CV^2 %.2f, count dispersion %.2f), burstier than every "
              "policy in the library; serving the %s policies (--online-compile on compiles one for the pattern; "
              "logged once, /metrics has the estimate)",
-             arrival_process_text(e.process).c_str(), e.gap_cv2, e.dispersion, arrival_process_text(serving).c_str());
+             arrival_estimate_text(e.process).c_str(), e.gap_cv2, e.dispersion, arrival_process_text(serving).c_str());
   });
   if (options_.library.empty() && !options_.online && health.num_workers() != table_.workers)
     throw std::invalid_argument("the policy set was compiled for " + std::to_string(table_.workers) + " workers but " +

@@ -214,7 +214,7 @@ std::string timeline_to_csv(const SimResult& r) {
       << num(sat ? t.accuracy_sum / static_cast<double>(sat) : 0) << "," << num(t.load_estimate_qps) << ","
       << num(t.grid_load_qps) << "," << num(t.expected_violation) << ",";
     if (t.estimate_ready)
-      o << num(t.gap_cv2) << "," << num(t.count_dispersion) << "," << arrival_process_text(t.estimate) << ",";
+      o << num(t.gap_cv2) << "," << num(t.count_dispersion) << "," << arrival_estimate_text(t.estimate) << ",";
     else
       o << ",,,";
     o << arrival_process_text(t.policy_arrivals) << "\n";

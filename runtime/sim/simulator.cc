@@ -143,7 +143,7 @@ SimResult run_simulation(const core::PolicyTable& table, const std::vector<core:
     lull = d.get();
     sched = std::move(d);
     lull->on_pattern_beyond_library([&beyond](const core::BurstinessEstimate& e, const ArrivalProcess&) {
-      if (beyond.empty()) beyond = arrival_process_text(e.process);
+      if (beyond.empty()) beyond = arrival_estimate_text(e.process);
     });
     if (scaler) scaler->attach(*lull);
   }

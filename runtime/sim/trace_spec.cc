@@ -45,13 +45,35 @@ TraceSpec parse_trace_spec(const std::string& text) {
     if (spec.qps * spec.duration_s > limits::kMaxTraceQueries)
       throw std::invalid_argument("--trace constant: QPS x SECONDS must be <= " + str(limits::kMaxTraceQueries) +
                                   " queries, got " + str(spec.qps * spec.duration_s));
+  } else if (names_modulation(text)) {
+    // KIND:QPS:A:B:SECONDS: the modulation is KIND:A:B.
+    std::vector<std::size_t> at;
+    for (std::size_t i = text.find(':'); i != std::string::npos; i = text.find(':', i + 1)) at.push_back(i);
+    const std::string usage =
+        kind == "mmpp" ? "mmpp:QPS:RATIO:STATE_S:SECONDS" : "sinusoid:QPS:AMPLITUDE:PERIOD_S:SECONDS";
+    if (at.size() != 4) throw std::invalid_argument("--trace " + usage + " expected, got '" + text + "'");
+    spec.kind = TraceSpec::Kind::kModulated;
+    spec.qps = parse_number(text.substr(at[0] + 1, at[1] - at[0] - 1), "--trace " + kind + " QPS");
+    spec.duration_s = parse_number(text.substr(at[3] + 1), "--trace " + kind + " SECONDS");
+    spec.modulation = parse_modulation(kind + ":" + text.substr(at[1] + 1, at[3] - at[1] - 1), "--trace");
+    if (!(spec.qps > 0) || spec.qps > limits::kMaxLoadQps)
+      throw std::invalid_argument("--trace " + kind + ": QPS must be positive and at most " + str(limits::kMaxLoadQps));
+    if (!(spec.duration_s > 0) || spec.duration_s > limits::kMaxTraceSeconds)
+      throw std::invalid_argument("--trace " + kind + ": SECONDS must be positive and at most " +
+                                  str(limits::kMaxTraceSeconds));
+    const double peak = kind == "mmpp" ? 2 * spec.qps * spec.modulation.ratio / (spec.modulation.ratio + 1)
+                                       : spec.qps * (1 + spec.modulation.amplitude);
+    if (peak * spec.duration_s > limits::kMaxTraceQueries)
+      throw std::invalid_argument("--trace " + kind + ": the peak rate x SECONDS must be <= " +
+                                  str(limits::kMaxTraceQueries) + " queries, got " + str(peak * spec.duration_s));
   } else if (kind == "rate-file" || kind == "arrivals") {
     if (rest.empty()) throw std::invalid_argument("--trace " + kind + ":PATH needs a path");
     spec.kind = kind == "rate-file" ? TraceSpec::Kind::kRateFile : TraceSpec::Kind::kArrivals;
     spec.path = rest;
   } else {
     throw std::invalid_argument("--trace '" + text +
-                                "': expected constant:QPS:SECONDS, rate-file:PATH or arrivals:PATH");
+                                "': expected constant:QPS:SECONDS, rate-file:PATH, arrivals:PATH, "
+                                "mmpp:QPS:RATIO:STATE_S:SECONDS or sinusoid:QPS:AMPLITUDE:PERIOD_S:SECONDS");
   }
   return spec;
 }
@@ -81,8 +103,10 @@ void set_replay_mode(TraceSpec* spec, const std::string& text) {
   if (text == "hold") {
     spec->replay = ReplayMode::kHold;
   } else if (text == "reference") {
-    if (spec->kind == TraceSpec::Kind::kArrivals)
-      throw std::invalid_argument("--replay reference applies to constant: and rate-file: traces, not arrivals:");
+    if (spec->kind == TraceSpec::Kind::kArrivals || spec->kind == TraceSpec::Kind::kModulated)
+      throw std::invalid_argument(
+          "--replay reference applies to constant: and rate-file: traces, not arrivals:, "
+          "mmpp: or sinusoid:");
     spec->replay = ReplayMode::kReference;
   } else {
     throw std::invalid_argument("--replay '" + text + "': expected hold or reference");
@@ -116,6 +140,9 @@ std::vector<RateSegment> trace_rate_segments(const TraceSpec& spec) {
       segs = spec.replay == ReplayMode::kReference
                  ? reference_replay_segments(read_rate_file(spec.path), kReferenceReplaySeconds)
                  : read_rate_file(spec.path);
+      break;
+    case TraceSpec::Kind::kModulated:
+      segs = modulated_rate_segments(spec.modulation, spec.qps, spec.duration_s, spec.seed);
       break;
     case TraceSpec::Kind::kArrivals:
       throw std::invalid_argument("--trace arrivals:" + spec.path + ": recorded arrivals have no rates");

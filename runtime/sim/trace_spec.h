@@ -5,6 +5,9 @@
 //                          each rate holds from its second until the next line,
 //                          the last one for the gap before it (10 s in the trace)
 //   arrivals:PATH          one arrival time in seconds per line, non-decreasing
+//   mmpp:QPS:RATIO:STATE_S:SECONDS, sinusoid:QPS:AMPLITUDE:PERIOD_S:SECONDS
+//                          a rate that moves around a mean of QPS
+//                          (schema/modulated_rates.h), drawn with the run's seed
 // Blank lines and lines starting with '#' are ignored. Errors throw
 // std::invalid_argument naming the file, line and field.
 // The --replay mode says how constant and rate-file traces run:
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "runtime/sim/arrivals.h"
+#include "schema/modulated_rates.h"
 
 namespace lull::sim {
 
@@ -30,10 +34,12 @@ inline constexpr double kReferenceReplaySeconds = 300;
 enum class ReplayMode { kHold, kReference };
 
 struct TraceSpec {
-  enum class Kind { kConstant, kRateFile, kArrivals } kind = Kind::kConstant;
-  double qps = 0;         // constant
-  double duration_s = 0;  // constant
-  std::string path;       // rate-file, arrivals
+  enum class Kind { kConstant, kRateFile, kArrivals, kModulated } kind = Kind::kConstant;
+  double qps = 0;          // constant; modulated: the mean
+  double duration_s = 0;   // constant, modulated
+  Modulation modulation;   // modulated
+  std::uint64_t seed = 1;  // modulated: draws the trajectory (the run's --seed)
+  std::string path;        // rate-file, arrivals
   ReplayMode replay = ReplayMode::kHold;
   double scale = 1;  // --trace-scale: every rate multiplied (constant, rate-file)
 };

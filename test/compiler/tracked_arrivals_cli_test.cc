@@ -102,6 +102,21 @@ TEST_CASE("compile --arrivals tracked:FILE: rate swings tracked, the expectation
   CHECK(violation <= expected_violation + 0.002);
   CHECK(expected_violation <= violation + 0.01);
   CHECK(std::abs(accuracy - expected_accuracy) <= 0.01);
+  // --expect-lag on: the same policies, each evaluated at the rate around its
+  // queries; the mixture without the lag beside it, the same targets hold.
+  const std::string lag_report = dir + "/tracked_sin_lag.json";
+  r = run_lull("compile " + image_args() + " --workers 8 --load-qps 10:400:10 --arrivals tracked:" + file + " --out " +
+               dir + "/tracked_sin_lag.pb --report " + lag_report + " --expect-lag on");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(slurp(dir + "/tracked_sin_lag.pb") == slurp(pb));
+  const std::string lag_rep = slurp(lag_report);
+  CHECK(on_trace(lag_rep, "estimate_only_violation_rate") == Approx(expected_violation));
+  const double lag_violation = on_trace(lag_rep, "expected_violation_rate");
+  INFO("with the lag: expected " << on_trace(lag_rep, "expected_accuracy") << " / " << lag_violation);
+  CHECK(violation <= lag_violation + 0.002);
+  CHECK(lag_violation <= violation + 0.01);
+  CHECK(std::abs(accuracy - on_trace(lag_rep, "expected_accuracy")) <= 0.01);
 
   // The planner sizes for the rates, not the mean, and says which quantile set the count.
   const std::string plan = dir + "/tracked_plan.json";
@@ -157,6 +172,8 @@ TEST_CASE("bad --arrivals tracked:FILE: one line naming the file, exit 2, no out
   check("tracked:" + write_temp("tracked_back.txt", "0.1\n0.3\n0.2\n"), {"tracked_back.txt:3", "must not decrease"});
   check("tracked:/no/such/file", {"/no/such/file"});
   check("tracked:", {"--arrivals tracked:FILE"});
+  check("gamma:2 --expect-lag on", {"--expect-lag on", "tracked:FILE"});
+  check("tracked:/no/such/file --expect-lag maybe", {"--expect-lag", "maybe"});
   // plan: the file's rates or a rate trace, not both.
   const auto r = run_lull("plan --profiles " + tiny + " --slo-ms 100 --max-violation 0.01 --device cpu --arrivals " +
                           "tracked:" + write_temp("tracked_plan_times.txt", "0.1\n0.2\n") +
@@ -183,4 +200,9 @@ TEST_CASE("arrival process labels are positional: batch:20, not batch:2e+01", "[
   CHECK(lull::arrival_process_text(lull::ArrivalProcess::gamma(0.32)) == "gamma:0.32");
   CHECK(lull::arrival_process_text(lull::ArrivalProcess::gamma(0.00001)) == "gamma:0.00001");
   CHECK(lull::arrival_process_text(lull::ArrivalProcess::gamma(1000)) == "gamma:1000");
+  // An estimate prints to 3 significant digits, still positional.
+  CHECK(lull::arrival_estimate_text(lull::ArrivalProcess::batch(48.44671491315631)) == "batch:48.4");
+  CHECK(lull::arrival_estimate_text(lull::ArrivalProcess::gamma(1234.5678)) == "gamma:1230");
+  CHECK(lull::arrival_estimate_text(lull::ArrivalProcess::gamma(0.012345)) == "gamma:0.0123");
+  CHECK(lull::arrival_estimate_text(lull::ArrivalProcess::poisson()) == "poisson");
 }

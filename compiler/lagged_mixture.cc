@@ -1,0 +1,142 @@
+#include "compiler/lagged_mixture.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+#include <utility>
+
+#include "compiler/parallel_for.h"
+#include "compiler/solver/solver.h"
+
+namespace lull::compiler {
+
+namespace {
+
+// Per arrival, the arrivals per second in a window of `window_us` centred on
+// it (cut at the trace's ends: the rate over what it holds).
+std::vector<double> centred_rates(const std::vector<std::int64_t>& t, std::int64_t window_us) {
+  std::vector<double> out(t.size());
+  const std::int64_t half = window_us / 2;
+  std::size_t lo = 0, hi = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    while (t[i] - t[lo] > half) ++lo;
+    if (hi < i) hi = i;
+    while (hi + 1 < t.size() && t[hi + 1] - t[i] <= half) ++hi;
+    const double span = static_cast<double>(std::min(t[i] - t.front(), half) + std::min(t.back() - t[i], half));
+    out[i] = static_cast<double>(hi - lo + 1) * 1e6 / (span > 0 ? span : static_cast<double>(window_us));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ServedPair> served_load_pairs(const std::vector<std::int64_t>& t, double step, double count_dispersion,
+                                          std::int64_t window_us, std::int64_t rate_window_us) {
+  if (t.empty() || !(step > 0)) throw std::invalid_argument("served_load_pairs: no arrivals or a bad rate step");
+  // The centred window's count carries its own noise (variance D x count);
+  // left in, a stationary trace would read as a moving rate and the
+  // policies' convex violation would turn the noise into pessimism. So the
+  // rate is shrunk toward a window kRateSmoothing times longer, by the share
+  // of the short window's variance about it that the noise does not explain.
+  const auto fast = centred_rates(t, rate_window_us), slow = centred_rates(t, rate_window_us * kRateSmoothing);
+  double spread = 0, noise = 0;
+  const double window_s = static_cast<double>(rate_window_us) / 1e6;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    spread += (fast[i] - slow[i]) * (fast[i] - slow[i]);
+    noise += std::max(1.0, count_dispersion) * slow[i] / window_s;
+  }
+  const double keep = spread > 0 ? std::clamp(1 - noise / spread, 0.0, 1.0) : 0.0;
+  std::map<std::pair<long, long>, double> by_pair;  // (estimate count, rate step) -> arrivals
+  std::size_t first = 0;
+  const double per_s = 1e6 / static_cast<double>(window_us);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    while (t[i] - t[first] >= window_us) ++first;
+    const double rate = slow[i] + keep * (fast[i] - slow[i]);
+    by_pair[{static_cast<long>(i - first + 1), std::lround(rate / step)}] += 1;
+  }
+  std::vector<ServedPair> out;
+  const double n = static_cast<double>(t.size());
+  for (const auto& [key, arrivals] : by_pair)
+    out.push_back({static_cast<double>(key.first) * per_s, static_cast<double>(key.second) * step, arrivals / n});
+  return out;
+}
+
+std::vector<int> choice_of(const MdpProblem& p, const schema::Policy& policy) {
+  const int first = p.state(1, 0);
+  if (policy.action_model_size() != p.num_states() - first || policy.action_batch_size() != policy.action_model_size())
+    throw std::invalid_argument("choice_of: the policy was compiled for other states");
+  std::vector<int> choice(static_cast<std::size_t>(p.num_states()), -1);
+  for (int s = first; s < p.num_states(); ++s) {
+    const auto m = static_cast<int>(policy.action_model(s - first)),
+               b = static_cast<int>(policy.action_batch(s - first));
+    for (int a = p.action_begin[s]; a < p.action_begin[s + 1] && choice[s] < 0; ++a)
+      if (p.actions[a].model == m && p.actions[a].batch == b) choice[s] = a;
+    if (choice[s] < 0) throw std::invalid_argument("choice_of: the policy's action is not among the state's");
+  }
+  return choice;
+}
+
+LoadExpectation lagged_mixture(const ReducedProfiles& profiles, const CompileSpec& spec, const LibrarySweep& sweep,
+                               const std::vector<ServedPair>& pairs, double min_share) {
+  const auto& reports = sweep.sweep.reports;
+  const auto& set = sweep.sweep.set;
+  if (reports.empty() || static_cast<int>(reports.size()) != set.policies_size())
+    throw std::invalid_argument("lagged_mixture: a sweep without its policies");
+  std::vector<int> order(reports.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return reports[a].load_qps < reports[b].load_qps; });
+  // (grid index in `order`, rate) -> (accuracy, violation); the compiled load's own first.
+  std::map<std::pair<int, double>, std::pair<double, double>> known;
+  std::map<std::pair<int, double>, double> share_of;  // (grid index, rate) -> arrivals
+  std::vector<int> served(pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto it = std::lower_bound(order.begin(), order.end(), pairs[i].estimate_qps,
+                                     [&](int r, double l) { return reports[r].load_qps < l; });
+    const int g = it == order.end() ? static_cast<int>(order.size()) - 1 : static_cast<int>(it - order.begin());
+    served[i] = g;
+    const LoadReport& r = reports[order[g]];
+    known.emplace(std::make_pair(g, r.load_qps), std::make_pair(r.expected_accuracy, r.expected_violation_rate));
+    share_of[{g, pairs[i].rate_qps}] += pairs[i].share;
+  }
+  std::map<double, std::vector<int>> todo;  // rate -> grid indices to evaluate there
+  for (const auto& [key, share] : share_of)
+    if (share >= min_share && key.second > 0 && !known.count(key)) todo[key.second].push_back(key.first);
+  const std::vector<std::pair<double, std::vector<int>>> rates(todo.begin(), todo.end());
+  std::vector<std::vector<SolverOutput>> found(rates.size());
+  SolveOptions loose = spec.solve;  // a mixture term: 1e-9 of a share is far below what the trace tells
+  loose.stationary_tolerance = std::max(loose.stationary_tolerance, 1e-9);
+  parallel_for_each(static_cast<int>(rates.size()), rates.size() > 1, [&](int i) {
+    MdpOptions o = spec.mdp;
+    o.load_qps = rates[i].first;
+    const MdpProblem problem = build_mdp_problem(profiles, o);
+    std::vector<std::vector<int>> choices;
+    for (int g : rates[i].second) choices.push_back(choice_of(problem, set.policies(order[g])));
+    found[i] = evaluate_policies(problem, choices, loose);
+  });
+  for (std::size_t i = 0; i < rates.size(); ++i)
+    for (std::size_t k = 0; k < rates[i].second.size(); ++k)
+      known[{rates[i].second[k], rates[i].first}] = {found[i][k].expected_accuracy,
+                                                     found[i][k].expected_violation_rate};
+  LoadExpectation m;
+  double weight = 0, satisfied = 0, accuracy = 0;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const int g = served[i];
+    auto it = known.find({g, pairs[i].rate_qps});
+    if (it == known.end()) it = known.find({g, reports[order[g]].load_qps});
+    const auto [acc, viol] = it->second;
+    const double share = pairs[i].share;
+    weight += share;
+    m.load_qps += share * pairs[i].estimate_qps;
+    m.violation += share * viol;
+    satisfied += share * (1 - viol);
+    accuracy += share * (1 - viol) * acc;
+  }
+  m.load_qps /= weight;
+  m.violation /= weight;
+  m.accuracy = satisfied > 0 ? accuracy / satisfied : 0;
+  return m;
+}
+
+}  // namespace lull::compiler

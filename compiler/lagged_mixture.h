@@ -1,0 +1,52 @@
+#pragma once
+// `lull compile --arrivals tracked:FILE --expect-lag on`: the expectation on
+// the trace with the load window's lag in it (docs/user-guide.md, "Traffic
+// whose rate moves"). The runtime serves the policy of its trailing load
+// estimate while the queries come at the rate around them: each arrival is
+// a pair (estimate, rate), and the policy compiled for the estimate's grid
+// load is evaluated at that rate (solver.h's evaluate_policy: the stationary
+// distribution of the fixed policy under the rate's arrivals, no new solve).
+// This also replaces the "violation 1" of loads beyond capacity by what the
+// served policy does there (queries shed at the full queue count as missed).
+#include <cstdint>
+#include <vector>
+
+#include "compiler/arrival_fit.h"
+#include "compiler/compile_library.h"
+#include "compiler/compile_spec.h"
+#include "compiler/mdp/mdp_problem.h"
+#include "compiler/profile/model_table.h"
+#include "schema/policy.pb.h"
+
+namespace lull::compiler {
+
+// The rate around an arrival: the arrivals in a window of this length centred
+// on it, shrunk toward the window kRateSmoothing times longer by the share of
+// their difference's variance that the count's noise (count_dispersion x the
+// count) does not explain: a stationary trace keeps the longer window's rate.
+inline constexpr std::int64_t kRateWindowUs = 500'000;
+inline constexpr int kRateSmoothing = 10;
+
+struct ServedPair {
+  double estimate_qps = 0;  // the trailing load window's reading (served_load_shares)
+  double rate_qps = 0;      // the rate around the arrival, rounded to the nearest multiple of the step
+  double share = 0;         // of arrivals
+};
+// Pairs of equal values merged; rate_step_qps > 0; count_dispersion: the
+// short-range process's (1 for Poisson, CV^2 for gamma, D for batch).
+std::vector<ServedPair> served_load_pairs(const std::vector<std::int64_t>& times_us, double rate_step_qps,
+                                          double count_dispersion = 1, std::int64_t window_us = kLoadWindowUs,
+                                          std::int64_t rate_window_us = kRateWindowUs);
+
+// The choice vector (solver.h) of `policy` on `problem`: same states, and
+// each state's (model, batch) found among its actions; throws
+// std::invalid_argument when the policy was compiled for other states.
+std::vector<int> choice_of(const MdpProblem& problem, const schema::Policy& policy);
+
+// served_mixture with the lag: each pair served by the grid policy at or above
+// its estimate (the highest above the grid), evaluated at its rate. Pairs
+// under `min_share` of arrivals are taken at the policy's compiled load.
+LoadExpectation lagged_mixture(const ReducedProfiles& profiles, const CompileSpec& spec, const LibrarySweep& sweep,
+                               const std::vector<ServedPair>& pairs, double min_share = 1e-4);
+
+}  // namespace lull::compiler
