@@ -27,8 +27,13 @@ double parse_duration_s(const std::string& text, const std::string& flag) {
 
 std::vector<double> arrival_schedule(double rate, double duration_s, const ArrivalProcess& process,
                                      std::uint64_t seed) {
+  return arrival_schedule({RateSegment{0, duration_s, rate}}, process, seed);
+}
+
+std::vector<double> arrival_schedule(const std::vector<RateSegment>& segments, const ArrivalProcess& process,
+                                     std::uint64_t seed) {
   std::vector<double> at_s;
-  sim::RateArrivals source({RateSegment{0, duration_s, rate}}, process, seed);  // the simulator's sampler
+  sim::RateArrivals source(segments, process, seed);  // the simulator's sampler
   for (std::int64_t t_us = 0; source.next(&t_us);) at_s.push_back(static_cast<double>(t_us) / 1e6);
   return at_s;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "schema/arrival_process.h"
+#include "schema/rate_file.h"
 
 namespace lull::cli {
 
@@ -18,6 +19,9 @@ double parse_duration_s(const std::string& text, const std::string& flag = "--du
 // sampler (runtime/sim/arrivals.h), so `lull loadgen` and `lull simulate`
 // generate the same arrivals for the same process and seed.
 std::vector<double> arrival_schedule(double rate, double duration_s, const ArrivalProcess& process, std::uint64_t seed);
+// The same over rate segments (a rate that moves: loadgen --rate-file).
+std::vector<double> arrival_schedule(const std::vector<RateSegment>& segments, const ArrivalProcess& process,
+                                     std::uint64_t seed);
 
 // The p-th percentile (0..100, nearest rank) of latencies in microseconds,
 // returned in milliseconds; 0 when empty.
