@@ -1,7 +1,8 @@
 // lull loadgen: an open-loop load generator. Arrivals follow a schedule
-// (Poisson or evenly spaced) fixed in advance, and each request is sent at
-// its time whether or not earlier ones have returned, so a slow server sees
-// the load pile up instead of the generator slowing down with it.
+// fixed in advance (the simulator's sampler, at a constant rate or a rate
+// file's), and each request is sent at its time whether or not earlier ones
+// have returned, so a slow server sees the load pile up instead of the
+// generator slowing down with it.
 #include <boost/program_options.hpp>
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include "runtime/net/http_client.h"
 #include "schema/bounded_file.h"
 #include "schema/modulated_rates.h"
+#include "schema/rate_file.h"
 
 namespace lull::cli {
 
@@ -39,10 +41,54 @@ struct Record {
   std::string model;  // X-Lull-Model, when the target is lull
 };
 
+// Whether argv names --rate / --duration (boost fills defaults silently).
+bool names_flag(int argc, char** argv, const std::string& flag) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == flag || a.rfind(flag + "=", 0) == 0) return true;
+  }
+  return false;
+}
+bool rate_given(int argc, char** argv) { return names_flag(argc, argv, "--rate"); }
+bool duration_given(int argc, char** argv) { return names_flag(argc, argv, "--duration"); }
+
+// --rate-file's segments from 0, cut at cut_s when > 0; one-line errors.
+std::vector<RateSegment> loadgen_rate_file(const std::string& path, double cut_s) {
+  std::vector<RateSegment> segs;
+  try {
+    segs = read_rate_file(path);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--rate-file ") + e.what());
+  }
+  if (segs.empty()) throw UsageError("--rate-file " + path + ": no rates");
+  const double t0 = segs.front().start_s;
+  std::vector<RateSegment> out;
+  for (auto s : segs) {
+    if (!(s.qps <= limits::kMaxLoadQps))
+      throw UsageError("--rate-file " + path + ": a rate above " + std::to_string(limits::kMaxLoadQps) + " QPS");
+    s.start_s -= t0;
+    s.end_s -= t0;
+    if (cut_s > 0 && s.start_s >= cut_s) break;
+    if (cut_s > 0) s.end_s = std::min(s.end_s, cut_s);
+    out.push_back(s);
+  }
+  const double span = out.back().end_s;
+  if (!(span > 0) || span > limits::kMaxTraceSeconds)
+    throw UsageError("--rate-file " + path + ": its length must be positive and at most " +
+                     std::to_string(static_cast<long>(limits::kMaxTraceSeconds)) + " s");
+  double area = 0;
+  for (const auto& s : out) area += s.qps * (s.end_s - s.start_s);
+  if (!(area > 0)) throw UsageError("--rate-file " + path + ": every rate is 0");
+  if (area > limits::kMaxTraceQueries)
+    throw UsageError("--rate-file " + path + ": more than " +
+                     std::to_string(static_cast<long>(limits::kMaxTraceQueries)) + " arrivals");
+  return out;
+}
+
 }  // namespace
 
 int run_loadgen(int argc, char** argv) {
-  std::string target, duration_text, arrivals, modulation, json_out, accuracy_path, body_file;
+  std::string target, duration_text, arrivals, modulation, json_out, accuracy_path, body_file, rate_file;
   double rate = 0, slo_ms = 0;
   const double drain_s = 30;
   int input_bytes = 4096;
@@ -54,7 +100,10 @@ int run_loadgen(int argc, char** argv) {
   // clang-format off
   desc.add_options()
       ("target", po::value(&target)->required(), "full URL to POST to, e.g. http://127.0.0.1:8070/predictions/TASK")
-      ("rate", po::value(&rate)->required(), "mean arrivals per second")
+      ("rate", po::value(&rate), "mean arrivals per second")
+      ("rate-file", po::value(&rate_file),
+       "instead of --rate: a rate that moves, lines '<second> <QPS>' (simulate's rate-file:), --arrivals within "
+       "each rate; it lasts the file's length, or --duration if given (cut there)")
       ("duration", po::value(&duration_text)->default_value("30s"), "how long to send: 30s, 500ms, 2m")
       ("arrivals", po::value(&arrivals)->default_value("poisson"), "poisson | uniform | gamma:CV2 | batch:D (schema/arrival_process.h)")
       ("modulation", po::value(&modulation),
@@ -74,16 +123,26 @@ int run_loadgen(int argc, char** argv) {
       ("json", po::value(&json_out), "also write the summary as JSON here ('-' for stdout, the text summary then goes to stderr)");
   // clang-format on
   const char* usage =
-      "usage: lull loadgen --target URL --rate QPS --duration 30s [--arrivals poisson|uniform|gamma:CV2|batch:D]";
+      "usage: lull loadgen --target URL (--rate QPS --duration 30s | --rate-file PATH) "
+      "[--arrivals poisson|uniform|gamma:CV2|batch:D]";
   if (!parse_command_line(argc, argv, desc, usage)) return 0;
-  check_positive_range("--rate", rate, limits::kMaxLoadQps);
+  if (rate_file.empty() != rate_given(argc, argv)) throw UsageError("give one of --rate QPS and --rate-file PATH");
+  if (rate_file.empty()) check_positive_range("--rate", rate, limits::kMaxLoadQps);
   check_range("--input-bytes", input_bytes, 1, limits::kMaxInputBytes);
   check_range("--timeout-ms", static_cast<double>(timeout_ms), 1, limits::kMaxIntervalMs);
   if (slo_ms != 0) check_positive_range("--slo-ms", slo_ms, limits::kMaxSloMs);
   const ArrivalProcess process = parse_arrival_process(arrivals, "--arrivals", true);
   if (target.rfind("http://", 0) != 0) throw UsageError("--target " + target + ": expected an http:// URL");
   if (!accuracy_path.empty() && !(slo_ms > 0)) throw UsageError("--accuracy needs --slo-ms");
-  const double duration_s = parse_duration_s(duration_text);
+  double duration_s = parse_duration_s(duration_text);
+  std::vector<RateSegment> segments{{0, duration_s, rate}};
+  if (!rate_file.empty()) {
+    segments = loadgen_rate_file(rate_file, duration_given(argc, argv) ? duration_s : 0);
+    duration_s = segments.back().end_s;
+    double area = 0;
+    for (const auto& seg : segments) area += seg.qps * (seg.end_s - seg.start_s);
+    rate = area / duration_s;  // reported as the rate asked
+  }
   std::vector<std::pair<std::string, std::string>> headers;
   for (const auto& h : header_texts) {
     const std::size_t colon = h.find(':');
@@ -112,8 +171,8 @@ int run_loadgen(int argc, char** argv) {
   }
 
   // The whole schedule first: sending never waits on the network.
-  std::vector<RateSegment> segments{{0, duration_s, rate}};
   if (!modulation.empty()) {
+    if (!rate_file.empty()) throw UsageError("--modulation moves --rate; a --rate-file already moves it: give one");
     try {
       segments = modulated_rate_segments(parse_modulation(modulation, "--modulation"), rate, duration_s, seed);
     } catch (const std::invalid_argument& e) {

@@ -19,7 +19,7 @@ double parse_duration_s(const std::string& text, const std::string& flag = "--du
 // sampler (runtime/sim/arrivals.h), so `lull loadgen` and `lull simulate`
 // generate the same arrivals for the same process and seed.
 std::vector<double> arrival_schedule(double rate, double duration_s, const ArrivalProcess& process, std::uint64_t seed);
-// The same over rate segments (a moving rate: schema/modulated_rates.h).
+// The same over rate segments (a rate that moves: loadgen --modulation or --rate-file).
 std::vector<double> arrival_schedule(const std::vector<RateSegment>& segments, const ArrivalProcess& process,
                                      std::uint64_t seed);
 

@@ -43,6 +43,15 @@
 #                 policy is planned for the traffic it gets (docs/solver.md);
 #                 results get the process in their name (e2e-replay-gamma4)
 #   E2E_GRID      the compiled loads (default 5:100:5; loads above it serve the top one)
+#   E2E_MODULATION=mmpp:RATIO:STATE_S  traffic whose rate moves (one load in
+#                 E2E_LOADS, its mean): a 2-state Markov-modulated rate (high:low
+#                 = RATIO, exponential state times of mean STATE_S s) drawn here
+#                 twice, seeded: a 300 s file of its arrivals (E2E_ARRIVALS
+#                 within) that `lull compile --arrivals tracked:FILE` compiles a
+#                 library over loads from, and an independent rate file that
+#                 `lull loadgen --rate-file` serves for E2E_DURATION. The
+#                 expectation is the file's ("on_trace" in the report): the
+#                 runtime switching through the library by its load estimate.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LULL="${LULL:-$ROOT/build/lull}"
@@ -79,6 +88,13 @@ fi
 COMPILE_SLO_MS="${E2E_COMPILE_SLO_MS:-$((SLO_MS - HOP_MS))}"
 ARRIVALS="${E2E_ARRIVALS:-poisson}"
 if [ "$ARRIVALS" != poisson ]; then NAME="$NAME-${ARRIVALS//[:.]/}"; fi
+MODULATION="${E2E_MODULATION:-}"
+COMPILE_ARRIVALS="$ARRIVALS"
+if [ -n "$MODULATION" ]; then
+  if ! [[ "$MODULATION" =~ ^mmpp:[0-9.]+:[0-9.]+$ ]]; then echo "e2e: E2E_MODULATION '$MODULATION': expected mmpp:RATIO:STATE_S" >&2; exit 2; fi
+  if [ "$(wc -w <<< "$LOADS")" != 1 ]; then echo "e2e: E2E_MODULATION takes one load in E2E_LOADS (the mean), got '$LOADS'" >&2; exit 2; fi
+  NAME="$NAME-${MODULATION//[:.]/}"
+fi
 # Replay runs the servers, lull serve and loadgen at real-time priority
 # (SCHED_FIFO 1) where allowed (root or CAP_SYS_NICE), else as they are.
 # Under CPU-bound neighbours a thread waking from a 5-50 ms sleep waited up to
@@ -170,8 +186,48 @@ fi
 # tails beyond the profile's slowest sample. With 3 ms the real 35 qps point failed
 # the violation check in about half the runs (2.2-3.7% against 2%): the plan
 # is tight by design, so any spike past the profile's maximum is a miss.
+if [ -n "$MODULATION" ]; then
+  # The MMPP's rate trajectory, seeded: a rate file (lines '<second> <QPS>')
+  # and, for the compile, a 300 s file of arrival times drawn within it.
+  "$PY" - "$WORK" "$MODULATION" "$LOADS" "$ARRIVALS" <<'PYEOF'
+import math, random, sys
+work, mod, mean, arrivals = sys.argv[1], sys.argv[2].split(":"), float(sys.argv[3]), sys.argv[4]
+ratio, state_s = float(mod[1]), float(mod[2])
+low = 2 * mean / (ratio + 1); high = ratio * low  # equal mean state times: the mean rate is the mean
+def states(seed, seconds):
+    rng, t, up, out = random.Random(seed), 0.0, random.Random(seed + 7).random() < 0.5, []
+    while t < seconds:
+        out.append((t, high if up else low)); t += rng.expovariate(1 / state_s); up = not up
+    return out
+def write_rates(path, segs):
+    with open(path, "w") as f:
+        f.write("# MMPP %g:1, mean state %g s, mean %g QPS\n" % (ratio, state_s, mean))
+        for t, q in segs: f.write("%.6f %.6f\n" % (t, q))
+write_rates(f"{work}/served_rates.txt", states(2, 3600))
+# Arrivals for the compile: Poisson, or gamma:CV2 renewal gaps in the
+# rate-scaled clock, within the trajectory of another seed.
+cv2 = float(arrivals.split(":")[1]) if arrivals.startswith("gamma:") else 1.0
+if arrivals not in ("poisson",) and not arrivals.startswith("gamma:"):
+    sys.exit("e2e: E2E_MODULATION takes poisson or gamma:CV2 arrivals within, got " + arrivals)
+segs, rng, seconds = states(1, 300), random.Random(3), 300.0
+bounds = [s[0] for s in segs[1:]] + [seconds]
+times, i, t = [], 0, 0.0
+work_left = rng.gammavariate(1 / cv2, cv2)  # in mean gaps
+while i < len(segs):
+    start, q = max(t, segs[i][0]), segs[i][1]
+    end = bounds[i]
+    if start + work_left / q < end:
+        t = start + work_left / q; times.append(t); work_left = rng.gammavariate(1 / cv2, cv2)
+    else:
+        work_left -= (end - start) * q; t = end; i += 1
+with open(f"{work}/tracked.txt", "w") as f:
+    for x in times: f.write("%.6f\n" % x)
+PYEOF
+  COMPILE_ARRIVALS="tracked:$WORK/tracked.txt"
+fi
 "$LULL" compile --profiles "$PROFILE" --slo-ms "$COMPILE_SLO_MS" --workers "$SERVERS" --percentile 100 \
-    --arrivals "$ARRIVALS" --load-qps "${E2E_GRID:-5:100:5}" --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>/dev/null
+    --arrivals "$COMPILE_ARRIVALS" --load-qps "${E2E_GRID:-5:100:5}" --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>"$WORK/compile.log" \
+    || { cat "$WORK/compile.log" >&2; exit 1; }
 "${RT[@]}" "$LULL" serve --policies "$WORK/set.pb" --servers "$WORKERS" --listen 127.0.0.1:0 --backend "$BACKEND" \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 PIDS+=($!)
@@ -182,7 +238,9 @@ TARGET="http://127.0.0.1:$(cat "$WORK/lull.port")"
 "${RT[@]}" "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate 10 --duration 2s > /dev/null || true
 for load in $LOADS; do
   BUSY0=$(cpu_busy_ticks); CHAIN0=$(cpu_ticks_of "${PIDS[@]}"); T0=$(date +%s.%N)
-  "${RT[@]}" /usr/bin/time -f "%U %S" -o "$WORK/loadgen.cpu" "$LULL" loadgen --target "$TARGET/predictions/image-classification" --rate "$load" --duration "$DURATION" \
+  RATE=(--rate "$load")
+  if [ -n "$MODULATION" ]; then RATE=(--rate-file "$WORK/served_rates.txt"); fi
+  "${RT[@]}" /usr/bin/time -f "%U %S" -o "$WORK/loadgen.cpu" "$LULL" loadgen --target "$TARGET/predictions/image-classification" "${RATE[@]}" --duration "$DURATION" \
       --arrivals "$ARRIVALS" --seed "$load" --slo-ms "$SLO_MS" --accuracy "$ACC" --json "$WORK/load$load.json" > "$WORK/load$load.txt" || true
   others_cores "load$load" "$BUSY0" "$CHAIN0" "$T0" "${PIDS[@]}"
   curl -s "$TARGET/metrics" > "$WORK/metrics$load.txt"
@@ -192,11 +250,15 @@ done
 # (docs/operators-guide.md, "Latency drift"): its drift lines go into the results.
 grep "latency drift" "$WORK/serve.log" > "$WORK/drift.txt" || true
 
-"$PY" - "$WORK" "$OUT" "$STRICT" "$LOADS" "$SLO_MS" "$COMPILE_SLO_MS" "$PROFILE" "$NAME" "$ARRIVALS" <<'PYEOF'
+"$PY" - "$WORK" "$OUT" "$STRICT" "$LOADS" "$SLO_MS" "$COMPILE_SLO_MS" "$PROFILE" "$NAME" "$ARRIVALS" "$MODULATION" <<'PYEOF'
 import json, os, sys
 work, out, strict, loads, slo = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4].split(), float(sys.argv[5])
-budget, profile, name, arrivals = float(sys.argv[6]), sys.argv[7], sys.argv[8], sys.argv[9]
-expected = {p["load_qps"]: p for p in json.load(open(f"{work}/report.json"))["policies"]}
+budget, profile, name, arrivals, modulation = float(sys.argv[6]), sys.argv[7], sys.argv[8], sys.argv[9], sys.argv[10]
+report = json.load(open(f"{work}/report.json"))
+expected = {p["load_qps"]: p for p in report["policies"]}
+if modulation:  # the library's expectation on the tracked file's rates
+    expected = {float(loads[0]): report["on_trace"]["sets"][0]}
+    arrivals = f"{arrivals} within {modulation} (compiled with tracked:FILE, on_trace {report['on_trace']['short_range']} short-range)"
 rows, hard_fail, soft_fail = [], False, False
 for load in loads:
     r = json.load(open(f"{work}/load{load}.json"))

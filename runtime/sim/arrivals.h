@@ -39,6 +39,7 @@ class RateArrivals final : public ArrivalSource {
  private:
   double draw_gap_s(double qps);
   int draw_burst_size();
+  bool carries_past(std::size_t i) const;
   std::vector<RateSegment> segments_;
   std::vector<ArrivalProcess> processes_;  // one per segment
   ArrivalProcess process_;                 // the current segment's
@@ -47,6 +48,7 @@ class RateArrivals final : public ArrivalSource {
   double t_s_ = 0;  // time of the last arrival (or of the segment start)
   bool started_ = false;
   int burst_left_ = 0;  // batch: further queries of the current burst, all at t_s_
+  double carry_ = -1;   // >= 0: a gap crossing segments, what is left of it in mean gaps
 };
 
 class ReplayArrivals final : public ArrivalSource {

@@ -170,6 +170,42 @@ TEST_CASE("profile, loadgen and bench serve refuse counts and rates out of range
       {"--input-bytes"});
 }
 
+TEST_CASE("loadgen --rate-file: the file's rates, cut at --duration; bad files refused in one line",
+          "[cli][limits][modulated]") {
+  const std::string base = "loadgen --target http://127.0.0.1:9/predictions/t --timeout-ms 300 ";
+  expect_refused(base + "--json OUT", {"--rate", "--rate-file"});
+  expect_refused(base + "--rate 5 --rate-file " + write_temp("lg_r.txt", "0 10\n") + " --json OUT", {"--rate-file"});
+  expect_refused(base + "--rate-file " + temp_dir() + "/lg_none.txt --json OUT", {"--rate-file", "lg_none.txt"});
+  expect_refused(base + "--rate-file " + write_temp("lg_neg.txt", "0 10\n1 -1\n") + " --json OUT",
+                 {"--rate-file", "lg_neg.txt:2"});
+  expect_refused(base + "--rate-file " + write_temp("lg_zero.txt", "0 0\n5 0\n") + " --json OUT",
+                 {"--rate-file", "every rate is 0"});
+  expect_refused(base + "--rate-file " + write_temp("lg_big.txt", "0 2e6\n") + " --json OUT", {"--rate-file", "QPS"});
+  expect_refused(base + "--rate-file " + write_temp("lg_back.txt", "5 10\n1 10\n") + " --json OUT",
+                 {"--rate-file", "lg_back.txt:2"});
+  // 100 QPS, a silent second, 100 QPS (the last line holds as long as the gap
+  // before it): 200 arrivals in 3 s, 66.7 QPS asked; cut at 1 s, 100 in 1 s.
+  // Nothing listens, so each request fails at once; 4 standard deviations.
+  const std::string rates = write_temp("lg_rates.txt", "0 100\n1 0\n2 100\n");
+  auto sent = [&](const std::string& extra, double* asked) {
+    const auto r = run_lull(base + "--rate-file " + rates + extra + " --json -");
+    INFO(r.err);
+    CHECK(r.exit_code == 1);
+    const auto num = [&](const std::string& key) {
+      const auto at = r.out.find("\"" + key + "\":");
+      REQUIRE(at != std::string::npos);
+      return std::stod(r.out.substr(at + key.size() + 3));
+    };
+    *asked = num("rate_asked");
+    return num("sent");
+  };
+  double asked = 0;
+  CHECK(std::abs(sent("", &asked) - 200) < 4 * std::sqrt(200.0));
+  CHECK(asked == Approx(200.0 / 3).epsilon(1e-3));
+  CHECK(std::abs(sent(" --duration 1s", &asked) - 100) < 4 * std::sqrt(100.0));
+  CHECK(asked == Approx(100).epsilon(1e-3));
+}
+
 // An adversarial tester's finding: one sample of 2^32 s corrupted the heap in compile,
 // 1e6 s ran for seconds; simulate --latency sampled took -1e308 and 1e9 s.
 TEST_CASE("latency samples beyond 1000 x the SLO are refused with the field path", "[cli][limits]") {
