@@ -170,7 +170,7 @@ TEST_CASE("profile, loadgen and bench serve refuse counts and rates out of range
       {"--input-bytes"});
 }
 
-TEST_CASE("loadgen --rate-file: the file's rates, cut at --duration; bad files refused in one line",
+TEST_CASE("loadgen --rate-file: the file's rates, cut at --duration, bad files refused in one line",
           "[cli][limits][modulated]") {
   const std::string base = "loadgen --target http://127.0.0.1:9/predictions/t --timeout-ms 300 ";
   expect_refused(base + "--json OUT", {"--rate", "--rate-file"});
