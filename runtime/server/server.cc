@@ -46,14 +46,14 @@ Server::Server(ServeSpec spec)
   }
   if (spec_.variants.enabled()) {
     variant_client_ = std::make_unique<net::HttpClient>();
+    variant_calls_ = std::make_unique<net::InterruptibleTransport>(*variant_client_);
     if (spec_.model_control) {
-      model_control_ = spec_.model_control(*variant_client_);
+      model_control_ = spec_.model_control(*variant_calls_);
     } else {
       torchserve::ModelManagementOptions o;
       o.management_key = spec_.management_key;
       o.server_key_source = spec_.management_key_source;
-      model_control_ =
-          std::make_unique<torchserve::TorchServeModelControl>(*variant_client_, o, spec_.variants.archive);
+      model_control_ = std::make_unique<torchserve::TorchServeModelControl>(*variant_calls_, o, spec_.variants.archive);
     }
     auto arrived = opts.on_arrival;
     opts.on_arrival = [this, arrived](std::int64_t t_us) {
@@ -287,6 +287,8 @@ void Server::interrupt_pool() {
   if (auto* kube = dynamic_cast<pools::KubernetesPool*>(pool_.get())) kube->interrupt();
   for (auto& g : groups_)
     if (auto* kube = dynamic_cast<pools::KubernetesPool*>(g->pool.get())) kube->interrupt();
+  // So does a model load's management API call (a variant switch).
+  if (variant_calls_) variant_calls_->interrupt();
 }
 
 int Server::start() {
@@ -414,8 +416,9 @@ void Server::stop(const std::function<void()>& answers_written) {
     frontend_->stop();
   }
   if (answers_written) answers_written();
-  interrupt_pool();  // the autoscaler's tick may be in an API call
-  loop_.stop();      // no controller ticks from here on
+  if (provider_) provider_->abandon();  // an online compilation under way ends within one solver step
+  interrupt_pool();                     // the autoscaler's tick may be in an API call
+  loop_.stop();                         // no controller ticks from here on
   if (recompiler_) recompiler_->connect(nullptr);
   for (auto& g : groups_)
     if (g->recompiler) g->recompiler->connect(nullptr);
