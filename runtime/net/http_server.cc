@@ -135,7 +135,7 @@ struct HttpServer::Impl {
   std::shared_ptr<Gate> gate = std::make_shared<Gate>();
   int port = 0;
   bool stopped = false;
-  // stop() began: requests whose header completes from now on get 503.
+  // stop() began: requests whose body completes from now on get 503.
   std::atomic<bool> stopping{false};
 
   std::mutex mu;  // the registry; connections stay alive while registered
@@ -193,9 +193,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start() {
     net::dispatch(stream_.get_executor(), guarded([](Connection& c) { c.wait_for_request(); }));
   }
-  // Taken from the accept queue at stop: its request is read and answered
-  // 503, and stop() waits (bounded) until it is closed, so that no request
-  // bytes are left unread when the socket closes (that would be a reset).
+  // Taken from the accept queue at stop: its request is read in full and
+  // answered 503, and stop() waits (bounded) until that is written, so that
+  // no request bytes are left unread when the socket closes (a reset).
   void start_at_stop() {
     at_stop_ = true;
     start();
@@ -280,7 +280,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Its response was handed over and is not written yet (stop() waits for it).
   bool response_pending() const {
     const int s = state_.load();
-    return s == kWriting || (s == kServing && answered_.load()) || (at_stop_ && s != kClosed);
+    return s == kWriting || (s == kServing && answered_.load()) || (at_stop_ && s != kClosed && s != kLingering);
   }
   std::int64_t state_since_us() const { return since_us_.load(); }
   std::atomic<bool> shed_requested{false};
@@ -337,7 +337,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
     settle_shed(false);
     if (const std::string bad = framing_error(parser_->get()); !bad.empty())
       return refuse(400, "malformed HTTP request: " + bad);
-    if (server_.stopping) return refuse(503, "the server is stopping; retry later");
     // lull's class header picks the queue: two of them are ambiguous.
     if (parser_->get().count("X-Lull-Class") > 1) return refuse(400, "more than one X-Lull-Class header");
     if (reserved_) {
@@ -381,6 +380,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto& msg = parser_->get();
     keep_alive_ = msg.keep_alive() && !reserved_;  // a reserved slot serves one request
     version_ = msg.version();
+    if (server_.stopping) {  // read in full, so that closing leaves nothing unread (a reset)
+      parser_.reset();
+      return write(server_.render_error(503, "the server is stopping; retry later"), false);
+    }
     ServerRequest req;
     req.method = std::string(msg.method_string());
     const beast::string_view target = msg.target();

@@ -111,7 +111,7 @@ class HttpServer {
   // accept queue (so none is reset), writes the responses already handed
   // over (at most ~1 s for all of it), then closes every connection and
   // joins the I/O threads; responses not yet handed over are dropped.
-  // Requests whose header completes during the stop get 503. Idempotent.
+  // Requests read in full during the stop get 503. Idempotent.
   void stop();
   int port() const;
   HttpServerStats stats() const;

@@ -410,15 +410,17 @@ void Server::reload_fleet() {
 void Server::stop(const std::function<void()>& answers_written) {
   if (stopped_) return;
   stopped_ = true;
+  // First, so that it ends while the front end answers what waits: an
+  // online compilation under way stops at its solver's next iteration.
+  if (provider_) provider_->abandon();
   if (frontend_) {  // serving: answer what waits, take no more queries
     if (session_) session_->shutdown();
     for (auto& g : groups_) g->session->shutdown();
     frontend_->stop();
   }
   if (answers_written) answers_written();
-  if (provider_) provider_->abandon();  // an online compilation under way ends within one solver step
-  interrupt_pool();                     // the autoscaler's tick may be in an API call
-  loop_.stop();                         // no controller ticks from here on
+  interrupt_pool();  // the autoscaler's tick may be in an API call
+  loop_.stop();      // no controller ticks from here on
   if (recompiler_) recompiler_->connect(nullptr);
   for (auto& g : groups_)
     if (g->recompiler) g->recompiler->connect(nullptr);

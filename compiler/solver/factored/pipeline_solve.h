@@ -185,7 +185,7 @@ SolverOutput solve_factored(const MdpProblem& p, const SolveOptions& opt, Exec& 
   auto since = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
   SolverOutput out;
   auto t0 = clock::now();
-  const ExecTables<Exec> tables = build_exec_tables(p, ex);
+  const ExecTables<Exec> tables = build_exec_tables(p, ex, opt);
   ex.sync();
   out.table_bytes = factored_table_bytes(p, tables.layout);
   out.seconds.build = since(t0);
