@@ -74,7 +74,12 @@ open(sys.argv[2], "w").write(" ".join("%s=%d" % kv for kv in sorted(counts.items
 PYEOF
 CLIENTS=$!
 PIDS+=($CLIENTS)
-sleep 1
+# Bounded poll: the clients' queries are being answered.
+for _ in $(seq 1 200); do
+  N=$(curl -s -m 2 "$TARGET/metrics" | awk '$1 == "lull_queries_total" {print int($2)}')
+  [ "${N:-0}" -gt 5 ] && break
+  sleep 0.05
+done
 kill "${SERVERS[1]}"
 # The compilation starts when the health check marks the server down (logged).
 STARTED=0

@@ -30,11 +30,12 @@ def big_body(kind, variant):
     return ('{"inputs":[{"name":"x","datatype":"FP32","shape":[1,1900000],"data":[%s]}]}' % ones).encode()
 
 
-def big_client(port, task, seconds, kind, variant, out):
+def big_client(port, task, seconds, kind, variant, out, ready):
     # The load generators are not what is measured: deployed, they are other
     # machines; here they share the cores with lull and the model servers.
     os.nice(10)
     body = big_body(kind, variant)
+    ready.release()
     codes = {}
     end = time.monotonic() + seconds
     conn = None
@@ -73,11 +74,13 @@ def main():
     port, task, big, seconds, qps, kind = (int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
                                            float(sys.argv[5]), sys.argv[6])
     out = multiprocessing.Queue()
-    procs = [multiprocessing.Process(target=big_client, args=(port, task, seconds + 1, kind, i, out))
+    ready = multiprocessing.Semaphore(0)
+    procs = [multiprocessing.Process(target=big_client, args=(port, task, seconds + 1, kind, i, out, ready))
              for i in range(big)]
     for p in procs:
         p.start()
-    time.sleep(1.0)  # pacing: let the big clients build their bodies and start looping
+    for _ in procs:  # bounded: each big client has built its body and starts looping
+        ready.acquire(timeout=120)
     small = '{"inputs":[{"name":"input","datatype":"BYTES","shape":[1],"data":["hello"]}]}'
     results = {"query": [], "ping": []}
     start = time.monotonic()
