@@ -35,6 +35,7 @@ class CompilerPolicySource final : public core::PolicyCompiler {
  public:
   CompilerPolicySource(const std::string& policies_path, const std::string& profiles, const OnlineCompileFlags& flags);
   core::PolicyTable compile(const core::PolicyRequest& request) override;
+  void cancel() override { compiler_->cancel(); }
   // Later compilations use these profiles (compiler::OnlineCompiler::use_profiles).
   void use_profiles(compiler::ReducedProfiles profiles) { compiler_->use_profiles(std::move(profiles)); }
   const compiler::OnlineCompiler& compiler() const { return *compiler_; }

@@ -29,6 +29,7 @@ schema::PolicySet OnlineCompiler::compile(int workers, double load_qps) {
 }
 
 schema::PolicySet OnlineCompiler::compile(int workers, double load_qps, const ArrivalProcess& arrivals) {
+  if (cancelled_) throw SolveCancelled();
   std::lock_guard<std::mutex> lock(mu_);
   const auto key = std::make_tuple(workers, load_qps, arrival_process_text(arrivals));
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
@@ -46,6 +47,7 @@ schema::PolicySet OnlineCompiler::compile(int workers, double load_qps, const Ar
   spec.mdp.workers = workers;
   spec.mdp.arrivals = arrivals;
   spec.loads_qps = {load_qps};
+  spec.solve.cancel = &cancelled_;
   validate_compile_spec(spec);
   SweepResult result = run_sweep(SweepRequest{profiles_, spec}, *solver_);
   last_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

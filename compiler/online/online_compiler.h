@@ -5,6 +5,7 @@
 // reduced once, at construction, under the compile settings a policy
 // library recorded (recorded_compile_spec, compiler/emit/recorded_spec.h), so an online policy is the policy
 // `lull compile` would have written for that (K, L). Policies are cached.
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,6 +38,11 @@ class OnlineCompiler {
   // is dropped. Waits for a compilation under way.
   void use_profiles(ReducedProfiles profiles);
 
+  // Abandons the compilation under way (it throws SolveCancelled within one
+  // solver iteration) and every later one (they throw at once); for a
+  // server that stops. Thread-safe; cannot be undone.
+  void cancel() { cancelled_ = true; }
+
   int compilations() const { return compilations_; }  // excluding cache hits
   const ArrivalProcess& recorded_arrivals() const { return spec_.mdp.arrivals; }
   double last_compile_s() const { return last_s_; }
@@ -49,6 +55,7 @@ class OnlineCompiler {
   std::map<std::tuple<int, double, std::string>, schema::PolicySet> cache_;  // workers, load, arrivals
   int compilations_ = 0;
   double last_s_ = 0;
+  std::atomic<bool> cancelled_{false};
 };
 
 }  // namespace lull::compiler

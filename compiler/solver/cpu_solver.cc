@@ -49,6 +49,7 @@ class CpuSolver final : public Solver {
     const LoadThreads threads;
     const DenormalGuard flush_subnormals;
     factored::CpuExec exec(factored::CpuExec::Threads::kAuto);
+    exec.cancel_on(opt.cancel);
     return factored::solve_factored(p, opt, exec);
   }
 };

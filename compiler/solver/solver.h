@@ -3,7 +3,9 @@
 // (values, chosen actions, residual) and its expectations (mdp-spec 5-6),
 // with the seconds spent in each phase. The CPU backend and the CUDA backend
 // implement it; the compiler does not know which one runs.
+#include <atomic>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,7 +20,20 @@ struct SolveOptions {
   // L1 step changes less than this (the reference always runs 1000 steps;
   // the difference is below 1e-12 in the expectations).
   double stationary_tolerance = 1e-15;
+  // When set and true, the solve stops at its next iteration (value or
+  // power) and throws SolveCancelled: how a stopping server abandons an
+  // online compilation. The iterations themselves are unchanged.
+  const std::atomic<bool>* cancel = nullptr;
 };
+
+struct SolveCancelled : std::runtime_error {
+  SolveCancelled() : std::runtime_error("the compilation was abandoned (the server is stopping)") {}
+};
+
+// Throws SolveCancelled when `options` asks to stop.
+inline void throw_if_cancelled(const SolveOptions& options) {
+  if (options.cancel && options.cancel->load(std::memory_order_relaxed)) throw SolveCancelled();
+}
 
 struct PhaseSeconds {
   double build = 0;   // transition structure

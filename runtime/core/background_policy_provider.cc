@@ -46,8 +46,19 @@ OnlineCompileStats BackgroundPolicyProvider::stats() const {
 
 void BackgroundPolicyProvider::wait_idle() { worker_.wait_idle(); }
 
+void BackgroundPolicyProvider::abandon() {
+  disconnect();
+  compiler_.cancel();
+}
+
 void BackgroundPolicyProvider::compile(const PolicyRequest& r) {
   const auto t0 = std::chrono::steady_clock::now();
+  if (log_) {
+    char buf[120];
+    std::snprintf(buf, sizeof buf, "online compilation: started, policy for %d workers at %g QPS", r.workers,
+                  r.load_qps);
+    log_(buf);
+  }
   std::string line;
   bool ok = false;
   double seconds = 0;

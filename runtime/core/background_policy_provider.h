@@ -36,6 +36,9 @@ class BackgroundPolicyProvider final : public PolicyProvider {
   OnlineCompileStats stats() const;
   // Blocks until nothing is running or waiting (tests, shutdown).
   void wait_idle();
+  // Stops: drops the waiting request and abandons the compilation under way
+  // (PolicyCompiler::cancel), so the destructor's wait is one solver step.
+  void abandon();
 
  private:
   void compile(const PolicyRequest& r);  // on the worker's thread

@@ -25,6 +25,10 @@ class PolicyCompiler {
   // compiled for request.arrivals, with the same task, SLO and models as the library it joins. Throws on
   // failure (the message names what is wrong).
   virtual PolicyTable compile(const PolicyRequest& request) = 0;
+  // Abandons the compilation under way and every later one: compile()
+  // throws soon (a stopping server must not wait for a policy). Default:
+  // nothing to abandon (compilations that are quick or simulated).
+  virtual void cancel() {}
 };
 
 class PolicyProvider {

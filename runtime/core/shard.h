@@ -62,6 +62,7 @@ class ShardPolicyCompiler final : public PolicyCompiler {
   // `global` outlives this; `grid_qps` ascending, not empty.
   ShardPolicyCompiler(PolicyCompiler& global, Shard shard, std::vector<double> grid_qps);
   PolicyTable compile(const PolicyRequest& request) override;
+  void cancel() override { global_.cancel(); }
   // The fleet's request that the shard's stands for.
   PolicyRequest global_request(const PolicyRequest& shard_request) const;
 

@@ -6,6 +6,7 @@
 
 #include "runtime/net/base64.h"
 #include "runtime/net/json_data_field.h"
+#include "runtime/net/json_value.h"
 #include "runtime/net/multipart_form.h"
 
 namespace lull::frontend {
@@ -33,15 +34,15 @@ const char* error_type(int status) {
 }
 
 net::ServerResponse error_response(int status, const std::string& message) {
-  std::string escaped;
-  for (char c : message) {
-    if (c == '"' || c == '\\') escaped += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) escaped += c;
-  }
+  std::string text;  // control characters dropped: one line
+  for (char c : message)
+    if (static_cast<unsigned char>(c) >= 0x20) text += c;
   net::ServerResponse r;
   r.status = status;
-  r.body = "{\"code\":" + std::to_string(status) + ",\"type\":\"" + error_type(status) + "\",\"message\":\"" + escaped +
-           "\"}";
+  // Quoted as JSON (a message quoting a request's bytes that are not UTF-8
+  // reads them as Latin-1: json_value.h).
+  r.body = "{\"code\":" + std::to_string(status) + ",\"type\":\"" + error_type(status) +
+           "\",\"message\":" + net::json_quoted(text) + "}";
   return r;
 }
 
@@ -146,7 +147,10 @@ Frontend::~Frontend() { stop(); }
 
 void Frontend::start() { server_.start(); }
 
-void Frontend::stop() { server_.stop(); }
+void Frontend::stop() {
+  lane_.stop();  // bodies still waiting for their decode are answered 503 before the server stops
+  server_.stop();
+}
 
 void Frontend::route(net::ServerRequest req, net::Respond respond) {
   const bool get = req.method == "GET";

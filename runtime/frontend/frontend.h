@@ -30,6 +30,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/frontend/decode_lane.h"
 #include "runtime/net/http_response_counts.h"
 #include "runtime/net/http_server.h"
 
@@ -108,9 +109,11 @@ class Frontend {
   // /v2 and below (v2_routes.cc).
   void route_v2(net::ServerRequest req, net::Respond respond);
   void infer_v2(net::ServerRequest req, net::Respond respond);
+  void decode_and_serve_v2(net::ServerRequest req, net::Respond respond);
   QueryService& service_;
   FrontendOptions options_;
   net::HttpResponseCounts responses_;  // every response sent, by code; appended to /metrics
+  DecodeLane lane_;                    // large v2 bodies, decoded off the I/O threads (decode_lane.h)
   net::HttpServer server_;
 };
 

@@ -109,7 +109,6 @@ struct RowAnswers {
 }  // namespace
 
 void Frontend::infer_v2(ServerRequest req, Respond respond) {
-  V2InferRequest request;
   std::string error;
   if (!req.content_encoding.empty()) {
     std::string inflated;
@@ -125,8 +124,23 @@ void Frontend::infer_v2(ServerRequest req, Respond respond) {
         return respond(v2_error(400, error));
     }
   }
+  if (req.body.size() > kInlineDecodeBytes) {
+    const std::string client = req.client;
+    return lane_.post(client, [this, req = std::move(req), respond = std::move(respond)](bool run) mutable {
+      if (!run) return respond(v2_error(503, "the server is stopping"));
+      decode_and_serve_v2(std::move(req), std::move(respond));
+    });
+  }
+  decode_and_serve_v2(std::move(req), std::move(respond));
+}
+
+void Frontend::decode_and_serve_v2(ServerRequest req, Respond respond) {
+  V2InferRequest request;
+  std::string error;
   if (!parse_v2_infer_request(req.body, &request, &error, req.inference_header_length))
     return respond(v2_error(400, error));
+  req.body.clear();
+  req.body.shrink_to_fit();
   const auto arrived = req.arrived;
   const auto waited_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - arrived).count();

@@ -109,7 +109,11 @@ struct HttpServer::Impl {
       : options(std::move(o)), handler(std::move(h)), render_error(std::move(r)), on_response(std::move(c)) {}
 
   void do_accept();
-  void on_accept(tcp::socket socket);
+  // `at_stop`: taken from the accept queue by stop(), to be answered 503.
+  void on_accept(tcp::socket socket, bool at_stop = false);
+  // stop(): answers every connection still in the kernel's accept queue with
+  // 503 (closing the listener with them queued resets them), then closes it.
+  void drain_accept_queue();
   // At the cap: a connection to close (oldest idle, else the slowest reading
   // its header), or none when every connection has a request in service.
   std::shared_ptr<Connection> pick_victim();  // under mu
@@ -131,6 +135,8 @@ struct HttpServer::Impl {
   std::shared_ptr<Gate> gate = std::make_shared<Gate>();
   int port = 0;
   bool stopped = false;
+  // stop() began: requests whose body completes from now on get 503.
+  std::atomic<bool> stopping{false};
 
   std::mutex mu;  // the registry; connections stay alive while registered
   std::list<std::shared_ptr<Connection>> connections;
@@ -186,6 +192,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   void start() {
     net::dispatch(stream_.get_executor(), guarded([](Connection& c) { c.wait_for_request(); }));
+  }
+  // Taken from the accept queue at stop: its request is read in full and
+  // answered 503, and stop() waits (bounded) until that is written, so that
+  // no request bytes are left unread when the socket closes (a reset).
+  void start_at_stop() {
+    at_stop_ = true;
+    start();
   }
   // Answers 503 "too many connections" on its own strand, then lingers and closes.
   void refuse_at_cap() {
@@ -267,7 +280,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Its response was handed over and is not written yet (stop() waits for it).
   bool response_pending() const {
     const int s = state_.load();
-    return s == kWriting || (s == kServing && answered_.load());
+    return s == kWriting || (s == kServing && answered_.load()) || (at_stop_ && s != kClosed && s != kLingering);
   }
   std::int64_t state_since_us() const { return since_us_.load(); }
   std::atomic<bool> shed_requested{false};
@@ -324,6 +337,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     settle_shed(false);
     if (const std::string bad = framing_error(parser_->get()); !bad.empty())
       return refuse(400, "malformed HTTP request: " + bad);
+    // lull's class header picks the queue: two of them are ambiguous.
+    if (parser_->get().count("X-Lull-Class") > 1) return refuse(400, "more than one X-Lull-Class header");
     if (reserved_) {
       reserved_timer_->cancel();
       // Past the cap only health and metrics are served (GET, no body).
@@ -365,6 +380,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto& msg = parser_->get();
     keep_alive_ = msg.keep_alive() && !reserved_;  // a reserved slot serves one request
     version_ = msg.version();
+    if (server_.stopping) {  // read in full, so that closing leaves nothing unread (a reset)
+      parser_.reset();
+      return write(server_.render_error(503, "the server is stopping; retry later"), false);
+    }
     ServerRequest req;
     req.method = std::string(msg.method_string());
     const beast::string_view target = msg.target();
@@ -373,6 +392,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     req.query_class = std::string(msg["X-Lull-Class"]);
     req.inference_header_length = std::string(msg["Inference-Header-Content-Length"]);
     req.content_encoding = std::string(msg[http::field::content_encoding]);
+    beast::error_code peer_error;
+    const auto peer = stream_.socket().remote_endpoint(peer_error);
+    if (!peer_error) req.client = peer.address().to_string();
     req.body = std::move(msg.body());
     req.arrived = arrived_;
     parser_.reset();
@@ -525,6 +547,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool refusing_ = false;                 // answered 503 at the cap, outside the registry
   bool reserved_ = false;                 // in a reserved slot past the cap (health and metrics only)
   bool reserved_expired_ = false;         // its wait for a request ran out: answer 503
+  std::atomic<bool> at_stop_{false};      // taken from the accept queue by stop() (start_at_stop)
   std::optional<net::steady_timer> reserved_timer_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -556,7 +579,19 @@ void HttpServer::Impl::do_accept() {
                         }));
 }
 
-void HttpServer::Impl::on_accept(tcp::socket socket) {
+void HttpServer::Impl::drain_accept_queue() {
+  beast::error_code ec;
+  acceptor.cancel(ec);  // the pending async_accept ends (operation_aborted)
+  acceptor.non_blocking(true, ec);
+  for (int n = 0; !ec && n < options.max_connections + options.reserved_slots; ++n) {
+    tcp::socket socket(net::make_strand(ioc));
+    acceptor.accept(socket, ec);
+    if (!ec) on_accept(std::move(socket), true);
+  }
+  acceptor.close(ec);
+}
+
+void HttpServer::Impl::on_accept(tcp::socket socket, bool at_stop) {
   beast::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);  // a small response held by Nagle costs up to 40 ms
   accepted++;
@@ -577,6 +612,7 @@ void HttpServer::Impl::on_accept(tcp::socket socket) {
   }
   if (refuse) return fresh->refuse_at_cap();
   if (victim) return victim->request_shed(std::move(fresh));
+  if (at_stop) return fresh->start_at_stop();
   fresh->start();
 }
 
@@ -634,16 +670,20 @@ void HttpServer::stop() {
     std::lock_guard<std::mutex> lock(s.gate->mu);
     if (!s.gate->open) return;
   }
-  // No new connection from here on: one accepted in the flush window below
-  // would be dropped unanswered when the io threads stop (a client then
-  // sees its connect refused, which it may retry elsewhere).
-  net::post(s.accept_strand, [&s] {
-    beast::error_code ignored;
+  // No new connection from here on: the listener closes once the
+  // connections already in its accept queue are taken (each is answered
+  // 503: closing a listener with connections queued resets them). A client
+  // connecting later sees its connect refused, which it may retry elsewhere.
+  s.stopping = true;
+  auto drained = std::make_shared<std::atomic<bool>>(s.threads.empty());
+  net::post(s.accept_strand, [&s, drained] {
     s.accept_retry.cancel();
-    s.acceptor.close(ignored);
+    s.drain_accept_queue();
+    *drained = true;
   });
   // Responses already handed over (at shutdown the session answers every
-  // waiting query with 503 just before) are written before the io threads
+  // waiting query with 503 just before), and the 503s of the connections
+  // that were still in the accept queue, are written before the io threads
   // stop, for at most kFlushMs: a fast exit must not drop them.
   const auto flush_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFlushMs);
   const auto pending = [&s] {
@@ -652,7 +692,7 @@ void HttpServer::stop() {
       if (c->response_pending()) return true;
     return false;
   };
-  while (!s.threads.empty() && pending() && std::chrono::steady_clock::now() < flush_until)
+  while (!s.threads.empty() && (!*drained || pending()) && std::chrono::steady_clock::now() < flush_until)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   {
     std::lock_guard<std::mutex> lock(s.gate->mu);

@@ -66,6 +66,7 @@ struct ServerRequest {
   // Inference Protocol: the body's JSON part is that long, raw tensors follow), or "".
   std::string inference_header_length;
   std::string content_encoding;  // Content-Encoding (gzip, deflate: content_encoding.h), or ""
+  std::string client;            // the peer's IP address (whose turn it is: frontend/decode_lane.h), or ""
   std::string body;
   std::chrono::steady_clock::time_point arrived;  // when the header was complete
 };
@@ -106,8 +107,11 @@ class HttpServer {
   // Binds, listens and starts the I/O threads; throws std::runtime_error
   // "HOST:PORT: cannot listen ..." when the address is taken.
   void start();
-  // Closes every connection and joins the I/O threads; responses not yet
-  // sent are dropped. Idempotent.
+  // Closes the listener after answering 503 to the connections still in its
+  // accept queue (so none is reset), writes the responses already handed
+  // over (at most ~1 s for all of it), then closes every connection and
+  // joins the I/O threads; responses not yet handed over are dropped.
+  // Requests read in full during the stop get 503. Idempotent.
   void stop();
   int port() const;
   HttpServerStats stats() const;

@@ -76,8 +76,13 @@ bool is_utf8(const std::string& text) {
 
 std::string json_quoted(const std::string& text) {
   std::string out = "\"";
+  const bool latin1 = !is_utf8(text);  // then every byte is one character: JSON must be UTF-8
   for (const char c : text) {
-    if (c == '"' || c == '\\') {
+    if (latin1 && static_cast<unsigned char>(c) >= 0x80) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      out += u < 0xc0 ? "\xc2" : "\xc3";
+      out += static_cast<char>(0x80 | (u & 0x3f));
+    } else if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
     } else if (static_cast<unsigned char>(c) < 0x20) {

@@ -25,7 +25,8 @@ std::string json_string(const JsonValue& object, const std::string& name, const 
 double json_number(const JsonValue& object, const std::string& name, double fallback = 0);
 bool json_bool(const JsonValue& object, const std::string& name, bool fallback = false);
 // `text` as a JSON string literal, quotes included ('"', '\\' and control
-// characters escaped; other bytes as they are).
+// characters escaped; other bytes as they are, unless `text` is not UTF-8:
+// then it is read as Latin-1, each byte one character, so the JSON stays UTF-8).
 std::string json_quoted(const std::string& text);
 // True when `text` is valid UTF-8 (RFC 3629: what a JSON parser takes).
 bool is_utf8(const std::string& text);

@@ -46,14 +46,14 @@ Server::Server(ServeSpec spec)
   }
   if (spec_.variants.enabled()) {
     variant_client_ = std::make_unique<net::HttpClient>();
+    variant_calls_ = std::make_unique<net::InterruptibleTransport>(*variant_client_);
     if (spec_.model_control) {
-      model_control_ = spec_.model_control(*variant_client_);
+      model_control_ = spec_.model_control(*variant_calls_);
     } else {
       torchserve::ModelManagementOptions o;
       o.management_key = spec_.management_key;
       o.server_key_source = spec_.management_key_source;
-      model_control_ =
-          std::make_unique<torchserve::TorchServeModelControl>(*variant_client_, o, spec_.variants.archive);
+      model_control_ = std::make_unique<torchserve::TorchServeModelControl>(*variant_calls_, o, spec_.variants.archive);
     }
     auto arrived = opts.on_arrival;
     opts.on_arrival = [this, arrived](std::int64_t t_us) {
@@ -287,6 +287,8 @@ void Server::interrupt_pool() {
   if (auto* kube = dynamic_cast<pools::KubernetesPool*>(pool_.get())) kube->interrupt();
   for (auto& g : groups_)
     if (auto* kube = dynamic_cast<pools::KubernetesPool*>(g->pool.get())) kube->interrupt();
+  // So does a model load's management API call (a variant switch).
+  if (variant_calls_) variant_calls_->interrupt();
 }
 
 int Server::start() {
@@ -408,6 +410,9 @@ void Server::reload_fleet() {
 void Server::stop(const std::function<void()>& answers_written) {
   if (stopped_) return;
   stopped_ = true;
+  // First, so that it ends while the front end answers what waits: an
+  // online compilation under way stops at its solver's next iteration.
+  if (provider_) provider_->abandon();
   if (frontend_) {  // serving: answer what waits, take no more queries
     if (session_) session_->shutdown();
     for (auto& g : groups_) g->session->shutdown();

@@ -42,6 +42,7 @@
 #include "runtime/server/start_wait.h"
 #include "runtime/upstream/torchserve/torchserve_backend.h"
 #include "runtime/upstream/torchserve/torchserve_model_control.h"
+#include "runtime/net/interruptible_transport.h"
 
 namespace lull::server {
 
@@ -125,8 +126,9 @@ class Server {
   std::unique_ptr<manager::WorkerPool> pool_;
   std::unique_ptr<pools::ServingAutoscaler> scaler_;
   // --variant-sets
-  std::unique_ptr<net::HttpClient> variant_client_;    // the management API
-  std::unique_ptr<core::ModelControl> model_control_;  // TorchServe's management API, or spec.model_control's
+  std::unique_ptr<net::HttpClient> variant_client_;             // the management API
+  std::unique_ptr<net::InterruptibleTransport> variant_calls_;  // over it: a stop cancels a load in progress
+  std::unique_ptr<core::ModelControl> model_control_;           // TorchServe's management API, or spec.model_control's
   // --recompile-on-drift
   std::unique_ptr<session::DriftRecompiler> recompiler_;
   std::unique_ptr<torchserve::TorchServeBackend> backend_;

@@ -6,12 +6,14 @@
 //   zeros<T>(n), upload(v), download(b), for_each(n, f), sequence(steps, width, f),
 //   sum(n, f), sync(), expect_work_per_step(multiply_adds).
 // Every element has one writer, so results do not depend on the threading.
+#include <atomic>
 #include <cstddef>
 #include <utility>
 #include <vector>
 
 #include "compiler/solver/factored/pass_lanes.h"
 #include "compiler/solver/factored/table_allocator.h"
+#include "compiler/solver/solver.h"
 
 namespace lull::compiler::factored {
 
@@ -49,9 +51,15 @@ class CpuExec {
     return std::vector<T>(b.begin(), b.end());
   }
 
+  // A solve to abandon (SolveOptions::cancel): once `cancel` is set, a
+  // loop in progress skips its remaining elements and for_each throws
+  // SolveCancelled (after its parallel region: nothing throws out of one).
+  void cancel_on(const std::atomic<bool>* cancel) { cancel_ = cancel; }
+
   // f(i) for every i < n; calls are independent (one writer per output).
   template <class F>
   void for_each(std::size_t n, const F& f) {
+    if (cancel_) return cancellable_for_each(n, f);
     if (!parallel_ || n < 2) {  // no parallel region at all: even an idle one costs a call into OpenMP
       for (std::size_t i = 0; i < n; ++i) f(i);
       return;
@@ -84,8 +92,23 @@ class CpuExec {
   }
 
  private:
+  template <class F>
+  void cancellable_for_each(std::size_t n, const F& f) {
+    const std::atomic<bool>& cancel = *cancel_;
+    if (!parallel_ || n < 2) {
+      for (std::size_t i = 0; i < n && !cancel.load(std::memory_order_relaxed); ++i) f(i);
+    } else {
+      const long long count = static_cast<long long>(n);
+#pragma omp parallel for schedule(dynamic, 16)
+      for (long long i = 0; i < count; ++i)
+        if (!cancel.load(std::memory_order_relaxed)) f(static_cast<std::size_t>(i));
+    }
+    if (cancel.load(std::memory_order_relaxed)) throw SolveCancelled();
+  }
+
   Threads threads_;
   bool parallel_;
+  const std::atomic<bool>* cancel_ = nullptr;
 };
 
 }  // namespace lull::compiler::factored

@@ -54,13 +54,15 @@ struct ValueStep {
 };
 
 template <class Exec>
-void run_value_iteration(const ExecTables<Exec>& t, int horizon, Exec& ex, SolverOutput& out) {
+void run_value_iteration(const ExecTables<Exec>& t, const SolveOptions& opt, Exec& ex, SolverOutput& out) {
+  const int horizon = opt.horizon;
   const int S = t.d.num_states();
   auto V = ex.template zeros<double>(S);
   auto V_next = ex.template zeros<double>(S);
   auto choice = ex.upload(std::vector<int>(S, -1));
   ValueStep<Exec> step(t, ex);
   for (int i = 0; i < horizon; ++i) {
+    throw_if_cancelled(opt);
     step.expected_next_values(V);
     step.best_actions(V, V_next, choice);
     if (i + 1 == horizon) {  // residual: the span of the last change, max - min of V_H - V_{H-1}
@@ -157,6 +159,7 @@ void run_stationary(const MdpProblem& p, const ExecTables<Exec>& t, const SolveO
   auto raw = ex.template zeros<double>(S);
   int steps = 0;
   for (; steps < opt.max_stationary_steps; ++steps) {
+    throw_if_cancelled(opt);
     step.raw(dist, raw);
     const double total = ex.sum(S, Entry{raw.data()});
     ex.for_each(S, Normalize{raw.data(), total, next.data()});
@@ -182,7 +185,7 @@ SolverOutput solve_factored(const MdpProblem& p, const SolveOptions& opt, Exec& 
   auto since = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
   SolverOutput out;
   auto t0 = clock::now();
-  const ExecTables<Exec> tables = build_exec_tables(p, ex);
+  const ExecTables<Exec> tables = build_exec_tables(p, ex, opt);
   ex.sync();
   out.table_bytes = factored_table_bytes(p, tables.layout);
   out.seconds.build = since(t0);
@@ -191,7 +194,8 @@ SolverOutput solve_factored(const MdpProblem& p, const SolveOptions& opt, Exec& 
   // executor may choose its threading by their size.
   ex.expect_work_per_step(work_per_step(tables.d, tables.layout));
   t0 = clock::now();
-  run_value_iteration(tables, opt.horizon, ex, out);
+  throw_if_cancelled(opt);
+  run_value_iteration(tables, opt, ex, out);
   ex.sync();
   out.seconds.solve = since(t0);
 

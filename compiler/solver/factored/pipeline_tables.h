@@ -15,6 +15,7 @@
 #include "compiler/solver/factored/pipeline_layout.h"
 #include "compiler/solver/factored/table_elements.h"
 #include "compiler/solver/factored/value_elements.h"
+#include "compiler/solver/solver.h"
 
 namespace lull::compiler::factored {
 
@@ -55,7 +56,9 @@ struct ExecTables {
 };
 
 template <class Exec>
-ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
+ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex, const SolveOptions& opt = {}) {
+  // Between the steps below: a cancelled solve stops here (SolveOptions::cancel).
+  const auto checkpoint = [&opt] { throw_if_cancelled(opt); };
   ExecTables<Exec> t;
   const Dims d = dims_of(p);
   t.d = d;
@@ -104,6 +107,7 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
     auto ylen = ex.template zeros<int>(tables);
     ex.for_each(tables, TablePmfs{d, width.data(), remaining.data(), active.data(), px, cdf.data(), sf.data(),
                                   xend.data(), ylen.data(), lf});
+    checkpoint();
     t.pass = ex.template zeros<double>(tables * d.pass_size());
 #if LULL_PASS_LANES
     if constexpr (HasPassLanes<Exec>::value) {  // the same values, sixteen elements at a time
@@ -114,9 +118,11 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
       ex.for_each(tables * d.pass_size(),
                   PassElement{d, px, cdf.data(), sf.data(), xend.data(), ylen.data(), t.pass.data()});
   }
+  checkpoint();
   t.kernel = ex.template zeros<double>(static_cast<std::size_t>(tables) * d.K);
   ex.for_each(static_cast<std::size_t>(tables) * d.K, KernelElement{d, width.data(), active.data(), t.kernel.data()});
 
+  checkpoint();
   t.phase = ex.template zeros<double>(static_cast<std::size_t>(d.num_states()) * d.K);
   auto burst_residual = ex.upload(p.arrivals.burst_residual);
   ex.for_each(d.num_states(), PhaseRow{d, t.grid.data(), burst_residual.data(), lf, t.phase.data()});
@@ -129,6 +135,7 @@ ExecTables<Exec> build_exec_tables(const MdpProblem& p, Exec& ex) {
                 IdleExtraRows{d, taus.data(), tau_whole.data(), t.idle_phase.data(), cdf.data(), t.idle_rows.data()});
   }
 
+  checkpoint();
   // Variable batching: count tables per slot, then each partial action's mixture.
   t.count_prob = ex.template zeros<double>(L.count_begin.back());
   if (L.any_partial()) {

@@ -70,3 +70,19 @@ TEST_CASE("recorded_compile_spec refuses a set that records no settings", "[comp
   in->set_percentile(99);
   CHECK(lull::compiler::recorded_compile_spec(unrecorded, {kTiny, "", ""}, "cpu").reduction.percentile == 99);
 }
+
+TEST_CASE("a cancelled online compiler abandons the compilation and every later one", "[compiler][online]") {
+  lull::compiler::CompileSpec spec;
+  spec.inputs = {kTiny, "", ""};
+  spec.device = "cpu";
+  spec.mdp.slo_us = 60000;
+  spec.mdp.workers = 2;
+  spec.loads_qps = {90};
+  lull::compiler::OnlineCompiler online(spec);
+  const auto before = online.compile(2, 90);  // not cancelled: compiles
+  CHECK(before.policies_size() == 1);
+  online.cancel();
+  CHECK_THROWS_AS(online.compile(3, 90), lull::compiler::SolveCancelled);
+  CHECK_THROWS_AS(online.compile(2, 90), lull::compiler::SolveCancelled);  // even a cached one: the server stops
+  CHECK(online.compilations() == 1);
+}

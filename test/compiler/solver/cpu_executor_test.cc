@@ -7,12 +7,16 @@
 // arithmetic and indexing are checked without a GPU; only the launch
 // machinery of cuda/device_exec.cuh needs one (test/cuda).
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "compiler/solver/denormal_guard.h"
 #include "compiler/solver/factored/cpu_exec.h"
 #include "compiler/solver/factored/pipeline_solve.h"
+#include "compiler/solver/solver.h"
 #include "test/support/factored_probe.h"
 #include "test/support/golden_cases.h"
 #include "test/support/synthetic_profiles.h"
@@ -125,4 +129,37 @@ TEST_CASE("CPU executor: threads change nothing on random small problems", "[com
     check_threading_changes_nothing(
         lull::compiler::build_mdp_problem(lull::test::linear_models(models(rng), o.max_queue), o));
   }
+}
+
+TEST_CASE("a cancelled solve throws SolveCancelled, an uncancelled one is unchanged", "[compiler][solver]") {
+  lull::compiler::MdpOptions o;
+  o.workers = 2;
+  o.max_queue = 6;
+  o.intervals = 12;
+  o.slo_us = 60000;
+  o.load_qps = 40;
+  const auto p = lull::compiler::build_mdp_problem(lull::test::linear_models(2, o.max_queue), o);
+  const auto plain = solve_with(p, Threads::kAuto);
+  std::atomic<bool> cancel{false};
+  lull::compiler::SolveOptions options;
+  options.cancel = &cancel;
+  for (const Threads threads : {Threads::kNever, Threads::kAlways}) {
+    lull::compiler::factored::CpuExec ex(threads);
+    ex.cancel_on(&cancel);
+    const auto same = lull::compiler::factored::solve_factored(p, options, ex);  // the flag unset: the same numbers
+    CHECK(same.values == plain.values);
+    CHECK(same.choice == plain.choice);
+    CHECK(same.stationary == plain.stationary);
+  }
+  cancel = true;
+  for (const Threads threads : {Threads::kNever, Threads::kAlways}) {
+    lull::compiler::factored::CpuExec ex(threads);
+    ex.cancel_on(&cancel);
+    CHECK_THROWS_AS(lull::compiler::factored::solve_factored(p, options, ex), lull::compiler::SolveCancelled);
+    std::vector<int> touched(100, 0);
+    CHECK_THROWS_AS(ex.for_each(touched.size(), [&](std::size_t i) { touched[i] = 1; }),
+                    lull::compiler::SolveCancelled);
+    CHECK(std::count(touched.begin(), touched.end(), 1) == 0);  // set before the loop: no element ran
+  }
+  CHECK_THROWS_AS(lull::compiler::make_cpu_solver()->solve(p, options), lull::compiler::SolveCancelled);
 }
