@@ -45,11 +45,10 @@ ServeSession::ServeSession(const core::PolicyTable& table, core::Backend& backen
       clock_(clock),
       health_(health),
       options_(std::move(options)),
-      relay_(*this),
       dispatcher_(
           core::DispatcherPolicies{options_.library.empty() ? std::vector<core::PolicyTable>{table} : options_.library,
                                    health.num_workers(), available_at_start(health, options_), options_.online},
-          clock, relay_, scheduler_options(options_)),
+          clock, scheduler_options(options_)),
       worker_batches_(static_cast<std::size_t>(health.num_workers())),
       admitted_(static_cast<std::size_t>(health.num_workers()), options_.pool_managed ? 0 : 1) {
   current_policy_ = logged_policy_ = dispatcher_.current_choice().id;
@@ -86,7 +85,8 @@ ServeSession::ServeSession(const core::PolicyTable& table, core::Backend& backen
   dispatcher_.on_batch_done([this](const core::BatchResult& r, std::int64_t) { on_final_result(r); });
   std::lock_guard<std::mutex> lock(mu_);
   health.set_health_handler([this](int worker, bool up) { on_health(worker, up); });
-  for (int w = 0; w < workers(); ++w) dispatcher_.set_worker_available(w, admitted_[w] && health.worker_up(w));
+  for (int w = 0; w < workers(); ++w)  // no query yet: nothing to start
+    (void)dispatcher_.set_worker_available(w, admitted_[w] && health.worker_up(w));
   reaper_ = std::thread([this] { reap_late_queries(); });
 }
 
@@ -131,8 +131,7 @@ void ServeSession::on_health(int worker, bool up) {
              options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
              up ? "up: back in rotation" : "down: out of rotation", why.empty() ? "" : ": ", why.c_str());
   // Going down hands the worker's queue to the others, which may start batches.
-  dispatcher_.set_worker_available(worker, up);
-  send_outbox(lock);
+  send(lock, dispatcher_.set_worker_available(worker, up));
 }
 
 void ServeSession::add_worker(int slot, const std::string& name) {
@@ -143,8 +142,7 @@ void ServeSession::add_worker(int slot, const std::string& name) {
   const bool up = health_.worker_up(slot);
   log_line(log::Level::kInfo, "worker %d (%s) added: %s", slot, name.c_str(),
            up ? "in rotation" : "joins the rotation at its next passing ping");
-  dispatcher_.set_worker_available(slot, up);
-  send_outbox(lock);
+  send(lock, dispatcher_.set_worker_available(slot, up));
 }
 
 void ServeSession::drain_worker(int slot, std::function<void()> drained) {
@@ -155,28 +153,30 @@ void ServeSession::drain_worker(int slot, std::function<void()> drained) {
            options_.worker_names.at(static_cast<std::size_t>(slot)).c_str(), dispatcher_.queued(slot),
            busy ? ", its batch in flight finishes" : "");
   // Its queue and waiting retries go to the workers still available.
-  if (dispatcher_.worker_available(slot)) dispatcher_.set_worker_available(slot, false);
+  std::vector<core::BatchRequest> batches;
+  if (dispatcher_.worker_available(slot)) batches = dispatcher_.set_worker_available(slot, false);
   drains_.begin(slot, busy, std::move(drained));
-  send_outbox(lock);
+  send(lock, std::move(batches));
 }
 
 void ServeSession::remove_worker(int slot) {
   std::unique_lock<std::mutex> lock(mu_);
   admitted_.at(static_cast<std::size_t>(slot)) = 0;
-  if (dispatcher_.worker_available(slot)) dispatcher_.set_worker_available(slot, false);
+  std::vector<core::BatchRequest> batches;
+  if (dispatcher_.worker_available(slot)) batches = dispatcher_.set_worker_available(slot, false);
   log_line(log::Level::kInfo, "worker %d (%s) removed", slot,
            options_.worker_names.at(static_cast<std::size_t>(slot)).c_str());
   options_.worker_names.at(static_cast<std::size_t>(slot)).clear();
-  send_outbox(lock);
+  send(lock, std::move(batches));
 }
 
-void ServeSession::send_outbox(std::unique_lock<std::mutex>& lock) {
-  if (outbox_.empty()) return;
-  std::vector<core::BatchRequest> batches;
-  batches.swap(outbox_);
+void ServeSession::send(std::unique_lock<std::mutex>& lock, std::vector<core::BatchRequest> batches) {
+  if (batches.empty()) return;
   const std::int64_t now_us = clock_.now_us();
-  for (const auto& b : batches)
+  for (const auto& b : batches) {
+    ++in_flight_by_model_[b.model];
     if (!b.queries.empty()) batch_sent_us_[b.queries.front()] = now_us;
+  }
   lock.unlock();
   // The backend reports batches from its own thread (TorchServe) or when
   // its caller says so (fakes), never from inside start_batch, so sending
@@ -234,10 +234,10 @@ void ServeSession::serve_async(std::string input, std::int64_t waited_us, std::f
   deadlines_.emplace_back(std::chrono::steady_clock::now() - std::chrono::microseconds(waited_us) +
                               std::chrono::milliseconds(options_.answer_timeout_ms),
                           id);
-  dispatcher_.on_arrival_at(id, arrival_us);
+  std::vector<core::BatchRequest> batches = dispatcher_.on_arrival_at(id, arrival_us);
   log_replacement();
   log_policy_switch();
-  send_outbox(lock);
+  send(lock, std::move(batches));
 }
 
 std::future<frontend::Answer> ServeSession::submit(std::string input) {
@@ -298,10 +298,11 @@ void ServeSession::on_backend_done(const core::BatchResult& r) {
   DriftEvent event;
   const bool drifted = check_drift(r, &event);
   --in_flight_by_model_[r.model];
-  relay_.deliver(r);  // the Dispatcher frees the worker, retries or calls on_final_result
+  // The Dispatcher frees the worker, retries or calls on_final_result.
+  std::vector<core::BatchRequest> next = dispatcher_.complete(r);
   batch_done_.notify_all();
   if (drains_.draining(r.worker) && !dispatcher_.busy(r.worker)) drains_.on_idle(r.worker);
-  send_outbox(lock);  // the worker's next batch, and any retry
+  send(lock, std::move(next));  // the worker's next batch, and any retry
   if (lock.owns_lock()) lock.unlock();
   if (drifted && options_.on_drift) options_.on_drift(event);
 }

@@ -148,20 +148,6 @@ class ServeSession final : public frontend::QueryService {
   int worker_slots() const { return workers(); }
 
  private:
-  // What the Dispatcher sees as its backend: queues the batches it starts
-  // (under mu_) for send_outbox, and hands completions back under mu_.
-  class Relay final : public core::Backend {
-   public:
-    explicit Relay(ServeSession& s) : s_(s) {}
-    void start_batch(const core::BatchRequest& b) override {
-      s_.outbox_.push_back(b);
-      ++s_.in_flight_by_model_[b.model];
-    }
-    void deliver(const core::BatchResult& r) { report(r); }
-
-   private:
-    ServeSession& s_;
-  };
   struct Waiting {
     std::function<void(frontend::Answer)> done;
     std::int64_t arrival_us = 0;
@@ -177,8 +163,9 @@ class ServeSession final : public frontend::QueryService {
   int refuse_seconds(std::int64_t arrival_us) const;
   void on_backend_done(const core::BatchResult& r);  // backend's thread
   void on_health(int worker, bool up);               // health source's thread
-  // Sends the batches queued while `lock` (on mu_) was held, after releasing it.
-  void send_outbox(std::unique_lock<std::mutex>& lock);
+  // Starts the batches the Dispatcher returned while `lock` (on mu_) was
+  // held: counted under it, sent on the backend after releasing it.
+  void send(std::unique_lock<std::mutex>& lock, std::vector<core::BatchRequest> batches);
   void log_policy_switch();  // under mu_, after an arrival
   void log_replacement();    // under mu_, after an arrival
   int workers() const { return dispatcher_.pool_workers(); }
@@ -186,7 +173,7 @@ class ServeSession final : public frontend::QueryService {
   // The session's one way to log: every line names its group (a fleet's
   // class and kind), so a fleet's worker, policy and drift lines say whose.
   void log_line(log::Level level, const char* format, ...) const __attribute__((format(printf, 3, 4)));
-  void on_final_result(const core::BatchResult& r);  // under mu_, from the Dispatcher
+  void on_final_result(const core::BatchResult& r);  // under mu_, from Dispatcher::complete
   // Times an answered batch against the profile (under mu_); true when a
   // pair started drifting with it (*event then says which).
   bool check_drift(const core::BatchResult& r, DriftEvent* event);
@@ -199,8 +186,7 @@ class ServeSession final : public frontend::QueryService {
   core::Clock& clock_;
   core::WorkerHealth& health_;
   ServeOptions options_;
-  Relay relay_;
-  core::Dispatcher dispatcher_;
+  core::Dispatcher dispatcher_;  // no backend: it returns the batches to start (send())
 
   std::mutex mu_;
   bool shut_down_ = false;
@@ -210,7 +196,6 @@ class ServeSession final : public frontend::QueryService {
   std::int64_t last_log_us_ = 0;
   int logged_generation_ = 0, logged_rejected_ = 0;  // replacements and refused mail logged so far
   std::unordered_map<core::QueryId, Waiting> waiting_;
-  std::vector<core::BatchRequest> outbox_;           // started under mu_, sent after it
   std::unordered_map<int, int> in_flight_by_model_;  // batches started and not reported, by model id
   std::condition_variable batch_done_;               // a batch was reported (swap_policies_and_wait)
   std::vector<WorkerBatches> worker_batches_;
