@@ -45,7 +45,7 @@ Server::Server(ServeSpec spec)
     for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
   }
   if (spec_.variants.enabled()) {
-    variant_client_ = std::make_unique<net::HttpClient>();
+    variant_client_ = make_transport();
     if (spec_.model_control) {
       model_control_ = spec_.model_control(*variant_client_);
     } else {
@@ -73,7 +73,8 @@ Server::Server(ServeSpec spec)
                                                              spec_.drift.recompile, spec_.drift.write, say);
     opts.on_drift = [r = recompiler_.get()](const session::DriftEvent& e) { r->on_drift(e); };
   }
-  backend_ = std::make_unique<torchserve::TorchServeBackend>(workers, model_names_, inputs_, spec_.backend);
+  backend_ =
+      std::make_unique<torchserve::TorchServeBackend>(workers, model_names_, inputs_, spec_.backend, make_transport());
   session_ = std::make_unique<session::ServeSession>(spec_.table, *backend_, *backend_, inputs_, clock_, opts);
   if (recompiler_)  // recompiled sets are swapped in live
     recompiler_->connect([this](const std::vector<schema::PolicySet>& sets) {
@@ -85,9 +86,15 @@ Server::Server(ServeSpec spec)
     });
 }
 
+std::unique_ptr<net::HttpTransport> Server::make_transport() const {
+  if (spec_.transport) return spec_.transport();
+  return std::make_unique<net::HttpClient>();
+}
+
 void Server::check_servers(const std::vector<torchserve::WorkerEndpoint>& servers) {
   if (!spec_.model_check) return;
-  net::HttpClient client;
+  const std::unique_ptr<net::HttpTransport> transport = make_transport();
+  net::HttpTransport& client = *transport;
   if (spec_.check_models) {
     spec_.check_models(client, servers, model_names_);
     return;
@@ -114,7 +121,7 @@ void Server::build_fleet() {
       std::vector<torchserve::WorkerEndpoint> servers = gs.servers;
       if (gs.autoscale.enabled) {  // as one system's pool (the constructor), over the kind's library
         open_autoscale_log(spec_.autoscale.log_path);
-        g->pool_client = std::make_unique<net::HttpClient>();
+        g->pool_client = make_transport();
         FleetGroup* group = g.get();
         make_autoscaler(
             gs.autoscale, gs.library.empty() ? std::vector<core::PolicyTable>{gs.table} : gs.library, g->name + ": ",
@@ -137,7 +144,8 @@ void Server::build_fleet() {
                                                                    gs.drift.recompile, gs.drift.write, say);
         opts.on_drift = [r = g->recompiler.get()](const session::DriftEvent& e) { r->on_drift(e); };
       }
-      g->backend = std::make_unique<torchserve::TorchServeBackend>(servers, model_names_, g->inputs, spec_.backend);
+      g->backend = std::make_unique<torchserve::TorchServeBackend>(servers, model_names_, g->inputs, spec_.backend,
+                                                                   make_transport());
       g->session = std::make_unique<session::ServeSession>(gs.table, *g->backend, *g->backend, g->inputs, clock_, opts);
       if (g->recompiler)
         g->recompiler->connect(
@@ -214,7 +222,7 @@ void Server::open_autoscale_log(const std::string& path) {
 }
 
 void Server::make_autoscaler(AutoscaleSpec& a, const std::vector<core::PolicyTable>& library, const std::string& prefix,
-                             std::function<ArrivalProcess()> pattern, net::HttpClient& client,
+                             std::function<ArrivalProcess()> pattern, net::HttpTransport& client,
                              std::unique_ptr<manager::WorkerPool>* pool,
                              std::unique_ptr<pools::ServingAutoscaler>* scaler) {
   const auto log = [this, prefix](const std::string& line) { autoscale_log(prefix + line); };
@@ -240,7 +248,7 @@ void Server::make_autoscaler(AutoscaleSpec& a, const std::vector<core::PolicyTab
 void Server::build_autoscaler() {
   AutoscaleSpec& a = spec_.autoscale;
   open_autoscale_log(a.log_path);
-  pool_client_ = std::make_unique<net::HttpClient>();
+  pool_client_ = make_transport();
   // Capacity for the pattern being served: the session exists
   // before the first decision (start()).
   make_autoscaler(
