@@ -73,9 +73,8 @@ Server::Server(ServeSpec spec)
                                                              spec_.drift.recompile, spec_.drift.write, say);
     opts.on_drift = [r = recompiler_.get()](const session::DriftEvent& e) { r->on_drift(e); };
   }
-  backend_ =
-      std::make_unique<torchserve::TorchServeBackend>(workers, model_names_, inputs_, spec_.backend, make_transport());
-  session_ = std::make_unique<session::ServeSession>(spec_.table, *backend_, *backend_, inputs_, clock_, opts);
+  backend_ = std::make_unique<torchserve::TorchServeBackend>(workers, model_names_, spec_.backend, make_transport());
+  session_ = std::make_unique<session::ServeSession>(spec_.table, *backend_, *backend_, clock_, opts);
   if (recompiler_)  // recompiled sets are swapped in live
     recompiler_->connect([this](const std::vector<schema::PolicySet>& sets) {
       for (const auto& set : sets) {
@@ -144,9 +143,9 @@ void Server::build_fleet() {
                                                                    gs.drift.recompile, gs.drift.write, say);
         opts.on_drift = [r = g->recompiler.get()](const session::DriftEvent& e) { r->on_drift(e); };
       }
-      g->backend = std::make_unique<torchserve::TorchServeBackend>(servers, model_names_, g->inputs, spec_.backend,
-                                                                   make_transport());
-      g->session = std::make_unique<session::ServeSession>(gs.table, *g->backend, *g->backend, g->inputs, clock_, opts);
+      g->backend =
+          std::make_unique<torchserve::TorchServeBackend>(servers, model_names_, spec_.backend, make_transport());
+      g->session = std::make_unique<session::ServeSession>(gs.table, *g->backend, *g->backend, clock_, opts);
       if (g->recompiler)
         g->recompiler->connect(
             [session = g->session.get(), on = gs.drift.on_recompiled](const std::vector<schema::PolicySet>& sets) {

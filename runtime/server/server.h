@@ -118,7 +118,6 @@ class Server {
   ServeSpec spec_;
   std::vector<std::string> model_names_;
   core::WallClock clock_;
-  core::QueryInputs inputs_;
   std::unique_ptr<core::BackgroundPolicyProvider> provider_;
   // --autoscale
   std::unique_ptr<net::HttpTransport> pool_client_;  // the pool's health/model checks and API calls
@@ -146,7 +145,6 @@ class Server {
   void reload_fleet();
   struct FleetGroup {
     std::string name;  // "class 'a', kind 'b'"
-    core::QueryInputs inputs;
     // --autoscale: the group's pool and autoscaler (its own client: pools run their own threads)
     std::unique_ptr<net::HttpTransport> pool_client;
     std::unique_ptr<manager::WorkerPool> pool;

@@ -15,9 +15,14 @@ namespace lull::torchserve {
 TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
                                      const core::QueryInputs& inputs, TorchServeOptions options,
                                      std::unique_ptr<net::HttpTransport> transport)
+    : TorchServeBackend(std::move(workers), std::move(models), std::move(options), std::move(transport)) {
+  inputs_ = &inputs;
+}
+
+TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
+                                     TorchServeOptions options, std::unique_ptr<net::HttpTransport> transport)
     : workers_(std::move(workers)),
       models_(std::move(models)),
-      inputs_(inputs),
       options_(options),
       wire_(options.wire ? *options.wire : torchserve_wire()),
       clock_(options.clock ? *options.clock : wall_clock_),
@@ -168,8 +173,9 @@ void TorchServeBackend::start_batch(const core::BatchRequest& batch) {
   std::vector<const std::string*> inputs;
   std::vector<size_t> sizes;
   static const std::string kEmpty;
-  for (auto id : batch.queries) {
-    held.push_back(inputs_.get(id));
+  const bool carried = batch.inputs.size() == batch.queries.size();
+  for (std::size_t i = 0; i < batch.queries.size(); ++i) {
+    held.push_back(carried ? batch.inputs[i] : inputs_ ? inputs_->get(batch.queries[i]) : nullptr);
     inputs.push_back(held.back() ? held.back().get() : &kEmpty);
     sizes.push_back(inputs.back()->size());
   }

@@ -98,6 +98,10 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
   // `transport`: how it talks HTTP, owned (stop() destroys it, so no
   // callback runs after); none: libcurl's HttpClient. Tests hand in the
   // in-memory fake (test/support/fake_http_transport.h).
+  // Each batch carries its inputs (BatchRequest::inputs).
+  TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
+                    TorchServeOptions options = {}, std::unique_ptr<net::HttpTransport> transport = nullptr);
+  // Batches by id only: their inputs are read from `inputs` as each starts.
   TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
                     const core::QueryInputs& inputs, TorchServeOptions options = {},
                     std::unique_ptr<net::HttpTransport> transport = nullptr);
@@ -205,7 +209,7 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
 
   std::vector<WorkerEndpoint> workers_;
   std::vector<std::string> models_;
-  const core::QueryInputs& inputs_;
+  const core::QueryInputs* inputs_ = nullptr;  // batches that carry no inputs read them here
   TorchServeOptions options_;
   const BatchWire& wire_;
   core::WallClock wall_clock_;
