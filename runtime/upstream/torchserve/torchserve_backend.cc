@@ -163,7 +163,7 @@ void TorchServeBackend::start_batch(const core::BatchRequest& batch) {
                             std::to_string(batch.model) + " out of range");
   {
     // Stopping: the transport is being destroyed (its last completions can
-    // start a batch from the session's outbox); nothing is sent or reported.
+    // start a batch from the session); nothing is sent or reported.
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
   }

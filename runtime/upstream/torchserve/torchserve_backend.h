@@ -33,8 +33,8 @@
 // reports health changes; the Dispatcher keeps the record the scheduler uses.
 // It sends; the periodic pings and the probes of ejected workers are two
 // Controllers (health_checks.h) on its injected clock (TorchServeOptions::clock),
-// run on a ControlLoop of their own unless start() is given one. It has no
-// thread and reads no clock but that one.
+// run on a ControlLoop of their own unless start() is given one. No other
+// thread, and no clock but that one.
 //
 // Worker slots may change at run time (`lull serve --autoscale`): a slot
 // with an empty URL is vacant (never pinged, down); assign() gives a slot the
