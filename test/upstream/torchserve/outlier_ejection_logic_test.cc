@@ -84,7 +84,10 @@ struct EjectionRig {
     REQUIRE(backend->start(&loop) == 1);
     backend->set_health_handler([this](int, bool up) { ++(up ? ups : downs); });
   }
-  ~EjectionRig() { backend->stop(); }
+  ~EjectionRig() {
+    loop.stop();  // before the backend goes: the loop holds its controllers
+    backend->stop();
+  }
 
   // Sends worker 0 a one-query batch and returns its result once reported.
   lull::core::BatchResult send_one() {
