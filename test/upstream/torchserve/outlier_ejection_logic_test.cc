@@ -43,10 +43,12 @@ enum class Predictions { kGood, kHang, kShort, kMalformed, kRejected };
 // its controllers driven by run_until().
 struct EjectionRig {
   lull::core::VirtualClock clock;
-  lull::core::ControlLoop loop{clock};  // holds the controllers; run_until() ticks them in time order
   std::shared_ptr<std::atomic<Predictions>> mode = std::make_shared<std::atomic<Predictions>>(Predictions::kGood);
   FakeHttpTransport* http = nullptr;
   std::unique_ptr<TorchServeBackend> backend;
+  // Holds the controllers (run_until() ticks them in time order); declared
+  // after the backend so that it goes first: its destructor still reads them.
+  lull::core::ControlLoop loop{clock};
   ResultLog log;
   std::atomic<int> downs{0}, ups{0};
   int sent = 0;
