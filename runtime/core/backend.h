@@ -4,6 +4,7 @@
 // dispatcher cannot tell them apart.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,11 @@ struct BatchRequest {
   int worker = 0;
   int model = 0;                 // index into the policy set's models
   std::vector<QueryId> queries;  // earliest deadline first
+  // Each query's input, in the order of `queries` (nullptr: answered
+  // meanwhile, sent empty), filled by whoever owns the queries (the serve
+  // session) as it starts the batch. Empty: the backend has no inputs to
+  // send (the simulator) or looks them up by id (core::QueryInputs).
+  std::vector<std::shared_ptr<const std::string>> inputs;
 };
 
 struct BatchResult {

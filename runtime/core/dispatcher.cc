@@ -42,6 +42,12 @@ Dispatcher::Dispatcher(const PolicyTable& table, Clock& clock, Backend& backend,
     : Dispatcher(DispatcherPolicies{{table}, table.workers, {}, nullptr}, clock, backend, options) {}
 
 Dispatcher::Dispatcher(DispatcherPolicies p, Clock& clock, Backend& backend, const SchedulerOptions& options)
+    : Dispatcher(std::move(p), clock, &backend, options) {}
+
+Dispatcher::Dispatcher(DispatcherPolicies p, Clock& clock, const SchedulerOptions& options)
+    : Dispatcher(std::move(p), clock, nullptr, options) {}
+
+Dispatcher::Dispatcher(DispatcherPolicies p, Clock& clock, Backend* backend, const SchedulerOptions& options)
     : Scheduler(start_grid(p), clock, backend, options),
       catalog_(p.library),
       provider_(p.provider),
@@ -104,7 +110,20 @@ void Dispatcher::refresh_policy() {
 
 void Dispatcher::on_arrival(QueryId id) { on_arrival_at(id, clock_.now_us()); }
 
-void Dispatcher::on_arrival_at(QueryId id, std::int64_t arrival_us) {
+void Dispatcher::start(const BatchRequest& batch) {
+  if (backend_)
+    backend_->start_batch(batch);
+  else
+    started_.push_back(batch);
+}
+
+std::vector<BatchRequest> Dispatcher::take_started() {
+  std::vector<BatchRequest> out;
+  out.swap(started_);
+  return out;
+}
+
+std::vector<BatchRequest> Dispatcher::on_arrival_at(QueryId id, std::int64_t arrival_us) {
   // The load estimate sees arrivals in the order they reach the Dispatcher.
   note_arrival(clock_.now_us());
   refresh_policy();
@@ -114,6 +133,7 @@ void Dispatcher::on_arrival_at(QueryId id, std::int64_t arrival_us) {
                                                                    : central_.next_available_worker(available_);
   queues_[w].push(central_.stamp(id, arrival_us));
   if (!busy_[w]) try_dispatch(w);
+  return take_started();
 }
 
 std::int64_t Dispatcher::expected_end_us(int model, std::size_t batch) const {
@@ -142,13 +162,13 @@ void Dispatcher::dispatch_idle_available() {
     if (available_[w] && !busy_[w]) try_dispatch(w);
 }
 
-void Dispatcher::set_worker_available(int worker, bool available) {
+std::vector<BatchRequest> Dispatcher::set_worker_available(int worker, bool available) {
   char& a = available_.at(static_cast<std::size_t>(worker));
-  if ((a != 0) == available) return;
+  if ((a != 0) == available) return {};
   a = available ? 1 : 0;
   num_available_ += available ? 1 : -1;
   refresh_policy();
-  if (available || num_available_ == 0) return;  // with no one to take them, the queries stay
+  if (available || num_available_ == 0) return {};  // with no one to take them, the queries stay
   WorkerQueue& q = queues_[worker];
   q.drain(moved_);
   for (const Query& query : moved_) queues_[central_.next_available_worker(available_)].push(query);
@@ -158,6 +178,7 @@ void Dispatcher::set_worker_available(int worker, bool available) {
     waiting.pop_front();
   }
   dispatch_idle_available();
+  return take_started();
 }
 
 void Dispatcher::try_dispatch(int w) {
@@ -176,7 +197,7 @@ void Dispatcher::try_dispatch(int w) {
   q.pop_front(s.batch, request_.queries);
   running_[w].expected_end_us = expected_end_us(s.model, request_.queries.size());
   busy_[w] = 1;  // before start_batch: a synchronous backend may complete inside it
-  backend_.start_batch(request_);
+  start(request_);
 }
 
 void Dispatcher::start_retry(int w) {
@@ -191,10 +212,10 @@ void Dispatcher::start_retry(int w) {
   request_.queries = std::move(r.queries);
   running_[w] = Running{r.earliest_deadline_us, true, expected_end_us(request_.model, b)};
   busy_[w] = 1;
-  backend_.start_batch(request_);
+  start(request_);
 }
 
-void Dispatcher::handle_done(const BatchResult& r) {
+std::vector<BatchRequest> Dispatcher::complete(const BatchResult& r) {
   busy_[r.worker] = 0;
   const Running ran = running_[r.worker];
   if (!r.ok && !ran.retry) {
@@ -203,7 +224,7 @@ void Dispatcher::handle_done(const BatchResult& r) {
       retries_[target].push_back(Retry{r.model, r.queries, ran.earliest_deadline_us});
       try_dispatch(r.worker);
       if (!busy_[target]) try_dispatch(target);
-      return;
+      return take_started();
     }
   }
   if (ran.retry) {
@@ -214,6 +235,7 @@ void Dispatcher::handle_done(const BatchResult& r) {
     notify_done(r);
   }
   try_dispatch(r.worker);
+  return take_started();
 }
 
 }  // namespace lull::core

@@ -7,6 +7,12 @@
 // It is also the one record of which workers are up (a server's health
 // checks call set_worker_available) and the place where a failed batch is
 // retried: once, as one batch, on the next available worker.
+//
+// Two ways to drive it. With a Backend (the simulator, tests) it starts each
+// batch on it and takes its completions. Without one (the serve session) it
+// calls out to nothing: on_arrival_at, complete and set_worker_available
+// return the batches to start, in order, and the caller starts them and hands
+// each result to complete().
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -43,6 +49,8 @@ class Dispatcher final : public Scheduler {
   // One table; its worker count sets the workers.
   Dispatcher(const PolicyTable& table, Clock& clock, Backend& backend, const SchedulerOptions& options = {});
   Dispatcher(DispatcherPolicies policies, Clock& clock, Backend& backend, const SchedulerOptions& options = {});
+  // No backend: the caller starts the batches returned (see above).
+  Dispatcher(DispatcherPolicies policies, Clock& clock, const SchedulerOptions& options = {});
 
   // Online compilation. A table produced for this dispatcher joins its
   // catalog and the choice is made again at once (the dispatcher's thread:
@@ -77,8 +85,13 @@ class Dispatcher final : public Scheduler {
   void on_arrival(QueryId id) override;
   // The same for a query the caller received at `arrival_us` (<= now): its
   // deadline counts from then, so time spent before the Dispatcher saw it
-  // (waiting for a lock) is queue time.
-  void on_arrival_at(QueryId id, std::int64_t arrival_us);
+  // (waiting for a lock) is queue time. Returns the batches to start (none
+  // with a backend: it started them).
+  std::vector<BatchRequest> on_arrival_at(QueryId id, std::int64_t arrival_us);
+  // A batch it started finished (without a backend: the caller reports each
+  // result here once). Frees the worker, retries a failed batch or reports
+  // the final outcome to on_batch_done; returns the batches to start next.
+  std::vector<BatchRequest> complete(const BatchResult& r);
   // The worker the next arrival goes to (round-robin over available workers), without advancing.
   int peek_next_worker() const { return central_.peek_available_worker(available_); }
   // What is left of the worker's batch in flight by its profiled latency
@@ -99,7 +112,8 @@ class Dispatcher final : public Scheduler {
   // unavailable hands its queued queries (deadlines kept) and waiting
   // retries to the available ones, which start them if idle. Its batch in
   // flight is the backend's to fail or finish.
-  void set_worker_available(int worker, bool available);
+  // Returns the batches to start (none with a backend).
+  std::vector<BatchRequest> set_worker_available(int worker, bool available);
   bool worker_available(int worker) const { return available_[worker] != 0; }
 
   // Failures: a batch reported with ok = false is retried once, as one batch
@@ -122,7 +136,11 @@ class Dispatcher final : public Scheduler {
     std::int64_t expected_end_us = 0;  // start + lat(model, batch)
   };
 
-  void handle_done(const BatchResult& r) override;
+  Dispatcher(DispatcherPolicies policies, Clock& clock, Backend* backend, const SchedulerOptions& options);
+  void handle_done(const BatchResult& r) override { complete(r); }
+  // A batch decided: to the backend at once, or onto started_ for the caller.
+  void start(const BatchRequest& batch);
+  std::vector<BatchRequest> take_started();
   void try_dispatch(int worker);
   void start_retry(int worker);
   // The next available worker after `worker` in round-robin order, never
@@ -154,9 +172,10 @@ class Dispatcher final : public Scheduler {
   std::vector<std::deque<Retry>> retries_;
   std::vector<char> available_;
   int num_available_;
-  std::vector<Query> moved_;    // reused by set_worker_available
-  BatchRequest request_;        // reused so steady state does not allocate per batch
-  BatchResult retried_result_;  // reused for observers of retry batches
+  std::vector<Query> moved_;           // reused by set_worker_available
+  BatchRequest request_;               // reused so steady state does not allocate per batch
+  std::vector<BatchRequest> started_;  // without a backend: decided, not yet returned
+  BatchResult retried_result_;         // reused for observers of retry batches
 };
 
 }  // namespace lull::core

@@ -6,7 +6,7 @@
 namespace lull::core {
 FifoDispatcher::FifoDispatcher(const PolicyTable& table, std::vector<BaselineChoice> plan, Clock& clock,
                                Backend& backend, const SchedulerOptions& options)
-    : Scheduler(table.loads_qps(), clock, backend, options),
+    : Scheduler(table.loads_qps(), clock, &backend, options),
       plan_(std::move(plan)),
       central_(table.slo_us, table.workers) {
   if (plan_.size() != table.policies.size())
@@ -41,7 +41,7 @@ void FifoDispatcher::dispatch_idle() {
     GridUsage& u = usage_[grid_point];
     ++u.decisions;
     u.queries += static_cast<std::uint64_t>(b);
-    backend_.start_batch(request_);
+    backend_->start_batch(request_);
   }
 }
 

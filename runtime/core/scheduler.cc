@@ -2,14 +2,14 @@
 
 namespace lull::core {
 
-Scheduler::Scheduler(std::vector<double> grid_loads_qps, Clock& clock, Backend& backend,
+Scheduler::Scheduler(std::vector<double> grid_loads_qps, Clock& clock, Backend* backend,
                      const SchedulerOptions& options)
     : clock_(clock),
       backend_(backend),
       usage_(grid_loads_qps.size()),
       monitor_(options.load_window_us, BurstinessEstimator::kDefaultWindow, options.arrival_thinning),
       switcher_(std::move(grid_loads_qps)) {
-  backend_.set_completion_handler([this](const BatchResult& r) { handle_done(r); });
+  if (backend_) backend_->set_completion_handler([this](const BatchResult& r) { handle_done(r); });
 }
 
 int Scheduler::note_arrival(std::int64_t now_us) {

@@ -33,8 +33,9 @@ struct GridUsage {
 class Scheduler {
  public:
   // `grid_loads_qps`: the compiled loads, ascending. Registers itself as the
-  // backend's completion handler.
-  Scheduler(std::vector<double> grid_loads_qps, Clock& clock, Backend& backend, const SchedulerOptions& options);
+  // backend's completion handler. No backend (the Dispatcher's returning
+  // form): the caller starts the batches it is handed and reports their results.
+  Scheduler(std::vector<double> grid_loads_qps, Clock& clock, Backend* backend, const SchedulerOptions& options);
   virtual ~Scheduler() = default;
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -65,7 +66,7 @@ class Scheduler {
   }
 
   Clock& clock_;
-  Backend& backend_;
+  Backend* backend_;  // nullptr: batches are returned to the caller
   std::vector<GridUsage> usage_;
 
  private:

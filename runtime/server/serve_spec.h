@@ -120,6 +120,10 @@ struct ServeSpec {
       check_models;
   std::function<std::unique_ptr<core::ModelControl>(net::HttpTransport&)> model_control;
   std::string health_probe = "GET /ping";  // the backend's health probe, named when no worker passes it
+  // Makes each HTTP client the server uses towards model servers and APIs
+  // (backends, the start-up model check, pools, the management API); unset:
+  // libcurl's net::HttpClient. Tests hand in fakes (test/support/fake_http_transport.h).
+  std::function<std::unique_ptr<net::HttpTransport>()> transport;
   core::PolicyCompiler* online = nullptr;  // online compilation (nullptr: off); outlives the server
   AutoscaleSpec autoscale;
   VariantSpec variants;

@@ -45,7 +45,7 @@ Server::Server(ServeSpec spec)
     for (const auto& w : workers) opts.worker_names.push_back(w.inference_url);
   }
   if (spec_.variants.enabled()) {
-    variant_client_ = std::make_unique<net::HttpClient>();
+    variant_client_ = make_transport();
     variant_calls_ = std::make_unique<net::InterruptibleTransport>(*variant_client_);
     if (spec_.model_control) {
       model_control_ = spec_.model_control(*variant_calls_);
@@ -73,8 +73,8 @@ Server::Server(ServeSpec spec)
                                                              spec_.drift.recompile, spec_.drift.write, say);
     opts.on_drift = [r = recompiler_.get()](const session::DriftEvent& e) { r->on_drift(e); };
   }
-  backend_ = std::make_unique<torchserve::TorchServeBackend>(workers, model_names_, inputs_, spec_.backend);
-  session_ = std::make_unique<session::ServeSession>(spec_.table, *backend_, *backend_, inputs_, clock_, opts);
+  backend_ = std::make_unique<torchserve::TorchServeBackend>(workers, model_names_, spec_.backend, make_transport());
+  session_ = std::make_unique<session::ServeSession>(spec_.table, *backend_, *backend_, clock_, opts);
   if (recompiler_)  // recompiled sets are swapped in live
     recompiler_->connect([this](const std::vector<schema::PolicySet>& sets) {
       for (const auto& set : sets) {
@@ -85,9 +85,15 @@ Server::Server(ServeSpec spec)
     });
 }
 
+std::unique_ptr<net::HttpTransport> Server::make_transport() const {
+  if (spec_.transport) return spec_.transport();
+  return std::make_unique<net::HttpClient>();
+}
+
 void Server::check_servers(const std::vector<torchserve::WorkerEndpoint>& servers) {
   if (!spec_.model_check) return;
-  net::HttpClient client;
+  const std::unique_ptr<net::HttpTransport> transport = make_transport();
+  net::HttpTransport& client = *transport;
   if (spec_.check_models) {
     spec_.check_models(client, servers, model_names_);
     return;
@@ -116,7 +122,7 @@ void Server::build_fleet() {
       std::vector<torchserve::WorkerEndpoint> servers = gs.servers;
       if (gs.autoscale.enabled) {  // as one system's pool (the constructor), over the kind's library
         open_autoscale_log(spec_.autoscale.log_path);
-        g->pool_client = std::make_unique<net::HttpClient>();
+        g->pool_client = make_transport();
         FleetGroup* group = g.get();
         make_autoscaler(
             gs.autoscale, gs.library.empty() ? std::vector<core::PolicyTable>{gs.table} : gs.library, g->name + ": ",
@@ -139,8 +145,9 @@ void Server::build_fleet() {
                                                                    gs.drift.recompile, gs.drift.write, say);
         opts.on_drift = [r = g->recompiler.get()](const session::DriftEvent& e) { r->on_drift(e); };
       }
-      g->backend = std::make_unique<torchserve::TorchServeBackend>(servers, model_names_, g->inputs, spec_.backend);
-      g->session = std::make_unique<session::ServeSession>(gs.table, *g->backend, *g->backend, g->inputs, clock_, opts);
+      g->backend =
+          std::make_unique<torchserve::TorchServeBackend>(servers, model_names_, spec_.backend, make_transport());
+      g->session = std::make_unique<session::ServeSession>(gs.table, *g->backend, *g->backend, clock_, opts);
       if (g->recompiler)
         g->recompiler->connect(
             [session = g->session.get(), on = gs.drift.on_recompiled](const std::vector<schema::PolicySet>& sets) {
@@ -166,7 +173,7 @@ int Server::start_fleet() {
   if (wait_.enabled() && !wait_.until("the model servers", checked)) return 0;
   for (auto& g : groups_) {
     int group_up = g->backend->start();
-    if (group_up == 0 && !g->scaler && wait_.enabled()) {  // the health thread pings on
+    if (group_up == 0 && !g->scaler && wait_.enabled()) {  // the health controller pings on
       FleetGroup* group = g.get();
       const auto answered = [this, group](std::string* why) {
         *why = group->name + ": no worker answers " + spec_.health_probe;
@@ -216,7 +223,7 @@ void Server::open_autoscale_log(const std::string& path) {
 }
 
 void Server::make_autoscaler(AutoscaleSpec& a, const std::vector<core::PolicyTable>& library, const std::string& prefix,
-                             std::function<ArrivalProcess()> pattern, net::HttpClient& client,
+                             std::function<ArrivalProcess()> pattern, net::HttpTransport& client,
                              std::unique_ptr<manager::WorkerPool>* pool,
                              std::unique_ptr<pools::ServingAutoscaler>* scaler) {
   const auto log = [this, prefix](const std::string& line) { autoscale_log(prefix + line); };
@@ -242,7 +249,7 @@ void Server::make_autoscaler(AutoscaleSpec& a, const std::vector<core::PolicyTab
 void Server::build_autoscaler() {
   AutoscaleSpec& a = spec_.autoscale;
   open_autoscale_log(a.log_path);
-  pool_client_ = std::make_unique<net::HttpClient>();
+  pool_client_ = make_transport();
   // Capacity for the pattern being served: the session exists
   // before the first decision (start()).
   make_autoscaler(
@@ -304,7 +311,7 @@ int Server::start() {
   if (wait_.enabled() && !scaler_ && !wait_.until("the model servers", checked)) return 0;
   // Pings every worker; those up join the Dispatcher's rotation through the
   // session's health handler. With --autoscale the pool starts the workers,
-  // and each joins when its checks pass. With a wait, the health thread
+  // and each joins when its checks pass. With a wait, the health controller
   // pings on until one answers.
   if (backend_->start() == 0 && !scaler_) {
     const std::string none = "no worker answers " + spec_.health_probe;

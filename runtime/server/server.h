@@ -98,12 +98,14 @@ class Server {
   // A pool per a.pool and its autoscaler over `library`; every log line
   // prefixed with `prefix`; capacity for the pattern `pattern` says.
   void make_autoscaler(AutoscaleSpec& a, const std::vector<core::PolicyTable>& library, const std::string& prefix,
-                       std::function<ArrivalProcess()> pattern, net::HttpClient& client,
+                       std::function<ArrivalProcess()> pattern, net::HttpTransport& client,
                        std::unique_ptr<manager::WorkerPool>* pool, std::unique_ptr<pools::ServingAutoscaler>* scaler);
   // Starts an autoscaler's initial workers and adds it to the loop; the
   // workers up (an error naming `what` when none came up, unless interrupted).
   int start_autoscaler(pools::ServingAutoscaler& scaler, manager::WorkerPool& pool, const std::string& what);
   void start_variants();
+  // A new HTTP client: spec.transport's, else libcurl's.
+  std::unique_ptr<net::HttpTransport> make_transport() const;
   // The fixed servers' model check (unless spec.model_check is off).
   void check_servers(const std::vector<torchserve::WorkerEndpoint>& servers);
   // --wait-for-servers-s: the front end listens, over the gate, before the servers answer.
@@ -117,16 +119,15 @@ class Server {
   ServeSpec spec_;
   std::vector<std::string> model_names_;
   core::WallClock clock_;
-  core::QueryInputs inputs_;
   std::unique_ptr<core::BackgroundPolicyProvider> provider_;
   // --autoscale
-  std::unique_ptr<net::HttpClient> pool_client_;  // the pool's health/model checks and API calls
+  std::unique_ptr<net::HttpTransport> pool_client_;  // the pool's health/model checks and API calls
   std::mutex log_mu_;
   std::ofstream log_file_;
   std::unique_ptr<manager::WorkerPool> pool_;
   std::unique_ptr<pools::ServingAutoscaler> scaler_;
   // --variant-sets
-  std::unique_ptr<net::HttpClient> variant_client_;             // the management API
+  std::unique_ptr<net::HttpTransport> variant_client_;          // the management API
   std::unique_ptr<net::InterruptibleTransport> variant_calls_;  // over it: a stop cancels a load in progress
   std::unique_ptr<core::ModelControl> model_control_;           // TorchServe's management API, or spec.model_control's
   // --recompile-on-drift
@@ -146,9 +147,8 @@ class Server {
   void reload_fleet();
   struct FleetGroup {
     std::string name;  // "class 'a', kind 'b'"
-    core::QueryInputs inputs;
     // --autoscale: the group's pool and autoscaler (its own client: pools run their own threads)
-    std::unique_ptr<net::HttpClient> pool_client;
+    std::unique_ptr<net::HttpTransport> pool_client;
     std::unique_ptr<manager::WorkerPool> pool;
     std::unique_ptr<pools::ServingAutoscaler> scaler;
     std::unique_ptr<session::DriftRecompiler> recompiler;

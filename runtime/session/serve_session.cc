@@ -38,18 +38,16 @@ std::vector<char> available_at_start(const core::WorkerHealth& health, const Ser
 }  // namespace
 
 ServeSession::ServeSession(const core::PolicyTable& table, core::Backend& backend, core::WorkerHealth& health,
-                           core::QueryInputs& inputs, core::Clock& clock, ServeOptions options)
+                           core::Clock& clock, ServeOptions options)
     : table_(table),
       backend_(backend),
-      inputs_(inputs),
       clock_(clock),
       health_(health),
       options_(std::move(options)),
-      relay_(*this),
       dispatcher_(
           core::DispatcherPolicies{options_.library.empty() ? std::vector<core::PolicyTable>{table} : options_.library,
                                    health.num_workers(), available_at_start(health, options_), options_.online},
-          clock, relay_, scheduler_options(options_)),
+          clock, scheduler_options(options_)),
       worker_batches_(static_cast<std::size_t>(health.num_workers())),
       admitted_(static_cast<std::size_t>(health.num_workers()), options_.pool_managed ? 0 : 1) {
   current_policy_ = logged_policy_ = dispatcher_.current_choice().id;
@@ -86,7 +84,8 @@ ServeSession::ServeSession(const core::PolicyTable& table, core::Backend& backen
   dispatcher_.on_batch_done([this](const core::BatchResult& r, std::int64_t) { on_final_result(r); });
   std::lock_guard<std::mutex> lock(mu_);
   health.set_health_handler([this](int worker, bool up) { on_health(worker, up); });
-  for (int w = 0; w < workers(); ++w) dispatcher_.set_worker_available(w, admitted_[w] && health.worker_up(w));
+  for (int w = 0; w < workers(); ++w)  // no query yet: nothing to start
+    (void)dispatcher_.set_worker_available(w, admitted_[w] && health.worker_up(w));
   reaper_ = std::thread([this] { reap_late_queries(); });
 }
 
@@ -104,20 +103,20 @@ ServeSession::~ServeSession() {
 void ServeSession::reap_late_queries() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!reaper_stop_) {
-    if (deadlines_.empty()) {
+    while (!by_arrival_.empty() && !pending_.count(by_arrival_.front())) by_arrival_.pop_front();  // answered
+    if (by_arrival_.empty()) {
       reaper_wake_.wait(lock);
       continue;
     }
-    const auto [due, id] = deadlines_.front();
+    const core::QueryId id = by_arrival_.front();
+    const auto due = pending_.at(id).give_up;
     if (std::chrono::steady_clock::now() < due) {
       reaper_wake_.wait_until(lock, due);
       continue;
     }
-    deadlines_.pop_front();
-    if (waiting_.count(id)) {  // still unanswered: give up on it
-      counters_.failed++;
-      answer(id, error_answer(504, "no answer within " + std::to_string(options_.answer_timeout_ms) + " ms"));
-    }
+    by_arrival_.pop_front();
+    counters_.failed++;  // still unanswered: give up on it
+    answer(id, error_answer(504, "no answer within " + std::to_string(options_.answer_timeout_ms) + " ms"));
   }
 }
 
@@ -131,8 +130,7 @@ void ServeSession::on_health(int worker, bool up) {
              options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
              up ? "up: back in rotation" : "down: out of rotation", why.empty() ? "" : ": ", why.c_str());
   // Going down hands the worker's queue to the others, which may start batches.
-  dispatcher_.set_worker_available(worker, up);
-  send_outbox(lock);
+  send(lock, dispatcher_.set_worker_available(worker, up));
 }
 
 void ServeSession::add_worker(int slot, const std::string& name) {
@@ -143,8 +141,7 @@ void ServeSession::add_worker(int slot, const std::string& name) {
   const bool up = health_.worker_up(slot);
   log_line(log::Level::kInfo, "worker %d (%s) added: %s", slot, name.c_str(),
            up ? "in rotation" : "joins the rotation at its next passing ping");
-  dispatcher_.set_worker_available(slot, up);
-  send_outbox(lock);
+  send(lock, dispatcher_.set_worker_available(slot, up));
 }
 
 void ServeSession::drain_worker(int slot, std::function<void()> drained) {
@@ -155,28 +152,35 @@ void ServeSession::drain_worker(int slot, std::function<void()> drained) {
            options_.worker_names.at(static_cast<std::size_t>(slot)).c_str(), dispatcher_.queued(slot),
            busy ? ", its batch in flight finishes" : "");
   // Its queue and waiting retries go to the workers still available.
-  if (dispatcher_.worker_available(slot)) dispatcher_.set_worker_available(slot, false);
+  std::vector<core::BatchRequest> batches;
+  if (dispatcher_.worker_available(slot)) batches = dispatcher_.set_worker_available(slot, false);
   drains_.begin(slot, busy, std::move(drained));
-  send_outbox(lock);
+  send(lock, std::move(batches));
 }
 
 void ServeSession::remove_worker(int slot) {
   std::unique_lock<std::mutex> lock(mu_);
   admitted_.at(static_cast<std::size_t>(slot)) = 0;
-  if (dispatcher_.worker_available(slot)) dispatcher_.set_worker_available(slot, false);
+  std::vector<core::BatchRequest> batches;
+  if (dispatcher_.worker_available(slot)) batches = dispatcher_.set_worker_available(slot, false);
   log_line(log::Level::kInfo, "worker %d (%s) removed", slot,
            options_.worker_names.at(static_cast<std::size_t>(slot)).c_str());
   options_.worker_names.at(static_cast<std::size_t>(slot)).clear();
-  send_outbox(lock);
+  send(lock, std::move(batches));
 }
 
-void ServeSession::send_outbox(std::unique_lock<std::mutex>& lock) {
-  if (outbox_.empty()) return;
-  std::vector<core::BatchRequest> batches;
-  batches.swap(outbox_);
+void ServeSession::send(std::unique_lock<std::mutex>& lock, std::vector<core::BatchRequest> batches) {
+  if (batches.empty()) return;
   const std::int64_t now_us = clock_.now_us();
-  for (const auto& b : batches)
-    if (!b.queries.empty()) batch_sent_us_[b.queries.front()] = now_us;
+  for (auto& b : batches) {
+    if (b.queries.empty()) continue;
+    sent_[b.queries.front()] = SentBatch{b.model, now_us};
+    b.inputs.clear();
+    for (const core::QueryId id : b.queries) {
+      const auto it = pending_.find(id);
+      b.inputs.push_back(it == pending_.end() ? nullptr : it->second.input);  // answered meanwhile: sent empty
+    }
+  }
   lock.unlock();
   // The backend reports batches from its own thread (TorchServe) or when
   // its caller says so (fakes), never from inside start_batch, so sending
@@ -188,7 +192,7 @@ void ServeSession::shutdown() {
   std::lock_guard<std::mutex> lock(mu_);
   shut_down_ = true;
   std::vector<core::QueryId> ids;
-  for (const auto& [id, w] : waiting_) ids.push_back(id);
+  for (const auto& [id, q] : pending_) ids.push_back(id);
   for (auto id : ids) {
     counters_.failed++;
     answer(id, error_answer(503, "server shutting down"));
@@ -226,18 +230,18 @@ void ServeSession::serve_async(std::string input, std::int64_t waited_us, std::f
     }
   }
   const core::QueryId id = ++next_id_;
-  inputs_.put(id, std::move(input));
-  Waiting& w = waiting_[id];
-  w.arrival_us = arrival_us;
-  w.done = std::move(done);
-  if (deadlines_.empty()) reaper_wake_.notify_one();
-  deadlines_.emplace_back(std::chrono::steady_clock::now() - std::chrono::microseconds(waited_us) +
-                              std::chrono::milliseconds(options_.answer_timeout_ms),
-                          id);
-  dispatcher_.on_arrival_at(id, arrival_us);
+  PendingQuery& q = pending_[id];
+  q.input = std::make_shared<const std::string>(std::move(input));
+  q.arrival_us = arrival_us;
+  q.give_up = std::chrono::steady_clock::now() - std::chrono::microseconds(waited_us) +
+              std::chrono::milliseconds(options_.answer_timeout_ms);
+  q.done = std::move(done);
+  if (by_arrival_.empty()) reaper_wake_.notify_one();
+  by_arrival_.push_back(id);
+  std::vector<core::BatchRequest> batches = dispatcher_.on_arrival_at(id, arrival_us);
   log_replacement();
   log_policy_switch();
-  send_outbox(lock);
+  send(lock, std::move(batches));
 }
 
 std::future<frontend::Answer> ServeSession::submit(std::string input) {
@@ -296,12 +300,17 @@ void ServeSession::on_backend_done(const core::BatchResult& r) {
   log_line(log::Level::kDebug, "batch done: worker %d, %s, %zu queries, %s", r.worker,
            table_.models[r.model].name.c_str(), r.queries.size(), r.ok ? "ok" : "failed");
   DriftEvent event;
-  const bool drifted = check_drift(r, &event);
-  --in_flight_by_model_[r.model];
-  relay_.deliver(r);  // the Dispatcher frees the worker, retries or calls on_final_result
+  bool drifted = false;
+  if (const auto sent = r.queries.empty() ? sent_.end() : sent_.find(r.queries.front()); sent != sent_.end()) {
+    const std::int64_t sent_us = sent->second.sent_us;
+    sent_.erase(sent);
+    drifted = check_drift(r, sent_us, &event);
+  }
+  // The Dispatcher frees the worker, retries or calls on_final_result.
+  std::vector<core::BatchRequest> next = dispatcher_.complete(r);
   batch_done_.notify_all();
   if (drains_.draining(r.worker) && !dispatcher_.busy(r.worker)) drains_.on_idle(r.worker);
-  send_outbox(lock);  // the worker's next batch, and any retry
+  send(lock, std::move(next));  // the worker's next batch, and any retry
   if (lock.owns_lock()) lock.unlock();
   if (drifted && options_.on_drift) options_.on_drift(event);
 }
@@ -316,8 +325,8 @@ void ServeSession::swap_policies_and_wait(const std::vector<core::PolicyTable>& 
   const auto idle = [&] {
     for (int w = 0; w < workers(); ++w)
       if (dispatcher_.retries_waiting(w) > 0) return false;  // a retry may run on its failed batch's model
-    for (int m : dropped)
-      if (in_flight_by_model_[m] > 0) return false;
+    for (const auto& [first, b] : sent_)
+      if (std::find(dropped.begin(), dropped.end(), b.model) != dropped.end()) return false;
     return true;
   };
   if (!batch_done_.wait_for(lock, std::chrono::milliseconds(timeout_ms), idle))
@@ -325,12 +334,8 @@ void ServeSession::swap_policies_and_wait(const std::vector<core::PolicyTable>& 
                              std::to_string(timeout_ms) + " ms");
 }
 
-bool ServeSession::check_drift(const core::BatchResult& r, DriftEvent* event) {
-  if (r.queries.empty()) return false;
-  const auto sent = batch_sent_us_.find(r.queries.front());
-  if (sent == batch_sent_us_.end()) return false;
-  const std::int64_t took_us = clock_.now_us() - sent->second;
-  batch_sent_us_.erase(sent);
+bool ServeSession::check_drift(const core::BatchResult& r, std::int64_t sent_us, DriftEvent* event) {
+  const std::int64_t took_us = clock_.now_us() - sent_us;
   if (!drift_ || !r.ok) return false;
   const int batch = static_cast<int>(r.queries.size());
   const auto change = drift_->observe(r.model, batch, static_cast<double>(took_us));
@@ -359,8 +364,8 @@ void ServeSession::on_final_result(const core::BatchResult& r) {
   const std::int64_t now_us = clock_.now_us();
   for (std::size_t i = 0; i < r.queries.size(); ++i) {
     const core::QueryId id = r.queries[i];
-    auto it = waiting_.find(id);
-    if (it == waiting_.end()) continue;  // answered already (timed out or shut down)
+    auto it = pending_.find(id);
+    if (it == pending_.end()) continue;  // answered already (timed out or shut down)
     counters_.retried += r.retried ? 1 : 0;
     if (!r.ok) {
       counters_.failed++;
@@ -402,11 +407,10 @@ void ServeSession::on_final_result(const core::BatchResult& r) {
 }
 
 bool ServeSession::answer(core::QueryId id, frontend::Answer a) {
-  auto it = waiting_.find(id);
-  if (it == waiting_.end()) return false;
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return false;
   it->second.done(std::move(a));
-  waiting_.erase(it);
-  inputs_.erase(id);
+  pending_.erase(it);
   return true;
 }
 
@@ -427,6 +431,11 @@ void ServeSession::log_line(log::Level level, const char* format, ...) const {
   std::vsnprintf(text.data(), text.size() + 1, format, args);
   va_end(args);
   log::write(level, group_prefix() + text);
+}
+
+std::size_t ServeSession::pending() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_.size();
 }
 
 int ServeSession::workers_up() {

@@ -2,8 +2,7 @@
 // `lull serve` without the sockets: lull's Dispatcher between the front end
 // and a Backend, made thread-safe. It builds none of its parts: the
 // Server (runtime/server/server.h) plugs in the backend (TorchServe
-// over HTTP; a fake in tests), the health source and the store of query
-// inputs the backend reads. HTTP threads call serve(); batch completions and
+// over HTTP; a fake in tests) and the health source. HTTP threads call serve(); batch completions and
 // health events may arrive on other threads; one mutex serializes all of
 // them around the Dispatcher, which is single-threaded by design.
 //
@@ -47,7 +46,6 @@
 #include "runtime/core/policy_table.h"
 #include "runtime/frontend/frontend.h"
 #include "runtime/session/latency_drift.h"
-#include "runtime/core/query_inputs.h"
 #include "runtime/session/serve_metrics.h"
 #include "runtime/core/worker_health.h"
 
@@ -100,8 +98,8 @@ class ServeSession final : public frontend::QueryService {
   // source that calls them from its own threads must be stopped before the
   // session is destroyed. Workers the health source reports down now start
   // out of rotation. `table` names the models and the SLO.
-  ServeSession(const core::PolicyTable& table, core::Backend& backend, core::WorkerHealth& health,
-               core::QueryInputs& inputs, core::Clock& clock, ServeOptions options = {});
+  ServeSession(const core::PolicyTable& table, core::Backend& backend, core::WorkerHealth& health, core::Clock& clock,
+               ServeOptions options = {});
   ~ServeSession() override;
 
   // Answers every query still waiting with 503, so HTTP threads return;
@@ -146,25 +144,24 @@ class ServeSession final : public frontend::QueryService {
   // The slot's worker is gone (stopped or failed): out of rotation, vacant.
   void remove_worker(int slot);
   int worker_slots() const { return workers(); }
+  // Queries received and not yet answered.
+  std::size_t pending();
 
  private:
-  // What the Dispatcher sees as its backend: queues the batches it starts
-  // (under mu_) for send_outbox, and hands completions back under mu_.
-  class Relay final : public core::Backend {
-   public:
-    explicit Relay(ServeSession& s) : s_(s) {}
-    void start_batch(const core::BatchRequest& b) override {
-      s_.outbox_.push_back(b);
-      ++s_.in_flight_by_model_[b.model];
-    }
-    void deliver(const core::BatchResult& r) { report(r); }
-
-   private:
-    ServeSession& s_;
+  // One query from its arrival to its answer: the session's only record of
+  // it. The Dispatcher's queues hold its id and deadline; a batch carries its
+  // input to the backend (BatchRequest::inputs); answer() ends it.
+  struct PendingQuery {
+    std::shared_ptr<const std::string> input;
+    std::int64_t arrival_us = 0;                    // on the session's clock; its deadline counts from here
+    std::chrono::steady_clock::time_point give_up;  // answered 504 then (answer_timeout_ms)
+    std::function<void(frontend::Answer)> done;     // called once, under mu_
   };
-  struct Waiting {
-    std::function<void(frontend::Answer)> done;
-    std::int64_t arrival_us = 0;
+  // A batch the backend has, by its first query (a retry is sent after its
+  // failed batch was reported, so the key is free again).
+  struct SentBatch {
+    int model = 0;
+    std::int64_t sent_us = 0;
   };
   struct WorkerBatches {
     std::uint64_t ok = 0, failed = 0;
@@ -177,8 +174,9 @@ class ServeSession final : public frontend::QueryService {
   int refuse_seconds(std::int64_t arrival_us) const;
   void on_backend_done(const core::BatchResult& r);  // backend's thread
   void on_health(int worker, bool up);               // health source's thread
-  // Sends the batches queued while `lock` (on mu_) was held, after releasing it.
-  void send_outbox(std::unique_lock<std::mutex>& lock);
+  // Starts the batches the Dispatcher returned while `lock` (on mu_) was
+  // held: counted under it, sent on the backend after releasing it.
+  void send(std::unique_lock<std::mutex>& lock, std::vector<core::BatchRequest> batches);
   void log_policy_switch();  // under mu_, after an arrival
   void log_replacement();    // under mu_, after an arrival
   int workers() const { return dispatcher_.pool_workers(); }
@@ -186,21 +184,19 @@ class ServeSession final : public frontend::QueryService {
   // The session's one way to log: every line names its group (a fleet's
   // class and kind), so a fleet's worker, policy and drift lines say whose.
   void log_line(log::Level level, const char* format, ...) const __attribute__((format(printf, 3, 4)));
-  void on_final_result(const core::BatchResult& r);  // under mu_, from the Dispatcher
-  // Times an answered batch against the profile (under mu_); true when a
-  // pair started drifting with it (*event then says which).
-  bool check_drift(const core::BatchResult& r, DriftEvent* event);
+  void on_final_result(const core::BatchResult& r);  // under mu_, from Dispatcher::complete
+  // Times an answered batch, sent at `sent_us`, against the profile (under
+  // mu_); true when a pair started drifting with it (*event then says which).
+  bool check_drift(const core::BatchResult& r, std::int64_t sent_us, DriftEvent* event);
   // Calls the query's `done` and forgets it (under mu_); false if it was not waiting.
   bool answer(core::QueryId id, frontend::Answer a);
 
   const core::PolicyTable& table_;
   core::Backend& backend_;
-  core::QueryInputs& inputs_;
   core::Clock& clock_;
   core::WorkerHealth& health_;
   ServeOptions options_;
-  Relay relay_;
-  core::Dispatcher dispatcher_;
+  core::Dispatcher dispatcher_;  // no backend: it returns the batches to start (send())
 
   std::mutex mu_;
   bool shut_down_ = false;
@@ -209,21 +205,18 @@ class ServeSession final : public frontend::QueryService {
   int current_policy_ = 0, logged_policy_ = 0, switches_since_log_ = 0;
   std::int64_t last_log_us_ = 0;
   int logged_generation_ = 0, logged_rejected_ = 0;  // replacements and refused mail logged so far
-  std::unordered_map<core::QueryId, Waiting> waiting_;
-  std::vector<core::BatchRequest> outbox_;           // started under mu_, sent after it
-  std::unordered_map<int, int> in_flight_by_model_;  // batches started and not reported, by model id
-  std::condition_variable batch_done_;               // a batch was reported (swap_policies_and_wait)
+  std::unordered_map<core::QueryId, PendingQuery> pending_;
+  std::unordered_map<core::QueryId, SentBatch> sent_;  // started and not reported
+  std::condition_variable batch_done_;                 // a batch was reported (swap_policies_and_wait)
   std::vector<WorkerBatches> worker_batches_;
   std::vector<char> admitted_;  // the slot may be in rotation (always, unless pool_managed)
   core::DrainTracker drains_;
-  // When each batch in flight was sent, by its first query (a retry is sent
-  // after its failed batch was reported, so the key is free again).
-  std::unordered_map<core::QueryId, std::int64_t> batch_sent_us_;
   std::unique_ptr<LatencyDriftDetector> drift_;  // null: detection off
   ServeCounters counters_;
-  // Each query's give-up time, in arrival order (one timeout for all, so
-  // the front is always the earliest); the reaper sleeps until it.
-  std::deque<std::pair<std::chrono::steady_clock::time_point, core::QueryId>> deadlines_;
+  // The pending queries in arrival order (one timeout for all, so the
+  // front's give_up is the earliest); the reaper sleeps until it. Answered
+  // ones are dropped from the front as it gets to them.
+  std::deque<core::QueryId> by_arrival_;
   std::condition_variable reaper_wake_;
   bool reaper_stop_ = false;
   std::thread reaper_;  // last: starts once everything above exists

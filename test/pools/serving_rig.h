@@ -64,13 +64,13 @@ struct ServingRig {
     scaler = std::make_unique<pools::ServingAutoscaler>(library, o, *pool, vclock);
     backend = std::make_unique<torchserve::TorchServeBackend>(
         std::vector<torchserve::WorkerEndpoint>(static_cast<std::size_t>(scaler->slots())),
-        std::vector<std::string>{"small", "big"}, inputs, fast_health(outlier));
+        std::vector<std::string>{"small", "big"}, fast_health(outlier));
     session::ServeOptions so;
     so.pool_managed = true;
     so.library = library;
     so.worker_names.assign(static_cast<std::size_t>(scaler->slots()), "");
     so.extra_metrics = [this] { return scaler->metrics_text(); };
-    session = std::make_unique<session::ServeSession>(library.front(), *backend, *backend, inputs, wall, so);
+    session = std::make_unique<session::ServeSession>(library.front(), *backend, *backend, wall, so);
     backend->start();
     slots = std::make_unique<pools::SessionSlots>(*backend, *session);
     scaler->attach(*slots);
@@ -136,7 +136,6 @@ struct ServingRig {
   net::HttpClient client;
   core::WallClock wall;
   core::VirtualClock vclock;
-  lull::core::QueryInputs inputs;
   std::unique_ptr<manager::WorkerPool> pool;
   std::unique_ptr<pools::ServingAutoscaler> scaler;
   std::unique_ptr<torchserve::TorchServeBackend> backend;

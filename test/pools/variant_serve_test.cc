@@ -24,7 +24,6 @@
 #include "runtime/manager/variant_switcher.h"
 #include "runtime/net/http_client.h"
 #include "runtime/upstream/torchserve/model_management.h"
-#include "runtime/core/query_inputs.h"
 #include "runtime/session/serve_session.h"
 #include "runtime/upstream/torchserve/torchserve_backend.h"
 #include "test/support/session_test_support.h"
@@ -58,8 +57,8 @@ struct VariantStack {
       : s0(args({})),
         s1(args(extra)),
         full(table_of({kSmall, kMid, kBig}, {2, 1})),
-        backend({{s0.url(), s0.url()}, {s1.url(), s1.url()}}, {"small", "mid", "big"}, inputs),
-        session(full, backend, backend, inputs, clock),
+        backend({{s0.url(), s0.url()}, {s1.url(), s1.url()}}, {"small", "mid", "big"}),
+        session(full, backend, backend, clock),
         control(client),
         swap(session, 20000),
         switcher(variants(), {s0.url(), s1.url()}, control, swap, [this](const std::string& l) { log.push_back(l); },
@@ -120,7 +119,6 @@ struct VariantStack {
 
   ModelServerProcess s0, s1;
   PolicyTable full;
-  lull::core::QueryInputs inputs;
   lull::core::WallClock clock;
   lull::torchserve::TorchServeBackend backend;
   lull::session::ServeSession session;

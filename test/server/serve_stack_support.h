@@ -13,7 +13,6 @@
 #include "runtime/core/clock.h"
 #include "runtime/frontend/frontend.h"
 #include "runtime/net/http_client.h"
-#include "runtime/core/query_inputs.h"
 #include "runtime/session/serve_session.h"
 #include "runtime/upstream/torchserve/torchserve_backend.h"
 #include "runtime/upstream/v2/v2_wire.h"
@@ -43,8 +42,8 @@ struct ServeStack {
       : s0(stand_in_args(w)),
         s1(stand_in_args(w)),
         table(tiny_session_table(2)),
-        backend({{s0.url(), s0.url()}, {s1.url(), s1.url()}}, {"small", "big"}, inputs, options(w)),
-        session(table, backend, backend, inputs, clock),
+        backend({{s0.url(), s0.url()}, {s1.url(), s1.url()}}, {"small", "big"}, options(w)),
+        session(table, backend, backend, clock),
         workers_up_at_start(backend.start()),
         fe(session, frontend_options()) {
     fe.start();
@@ -82,7 +81,6 @@ struct ServeStack {
   v2::V2Wire v2_wire;  // before the backend, which keeps a reference
   ModelServerProcess s0, s1;
   core::PolicyTable table;
-  lull::core::QueryInputs inputs;
   core::WallClock clock;
   torchserve::TorchServeBackend backend;
   session::ServeSession session;

@@ -71,11 +71,10 @@ TEST_CASE("serve with a worker pool: nothing is compiled for the vacant slots, o
   options.pool_managed = true;
   // 11 slots (the pool's maximum), a set for 2 workers; no worker up yet.
   const lull::core::PolicyTable table = tiny_session_table(2);
-  lull::core::QueryInputs inputs;
   FakeHealth health(11);
-  FakeBackend backend(inputs);
+  FakeBackend backend;
   lull::core::VirtualClock clock;
-  ServeSession session(table, backend, health, inputs, clock, options);
+  ServeSession session(table, backend, health, clock, options);
   provider.wait_idle();
   CHECK(compiler.requested.empty());
   CHECK(value(session, "lull_online_compilations_total") == 0);

@@ -16,7 +16,6 @@
 #include "runtime/core/backend.h"
 #include "runtime/core/clock.h"
 #include "runtime/core/policy_table.h"
-#include "runtime/core/query_inputs.h"
 #include "runtime/session/serve_session.h"
 #include "runtime/core/worker_health.h"
 #include "test/support/session_fakes.h"
@@ -66,7 +65,7 @@ TEST_CASE("serve session: each query gets its own prediction from the batch resu
   CHECK(a2.get().body == "\"two\"");
   rig.backend.succeed(3, {"\"five\""});
   CHECK(a5.get().body == "\"five\"");
-  CHECK(rig.inputs.size() == 0);  // answered queries' inputs are dropped
+  CHECK(rig.session->pending() == 0);  // answered queries are forgotten, inputs and all
 }
 
 TEST_CASE("serve session: a failed batch is retried once on the next worker, on its model while slack allows",
@@ -218,16 +217,15 @@ TEST_CASE("serve session: shutdown answers what is waiting and refuses what come
   CHECK(a2.get().http_status == 503);
   CHECK(rig.backend.started.size() == 1);
   rig.backend.succeed(0, {"\"late\""});  // a late result for an answered query is ignored
-  CHECK(rig.inputs.size() == 0);
+  CHECK(rig.session->pending() == 0);
 }
 
 TEST_CASE("serve session: a health source for another worker count is refused", "[serve][session]") {
   const auto table = tiny_session_table(2);
-  lull::core::QueryInputs inputs;
   FakeHealth health(3);
-  FakeBackend backend(inputs);
+  FakeBackend backend;
   lull::core::VirtualClock clock;
-  CHECK_THROWS_WITH(ServeSession(table, backend, health, inputs, clock), Catch::Contains("compiled for 2 workers"));
+  CHECK_THROWS_WITH(ServeSession(table, backend, health, clock), Catch::Contains("compiled for 2 workers"));
 }
 
 TEST_CASE("serve session: an input the model rejected gets the model's error, and the batch and worker carry on",
@@ -318,7 +316,7 @@ TEST_CASE("serve session: with --reject-late, a burst beyond the fastest model g
     ++refused;
   }
   CHECK(refused == 59);
-  CHECK(rig.inputs.size() == 241);  // refused inputs are never stored
+  CHECK(rig.session->pending() == 241);  // refused queries are never kept
   CHECK(metric_line(*rig.session, "lull_rejected_total") == "lull_rejected_total 59");
   CHECK(metric_line(*rig.session, "lull_queries_total") == "lull_queries_total 300");
   CHECK(metric_line(*rig.session, "lull_failed_total") == "lull_failed_total 0");

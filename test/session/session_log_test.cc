@@ -57,13 +57,12 @@ TEST_CASE("serve session: a fleet group's worker lines name its class and kind",
   options.pool_managed = true;
   options.group = "class 'gold', kind 'gpu'";
   const lull::core::PolicyTable table = tiny_session_table(2);
-  lull::core::QueryInputs inputs;
   FakeHealth health(2);
-  FakeBackend backend(inputs);
+  FakeBackend backend;
   lull::core::VirtualClock clock;
   StderrToFile err;
   {
-    ServeSession session(table, backend, health, inputs, clock, options);
+    ServeSession session(table, backend, health, clock, options);
     session.add_worker(0, "http://w0");
     session.remove_worker(0);
     session.shutdown();

@@ -8,6 +8,7 @@
 // request's max_response_bytes fails as it does over libcurl. Answers come on the fake's own
 // thread, as from the real transport's loop, so callers that wait on a
 // callback (fetch(), futures) behave as they do over libcurl.
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -46,6 +47,13 @@ class FakeHttpTransport final : public net::HttpTransport {
   void fallback(Handler handler) {
     std::lock_guard<std::mutex> lock(mu_);
     fallback_ = std::move(handler);
+  }
+  // Waits, at most `limit`, until every request sent so far is answered and
+  // its callback has returned (requests those callbacks send included); true
+  // if so. Tests on a virtual clock settle each step with it.
+  bool wait_idle(std::chrono::milliseconds limit = std::chrono::milliseconds(10000)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return idle_.wait_for(lock, limit, [this] { return queue_.empty() && !running_; });
   }
   // Every request so far, in the order sent.
   std::vector<net::HttpRequest> requests() const {
@@ -104,14 +112,19 @@ class FakeHttpTransport final : public net::HttpTransport {
       if (queue_.empty()) return;  // stopping, nothing left
       auto task = std::move(queue_.front());
       queue_.pop_front();
+      running_ = true;
       lock.unlock();
       task();
       lock.lock();
+      running_ = false;
+      if (queue_.empty()) idle_.notify_all();
     }
   }
 
   mutable std::mutex mu_;
   std::condition_variable wake_;
+  std::condition_variable idle_;
+  bool running_ = false;  // a task is being run (outside mu_)
   std::map<std::string, Handler> routes_;
   Handler fallback_;
   std::vector<net::HttpRequest> sent_;

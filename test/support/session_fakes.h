@@ -13,7 +13,6 @@
 #include "runtime/core/backend.h"
 #include "runtime/core/clock.h"
 #include "runtime/core/policy_table.h"
-#include "runtime/core/query_inputs.h"
 #include "runtime/session/serve_session.h"
 #include "runtime/core/worker_health.h"
 #include "test/support/session_test_support.h"
@@ -26,11 +25,11 @@ using lull::core::BatchResult;
 // Records batches (with the inputs it would send); finishes them on request.
 class FakeBackend final : public lull::core::Backend {
  public:
-  explicit FakeBackend(const lull::core::QueryInputs& inputs) : inputs_(inputs) {}
   void start_batch(const BatchRequest& b) override {
     started.push_back(b);
     std::vector<std::string> in;
-    for (auto id : b.queries) in.push_back(inputs_.get(id) ? *inputs_.get(id) : "<missing>");
+    for (std::size_t i = 0; i < b.queries.size(); ++i)
+      in.push_back(i < b.inputs.size() && b.inputs[i] ? *b.inputs[i] : "<missing>");
     sent_inputs.push_back(in);
   }
   void succeed(size_t index, std::vector<std::string> outputs) {
@@ -63,7 +62,6 @@ class FakeBackend final : public lull::core::Backend {
     r.ok = ok;
     return r;
   }
-  const lull::core::QueryInputs& inputs_;
 };
 
 class FakeHealth final : public lull::core::WorkerHealth {
@@ -84,18 +82,16 @@ class FakeHealth final : public lull::core::WorkerHealth {
 
 struct Rig {
   explicit Rig(int workers, std::vector<bool> up = {}, session::ServeOptions options = {})
-      : table(tiny_session_table(workers)), health(workers), backend(inputs) {
+      : table(tiny_session_table(workers)), health(workers) {
     for (size_t w = 0; w < up.size(); ++w)
       if (!up[w]) health.set(static_cast<int>(w), false);
-    session = std::make_unique<session::ServeSession>(table, backend, health, inputs, clock, std::move(options));
+    session = std::make_unique<session::ServeSession>(table, backend, health, clock, std::move(options));
   }
   // The same on another table (its worker count), every worker up.
-  Rig(lull::core::PolicyTable t, session::ServeOptions options)
-      : table(std::move(t)), health(table.workers), backend(inputs) {
-    session = std::make_unique<session::ServeSession>(table, backend, health, inputs, clock, std::move(options));
+  Rig(lull::core::PolicyTable t, session::ServeOptions options) : table(std::move(t)), health(table.workers) {
+    session = std::make_unique<session::ServeSession>(table, backend, health, clock, std::move(options));
   }
   lull::core::PolicyTable table;
-  lull::core::QueryInputs inputs;
   FakeHealth health;
   FakeBackend backend;
   lull::core::VirtualClock clock;

@@ -1,6 +1,6 @@
 #include "runtime/upstream/torchserve/torchserve_backend.h"
 
-#include <chrono>
+#include <algorithm>
 #include <future>
 #include <stdexcept>
 
@@ -15,33 +15,33 @@ namespace lull::torchserve {
 TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
                                      const core::QueryInputs& inputs, TorchServeOptions options,
                                      std::unique_ptr<net::HttpTransport> transport)
+    : TorchServeBackend(std::move(workers), std::move(models), std::move(options), std::move(transport)) {
+  inputs_ = &inputs;
+}
+
+TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
+                                     TorchServeOptions options, std::unique_ptr<net::HttpTransport> transport)
     : workers_(std::move(workers)),
       models_(std::move(models)),
-      inputs_(inputs),
       options_(options),
       wire_(options.wire ? *options.wire : torchserve_wire()),
+      clock_(options.clock ? *options.clock : wall_clock_),
       state_(workers_.size()),
+      health_checker_(*this, options.health_interval_ms * 1000),
+      ejector_(*this),
       client_(transport ? std::move(transport) : std::make_unique<net::HttpClient>()) {
   if (workers_.empty()) throw std::invalid_argument("TorchServe backend: no workers");  // slots may be vacant
   for (auto& s : state_) s.detector = OutlierDetector(options_.outlier);
 }
 
-namespace {
-std::int64_t steady_now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
-
 TorchServeBackend::~TorchServeBackend() { stop(); }
 
 void TorchServeBackend::stop() {
   {
-    std::lock_guard<std::mutex> lock(health_mu_);
-    health_stop_ = true;
+    std::lock_guard<std::mutex> lock(tick_mu_);  // waits for a decision in progress
+    ticks_stopped_ = true;
   }
-  health_cv_.notify_all();
-  if (health_thread_.joinable()) health_thread_.join();
+  if (own_loop_) own_loop_->stop();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;  // the client's shutdown cancels what is in flight: report none of it
@@ -49,7 +49,7 @@ void TorchServeBackend::stop() {
   client_.reset();
 }
 
-int TorchServeBackend::start() {
+int TorchServeBackend::start(core::ControlLoop* loop) {
   // First round of pings, waited for, so that start-up knows who is up.
   std::vector<std::future<void>> done;
   for (int w = 0; w < num_workers(); ++w) {
@@ -69,7 +69,14 @@ int TorchServeBackend::start() {
     });
   }
   for (auto& f : done) f.wait();
-  health_thread_ = std::thread([this] { health_loop(); });
+  health_checker_.begin(clock_.now_us());
+  if (!loop) {
+    own_loop_ = std::make_unique<core::ControlLoop>(clock_);
+    loop = own_loop_.get();
+  }
+  loop->add(health_checker_);
+  loop->add(ejector_);
+  if (own_loop_) own_loop_->start();
   int up = 0;
   for (int w = 0; w < num_workers(); ++w) up += worker_up(w);
   return up;
@@ -156,7 +163,7 @@ void TorchServeBackend::start_batch(const core::BatchRequest& batch) {
                             std::to_string(batch.model) + " out of range");
   {
     // Stopping: the transport is being destroyed (its last completions can
-    // start a batch from the session's outbox); nothing is sent or reported.
+    // start a batch from the session); nothing is sent or reported.
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
   }
@@ -166,8 +173,9 @@ void TorchServeBackend::start_batch(const core::BatchRequest& batch) {
   std::vector<const std::string*> inputs;
   std::vector<size_t> sizes;
   static const std::string kEmpty;
-  for (auto id : batch.queries) {
-    held.push_back(inputs_.get(id));
+  const bool carried = batch.inputs.size() == batch.queries.size();
+  for (std::size_t i = 0; i < batch.queries.size(); ++i) {
+    held.push_back(carried ? batch.inputs[i] : inputs_ ? inputs_->get(batch.queries[i]) : nullptr);
     inputs.push_back(held.back() ? held.back().get() : &kEmpty);
     sizes.push_back(inputs.back()->size());
   }
@@ -240,6 +248,7 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
   core::BatchResult result;
   std::vector<core::BatchResult> others_failed;
   bool went_down = false;
+  bool ejected = false;
   std::string resend_key;  // set: send the part again with this key, nothing to report yet
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -344,7 +353,8 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
       bool gone = worker_fault && kind == OutlierDetector::Failure::kTransport;
       std::string how = "went down: ";
       if (worker_fault && s.detector.record_failure(kind)) {
-        const std::int64_t ms = s.detector.eject(steady_now_us());
+        const std::int64_t ms = s.detector.eject(clock_.now_us());
+        ejected = true;
         s.failed_input = first_input;
         s.ejections++;
         s.refused_key = refused;
@@ -361,6 +371,7 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
       }
     }
   }
+  if (ejected) ejector_.wake();
   if (went_down) notify(worker, false);
   report(result);
   for (const auto& r : others_failed) report(r);
@@ -409,7 +420,7 @@ void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const n
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     Worker& s = state_[worker];
-    const std::int64_t now = steady_now_us();
+    const std::int64_t now = clock_.now_us();
     // An ejected worker rejoins through its probe batch only (probe_ejected).
     if (healthy && !s.up && s.down_epoch == epoch_at_send && !s.detector.ejected()) {
       s.up = true;
@@ -453,8 +464,28 @@ void TorchServeBackend::ping_all() {
   }
 }
 
-void TorchServeBackend::probe_ejected() {
-  const std::int64_t now = steady_now_us();
+void TorchServeBackend::check_health() {
+  std::lock_guard<std::mutex> tick(tick_mu_);
+  if (ticks_stopped_) return;
+  if (options_.key_file && options_.key_file->refresh_if_changed()) ejector_.wake();  // new keys: probe now
+  ping_all();
+}
+
+std::int64_t TorchServeBackend::next_probe_us() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::int64_t next = core::Controller::kNever;
+  for (std::size_t w = 0; w < state_.size(); ++w) {
+    const Worker& s = state_[w];
+    if (s.up || s.probing || !s.detector.ejected() || workers_[w].inference_url.empty()) continue;
+    const bool new_keys = s.refused_key && options_.key_file && options_.key_file->reloads() != s.refused_at_reload;
+    next = std::min(next, new_keys ? std::int64_t{0} : s.detector.ejected_until_us());
+  }
+  return next;
+}
+
+void TorchServeBackend::probe_ejected(std::int64_t now) {
+  std::lock_guard<std::mutex> tick(tick_mu_);
+  if (ticks_stopped_) return;
   for (int w = 0; w < num_workers(); ++w) {
     net::HttpRequest req;
     std::uint64_t epoch;
@@ -498,7 +529,7 @@ void TorchServeBackend::on_probe(int worker, std::uint64_t epoch_at_send, const 
     s.probing = false;
     // Assigned or vacated meanwhile, or back already: not this probe's to decide.
     if (s.down_epoch != epoch_at_send || s.up || !s.detector.ejected()) return;
-    const std::int64_t now = steady_now_us();
+    const std::int64_t now = clock_.now_us();
     if (why.empty()) {
       s.up = true;
       s.refused_key = false;
@@ -510,9 +541,9 @@ void TorchServeBackend::on_probe(int worker, std::uint64_t epoch_at_send, const 
       const std::int64_t ms = s.detector.eject(now);  // doubled: it never returned in between
       s.ejections++;
       s.last_error = "probe batch: " + why + "; ejected again for " + std::to_string(ms) + " ms";
-      return;
     }
   }
+  if (!why.empty()) return ejector_.wake();  // its next probe is due at the new ejection's end
   notify(worker, true);
 }
 
@@ -538,19 +569,6 @@ std::string TorchServeBackend::inference_key(const std::string& inference_url) c
 std::string TorchServeBackend::down_reason(int worker) const {
   std::lock_guard<std::mutex> lock(mu_);
   return state_.at(static_cast<std::size_t>(worker)).down_why;
-}
-
-void TorchServeBackend::health_loop() {
-  std::unique_lock<std::mutex> lock(health_mu_);
-  while (!health_stop_) {
-    health_cv_.wait_for(lock, std::chrono::milliseconds(options_.health_interval_ms), [this] { return health_stop_; });
-    if (health_stop_) break;
-    lock.unlock();
-    if (options_.key_file) options_.key_file->refresh_if_changed();
-    ping_all();
-    probe_ejected();
-    lock.lock();
-  }
 }
 
 }  // namespace lull::torchserve

@@ -31,23 +31,28 @@
 // fault and a failed ping change the same per-worker state under one lock,
 // so that taking a worker down and failing what it holds is one step. It
 // reports health changes; the Dispatcher keeps the record the scheduler uses.
+// It sends; the periodic pings and the probes of ejected workers are two
+// Controllers (health_checks.h) on its injected clock (TorchServeOptions::clock),
+// run on a ControlLoop of their own unless start() is given one. No other
+// thread, and no clock but that one.
 //
 // Worker slots may change at run time (`lull serve --autoscale`): a slot
 // with an empty URL is vacant (never pinged, down); assign() gives a slot the
 // endpoint of a worker its pool found up, vacate() empties it again. Every
 // read of an endpoint is under the lock, so a batch never goes to a slot's
 // old URL.
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "runtime/core/backend.h"
+#include "runtime/core/clock.h"
+#include "runtime/core/control_loop.h"
+#include "runtime/upstream/torchserve/health_checks.h"
 #include "runtime/net/http_transport.h"
 #include "runtime/upstream/torchserve/batch_wire.h"
 #include "runtime/upstream/torchserve/outlier_detector.h"
@@ -75,6 +80,8 @@ struct TorchServeOptions {
   std::int64_t max_request_bytes = 6553500;  // TorchServe's default max_request_size; larger batches are split
   OutlierOptions outlier;                    // when failing batches eject a worker, and for how long
   const BatchWire* wire = nullptr;  // the protocol spoken (batch_wire.h); nullptr: TorchServe's. Outlives the backend
+  // The clock of health checks and ejections; nullptr: the wall clock. Outlives the backend.
+  const core::Clock* clock = nullptr;
 };
 
 struct WorkerStats {
@@ -92,6 +99,10 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
   // `transport`: how it talks HTTP, owned (stop() destroys it, so no
   // callback runs after); none: libcurl's HttpClient. Tests hand in the
   // in-memory fake (test/support/fake_http_transport.h).
+  // Each batch carries its inputs (BatchRequest::inputs).
+  TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
+                    TorchServeOptions options = {}, std::unique_ptr<net::HttpTransport> transport = nullptr);
+  // Batches by id only: their inputs are read from `inputs` as each starts.
   TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
                     const core::QueryInputs& inputs, TorchServeOptions options = {},
                     std::unique_ptr<net::HttpTransport> transport = nullptr);
@@ -103,8 +114,20 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
   void stop();
 
   // Pings every worker once (blocking, bounded by health_timeout_ms) and starts
-  // the periodic health checks. Returns how many workers are up.
-  int start();
+  // the periodic health checks: its two controllers join `loop` (not started
+  // yet; its owner starts it and stops it before the backend goes), or, with
+  // none, a real-time ControlLoop of the backend's own. Returns how many workers are up.
+  int start(core::ControlLoop* loop = nullptr);
+
+  // The controllers' decisions (health_checks.h); any thread, each a no-op after stop().
+  // Rereads a changed key file and pings every worker.
+  void check_health();
+  // When the next ejected worker is due its probe batch (Controller::kNever: none).
+  std::int64_t next_probe_us() const;
+  // Sends a probe batch to every ejected worker whose ejection time is over at `now_us`.
+  void probe_ejected(std::int64_t now_us);
+  HealthChecker& health_checker() { return health_checker_; }
+  OutlierEjector& outlier_ejector() { return ejector_; }
 
   // Thread-safe; completion is reported from the HTTP client's thread.
   void start_batch(const core::BatchRequest& batch) override;
@@ -175,10 +198,7 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
   std::vector<core::BatchResult> take_down_locked(int worker, const std::string& why);
   void ping_all();
   void on_ping(int worker, std::uint64_t epoch_at_send, const net::HttpResponse& response);
-  // Sends a probe batch to every ejected worker whose ejection time is over.
-  void probe_ejected();
   void on_probe(int worker, std::uint64_t epoch_at_send, const net::HttpResponse& response);
-  void health_loop();
   // The inference key to send now (the key file's, else the option's).
   std::string inference_key(const std::string& inference_url) const;       // the key sent to that worker ("": none)
   TorchServeKeyFile* key_file_of(const std::string& inference_url) const;  // its key file; nullptr: none (yet)
@@ -191,9 +211,11 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
 
   std::vector<WorkerEndpoint> workers_;
   std::vector<std::string> models_;
-  const core::QueryInputs& inputs_;
+  const core::QueryInputs* inputs_ = nullptr;  // batches that carry no inputs read them here
   TorchServeOptions options_;
   const BatchWire& wire_;
+  core::WallClock wall_clock_;
+  const core::Clock& clock_;  // options_.clock, else wall_clock_
   std::function<void(int, bool)> on_health_;
 
   mutable std::mutex mu_;
@@ -202,10 +224,13 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
   bool stopping_ = false;
   ProbeInput last_good_;  // an input of the last batch a worker answered
 
-  std::mutex health_mu_;
-  std::condition_variable health_cv_;
-  bool health_stop_ = false;
-  std::thread health_thread_;
+  // Held through each controller's decision; stop() sets ticks_stopped_
+  // under it, so no decision sends anything once the transport may go.
+  std::mutex tick_mu_;
+  bool ticks_stopped_ = false;
+  HealthChecker health_checker_;
+  OutlierEjector ejector_;
+  std::unique_ptr<core::ControlLoop> own_loop_;  // when start() was given no loop
 
   // Declared last so it is destroyed first, while the state its callbacks touch is alive.
   std::unique_ptr<net::HttpTransport> client_;
