@@ -477,7 +477,8 @@ std::int64_t TorchServeBackend::next_probe_us() const {
   for (std::size_t w = 0; w < state_.size(); ++w) {
     const Worker& s = state_[w];
     if (s.up || s.probing || !s.detector.ejected() || workers_[w].inference_url.empty()) continue;
-    const bool new_keys = s.refused_key && options_.key_file && options_.key_file->reloads() != s.refused_at_reload;
+    const TorchServeKeyFile* file = s.refused_key ? key_file_of(workers_[w].inference_url) : nullptr;
+    const bool new_keys = file && file->reloads() != s.refused_at_reload;
     next = std::min(next, new_keys ? std::int64_t{0} : s.detector.ejected_until_us());
   }
   return next;
