@@ -147,19 +147,26 @@ std::uint64_t TorchServeKeyFile::read_errors() const {
   return read_errors_;
 }
 
-std::string TorchServeKeyFile::metrics_text() const {
-  std::lock_guard<std::mutex> lock(mu_);
+namespace {
+// The key counters in Prometheus' text format: one file's, or the sums over a server's files.
+std::string key_metrics_text(std::uint64_t reloads, std::uint64_t refusals, std::uint64_t read_errors) {
   std::string out;
   net::prom::family(out, "lull_torchserve_key_reloads_total", "counter",
-                    "Times new keys were read from the TorchServe key file.");
-  net::prom::sample(out, "lull_torchserve_key_reloads_total", static_cast<double>(reloads_));
+                    "Times new keys were read from the TorchServe key files.");
+  net::prom::sample(out, "lull_torchserve_key_reloads_total", static_cast<double>(reloads));
   net::prom::family(out, "lull_torchserve_token_refusals_total", "counter",
                     "Requests a model server refused for their inference key.");
-  net::prom::sample(out, "lull_torchserve_token_refusals_total", static_cast<double>(refusals_));
+  net::prom::sample(out, "lull_torchserve_token_refusals_total", static_cast<double>(refusals));
   net::prom::family(out, "lull_torchserve_key_file_errors_total", "counter",
-                    "Reads of the changed key file that found no valid keys (kept the keys before).");
-  net::prom::sample(out, "lull_torchserve_key_file_errors_total", static_cast<double>(read_errors_));
+                    "Reads of a changed key file that found no valid keys (kept the keys before).");
+  net::prom::sample(out, "lull_torchserve_key_file_errors_total", static_cast<double>(read_errors));
   return out;
+}
+}  // namespace
+
+std::string TorchServeKeyFile::metrics_text() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return key_metrics_text(reloads_, refusals_, read_errors_);
 }
 
 namespace {
@@ -256,17 +263,7 @@ std::string TorchServeKeyFiles::metrics_text() const {
       errors += file->read_errors();
     }
   }
-  std::string out;
-  net::prom::family(out, "lull_torchserve_key_reloads_total", "counter",
-                    "Times new keys were read from the TorchServe key files.");
-  net::prom::sample(out, "lull_torchserve_key_reloads_total", static_cast<double>(reloads));
-  net::prom::family(out, "lull_torchserve_token_refusals_total", "counter",
-                    "Requests a model server refused for their inference key.");
-  net::prom::sample(out, "lull_torchserve_token_refusals_total", static_cast<double>(refusals));
-  net::prom::family(out, "lull_torchserve_key_file_errors_total", "counter",
-                    "Reads of a changed key file that found no valid keys (kept the keys before).");
-  net::prom::sample(out, "lull_torchserve_key_file_errors_total", static_cast<double>(errors));
-  return out;
+  return key_metrics_text(reloads, refusals, errors);
 }
 
 bool is_token_refusal(const net::HttpResponse& response) {
