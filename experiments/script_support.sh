@@ -27,14 +27,16 @@ wait_serve_port() {
 
 # replay_servers N PROFILE: starts N latency-replay stand-in servers of
 # PROFILE (seeds 0..N-1; logs WORK/serverI.log), adds them to PIDS, waits for
-# each port and sets URLS (their base URLs) and SERVER_URLS (joined by commas, as
-# lull serve --servers takes them). Reads ROOT and PY.
+# each port and sets URLS (their base URLs), SERVER_URLS (joined by commas, as
+# lull serve --servers takes them) and SERVER_PIDS. Reads ROOT and PY.
 replay_servers() {
   local i
   URLS=()
+  SERVER_PIDS=()
   for ((i = 0; i < $1; i++)); do
     "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$2" --seed "$i" \
         --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
+    SERVER_PIDS+=($!)
     PIDS+=($!)
   done
   for ((i = 0; i < $1; i++)); do wait_file "$WORK/port$i"; URLS+=("http://127.0.0.1:$(cat "$WORK/port$i")"); done

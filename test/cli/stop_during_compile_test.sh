@@ -20,23 +20,16 @@ PROFILE="$ROOT/test/data/replay_profile.json"
 SIZE="${STOP_COMPILE_SIZE:-800}"
 WORK="$(mktemp -d /tmp/lull-stop-compile.XXXXXX)"
 PIDS=()
-source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, wait_serve_port
+source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, wait_serve_port, replay_servers
 trap cleanup EXIT
 fail() { echo "stop_during_compile: FAIL: $*" >&2; FAILED=1; }
 FAILED=0
 
 "$LULL" compile --profiles "$PROFILE" --slo-ms 100 --workers 2 --load-qps 30 --max-queue "$SIZE" \
     --intervals "$SIZE" --out "$WORK/set.pb" 2>"$WORK/compile.log"
-SERVERS=()
-for i in 0 1; do
-  "$PY" "$ROOT/test/modelserver/lull_modelserver.py" --replay-profile "$PROFILE" --seed "$i" \
-      --port-file "$WORK/port$i" 2>"$WORK/server$i.log" &
-  SERVERS+=($!)
-  PIDS+=($!)
-done
-for i in 0 1; do wait_file "$WORK/port$i"; done
+replay_servers 2 "$PROFILE"
 "$LULL" serve --policies "$WORK/set.pb" --profiles "$PROFILE" --online-compile on \
-    --servers "http://127.0.0.1:$(cat "$WORK/port0"),http://127.0.0.1:$(cat "$WORK/port1")" --listen 127.0.0.1:0 \
+    --servers "$SERVER_URLS" --listen 127.0.0.1:0 \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
 LULL_PID=$!
 PIDS+=($LULL_PID)
@@ -80,7 +73,7 @@ for _ in $(seq 1 200); do
   [ "${N:-0}" -gt 5 ] && break
   sleep 0.05
 done
-kill "${SERVERS[1]}"
+kill "${SERVER_PIDS[1]}"
 # The compilation starts when the health check marks the server down (logged).
 STARTED=0
 for _ in $(seq 1 100); do grep -q "worker 1 .* down" "$WORK/serve.log" && { STARTED=1; break; }; sleep 0.1; done
