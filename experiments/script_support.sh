@@ -43,6 +43,26 @@ replay_servers() {
   SERVER_URLS=$(IFS=,; echo "${URLS[*]}")
 }
 
+# stop_within PID TAG NOTE: SIGTERM to PID (a child of this shell), a bounded
+# poll (4 s) for its exit, the time taken printed as "TAG: exited N ms after
+# SIGTERM (NOTE)"; calls the script's fail unless it exited 0 within
+# STOP_BOUND_MS (default 1000).
+stop_within() {
+  local pid=$1 tag=$2 note=$3 start_ns ms stopped=0 code=0
+  start_ns=$(date +%s%N)
+  kill -TERM "$pid"
+  for _ in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || { stopped=1; break; }; sleep 0.02; done
+  ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+  echo "$tag: exited $ms ms after SIGTERM ($note)"
+  if [ "$stopped" = 1 ]; then
+    wait "$pid" || code=$?
+    [ "$code" = 0 ] || fail "lull exited $code"
+    [ "$ms" -le "${STOP_BOUND_MS:-1000}" ] || fail "exit took $ms ms (over ${STOP_BOUND_MS:-1000} ms)"
+  else
+    fail "lull did not exit within 4 s of SIGTERM"
+  fi
+}
+
 # CPU accounting for the end-to-end runs, in clock ticks (USER_HZ): how much
 # the machine's cores did, and how much of it the given processes did, so a
 # run can say how busy its neighbours kept the cores it was measured on.

@@ -20,7 +20,7 @@ PROFILE="$ROOT/test/data/replay_profile.json"
 SIZE="${STOP_COMPILE_SIZE:-800}"
 WORK="$(mktemp -d /tmp/lull-stop-compile.XXXXXX)"
 PIDS=()
-source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, wait_serve_port, replay_servers
+source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, wait_serve_port, replay_servers, stop_within
 trap cleanup EXIT
 fail() { echo "stop_during_compile: FAIL: $*" >&2; FAILED=1; }
 FAILED=0
@@ -82,20 +82,7 @@ for _ in $(seq 1 100); do grep -q "worker 1 .* down" "$WORK/serve.log" && { STAR
 RUNNING=0
 for _ in $(seq 1 200); do grep -q "online compilation: started" "$WORK/serve.log" && { RUNNING=1; break; }; sleep 0.05; done
 [ "$RUNNING" = 1 ] || fail "no online compilation started"
-START_NS=$(date +%s%N)
-kill -TERM "$LULL_PID"
-STOPPED=0
-for _ in $(seq 1 200); do kill -0 "$LULL_PID" 2>/dev/null || { STOPPED=1; break; }; sleep 0.02; done
-END_NS=$(date +%s%N)
-MS=$(( (END_NS - START_NS) / 1000000 ))
-echo "stop_during_compile: exited $MS ms after SIGTERM (compile started: $STARTED)"
-if [ "$STOPPED" = 1 ]; then
-  CODE=0; wait "$LULL_PID" || CODE=$?
-  [ "$CODE" = 0 ] || fail "lull exited $CODE"
-  [ "$MS" -le "${STOP_BOUND_MS:-1000}" ] || fail "exit took $MS ms (over ${STOP_BOUND_MS:-1000} ms)"
-else
-  fail "lull did not exit within 4 s of SIGTERM"
-fi
+stop_within "$LULL_PID" stop_during_compile "compile started: $STARTED"
 wait "$CLIENTS" || true
 echo "stop_during_compile: queries: $(cat "$WORK/clients.txt")"
 # "lost" counts a connection reset after connect (before, 1-4 in 3 of 6

@@ -19,7 +19,7 @@ PY=/usr/bin/python3
 PROFILE="$ROOT/test/data/tiny_profile.json"
 WORK="$(mktemp -d /tmp/lull-stop-load.XXXXXX)"
 PIDS=()
-source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, wait_serve_port
+source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, wait_serve_port, stop_within
 trap cleanup EXIT
 fail() { echo "stop_during_model_load: FAIL: $*" >&2; FAILED=1; }
 FAILED=0
@@ -62,20 +62,7 @@ grep -q "variant switch .*full.pb -> .*small.pb" "$WORK/serve.log" || fail "no s
 LOADING=0
 for _ in $(seq 1 600); do grep -q "^/models?url=slow" "$WORK/requests.log" 2>/dev/null && { LOADING=1; break; }; sleep 0.05; done
 [ "$LOADING" = 1 ] || fail "lull never asked to load slow again"
-START_NS=$(date +%s%N)
-kill -TERM "$LULL_PID"
-STOPPED=0
-for _ in $(seq 1 200); do kill -0 "$LULL_PID" 2>/dev/null || { STOPPED=1; break; }; sleep 0.02; done
-END_NS=$(date +%s%N)
-MS=$(( (END_NS - START_NS) / 1000000 ))
-echo "stop_during_model_load: exited $MS ms after SIGTERM (the load was under way: $LOADING)"
-if [ "$STOPPED" = 1 ]; then
-  CODE=0; wait "$LULL_PID" || CODE=$?
-  [ "$CODE" = 0 ] || fail "lull exited $CODE"
-  [ "$MS" -le "${STOP_BOUND_MS:-1000}" ] || fail "exit took $MS ms (over ${STOP_BOUND_MS:-1000} ms)"
-else
-  fail "lull did not exit within 4 s of SIGTERM"
-fi
+stop_within "$LULL_PID" stop_during_model_load "the load was under way: $LOADING"
 grep "variant switch" "$WORK/serve.log" | tail -n 2 >&2 || true
 grep -q "variant switch .*small.pb -> .*full.pb.*failed.*cancelled" "$WORK/serve.log" ||
   fail "the switch back was not cancelled"
