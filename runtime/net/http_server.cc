@@ -10,7 +10,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <linux/filter.h>
 #include <sched.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -41,6 +43,9 @@ constexpr int kLingerMs = 1000;
 constexpr std::uint64_t kLingerMaxBytes = 1 << 20;
 // stop(): how long responses already handed over may take to be written.
 constexpr int kFlushMs = 1000;
+// stop(): how long handshakes under way when the listener stops answering
+// SYNs may take to complete (loopback and a LAN take microseconds).
+constexpr int kHandshakeGraceMs = 20;
 // Refused connections (503 at the cap) linger outside the registry; past
 // this many at once, a refused one is closed right after its answer.
 constexpr int kMaxRefusing = 1024;
@@ -51,6 +56,23 @@ constexpr int kReservedHeaderMs = 500;
 std::int64_t steady_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// Makes the kernel drop SYNs to a listening socket (a socket filter passing
+// every segment but a bare SYN), so that no new connection completes into
+// its accept queue; the ACKs of handshakes under way still pass. False
+// where the filter cannot be attached: the stop then closes as it did.
+bool refuse_new_handshakes(int listen_fd) {
+  // Classic BPF over the TCP header: load the flags byte, keep SYN and ACK, drop SYN alone.
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 13),
+      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0x12),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x02, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, 0),
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+  };
+  sock_fprog program{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
+  return ::setsockopt(listen_fd, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof program) == 0;
 }
 
 // A request's framing is unambiguous (RFC 9112 6.1, 6.3): with a
@@ -131,6 +153,9 @@ struct HttpServer::Impl {
   net::strand<net::io_context::executor_type> accept_strand{ioc.get_executor()};
   tcp::acceptor acceptor{ioc};
   net::steady_timer accept_retry{ioc};
+  // An async_accept was issued and its handler has not run: stop() waits
+  // for it, since a connection it took just before the stop must be answered.
+  std::atomic<bool> accept_outstanding{false};
   std::vector<std::thread> threads;
   std::shared_ptr<Gate> gate = std::make_shared<Gate>();
   int port = 0;
@@ -277,10 +302,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  public:
   State state() const { return static_cast<State>(state_.load()); }
-  // Its response was handed over and is not written yet (stop() waits for it).
+  // Its response was handed over and is not written yet, or it is a new
+  // connection whose first request is still on its way in (it will be read
+  // and answered 503): stop() waits for both. A kept-alive idle connection
+  // may be closed (HTTP lets a client retry a request on a reused one).
   bool response_pending() const {
     const int s = state_.load();
-    return s == kWriting || (s == kServing && answered_.load()) || (at_stop_ && s != kClosed && s != kLingering);
+    const bool first_request_coming = served.load() == 0 && s <= kBody;
+    return s == kWriting || (s == kServing && answered_.load()) || (at_stop_ && s != kClosed && s != kLingering) ||
+           first_request_coming;
   }
   std::int64_t state_since_us() const { return since_us_.load(); }
   std::atomic<bool> shed_requested{false};
@@ -564,8 +594,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
 }  // namespace
 
 void HttpServer::Impl::do_accept() {
+  accept_outstanding = true;
   acceptor.async_accept(net::make_strand(ioc),
                         net::bind_executor(accept_strand, [this](beast::error_code ec, tcp::socket socket) {
+                          accept_outstanding = false;
+                          // Taken before the stop closed the listener: answered like the
+                          // rest of its accept queue (dropping it would reset it).
+                          if (!ec && stopping) return on_accept(std::move(socket), true);
                           if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
                           if (!ec) {
                             on_accept(std::move(socket));
@@ -582,11 +617,26 @@ void HttpServer::Impl::do_accept() {
 void HttpServer::Impl::drain_accept_queue() {
   beast::error_code ec;
   acceptor.cancel(ec);  // the pending async_accept ends (operation_aborted)
+  // Closing a listener resets the connections in its accept queue, and a
+  // handshake can complete between the last accept and the close. So the
+  // kernel first stops answering new SYNs (a client's connect is retried
+  // and then refused once the listener is gone), handshakes already under
+  // way complete for a short grace, and everything queued is taken and
+  // answered 503 before the close.
+  const bool held = refuse_new_handshakes(acceptor.native_handle());
   acceptor.non_blocking(true, ec);
-  for (int n = 0; !ec && n < options.max_connections + options.reserved_slots; ++n) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(held ? kHandshakeGraceMs : 0);
+  for (int n = 0; n < options.max_connections + options.reserved_slots;) {
     tcp::socket socket(net::make_strand(ioc));
     acceptor.accept(socket, ec);
-    if (!ec) on_accept(std::move(socket), true);
+    if (!ec) {
+      on_accept(std::move(socket), true);
+      ++n;
+    } else if (ec == net::error::would_block && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    } else {
+      break;
+    }
   }
   acceptor.close(ec);
 }
@@ -692,7 +742,8 @@ void HttpServer::stop() {
       if (c->response_pending()) return true;
     return false;
   };
-  while (!s.threads.empty() && (!*drained || pending()) && std::chrono::steady_clock::now() < flush_until)
+  while (!s.threads.empty() && (!*drained || s.accept_outstanding || pending()) &&
+         std::chrono::steady_clock::now() < flush_until)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   {
     std::lock_guard<std::mutex> lock(s.gate->mu);

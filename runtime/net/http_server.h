@@ -108,10 +108,13 @@ class HttpServer {
   // "HOST:PORT: cannot listen ..." when the address is taken.
   void start();
   // Closes the listener after answering 503 to the connections still in its
-  // accept queue (so none is reset), writes the responses already handed
-  // over (at most ~1 s for all of it), then closes every connection and
-  // joins the I/O threads; responses not yet handed over are dropped.
-  // Requests read in full during the stop get 503. Idempotent.
+  // accept queue (so none is reset): new SYNs are dropped from the stop's
+  // start (Linux; a client connecting then is refused after its SYN retry,
+  // ~1 s), handshakes under way get 20 ms to complete. Then writes the
+  // responses already handed over and answers the first request of every
+  // new connection 503 (at most ~1 s for all of it), closes every
+  // connection and joins the I/O threads; responses not yet handed over are
+  // dropped. Requests read in full during the stop get 503. Idempotent.
   void stop();
   int port() const;
   HttpServerStats stats() const;
