@@ -65,10 +65,8 @@ std::int64_t steady_us() {
 bool refuse_new_handshakes(int listen_fd) {
   // Classic BPF over the TCP header: load the flags byte, keep SYN and ACK, drop SYN alone.
   sock_filter code[] = {
-      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 13),
-      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0x12),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x02, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, 0),
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 13),          BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0x12),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x02, 0, 1), BPF_STMT(BPF_RET | BPF_K, 0),
       BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
   };
   sock_fprog program{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};

@@ -85,8 +85,13 @@ TEST_CASE("a stop while clients keep connecting answers or refuses every connect
     HttpServerOptions options;
     options.io_threads = 2;
     HttpServer server(
-        options, [](ServerRequest, lull::net::Respond respond) { respond(ServerResponse{200, "text/plain", "ok", {}}); },
-        [](int status, const std::string& message) { return ServerResponse{status, "text/plain", message, {}}; },
+        options,
+        [](ServerRequest, lull::net::Respond respond) {
+          respond(ServerResponse{200, "text/plain", "ok", {}});
+        },
+        [](int status, const std::string& message) {
+          return ServerResponse{status, "text/plain", message, {}};
+        },
         [](int) {});
     server.start();
     const int port = server.port();
