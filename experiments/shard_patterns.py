@@ -1,15 +1,17 @@
 #!/usr/bin/python3
-"""`lull simulate --shards G` against one lull under bursty traffic: a policy
-library compiled for several arrival patterns of one family (gamma:1,2,4 or
-batch:1,2,4), traffic of that family's most bursty pattern, the fleet as
-G = 1 (one lull), 2, 4, 8 shards. A shard sees every G-th arrival and reads
+"""`lull simulate --shards G` against one lull: a policy library compiled for
+several arrival patterns of one family (gamma:1,2,4 or batch:1,2,4; family
+poisson: over loads only), traffic of that family's most bursty pattern or
+Poisson, the fleet as G = 1 (one lull), 2, 4, 8 shards. A shard sees every G-th arrival and reads
 its burstiness back to the fleet's stream (runtime/core/burstiness_estimator.h,
 set_thinning); the pattern each policy served is in policies_used.
 
 Image task, 9 Pareto models, SLO 150 ms, 64 workers, loads 2000:4000:100,
 constant load, deterministic p95 latencies. Per seed the runs share one
 arrival stream, so the sharded minus one-lull difference is paired by seed;
-reported as its mean and standard error over the seeds. Prints a markdown
+reported as its mean and standard error over the seeds, with the compiled
+load of the policies served (weighted by queries; --window-ms and
+--base-window-ms set the load windows). Prints a markdown
 table; runs cached under build/experiments/shard_patterns (delete after
 changing lull). LULL=path picks the binary (a cache per binary name)."""
 import argparse
