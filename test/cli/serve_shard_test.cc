@@ -31,3 +31,15 @@ TEST_CASE("not sharded, drift recompiles the library as served", "[cli][shard][d
   CHECK(drift.served.sets_size() == 2);
   CHECK_FALSE(drift.view);
 }
+
+// The session then estimates load by the shard rule (runtime/core/load_monitor.h;
+// test/session/serve_session_test.cc checks the session uses it), the one
+// `lull simulate --shards G` gives each shard.
+TEST_CASE("serve --shard I/G reads its arrivals as every G-th of the fleet's", "[cli][shard]") {
+  session::ServeOptions options;
+  cli::ServeShard("2/4").configure(options);
+  CHECK(options.arrival_thinning == 4);
+  session::ServeOptions plain;
+  cli::ServeShard("").configure(plain);
+  CHECK(plain.arrival_thinning == 1);
+}

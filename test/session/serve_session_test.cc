@@ -15,6 +15,7 @@
 
 #include "runtime/core/backend.h"
 #include "runtime/core/clock.h"
+#include "runtime/core/load_monitor.h"
 #include "runtime/core/policy_table.h"
 #include "runtime/session/serve_session.h"
 #include "runtime/core/worker_health.h"
@@ -380,4 +381,32 @@ TEST_CASE("serve session: an asynchronous query with no answer gets 504 at answe
   const Answer a = never.get();
   CHECK(a.http_status == 504);
   CHECK(metric_line(*rig.session, "lull_failed_total") == "lull_failed_total 1");
+}
+
+// `lull serve --shard I/G` sets arrival_thinning = G (cli/serve_shard.cc,
+// test/cli/serve_shard_test.cc): the session's load estimate is then the
+// shard's rule of runtime/core/load_monitor.h, the one `lull simulate --shards`
+// runs; unsharded, the plain count.
+TEST_CASE("serve session: a shard's load estimate follows the load monitor's shard rule", "[serve][session][shard]") {
+  for (int thinning : {1, 4}) {
+    INFO("arrival_thinning " << thinning);
+    ServeOptions options;
+    options.arrival_thinning = thinning;
+    Rig rig(2, {}, options);
+    lull::core::LoadMonitor expected(500'000, lull::core::BurstinessEstimator::kDefaultWindow, thinning);
+    std::vector<std::future<Answer>> answers;
+    for (std::int64_t t : {100'000, 230'000, 310'000, 480'000, 650'000, 700'000, 1'020'000}) {
+      rig.clock.advance_to_us(t);
+      answers.push_back(rig.session->submit("q"));
+      expected.record_arrival(t);
+      const double want = expected.estimate_qps(t);
+      const std::string line = metric_line(*rig.session, "lull_load_estimate_queries_per_second ");
+      REQUIRE_FALSE(line.empty());
+      CHECK(std::stod(line.substr(line.rfind(' ') + 1)) == want);
+    }
+    // At 1020 ms the window (520, 1020] holds 650, 700, 1020: the plain count
+    // is 6 QPS; a shard counts 2 gaps and 130 of the 170 ms from 480 to 650.
+    CHECK(expected.estimate_qps(1'020'000) == Approx(thinning == 1 ? 6.0 : (2 + 130.0 / 170) / 0.5));
+    rig.session->shutdown();
+  }
 }
