@@ -33,12 +33,13 @@ class HeldTransport final : public lull::net::HttpTransport {
   void cancel(HttpRequestId) override {}
   void post(std::function<void()> task) override { task(); }
 
-  // Answers the oldest held request with `status`.
-  void answer_one(int status) {
+  // Answers the oldest held request with `status`; false when none is held.
+  // No Catch2 assertion here: the answering threads call it too.
+  bool answer_one(int status) {
     HttpCallback done;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      REQUIRE(!held_.empty());
+      if (held_.empty()) return false;
       done = std::move(held_.front());
       held_.pop_front();
     }
@@ -46,6 +47,7 @@ class HeldTransport final : public lull::net::HttpTransport {
     r.status = status;
     r.elapsed_us = 1000;
     done(std::move(r));
+    return true;
   }
   std::vector<std::string> urls() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -119,12 +121,13 @@ TEST_CASE("bounded sender: past N in flight, requests wait in order and are coun
   CHECK(sender.wait_all(0, 0) == 5);
 
   clock.set_ms(20);
-  transport.answer_one(200);  // frees a connection: the oldest waiting one goes
+  CHECK(transport.answer_one(200));  // frees a connection: the oldest waiting one goes
   CHECK(transport.urls().size() == 3);
   CHECK(transport.urls().back() == "http://x/2");
   CHECK(transport.held() == 2);
   clock.set_ms(30);
-  while (transport.held() > 0) transport.answer_one(503);
+  for (int i = 0; i < 4; ++i) CHECK(transport.answer_one(503));
+  CHECK(transport.held() == 0);
   CHECK(transport.urls() ==
         std::vector<std::string>{"http://x/0", "http://x/1", "http://x/2", "http://x/3", "http://x/4"});
   CHECK(sender.wait_all(0, 0) == 0);
@@ -150,12 +153,13 @@ TEST_CASE("bounded sender: the drain waits while answers come, stops at a stall,
   // drain has looked at it twice (so it did not end there), then moves to
   // 400 ms and no further: the drain ending shows it ended on the stall.
   std::atomic<bool> drained{false}, early{true};
+  std::atomic<int> answered{0};  // checked here, not on the thread (Catch2 asserts on one thread)
   const std::uint64_t before = clock.reads();
   std::thread answers([&] {
     if (!read_more_than(clock, before)) return;  // the drain has begun (read its start)
     for (int ms : {50, 100}) {
       clock.set_ms(ms);
-      transport.answer_one(200);
+      answered += transport.answer_one(200) ? 1 : 0;
     }
     clock.set_ms(399);
     const std::uint64_t at_399 = clock.reads();
@@ -165,12 +169,13 @@ TEST_CASE("bounded sender: the drain waits while answers come, stops at a stall,
   const std::size_t left = sender.wait_all(300, 10000);
   drained = true;
   answers.join();
+  CHECK(answered == 2);
   CHECK(!early);
   CHECK(clock.now_us() == 400000);
   CHECK(left == 2);
   CHECK(sender.drop_waiting() == 1);  // the fourth never went
   CHECK(sender.wait_all(0, 0) == 1);  // the third is in flight
-  transport.answer_one(200);
+  CHECK(transport.answer_one(200));
   CHECK(sender.wait_all(0, 0) == 0);
   CHECK(transport.urls().size() == 3);
 }
@@ -184,12 +189,13 @@ TEST_CASE("bounded sender: the drain's bound ends it while answers still come", 
   // bound; the clock then stays at 2 s until the drain has ended (or 10 s of
   // real time, after which it jumps past any stall so a wrong drain ends).
   std::atomic<bool> drained{false}, ended_at_bound{false};
+  std::atomic<int> answered{0};
   const std::uint64_t before = clock.reads();
   std::thread answers([&] {
     if (!read_more_than(clock, before)) return;
     for (int ms = 100; ms <= 2000; ms += 100) {
       clock.set_ms(ms);
-      transport.answer_one(200);
+      answered += transport.answer_one(200) ? 1 : 0;
     }
     ended_at_bound = set_within(drained);
     clock.set_ms(60000);
@@ -197,6 +203,7 @@ TEST_CASE("bounded sender: the drain's bound ends it while answers still come", 
   const std::size_t left = sender.wait_all(300, 2000);
   drained = true;
   answers.join();
+  CHECK(answered == 20);
   CHECK(ended_at_bound);
   CHECK(left >= 10);  // 20 answered by 2 s, the last one perhaps after the drain ended
   CHECK(left <= 11);
@@ -210,7 +217,7 @@ TEST_CASE("bounded sender: nothing waiting is sent once it is gone", "[loadgen]"
     for (int i = 0; i < 3; ++i) sender.send(request(i), [&](HttpResponse, std::int64_t) { ++answered; });
     CHECK(sender.wait_all(10, 10) == 3);
   }
-  transport.answer_one(200);  // the one in flight completes; the two waiting never go
+  CHECK(transport.answer_one(200));  // the one in flight completes; the two waiting never go
   CHECK(answered == 1);
   CHECK(transport.urls().size() == 1);
   CHECK(transport.held() == 0);
