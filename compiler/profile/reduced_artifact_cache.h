@@ -9,11 +9,12 @@
 // size, inode, mtime and ctime (ctime cannot be set back, so any write to a
 // file changes its stamp) and the folder lists the same files; anything else
 // is a miss and the files are read again. Files changed in the two
-// seconds before `now_ns` (CLOCK_REALTIME, the files' clock; 0: read it) are
-// not cached (their stamps could repeat within the file system's clock tick). One file per (folder, models,
-// percentile), written atomically and ending in a checksum of its content: an entry edited into other well-formed
-// numbers is a miss. A cache that cannot be read or written (a FIFO, a device, a directory in its place) is silently
-// skipped.
+// seconds before `now_ns` (CLOCK_REALTIME, the files' clock; 0: read it)
+// are not cached (their stamps could repeat within the file system's clock
+// tick). One file per (folder, models, percentile), written atomically and
+// ending in a checksum of its content: an entry edited into other
+// well-formed numbers is a miss. A cache that cannot be read or written (a
+// FIFO, a device, a directory in its place) is silently skipped.
 #include <cstdint>
 #include <map>
 #include <optional>
