@@ -11,12 +11,15 @@ namespace lull::cli {
 
 namespace {
 
-std::int64_t steady_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+// wait_all's longest real wait between two looks at the clock.
+constexpr std::int64_t kClockLookUs = 5000;
 
 }  // namespace
+
+const core::Clock& BoundedSender::wall_clock() {
+  static const core::WallClock clock;
+  return clock;
+}
 
 struct BoundedSender::State {
   struct Waiting {
@@ -26,21 +29,24 @@ struct BoundedSender::State {
   };
   net::HttpTransport* transport;
   std::size_t max_in_flight;
+  const core::Clock* clock;
   mutable std::mutex mu;
   std::condition_variable idle;
   std::size_t in_flight = 0;    // handed to the transport, not completed
   std::size_t outstanding = 0;  // in flight + waiting
   std::uint64_t completed = 0;
+  std::int64_t last_completed_us = 0;  // on the clock, when `completed` last grew
   std::deque<Waiting> waiting;
   bool stopped = false;
   Counts counts;
 };
 
-BoundedSender::BoundedSender(net::HttpTransport& transport, std::size_t max_in_flight)
+BoundedSender::BoundedSender(net::HttpTransport& transport, std::size_t max_in_flight, const core::Clock& clock)
     : state_(std::make_shared<State>()) {
   if (max_in_flight == 0) throw std::invalid_argument("BoundedSender: max_in_flight must be at least 1");
   state_->transport = &transport;
   state_->max_in_flight = max_in_flight;
+  state_->clock = &clock;
 }
 
 BoundedSender::~BoundedSender() {
@@ -63,7 +69,7 @@ void BoundedSender::send(net::HttpRequest request, Done done) {
     ++state_->outstanding;
     if (state_->in_flight >= state_->max_in_flight) {
       ++state_->counts.late;
-      state_->waiting.push_back({std::move(request), std::move(done), steady_us()});
+      state_->waiting.push_back({std::move(request), std::move(done), state_->clock->now_us()});
       return;
     }
     ++state_->in_flight;
@@ -81,6 +87,7 @@ void BoundedSender::dispatch(const std::shared_ptr<State>& state, net::HttpReque
       std::lock_guard<std::mutex> lock(state->mu);
       --state->outstanding;
       ++state->completed;
+      state->last_completed_us = state->clock->now_us();
       if (!state->stopped && !state->waiting.empty()) {
         next = std::move(state->waiting.front());
         state->waiting.pop_front();
@@ -91,7 +98,7 @@ void BoundedSender::dispatch(const std::shared_ptr<State>& state, net::HttpReque
     }
     // The connection this one held goes to the oldest waiting request.
     if (next) {
-      const std::int64_t waited = steady_us() - next->since_us;
+      const std::int64_t waited = state->clock->now_us() - next->since_us;
       {
         std::lock_guard<std::mutex> lock(state->mu);
         state->counts.max_wait_us = std::max(state->counts.max_wait_us, waited);
@@ -102,14 +109,21 @@ void BoundedSender::dispatch(const std::shared_ptr<State>& state, net::HttpReque
 }
 
 std::size_t BoundedSender::wait_all(std::int64_t stall_ms, std::int64_t max_ms) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(max_ms);
+  const core::Clock& clock = *state_->clock;
+  const std::int64_t start_us = clock.now_us();
+  const std::int64_t until_us = start_us + max_ms * 1000;
   std::unique_lock<std::mutex> lock(state_->mu);
+  const std::uint64_t completed_before = state_->completed;
   for (;;) {
+    if (state_->outstanding == 0) return 0;
+    const std::int64_t progress_us =
+        state_->completed == completed_before ? start_us : std::max(start_us, state_->last_completed_us);
+    const std::int64_t deadline_us = std::min(until_us, progress_us + stall_ms * 1000);
+    const std::int64_t now_us = clock.now_us();
+    if (now_us >= deadline_us) return state_->outstanding;
     const std::uint64_t seen = state_->completed;
-    const auto stall_until = std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(stall_ms));
-    state_->idle.wait_until(lock, stall_until, [&] { return state_->outstanding == 0 || state_->completed != seen; });
-    if (state_->outstanding == 0 || state_->completed == seen || std::chrono::steady_clock::now() >= until)
-      return state_->outstanding;
+    state_->idle.wait_for(lock, std::chrono::microseconds(std::min(deadline_us - now_us, kClockLookUs)),
+                          [&] { return state_->outstanding == 0 || state_->completed != seen; });
   }
 }
 

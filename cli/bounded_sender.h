@@ -7,7 +7,8 @@
 // comes while all of them are busy is not dropped and not silently delayed:
 // it waits (first come, first sent) for the next one to complete, is counted
 // late, and its wait is handed to its callback, so its latency can be
-// measured from its scheduled time.
+// measured from its scheduled time. Waits and the drain's bounds are read on
+// a core::Clock (the wall clock in lull loadgen; a test's virtual one).
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <mutex>
 
+#include "runtime/core/clock.h"
 #include "runtime/net/http_transport.h"
 
 namespace lull::cli {
@@ -25,7 +27,8 @@ class BoundedSender {
   // `waited_us`: from send() to the transport's send (0 when it went at once).
   using Done = std::function<void(net::HttpResponse response, std::int64_t waited_us)>;
 
-  BoundedSender(net::HttpTransport& transport, std::size_t max_in_flight);
+  // `clock` must outlive the sender and the transport's callbacks.
+  BoundedSender(net::HttpTransport& transport, std::size_t max_in_flight, const core::Clock& clock = wall_clock());
   // Stops sending what still waits; what is in flight completes through the
   // transport (destroy the transport after this, as its callbacks own no
   // reference to it).
@@ -35,8 +38,10 @@ class BoundedSender {
 
   void send(net::HttpRequest request, Done done);
   // Waits until every request sent so far has completed, or no request has
-  // completed for `stall_ms`, or `max_ms` passes; returns how many have not
-  // (in flight or still waiting).
+  // completed for `stall_ms` (since the call or the last completion, on the
+  // clock), or `max_ms` passes; returns how many have not (in flight or
+  // still waiting). The clock is looked at every few milliseconds, so a
+  // virtual one that moves without a completion is seen too.
   std::size_t wait_all(std::int64_t stall_ms, std::int64_t max_ms);
   // Drops the requests still waiting for a connection (never sent: the
   // server never saw them); returns how many.
@@ -50,6 +55,7 @@ class BoundedSender {
   Counts counts() const;
 
  private:
+  static const core::Clock& wall_clock();
   struct State;
   static void dispatch(const std::shared_ptr<State>& state, net::HttpRequest request, Done done,
                        std::int64_t waited_us);

@@ -39,7 +39,7 @@ CompileInputs load_compile_inputs(const CompileSpec& spec) {
   auto t = Clock::now();
   const bool artifact = !in.accuracy_json.empty() && std::filesystem::is_directory(in.path);
   const ArtifactReductionCache cache(artifact ? spec.profile_cache_dir : "", in.path, spec.reduction.models,
-                                     spec.reduction.percentile);
+                                     spec.reduction.percentile, spec.profile_cache_now_ns);
   auto raw = cached_artifact_set(cache, spec);
   const bool hit = raw.has_value();
   // Named models: the other models' files are not read (default pruning

@@ -4,6 +4,7 @@
 // stage (compile_inputs), the MDP builder, the solver, and the policy builder
 // all read their part of this one value, and the policy records it
 // (make_policy). Nothing copies a setting into a second struct.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct CompileSpec {
   // An artifact folder's reduced latencies are cached here
   // (profile/reduced_artifact_cache.h); empty: no cache.
   std::string profile_cache_dir;
+  // The time (CLOCK_REALTIME ns) the cache judges "changed just now" by; 0:
+  // the clock's. Tests set it instead of waiting for files to age.
+  std::int64_t profile_cache_now_ns = 0;
 };
 
 // Throws std::invalid_argument naming the setting (by its `lull compile` flag)

@@ -43,6 +43,15 @@ replay_servers() {
   SERVER_URLS=$(IFS=,; echo "${URLS[*]}")
 }
 
+# compile_replay_set OUT INTERVALS: a one-worker policy set of PROFILE
+# (10-60 qps, queue 8, SLO 100 ms) solved with --intervals INTERVALS, to
+# OUT; compile errors go to WORK/compile.log (the SIGHUP tests swap two of
+# them, differing in their expectations). Reads LULL and PROFILE.
+compile_replay_set() {
+  "$LULL" compile --profiles "$PROFILE" --slo-ms 100 --workers 1 --load-qps 10:60:10 --max-queue 8 \
+      --intervals "$2" --out "$1" > /dev/null 2>> "$WORK/compile.log"
+}
+
 # stop_within PID TAG NOTE: SIGTERM to PID (a child of this shell), a bounded
 # poll (4 s) for its exit, the time taken printed as "TAG: exited N ms after
 # SIGTERM (NOTE)"; calls the script's fail unless it exited 0 within

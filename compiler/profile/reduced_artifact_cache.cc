@@ -61,7 +61,8 @@ std::string default_profile_cache_dir() {
 }
 
 ArtifactReductionCache::ArtifactReductionCache(const std::string& cache_dir, const std::string& dir,
-                                               const std::vector<std::string>& only, double percentile)
+                                               const std::vector<std::string>& only, double percentile,
+                                               std::int64_t now_ns)
     : percentile_(percentile) {
   if (cache_dir.empty()) return;
   std::error_code ec;
@@ -73,9 +74,11 @@ ArtifactReductionCache::ArtifactReductionCache(const std::string& cache_dir, con
   for (const auto& m : models) named += m + ",";
   if (!plain(named)) return;
   header_ = std::string(kFormat) + "\n" + folder + "\n" + named + "\n" + hex(percentile) + "\n";
-  timespec now{};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  const long long now_ns = ns_of(now);
+  if (now_ns == 0) {
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    now_ns = ns_of(now);
+  }
   for (const auto& f : list_artifact_files(dir, only)) {
     struct stat st {};
     if (!plain(f.model) || ::stat(f.path.c_str(), &st) != 0) return;

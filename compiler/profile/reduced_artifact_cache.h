@@ -8,12 +8,14 @@
 // An entry is valid only while every file it was read from has the same
 // size, inode, mtime and ctime (ctime cannot be set back, so any write to a
 // file changes its stamp) and the folder lists the same files; anything else
-// is a miss and the files are read again. Files changed in the last two
-// seconds are not cached (their stamps could repeat within the file
-// system's clock tick). One file per (folder, models, percentile), written
-// atomically and ending in a checksum of its content: an entry edited into
-// other well-formed numbers is a miss. A cache that cannot be read or
-// written (a FIFO, a device, a directory in its place) is silently skipped.
+// is a miss and the files are read again. Files changed in the two
+// seconds before `now_ns` (CLOCK_REALTIME, the files' clock; 0: read it)
+// are not cached (their stamps could repeat within the file system's clock
+// tick). One file per (folder, models, percentile), written atomically and
+// ending in a checksum of its content: an entry edited into other
+// well-formed numbers is a miss. A cache that cannot be read or written (a
+// FIFO, a device, a directory in its place) is silently skipped.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,7 +44,7 @@ class ArtifactReductionCache {
   // Lists and stats the files read_artifact_profiles(dir, only) would read.
   // An empty cache_dir disables the cache (load misses, store does nothing).
   ArtifactReductionCache(const std::string& cache_dir, const std::string& dir, const std::vector<std::string>& only,
-                         double percentile);
+                         double percentile, std::int64_t now_ns = 0);
 
   // The stored reduction, when every listed file is as it was stored.
   std::optional<std::vector<ReducedArtifactModel>> load() const;
@@ -57,7 +59,7 @@ class ArtifactReductionCache {
   double percentile_;
   std::string path_, header_;
   std::vector<std::string> stamps_;  // one line per file: model, batch, size, inode, mtime, ctime
-  bool fresh_ = false;               // some file changed in the last two seconds
+  bool fresh_ = false;               // some file changed in the two seconds before now
 };
 
 }  // namespace lull::compiler

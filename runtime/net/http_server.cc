@@ -170,6 +170,9 @@ struct HttpServer::Impl {
   std::atomic<int> reserved{0};
   // Refused connections draining after their 503, outside the registry.
   std::atomic<int> refusing{0};
+
+  // The shed choice's clock (options.now_us, else the steady clock).
+  std::int64_t clock_us() const { return options.now_us ? options.now_us() : steady_us(); }
 };
 
 namespace {
@@ -320,7 +323,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     int now = state_.load();
     while (now != kClosed && !state_.compare_exchange_weak(now, s)) {
     }
-    since_us_ = steady_us();
+    since_us_ = server_.clock_us();
   }
 
   // Idle: the next request's first bytes (or bytes already buffered).
@@ -543,7 +546,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void close() {
     if (state_.exchange(kClosed) == kClosed) return;
-    since_us_ = steady_us();
+    since_us_ = server_.clock_us();
     if (newcomer_) {  // closed (eof, timeout) while a shed was pending: room made
       auto newcomer = std::move(newcomer_);
       newcomer_.reset();
@@ -586,7 +589,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::uint64_t drained_ = 0;
   std::atomic<int> state_{kNew};
   std::atomic<bool> answered_{false};
-  std::atomic<std::int64_t> since_us_{steady_us()};
+  std::atomic<std::int64_t> since_us_{server_.clock_us()};
 };
 
 }  // namespace
@@ -673,7 +676,7 @@ std::shared_ptr<Connection> HttpServer::Impl::pick_victim() {
   // at 2,500 qps on the 2-core test machine), and shedding it then would
   // drop its request unanswered.
   std::shared_ptr<Connection> idle, slow;
-  const std::int64_t now = steady_us();
+  const std::int64_t now = clock_us();
   const std::int64_t grace_us = std::int64_t{options.header_timeout_ms} * 500;
   for (const auto& c : connections) {
     if (c->shed_requested) continue;

@@ -55,6 +55,11 @@ struct HttpServerOptions {
   int max_connections = 1024;             // open connections; see the shedding above
   int reserved_slots = 1024;  // beyond max_connections, read for health and metrics (each holds a header buffer)
   std::vector<std::string> reserved_paths;  // what a reserved slot serves (GET only)
+  // The clock (steady, microseconds) the shed choice reads: how long a
+  // connection has been in its state, against half of header_timeout_ms, and
+  // which is oldest. Empty: std::chrono::steady_clock. Tests move their own
+  // instead of waiting; the timeouts above run on the event loop's timers.
+  std::function<std::int64_t()> now_us;
 };
 
 struct ServerRequest {

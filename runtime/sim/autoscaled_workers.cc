@@ -65,11 +65,13 @@ double AutoscaledWorkers::worker_seconds(std::int64_t end_us) {
 void AutoscaledWorkers::sample() {
   const WorkerCountSample s{static_cast<double>(clock_.now_us()) * 1e-6, desired_, counts_.starting, counts_.up,
                             counts_.draining};
+  // One entry per time (the last counts then), and only where the counts
+  // change: a second change at the same time that returns to the counts
+  // before it leaves no entry (it left the earlier counts repeated).
   auto& v = report_.workers_over_time;
-  if (!v.empty() && v.back().t_s == s.t_s)
-    v.back() = s;
-  else if (v.empty() || v.back().desired != s.desired || v.back().starting != s.starting || v.back().up != s.up ||
-           v.back().draining != s.draining)
+  if (!v.empty() && v.back().t_s == s.t_s) v.pop_back();
+  if (v.empty() || v.back().desired != s.desired || v.back().starting != s.starting || v.back().up != s.up ||
+      v.back().draining != s.draining)
     v.push_back(s);
 }
 

@@ -78,8 +78,13 @@ int up_at(const CountSteps& steps, double t_s) {
 CountSteps count_steps(const SimResult& r, int file_count) {
   CountSteps steps{{0.0, file_count}};
   if (!r.autoscale) return steps;
-  for (const auto& w : r.autoscale->workers_over_time)
-    if (w.up != steps.back().second) steps.emplace_back(w.t_s, w.up);
+  for (const auto& w : r.autoscale->workers_over_time) {
+    if (w.up == steps.back().second) continue;
+    if (w.t_s == steps.back().first)
+      steps.back().second = w.up;  // at 0: the pool's count replaces the file's, not a second step at 0
+    else
+      steps.emplace_back(w.t_s, w.up);
+  }
   return steps;
 }
 

@@ -6,7 +6,7 @@
 #   - each is refused in one log line naming the path, "still serving the previous policies";
 #   - a later SIGHUP with a good file is reloaded (generation 1);
 #   - every query is answered 200, none lost;
-#   - SIGTERM then stops lull within 5 s, exit 0;
+#   - SIGTERM then stops lull, exit 0 (a wedged reload never would; 30 s is a hang guard, no verdict on the time);
 #   - lull's resident memory stays under 1 GiB.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -15,17 +15,13 @@ PY=/usr/bin/python3
 PROFILE="$ROOT/test/data/replay_profile.json"
 WORK="$(mktemp -d /tmp/lull-sighup-hostile.XXXXXX)"
 PIDS=()
-source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, wait_serve_port, replay_servers
+source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, wait_serve_port, replay_servers, compile_replay_set
 trap cleanup EXIT
 fail() { echo "sighup_hostile: FAIL: $*" >&2; FAILED=1; }
 FAILED=0
 
-compile() {  # OUT INTERVALS
-  "$LULL" compile --profiles "$PROFILE" --slo-ms 100 --workers 1 --load-qps 10:60:10 --max-queue 8 \
-      --intervals "$2" --out "$1" > /dev/null 2>> "$WORK/compile.log"
-}
-compile "$WORK/a.pb" 100
-compile "$WORK/b.pb" 50
+compile_replay_set "$WORK/a.pb" 100
+compile_replay_set "$WORK/b.pb" 50
 cp "$WORK/a.pb" "$WORK/set.pb"
 mkfifo "$WORK/fifo"
 replay_servers 1 "$PROFILE"
@@ -75,8 +71,8 @@ sys.exit(0 if s["sent"] > 0 and s["ok"] == s["sent"] else 1)' "$WORK/loadgen.jso
   || fail "not every query was answered 200: $(head -n 2 "$WORK/loadgen.txt")"
 kill -TERM "$LULL_PID"
 STOPPED=0
-for _ in $(seq 1 50); do kill -0 "$LULL_PID" 2>/dev/null || { STOPPED=1; break; }; sleep 0.1; done
-[ "$STOPPED" = 1 ] || fail "SIGTERM did not stop lull within 5 s"
+for _ in $(seq 1 300); do kill -0 "$LULL_PID" 2>/dev/null || { STOPPED=1; break; }; sleep 0.1; done
+[ "$STOPPED" = 1 ] || fail "SIGTERM did not stop lull (still running at the 30 s hang guard)"
 if [ "$STOPPED" = 1 ]; then
   CODE=0
   wait "$LULL_PID" || CODE=$?

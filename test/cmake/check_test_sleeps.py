@@ -44,10 +44,6 @@ ALLOWED = {
         (3, "a churning client's random pause inside a request; the verdict counts answers"),
     ("test/frontend/frontend_churn_test.cc", "std::this_thread::sleep_for(std::chrono::seconds(6));"):
         "how long the churning clients run; the verdict counts answers and open connections",
-    ("test/cli/bounded_sender_test.cc", "std::this_thread::sleep_for(std::chrono::milliseconds(20));"):
-        "the held answer comes 20 ms late so that the third request's wait is seen (a lower bound only)",
-    ("test/cli/bounded_sender_test.cc", "std::this_thread::sleep_for(std::chrono::milliseconds(50));"):
-        "the held transport's answers come one by one so that the drain sees a stream, then a stall",
     ("test/support/fake_kube_api.py", "time.sleep(interval_s)"):
         "the fake cluster's pod status loop period",
     ("test/support/fake_kube_api.py", "time.sleep(hang_s)"):
@@ -81,20 +77,7 @@ ALLOWED = {
     ("test/server/shard_fault_test.sh",
      "sleep $(awk -v d=\"$DOWN_MS\" 'BEGIN {s = 2 - (d < 0 ? 3 : d / 1000); print (s > 0 ? s : 0)}')"):
         "shard 1 stays down for 2 s of load in all; no verdict on the time",
-    ("test/compiler/reduced_artifact_cache_test.cc",
-     "std::this_thread::sleep_for(std::chrono::milliseconds(2100));"):
-        "ages the files past the cache's 2 s ctime window (ctime cannot be set back; the cache reads the real clock)",
     # Being rewritten to run in process on the injected clock.
-    ("test/upstream/torchserve/outlier_ejection_test.cc", "std::this_thread::sleep_for(milliseconds(1500));"):
-        "being rewritten onto the injected clock",
-    ("test/upstream/torchserve/outlier_ejection_test.cc", "std::this_thread::sleep_for(milliseconds(20));"):
-        "being rewritten onto the injected clock",
-    ("test/frontend/frontend_limits_test.cc", "std::this_thread::sleep_for(std::chrono::milliseconds(1200));"):
-        "being rewritten onto the injected clock",
-    ("test/frontend/frontend_limits_test.cc", "std::this_thread::sleep_for(std::chrono::milliseconds(300));"):
-        "being rewritten onto the injected clock",
-    ("test/net/http_client_test.cc", "std::this_thread::sleep_for(std::chrono::milliseconds(50));"):
-        "being rewritten onto the injected clock",
     ("test/core/control_loop_test.cc", "std::this_thread::sleep_for(std::chrono::milliseconds(2));"):
         "being rewritten onto the injected clock",
 }

@@ -4,10 +4,10 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "compiler/compile_inputs.h"
 #include "compiler/profile/reduced_artifact_cache.h"
@@ -22,10 +22,28 @@ namespace {
 
 struct Folder {
   std::string dir, acc, cache;
+  std::int64_t aged_ns = 0;  // a "now" past the cache's two-second window for every file
 };
 
-// Two models; files older than the cache's two-second "changed just now"
-// window, so that they are cached (the one sleep of this file).
+std::int64_t ns_of(const timespec& t) { return static_cast<std::int64_t>(t.tv_sec) * 1000000000LL + t.tv_nsec; }
+
+// The newest ctime or mtime of a file under `dir` (CLOCK_REALTIME ns).
+std::int64_t newest_stamp_ns(const std::string& dir) {
+  std::int64_t newest = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    struct stat st {};
+    REQUIRE(::stat(e.path().c_str(), &st) == 0);
+    newest = std::max({newest, ns_of(st.st_ctim), ns_of(st.st_mtim)});
+  }
+  return newest;
+}
+
+// 2.1 s after the newest change under `dir`: the cache's "now" at which its
+// files count as aged (no waiting: the cache takes its "now" from the spec).
+std::int64_t aged_now_ns(const std::string& dir) { return newest_stamp_ns(dir) + 2100000000LL; }
+
+// Two models, and a "now" at which their files are past the cache's
+// two-second "changed just now" window, so that they are cached.
 Folder make_aged_artifact(const std::string& name, const std::string& net_b_2 = "[0.025, 0.040]") {
   Folder f;
   f.dir = lull::test::temp_dir() + "/" + name;
@@ -39,7 +57,7 @@ Folder make_aged_artifact(const std::string& name, const std::string& net_b_2 = 
   std::ofstream(f.dir + "/net_b/net_b_bsize-1_profile.json") << "[0.020, 0.021]";
   std::ofstream(f.dir + "/net_b/net_b_bsize-2_profile.json") << net_b_2;
   f.acc = lull::test::write_temp(name + "_acc.json", R"({"net_a": 70, "net_b": 80})");
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  f.aged_ns = aged_now_ns(f.dir);
   return f;
 }
 
@@ -52,6 +70,7 @@ lull::compiler::CompileSpec spec_for(const Folder& f, const std::string& cache_d
   spec.loads_qps = {1};
   spec.reduction.keep_all_models = true;
   spec.profile_cache_dir = cache_dir;
+  spec.profile_cache_now_ns = f.aged_ns;
   return spec;
 }
 
@@ -70,7 +89,7 @@ bool cached(const Folder& f, const lull::compiler::CompileSpec& spec) {
 TEST_CASE("profile cache: a hit reduces to the same tables and any change to the files is a miss",
           "[compiler][cache]") {
   const Folder f = make_aged_artifact("cache_changes");
-  const auto spec = spec_for(f, f.cache);
+  auto spec = spec_for(f, f.cache);
   const auto uncached = tables(lull::compiler::load_compile_inputs(spec_for(f, "")));
   CHECK(!fs::exists(f.cache));  // no cache directory: nothing written
 
@@ -97,13 +116,23 @@ TEST_CASE("profile cache: a hit reduces to the same tables and any change to the
   CHECK(tables(lull::compiler::load_compile_inputs(spec)) == uncached);
   REQUIRE(cached(f, spec));
 
-  // Same size, new content.
+  // Same size, new content: judged at the change, it is read, not stored;
+  // two seconds later it is stored (the window's bound, to the nanosecond).
   std::ofstream(f.dir + "/net_a/net_a_bsize-1_profile.json") << "[0.010, 0.012, 0.011, 0.014]";
+  const std::int64_t change_ns = newest_stamp_ns(f.dir);
+  spec.profile_cache_now_ns = change_ns;
   CHECK(!cached(f, spec));
   const auto changed = tables(lull::compiler::load_compile_inputs(spec));
   CHECK(changed != uncached);
   CHECK(changed == tables(lull::compiler::load_compile_inputs(spec_for(f, ""))));
-  CHECK(!cached(f, spec));  // changed just now: not stored yet
+  CHECK(!cached(f, spec));  // changed just now: not stored
+  spec.profile_cache_now_ns = change_ns + 1999999999LL;
+  lull::compiler::load_compile_inputs(spec);
+  CHECK(!cached(f, spec));
+  spec.profile_cache_now_ns = change_ns + 2000000000LL;
+  CHECK(tables(lull::compiler::load_compile_inputs(spec)) == changed);
+  REQUIRE(cached(f, spec));
+  CHECK(tables(lull::compiler::load_compile_inputs(spec)) == changed);  // and a hit
 
   // A new batch size, and a file removed.
   std::ofstream(f.dir + "/net_b/net_b_bsize-3_profile.json") << "[0.05]";

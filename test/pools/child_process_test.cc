@@ -72,11 +72,10 @@ TEST_CASE("child process: clean signal mask and dispositions, so SIGTERM stops i
   CHECK(status_mask(child.pid(), "SigIgn") == "0000000000000000");
   const auto t0 = std::chrono::steady_clock::now();
   child.signal(SIGTERM);
-  REQUIRE(child.wait_exited(5000));
+  REQUIRE(child.wait_exited(30000));  // a hang guard: a blocked or ignored SIGTERM never ends `sleep 60` early
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   INFO("exited " << ms << " ms after SIGTERM");
-  CHECK(ms < 1000);  // the pool's grace is 5 s: SIGKILL was never needed
-  CHECK(child.killed_by_signal(SIGTERM));
+  CHECK(child.killed_by_signal(SIGTERM));  // by the SIGTERM itself: nothing blocked or ignored it
   std::filesystem::remove(log);
 }
 

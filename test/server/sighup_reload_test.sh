@@ -17,17 +17,13 @@ PY=/usr/bin/python3
 PROFILE="$ROOT/test/data/replay_profile.json"
 WORK="$(mktemp -d /tmp/lull-sighup.XXXXXX)"
 PIDS=()
-source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, replay_servers
+source "$ROOT/experiments/script_support.sh"  # cleanup, wait_file, replay_servers, compile_replay_set
 trap cleanup EXIT
 fail() { echo "sighup: FAIL: $*" >&2; FAILED=1; }
 FAILED=0
 
-compile() {  # OUT INTERVALS
-  "$LULL" compile --profiles "$PROFILE" --slo-ms 100 --workers 1 --load-qps 10:60:10 --max-queue 8 \
-      --intervals "$2" --out "$1" > /dev/null 2>> "$WORK/compile.log"
-}
-compile "$WORK/a.pb" 100
-compile "$WORK/b.pb" 50
+compile_replay_set "$WORK/a.pb" 100
+compile_replay_set "$WORK/b.pb" 50
 cp "$WORK/a.pb" "$WORK/set.pb"
 replay_servers 1 "$PROFILE"
 "$LULL" serve --policies "$WORK/set.pb" --servers "$SERVER_URLS" --listen 127.0.0.1:0 \
