@@ -152,7 +152,7 @@ int run_plan(int argc, char** argv) {
   if (req.max_workers == -1) req.max_workers = req.spec.mdp.phase_cap > 0 ? limits::kMaxWorkers : 1000;
   std::string fit_note;
   TrackedTrace tracked;
-  const auto processes = compile_arrivals(flags.arrivals, &fit_note, &tracked);
+  const auto processes = compile_arrivals(flags.arrivals, &fit_note, &tracked, flags.fit_scale);
   if (processes.size() != 1) throw UsageError("--arrivals: lull plan takes one process, got '" + flags.arrivals + "'");
   req.spec.mdp.arrivals = processes.front();
   if (!fit_note.empty()) std::fprintf(stderr, "lull plan: %s\n", fit_note.c_str());

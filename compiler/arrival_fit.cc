@@ -9,6 +9,7 @@
 #include <string>
 
 #include "schema/arrival_classify.h"
+#include "schema/burstiness_estimator.h"
 
 namespace lull::compiler {
 namespace {
@@ -30,9 +31,61 @@ double batch_dispersion_for_gap_cv2(double gap_cv2) {
   return hi;
 }
 
+// The runtime's estimator over the trace (FitScale::kRuntime): its estimate
+// after each whole window of arrivals, when ready, averaged.
+ArrivalFit fit_at_runtime_scale(const std::vector<std::int64_t>& t) {
+  ArrivalFit f;
+  f.arrivals = static_cast<int>(t.size());
+  const int window = std::min<int>(BurstinessEstimator::kDefaultWindow, f.arrivals / 2);
+  BurstinessEstimator est(window, BurstinessEstimator::kBinMean);
+  double cv2 = 0, disp = 0;
+  int reads = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    est.record(t[i]);
+    if ((i + 1) % static_cast<std::size_t>(window) != 0 && i + 1 != t.size()) continue;
+    const BurstinessEstimate e = est.estimate();
+    if (!e.ready) continue;
+    cv2 += e.gap_cv2;
+    disp += e.dispersion;
+    ++reads;
+  }
+  if (reads == 0)
+    throw std::invalid_argument(
+        "--fit-scale runtime: the runtime's estimate was never ready over the trace (its rate "
+        "moves by 2x within a window of " +
+        std::to_string(window) + " arrivals)");
+  f.gap_cv2 = cv2 / reads;
+  f.dispersion = disp / reads;
+  // One window's standard errors, as the runtime classifies: the same answer, not a finer one.
+  const int bins = window / BurstinessEstimator::kBinMean;
+  f.dispersion_noise = std::sqrt(2.0 / (bins - 1));
+  const ArrivalClass c = classify_arrivals(
+      ArrivalStatistics{f.gap_cv2, f.dispersion, std::sqrt(8.0 / static_cast<double>(window)), f.dispersion_noise});
+  if (c.poisson_within_noise)
+    f.process = ArrivalProcess::poisson();
+  else if (c.batch_nearer)
+    f.process = ArrivalProcess::batch(std::max(1.0, round2(f.dispersion)));
+  else
+    f.process = ArrivalProcess::gamma(std::max(0.01, round2(f.gap_cv2)));
+  char why[400];
+  std::snprintf(why, sizeof why,
+                "%s: gap CV^2 %.3f, count dispersion %.3f +- %.3f (the runtime's scale: windows of %d arrivals, bins "
+                "of %d, the mean over %d windows)",
+                arrival_process_text(f.process).c_str(), f.gap_cv2, f.dispersion, f.dispersion_noise, window,
+                BurstinessEstimator::kBinMean, reads);
+  f.reason = why;
+  return f;
+}
+
 }  // namespace
 
-ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& t) {
+FitScale parse_fit_scale(const std::string& text) {
+  if (text == "trace") return FitScale::kTrace;
+  if (text == "runtime") return FitScale::kRuntime;
+  throw std::invalid_argument("--fit-scale: trace or runtime, not '" + text + "'");
+}
+
+ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& t, FitScale scale) {
   ArrivalFit f;
   f.arrivals = static_cast<int>(t.size());
   if (f.arrivals < kMinFitArrivals)
@@ -42,6 +95,7 @@ ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& t) {
     if (t[i] < t[i - 1]) throw std::invalid_argument("arrival times go backwards at arrival " + std::to_string(i + 1));
   const double span_s = static_cast<double>(t.back() - t.front()) / 1e6;
   if (!(span_s > 0)) throw std::invalid_argument("all arrivals at one time: no rate to fit");
+  if (scale == FitScale::kRuntime) return fit_at_runtime_scale(t);
 
   double sum = 0, sum2 = 0;
   for (std::size_t i = 1; i < t.size(); ++i) {
