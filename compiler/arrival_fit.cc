@@ -32,30 +32,36 @@ double batch_dispersion_for_gap_cv2(double gap_cv2) {
 }
 
 // The runtime's estimator over the trace (FitScale::kRuntime): its estimate
-// after each whole window of arrivals, when ready, averaged.
+// after each whole window of arrivals, when ready; the medians of the reads
+// (what it reads most of the time; a mean is pulled up by the windows that
+// straddle a change of rate).
 ArrivalFit fit_at_runtime_scale(const std::vector<std::int64_t>& t) {
   ArrivalFit f;
   f.arrivals = static_cast<int>(t.size());
   const int window = std::min<int>(BurstinessEstimator::kDefaultWindow, f.arrivals / 2);
   BurstinessEstimator est(window, BurstinessEstimator::kBinMean);
-  double cv2 = 0, disp = 0;
-  int reads = 0;
+  std::vector<double> cv2, disp;
   for (std::size_t i = 0; i < t.size(); ++i) {
     est.record(t[i]);
     if ((i + 1) % static_cast<std::size_t>(window) != 0 && i + 1 != t.size()) continue;
     const BurstinessEstimate e = est.estimate();
     if (!e.ready) continue;
-    cv2 += e.gap_cv2;
-    disp += e.dispersion;
-    ++reads;
+    cv2.push_back(e.gap_cv2);
+    disp.push_back(e.dispersion);
   }
+  const int reads = static_cast<int>(cv2.size());
   if (reads == 0)
     throw std::invalid_argument(
-        "--fit-scale runtime: the runtime's estimate was never ready over the trace (its rate "
-        "moves by 2x within a window of " +
+        "--fit-scale runtime: the runtime's estimate was never ready over the trace (its rate moves by 2x within a "
+        "window of " +
         std::to_string(window) + " arrivals)");
-  f.gap_cv2 = cv2 / reads;
-  f.dispersion = disp / reads;
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+  };
+  f.gap_cv2 = median(cv2);
+  f.dispersion = median(disp);
   // One window's standard errors, as the runtime classifies: the same answer, not a finer one.
   const int bins = window / BurstinessEstimator::kBinMean;
   f.dispersion_noise = std::sqrt(2.0 / (bins - 1));
@@ -70,7 +76,7 @@ ArrivalFit fit_at_runtime_scale(const std::vector<std::int64_t>& t) {
   char why[400];
   std::snprintf(why, sizeof why,
                 "%s: gap CV^2 %.3f, count dispersion %.3f +- %.3f (the runtime's scale: windows of %d arrivals, bins "
-                "of %d, the mean over %d windows)",
+                "of %d, the median of %d windows)",
                 arrival_process_text(f.process).c_str(), f.gap_cv2, f.dispersion, f.dispersion_noise, window,
                 BurstinessEstimator::kBinMean, reads);
   f.reason = why;

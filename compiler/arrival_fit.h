@@ -31,7 +31,7 @@ struct ArrivalFit {
 //            of kFitWindowMean arrivals over the whole trace (the default)
 //   runtime  the runtime's online estimate (schema/burstiness_estimator.h:
 //            the last 8000 arrivals, bins of 20) replayed over the trace, read
-//            after each whole window and averaged, classified with one
+//            after each whole window, the medians classified with one
 //            window's standard errors: the pattern the runtime would switch
 //            to on this traffic. A rate that moves over longer than the
 //            window (a sinusoid over 60 s) is left to the load tracking
