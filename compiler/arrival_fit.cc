@@ -40,7 +40,7 @@ ArrivalFit fit_at_runtime_scale(const std::vector<std::int64_t>& t) {
   f.arrivals = static_cast<int>(t.size());
   const int window = std::min<int>(BurstinessEstimator::kDefaultWindow, f.arrivals / 2);
   BurstinessEstimator est(window, BurstinessEstimator::kBinMean);
-  std::vector<double> cv2, disp;
+  std::vector<double> cv2, disp, modulation;
   for (std::size_t i = 0; i < t.size(); ++i) {
     est.record(t[i]);
     if ((i + 1) % static_cast<std::size_t>(window) != 0 && i + 1 != t.size()) continue;
@@ -48,6 +48,7 @@ ArrivalFit fit_at_runtime_scale(const std::vector<std::int64_t>& t) {
     if (!e.ready) continue;
     cv2.push_back(e.gap_cv2);
     disp.push_back(e.dispersion);
+    modulation.push_back(est.rate_cv2());
   }
   const int reads = static_cast<int>(cv2.size());
   if (reads == 0)
@@ -76,9 +77,9 @@ ArrivalFit fit_at_runtime_scale(const std::vector<std::int64_t>& t) {
   char why[400];
   std::snprintf(why, sizeof why,
                 "%s: gap CV^2 %.3f, count dispersion %.3f +- %.3f (the runtime's scale: windows of %d arrivals, bins "
-                "of %d, the median of %d windows)",
+                "of %d, the median of %d windows; the rate's modulation within a window, rate CV^2 %.3f)",
                 arrival_process_text(f.process).c_str(), f.gap_cv2, f.dispersion, f.dispersion_noise, window,
-                BurstinessEstimator::kBinMean, reads);
+                BurstinessEstimator::kBinMean, reads, median(modulation));
   f.reason = why;
   return f;
 }

@@ -26,7 +26,8 @@ def fit(path, scale):
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     line = next((x for x in r.stderr.splitlines() if "--arrivals fit:" in x), r.stderr.strip())
     m = re.search(r"-> (\S+): gap CV\^2 ([\d.]+), count dispersion ([\d.]+)", line)
-    return m.groups() if m else (line[-80:], "", "")
+    rate = re.search(r"rate CV\^2 ([\d.]+)", line)
+    return (m.groups() if m else (line[-80:], "", "")) + ((rate.group(1),) if rate else ())
 
 
 def online_column(path):
@@ -45,7 +46,7 @@ def main():
     stem = sys.argv[1] if len(sys.argv) > 1 else os.path.join(lr.RESULTS, "fit_scale.md")
     online = online_column(os.path.join(lr.RESULTS, "modulated_estimator.md"))
     lines = ["| process | K | QPS | fit (trace): pattern, gap CV^2, dispersion | fit (runtime): pattern, gap CV^2, "
-             "dispersion | online (share), gap CV^2, dispersion |", "|---|---|---|---|---|---|"]
+             "dispersion, rate CV^2 | online (share), gap CV^2, dispersion |", "|---|---|---|---|---|---|"]
     started = time.time()
     for process in mt.MODULATED + mt.RENEWAL:
         for k in (8, 60):
