@@ -46,7 +46,10 @@ void add_model_options(po::options_description& desc, CompileFlags& f) {
       ("profile-cache", po::value(&f.profile_cache)->default_value(f.profile_cache),
        "on: keep an artifact folder's reduced latencies in $XDG_CACHE_HOME/lull (or ~/.cache/lull) and reuse them "
        "while its files are unchanged | off: read every file")
-      ("slo-ms", po::value(&f.slo_ms)->required(), "latency SLO in milliseconds");
+      ("slo-ms", po::value(&f.slo_ms)->required(), "latency SLO in milliseconds")
+      ("fit-scale", po::value(&f.fit_scale)->default_value(f.fit_scale),
+       "--arrivals fit:FILE's time scales: trace (50-arrival windows over the whole file) | runtime (the runtime's "
+       "online estimate replayed over the file: 8000-arrival windows, 20-arrival bins; the pattern it would serve)");
   // clang-format on
   add_solve_options(desc, f);
 }
@@ -117,7 +120,18 @@ compiler::CompileSpec solve_spec(const CompileFlags& f) {
   return spec;
 }
 
-std::vector<ArrivalProcess> compile_arrivals(const std::string& text, std::string* fit_note, TrackedTrace* tracked) {
+std::vector<ArrivalProcess> compile_arrivals(const std::string& text, std::string* fit_note, TrackedTrace* tracked,
+                                             const std::string& fit_scale_text) {
+  compiler::FitScale fit_scale = compiler::FitScale::kTrace;
+  try {
+    fit_scale = compiler::parse_fit_scale(fit_scale_text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (fit_scale == compiler::FitScale::kRuntime && text.rfind("fit:", 0) != 0)
+    throw UsageError(
+        "--fit-scale runtime: for --arrivals fit:FILE only (tracked:FILE fits its short range on the "
+        "rate-normalised arrivals)");
   if (text.rfind("tracked:", 0) == 0) {
     const std::string path = text.substr(8);
     if (path.empty()) throw UsageError("--arrivals tracked:FILE: no file named");
@@ -141,7 +155,7 @@ std::vector<ArrivalProcess> compile_arrivals(const std::string& text, std::strin
     const std::string path = text.substr(4);
     if (path.empty()) throw UsageError("--arrivals fit:FILE: no file named");
     try {
-      const compiler::ArrivalFit fit = compiler::fit_arrival_process(read_arrivals_file(path));
+      const compiler::ArrivalFit fit = compiler::fit_arrival_process(read_arrivals_file(path), fit_scale);
       if (fit_note)
         *fit_note = "--arrivals " + text + ": " + std::to_string(fit.arrivals) + " arrivals -> " + fit.reason;
       return {fit.process};
@@ -165,7 +179,7 @@ std::vector<compiler::CompileSpec> compile_specs(const CompileFlags& f,
                                                  std::optional<compiler::AdaptiveLoads>* adaptive,
                                                  std::string* fit_note, TrackedTrace* tracked) {
   compiler::CompileSpec spec = model_spec(f);
-  const std::vector<ArrivalProcess> processes = compile_arrivals(f.arrivals, fit_note, tracked);
+  const std::vector<ArrivalProcess> processes = compile_arrivals(f.arrivals, fit_note, tracked, f.fit_scale);
   if (f.loads.rfind("auto:", 0) == 0) {
     if (!adaptive) throw UsageError("--load-qps auto:LO:HI is for lull compile only");
     std::string ends_text = f.loads.substr(5);

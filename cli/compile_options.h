@@ -22,6 +22,7 @@ struct CompileFlags {
   std::string workers, loads, batching = "max", models;
   std::string profile_cache = "on";  // --profile-cache on|off
   std::string arrivals = "poisson";  // --arrivals: a process, a list (gamma:1,2,4), or fit:FILE
+  std::string fit_scale = "trace";   // --fit-scale trace|runtime (compiler::FitScale)
   bool md = false;
   int phase_cap = -1;  // --phase-cap; -1: the command's default (plan: compiler::kPlanPhaseCap, else 0)
 };
@@ -36,8 +37,9 @@ struct TrackedTrace {
   std::vector<std::int64_t> times_us;
   compiler::TrackedFit fit;
 };
+// `fit_scale`: --fit-scale's text, for fit:FILE (runtime: not with tracked:FILE).
 std::vector<ArrivalProcess> compile_arrivals(const std::string& text, std::string* fit_note,
-                                             TrackedTrace* tracked = nullptr);
+                                             TrackedTrace* tracked = nullptr, const std::string& fit_scale = "trace");
 
 // The old spellings these commands refuse with a pointer to the new one:
 // `--accuracy` (a fraction table elsewhere in lull) is `--accuracy-percent`.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "schema/arrival_classify.h"
+#include "schema/burstiness_estimator.h"
 
 namespace lull::compiler {
 namespace {
@@ -30,9 +31,68 @@ double batch_dispersion_for_gap_cv2(double gap_cv2) {
   return hi;
 }
 
+// The runtime's estimator over the trace (FitScale::kRuntime): its estimate
+// after each whole window of arrivals, when ready; the medians of the reads
+// (what it reads most of the time; a mean is pulled up by the windows that
+// straddle a change of rate).
+ArrivalFit fit_at_runtime_scale(const std::vector<std::int64_t>& t) {
+  ArrivalFit f;
+  f.arrivals = static_cast<int>(t.size());
+  const int window = std::min<int>(BurstinessEstimator::kDefaultWindow, f.arrivals / 2);
+  BurstinessEstimator est(window, BurstinessEstimator::kBinMean);
+  std::vector<double> cv2, disp, modulation;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    est.record(t[i]);
+    if ((i + 1) % static_cast<std::size_t>(window) != 0 && i + 1 != t.size()) continue;
+    const BurstinessEstimate e = est.estimate();
+    if (!e.ready) continue;
+    cv2.push_back(e.gap_cv2);
+    disp.push_back(e.dispersion);
+    modulation.push_back(est.rate_cv2());
+  }
+  const int reads = static_cast<int>(cv2.size());
+  if (reads == 0)
+    throw std::invalid_argument(
+        "--fit-scale runtime: the runtime's estimate was never ready over the trace (its rate moves by 2x within a "
+        "window of " +
+        std::to_string(window) + " arrivals)");
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+  };
+  f.gap_cv2 = median(cv2);
+  f.dispersion = median(disp);
+  // One window's standard errors, as the runtime classifies: the same answer, not a finer one.
+  const int bins = window / BurstinessEstimator::kBinMean;
+  f.dispersion_noise = std::sqrt(2.0 / (bins - 1));
+  const ArrivalClass c = classify_arrivals(
+      ArrivalStatistics{f.gap_cv2, f.dispersion, std::sqrt(8.0 / static_cast<double>(window)), f.dispersion_noise});
+  if (c.poisson_within_noise)
+    f.process = ArrivalProcess::poisson();
+  else if (c.batch_nearer)
+    f.process = ArrivalProcess::batch(std::max(1.0, round2(f.dispersion)));
+  else
+    f.process = ArrivalProcess::gamma(std::max(0.01, round2(f.gap_cv2)));
+  char why[400];
+  std::snprintf(why, sizeof why,
+                "%s: gap CV^2 %.3f, count dispersion %.3f +- %.3f (the runtime's scale: windows of %d arrivals, bins "
+                "of %d, the median of %d windows; the rate's modulation within a window, rate CV^2 %.3f)",
+                arrival_process_text(f.process).c_str(), f.gap_cv2, f.dispersion, f.dispersion_noise, window,
+                BurstinessEstimator::kBinMean, reads, median(modulation));
+  f.reason = why;
+  return f;
+}
+
 }  // namespace
 
-ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& t) {
+FitScale parse_fit_scale(const std::string& text) {
+  if (text == "trace") return FitScale::kTrace;
+  if (text == "runtime") return FitScale::kRuntime;
+  throw std::invalid_argument("--fit-scale: trace or runtime, not '" + text + "'");
+}
+
+ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& t, FitScale scale) {
   ArrivalFit f;
   f.arrivals = static_cast<int>(t.size());
   if (f.arrivals < kMinFitArrivals)
@@ -42,6 +102,7 @@ ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& t) {
     if (t[i] < t[i - 1]) throw std::invalid_argument("arrival times go backwards at arrival " + std::to_string(i + 1));
   const double span_s = static_cast<double>(t.back() - t.front()) / 1e6;
   if (!(span_s > 0)) throw std::invalid_argument("all arrivals at one time: no rate to fit");
+  if (scale == FitScale::kRuntime) return fit_at_runtime_scale(t);
 
   double sum = 0, sum2 = 0;
   for (std::size_t i = 1; i < t.size(); ++i) {

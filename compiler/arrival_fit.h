@@ -26,10 +26,24 @@ struct ArrivalFit {
   std::string reason;           // one line: what was chosen and why
 };
 
+// The time scales the statistics are read at (`--fit-scale`):
+//   trace    gap CV^2 over the whole trace, dispersion of counts in windows
+//            of kFitWindowMean arrivals over the whole trace (the default)
+//   runtime  the runtime's online estimate (schema/burstiness_estimator.h:
+//            the last 8000 arrivals, bins of 20) replayed over the trace, read
+//            after each whole window, the medians classified with one
+//            window's standard errors: the pattern the runtime would switch
+//            to on this traffic. A rate that moves over longer than the
+//            window (a sinusoid over 60 s) is left to the load tracking
+//            instead of being read as bursts.
+enum class FitScale { kTrace, kRuntime };
+// "trace" | "runtime"; throws std::invalid_argument naming the text.
+FitScale parse_fit_scale(const std::string& text);
+
 // times_us non-decreasing; throws std::invalid_argument (without a file name:
 // the caller adds it) for too few arrivals, times going backwards, or a
 // zero-length trace.
-ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& times_us);
+ArrivalFit fit_arrival_process(const std::vector<std::int64_t>& times_us, FitScale scale = FitScale::kTrace);
 
 // The runtime's load window (runtime::LoadMonitor's default, mdp-spec 7).
 inline constexpr std::int64_t kLoadWindowUs = 500'000;

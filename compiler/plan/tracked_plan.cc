@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 #include <string>
 
+#include "compiler/compile_library.h"
+#include "compiler/lagged_mixture.h"
 #include "compiler/plan/worker_search.h"
 
 namespace lull::compiler {
@@ -17,7 +20,7 @@ double grid_step(double load_qps) { return std::max(1.0, std::round(load_qps * 0
 }  // namespace
 
 TrackedPlan plan_tracked(ExpectationCache& cache, const std::vector<std::int64_t>& t, double trace_qps, double load_qps,
-                         const PlanTarget& target, int max_workers) {
+                         const PlanTarget& target, int max_workers, const TrackedLag* lag) {
   const auto shares = served_load_shares(t, load_qps / trace_qps);
   const double step = grid_step(load_qps);
   std::vector<double> loads;  // the grid loads the estimates are served by
@@ -27,8 +30,19 @@ TrackedPlan plan_tracked(ExpectationCache& cache, const std::vector<std::int64_t
   }
   TrackedPlan plan;
   plan.grid_step_qps = step;
-  std::map<int, LoadExpectation> known;
+  plan.lagged = lag != nullptr;
+  std::map<int, LoadExpectation> known, estimate_only;
   std::map<int, std::vector<LoadExpectation>> grids;
+  // The lag term's pairs: the trace on the time axis of load_qps (time shrunk by the scale).
+  std::vector<ServedPair> pairs;
+  if (lag) {
+    if (!lag->solver) throw std::invalid_argument("plan_tracked: the lag term needs a solver");
+    std::vector<std::int64_t> scaled(t.size());
+    const double shrink = trace_qps / load_qps;
+    for (std::size_t i = 0; i < t.size(); ++i)
+      scaled[i] = t.front() + std::llround(static_cast<double>(t[i] - t.front()) * shrink);
+    pairs = served_load_pairs(scaled, step, lag->count_dispersion);
+  }
   auto at = [&](int k) {
     if (auto it = known.find(k); it != known.end()) return it->second;
     std::vector<PlanPoint> points;
@@ -38,7 +52,15 @@ TrackedPlan plan_tracked(ExpectationCache& cache, const std::vector<std::int64_t
     for (std::size_t i = 0; i < loads.size(); ++i)
       grid.push_back({loads[i], e[i].accuracy, e[i].beyond_capacity ? 1.0 : e[i].violation_rate});
     grids[k] = grid;
-    return known[k] = served_mixture(shares, grid);
+    estimate_only[k] = served_mixture(shares, grid);
+    if (!lag) return known[k] = estimate_only[k];
+    CompileSpec spec = cache.spec();
+    spec.mdp.workers = k;
+    spec.loads_qps = loads;
+    const auto sweeps = compile_library(cache.profiles(), {spec}, nullptr, *lag->solver);
+    LoadExpectation m = lagged_mixture(cache.profiles(), spec, sweeps.front(), pairs);
+    m.load_qps = estimate_only[k].load_qps;
+    return known[k] = m;
   };
   auto ok = [&](int k) {
     const LoadExpectation m = at(k);
@@ -46,9 +68,11 @@ TrackedPlan plan_tracked(ExpectationCache& cache, const std::vector<std::int64_t
   };
   // From the count for the mean load (a lower bound where the rate moves),
   // galloping up to one that meets, then bisecting down to the fewest.
+  // With the lag term, from the count without it (its compiled expectations are cached, the lag's libraries not).
   int lo = 0, hi = 0;
   try {
-    hi = fewest_workers(cache, load_qps, target, max_workers).workers;
+    hi = lag ? plan_tracked(cache, t, trace_qps, load_qps, target, max_workers).workers
+             : fewest_workers(cache, load_qps, target, max_workers).workers;
   } catch (const PlanError&) {
     hi = max_workers;
   }
@@ -72,6 +96,7 @@ TrackedPlan plan_tracked(ExpectationCache& cache, const std::vector<std::int64_t
   }
   plan.workers = hi;
   plan.expected = at(hi);
+  plan.estimate_only = estimate_only[hi];
   if (hi > 1) plan.one_fewer = at(hi - 1);
   for (const auto& [k, m] : known) plan.tried.emplace_back(k, m);
   for (const auto& g : grids[hi]) {

@@ -11,6 +11,7 @@
 
 #include "compiler/arrival_fit.h"
 #include "compiler/plan/expectation_cache.h"
+#include "compiler/solver/solver.h"
 
 namespace lull::compiler {
 
@@ -22,12 +23,26 @@ struct TrackedPlan {
   double capacity_qps = 0;                             // the highest grid load `workers` meet the target at, from below
   double capacity_quantile = 0;                        // the share of queries whose load estimate is at or below it
   std::vector<std::pair<int, LoadExpectation>> tried;  // every count evaluated, ascending
+  bool lagged = false;                                 // counts judged with the lag term (TrackedLag)
+  LoadExpectation estimate_only;                       // lagged: the mixture without the lag at `workers`
+};
+
+// `lull plan --arrivals tracked:FILE --expect-lag on`: each count judged by
+// the lag term (compiler/lagged_mixture.h) instead of served_mixture: its
+// library over the grid loads compiled with `solver`, each policy evaluated
+// at the rate around the queries it serves. The short-range pattern's count
+// dispersion shrinks the rate's noise (served_load_pairs).
+struct TrackedLag {
+  Solver* solver = nullptr;
+  double count_dispersion = 1;
 };
 
 // The cache's spec holds the short-range pattern. `times_us` is the trace
 // (its mean rate `trace_qps`), scaled to `load_qps`. Throws PlanError when
 // no count up to max_workers meets the target.
+// With `lag`, the counts are judged by the lag term; capacity_qps and
+// capacity_quantile stay the compiled expectations' at the count chosen.
 TrackedPlan plan_tracked(ExpectationCache& cache, const std::vector<std::int64_t>& times_us, double trace_qps,
-                         double load_qps, const PlanTarget& target, int max_workers);
+                         double load_qps, const PlanTarget& target, int max_workers, const TrackedLag* lag = nullptr);
 
 }  // namespace lull::compiler

@@ -104,7 +104,7 @@ std::string render_prometheus(const ServeSnapshot& s) {
   family(out, "lull_arrival_gap_cv2", "gauge", "Squared coefficient of variation of the recent inter-arrival gaps.");
   sample(out, "lull_arrival_gap_cv2", s.arrivals.gap_cv2);
   family(out, "lull_arrival_count_dispersion", "gauge",
-         "Index of dispersion (variance over mean) of recent arrival counts in bins of about 50 arrivals.");
+         "Index of dispersion (variance over mean) of recent arrival counts in bins of about 20 arrivals.");
   sample(out, "lull_arrival_count_dispersion", s.arrivals.dispersion);
   family(out, "lull_arrival_burstiness", "gauge",
          "The estimated arrival pattern's burstiness (gamma CV^2 or batch dispersion; 1 for Poisson), labelled with "
@@ -116,6 +116,10 @@ std::string render_prometheus(const ServeSnapshot& s) {
                                                                                    : "poisson") +
              "\"}",
          s.arrivals.process.burstiness());
+  family(out, "lull_arrival_rate_cv2", "gauge",
+         "The arrival rate's modulation over the same window: its variance over its mean squared, across blocks of "
+         "about 200 arrivals, net of the short-range burstiness (0 for a steady rate).");
+  sample(out, "lull_arrival_rate_cv2", s.arrival_rate_cv2);
   family(out, "lull_arrival_pattern_switches_total", "counter",
          "Changes of the arrival pattern the policy is chosen for.");
   sample(out, "lull_arrival_pattern_switches_total", static_cast<double>(s.pattern_switches));

@@ -60,6 +60,7 @@ struct ServeSnapshot {
   int policy_workers = 0;                   // the worker count the active policy was compiled for
   std::string policy_arrivals = "poisson";  // the arrival process it was compiled for
   core::BurstinessEstimate arrivals;        // the dispatcher's estimate of the arrivals' pattern
+  double arrival_rate_cv2 = 0;              // the modulation beside it (BurstinessEstimator::rate_cv2)
   std::uint64_t pattern_switches = 0;       // changes of the pattern the policy is chosen for
   bool online_compile = false;              // the online compilation families are shown
   std::uint64_t compilations = 0, compile_failures = 0;

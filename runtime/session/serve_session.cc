@@ -463,6 +463,7 @@ std::string ServeSession::metrics_text() {
     s.policy_workers = choice.workers;
     s.policy_arrivals = arrival_process_text(choice.arrivals);
     s.arrivals = dispatcher_.burstiness_estimate();
+    s.arrival_rate_cv2 = dispatcher_.burstiness().rate_cv2();
     s.pattern_switches = static_cast<std::uint64_t>(dispatcher_.pattern().switches());
     s.expected_accuracy = p.expected_accuracy;
     s.expected_violation_rate = p.expected_violation_rate;

@@ -128,6 +128,16 @@ TEST_CASE("compile --arrivals tracked:FILE: rate swings tracked, the expectation
   CHECK(json_number(p, "workers") >= 1);
   CHECK(json_number(p, "expected_violation_rate") <= 0.01);
   CHECK(p.find("capacity_quantile") != std::string::npos);
+  // --expect-lag on: each count judged with the lag term; it meets the target with it.
+  const std::string plan_lag = dir + "/tracked_plan_lag.json";
+  r = run_lull("plan " + image_args() + " --max-violation 0.01 --load-qps 160 --arrivals tracked:" + file +
+               " --expect-lag on --out " + plan_lag);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string pl = slurp(plan_lag);
+  CHECK(pl.find("\"expect_lag\": \"on\"") != std::string::npos);
+  CHECK(json_number(pl, "expected_violation_rate") <= 0.01);
+  CHECK(std::abs(json_number(pl, "workers") - json_number(p, "workers")) <= 2);
   // --trace arrivals:FILE plans the file's own rates at its mean load.
   const std::string plan2 = dir + "/tracked_plan_trace.json";
   r = run_lull("plan " + image_args() + " --max-violation 0.01 --trace arrivals:" + file + " --out " + plan2);
@@ -174,6 +184,8 @@ TEST_CASE("bad --arrivals tracked:FILE: one line naming the file, exit 2, no out
   check("tracked:", {"--arrivals tracked:FILE"});
   check("gamma:2 --expect-lag on", {"--expect-lag on", "tracked:FILE"});
   check("tracked:/no/such/file --expect-lag maybe", {"--expect-lag", "maybe"});
+  check("tracked:/no/such/file --fit-scale runtime", {"--fit-scale runtime", "fit:FILE only"});
+  check("fit:/no/such/file --fit-scale hourly", {"--fit-scale", "hourly"});
   // plan: the file's rates or a rate trace, not both.
   const auto r = run_lull("plan --profiles " + tiny + " --slo-ms 100 --max-violation 0.01 --device cpu --arrivals " +
                           "tracked:" + write_temp("tracked_plan_times.txt", "0.1\n0.2\n") +
@@ -182,6 +194,14 @@ TEST_CASE("bad --arrivals tracked:FILE: one line naming the file, exit 2, no out
   CHECK(r.exit_code == 2);
   CHECK(count_lines(r.err) == 1);
   CHECK(r.err.find("--trace") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+  const auto lag =
+      run_lull("plan --profiles " + tiny +
+               " --slo-ms 100 --max-violation 0.01 --device cpu --arrivals gamma:2 --expect-lag on --out " + out);
+  INFO(lag.err);
+  CHECK(lag.exit_code == 2);
+  CHECK(count_lines(lag.err) == 1);
+  CHECK(lag.err.find("--expect-lag on") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(out));
   const auto both = run_lull("plan --profiles " + tiny +
                              " --slo-ms 100 --max-violation 0.01 --device cpu --arrivals gamma:2 --trace arrivals:" +

@@ -139,6 +139,28 @@ TEST_CASE("burstiness estimate: a shard's every G-th arrival is read back as the
   CHECK_THROWS_AS(e.set_thinning(0), std::invalid_argument);
 }
 
+TEST_CASE("burstiness estimate: the rate's modulation is about 0 when steady, its CV^2 when it moves",
+          "[runtime][burstiness]") {
+  for (const auto& p : {ArrivalProcess::poisson(), ArrivalProcess::gamma(4), ArrivalProcess::batch(4)}) {
+    lull::sim::RateArrivals source({{0, 1e9, 2000}}, p, 11);
+    BurstinessEstimator e;
+    std::int64_t t = 0;
+    for (int i = 0; i < 20000 && source.next(&t); ++i) e.record(t);
+    INFO(lull::arrival_process_text(p));
+    CHECK(e.rate_cv2() < 0.02);
+  }
+  // 1000 and 3000 QPS alternating every 400 ms (mean 2000: rate CV^2 0.25),
+  // Poisson within each: the gaps stay near Poisson, the modulation shows.
+  std::vector<lull::RateSegment> segments;
+  for (int i = 0; i < 100; ++i) segments.push_back({0.4 * i, 0.4 * (i + 1), i % 2 ? 3000.0 : 1000.0});
+  lull::sim::RateArrivals source(segments, ArrivalProcess::poisson(), 12);
+  BurstinessEstimator e;
+  std::int64_t t = 0;
+  for (int i = 0; i < 30000 && source.next(&t); ++i) e.record(t);
+  CHECK(e.rate_cv2() == Approx(0.25).margin(0.08));
+  CHECK(BurstinessEstimator().rate_cv2() == 0);
+}
+
 TEST_CASE("pattern switcher: smallest compiled burstiness covering the estimate, with hysteresis",
           "[runtime][burstiness]") {
   const std::vector<ArrivalProcess> lib = {ArrivalProcess::poisson(), ArrivalProcess::gamma(2),

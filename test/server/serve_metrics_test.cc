@@ -108,6 +108,7 @@ ServeSnapshot bursty_snapshot() {
   s.arrivals.gap_cv2 = 3.3;
   s.arrivals.dispersion = 4.1;
   s.arrivals.process = lull::ArrivalProcess::batch(4.1);
+  s.arrival_rate_cv2 = 0.04;
   s.pattern_switches = 2;
   return s;
 }
@@ -166,6 +167,7 @@ TEST_CASE("serve metrics: the arrivals' burstiness estimate and the policy's arr
   CHECK(metric_value(m, "lull_arrival_gap_cv2") == Approx(3.3));
   CHECK(metric_value(m, "lull_arrival_count_dispersion") == Approx(4.1));
   CHECK(metric_value(m, "lull_arrival_burstiness{family=\"batch\"}") == Approx(4.1));
+  CHECK(metric_value(m, "lull_arrival_rate_cv2") == Approx(0.04));
   CHECK(metric_value(m, "lull_policy_arrivals_info{arrivals=\"gamma:4\"}") == 1);
   CHECK(metric_value(m, "lull_arrival_pattern_switches_total") == 2);
 }

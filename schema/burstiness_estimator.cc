@@ -1,4 +1,4 @@
-#include "runtime/core/burstiness_estimator.h"
+#include "schema/burstiness_estimator.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "schema/arrival_classify.h"
 
-namespace lull::core {
+namespace lull {
 namespace {
 // A longer gap is idleness, not burstiness; the clamp keeps window * gap^2 in 64 bits.
 constexpr std::int64_t kMaxGapUs = 10'000'000;
@@ -133,4 +133,21 @@ BurstinessEstimate BurstinessEstimator::estimate() const {
   return e;
 }
 
-}  // namespace lull::core
+double BurstinessEstimator::rate_cv2() const {
+  const std::size_t blocks = bin_count_ / kModulationBins;
+  if (blocks < 2 || bin_sum_ <= 0) return 0;
+  const std::size_t n = bins_.size(), oldest = bin_count_ == n ? bin_next_ : 0;
+  double s1 = 0, s2 = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    double c = 0;
+    for (std::size_t k = 0; k < kModulationBins; ++k) c += bins_[(oldest + b * kModulationBins + k) % n];
+    s1 += c;
+    s2 += c * c;
+  }
+  const double m = s1 / static_cast<double>(blocks), var = s2 / static_cast<double>(blocks) - m * m;
+  const double bn = static_cast<double>(bin_count_), bm = static_cast<double>(bin_sum_) / bn;
+  const double bin_dispersion = std::max(0.0, (static_cast<double>(bin_sum2_) / bn - bm * bm) / bm);
+  return m > 0 ? std::max(0.0, (var - bin_dispersion * m) / (m * m)) : 0;
+}
+
+}  // namespace lull
