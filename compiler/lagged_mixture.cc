@@ -139,4 +139,57 @@ LoadExpectation lagged_mixture(const ReducedProfiles& profiles, const CompileSpe
   return m;
 }
 
+std::vector<ServedPair> estimate_noise_pairs(double load_qps, double dispersion, std::int64_t window_us,
+                                             double min_share) {
+  if (!(load_qps > 0) || window_us <= 0 || !(dispersion > 0))
+    throw std::invalid_argument("estimate_noise_pairs: the load, window and dispersion must be positive");
+  const double window_s = static_cast<double>(window_us) / 1e6, mean = load_qps * window_s;
+  const double var = dispersion * mean, sd = std::sqrt(var);
+  // log pmf of the count k beyond the arrival itself.
+  auto log_pmf = [&](long k) {
+    const double x = static_cast<double>(k);
+    if (std::abs(dispersion - 1) < 1e-9) return x * std::log(mean) - mean - std::lgamma(x + 1);
+    if (dispersion > 1) {  // negative binomial: r = mean / (D - 1), success probability 1 / D
+      const double r = mean / (dispersion - 1);
+      return std::lgamma(x + r) - std::lgamma(r) - std::lgamma(x + 1) + r * std::log(1 / dispersion) +
+             x * std::log(1 - 1 / dispersion);
+    }
+    const double z = (x - mean) / sd;  // rounded normal, renormalised below
+    return -0.5 * z * z;
+  };
+  const long lo = std::max(0L, static_cast<long>(std::floor(mean - 12 * sd - 5)));
+  const long hi = static_cast<long>(std::ceil(mean + 12 * sd + 5));
+  std::vector<double> p;
+  double peak = -INFINITY;
+  for (long k = lo; k <= hi; ++k) peak = std::max(peak, log_pmf(k));
+  double total = 0;
+  for (long k = lo; k <= hi; ++k) total += p.emplace_back(std::exp(log_pmf(k) - peak));
+  std::vector<ServedPair> out;
+  double kept = 0;
+  for (long k = lo; k <= hi; ++k) {
+    const double share = p[static_cast<std::size_t>(k - lo)] / total;
+    if (share < min_share) continue;
+    out.push_back({static_cast<double>(k + 1) / window_s, load_qps, share});
+    kept += share;
+  }
+  for (auto& x : out) x.share /= kept;
+  return out;
+}
+
+std::vector<LoadExpectation> served_expectations(const ReducedProfiles& profiles, const CompileSpec& spec,
+                                                 const LibrarySweep& sweep, std::int64_t window_us) {
+  const auto& reports = sweep.sweep.reports;
+  std::vector<LoadExpectation> out(reports.size());
+  // Uniform arrivals (dispersion 0): a count all but fixed.
+  const double dispersion = std::max(spec.mdp.arrivals.burstiness(), 0.01);
+  // One MDP per load, built and evaluated inside lagged_mixture; the loads in parallel.
+  parallel_for_each(static_cast<int>(reports.size()), reports.size() > 1, [&](int i) {
+    const LoadReport& r = reports[static_cast<std::size_t>(i)];
+    out[static_cast<std::size_t>(i)] =
+        lagged_mixture(profiles, spec, sweep, estimate_noise_pairs(r.load_qps, dispersion, window_us));
+    out[static_cast<std::size_t>(i)].load_qps = r.load_qps;
+  });
+  return out;
+}
+
 }  // namespace lull::compiler

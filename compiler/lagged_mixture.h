@@ -8,6 +8,9 @@
 // distribution of the fixed policy under the rate's arrivals, no new solve).
 // This also replaces the "violation 1" of loads beyond capacity by what the
 // served policy does there (queries shed at the full queue count as missed).
+// At a constant load the same evaluation takes the load estimate's noise:
+// the policies the runtime's count-over-500-ms picks, each at the true load
+// (served_expectations; `lull compile --expect-lag on` without a trace).
 #include <cstdint>
 #include <vector>
 
@@ -48,5 +51,22 @@ std::vector<int> choice_of(const MdpProblem& problem, const schema::Policy& poli
 // under `min_share` of arrivals are taken at the policy's compiled load.
 LoadExpectation lagged_mixture(const ReducedProfiles& profiles, const CompileSpec& spec, const LibrarySweep& sweep,
                                const std::vector<ServedPair>& pairs, double min_share = 1e-4);
+
+// The load estimates the runtime reads at a constant `load_qps`: per arrival,
+// the arrivals in the trailing window (itself included) per second. The count
+// is 1 + Poisson(load x window) for count_dispersion 1; for D != 1 the count
+// beyond the arrival itself has variance D x its mean (negative binomial above
+// 1, a rounded normal below). Pairs (estimate, rate = load_qps, share),
+// ascending by estimate; counts under `min_share` are dropped and the rest
+// renormalised. Throws std::invalid_argument for a load or window <= 0.
+std::vector<ServedPair> estimate_noise_pairs(double load_qps, double count_dispersion = 1,
+                                             std::int64_t window_us = kLoadWindowUs, double min_share = 1e-7);
+
+// Per compiled load of the sweep (in the sweep's report order), what the
+// runtime is expected to deliver when that load is the true, constant one:
+// lagged_mixture over estimate_noise_pairs at that load, with the spec's
+// arrival process's dispersion. A one-load sweep returns its compiled figures.
+std::vector<LoadExpectation> served_expectations(const ReducedProfiles& profiles, const CompileSpec& spec,
+                                                 const LibrarySweep& sweep, std::int64_t window_us = kLoadWindowUs);
 
 }  // namespace lull::compiler
