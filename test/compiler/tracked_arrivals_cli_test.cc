@@ -207,6 +207,7 @@ TEST_CASE("bad --arrivals tracked:FILE: one line naming the file, exit 2, no out
   check("tracked:/no/such/file", {"/no/such/file"});
   check("tracked:", {"--arrivals tracked:FILE"});
   check("tracked:/no/such/file --expect-lag maybe", {"--expect-lag", "maybe"});
+  check("gamma:2 --expect-late on", {"--expect-late on", "--expect-lag on"});
   // plan: the file's rates or a rate trace, not both.
   const auto r = run_lull("plan --profiles " + tiny + " --slo-ms 100 --max-violation 0.01 --device cpu --arrivals " +
                           "tracked:" + write_temp("tracked_plan_times.txt", "0.1\n0.2\n") +
