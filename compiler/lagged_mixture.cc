@@ -1,5 +1,7 @@
 #include "compiler/lagged_mixture.h"
 
+#include <boost/math/special_functions/gamma.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -81,13 +83,11 @@ std::vector<int> choice_of(const MdpProblem& p, const schema::Policy& policy) {
 
 namespace {
 
-// P(Erlang(shape, rate) < x): the chance that `shape` events of the stream come within x.
-double erlang_below(int shape, double rate, double x) {
+// P(the sum of `gaps` central arrival gaps < x): a gamma with the gaps' mean
+// 1 / rate and squared CV `cv2` (1: Poisson, an Erlang).
+double gaps_below(double gaps, double rate, double cv2, double x) {
   if (!(x > 0)) return 0;
-  const double mu = rate * x;
-  double term = std::exp(-mu), sum = term;
-  for (int k = 1; k < shape && term > 0; ++k) sum += term *= mu / k;
-  return std::clamp(1 - sum, 0.0, 1.0);
+  return boost::math::gamma_p(gaps / cv2, x * rate / cv2);
 }
 
 }  // namespace
@@ -96,6 +96,8 @@ Figures late_expectation(const MdpProblem& p, const std::vector<int>& choice, co
   if (stationary.size() != static_cast<std::size_t>(p.num_states()) || choice.size() != stationary.size())
     throw std::invalid_argument("late_expectation: a distribution or choice of another problem");
   double served = 0, late = 0, satisfied = 0, accuracy = 0;
+  // The central process: K workers' round robin, its gaps' squared CV (the count's dispersion for batch:D).
+  const double rate = p.options.load_qps / 1e6, cv2 = std::max(p.options.arrivals.burstiness(), 0.01);
   for (int s = 0; s < p.num_states(); ++s) {
     const double w = stationary[static_cast<std::size_t>(s)];
     const int a = choice[static_cast<std::size_t>(s)];
@@ -106,7 +108,7 @@ Figures late_expectation(const MdpProblem& p, const std::vector<int>& choice, co
     if (!act.meets_slo) {
       const double room = p.taus_us[static_cast<std::size_t>(act.tau)] - p.grid_us[static_cast<std::size_t>(p.j_of(s))];
       miss = 1;
-      for (int i = 1; i < act.batch; ++i) miss += erlang_below(i * p.arrivals.phases, p.arrivals.rate_per_us, room);
+      for (int i = 1; i < act.batch; ++i) miss += gaps_below(i * p.options.workers, rate, cv2, room);
       miss = std::min(miss, b);
     }
     served += w * b;

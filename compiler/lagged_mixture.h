@@ -49,8 +49,9 @@ std::vector<int> choice_of(const MdpProblem& problem, const schema::Policy& poli
 // The expectation of section 6 with a policy's distribution over states,
 // counting in a missing batch only the queries expected to be late (`late`)
 // instead of all of them: the earliest one, and the i-th later one when its
-// extra slack, i x K counting-stream gaps (Erlang(i K, rate)), is shorter than
-// the batch's latency minus T_j. The rest of the batch meets its deadline on
+// extra slack, i x K central gaps (a gamma of their mean and squared CV, the
+// process's burstiness: Erlang(i K, rate) for Poisson), is shorter than the
+// batch's latency minus T_j. The rest of the batch meets its deadline on
 // the batch's model. Measured on the simulator's own decisions (K = 8, image,
 // 340-400 QPS) it predicts the late queries of missing batches within 4%;
 // section 6 counts about 5 times as many.
