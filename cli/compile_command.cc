@@ -45,7 +45,7 @@ const char* const kCompileExamples =
 // "on_trace" member (JSON text).
 std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<compiler::LibrarySweep>& sweeps,
                                  const compiler::ReducedProfiles& profiles,
-                                 const std::vector<compiler::CompileSpec>& specs, bool lag) {
+                                 const std::vector<compiler::CompileSpec>& specs, bool lag, bool late) {
   const auto shares = compiler::served_load_shares(tracked.times_us);
   JsonValue obj = JsonValue::object();
   obj.add("file", tracked.path);
@@ -72,7 +72,7 @@ std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<
           grid.size() > 1 ? (grid.back().load_qps - grid.front().load_qps) / static_cast<double>(grid.size() - 1) : 1;
       const auto pairs = compiler::served_load_pairs(tracked.times_us, std::max(step, 1.0),
                                                      tracked.fit.short_range.process.burstiness());
-      m = compiler::lagged_mixture(profiles, specs[i], s, pairs);
+      m = compiler::lagged_mixture(profiles, specs[i], s, pairs, 1e-4, late);
       m.load_qps = estimate_only.load_qps;
     }
     std::fprintf(stderr,
@@ -98,12 +98,44 @@ std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<
   return "\"on_trace\": " + obj.text(1);
 }
 
+// --expect-lag on without a trace: per worker count and compiled load, the
+// expectation with that load as the true, constant one and the policies the
+// runtime's load estimate picks around it (compiler::served_expectations),
+// printed as a table and returned as the report's "served" member.
+std::string served_expectations(const std::vector<compiler::LibrarySweep>& sweeps,
+                                const compiler::ReducedProfiles& profiles,
+                                const std::vector<compiler::CompileSpec>& specs, bool late) {
+  JsonValue obj = JsonValue::object();
+  obj.add("load_window_ms", static_cast<double>(compiler::kLoadWindowUs) / 1e3);
+  obj.add("noise",
+          "the load estimate's count over the window at each compiled load, each policy it picks evaluated there");
+  JsonValue& sets = obj.add("sets", JsonValue::array());
+  std::fprintf(stderr,
+               "lull compile: served through the %.0f ms load estimate (each compiled load taken as the true one):\n",
+               static_cast<double>(compiler::kLoadWindowUs) / 1e3);
+  for (std::size_t i = 0; i < sweeps.size(); ++i) {
+    const auto served = compiler::served_expectations(profiles, specs[i], sweeps[i], compiler::kLoadWindowUs, late);
+    JsonValue& set = sets.push(JsonValue::object());
+    set.add("workers", sweeps[i].workers);
+    JsonValue& loads = set.add("loads", JsonValue::array());
+    std::fprintf(stderr, "  %7s  %9s  %13s  %14s\n", "workers", "load QPS", "exp. accuracy", "exp. violation");
+    for (const auto& m : served) {
+      JsonValue& l = loads.push(JsonValue::object());
+      l.add("load_qps", m.load_qps);
+      l.add("expected_accuracy", m.accuracy);
+      l.add("expected_violation_rate", m.violation);
+      std::fprintf(stderr, "  %7d  %9g  %13.4f  %14.4f\n", sweeps[i].workers, m.load_qps, m.accuracy, m.violation);
+    }
+  }
+  return "\"served\": " + obj.text(1);
+}
+
 }  // namespace
 
 int run_compile(int argc, char** argv) {
   if (names_flag(argc, argv, "--fleet")) return run_compile_fleet(argc, argv);
   CompileFlags flags;
-  std::string out_path, report_path, expect_lag = "off";
+  std::string out_path, report_path, expect_lag = "off", expect_late = "off";
   po::options_description desc("lull compile options");
   add_compile_options(desc, flags);
   // clang-format off
@@ -113,7 +145,12 @@ int run_compile(int argc, char** argv) {
       ("report", po::value(&report_path), "JSON report to write ('-' for stdout)")
       ("expect-lag", po::value(&expect_lag)->default_value(expect_lag),
        "on: tracked:FILE's expectation on the trace evaluates each served policy at the rate around its queries "
-       "(the load window's lag), not at the load it was compiled for; off: at its compiled load");
+       "(the load window's lag), not at the load it was compiled for; without a trace, each compiled load is also "
+       "reported as served through the load estimate's noise (--report's \"served\"); off: at its compiled load")
+      ("expect-late", po::value(&expect_late)->default_value(expect_late),
+       "on (with --expect-lag on): those expectations count, of a batch that misses, only the queries expected to be "
+       "late (the earliest, and later ones whose extra slack is short), not the whole batch; off: the whole batch "
+       "(mdp-spec section 6)");
   // clang-format on
   if (!parse_command_line(
           argc, argv, desc,
@@ -124,12 +161,14 @@ int run_compile(int argc, char** argv) {
     return 0;
   check_binary_output(out_path, "--out");
   if (expect_lag != "on" && expect_lag != "off") throw UsageError("--expect-lag: on or off, not '" + expect_lag + "'");
+  if (expect_late != "on" && expect_late != "off")
+    throw UsageError("--expect-late: on or off, not '" + expect_late + "'");
+  if (expect_late == "on" && expect_lag != "on") throw UsageError("--expect-late on: needs --expect-lag on");
   std::optional<compiler::AdaptiveLoads> adaptive;
   std::string fit_note;
   TrackedTrace tracked;
   // In the order compile_library reports progress by, so its indices name the right count.
   const auto specs = compiler::in_library_order(compile_specs(flags, &adaptive, &fit_note, &tracked));
-  if (expect_lag == "on" && tracked.path.empty()) throw UsageError("--expect-lag on: needs --arrivals tracked:FILE");
   if (!fit_note.empty()) std::fprintf(stderr, "lull compile: %s\n", fit_note.c_str());
   const bool library = specs.size() > 1;
   // What each process's MDP is: exact, or which approximation (docs/solver.md).
@@ -213,12 +252,17 @@ int run_compile(int argc, char** argv) {
     write_binary_output(out_path, policy_set_bytes(sweeps.front().sweep.set), "--out");
   sec.write = std::chrono::duration<double>(std::chrono::steady_clock::now() - tw).count();
   sec.total = seconds_since_process_start();
-  const std::string on_trace =
-      tracked.path.empty() ? "" : tracked_expectations(tracked, sweeps, inputs.profiles, specs, expect_lag == "on");
+  const std::string on_trace = tracked.path.empty() ? ""
+                                                    : tracked_expectations(tracked, sweeps, inputs.profiles, specs,
+                                                                           expect_lag == "on", expect_late == "on");
+  const std::string served = expect_lag == "on" && tracked.path.empty()
+                                 ? served_expectations(sweeps, inputs.profiles, specs, expect_late == "on")
+                                 : "";
   if (!report_path.empty()) {
     std::string json = library ? library_report_json(sweeps, adaptive.has_value(), solver->name(), sec)
                                : compile_report_json(sweeps.front(), adaptive.has_value(), solver->name(), sec);
     if (!on_trace.empty()) json = json.substr(0, json.rfind('}')) + ", " + on_trace + "}\n";
+    if (!served.empty()) json = json.substr(0, json.rfind('}')) + ", " + served + "}\n";
     write_output(report_path, json);
   }
   // The table goes to stdout unless a binary or JSON output already has it.

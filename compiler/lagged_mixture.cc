@@ -1,9 +1,12 @@
 #include "compiler/lagged_mixture.h"
 
+#include <boost/math/special_functions/gamma.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -78,8 +81,46 @@ std::vector<int> choice_of(const MdpProblem& p, const schema::Policy& policy) {
   return choice;
 }
 
+namespace {
+
+// P(the sum of `gaps` central arrival gaps < x): a gamma with the gaps' mean
+// 1 / rate and squared CV `cv2` (1: Poisson, an Erlang).
+double gaps_below(double gaps, double rate, double cv2, double x) {
+  if (!(x > 0)) return 0;
+  return boost::math::gamma_p(gaps / cv2, x * rate / cv2);
+}
+
+}  // namespace
+
+Figures late_expectation(const MdpProblem& p, const std::vector<int>& choice, const std::vector<double>& stationary) {
+  if (stationary.size() != static_cast<std::size_t>(p.num_states()) || choice.size() != stationary.size())
+    throw std::invalid_argument("late_expectation: a distribution or choice of another problem");
+  double served = 0, late = 0, satisfied = 0, accuracy = 0;
+  // The central process: K workers' round robin, its gaps' squared CV (the count's dispersion for batch:D).
+  const double rate = p.options.load_qps / 1e6, cv2 = std::max(p.options.arrivals.burstiness(), 0.01);
+  for (int s = 0; s < p.num_states(); ++s) {
+    const double w = stationary[static_cast<std::size_t>(s)];
+    const int a = choice[static_cast<std::size_t>(s)];
+    if (a < 0 || !(w > 0)) continue;
+    const Action& act = p.actions[static_cast<std::size_t>(a)];
+    const double b = p.served(a);
+    double miss = 0;
+    if (!act.meets_slo) {
+      const double room = p.taus_us[static_cast<std::size_t>(act.tau)] - p.grid_us[static_cast<std::size_t>(p.j_of(s))];
+      miss = 1;
+      for (int i = 1; i < act.batch; ++i) miss += gaps_below(i * p.options.workers, rate, cv2, room);
+      miss = std::min(miss, b);
+    }
+    served += w * b;
+    late += w * miss;
+    satisfied += w * (b - miss);
+    accuracy += w * (b - miss) * p.accuracy[static_cast<std::size_t>(act.model)];
+  }
+  return {satisfied > 0 ? accuracy / satisfied : 0, served > 0 ? late / served : 0};
+}
+
 LoadExpectation lagged_mixture(const ReducedProfiles& profiles, const CompileSpec& spec, const LibrarySweep& sweep,
-                               const std::vector<ServedPair>& pairs, double min_share) {
+                               const std::vector<ServedPair>& pairs, double min_share, bool late) {
   const auto& reports = sweep.sweep.reports;
   const auto& set = sweep.sweep.set;
   if (reports.empty() || static_cast<int>(reports.size()) != set.policies_size())
@@ -97,12 +138,18 @@ LoadExpectation lagged_mixture(const ReducedProfiles& profiles, const CompileSpe
     const int g = it == order.end() ? static_cast<int>(order.size()) - 1 : static_cast<int>(it - order.begin());
     served[i] = g;
     const LoadReport& r = reports[order[g]];
-    known.emplace(std::make_pair(g, r.load_qps), std::make_pair(r.expected_accuracy, r.expected_violation_rate));
+    if (!late)
+      known.emplace(std::make_pair(g, r.load_qps), std::make_pair(r.expected_accuracy, r.expected_violation_rate));
     share_of[{g, pairs[i].rate_qps}] += pairs[i].share;
   }
   std::map<double, std::vector<int>> todo;  // rate -> grid indices to evaluate there
   for (const auto& [key, share] : share_of)
     if (share >= min_share && key.second > 0 && !known.count(key)) todo[key.second].push_back(key.first);
+  if (late)  // section 6's figures at the compiled loads count whole batches: each served policy at its own load too
+    for (int g : std::set<int>(served.begin(), served.end())) {
+      auto& at = todo[reports[order[g]].load_qps];
+      if (std::find(at.begin(), at.end(), g) == at.end()) at.push_back(g);
+    }
   const std::vector<std::pair<double, std::vector<int>>> rates(todo.begin(), todo.end());
   std::vector<std::vector<SolverOutput>> found(rates.size());
   SolveOptions loose = spec.solve;  // a mixture term: 1e-9 of a share is far below what the trace tells
@@ -113,7 +160,14 @@ LoadExpectation lagged_mixture(const ReducedProfiles& profiles, const CompileSpe
     const MdpProblem problem = build_mdp_problem(profiles, o);
     std::vector<std::vector<int>> choices;
     for (int g : rates[i].second) choices.push_back(choice_of(problem, set.policies(order[g])));
-    found[i] = evaluate_policies(problem, choices, loose);
+    found[i] = evaluate_policies(problem, choices, loose, late);
+    if (late)
+      for (std::size_t k = 0; k < choices.size(); ++k) {
+        const Figures f = late_expectation(problem, choices[k], found[i][k].stationary);
+        found[i][k].expected_accuracy = f.accuracy;
+        found[i][k].expected_violation_rate = f.violation;
+        found[i][k].stationary = {};
+      }
   });
   for (std::size_t i = 0; i < rates.size(); ++i)
     for (std::size_t k = 0; k < rates[i].second.size(); ++k)
@@ -137,6 +191,59 @@ LoadExpectation lagged_mixture(const ReducedProfiles& profiles, const CompileSpe
   m.violation /= weight;
   m.accuracy = satisfied > 0 ? accuracy / satisfied : 0;
   return m;
+}
+
+std::vector<ServedPair> estimate_noise_pairs(double load_qps, double dispersion, std::int64_t window_us,
+                                             double min_share) {
+  if (!(load_qps > 0) || window_us <= 0 || !(dispersion > 0))
+    throw std::invalid_argument("estimate_noise_pairs: the load, window and dispersion must be positive");
+  const double window_s = static_cast<double>(window_us) / 1e6, mean = load_qps * window_s;
+  const double var = dispersion * mean, sd = std::sqrt(var);
+  // log pmf of the count k beyond the arrival itself.
+  auto log_pmf = [&](long k) {
+    const double x = static_cast<double>(k);
+    if (std::abs(dispersion - 1) < 1e-9) return x * std::log(mean) - mean - std::lgamma(x + 1);
+    if (dispersion > 1) {  // negative binomial: r = mean / (D - 1), success probability 1 / D
+      const double r = mean / (dispersion - 1);
+      return std::lgamma(x + r) - std::lgamma(r) - std::lgamma(x + 1) + r * std::log(1 / dispersion) +
+             x * std::log(1 - 1 / dispersion);
+    }
+    const double z = (x - mean) / sd;  // rounded normal, renormalised below
+    return -0.5 * z * z;
+  };
+  const long lo = std::max(0L, static_cast<long>(std::floor(mean - 12 * sd - 5)));
+  const long hi = static_cast<long>(std::ceil(mean + 12 * sd + 5));
+  std::vector<double> p;
+  double peak = -INFINITY;
+  for (long k = lo; k <= hi; ++k) peak = std::max(peak, log_pmf(k));
+  double total = 0;
+  for (long k = lo; k <= hi; ++k) total += p.emplace_back(std::exp(log_pmf(k) - peak));
+  std::vector<ServedPair> out;
+  double kept = 0;
+  for (long k = lo; k <= hi; ++k) {
+    const double share = p[static_cast<std::size_t>(k - lo)] / total;
+    if (share < min_share) continue;
+    out.push_back({static_cast<double>(k + 1) / window_s, load_qps, share});
+    kept += share;
+  }
+  for (auto& x : out) x.share /= kept;
+  return out;
+}
+
+std::vector<LoadExpectation> served_expectations(const ReducedProfiles& profiles, const CompileSpec& spec,
+                                                 const LibrarySweep& sweep, std::int64_t window_us, bool late) {
+  const auto& reports = sweep.sweep.reports;
+  std::vector<LoadExpectation> out(reports.size());
+  // Uniform arrivals (dispersion 0): a count all but fixed.
+  const double dispersion = std::max(spec.mdp.arrivals.burstiness(), 0.01);
+  // One MDP per load, built and evaluated inside lagged_mixture; the loads in parallel.
+  parallel_for_each(static_cast<int>(reports.size()), reports.size() > 1, [&](int i) {
+    const LoadReport& r = reports[static_cast<std::size_t>(i)];
+    out[static_cast<std::size_t>(i)] =
+        lagged_mixture(profiles, spec, sweep, estimate_noise_pairs(r.load_qps, dispersion, window_us), 1e-4, late);
+    out[static_cast<std::size_t>(i)].load_qps = r.load_qps;
+  });
+  return out;
 }
 
 }  // namespace lull::compiler

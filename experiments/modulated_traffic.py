@@ -58,6 +58,8 @@ ACCURACY_SLACK = 0.01
 PLAN_QPS = 2000
 PLAN_PROCESSES = ("sin:60", "mmpp:4:1", "mmpp:4:10")
 WINDOW_S = 0.5
+# --expect-late: the tracked compiles also count only a missing batch's late queries (lull compile --expect-late on).
+EXPECT_LATE = []
 
 
 def seconds_for(process):
@@ -94,11 +96,12 @@ def mixture(estimates, grid):
 
 
 def compile_tracked(path, workers, loads, tag, lag=False):
-    out = os.path.join(lr.WORK, "modulated", f"tr{'lag' if lag else ''}_{tag}_w{workers}")
+    out = os.path.join(lr.WORK, "modulated", f"tr{'lag' if lag else ''}{'late' if lag and EXPECT_LATE else ''}_{tag}"
+                       f"_w{workers}")
     if not os.path.exists(out + ".json"):
         r = subprocess.run(lr.compile_args("image", 150, workers, loads) +
                            ["--arrivals", f"tracked:{path}", "--out", out + ".pb", "--report", out + ".json"] +
-                           (["--expect-lag", "on"] if lag else []),
+                           (["--expect-lag", "on"] + EXPECT_LATE if lag else []),
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if r.returncode:
             sys.exit(r.stderr)
@@ -242,10 +245,14 @@ def main():
     ap.add_argument("--expect-lag", action="store_true",
                     help="compile with --expect-lag on; the second method is the same compile's mixture without "
                          "the lag (no fit:FILE)")
+    ap.add_argument("--expect-late", action="store_true",
+                    help="with --expect-lag: compile with --expect-late on too (a missing batch counts its late queries)")
     ap.add_argument("--processes", default=",".join(MODULATED), help="modulated processes to run")
     ap.add_argument("--stem", default="modulated_traffic", help="results file name under experiments/results")
     args = ap.parse_args()
     lr.check_inputs()
+    if args.expect_late:
+        EXPECT_LATE[:] = ["--expect-late", "on"]
     os.makedirs(os.path.join(lr.WORK, "modulated"), exist_ok=True)
     started = time.time()
     workers = [int(w) for w in args.workers.split(",")]

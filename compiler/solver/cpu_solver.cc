@@ -66,7 +66,7 @@ void fill_expectations(const MdpProblem& p, SolverOutput& out) {
 }
 
 std::vector<SolverOutput> evaluate_policies(const MdpProblem& p, const std::vector<std::vector<int>>& choices,
-                                            const SolveOptions& opt) {
+                                            const SolveOptions& opt, bool keep_stationary) {
   const DenormalGuard flush_subnormals;
   factored::CpuExec exec(factored::CpuExec::Threads::kNever);
   const auto tables = factored::build_exec_tables(p, exec);
@@ -74,7 +74,7 @@ std::vector<SolverOutput> evaluate_policies(const MdpProblem& p, const std::vect
   for (std::size_t i = 0; i < choices.size(); ++i) {
     outs[i].choice = choices[i];
     factored::run_stationary(p, tables, opt, exec, outs[i]);
-    outs[i].stationary.clear();
+    if (!keep_stationary) outs[i].stationary.clear();
   }
   return outs;
 }

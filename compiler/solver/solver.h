@@ -70,9 +70,10 @@ void fill_expectations(const MdpProblem& problem, SolverOutput& out);
 // Fixed policies' expectations on `problem` (the power iteration of section
 // 5 on the CPU, no value iteration; the transition tables built once): each
 // choice from a policy compiled for another load of the same states and
-// actions (compiler/lagged_mixture.h). One output per choice, in order.
+// actions (compiler/lagged_mixture.h). One output per choice, in order;
+// `keep_stationary`: each output keeps its distribution over states.
 std::vector<SolverOutput> evaluate_policies(const MdpProblem& problem, const std::vector<std::vector<int>>& choices,
-                                            const SolveOptions& options);
+                                            const SolveOptions& options, bool keep_stationary = false);
 
 std::unique_ptr<Solver> make_cpu_solver();
 
