@@ -84,8 +84,12 @@ ServeSession::ServeSession(const core::PolicyTable& table, core::Backend& backen
   dispatcher_.on_batch_done([this](const core::BatchResult& r, std::int64_t) { on_final_result(r); });
   std::lock_guard<std::mutex> lock(mu_);
   health.set_health_handler([this](int worker, bool up) { on_health(worker, up); });
-  for (int w = 0; w < workers(); ++w)  // no query yet: nothing to start
-    (void)dispatcher_.set_worker_available(w, admitted_[w] && health.worker_up(w));
+  been_in_rotation_.assign(static_cast<std::size_t>(workers()), 0);
+  for (int w = 0; w < workers(); ++w) {  // no query yet: nothing to start
+    const bool up = admitted_[w] && health.worker_up(w);
+    been_in_rotation_[static_cast<std::size_t>(w)] = up ? 1 : 0;
+    (void)dispatcher_.set_worker_available(w, up);
+  }
   reaper_ = std::thread([this] { reap_late_queries(); });
 }
 
@@ -125,10 +129,15 @@ void ServeSession::on_health(int worker, bool up) {
   const std::string why = up ? "" : health_.down_reason(worker);
   std::unique_lock<std::mutex> lock(mu_);
   up = up && admitted_.at(static_cast<std::size_t>(worker));  // a pool's worker joins only through add_worker
-  if (dispatcher_.worker_available(worker) != up)
+  if (dispatcher_.worker_available(worker) != up) {
+    // "back" only for a worker that was in rotation before (not its first start).
+    char& was_in = been_in_rotation_.at(static_cast<std::size_t>(worker));
     log_line(up ? log::Level::kInfo : log::Level::kWarn, "worker %d (%s) %s%s%s", worker,
              options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
-             up ? "up: back in rotation" : "down: out of rotation", why.empty() ? "" : ": ", why.c_str());
+             up ? (was_in ? "up: back in rotation" : "up: in rotation") : "down: out of rotation",
+             why.empty() ? "" : ": ", why.c_str());
+    if (up) was_in = 1;
+  }
   // Going down hands the worker's queue to the others, which may start batches.
   send(lock, dispatcher_.set_worker_available(worker, up));
 }
@@ -139,6 +148,7 @@ void ServeSession::add_worker(int slot, const std::string& name) {
   options_.worker_names.at(static_cast<std::size_t>(slot)) = name;
   worker_batches_[static_cast<std::size_t>(slot)] = WorkerBatches{};
   const bool up = health_.worker_up(slot);
+  been_in_rotation_.at(static_cast<std::size_t>(slot)) = up ? 1 : 0;  // a new worker in the slot
   log_line(log::Level::kInfo, "worker %d (%s) added: %s", slot, name.c_str(),
            up ? "in rotation" : "joins the rotation at its next passing ping");
   send(lock, dispatcher_.set_worker_available(slot, up));

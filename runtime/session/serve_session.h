@@ -209,7 +209,8 @@ class ServeSession final : public frontend::QueryService {
   std::unordered_map<core::QueryId, SentBatch> sent_;  // started and not reported
   std::condition_variable batch_done_;                 // a batch was reported (swap_policies_and_wait)
   std::vector<WorkerBatches> worker_batches_;
-  std::vector<char> admitted_;  // the slot may be in rotation (always, unless pool_managed)
+  std::vector<char> admitted_;          // the slot may be in rotation (always, unless pool_managed)
+  std::vector<char> been_in_rotation_;  // its worker was in rotation once: coming up is a return
   core::DrainTracker drains_;
   std::unique_ptr<LatencyDriftDetector> drift_;  // null: detection off
   ServeCounters counters_;
