@@ -13,13 +13,6 @@
 namespace lull::torchserve {
 
 TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
-                                     const core::QueryInputs& inputs, TorchServeOptions options,
-                                     std::unique_ptr<net::HttpTransport> transport)
-    : TorchServeBackend(std::move(workers), std::move(models), std::move(options), std::move(transport)) {
-  inputs_ = &inputs;
-}
-
-TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
                                      TorchServeOptions options, std::unique_ptr<net::HttpTransport> transport)
     : workers_(std::move(workers)),
       models_(std::move(models)),
@@ -171,7 +164,7 @@ void TorchServeBackend::start_batch(const core::BatchRequest& batch) {
   static const std::string kEmpty;
   const bool carried = batch.inputs.size() == batch.queries.size();
   for (std::size_t i = 0; i < batch.queries.size(); ++i) {
-    held.push_back(carried ? batch.inputs[i] : inputs_ ? inputs_->get(batch.queries[i]) : nullptr);
+    held.push_back(carried ? batch.inputs[i] : nullptr);
     inputs.push_back(held.back() ? held.back().get() : &kEmpty);
     sizes.push_back(inputs.back()->size());
   }

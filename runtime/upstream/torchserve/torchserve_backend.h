@@ -61,7 +61,6 @@
 #include "runtime/upstream/torchserve/outlier_detector.h"
 #include "runtime/upstream/torchserve/request_split.h"
 #include "runtime/upstream/torchserve/torchserve_token.h"
-#include "runtime/core/query_inputs.h"
 #include "runtime/core/worker_health.h"
 #include "runtime/upstream/torchserve/worker_endpoint.h"
 
@@ -105,10 +104,6 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
   // Each batch carries its inputs (BatchRequest::inputs).
   TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
                     TorchServeOptions options = {}, std::unique_ptr<net::HttpTransport> transport = nullptr);
-  // Batches by id only: their inputs are read from `inputs` as each starts.
-  TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
-                    const core::QueryInputs& inputs, TorchServeOptions options = {},
-                    std::unique_ptr<net::HttpTransport> transport = nullptr);
   ~TorchServeBackend() override;  // stop()
 
   // Stops the health checks and the HTTP client; batches still in flight are
@@ -207,7 +202,6 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
 
   std::vector<WorkerEndpoint> workers_;
   std::vector<std::string> models_;
-  const core::QueryInputs* inputs_ = nullptr;  // batches that carry no inputs read them here
   TorchServeOptions options_;
   const BatchWire& wire_;
   core::WallClock wall_clock_;
