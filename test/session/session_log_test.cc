@@ -60,6 +60,8 @@ TEST_CASE("serve session: a fleet group's worker lines name its class and kind",
   FakeHealth health(2);
   FakeBackend backend;
   lull::core::VirtualClock clock;
+  lull::core::ControlLoop loop(clock);  // the session's reaper: never ticked here
+  options.loop = &loop;
   StderrToFile err;
   {
     ServeSession session(table, backend, health, clock, options);
@@ -81,6 +83,8 @@ TEST_CASE("serve session: a worker's first start is not logged as a return to ro
   health.set(0, false);  // its first ping has not passed yet
   FakeBackend backend;
   lull::core::VirtualClock clock;
+  lull::core::ControlLoop loop(clock);  // the session's reaper: never ticked here
+  options.loop = &loop;
   StderrToFile err;
   {
     ServeSession session(table, backend, health, clock, options);
