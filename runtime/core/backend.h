@@ -19,7 +19,7 @@ struct BatchRequest {
   // Each query's input, in the order of `queries` (nullptr: answered
   // meanwhile, sent empty), filled by whoever owns the queries (the serve
   // session) as it starts the batch. Empty: the backend has no inputs to
-  // send (the simulator) or looks them up by id (core::QueryInputs).
+  // send (the simulator).
   std::vector<std::shared_ptr<const std::string>> inputs;
 };
 

@@ -8,9 +8,22 @@
 
 namespace lull::core {
 
+Controller::Controller() : link_(std::make_shared<ControllerLink>()) { link_->controller = this; }
+
+Controller::~Controller() {
+  std::lock_guard<std::mutex> lock(link_->mu);
+  link_->controller = nullptr;
+  link_->loop = nullptr;
+}
+
 void Controller::wake_loop() const {
-  std::lock_guard<std::mutex> lock(loop_mu_);
-  if (loop_) loop_->wake();
+  std::lock_guard<std::mutex> lock(link_->mu);
+  if (link_->loop) link_->loop->wake();
+}
+
+Controller* ControlLoop::controller_of(const Entry& e) {
+  std::lock_guard<std::mutex> lock(e.link->mu);
+  return e.link->controller;
 }
 
 ControlLoop::ControlLoop(const Clock& clock, Log log) : clock_(clock), log_(std::move(log)) {}
@@ -23,11 +36,11 @@ void ControlLoop::add(Controller& c) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (started_ || stop_) throw std::logic_error("ControlLoop::add after start()");
-    entries_.push_back(std::make_unique<Entry>(Entry{&c}));
+    entries_.push_back(std::make_unique<Entry>(Entry{c.link_}));
   }
-  // Not under mu_: wake_loop() takes the controller's lock, then mu_.
-  std::lock_guard<std::mutex> c_lock(c.loop_mu_);
-  c.loop_ = this;
+  // Not under mu_: wake_loop() takes the link's lock, then mu_.
+  std::lock_guard<std::mutex> c_lock(c.link_->mu);
+  c.link_->loop = this;
 }
 
 void ControlLoop::start(std::int64_t retry_us) {
@@ -48,10 +61,11 @@ void ControlLoop::stop() {
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();
-  // No controller may wake a loop that is gone.
+  // No controller may wake a loop that is gone (the links outlive controllers
+  // destroyed meanwhile: nothing here touches a controller).
   for (auto& e : entries_) {
-    std::lock_guard<std::mutex> lock(e->controller->loop_mu_);
-    e->controller->loop_ = nullptr;
+    std::lock_guard<std::mutex> lock(e->link->mu);
+    if (e->link->loop == this) e->link->loop = nullptr;
   }
 }
 
@@ -73,14 +87,16 @@ void ControlLoop::run(Entry& e) {
   while (!stop_) {
     const std::uint64_t seen = wakes_;
     lock.unlock();
-    const std::int64_t due = std::max(e.controller->next_tick_us(), e.not_before_us);
+    Controller* const c = controller_of(e);
+    if (!c) return;  // destroyed (while the loop ran: its owner's error)
+    const std::int64_t due = std::max(c->next_tick_us(), e.not_before_us);
     const std::int64_t now = clock_.now_us();
     if (due <= now) {
       try {
-        e.controller->tick(now);
+        c->tick(now);
       } catch (const std::exception& ex) {
         e.not_before_us = clock_.now_us() + retry_us_;
-        if (log_) log_(e.controller->controller_name() + ": " + ex.what());
+        if (log_) log_(c->controller_name() + ": " + ex.what());
       }
       lock.lock();
       continue;
@@ -97,10 +113,12 @@ void ControlLoop::run(Entry& e) {
 bool ControlLoop::run_next_due(std::int64_t until_us) {
   if (!virtual_) throw std::logic_error("ControlLoop::run_next_due on a real clock");
   for (auto& e : entries_) {
-    const std::int64_t due = e->controller->next_tick_us();
+    Controller* const c = controller_of(*e);
+    if (!c) continue;  // destroyed: forgotten
+    const std::int64_t due = c->next_tick_us();
     if (due > until_us) continue;
     virtual_->advance_to_us(std::max(virtual_->now_us(), due));
-    e->controller->tick(virtual_->now_us());
+    c->tick(virtual_->now_us());
     return true;
   }
   return false;

@@ -26,11 +26,26 @@
 namespace lull::core {
 
 class ControlLoop;
+class Controller;
+
+// A controller's membership of its loop, shared by both: each clears its
+// side as it goes (the loop at stop(), the controller when destroyed), so
+// neither ever reaches the other once it is gone.
+struct ControllerLink {
+  std::mutex mu;                     // held while waking, so a stopped loop is never woken
+  ControlLoop* loop = nullptr;       // set by ControlLoop::add, cleared by its stop()
+  Controller* controller = nullptr;  // cleared by the controller's destructor
+};
 
 class Controller {
  public:
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
-  virtual ~Controller() = default;
+  Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+  // Leaves its loop: a loop stopped (or never started) may outlive it. It
+  // must not be destroyed while a started loop still runs it.
+  virtual ~Controller();
   // Names it in the loop's log lines.
   virtual std::string controller_name() const = 0;
   // When it wants its next tick, on the loop's clock (kNever: not until
@@ -46,8 +61,7 @@ class Controller {
 
  private:
   friend class ControlLoop;
-  mutable std::mutex loop_mu_;   // held while waking, so a stopped loop is never woken
-  ControlLoop* loop_ = nullptr;  // set by ControlLoop::add, cleared by its stop()
+  const std::shared_ptr<ControllerLink> link_;
 };
 
 class ControlLoop {
@@ -62,7 +76,8 @@ class ControlLoop {
   ControlLoop& operator=(const ControlLoop&) = delete;
 
   // Before start(); at equal times the controller added first ticks first.
-  // `c` must outlive the loop's stop().
+  // `c` must outlive the loop's threads (stop()); it may be destroyed before
+  // the loop itself, which then forgets it.
   void add(Controller& c);
   std::size_t size() const { return entries_.size(); }
 
@@ -82,12 +97,13 @@ class ControlLoop {
 
  private:
   struct Entry {
-    Controller* controller;
+    std::shared_ptr<ControllerLink> link;
     std::int64_t not_before_us = std::numeric_limits<std::int64_t>::min();  // after a tick that threw
   };
   friend class Controller;
   void wake();
   void run(Entry& e);
+  static Controller* controller_of(const Entry& e);  // nullptr: destroyed
 
   const Clock& clock_;
   VirtualClock* virtual_ = nullptr;

@@ -19,7 +19,7 @@ std::string expand_command(const std::string& command_template, int port, int ma
 }
 
 LocalProcessPool::LocalProcessPool(net::HttpTransport& client, const core::Clock& clock,
-                                   LocalProcessPoolOptions options, ProcessLauncher& launcher)
+                                   LocalProcessPoolOptions options, ProcessLauncher& launcher, core::ControlLoop* loop)
     : client_(client), clock_(clock), launcher_(launcher), options_(std::move(options)) {
   if (options_.command.find("{port}") == std::string::npos)
     throw std::invalid_argument("worker command '" + options_.command +
@@ -32,7 +32,12 @@ LocalProcessPool::LocalProcessPool(net::HttpTransport& client, const core::Clock
     if (!mkdtemp(tmpl)) throw std::runtime_error("cannot create a log directory under /tmp");
     options_.log_dir = tmpl;
   }
-  supervisor_ = std::thread([this] { run(); });
+  if (!loop) {
+    own_loop_ = std::make_unique<core::ControlLoop>(clock_);
+    loop = own_loop_.get();
+  }
+  loop->add(supervisor_);
+  if (own_loop_) own_loop_->start();
 }
 
 LocalProcessPool::~LocalProcessPool() {
@@ -44,8 +49,7 @@ LocalProcessPool::~LocalProcessPool() {
       if (w->process && !w->process->poll_exited()) w->process->signal(SIGTERM);
     }
   }
-  wake_.notify_all();
-  supervisor_.join();
+  if (own_loop_) own_loop_->stop();  // after the pass in progress, if any; none starts after stopping_
   // One grace period for all: each waits for what is left of it.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.stop_grace_ms);
   for (auto& w : workers_) {
@@ -223,10 +227,10 @@ void LocalProcessPool::stop_worker(const std::string& id) {
         std::lock_guard<std::mutex> lock(mu_);
         if (Worker* w = find(id)) w->drained = true;
       }
-      wake_.notify_all();
+      supervisor_.poke();
     });
   }
-  wake_.notify_all();
+  supervisor_.poke();
 }
 
 std::vector<manager::WorkerInfo> LocalProcessPool::list_workers() {
@@ -242,20 +246,28 @@ int LocalProcessPool::pid_of(const std::string& id) {
   return w && w->process && !w->process->exited() ? static_cast<int>(w->process->pid()) : -1;
 }
 
-void LocalProcessPool::run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
+void LocalProcessPool::Supervisor::poke() {
+  poked_ = true;
+  wake_loop();
+}
+
+void LocalProcessPool::Supervisor::tick(std::int64_t now_us) {
+  poked_ = false;  // a poke during the pass ticks again at once
+  const bool changed = pool_.supervise();
+  next_us_ = changed ? kNow : now_us + pool_.options_.tick_ms * 1000;
+}
+
+bool LocalProcessPool::supervise() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
     std::vector<manager::WorkerInfo> changed;
     tick(changed);
-    if (!changed.empty()) {
-      notices_.queue(changed);
-      lock.unlock();
-      notices_.deliver();
-      lock.lock();
-      continue;
-    }
-    wake_.wait_for(lock, std::chrono::milliseconds(options_.tick_ms));
+    if (changed.empty()) return false;
+    notices_.queue(changed);
   }
+  notices_.deliver();
+  return true;
 }
 
 void LocalProcessPool::tick(std::vector<manager::WorkerInfo>& changed) {

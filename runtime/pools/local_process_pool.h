@@ -13,10 +13,14 @@
 // nothing new and says when its batches in flight have finished, or
 // drain_timeout_ms passes), then sends SIGTERM and, after stop_grace_ms,
 // SIGKILL. A process that dies on its own is reported failed with how it
-// died. One supervisor thread does all of this, ticking every tick_ms; the
-// checks run on their own threads so a hanging server holds up nobody.
+// died. One supervisor does all of this: a Controller
+// (runtime/core/control_loop.h) ticking every tick_ms of its loop's clock,
+// and at once after a pass that changed a state or when a worker is stopped
+// or drained; deadlines are read off the pool's clock. The checks run on
+// their own threads so a hanging server holds up nobody.
 #include <atomic>
 #include <condition_variable>
+#include <limits>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -27,6 +31,7 @@
 #include <vector>
 
 #include "runtime/core/clock.h"
+#include "runtime/core/control_loop.h"
 #include "runtime/pools/process_launcher.h"
 #include "runtime/manager/worker_pool.h"
 #include "runtime/manager/worker_state_notices.h"
@@ -64,9 +69,12 @@ struct LocalProcessPoolOptions {
 class LocalProcessPool final : public manager::WorkerPool {
  public:
   // `client`, `clock` and `launcher` must outlive the pool. Throws
-  // std::invalid_argument when the template lacks {port}.
+  // std::invalid_argument when the template lacks {port}. The supervisor
+  // joins `loop` (not started yet; its owner starts it and stops it before
+  // the pool goes; tests tick it themselves), or, with none, a real-time
+  // ControlLoop of the pool's own on `clock`.
   LocalProcessPool(net::HttpTransport& client, const core::Clock& clock, LocalProcessPoolOptions options,
-                   ProcessLauncher& launcher = system_process_launcher());
+                   ProcessLauncher& launcher = system_process_launcher(), core::ControlLoop* loop = nullptr);
   // Stops every process still running (SIGTERM, then SIGKILL after the grace period).
   ~LocalProcessPool() override;
 
@@ -79,6 +87,7 @@ class LocalProcessPool final : public manager::WorkerPool {
   // The worker's process id (tests kill workers to play crashes); -1 once reaped or unknown.
   int pid_of(const std::string& id);
   const std::string& log_dir() const { return options_.log_dir; }
+  core::Controller& supervisor() { return supervisor_; }
 
  private:
   // Ends a worker's start-up checks at once, also mid-wait between two checks.
@@ -101,7 +110,24 @@ class LocalProcessPool final : public manager::WorkerPool {
     std::int64_t term_sent_us = -1;  // SIGTERM sent; SIGKILL after the grace period
     bool kill_sent = false;
   };
-  void run();  // the supervisor thread
+  // The supervisor: one pass over the workers each tick; at once again
+  // after a pass that changed something, or when poked.
+  class Supervisor final : public core::Controller {
+   public:
+    explicit Supervisor(LocalProcessPool& pool) : pool_(pool) {}
+    std::string controller_name() const override { return "local pool " + pool_.options_.id_prefix; }
+    std::int64_t next_tick_us() const override { return poked_ ? kNow : next_us_.load(); }
+    void tick(std::int64_t now_us) override;
+    void poke();  // any thread: tick at once
+
+   private:
+    static constexpr std::int64_t kNow = std::numeric_limits<std::int64_t>::min();
+    LocalProcessPool& pool_;
+    std::atomic<std::int64_t> next_us_{kNow};
+    std::atomic<bool> poked_{false};
+  };
+  // One pass, its changes delivered (outside mu_); true when a state changed.
+  bool supervise();
   // One pass over the workers (under mu_); state changes go to `changed`.
   void tick(std::vector<manager::WorkerInfo>& changed);
   void set_state(Worker& w, manager::WorkerState s, std::vector<manager::WorkerInfo>& changed,
@@ -118,13 +144,13 @@ class LocalProcessPool final : public manager::WorkerPool {
   ProcessLauncher& launcher_;
   LocalProcessPoolOptions options_;
   std::mutex mu_;
-  std::condition_variable wake_;
   bool stopping_ = false;
   int next_id_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;
   manager::DrainHook drain_hook_;
   manager::WorkerStateNotices notices_;  // state changes to the handler, in order, never under mu_
-  std::thread supervisor_;
+  Supervisor supervisor_{*this};
+  std::unique_ptr<core::ControlLoop> own_loop_;  // last: when given no loop; started once all above exists
 };
 
 // The command with every {port} / {management_port} replaced.

@@ -84,36 +84,42 @@ ServeSession::ServeSession(const core::PolicyTable& table, core::Backend& backen
   dispatcher_.on_batch_done([this](const core::BatchResult& r, std::int64_t) { on_final_result(r); });
   std::lock_guard<std::mutex> lock(mu_);
   health.set_health_handler([this](int worker, bool up) { on_health(worker, up); });
-  for (int w = 0; w < workers(); ++w)  // no query yet: nothing to start
-    (void)dispatcher_.set_worker_available(w, admitted_[w] && health.worker_up(w));
-  reaper_ = std::thread([this] { reap_late_queries(); });
+  been_in_rotation_.assign(static_cast<std::size_t>(workers()), 0);
+  for (int w = 0; w < workers(); ++w) {  // no query yet: nothing to start
+    const bool up = admitted_[w] && health.worker_up(w);
+    been_in_rotation_[static_cast<std::size_t>(w)] = up ? 1 : 0;
+    (void)dispatcher_.set_worker_available(w, up);
+  }
+  core::ControlLoop* loop = options_.loop;
+  if (!loop) {
+    own_loop_ = std::make_unique<core::ControlLoop>(clock_);
+    loop = own_loop_.get();
+  }
+  loop->add(reaper_);
+  if (own_loop_) own_loop_->start();
 }
 
 ServeSession::~ServeSession() {
   if (options_.online) options_.online->disconnect();
   shutdown();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    reaper_stop_ = true;
-  }
-  reaper_wake_.notify_all();
-  reaper_.join();
+  if (own_loop_) own_loop_->stop();
 }
 
-void ServeSession::reap_late_queries() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!reaper_stop_) {
-    while (!by_arrival_.empty() && !pending_.count(by_arrival_.front())) by_arrival_.pop_front();  // answered
-    if (by_arrival_.empty()) {
-      reaper_wake_.wait(lock);
+std::int64_t ServeSession::next_give_up_us() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // The front's, answered or not (then its tick drops it): the earliest.
+  return by_arrival_.empty() ? core::Controller::kNever : by_arrival_.front().second;
+}
+
+void ServeSession::reap_late_queries(std::int64_t now_us) {
+  std::lock_guard<std::mutex> lock(mu_);
+  while (!by_arrival_.empty()) {
+    const auto [id, give_up_us] = by_arrival_.front();
+    if (!pending_.count(id)) {  // answered
+      by_arrival_.pop_front();
       continue;
     }
-    const core::QueryId id = by_arrival_.front();
-    const auto due = pending_.at(id).give_up;
-    if (std::chrono::steady_clock::now() < due) {
-      reaper_wake_.wait_until(lock, due);
-      continue;
-    }
+    if (now_us < give_up_us) return;
     by_arrival_.pop_front();
     counters_.failed++;  // still unanswered: give up on it
     answer(id, error_answer(504, "no answer within " + std::to_string(options_.answer_timeout_ms) + " ms"));
@@ -125,10 +131,15 @@ void ServeSession::on_health(int worker, bool up) {
   const std::string why = up ? "" : health_.down_reason(worker);
   std::unique_lock<std::mutex> lock(mu_);
   up = up && admitted_.at(static_cast<std::size_t>(worker));  // a pool's worker joins only through add_worker
-  if (dispatcher_.worker_available(worker) != up)
+  if (dispatcher_.worker_available(worker) != up) {
+    // "back" only for a worker that was in rotation before (not its first start).
+    char& was_in = been_in_rotation_.at(static_cast<std::size_t>(worker));
     log_line(up ? log::Level::kInfo : log::Level::kWarn, "worker %d (%s) %s%s%s", worker,
              options_.worker_names.at(static_cast<std::size_t>(worker)).c_str(),
-             up ? "up: back in rotation" : "down: out of rotation", why.empty() ? "" : ": ", why.c_str());
+             up ? (was_in ? "up: back in rotation" : "up: in rotation") : "down: out of rotation",
+             why.empty() ? "" : ": ", why.c_str());
+    if (up) was_in = 1;
+  }
   // Going down hands the worker's queue to the others, which may start batches.
   send(lock, dispatcher_.set_worker_available(worker, up));
 }
@@ -139,6 +150,7 @@ void ServeSession::add_worker(int slot, const std::string& name) {
   options_.worker_names.at(static_cast<std::size_t>(slot)) = name;
   worker_batches_[static_cast<std::size_t>(slot)] = WorkerBatches{};
   const bool up = health_.worker_up(slot);
+  been_in_rotation_.at(static_cast<std::size_t>(slot)) = up ? 1 : 0;  // a new worker in the slot
   log_line(log::Level::kInfo, "worker %d (%s) added: %s", slot, name.c_str(),
            up ? "in rotation" : "joins the rotation at its next passing ping");
   send(lock, dispatcher_.set_worker_available(slot, up));
@@ -233,11 +245,10 @@ void ServeSession::serve_async(std::string input, std::int64_t waited_us, std::f
   PendingQuery& q = pending_[id];
   q.input = std::make_shared<const std::string>(std::move(input));
   q.arrival_us = arrival_us;
-  q.give_up = std::chrono::steady_clock::now() - std::chrono::microseconds(waited_us) +
-              std::chrono::milliseconds(options_.answer_timeout_ms);
   q.done = std::move(done);
-  if (by_arrival_.empty()) reaper_wake_.notify_one();
-  by_arrival_.push_back(id);
+  const bool was_empty = by_arrival_.empty();
+  by_arrival_.emplace_back(id, arrival_us + options_.answer_timeout_ms * 1000);
+  if (was_empty) reaper_.wake();
   std::vector<core::BatchRequest> batches = dispatcher_.on_arrival_at(id, arrival_us);
   log_replacement();
   log_policy_switch();

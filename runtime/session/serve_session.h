@@ -12,7 +12,8 @@
 // its batch's final result: its prediction (BatchResult::outputs), the
 // model's own error for an input it rejected (BatchResult::input_status; the
 // rest of the batch is answered as usual), or 503 with the reason. 504 when
-// no answer comes within answer_timeout_ms. Worker up/down is logged to
+// no answer comes within answer_timeout_ms of its arrival, on the session's
+// clock (a Controller on a ControlLoop: ServeOptions::loop). Worker up/down is logged to
 // stderr, one line each; policy switches too, at most one line a second.
 // A query's time (deadline, latency) counts from its arrival at the front
 // end (serve_async's waited_us back from entry), before the lock, so time
@@ -24,14 +25,12 @@
 // and leaves it through drain_worker() (no new queries, its queue moves to
 // the others, `drained` runs once its batch in flight is done: DrainTracker)
 // or remove_worker().
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <future>
 #include <memory>
-#include <thread>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -40,6 +39,7 @@
 
 #include "runtime/core/background_policy_provider.h"
 #include "runtime/core/clock.h"
+#include "runtime/core/control_loop.h"
 #include "runtime/core/dispatcher.h"
 #include "runtime/log/log.h"
 #include "runtime/core/drain_tracker.h"
@@ -89,6 +89,11 @@ struct ServeOptions {
   // A fleet's group ("class 'a', kind 'b'"): named in the worker and drift
   // log lines, so a line says whose server it is. Empty: one system.
   std::string group;
+  // The loop (on the session's clock, not started yet; its owner starts it
+  // and stops it before the session goes) that ticks the reaper of queries
+  // unanswered at answer_timeout_ms. nullptr: a real-time loop of the
+  // session's own. Tests on a virtual clock pass a virtual one.
+  core::ControlLoop* loop = nullptr;
 };
 
 class ServeSession final : public frontend::QueryService {
@@ -153,9 +158,8 @@ class ServeSession final : public frontend::QueryService {
   // input to the backend (BatchRequest::inputs); answer() ends it.
   struct PendingQuery {
     std::shared_ptr<const std::string> input;
-    std::int64_t arrival_us = 0;                    // on the session's clock; its deadline counts from here
-    std::chrono::steady_clock::time_point give_up;  // answered 504 then (answer_timeout_ms)
-    std::function<void(frontend::Answer)> done;     // called once, under mu_
+    std::int64_t arrival_us = 0;                 // on the session's clock; its deadline counts from here
+    std::function<void(frontend::Answer)> done;  // called once, under mu_
   };
   // A batch the backend has, by its first query (a retry is sent after its
   // failed batch was reported, so the key is free again).
@@ -167,8 +171,22 @@ class ServeSession final : public frontend::QueryService {
     std::uint64_t ok = 0, failed = 0;
   };
 
-  // Answers queries still waiting at their answer_timeout_ms with 504 (its own thread).
-  void reap_late_queries();
+  // Answers 504 to the queries still waiting at answer_timeout_ms: a
+  // Controller (the session's only periodic decision), due at the earliest
+  // give-up time, woken when a query arrives to an empty queue.
+  class LateQueryReaper final : public core::Controller {
+   public:
+    explicit LateQueryReaper(ServeSession& session) : session_(session) {}
+    std::string controller_name() const override { return "answer timeouts"; }
+    std::int64_t next_tick_us() const override { return session_.next_give_up_us(); }
+    void tick(std::int64_t now_us) override { session_.reap_late_queries(now_us); }
+    void wake() const { wake_loop(); }
+
+   private:
+    ServeSession& session_;
+  };
+  std::int64_t next_give_up_us();               // the earliest give-up time (kNever: none waits)
+  void reap_late_queries(std::int64_t now_us);  // answers those due at now_us with 504
   // The bouncer's verdict for a query arriving now (under mu_); 0 admits,
   // else the Retry-After seconds.
   int refuse_seconds(std::int64_t arrival_us) const;
@@ -209,17 +227,17 @@ class ServeSession final : public frontend::QueryService {
   std::unordered_map<core::QueryId, SentBatch> sent_;  // started and not reported
   std::condition_variable batch_done_;                 // a batch was reported (swap_policies_and_wait)
   std::vector<WorkerBatches> worker_batches_;
-  std::vector<char> admitted_;  // the slot may be in rotation (always, unless pool_managed)
+  std::vector<char> admitted_;          // the slot may be in rotation (always, unless pool_managed)
+  std::vector<char> been_in_rotation_;  // its worker was in rotation once: coming up is a return
   core::DrainTracker drains_;
   std::unique_ptr<LatencyDriftDetector> drift_;  // null: detection off
   ServeCounters counters_;
-  // The pending queries in arrival order (one timeout for all, so the
-  // front's give_up is the earliest); the reaper sleeps until it. Answered
-  // ones are dropped from the front as it gets to them.
-  std::deque<core::QueryId> by_arrival_;
-  std::condition_variable reaper_wake_;
-  bool reaper_stop_ = false;
-  std::thread reaper_;  // last: starts once everything above exists
+  // The pending queries in arrival order with each one's give-up time (one
+  // timeout for all, so the front's is the earliest); the reaper ticks then.
+  // Answered ones are dropped from the front as it gets to them.
+  std::deque<std::pair<core::QueryId, std::int64_t>> by_arrival_;
+  LateQueryReaper reaper_{*this};
+  std::unique_ptr<core::ControlLoop> own_loop_;  // last: when options_.loop is none; started once all above exists
 };
 
 }  // namespace lull::session

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -210,3 +211,29 @@ TEST_CASE("ControlLoop in real time: a controller woken by an event ticks at onc
   CHECK(c.looks == looks);
   CHECK(c.count == 2);
 }
+
+TEST_CASE("ControlLoop: a controller destroyed before its loop is forgotten; stop() and ticks never reach it") {
+  // Before: stop() (also the loop's destructor) locked each controller's own
+  // mutex, freed with it: a heap use after free under ASan.
+  std::mutex mu;
+  std::vector<std::string> ticks;
+  {
+    lull::core::WallClock clock;
+    ControlLoop loop(clock);
+    auto gone = std::make_unique<Periodic>("gone", 0, 100, &ticks, &mu);
+    loop.add(*gone);
+    gone.reset();
+    loop.stop();
+    CHECK(loop.stopped());
+  }
+  lull::core::VirtualClock clock;
+  ControlLoop loop(clock);
+  Periodic kept("kept", 10, 10, &ticks, &mu);
+  auto gone = std::make_unique<Periodic>("gone", 5, 10, &ticks, &mu);
+  loop.add(*gone);
+  loop.add(kept);
+  gone.reset();
+  REQUIRE(loop.run_next_due(10));
+  CHECK_FALSE(loop.run_next_due(10));
+  CHECK(ticks == std::vector<std::string>{"kept@10"});
+}  // the loop's destructor stops it: nothing of "gone" is read

@@ -1,7 +1,9 @@
 // The local-process pool's rules in process: its workers are fake processes
 // (test/support/fake_process_launcher.h) answering over the fake transport
-// (fake_http_transport.h), and time is a clock the test steps, so every
-// limit (start-up, drain, SIGTERM grace) is crossed exactly, not waited for.
+// (fake_http_transport.h), time is a clock the test steps and the test
+// ticks the pool's supervisor itself (a Controller whose loop it never
+// starts), so every limit (start-up, drain, SIGTERM grace) is crossed
+// exactly, not waited for.
 // Up only after the health and model checks pass; a removed worker drains,
 // then gets SIGTERM, SIGKILL past the grace period; a command that exits at
 // start, one that never answers, a model that never loads, a worker killed
@@ -21,6 +23,7 @@
 
 #include "test/pools/pool_test_support.h"
 #include "runtime/core/clock.h"
+#include "runtime/core/control_loop.h"
 #include "runtime/pools/local_process_pool.h"
 #include "test/support/fake_http_transport.h"
 #include "test/support/fake_process_launcher.h"
@@ -51,6 +54,10 @@ struct Rig {
   FakeHttpTransport http;
   FakeProcessLauncher launcher;
   SteppedClock clock;
+  // The pools' loop, never started: the test is the loop, ticking each
+  // pool's supervisor at the clock's time (tick()) while it polls.
+  lull::core::ControlLoop loop{clock};
+  void tick(LocalProcessPool& pool) { pool.supervisor().tick(clock.now_us()); }
   LocalProcessPoolOptions options() const {
     LocalProcessPoolOptions o;
     o.command = "model-server --port {port}";
@@ -95,7 +102,7 @@ TEST_CASE("local pool (fakes): workers are up after their checks, a removed one 
   rig.serve(20001, {"a", "b"});
   auto o = rig.options();
   o.models = {"a", "b"};
-  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher);
+  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher, &rig.loop);
   std::vector<std::string> events;
   std::mutex events_mu;
   pool.set_state_handler([&](const WorkerInfo& w) {
@@ -110,7 +117,12 @@ TEST_CASE("local pool (fakes): workers are up after their checks, a removed one 
   });
 
   const auto ids = pool.start_workers(2);
-  REQUIRE(wait_until([&] { return settled(pool, ids[0]) && settled(pool, ids[1]); }, 10000));
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return settled(pool, ids[0]) && settled(pool, ids[1]);
+      },
+      10000));
   const auto w0 = find_worker(pool, ids[0]), w1 = find_worker(pool, ids[1]);
   INFO(w0.failure << " | " << w1.failure);
   REQUIRE(w0.state == WorkerState::kUp);
@@ -126,7 +138,12 @@ TEST_CASE("local pool (fakes): workers are up after their checks, a removed one 
   CHECK(find_worker(pool, ids[0]).state == WorkerState::kDraining);
   CHECK(rig.launcher.signals(0).empty());  // its batches in flight finish first
   drained();
-  REQUIRE(wait_until([&] { return find_worker(pool, ids[0]).state == WorkerState::kStopped; }, 10000));
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return find_worker(pool, ids[0]).state == WorkerState::kStopped;
+      },
+      10000));
   CHECK(rig.launcher.signals(0) == std::vector<int>{SIGTERM});
   CHECK(find_worker(pool, ids[0]).failure.empty());
   CHECK(pool.pid_of(ids[0]) == -1);
@@ -151,9 +168,14 @@ TEST_CASE("local pool (fakes): a command that exits at start is failed with its 
     p.how = "exited with status 127";
     p.last_line = "sh: 1: exec: /nonexistent/model-server: not found";
   };
-  LocalProcessPool pool(rig.http, rig.clock, rig.options(), rig.launcher);
+  LocalProcessPool pool(rig.http, rig.clock, rig.options(), rig.launcher, &rig.loop);
   const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until([&] { return settled(pool, id); }, 10000));
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return settled(pool, id);
+      },
+      10000));
   CHECK(find_worker(pool, id).state == WorkerState::kFailed);
   CHECK(find_worker(pool, id).failure ==
         "exited with status 127 during start-up (last output: sh: 1: exec: /nonexistent/model-server: not found)");
@@ -164,17 +186,34 @@ TEST_CASE("local pool (fakes): a worker that never answers is failed at the star
   Rig rig;  // no route: its /ping is refused
   auto o = rig.options();
   o.start_timeout_ms = 1000;
-  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher);
+  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher, &rig.loop);
   const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until([&] { return rig.asked("/ping"); }, 10000));
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return rig.asked("/ping");
+      },
+      10000));
   rig.clock.advance_ms(999);
+  rig.tick(pool);
   CHECK(find_worker(pool, id).state == WorkerState::kStarting);
   rig.clock.advance_ms(1);
-  REQUIRE(wait_until([&] { return settled(pool, id); }, 10000));
+  rig.tick(pool);
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return settled(pool, id);
+      },
+      10000));
   CHECK(find_worker(pool, id).state == WorkerState::kFailed);
   CHECK(find_worker(pool, id).failure == "not up within 1000 ms (last: health check GET /ping: Connection refused)");
   CHECK(rig.launcher.signals(0) == std::vector<int>{SIGTERM});
-  CHECK(wait_until([&] { return pool.pid_of(id) == -1; }, 10000));
+  CHECK(wait_until(
+      [&] {
+        rig.tick(pool);
+        return pool.pid_of(id) == -1;
+      },
+      10000));
 }
 
 TEST_CASE("local pool (fakes): a worker whose model check never passes is failed naming the missing model",
@@ -188,11 +227,22 @@ TEST_CASE("local pool (fakes): a worker whose model check never passes is failed
   auto o = rig.options();
   o.models = {"a", "b"};
   o.start_timeout_ms = 12000;
-  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher);
+  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher, &rig.loop);
   const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until([&] { return rig.asked("/models"); }, 10000));  // a model check has failed once
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return rig.asked("/models");
+      },
+      10000));  // a model check has failed once
   rig.clock.advance_ms(12000);
-  REQUIRE(wait_until([&] { return settled(pool, id); }, 10000));
+  rig.tick(pool);
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return settled(pool, id);
+      },
+      10000));
   CHECK(find_worker(pool, id).state == WorkerState::kFailed);
   CHECK(find_worker(pool, id).failure ==
         "not up within 12000 ms (last: model check: worker " + url_of(20000) + " lacks model b (loaded: a))");
@@ -205,22 +255,37 @@ TEST_CASE("local pool (fakes): a worker killed while up, or while draining, is f
   for (int port = 20000; port < 20003; ++port) rig.serve(port, {"a"});
   auto o = rig.options();
   o.models = {"a"};
-  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher);
+  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher, &rig.loop);
   bool drain_called = false;
   pool.set_drain_hook([&](const std::string&, std::function<void()>) { drain_called = true; });  // never drained
   const auto ids = pool.start_workers(3);
-  REQUIRE(wait_until([&] { return settled(pool, ids[0]) && settled(pool, ids[1]) && settled(pool, ids[2]); }, 10000));
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return settled(pool, ids[0]) && settled(pool, ids[1]) && settled(pool, ids[2]);
+      },
+      10000));
   for (const auto& id : ids) REQUIRE(find_worker(pool, id).state == WorkerState::kUp);
 
   rig.launcher.crash(0, 9);
-  REQUIRE(wait_until([&] { return find_worker(pool, ids[0]).state == WorkerState::kFailed; }, 10000));
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return find_worker(pool, ids[0]).state == WorkerState::kFailed;
+      },
+      10000));
   CHECK(find_worker(pool, ids[0]).failure == "killed by signal 9 while up");
 
   pool.stop_worker(ids[1]);
   CHECK(drain_called);
   REQUIRE(find_worker(pool, ids[1]).state == WorkerState::kDraining);
   rig.launcher.crash(1, 9);
-  REQUIRE(wait_until([&] { return find_worker(pool, ids[1]).state == WorkerState::kFailed; }, 10000));
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return find_worker(pool, ids[1]).state == WorkerState::kFailed;
+      },
+      10000));
   CHECK(find_worker(pool, ids[1]).failure == "killed by signal 9 while draining");
   CHECK(find_worker(pool, ids[2]).state == WorkerState::kUp);
   CHECK(rig.launcher.signals(2).empty());
@@ -232,17 +297,29 @@ TEST_CASE("local pool (fakes): a drain that never finishes stops the worker at t
   rig.serve(20000);
   auto o = rig.options();
   o.drain_timeout_ms = 300;
-  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher);
+  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher, &rig.loop);
   pool.set_drain_hook([](const std::string&, std::function<void()>) {});
   const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until([&] { return settled(pool, id); }, 10000));
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return settled(pool, id);
+      },
+      10000));
   REQUIRE(find_worker(pool, id).state == WorkerState::kUp);
   pool.stop_worker(id);
   rig.clock.advance_ms(299);
+  rig.tick(pool);
   CHECK(find_worker(pool, id).state == WorkerState::kDraining);
   CHECK(rig.launcher.signals(0).empty());
   rig.clock.advance_ms(1);
-  REQUIRE(wait_until([&] { return find_worker(pool, id).state == WorkerState::kStopped; }, 10000));
+  rig.tick(pool);
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return find_worker(pool, id).state == WorkerState::kStopped;
+      },
+      10000));
   CHECK(find_worker(pool, id).failure == "drain did not finish within 300 ms; stopped anyway");
   CHECK(rig.launcher.signals(0) == std::vector<int>{SIGTERM});
 }
@@ -253,15 +330,22 @@ TEST_CASE("local pool (fakes): a process that ignores SIGTERM gets SIGKILL once 
   rig.launcher.on_launch = [](FakeProcessLauncher::Process& p) { p.ignores_term = true; };
   auto o = rig.options();
   o.stop_grace_ms = 300;
-  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher);
+  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher, &rig.loop);
   const auto id = pool.start_workers(1).at(0);
   pool.stop_worker(id);  // still starting: stopped at once, then terminated
   CHECK(find_worker(pool, id).state == WorkerState::kStopped);
   CHECK(rig.launcher.signals(0) == std::vector<int>{SIGTERM});
   rig.clock.advance_ms(299);
+  rig.tick(pool);
   CHECK_FALSE(rig.launcher.exited(0));
   rig.clock.advance_ms(1);
-  REQUIRE(wait_until([&] { return rig.launcher.exited(0); }, 10000));
+  rig.tick(pool);
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return rig.launcher.exited(0);
+      },
+      10000));
   CHECK(rig.launcher.signals(0) == std::vector<int>{SIGTERM, SIGKILL});
   CHECK(pool.pid_of(id) == -1);
 }
@@ -275,7 +359,7 @@ TEST_CASE("local pool (fakes): shards on one host take disjoint ports and names,
     o.port_modulus = 3;
     o.port_residue = i;
     o.id_prefix = "local-" + std::to_string(i) + "-";
-    pools.push_back(std::make_unique<LocalProcessPool>(rig.http, rig.clock, o, rig.launcher));
+    pools.push_back(std::make_unique<LocalProcessPool>(rig.http, rig.clock, o, rig.launcher, &rig.loop));
   }
   std::set<std::string> urls, logs;
   for (int round = 0; round < 2; ++round)
@@ -294,4 +378,31 @@ TEST_CASE("local pool (fakes): shards on one host take disjoint ports and names,
   o.port_modulus = 2;
   o.port_residue = 2;
   CHECK_THROWS_WITH(LocalProcessPool(rig.http, rig.clock, o, rig.launcher), Catch::Contains("2 mod 2 is empty"));
+}
+
+TEST_CASE(
+    "local pool (fakes): the supervisor ticks every tick_ms of its loop's clock, at once when poked or after "
+    "a change",
+    "[manager][local]") {
+  Rig rig;
+  rig.serve(20000);
+  auto o = rig.options();
+  o.tick_ms = 50;
+  LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher, &rig.loop);
+  lull::core::Controller& supervisor = pool.supervisor();
+  const auto id = pool.start_workers(1).at(0);
+  REQUIRE(wait_until(
+      [&] {
+        rig.tick(pool);
+        return settled(pool, id);
+      },
+      10000));
+  rig.tick(pool);  // the pass after the change to up changes nothing: the next is one period on
+  CHECK(supervisor.next_tick_us() == rig.clock.now_us() + 50'000);
+  pool.set_drain_hook([](const std::string&, std::function<void()>) {});
+  pool.stop_worker(id);  // a poke: due now, not a period on
+  CHECK(supervisor.next_tick_us() <= rig.clock.now_us());
+  rig.tick(pool);
+  CHECK(supervisor.next_tick_us() == rig.clock.now_us() + 50'000);
+  CHECK(find_worker(pool, id).state == WorkerState::kDraining);
 }

@@ -74,6 +74,8 @@ TEST_CASE("serve with a worker pool: nothing is compiled for the vacant slots, o
   FakeHealth health(11);
   FakeBackend backend;
   lull::core::VirtualClock clock;
+  lull::core::ControlLoop loop(clock);  // the session's reaper: never ticked here
+  options.loop = &loop;
   ServeSession session(table, backend, health, clock, options);
   provider.wait_idle();
   CHECK(compiler.requested.empty());

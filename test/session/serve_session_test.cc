@@ -372,12 +372,51 @@ TEST_CASE("serve session: time a query spent in the front end counts towards its
   CHECK(metric_line(*rig.session, "lull_satisfied_total{model=\"big\"}") == "lull_satisfied_total{model=\"big\"} 1");
 }
 
+TEST_CASE("serve session: the reaper ticks at the earliest give-up time, skipping queries answered meanwhile",
+          "[serve][session]") {
+  ServeOptions o;
+  o.answer_timeout_ms = 50;
+  Rig rig(1, {}, o);
+  rig.clock.advance_to_us(1'000'000);
+  auto answered = rig.session->submit("answered");
+  rig.clock.advance_to_us(1'020'000);
+  auto late = rig.session->submit("late");  // queued behind the first batch
+  REQUIRE(rig.backend.started.size() == 1);
+  rig.backend.succeed(0, {"\"a\""});
+  CHECK(answered.get().http_status == 200);
+  REQUIRE(rig.loop.run_next_due(1'050'000));  // the answered one's time: dropped, nothing answered
+  CHECK(late.wait_for(std::chrono::seconds(0)) == std::future_status::timeout);
+  CHECK_FALSE(rig.loop.run_next_due(1'069'999));
+  REQUIRE(rig.loop.run_next_due(1'070'000));
+  REQUIRE(late.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
+  CHECK(late.get().http_status == 504);
+  CHECK_FALSE(rig.loop.run_next_due(10'000'000));  // none left: the reaper waits to be woken
+}
+
+TEST_CASE("serve session: without a loop given, its own real-time loop answers 504", "[serve][session]") {
+  ServeOptions o;
+  o.answer_timeout_ms = 50;
+  const lull::core::PolicyTable table = tiny_session_table(1);
+  FakeHealth health(1);
+  FakeBackend backend;
+  lull::core::WallClock clock;
+  ServeSession session(table, backend, health, clock, o);
+  auto never = session.submit("never answered");
+  REQUIRE(never.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  CHECK(never.get().http_status == 504);
+}
+
 TEST_CASE("serve session: an asynchronous query with no answer gets 504 at answer_timeout_ms", "[serve][session]") {
   ServeOptions o;
   o.answer_timeout_ms = 50;
   Rig rig(1, {}, o);
+  rig.clock.advance_to_us(1'000'000);
   auto never = rig.session->submit("never answered");  // the batch never completes
-  REQUIRE(never.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  CHECK_FALSE(rig.loop.run_next_due(1'049'999));       // the session's clock: not yet
+  CHECK(never.wait_for(std::chrono::seconds(0)) == std::future_status::timeout);
+  REQUIRE(rig.loop.run_next_due(1'050'000));
+  CHECK(rig.clock.now_us() == 1'050'000);
+  REQUIRE(never.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
   const Answer a = never.get();
   CHECK(a.http_status == 504);
   CHECK(metric_line(*rig.session, "lull_failed_total") == "lull_failed_total 1");

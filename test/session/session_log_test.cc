@@ -60,6 +60,8 @@ TEST_CASE("serve session: a fleet group's worker lines name its class and kind",
   FakeHealth health(2);
   FakeBackend backend;
   lull::core::VirtualClock clock;
+  lull::core::ControlLoop loop(clock);  // the session's reaper: never ticked here
+  options.loop = &loop;
   StderrToFile err;
   {
     ServeSession session(table, backend, health, clock, options);
@@ -71,4 +73,36 @@ TEST_CASE("serve session: a fleet group's worker lines name its class and kind",
   INFO(log);
   CHECK(log.find("class 'gold', kind 'gpu': worker 0 (http://w0) added") != std::string::npos);
   CHECK(log.find("class 'gold', kind 'gpu': worker 0 (http://w0) removed") != std::string::npos);
+}
+
+TEST_CASE("serve session: a worker's first start is not logged as a return to rotation", "[serve]") {
+  ServeOptions options;
+  options.pool_managed = true;
+  const lull::core::PolicyTable table = tiny_session_table(2);
+  FakeHealth health(2);
+  health.set(0, false);  // its first ping has not passed yet
+  FakeBackend backend;
+  lull::core::VirtualClock clock;
+  lull::core::ControlLoop loop(clock);  // the session's reaper: never ticked here
+  options.loop = &loop;
+  StderrToFile err;
+  {
+    ServeSession session(table, backend, health, clock, options);
+    session.add_worker(0, "http://w0");
+    health.set(0, true);   // first in rotation
+    health.set(0, false);  // out
+    health.set(0, true);   // back
+    session.shutdown();
+  }
+  const std::string log = err.text();
+  INFO(log);
+  const auto first = log.find("worker 0 (http://w0) up: in rotation");
+  const auto out = log.find("worker 0 (http://w0) down: out of rotation");
+  const auto back = log.find("worker 0 (http://w0) up: back in rotation");
+  REQUIRE(first != std::string::npos);
+  REQUIRE(out != std::string::npos);
+  REQUIRE(back != std::string::npos);
+  CHECK(first < out);
+  CHECK(out < back);
+  CHECK(log.find("back in rotation", log.find("back in rotation") + 1) == std::string::npos);  // once
 }

@@ -1,9 +1,13 @@
 #pragma once
 // Test helpers around the HTTP batch backend: a collector of reported
-// batches with a bounded wait, a batch request, and a bounded poll.
+// batches with a bounded wait, a batch request (with its queries' inputs,
+// as the serve session fills it), and a bounded poll.
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -39,6 +43,25 @@ inline core::BatchRequest batch(int worker, int model, std::vector<core::QueryId
   b.queries = std::move(ids);
   return b;
 }
+
+// The queries' inputs, as the serve session keeps each (PendingQuery::input):
+// a batch made here carries them (BatchRequest::inputs).
+class QueryInputsForTest {
+ public:
+  void put(core::QueryId id, std::string input) { inputs_[id] = std::make_shared<const std::string>(std::move(input)); }
+  // A query without an input travels empty (nullptr), like one answered meanwhile.
+  core::BatchRequest batch(int worker, int model, std::vector<core::QueryId> ids) const {
+    core::BatchRequest b = testing::batch(worker, model, std::move(ids));
+    for (const core::QueryId id : b.queries) {
+      const auto it = inputs_.find(id);
+      b.inputs.push_back(it == inputs_.end() ? nullptr : it->second);
+    }
+    return b;
+  }
+
+ private:
+  std::unordered_map<core::QueryId, std::shared_ptr<const std::string>> inputs_;
+};
 
 // Polls `cond` every 20 ms for at most `limit`.
 template <class F>

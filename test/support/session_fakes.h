@@ -85,16 +85,19 @@ struct Rig {
       : table(tiny_session_table(workers)), health(workers) {
     for (size_t w = 0; w < up.size(); ++w)
       if (!up[w]) health.set(static_cast<int>(w), false);
+    options.loop = &loop;
     session = std::make_unique<session::ServeSession>(table, backend, health, clock, std::move(options));
   }
   // The same on another table (its worker count), every worker up.
   Rig(lull::core::PolicyTable t, session::ServeOptions options) : table(std::move(t)), health(table.workers) {
+    options.loop = &loop;
     session = std::make_unique<session::ServeSession>(table, backend, health, clock, std::move(options));
   }
   lull::core::PolicyTable table;
   FakeHealth health;
   FakeBackend backend;
   lull::core::VirtualClock clock;
+  lull::core::ControlLoop loop{clock};  // the session's reaper (504s): ticked by the test (run_next_due)
   std::unique_ptr<session::ServeSession> session;
 };
 

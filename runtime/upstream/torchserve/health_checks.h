@@ -8,8 +8,9 @@
 // - OutlierEjector: when an ejected worker's ejection time is over (or the
 //   keys it refused were replaced), sends it its probe batch; a passing probe
 //   brings it back, a failing one ejects it again for twice as long.
-// The backend keeps the per-worker state both read and change under its one
-// lock (taking a worker down and failing the batches it holds is one step).
+// Both change each worker's HealthRecords (health_records.h), which the
+// backend owns and guards with its one lock (taking a worker down and
+// failing the batches it holds is one step).
 // `lull serve` runs them on a ControlLoop of their own in real time; tests
 // tick them on a virtual clock.
 #include <cstdint>

@@ -13,13 +13,6 @@
 namespace lull::torchserve {
 
 TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
-                                     const core::QueryInputs& inputs, TorchServeOptions options,
-                                     std::unique_ptr<net::HttpTransport> transport)
-    : TorchServeBackend(std::move(workers), std::move(models), std::move(options), std::move(transport)) {
-  inputs_ = &inputs;
-}
-
-TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
                                      TorchServeOptions options, std::unique_ptr<net::HttpTransport> transport)
     : workers_(std::move(workers)),
       models_(std::move(models)),
@@ -27,11 +20,11 @@ TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::v
       wire_(options.wire ? *options.wire : torchserve_wire()),
       clock_(options.clock ? *options.clock : wall_clock_),
       state_(workers_.size()),
+      health_(static_cast<int>(workers_.size()), options.outlier, clock_),
       health_checker_(*this, options.health_interval_ms * 1000),
       ejector_(*this),
       client_(transport ? std::move(transport) : std::make_unique<net::HttpClient>()) {
   if (workers_.empty()) throw std::invalid_argument("TorchServe backend: no workers");  // slots may be vacant
-  for (auto& s : state_) s.detector = OutlierDetector(options_.outlier);
 }
 
 TorchServeBackend::~TorchServeBackend() { stop(); }
@@ -60,7 +53,7 @@ int TorchServeBackend::start(core::ControlLoop* loop) {
     std::uint64_t epoch;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      epoch = state_[w].down_epoch;
+      epoch = health_.epoch(w);
       req = health_request_locked(w);
     }
     client_->send(req, [this, w, epoch, p](net::HttpResponse r) {
@@ -89,12 +82,8 @@ WorkerEndpoint TorchServeBackend::endpoint(int worker) const {
 
 void TorchServeBackend::assign(int worker, const WorkerEndpoint& endpoint) {
   std::lock_guard<std::mutex> lock(mu_);
-  Worker& s = state_.at(static_cast<std::size_t>(worker));
-  workers_[static_cast<std::size_t>(worker)] = endpoint;
-  s.up = true;
-  s.down_epoch++;
-  s.detector = OutlierDetector(options_.outlier);
-  s.last_error.clear();
+  workers_.at(static_cast<std::size_t>(worker)) = endpoint;
+  health_.assign(worker);
 }
 
 void TorchServeBackend::vacate(int worker, const std::string& why) {
@@ -110,26 +99,26 @@ void TorchServeBackend::vacate(int worker, const std::string& why) {
 
 bool TorchServeBackend::worker_up(int worker) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return state_.at(worker).up;
+  return health_.up(worker);
 }
 
 WorkerStats TorchServeBackend::stats(int worker) const {
   std::lock_guard<std::mutex> lock(mu_);
-  const Worker& s = state_.at(worker);
+  const Worker& s = state_.at(static_cast<std::size_t>(worker));
+  const HealthRecord& h = health_.at(worker);
   WorkerStats out;
-  out.up = s.up;
+  out.up = h.up;
   out.batches_in_flight = static_cast<int>(s.in_flight.size());
   out.batches_ok = s.ok;
   out.batches_failed = s.failed;
-  out.ejections = s.ejections;
-  out.last_error = s.last_error;
+  out.ejections = h.ejections;
+  out.last_error = h.last_error;
   return out;
 }
 
 core::WorkerEjection TorchServeBackend::ejection(int worker) const {
   std::lock_guard<std::mutex> lock(mu_);
-  const Worker& s = state_.at(static_cast<std::size_t>(worker));
-  return core::WorkerEjection{s.ejections, s.detector.ejected()};
+  return health_.ejection(worker);
 }
 
 void TorchServeBackend::fail_now(const core::BatchRequest& batch, const std::string& why) {
@@ -144,7 +133,7 @@ void TorchServeBackend::fail_now(const core::BatchRequest& batch, const std::str
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) return;
       state_[batch.worker].failed++;
-      state_[batch.worker].last_error = why;
+      health_.note_error(batch.worker, why);
     }
     core::BatchResult r;
     r.worker = batch.worker;
@@ -175,7 +164,7 @@ void TorchServeBackend::start_batch(const core::BatchRequest& batch) {
   static const std::string kEmpty;
   const bool carried = batch.inputs.size() == batch.queries.size();
   for (std::size_t i = 0; i < batch.queries.size(); ++i) {
-    held.push_back(carried ? batch.inputs[i] : inputs_ ? inputs_->get(batch.queries[i]) : nullptr);
+    held.push_back(carried ? batch.inputs[i] : nullptr);
     inputs.push_back(held.back() ? held.back().get() : &kEmpty);
     sizes.push_back(inputs.back()->size());
   }
@@ -209,7 +198,7 @@ void TorchServeBackend::start_batch(const core::BatchRequest& batch) {
   std::uint64_t serial;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!state_[batch.worker].up) {
+    if (!health_.up(batch.worker)) {
       serial = 0;  // failed below, outside the lock
     } else {
       serial = ++next_serial_;
@@ -342,32 +331,20 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
     s.in_flight.erase(it);
     if (result.ok) {
       s.ok++;
-      s.detector.record_success();  // rejected inputs included: the worker answered
+      health_.batch_ok(worker);  // rejected inputs included: the worker answered
     } else {
       s.failed++;
-      s.last_error = models_[batch.model] + ": " + why;
-      result.error = workers_[worker].inference_url + " " + s.last_error;
-      // A server that cannot be reached is gone: out at once, back at its
-      // next passing ping. One that is stuck or broken while its /ping may
-      // still pass is ejected after consecutive failures, for growing times.
-      bool gone = worker_fault && kind == OutlierDetector::Failure::kTransport;
-      std::string how = "went down: ";
-      if (worker_fault && s.detector.record_failure(kind)) {
-        const std::int64_t ms = s.detector.eject(clock_.now_us());
+      const std::string error = models_[batch.model] + ": " + why;
+      result.error = workers_[worker].inference_url + " " + error;
+      const BatchFault fault = health_.batch_failed(worker, error, worker_fault, kind, refused,
+                                                    refused ? key_file_reloads_locked(worker) : std::nullopt);
+      if (fault.ejected) {
         ejected = true;
         s.failed_input = first_input;
-        s.ejections++;
-        s.refused_key = refused;
-        if (TorchServeKeyFile* file =
-                refused ? key_file_of(workers_[static_cast<std::size_t>(worker)].inference_url) : nullptr)
-          s.refused_at_reload = file->reloads();
-        how = "ejected for " + std::to_string(ms) + " ms after " +
-              std::to_string(options_.outlier.eject_after_failures) + " consecutive failed batches: ";
-        gone = true;
       }
-      if (gone && s.up) {
+      if (fault.take_down) {
         went_down = true;
-        others_failed = take_down_locked(worker, how + s.last_error);
+        others_failed = take_down_locked(worker, fault.down_why);
       }
     }
   }
@@ -393,9 +370,7 @@ void TorchServeBackend::send_part_locked(int worker, std::uint64_t serial, InFli
 
 std::vector<core::BatchResult> TorchServeBackend::take_down_locked(int worker, const std::string& why) {
   Worker& s = state_[worker];
-  s.up = false;
-  s.down_epoch++;
-  s.down_why = why;
+  health_.take_down(worker, why);
   std::vector<core::BatchResult> failed;
   for (auto& [serial, f] : s.in_flight) {
     for (auto id : f.http_ids) client_->cancel(id);
@@ -419,16 +394,11 @@ void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const n
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
-    Worker& s = state_[worker];
-    const std::int64_t now = clock_.now_us();
-    // An ejected worker rejoins through its probe batch only (probe_ejected).
-    if (healthy && !s.up && s.down_epoch == epoch_at_send && !s.detector.ejected()) {
-      s.up = true;
-      s.detector.returned(now);
-      changed = true;
-    } else if (!healthy && s.up) {
-      s.last_error = "ping: " + response.describe();
-      failed = take_down_locked(worker, "went down: " + s.last_error);
+    std::string why;
+    if (healthy) {
+      changed = health_.ping_passed(worker, epoch_at_send);  // an ejected worker rejoins by its probe only
+    } else if (health_.ping_failed(worker, response.describe(), &why)) {
+      failed = take_down_locked(worker, why);
       changed = true;
     }
   }
@@ -457,7 +427,7 @@ void TorchServeBackend::ping_all() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (workers_[w].inference_url.empty()) continue;  // vacant slot
-      epoch = state_[w].down_epoch;
+      epoch = health_.epoch(w);
       req = health_request_locked(w);
     }
     client_->send(std::move(req), [this, w, epoch](net::HttpResponse r) { on_ping(w, epoch, r); });
@@ -474,13 +444,9 @@ void TorchServeBackend::check_health() {
 std::int64_t TorchServeBackend::next_probe_us() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::int64_t next = core::Controller::kNever;
-  for (std::size_t w = 0; w < state_.size(); ++w) {
-    const Worker& s = state_[w];
-    if (s.up || s.probing || !s.detector.ejected() || workers_[w].inference_url.empty()) continue;
-    const TorchServeKeyFile* file = s.refused_key ? key_file_of(workers_[w].inference_url) : nullptr;
-    const bool new_keys = file && file->reloads() != s.refused_at_reload;
-    next = std::min(next, new_keys ? std::int64_t{0} : s.detector.ejected_until_us());
-  }
+  for (int w = 0; w < num_workers(); ++w)
+    if (!workers_[static_cast<std::size_t>(w)].inference_url.empty())  // a vacant slot is never probed
+      next = std::min(next, health_.probe_due_us(w, key_reloads_locked(w)));
   return next;
 }
 
@@ -492,19 +458,12 @@ void TorchServeBackend::probe_ejected(std::int64_t now) {
     std::uint64_t epoch;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      Worker& s = state_[w];
-      TorchServeKeyFile* file = s.refused_key ? key_file_of(workers_[w].inference_url) : nullptr;
-      const bool new_keys = file && file->reloads() != s.refused_at_reload;
-      if (s.up || s.probing || !s.detector.ejected() || (!s.detector.may_return(now) && !new_keys) ||
-          workers_[w].inference_url.empty())
+      if (workers_[w].inference_url.empty()) continue;  // a vacant slot
+      const ProbeInput probe = last_good_.input ? last_good_ : state_[w].failed_input;
+      // Nothing to probe with: its time being over is enough, the next passing ping puts it back.
+      if (health_.start_probe(w, now, key_reloads_locked(w), probe.input != nullptr) != HealthRecords::Probe::kSend)
         continue;
-      const ProbeInput probe = last_good_.input ? last_good_ : s.failed_input;
-      if (!probe.input) {  // nothing to probe with: its time being over is enough
-        s.detector.returned(now);
-        continue;  // the next passing ping puts it back
-      }
-      s.probing = true;
-      epoch = s.down_epoch;
+      epoch = health_.epoch(w);
       req = batch_request(workers_[w].inference_url, probe.model, {probe.input.get()},
                           inference_key(workers_[w].inference_url));
     }
@@ -526,23 +485,10 @@ void TorchServeBackend::on_probe(int worker, std::uint64_t epoch_at_send, const 
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
-    Worker& s = state_[worker];
-    s.probing = false;
     // Assigned or vacated meanwhile, or back already: not this probe's to decide.
-    if (s.down_epoch != epoch_at_send || s.up || !s.detector.ejected()) return;
-    const std::int64_t now = clock_.now_us();
-    if (why.empty()) {
-      s.up = true;
-      s.refused_key = false;
-      s.detector.returned(now);
-    } else {
-      if (TorchServeKeyFile* file =
-              s.refused_key ? key_file_of(workers_[static_cast<std::size_t>(worker)].inference_url) : nullptr)
-        s.refused_at_reload = file->reloads();        // these keys fail too
-      const std::int64_t ms = s.detector.eject(now);  // doubled: it never returned in between
-      s.ejections++;
-      s.last_error = "probe batch: " + why + "; ejected again for " + std::to_string(ms) + " ms";
-    }
+    if (why.empty() ? !health_.probe_passed(worker, epoch_at_send)
+                    : !health_.probe_failed(worker, epoch_at_send, why, key_reloads_locked(worker)))
+      return;
   }
   if (!why.empty()) return ejector_.wake();  // its next probe is due at the new ejection's end
   notify(worker, true);
@@ -569,7 +515,18 @@ std::string TorchServeBackend::inference_key(const std::string& inference_url) c
 
 std::string TorchServeBackend::down_reason(int worker) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return state_.at(static_cast<std::size_t>(worker)).down_why;
+  return health_.at(worker).down_why;
+}
+
+std::optional<std::uint64_t> TorchServeBackend::key_reloads_locked(int worker) const {
+  if (!health_.at(worker).refused_key) return std::nullopt;  // not asked: opening a key file is not free
+  return key_file_reloads_locked(worker);
+}
+
+std::optional<std::uint64_t> TorchServeBackend::key_file_reloads_locked(int worker) const {
+  const TorchServeKeyFile* file = key_file_of(workers_[static_cast<std::size_t>(worker)].inference_url);
+  if (!file) return std::nullopt;
+  return file->reloads();
 }
 
 }  // namespace lull::torchserve

@@ -28,9 +28,10 @@
 // failed probe ejects it again for twice as long, without rejoining.
 //
 // It is both the Backend and the core::WorkerHealth source of `lull serve`: a batch
-// fault and a failed ping change the same per-worker state under one lock,
-// so that taking a worker down and failing what it holds is one step. It
-// reports health changes; the Dispatcher keeps the record the scheduler uses.
+// fault and a failed ping change the same per-worker record (HealthRecords,
+// health_records.h, where the transitions live) under one lock, so that
+// taking a worker down and failing what it holds is one step. It reports
+// health changes; the Dispatcher keeps the record the scheduler uses.
 // It sends; the periodic pings and the probes of ejected workers are two
 // Controllers (health_checks.h) on its injected clock (TorchServeOptions::clock),
 // run on a ControlLoop of their own unless start() is given one. No other
@@ -45,6 +46,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -55,10 +57,10 @@
 #include "runtime/upstream/torchserve/health_checks.h"
 #include "runtime/net/http_transport.h"
 #include "runtime/upstream/torchserve/batch_wire.h"
+#include "runtime/upstream/torchserve/health_records.h"
 #include "runtime/upstream/torchserve/outlier_detector.h"
 #include "runtime/upstream/torchserve/request_split.h"
 #include "runtime/upstream/torchserve/torchserve_token.h"
-#include "runtime/core/query_inputs.h"
 #include "runtime/core/worker_health.h"
 #include "runtime/upstream/torchserve/worker_endpoint.h"
 
@@ -102,10 +104,6 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
   // Each batch carries its inputs (BatchRequest::inputs).
   TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
                     TorchServeOptions options = {}, std::unique_ptr<net::HttpTransport> transport = nullptr);
-  // Batches by id only: their inputs are read from `inputs` as each starts.
-  TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
-                    const core::QueryInputs& inputs, TorchServeOptions options = {},
-                    std::unique_ptr<net::HttpTransport> transport = nullptr);
   ~TorchServeBackend() override;  // stop()
 
   // Stops the health checks and the HTTP client; batches still in flight are
@@ -170,22 +168,12 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
     int model = -1;
     std::shared_ptr<const std::string> input;
   };
+  // What the sender keeps per worker (its health: health_).
   struct Worker {
-    bool up = false;
-    std::uint64_t down_epoch = 0;  // bumped whenever it goes down; stale pings cannot revive it
     std::unordered_map<std::uint64_t, InFlight> in_flight;  // by batch serial
-    std::uint64_t ok = 0, failed = 0, ejections = 0;
-    std::string last_error;
-    OutlierDetector detector;
+    std::uint64_t ok = 0, failed = 0;
     ProbeInput failed_input;  // from the batch that ejected it: the probe when no batch succeeded yet
-    bool probing = false;     // a probe batch is in flight
-    // Ejected for refusing the key file's key: probed as soon as the file
-    // has new keys (its reload count moved past this), not only at the end
-    // of its ejection.
-    std::string down_why;  // why it last went down (down_reason)
-    bool refused_key = false;
-    std::uint64_t refused_at_reload = 0;
-    int last_model = 0;  // of its last batch: the model its health probe asks about
+    int last_model = 0;       // of its last batch: the model its health probe asks about
   };
 
   void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const net::HttpResponse& response);
@@ -208,10 +196,12 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
   // The worker's health probe (under mu_: reads its endpoint and last model).
   net::HttpRequest health_request_locked(int worker) const;
   void notify(int worker, bool up);
+  // Its key file's reload count (under mu_): always, or only when it refused a key; none without a key file.
+  std::optional<std::uint64_t> key_file_reloads_locked(int worker) const;
+  std::optional<std::uint64_t> key_reloads_locked(int worker) const;
 
   std::vector<WorkerEndpoint> workers_;
   std::vector<std::string> models_;
-  const core::QueryInputs* inputs_ = nullptr;  // batches that carry no inputs read them here
   TorchServeOptions options_;
   const BatchWire& wire_;
   core::WallClock wall_clock_;
@@ -220,6 +210,7 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
 
   mutable std::mutex mu_;
   std::vector<Worker> state_;
+  HealthRecords health_;  // each worker's health and its transitions
   std::uint64_t next_serial_ = 0;
   bool stopping_ = false;
   ProbeInput last_good_;  // an input of the last batch a worker answered

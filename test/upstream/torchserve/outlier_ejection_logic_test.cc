@@ -45,10 +45,11 @@ struct EjectionRig {
   lull::core::VirtualClock clock;
   std::shared_ptr<std::atomic<Predictions>> mode = std::make_shared<std::atomic<Predictions>>(Predictions::kGood);
   FakeHttpTransport* http = nullptr;
-  std::unique_ptr<TorchServeBackend> backend;
-  // Holds the controllers (run_until() ticks them in time order); declared
-  // after the backend so that it goes first: its destructor still reads them.
+  // Holds the controllers (run_until() ticks them in time order). It
+  // outlives the backend on purpose: controllers leave their loop when
+  // destroyed, so the loop's destructor reads nothing of them.
   lull::core::ControlLoop loop{clock};
+  std::unique_ptr<TorchServeBackend> backend;
   ResultLog log;
   std::atomic<int> downs{0}, ups{0};
   int sent = 0;
@@ -86,10 +87,7 @@ struct EjectionRig {
     REQUIRE(backend->start(&loop) == 1);
     backend->set_health_handler([this](int, bool up) { ++(up ? ups : downs); });
   }
-  ~EjectionRig() {
-    loop.stop();  // before the backend goes: the loop holds its controllers
-    backend->stop();
-  }
+  ~EjectionRig() { backend->stop(); }
 
   // Sends worker 0 a one-query batch and returns its result once reported.
   lull::core::BatchResult send_one() {

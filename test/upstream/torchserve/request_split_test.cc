@@ -13,7 +13,6 @@
 #include "test/support/backend_test_support.h"
 #include "test/support/model_server_process.h"
 #include "runtime/upstream/torchserve/batch_codec.h"
-#include "runtime/core/query_inputs.h"
 #include "runtime/upstream/torchserve/request_split.h"
 #include "runtime/upstream/torchserve/torchserve_backend.h"
 
@@ -70,19 +69,17 @@ TEST_CASE("request split: the backend sends a big batch as several requests and 
   // The stand-in refuses (413) bodies over the limit, like TorchServe past max_request_size.
   ModelServerProcess server(
       {"--fake", "fast:0:0", "--max-request-size", std::to_string(limit), "--log-requests", log_path});
-  lull::core::QueryInputs inputs;
+  lull::serve::testing::QueryInputsForTest inputs;
   // The fake predicts len(input) % 1000: each answer names its query.
   for (int id = 1; id <= 9; ++id) inputs.put(id, std::string(static_cast<size_t>(100 * id), 'q'));
   TorchServeOptions options;
   options.max_request_bytes = limit;
-  TorchServeBackend backend({{server.url(), server.url()}}, {"fast"}, inputs, options);
+  TorchServeBackend backend({{server.url(), server.url()}}, {"fast"}, options);
   ResultLog log;
   backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
   REQUIRE(backend.start() == 1);
 
-  lull::core::BatchRequest b;
-  b.queries = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-  backend.start_batch(b);
+  backend.start_batch(inputs.batch(0, 0, {1, 2, 3, 4, 5, 6, 7, 8, 9}));
   auto results = log.wait_for(1, std::chrono::milliseconds(5000));
   REQUIRE(results.size() == 1);
   INFO(results[0].error);
@@ -114,8 +111,7 @@ TEST_CASE("request split: the backend sends a big batch as several requests and 
 
   // One query over the limit: that batch fails naming it, the worker stays up.
   inputs.put(10, std::string(5000, 'z'));
-  b.queries = {1, 10};
-  backend.start_batch(b);
+  backend.start_batch(inputs.batch(0, 0, {1, 10}));
   results = log.wait_for(2, std::chrono::milliseconds(5000));
   REQUIRE(results.size() == 2);
   CHECK_FALSE(results[1].ok);

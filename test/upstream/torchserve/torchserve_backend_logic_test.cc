@@ -20,7 +20,6 @@
 #include "test/support/backend_test_support.h"
 #include "runtime/net/base64.h"
 #include "runtime/net/json_value.h"
-#include "runtime/core/query_inputs.h"
 #include "runtime/upstream/torchserve/torchserve_backend.h"
 #include "runtime/upstream/v2/v2_wire.h"
 #include "test/support/fake_http_transport.h"
@@ -102,15 +101,15 @@ TEST_CASE("TorchServe backend (fake transport): one request per batch, answers s
           "[serve][backend]") {
   Rig rig;
   FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast"), s1(rig.http, "http://10.0.0.2:8080", "fast");
-  lull::core::QueryInputs inputs;
+  lull::serve::testing::QueryInputsForTest inputs;
   for (int id = 1; id <= 12; ++id) inputs.put(id, std::string(static_cast<size_t>(id * 3), 'q'));
-  TorchServeBackend backend({{s0.url, s0.url}, {s1.url, s1.url}}, {"fast"}, inputs, {}, std::move(rig.owned));
+  TorchServeBackend backend({{s0.url, s0.url}, {s1.url, s1.url}}, {"fast"}, {}, std::move(rig.owned));
   ResultLog log;
   backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
   REQUIRE(backend.start() == 2);
 
-  backend.start_batch(batch(0, 0, {1, 2, 3, 4, 5}));
-  backend.start_batch(batch(1, 0, {6, 7, 8, 9, 10, 11, 12}));
+  backend.start_batch(inputs.batch(0, 0, {1, 2, 3, 4, 5}));
+  backend.start_batch(inputs.batch(1, 0, {6, 7, 8, 9, 10, 11, 12}));
   auto results = log.wait_for(2, milliseconds(5000));
   REQUIRE(results.size() == 2);
   for (const auto& r : results) {
@@ -129,13 +128,13 @@ TEST_CASE("TorchServe backend (fake transport): a model the server lacks fails t
           "[serve][backend]") {
   Rig rig;
   FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
-  lull::core::QueryInputs inputs;
+  lull::serve::testing::QueryInputsForTest inputs;
   inputs.put(1, "x");
-  TorchServeBackend backend({{s0.url, s0.url}}, {"fast", "absent"}, inputs, {}, std::move(rig.owned));
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast", "absent"}, {}, std::move(rig.owned));
   ResultLog log;
   backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
   REQUIRE(backend.start() == 1);
-  backend.start_batch(batch(0, 1, {1}));
+  backend.start_batch(inputs.batch(0, 1, {1}));
   auto results = log.wait_for(1, milliseconds(3000));
   REQUIRE(results.size() == 1);
   CHECK_FALSE(results[0].ok);
@@ -151,11 +150,11 @@ TEST_CASE(
     "[serve][backend][fault]") {
   Rig rig;
   FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
-  lull::core::QueryInputs inputs;
+  lull::serve::testing::QueryInputsForTest inputs;
   for (int id = 1; id <= 4; ++id) inputs.put(id, "x");
   TorchServeOptions opts;
   opts.health_interval_ms = 20;
-  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, inputs, opts, std::move(rig.owned));
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, opts, std::move(rig.owned));
   ResultLog log;
   std::atomic<int> downs{0}, ups{0};
   backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
@@ -164,7 +163,7 @@ TEST_CASE(
   ups = 0;  // the start's own ping
 
   *s0.up = false;  // gone: its connections are refused
-  backend.start_batch(batch(0, 0, {1, 2}));
+  backend.start_batch(inputs.batch(0, 0, {1, 2}));
   auto results = log.wait_for(1, milliseconds(3000));
   REQUIRE(results.size() == 1);
   CHECK_FALSE(results[0].ok);
@@ -172,7 +171,7 @@ TEST_CASE(
   CHECK(eventually([&] { return !backend.worker_up(0); }, milliseconds(3000)));
   CHECK(downs == 1);
 
-  backend.start_batch(batch(0, 0, {3}));  // while down: fails at once, asynchronously
+  backend.start_batch(inputs.batch(0, 0, {3}));  // while down: fails at once, asynchronously
   auto second = log.wait_for(2, milliseconds(3000));
   REQUIRE(second.size() == 2);
   CHECK(second[1].error.find("is down") != std::string::npos);
@@ -180,7 +179,7 @@ TEST_CASE(
   *s0.up = true;
   CHECK(eventually([&] { return backend.worker_up(0); }, milliseconds(5000)));
   CHECK(ups == 1);
-  backend.start_batch(batch(0, 0, {1, 2}));
+  backend.start_batch(inputs.batch(0, 0, {1, 2}));
   auto after = log.wait_for(3, milliseconds(3000));
   REQUIRE(after.size() == 3);
   CHECK(after[2].ok);
@@ -191,17 +190,17 @@ TEST_CASE("TorchServe backend (fake transport): a batch past its timeout fails a
   Rig rig;
   FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
   *s0.slow = true;
-  lull::core::QueryInputs inputs;
+  lull::serve::testing::QueryInputsForTest inputs;
   inputs.put(1, "x");
   TorchServeOptions opts;
   opts.batch_timeout_ms = 300;
   opts.health_interval_ms = 10000;
   opts.outlier.eject_after_failures = 1;
-  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, inputs, opts, std::move(rig.owned));
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, opts, std::move(rig.owned));
   ResultLog log;
   backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
   REQUIRE(backend.start() == 1);  // the ping does not go through the model
-  backend.start_batch(batch(0, 0, {1}));
+  backend.start_batch(inputs.batch(0, 0, {1}));
   auto results = log.wait_for(1, milliseconds(3000));
   REQUIRE(results.size() == 1);
   CHECK_FALSE(results[0].ok);
@@ -216,9 +215,9 @@ TEST_CASE("TorchServe backend (fake transport): a batch past its timeout fails a
 TEST_CASE("TorchServe backend (fake transport): an unreachable worker starts out of rotation", "[serve][backend]") {
   Rig rig;
   FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
-  lull::core::QueryInputs inputs;
+  lull::serve::testing::QueryInputsForTest inputs;
   const std::string dead = "http://10.0.0.9:8080";  // no route: connection refused
-  TorchServeBackend backend({{s0.url, s0.url}, {dead, dead}}, {"fast"}, inputs, {}, std::move(rig.owned));
+  TorchServeBackend backend({{s0.url, s0.url}, {dead, dead}}, {"fast"}, {}, std::move(rig.owned));
   CHECK(backend.start() == 1);
   CHECK(backend.worker_up(0));
   CHECK_FALSE(backend.worker_up(1));
@@ -277,7 +276,7 @@ TEST_CASE(
     "[serve][backend][refusal]") {
   Rig rig;
   WholeBatchRefuser s0(rig.http, "http://10.0.0.1:8000");
-  lull::core::QueryInputs inputs;
+  lull::serve::testing::QueryInputsForTest inputs;
   const int n = 11;
   for (int id = 1; id <= n; ++id)
     inputs.put(id, id == 3 || id == 8 ? "poison-" + std::to_string(id) : std::string(static_cast<size_t>(id), 'q'));
@@ -285,14 +284,14 @@ TEST_CASE(
   TorchServeOptions o;
   o.wire = &wire;
   o.outlier.eject_after_failures = 1;  // a refusal counted as a fault would eject at once
-  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, inputs, o, std::move(rig.owned));
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, o, std::move(rig.owned));
   ResultLog log;
   backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
   REQUIRE(backend.start() == 1);
   std::vector<lull::core::QueryId> ids;
   for (int id = 1; id <= n; ++id) ids.push_back(static_cast<lull::core::QueryId>(id));
   for (int round = 0; round < 3; ++round) {
-    backend.start_batch(batch(0, 0, ids));
+    backend.start_batch(inputs.batch(0, 0, ids));
     const auto results = log.wait_for(static_cast<size_t>(round + 1), milliseconds(5000));
     REQUIRE(results.size() == static_cast<size_t>(round + 1));
     const auto& r = results.back();
@@ -323,17 +322,17 @@ TEST_CASE("HTTP backend (fake transport): a 404 or 429 for a batch is not split:
   for (int status : {404, 429}) {
     Rig rig;
     WholeBatchRefuser s0(rig.http, "http://10.0.0.1:8000", status);
-    lull::core::QueryInputs inputs;
+    lull::serve::testing::QueryInputsForTest inputs;
     inputs.put(1, "fine");
     inputs.put(2, "poison");
     lull::v2::V2Wire wire;
     TorchServeOptions o;
     o.wire = &wire;
-    TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, inputs, o, std::move(rig.owned));
+    TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, o, std::move(rig.owned));
     ResultLog log;
     backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
     REQUIRE(backend.start() == 1);
-    backend.start_batch(batch(0, 0, {1, 2}));
+    backend.start_batch(inputs.batch(0, 0, {1, 2}));
     const auto results = log.wait_for(1, milliseconds(5000));
     REQUIRE(results.size() == 1);
     CHECK_FALSE(results[0].ok);

@@ -14,7 +14,6 @@
 #include "test/support/model_server_process.h"
 #include "runtime/net/http_client.h"
 #include "runtime/upstream/torchserve/model_check.h"
-#include "runtime/core/query_inputs.h"
 #include "runtime/upstream/torchserve/torchserve_backend.h"
 #include "runtime/upstream/torchserve/torchserve_token.h"
 
@@ -35,12 +34,6 @@ const char* kKeyFile = R"({
   "inference": {"key": "infer-KEY2", "expiration time": "2030-01-01T00:00:00.000000Z"},
   "API": {"key": "api-KEY3"}
 })";
-
-lull::core::BatchRequest one_batch() {
-  lull::core::BatchRequest b;
-  b.queries = {1, 2};
-  return b;
-}
 
 }  // namespace
 
@@ -112,17 +105,17 @@ TEST_CASE("token: a refused management token is named, not reported as missing m
 TEST_CASE("token: batches carry the inference key, and without it the batch error names the token", "[serve][token]") {
   const auto key_path = write_temp("backend.json", kKeyFile);
   ModelServerProcess server({"--fake", "fast:1:0", "--token-file", key_path});
-  lull::core::QueryInputs inputs;
+  lull::serve::testing::QueryInputsForTest inputs;
   inputs.put(1, "aa");
   inputs.put(2, "bbbb");
   for (const bool with_key : {true, false}) {
     TorchServeOptions options;
     if (with_key) options.inference_key = read_torchserve_key_file(key_path).inference;
-    TorchServeBackend backend({{server.url(), server.url()}}, {"fast"}, inputs, options);
+    TorchServeBackend backend({{server.url(), server.url()}}, {"fast"}, options);
     ResultLog log;
     backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
     REQUIRE(backend.start() == 1);
-    backend.start_batch(one_batch());
+    backend.start_batch(inputs.batch(0, 0, {1, 2}));
     auto results = log.wait_for(1, std::chrono::milliseconds(5000));
     REQUIRE(results.size() == 1);
     INFO(results[0].error);

@@ -15,7 +15,6 @@
 #include "test/support/backend_test_support.h"
 #include "test/support/model_server_process.h"
 #include "runtime/net/http_client.h"
-#include "runtime/core/query_inputs.h"
 #include "runtime/upstream/torchserve/torchserve_backend.h"
 #include "runtime/upstream/v2/v2_codec.h"
 #include "runtime/upstream/v2/v2_model_check.h"
@@ -37,10 +36,10 @@ struct V2Rig {
   V2Wire wire;
   ResultLog log;
   std::unique_ptr<TorchServeBackend> backend;
-  V2Rig(const std::string& url, const lull::core::QueryInputs& inputs, TorchServeOptions o = {}) {
+  V2Rig(const std::string& url, TorchServeOptions o = {}) {
     o.wire = &wire;
     backend = std::make_unique<TorchServeBackend>(std::vector<WorkerEndpoint>{{url, url}},
-                                                  std::vector<std::string>{"fast"}, inputs, o);
+                                                  std::vector<std::string>{"fast"}, o);
     backend->set_completion_handler([this](const lull::core::BatchResult& r) { log.add(r); });
   }
 };
@@ -49,16 +48,16 @@ struct V2Rig {
 
 TEST_CASE("v2 backend: one infer request per batch, answers and per-input errors split back in order", "[serve][v2]") {
   ModelServerProcess s0({"--fake", "fast:2:0.1", "--only-v2", "--log-requests", "/dev/null"});
-  lull::core::QueryInputs inputs;
+  lull::serve::testing::QueryInputsForTest inputs;
   // The fake predicts len(input) % 1000, so each answer names its own query.
   for (int id = 1; id <= 5; ++id) inputs.put(id, std::string(static_cast<size_t>(id * 3), 'q'));
   inputs.put(6, "LULL-MALFORMED input");              // the stand-in's models reject it alone
   inputs.put(7, std::string("\xff\xfe\x00\x01", 4));  // not UTF-8: sent base64
-  V2Rig rig(s0.url(), inputs);
+  V2Rig rig(s0.url());
   TorchServeBackend& backend = *rig.backend;
   ResultLog& log = rig.log;
   REQUIRE(backend.start() == 1);  // GET /v2/models/fast/ready
-  backend.start_batch(batch(0, 0, {1, 2, 3, 4, 5, 6, 7}));
+  backend.start_batch(inputs.batch(0, 0, {1, 2, 3, 4, 5, 6, 7}));
   const auto results = log.wait_for(1, milliseconds(5000));
   REQUIRE(results.size() == 1);
   const auto& r = results[0];
@@ -77,10 +76,9 @@ TEST_CASE("v2 backend: one infer request per batch, answers and per-input errors
 
 TEST_CASE("v2 backend: a worker whose model is unloaded leaves rotation and rejoins once it is loaded", "[serve][v2]") {
   ModelServerProcess s0({"--fake", "fast:1:0", "--only-v2"});
-  lull::core::QueryInputs inputs;
   TorchServeOptions o;
   o.health_interval_ms = 50;
-  V2Rig rig(s0.url(), inputs, o);
+  V2Rig rig(s0.url(), o);
   TorchServeBackend& backend = *rig.backend;
   REQUIRE(backend.start() == 1);
   HttpClient http;
@@ -96,17 +94,17 @@ TEST_CASE("v2 backend: a batch mixing bytes and tensor layouts goes as one reque
   const std::string log_path = lull::test::write_temp("v2_requests.log", "");
   // --tensor-inputs: a row of tensors is a query whose bytes are the row as JSON.
   ModelServerProcess s0({"--fake", "fast:1:0", "--only-v2", "--tensor-inputs", "--log-requests", log_path});
-  lull::core::QueryInputs inputs;
+  lull::serve::testing::QueryInputsForTest inputs;
   inputs.put(1, "bytes");
   inputs.put(2, R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1,2],"data":[1,2]}]})");
   inputs.put(3, R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1,2],"data":[[30,40]]}]})");
   inputs.put(4, R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,3],"data":[1,2,3]}]})");
   inputs.put(5, "more bytes");
-  V2Rig rig(s0.url(), inputs);
+  V2Rig rig(s0.url());
   TorchServeBackend& backend = *rig.backend;
   ResultLog& log = rig.log;
   REQUIRE(backend.start() == 1);
-  backend.start_batch(batch(0, 0, {1, 2, 3, 4, 5}));
+  backend.start_batch(inputs.batch(0, 0, {1, 2, 3, 4, 5}));
   const auto results = log.wait_for(1, milliseconds(5000));
   REQUIRE(results.size() == 1);
   INFO(results[0].error);
@@ -139,16 +137,16 @@ TEST_CASE("v2 backend: to a server listing binary_tensor_data, bytes batches go 
   check.binary_servers = &binary;
   check_v2_models_ready(http, {{s0.url(), s0.url()}, {plain.url(), plain.url()}}, {"fast"}, check);
   CHECK(binary == std::set<std::string>{s0.url()});
-  lull::core::QueryInputs inputs;
+  lull::serve::testing::QueryInputsForTest inputs;
   const std::string image("\x89PNG\r\n\x1a\n\x00\xff\xfe\x80\x01", 13);  // not UTF-8
   inputs.put(1, image);
   inputs.put(2, "hello");
-  V2Rig rig(s0.url(), inputs);
+  V2Rig rig(s0.url());
   rig.wire.learn_binary_servers(binary);
   CHECK(rig.wire.sends_binary(s0.url()));
   CHECK_FALSE(rig.wire.sends_binary(plain.url()));
   REQUIRE(rig.backend->start() == 1);
-  rig.backend->start_batch(batch(0, 0, {1, 2}));
+  rig.backend->start_batch(inputs.batch(0, 0, {1, 2}));
   const auto results = rig.log.wait_for(1, milliseconds(5000));
   REQUIRE(results.size() == 1);
   INFO(results[0].error);
@@ -169,12 +167,12 @@ TEST_CASE("v2 backend: MLServer's 400 'not ready' fails the batch for another wo
           "[serve][v2][not_ready]") {
   const std::string flag = lull::test::write_temp("v2_not_ready", "") + ".on";
   ModelServerProcess s0({"--fake", "fast:1:0", "--only-v2", "--whole-batch-refusal", "--not-ready-file", flag});
-  lull::core::QueryInputs inputs;
+  lull::serve::testing::QueryInputsForTest inputs;
   for (int id = 1; id <= 4; ++id) inputs.put(id, "query " + std::to_string(id));
-  V2Rig rig(s0.url(), inputs);
+  V2Rig rig(s0.url());
   REQUIRE(rig.backend->start() == 1);
   std::ofstream(flag) << "";  // the model is loading again from now on
-  rig.backend->start_batch(batch(0, 0, {1, 2, 3, 4}));
+  rig.backend->start_batch(inputs.batch(0, 0, {1, 2, 3, 4}));
   const auto results = rig.log.wait_for(1, milliseconds(5000));
   std::remove(flag.c_str());
   REQUIRE(results.size() == 1);
