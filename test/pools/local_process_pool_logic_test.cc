@@ -58,6 +58,16 @@ struct Rig {
   // pool's supervisor at the clock's time (tick()) while it polls.
   lull::core::ControlLoop loop{clock};
   void tick(LocalProcessPool& pool) { pool.supervisor().tick(clock.now_us()); }
+  // Ticks the supervisor while polling `done` (bounded, 10 s of real time).
+  template <typename F>
+  bool tick_until(LocalProcessPool& pool, F done) {
+    return wait_until(
+        [&] {
+          tick(pool);
+          return done();
+        },
+        10000);
+  }
   LocalProcessPoolOptions options() const {
     LocalProcessPoolOptions o;
     o.command = "model-server --port {port}";
@@ -117,12 +127,7 @@ TEST_CASE("local pool (fakes): workers are up after their checks, a removed one 
   });
 
   const auto ids = pool.start_workers(2);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return settled(pool, ids[0]) && settled(pool, ids[1]);
-      },
-      10000));
+  REQUIRE(rig.tick_until(pool, [&] { return settled(pool, ids[0]) && settled(pool, ids[1]); }));
   const auto w0 = find_worker(pool, ids[0]), w1 = find_worker(pool, ids[1]);
   INFO(w0.failure << " | " << w1.failure);
   REQUIRE(w0.state == WorkerState::kUp);
@@ -138,12 +143,7 @@ TEST_CASE("local pool (fakes): workers are up after their checks, a removed one 
   CHECK(find_worker(pool, ids[0]).state == WorkerState::kDraining);
   CHECK(rig.launcher.signals(0).empty());  // its batches in flight finish first
   drained();
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return find_worker(pool, ids[0]).state == WorkerState::kStopped;
-      },
-      10000));
+  REQUIRE(rig.tick_until(pool, [&] { return find_worker(pool, ids[0]).state == WorkerState::kStopped; }));
   CHECK(rig.launcher.signals(0) == std::vector<int>{SIGTERM});
   CHECK(find_worker(pool, ids[0]).failure.empty());
   CHECK(pool.pid_of(ids[0]) == -1);
@@ -170,12 +170,7 @@ TEST_CASE("local pool (fakes): a command that exits at start is failed with its 
   };
   LocalProcessPool pool(rig.http, rig.clock, rig.options(), rig.launcher, &rig.loop);
   const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return settled(pool, id);
-      },
-      10000));
+  REQUIRE(rig.tick_until(pool, [&] { return settled(pool, id); }));
   CHECK(find_worker(pool, id).state == WorkerState::kFailed);
   CHECK(find_worker(pool, id).failure ==
         "exited with status 127 during start-up (last output: sh: 1: exec: /nonexistent/model-server: not found)");
@@ -188,32 +183,17 @@ TEST_CASE("local pool (fakes): a worker that never answers is failed at the star
   o.start_timeout_ms = 1000;
   LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher, &rig.loop);
   const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return rig.asked("/ping");
-      },
-      10000));
+  REQUIRE(rig.tick_until(pool, [&] { return rig.asked("/ping"); }));
   rig.clock.advance_ms(999);
   rig.tick(pool);
   CHECK(find_worker(pool, id).state == WorkerState::kStarting);
   rig.clock.advance_ms(1);
   rig.tick(pool);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return settled(pool, id);
-      },
-      10000));
+  REQUIRE(rig.tick_until(pool, [&] { return settled(pool, id); }));
   CHECK(find_worker(pool, id).state == WorkerState::kFailed);
   CHECK(find_worker(pool, id).failure == "not up within 1000 ms (last: health check GET /ping: Connection refused)");
   CHECK(rig.launcher.signals(0) == std::vector<int>{SIGTERM});
-  CHECK(wait_until(
-      [&] {
-        rig.tick(pool);
-        return pool.pid_of(id) == -1;
-      },
-      10000));
+  CHECK(rig.tick_until(pool, [&] { return pool.pid_of(id) == -1; }));
 }
 
 TEST_CASE("local pool (fakes): a worker whose model check never passes is failed naming the missing model",
@@ -229,20 +209,10 @@ TEST_CASE("local pool (fakes): a worker whose model check never passes is failed
   o.start_timeout_ms = 12000;
   LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher, &rig.loop);
   const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return rig.asked("/models");
-      },
-      10000));  // a model check has failed once
+  REQUIRE(rig.tick_until(pool, [&] { return rig.asked("/models"); }));  // a model check has failed once
   rig.clock.advance_ms(12000);
   rig.tick(pool);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return settled(pool, id);
-      },
-      10000));
+  REQUIRE(rig.tick_until(pool, [&] { return settled(pool, id); }));
   CHECK(find_worker(pool, id).state == WorkerState::kFailed);
   CHECK(find_worker(pool, id).failure ==
         "not up within 12000 ms (last: model check: worker " + url_of(20000) + " lacks model b (loaded: a))");
@@ -259,33 +229,19 @@ TEST_CASE("local pool (fakes): a worker killed while up, or while draining, is f
   bool drain_called = false;
   pool.set_drain_hook([&](const std::string&, std::function<void()>) { drain_called = true; });  // never drained
   const auto ids = pool.start_workers(3);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return settled(pool, ids[0]) && settled(pool, ids[1]) && settled(pool, ids[2]);
-      },
-      10000));
+  REQUIRE(
+      rig.tick_until(pool, [&] { return settled(pool, ids[0]) && settled(pool, ids[1]) && settled(pool, ids[2]); }));
   for (const auto& id : ids) REQUIRE(find_worker(pool, id).state == WorkerState::kUp);
 
   rig.launcher.crash(0, 9);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return find_worker(pool, ids[0]).state == WorkerState::kFailed;
-      },
-      10000));
+  REQUIRE(rig.tick_until(pool, [&] { return find_worker(pool, ids[0]).state == WorkerState::kFailed; }));
   CHECK(find_worker(pool, ids[0]).failure == "killed by signal 9 while up");
 
   pool.stop_worker(ids[1]);
   CHECK(drain_called);
   REQUIRE(find_worker(pool, ids[1]).state == WorkerState::kDraining);
   rig.launcher.crash(1, 9);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return find_worker(pool, ids[1]).state == WorkerState::kFailed;
-      },
-      10000));
+  REQUIRE(rig.tick_until(pool, [&] { return find_worker(pool, ids[1]).state == WorkerState::kFailed; }));
   CHECK(find_worker(pool, ids[1]).failure == "killed by signal 9 while draining");
   CHECK(find_worker(pool, ids[2]).state == WorkerState::kUp);
   CHECK(rig.launcher.signals(2).empty());
@@ -300,12 +256,7 @@ TEST_CASE("local pool (fakes): a drain that never finishes stops the worker at t
   LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher, &rig.loop);
   pool.set_drain_hook([](const std::string&, std::function<void()>) {});
   const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return settled(pool, id);
-      },
-      10000));
+  REQUIRE(rig.tick_until(pool, [&] { return settled(pool, id); }));
   REQUIRE(find_worker(pool, id).state == WorkerState::kUp);
   pool.stop_worker(id);
   rig.clock.advance_ms(299);
@@ -314,12 +265,7 @@ TEST_CASE("local pool (fakes): a drain that never finishes stops the worker at t
   CHECK(rig.launcher.signals(0).empty());
   rig.clock.advance_ms(1);
   rig.tick(pool);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return find_worker(pool, id).state == WorkerState::kStopped;
-      },
-      10000));
+  REQUIRE(rig.tick_until(pool, [&] { return find_worker(pool, id).state == WorkerState::kStopped; }));
   CHECK(find_worker(pool, id).failure == "drain did not finish within 300 ms; stopped anyway");
   CHECK(rig.launcher.signals(0) == std::vector<int>{SIGTERM});
 }
@@ -340,12 +286,7 @@ TEST_CASE("local pool (fakes): a process that ignores SIGTERM gets SIGKILL once 
   CHECK_FALSE(rig.launcher.exited(0));
   rig.clock.advance_ms(1);
   rig.tick(pool);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return rig.launcher.exited(0);
-      },
-      10000));
+  REQUIRE(rig.tick_until(pool, [&] { return rig.launcher.exited(0); }));
   CHECK(rig.launcher.signals(0) == std::vector<int>{SIGTERM, SIGKILL});
   CHECK(pool.pid_of(id) == -1);
 }
@@ -391,12 +332,7 @@ TEST_CASE(
   LocalProcessPool pool(rig.http, rig.clock, o, rig.launcher, &rig.loop);
   lull::core::Controller& supervisor = pool.supervisor();
   const auto id = pool.start_workers(1).at(0);
-  REQUIRE(wait_until(
-      [&] {
-        rig.tick(pool);
-        return settled(pool, id);
-      },
-      10000));
+  REQUIRE(rig.tick_until(pool, [&] { return settled(pool, id); }));
   rig.tick(pool);  // the pass after the change to up changes nothing: the next is one period on
   CHECK(supervisor.next_tick_us() == rig.clock.now_us() + 50'000);
   pool.set_drain_hook([](const std::string&, std::function<void()>) {});

@@ -9,6 +9,7 @@
 #include "runtime/sim/latency_model.h"
 #include "runtime/sim/simulator.h"
 #include "runtime/sim/result_json.h"
+#include "test/sim/worker_count_check.h"
 #include "test/support/runtime_test_support.h"
 
 namespace {
@@ -17,18 +18,6 @@ using lull::core::PolicyTable;
 
 // The tiny table for 2..8 workers, 10 QPS a worker at 1% (tiny_scaling_library).
 std::vector<PolicyTable> library() { return lull::test::tiny_scaling_library(); }
-
-// workers_over_time: times strictly increasing (as written to the JSON
-// too), and each entry's counts
-// differ from the one before it (no entry repeated).
-bool one_entry_per_change(const std::vector<lull::sim::WorkerCountSample>& v) {
-  for (std::size_t i = 1; i < v.size(); ++i) {
-    const auto &a = v[i - 1], &b = v[i];
-    if (!(a.t_s < b.t_s) || lull::sim::json_num(a.t_s) == lull::sim::json_num(b.t_s)) return false;
-    if (a.desired == b.desired && a.starting == b.starting && a.up == b.up && a.draining == b.draining) return false;
-  }
-  return true;
-}
 
 lull::sim::SimOptions autoscaled(const std::string& provisioning) {
   lull::sim::SimOptions o;
@@ -85,7 +74,7 @@ TEST_CASE("autoscaled simulation: a step in the load scales out and back in, no 
   for (const auto& e : ins) CHECK(e.count == 2);
   CHECK(a.workers_over_time.back().up == 2);
   CHECK(a.workers_over_time.back().draining == 0);
-  CHECK(one_entry_per_change(a.workers_over_time));
+  CHECK(lull::test::one_entry_per_change(a.workers_over_time));
   CHECK(a.max_slots_used == 6);
   // Paid for: more than 2 workers all along, less than 6.
   CHECK(r.worker_seconds > 2 * r.simulated_s);

@@ -10,6 +10,7 @@
 
 #include "runtime/sim/fleet_sim.h"
 #include "runtime/sim/result_json.h"
+#include "test/sim/worker_count_check.h"
 #include "test/support/runtime_test_support.h"
 
 namespace {
@@ -64,18 +65,6 @@ int max_up(const sim::FleetGroupResult& g) {
 
 int last_up(const sim::FleetGroupResult& g) { return g.result.autoscale->workers_over_time.back().up; }
 
-// workers_over_time: times strictly increasing (as written to the JSON
-// too), and each entry's counts
-// differ from the one before it (no entry repeated).
-bool one_entry_per_change(const std::vector<lull::sim::WorkerCountSample>& v) {
-  for (std::size_t i = 1; i < v.size(); ++i) {
-    const auto &a = v[i - 1], &b = v[i];
-    if (!(a.t_s < b.t_s) || lull::sim::json_num(a.t_s) == lull::sim::json_num(b.t_s)) return false;
-    if (a.desired == b.desired && a.starting == b.starting && a.up == b.up && a.draining == b.draining) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 TEST_CASE("fleet autoscaling: a group at twice the load gets more workers", "[sim][autoscale][fleet]") {
@@ -102,7 +91,7 @@ TEST_CASE("fleet autoscaling: a group at twice the load gets more workers", "[si
   for (const auto& g : r.classes[0].groups) {
     CHECK(g.result.dropped == 0);
     CHECK(g.result.completed == g.result.arrivals);
-    CHECK(one_entry_per_change(g.result.autoscale->workers_over_time));
+    CHECK(lull::test::one_entry_per_change(g.result.autoscale->workers_over_time));
   }
 }
 
