@@ -212,7 +212,7 @@ TEST_CASE("ControlLoop in real time: a controller woken by an event ticks at onc
   CHECK(c.count == 2);
 }
 
-TEST_CASE("ControlLoop: a controller destroyed before its loop is forgotten; stop() and ticks never reach it") {
+TEST_CASE("ControlLoop: a controller destroyed before its loop is forgotten: stop() and ticks never reach it") {
   // Before: stop() (also the loop's destructor) locked each controller's own
   // mutex, freed with it: a heap use after free under ASan.
   std::mutex mu;

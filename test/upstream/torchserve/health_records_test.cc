@@ -70,7 +70,7 @@ TEST_CASE("health records: a ping sent before the worker went down or was assign
   CHECK(h.ping_passed(0, h.epoch(0)));
 }
 
-TEST_CASE("health records: a lost connection takes a worker down at once; a refused request counts for nothing",
+TEST_CASE("health records: a lost connection takes a worker down at once, a refused request counts for nothing",
           "[torchserve][health]") {
   VirtualClock clock;
   HealthRecords h(1, options(), clock);
