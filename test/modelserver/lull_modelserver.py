@@ -36,6 +36,10 @@ Like TorchServe it rotates a key on POST /token?type=inference|management (with 
 management key): a new random key, written to the key file (atomically), and the
 old one refused from then on; with --key-expiry-s N a key is refused N seconds
 after it was issued (TorchServe's token_expiration_min) until it is rotated.
+--key-file-write-delay-ms N rotates in TorchServe 0.12's order instead: the new
+key in force at once, the key file truncated and rewritten in place N ms later
+(a reader meanwhile finds the old keys or an empty file); --ping-needs-key makes
+/ping need the inference key, as TorchServe 0.11+ does.
 
 With --max-request-size N it answers 413 to request bodies over N bytes, as
 TorchServe does past its max_request_size (6553500 by default);
@@ -86,6 +90,8 @@ class ModelServer(ThreadingHTTPServer):
         self.keys_lock = threading.Lock()
         self.key_file = None  # where rotated keys are written
         self.key_expiry_s = 0  # 0: keys never expire
+        self.key_write_delay_ms = 0  # > 0: TorchServe's order (key in force, then the file rewritten in place)
+        self.ping_needs_key = False
         self.batch_size = 1  # what GET /models/{name} reports (the stand-in never batches requests itself)
         self.max_batch_delay = 100  # TorchServe's default
         self.max_request_size = 0  # 0: no limit
@@ -108,6 +114,18 @@ class ModelServer(ThreadingHTTPServer):
             expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + (self.key_expiry_s or 3600)))
             data = {a: {"key": k, "expiration time": expires} for a, (k, _) in self.keys.items()}
             data["API"] = {"key": self.api_key}
+            if self.key_write_delay_ms > 0:
+                # TorchServe 0.12: the new key is already checked; the file is
+                # truncated and written in place afterwards.
+                open(self.key_file, "w").close()
+                text = json.dumps(data)
+
+                def write_later():
+                    time.sleep(self.key_write_delay_ms / 1000.0)
+                    with self.keys_lock, open(self.key_file, "w") as f:
+                        f.write(text)
+                threading.Thread(target=write_later, daemon=True).start()
+                return {"key": key, "expiration time": expires}
             tmp = self.key_file + ".tmp"
             with open(tmp, "w") as f:
                 json.dump(data, f)
@@ -165,6 +183,8 @@ class Handler(BaseHTTPRequestHandler):
         if self._not_v2():
             return
         if path == "/ping":
+            if self.server.ping_needs_key and self._token_refused("inference"):
+                return
             return self._send(200, json.dumps({"status": "Healthy"}))
         if path == "/v2" or path.startswith("/v2/"):
             m = v2.MODEL.fullmatch(path)
@@ -321,6 +341,11 @@ def main():
                                          "(POST /token rotates one and rewrites this file)")
     ap.add_argument("--key-expiry-s", type=float, default=0,
                     help="with --token-file: a key is refused this long after it was issued (0: never)")
+    ap.add_argument("--key-file-write-delay-ms", type=float, default=0,
+                    help="with --token-file: rotate in TorchServe's order, the new key in force at once and the "
+                         "file truncated, then rewritten in place this much later (0: atomically, at once)")
+    ap.add_argument("--ping-needs-key", action="store_true",
+                    help="with --token-file: /ping needs the inference key (TorchServe 0.11+)")
     ap.add_argument("--report-batch-size", type=int, default=1,
                     help="batchSize that GET /models/{name} reports (tests of lull's batching check)")
     ap.add_argument("--store-fake", action="append", default=[],
@@ -394,6 +419,8 @@ def main():
         server.key_file = args.token_file
         server.api_key = api_key
         server.key_expiry_s = args.key_expiry_s
+        server.key_write_delay_ms = args.key_file_write_delay_ms
+        server.ping_needs_key = args.ping_needs_key
     server.batch_size = args.report_batch_size
     server.max_batch_delay = args.report_max_batch_delay
     server.max_request_size = args.max_request_size

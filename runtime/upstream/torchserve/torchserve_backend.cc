@@ -12,6 +12,14 @@
 
 namespace lull::torchserve {
 
+namespace {
+// How long a part refused for its key waits for the key file to change
+// (TorchServe rewrites it right after the new key is in force), and how often
+// the file is looked at meanwhile.
+constexpr std::int64_t kKeyFileWaitUs = 500'000;
+constexpr std::int64_t kKeyFilePollUs = 10'000;
+}  // namespace
+
 TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::vector<std::string> models,
                                      TorchServeOptions options, std::unique_ptr<net::HttpTransport> transport)
     : workers_(std::move(workers)),
@@ -56,8 +64,8 @@ int TorchServeBackend::start(core::ControlLoop* loop) {
       epoch = health_.epoch(w);
       req = health_request_locked(w);
     }
-    client_->send(req, [this, w, epoch, p](net::HttpResponse r) {
-      on_ping(w, epoch, r);
+    client_->send(req, [this, w, epoch, p, key = req.bearer_token](net::HttpResponse r) {
+      on_ping(w, epoch, key, r);
       p->set_value();
     });
   }
@@ -211,6 +219,7 @@ void TorchServeBackend::start_batch(const core::BatchRequest& batch) {
       f.parts = parts;
       f.key = key;
       f.resent.assign(parts.size(), 0);
+      f.key_waited.assign(parts.size(), 0);
     }
   }
   if (serial == 0) return fail_now(batch, "worker " + base_url + " is down");
@@ -240,7 +249,7 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
   bool ejected = false;
   std::string resend_key;  // set: send the part again with this key, nothing to report yet
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     if (stopping_) return;
     Worker& s = state_[worker];
     auto it = s.in_flight.find(serial);
@@ -272,6 +281,7 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
         f.parts.push_back({begin, mid});
         f.parts.push_back({mid, f.parts[part].end});
         f.resent.resize(f.parts.size(), 0);
+        f.key_waited.resize(f.parts.size(), 0);
         f.http_ids.resize(f.parts.size());
         f.parts_left += 1;  // this part is answered by its two halves
         send_part_locked(worker, serial, f, first, f.key);
@@ -287,6 +297,16 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
         // The keys were rotated under this request: the same part again with the new key.
         f.resent[part] = 1;
         resend_key = std::move(fresh);
+      } else if (file && !newer && !f.resent[part] && !f.key_waited[part]) {
+        // TorchServe puts a new key in force before it rewrites key_file.json
+        // (in place): the file may still hold the refused key, or nothing. The
+        // part waits for the file to change, a bounded time (probe_ejected).
+        f.key_waited[part] = 1;
+        const std::int64_t now = clock_.now_us();
+        s.key_waits.push_back({serial, part, now + kKeyFilePollUs, now + kKeyFileWaitUs});
+        lock.unlock();
+        ejector_.wake();
+        return;
       } else {
         // The key in use is refused: the worker cannot serve, and refusals
         // that persist take it out with this as the reason (a passing /ping,
@@ -354,6 +374,31 @@ void TorchServeBackend::on_part_done(int worker, std::uint64_t serial, size_t pa
   for (const auto& r : others_failed) report(r);
 }
 
+void TorchServeBackend::resend_key_waits_locked(std::int64_t now_us) {
+  for (std::size_t w = 0; w < state_.size(); ++w) {
+    Worker& s = state_[w];
+    if (s.key_waits.empty()) continue;
+    TorchServeKeyFile* file = key_file_of(workers_[w].inference_url);
+    if (file) file->refresh_if_changed("after the server refused the inference key");
+    const std::string key = file ? file->inference_key() : std::string();
+    std::vector<KeyWait> waiting;
+    for (const KeyWait& k : s.key_waits) {
+      auto it = s.in_flight.find(k.serial);
+      if (it == s.in_flight.end()) continue;  // failed meanwhile (the worker went down)
+      InFlight& f = it->second;
+      if (key == f.key && now_us < k.until_us) {
+        waiting.push_back(k);
+        waiting.back().poll_us = std::min(k.until_us, now_us + kKeyFilePollUs);
+        continue;
+      }
+      // A new key: sent with it, once. None by now: sent as it is, and refused again it fails the batch.
+      if (key != f.key) f.resent[k.part] = 1;
+      send_part_locked(static_cast<int>(w), k.serial, f, k.part, key);
+    }
+    s.key_waits = std::move(waiting);
+  }
+}
+
 void TorchServeBackend::send_part_locked(int worker, std::uint64_t serial, InFlight& f, size_t part,
                                          const std::string& key) {
   // The client's send only queues (like cancel, safe under the lock).
@@ -387,7 +432,8 @@ std::vector<core::BatchResult> TorchServeBackend::take_down_locked(int worker, c
   return failed;
 }
 
-void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const net::HttpResponse& response) {
+void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const std::string& key_sent,
+                                const net::HttpResponse& response) {
   const bool healthy = wire_.healthy(response);
   std::vector<core::BatchResult> failed;
   bool changed = false;
@@ -395,9 +441,23 @@ void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const n
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     std::string why;
+    Worker& s = state_[worker];
+    // Refused for its key: TorchServe refuses the old key before its file
+    // holds the new one (the next ping carries the file's key), so only a
+    // second refusal in a row takes the worker down, the refusal its reason.
+    const bool refused = !healthy && options_.key_file && is_token_refusal(response);
     if (healthy) {
+      s.ping_refusals = 0;
       changed = health_.ping_passed(worker, epoch_at_send);  // an ejected worker rejoins by its probe only
-    } else if (health_.ping_failed(worker, response.describe(), &why)) {
+    } else if (refused && health_.up(worker) && ++s.ping_refusals < 2) {
+      // the first refusal: wait for the next ping
+    } else if (health_.ping_failed(
+                   worker,
+                   refused ? describe_token_refusal(workers_[static_cast<std::size_t>(worker)].inference_url,
+                                                    "inference", !key_sent.empty(), response)
+                           : response.describe(),
+                   &why)) {
+      s.ping_refusals = 0;
       failed = take_down_locked(worker, why);
       changed = true;
     }
@@ -430,7 +490,8 @@ void TorchServeBackend::ping_all() {
       epoch = health_.epoch(w);
       req = health_request_locked(w);
     }
-    client_->send(std::move(req), [this, w, epoch](net::HttpResponse r) { on_ping(w, epoch, r); });
+    const std::string key = req.bearer_token;
+    client_->send(std::move(req), [this, w, epoch, key](net::HttpResponse r) { on_ping(w, epoch, key, r); });
   }
 }
 
@@ -444,15 +505,22 @@ void TorchServeBackend::check_health() {
 std::int64_t TorchServeBackend::next_probe_us() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::int64_t next = core::Controller::kNever;
-  for (int w = 0; w < num_workers(); ++w)
+  for (int w = 0; w < num_workers(); ++w) {
+    for (const KeyWait& k : state_[static_cast<std::size_t>(w)].key_waits)
+      next = std::min(next, k.poll_us);                                // the key file looked at again
     if (!workers_[static_cast<std::size_t>(w)].inference_url.empty())  // a vacant slot is never probed
       next = std::min(next, health_.probe_due_us(w, key_reloads_locked(w)));
+  }
   return next;
 }
 
 void TorchServeBackend::probe_ejected(std::int64_t now) {
   std::lock_guard<std::mutex> tick(tick_mu_);
   if (ticks_stopped_) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    resend_key_waits_locked(now);
+  }
   for (int w = 0; w < num_workers(); ++w) {
     net::HttpRequest req;
     std::uint64_t epoch;

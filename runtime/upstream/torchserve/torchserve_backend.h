@@ -74,7 +74,10 @@ struct TorchServeOptions {
   // The key file, when given, instead of inference_key: read again when it
   // changes (polled with the pings) and when a worker refuses the key; a
   // request part refused for a key the file has since replaced is sent again
-  // with the new one, once. Refusals of the file's own key count as failed
+  // with the new one, once; one refused while the file has no other key yet
+  // (TorchServe rewrites it after the new key is in force) waits for the file
+  // to change, at most 0.5 s, then goes again. One ping refused for its key
+  // does not take a worker down; two in a row do. Refusals of the file's own key count as failed
   // batches (they eject the worker, the refusal its reason) until a probe
   // with a new key passes. Outlives the backend.
   // Per server when its path holds "{port}" (TorchServeKeyFiles).
@@ -160,8 +163,19 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
     // model refused whole is split in two halves appended here (the refused
     // one stays, answered by them), down to single inputs.
     std::vector<RequestPart> parts;
-    std::string key;           // the inference key the parts were sent with
-    std::vector<char> resent;  // per part: already sent again with a newer key
+    std::string key;               // the inference key the parts were sent with
+    std::vector<char> resent;      // per part: already sent again with a newer key
+    std::vector<char> key_waited;  // per part: refused, and waited for the key file to change
+  };
+  // A part refused for its key while the key file held no other key yet
+  // (TorchServe puts a new key in force before it rewrites the file in
+  // place): sent again once the file has a new key (looked at from `poll_us`
+  // on, every 10 ms), or at `until_us` as it is.
+  struct KeyWait {
+    std::uint64_t serial = 0;
+    size_t part = 0;
+    std::int64_t poll_us = 0;
+    std::int64_t until_us = 0;
   };
   // An input to probe an ejected worker with, and its model.
   struct ProbeInput {
@@ -174,6 +188,8 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
     std::uint64_t ok = 0, failed = 0;
     ProbeInput failed_input;  // from the batch that ejected it: the probe when no batch succeeded yet
     int last_model = 0;       // of its last batch: the model its health probe asks about
+    std::vector<KeyWait> key_waits;
+    int ping_refusals = 0;  // consecutive pings refused for their key (one alone does not take it down)
   };
 
   void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const net::HttpResponse& response);
@@ -185,7 +201,9 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
   // releasing mu_ (which it holds).
   std::vector<core::BatchResult> take_down_locked(int worker, const std::string& why);
   void ping_all();
-  void on_ping(int worker, std::uint64_t epoch_at_send, const net::HttpResponse& response);
+  void on_ping(int worker, std::uint64_t epoch_at_send, const std::string& key_sent, const net::HttpResponse& response);
+  // Sends again the parts whose key wait is over (the file changed, or the time); under mu_.
+  void resend_key_waits_locked(std::int64_t now_us);
   void on_probe(int worker, std::uint64_t epoch_at_send, const net::HttpResponse& response);
   // The inference key to send now (the key file's, else the option's).
   std::string inference_key(const std::string& inference_url) const;       // the key sent to that worker ("": none)

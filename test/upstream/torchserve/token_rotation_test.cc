@@ -356,3 +356,78 @@ TEST_CASE("two TorchServe stand-ins with their own keys, both rotated under 50 q
   CHECK(metrics.find("lull_torchserve_key_reloads_total 4\n") != std::string::npos);
   CHECK(serve_log.find("down: out of rotation") == std::string::npos);
 }
+
+TEST_CASE("TorchServe's rotation order (new key in force before the file is rewritten in place, /ping keyed): 0 5xx",
+          "[serve][token][rotation]") {
+  // TorchServe 0.12 checks the new key at once and then truncates and rewrites
+  // key_file.json; requests and pings refused meanwhile find the old keys or an
+  // empty file. The stand-in leaves the file empty for 100 ms after each rotation.
+  const std::string dir = temp_dir("order"), key_path = dir + "/key_file.json";
+  write_atomically(key_path, key_file_text("infer-0", "mgmt-0"));
+  const std::string profile = source_path("test/data/replay_profile.json");
+  auto compiled = lull::test::run_cli(std::string(LULL_BINARY) + " compile --profiles " + profile +
+                                      " --slo-ms 200 --workers 1 --load-qps 10:60:10 --out " + dir + "/set.pb");
+  INFO(compiled.output);
+  REQUIRE(compiled.code == 0);
+  ModelServerProcess server(
+      {"--replay-profile", profile, "--token-file", key_path, "--key-file-write-delay-ms", "100", "--ping-needs-key"});
+  const std::string log = dir + "/serve.log";
+  LullServeProcess lull({"--policies", dir + "/set.pb", "--servers", server.url(), "--torchserve-token-file", key_path},
+                        log, dir + "/port");
+  HttpClient client;
+  std::mutex mu;
+  int sent = 0, answered = 0, ok = 0;
+  std::string first_error;
+  const auto rotate = [&] {
+    // The file is whole between rotations (written 100 ms after each; they are 1.5 s apart).
+    HttpRequest r;
+    r.method = "POST";
+    r.url = server.url() + "/token?type=inference";
+    r.bearer_token = read_torchserve_key_file(key_path).management;
+    r.timeout_ms = 5000;
+    const HttpResponse answer = client.fetch(r);
+    INFO(answer.describe());
+    REQUIRE(answer.status == 200);
+  };
+  // Open loop, 50 a second for 6 s, a single worker: a refused query has no other to go to.
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 300; ++i) {
+    std::this_thread::sleep_until(start + std::chrono::milliseconds(20 * i));
+    if (i == 75 || i == 150 || i == 225) rotate();
+    HttpRequest q;
+    q.method = "POST";
+    q.url = lull.base() + "/predictions/image-classification";
+    q.body = "query-" + std::to_string(i);
+    q.content_type = "application/octet-stream";
+    q.timeout_ms = 20000;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++sent;
+    }
+    client.send(q, [&](HttpResponse r) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++answered;
+      if (r.status == 200) {
+        ++ok;
+        return;
+      }
+      if (first_error.empty()) first_error = r.describe() + " " + r.body;
+    });
+  }
+  for (int i = 0; i < 400; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (answered == sent) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const std::string metrics = lull.metrics();
+  const std::string serve_log = read_file(log);
+  std::lock_guard<std::mutex> lock(mu);
+  INFO("first error: " << first_error << "\nlog:\n" << serve_log);
+  CHECK(answered == sent);
+  CHECK(ok == 300);
+  CHECK(count_of(serve_log, "TorchServe keys re-read from " + key_path) == 3);
+  CHECK(metrics.find("lull_torchserve_key_reloads_total 3\n") != std::string::npos);
+  CHECK(serve_log.find("down: out of rotation") == std::string::npos);
+}

@@ -9,8 +9,12 @@
 // killed mid-batch.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <memory>
@@ -21,6 +25,7 @@
 #include "runtime/net/base64.h"
 #include "runtime/net/json_value.h"
 #include "runtime/upstream/torchserve/torchserve_backend.h"
+#include "runtime/upstream/torchserve/torchserve_token.h"
 #include "runtime/upstream/v2/v2_wire.h"
 #include "test/support/fake_http_transport.h"
 
@@ -210,6 +215,126 @@ TEST_CASE("TorchServe backend (fake transport): a batch past its timeout fails a
   const auto sent = rig.http.requests();
   REQUIRE(sent.size() == 2);
   CHECK(sent[1].timeout_ms == 300);  // the batch's own timeout, as asked
+}
+
+namespace {
+
+// A TorchServe on the fake whose /ping and predictions need "Bearer <key>",
+// refused as TorchServe refuses (400 InvalidKeyException); `key` is what the
+// server checks, rotated by the test before or after it rewrites the key file.
+struct KeyedModelServer {
+  std::string url;
+  std::shared_ptr<std::mutex> mu = std::make_shared<std::mutex>();
+  std::shared_ptr<std::string> key = std::make_shared<std::string>("k1");
+  std::shared_ptr<std::atomic<int>> refused = std::make_shared<std::atomic<int>>(0);
+
+  KeyedModelServer(FakeHttpTransport& http, std::string base) : url(std::move(base)) {
+    auto keyed = [mu = mu, key = key, refused = refused](const HttpRequest& r, HttpResponse ok) {
+      std::lock_guard<std::mutex> lock(*mu);
+      if (r.bearer_token == *key) return ok;
+      ++*refused;
+      return FakeHttpTransport::reply(
+          400, R"({"code": 400, "type": "InvalidKeyException", "message": "Token )"
+               R"(Authorization failed. Token either incorrect, expired, or not provided correctly"})");
+    };
+    http.route("GET", url + "/ping", [keyed](const HttpRequest& r) {
+      return keyed(r, FakeHttpTransport::reply(200, "{\"status\":\"Healthy\"}"));
+    });
+    http.route("POST", url + "/predictions/fast", [keyed](const HttpRequest& r) {
+      return keyed(r, FakeHttpTransport::reply(200, "{\"predictions\":[{\"class\":1}]}"));
+    });
+  }
+  void rotate(const std::string& to) {
+    std::lock_guard<std::mutex> lock(*mu);
+    *key = to;
+  }
+};
+
+void write_key_file(const std::string& path, const std::string& inference) {
+  std::ofstream(path + ".tmp") << R"({"management": {"key": "m"}, "inference": {"key": ")" << inference << R"("}})";
+  std::filesystem::rename(path + ".tmp", path);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "TorchServe backend (fake transport): a key refused before the file holds the new one waits for the file, "
+    "then goes again, and a file that never changes fails the batch",
+    "[serve][backend][token]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("lull-key-wait-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "key_file.json").string();
+  write_key_file(path, "k1");
+  TorchServeKeyFiles files(path);
+  Rig rig;
+  KeyedModelServer s0(rig.http, "http://10.0.0.1:8080");
+  lull::serve::testing::QueryInputsForTest inputs;
+  inputs.put(1, "x");
+  inputs.put(2, "y");
+  TorchServeOptions opts;
+  opts.health_interval_ms = 3600 * 1000;  // pings only when the test calls check_health()
+  opts.key_file = &files;
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, opts, std::move(rig.owned));
+  ResultLog log;
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
+  REQUIRE(backend.start() == 1);
+
+  // TorchServe's order: the new key is in force, the file not rewritten yet.
+  s0.rotate("k2");
+  backend.start_batch(inputs.batch(0, 0, {1}));
+  REQUIRE(eventually([&] { return *s0.refused >= 1; }, milliseconds(5000)));
+  CHECK(log.wait_for(1, milliseconds(50)).empty());  // waiting for the file, not failed
+  write_key_file(path, "k2");
+  auto results = log.wait_for(1, milliseconds(5000));
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].ok);
+  CHECK(rig.http.requests().back().bearer_token == "k2");
+  CHECK(backend.worker_up(0));
+
+  // A key the file never replaces: sent again once the wait is over, refused again, the batch fails.
+  s0.rotate("k3");
+  const int refused_before = *s0.refused;
+  backend.start_batch(inputs.batch(0, 0, {2}));
+  results = log.wait_for(2, milliseconds(5000));
+  REQUIRE(results.size() == 2);
+  CHECK_FALSE(results[1].ok);
+  CHECK(results[1].error.find("refused the inference token (HTTP 400)") != std::string::npos);
+  CHECK(*s0.refused - refused_before == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "TorchServe backend (fake transport): one ping refused for its key keeps the worker up, two in a row take it "
+    "down with the refusal as the reason, the file's new key brings it back",
+    "[serve][backend][token]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("lull-ping-key-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "key_file.json").string();
+  write_key_file(path, "k1");
+  TorchServeKeyFiles files(path);
+  Rig rig;
+  FakeHttpTransport& http = rig.http;
+  KeyedModelServer s0(rig.http, "http://10.0.0.1:8080");
+  TorchServeOptions opts;
+  opts.health_interval_ms = 3600 * 1000;
+  opts.key_file = &files;
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, opts, std::move(rig.owned));
+  REQUIRE(backend.start() == 1);
+  s0.rotate("k2");  // the file not rewritten yet
+  backend.check_health();
+  REQUIRE(http.wait_idle());
+  CHECK(*s0.refused == 1);
+  CHECK(backend.worker_up(0));
+  backend.check_health();
+  REQUIRE(http.wait_idle());
+  CHECK_FALSE(backend.worker_up(0));
+  CHECK(backend.down_reason(0).find("refused the inference token (HTTP 400)") != std::string::npos);
+  write_key_file(path, "k2");
+  backend.check_health();  // re-reads the file, pings with its key
+  REQUIRE(http.wait_idle());
+  CHECK(backend.worker_up(0));
+  backend.stop();
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("TorchServe backend (fake transport): an unreachable worker starts out of rotation", "[serve][backend]") {
