@@ -90,7 +90,7 @@ TEST_CASE("health records: a lost connection takes a worker down at once, a refu
 }
 
 TEST_CASE(
-    "health records: consecutive failed batches eject; the probe is due at the ejection's end, and a failed "
+    "health records: consecutive failed batches eject, the probe is due at the ejection's end, and a failed "
     "one doubles it",
     "[torchserve][health]") {
   VirtualClock clock;
