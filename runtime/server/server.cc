@@ -73,7 +73,8 @@ Server::Server(ServeSpec spec)
                                                              spec_.drift.recompile, spec_.drift.write, say);
     opts.on_drift = [r = recompiler_.get()](const session::DriftEvent& e) { r->on_drift(e); };
   }
-  backend_ = std::make_unique<torchserve::TorchServeBackend>(workers, model_names_, spec_.backend, make_transport());
+  backend_ =
+      std::make_unique<torchserve::TorchServeBackend>(workers, model_names_, backend_options(), make_transport());
   session_ = std::make_unique<session::ServeSession>(spec_.table, *backend_, *backend_, clock_, opts);
   if (recompiler_)  // recompiled sets are swapped in live
     recompiler_->connect([this](const std::vector<schema::PolicySet>& sets) {
@@ -88,6 +89,20 @@ Server::Server(ServeSpec spec)
 std::unique_ptr<net::HttpTransport> Server::make_transport() const {
   if (spec_.transport) return spec_.transport();
   return std::make_unique<net::HttpClient>();
+}
+
+torchserve::TorchServeOptions Server::backend_options() const {
+  torchserve::TorchServeOptions o = spec_.backend;
+  // TorchServe's model check again before a worker that went down rejoins
+  // (another protocol's health probe asks its model's readiness already).
+  if (spec_.model_check && !spec_.check_models && !o.rejoin_model_check) {
+    torchserve::ModelCheckOptions check;
+    check.management_key = spec_.management_key;
+    if (spec_.management_key_source)
+      check.management_key_for = [this](const std::string& url) { return spec_.management_key_source(url, false); };
+    o.rejoin_model_check = check;
+  }
+  return o;
 }
 
 void Server::check_servers(const std::vector<torchserve::WorkerEndpoint>& servers) {
@@ -146,7 +161,7 @@ void Server::build_fleet() {
         opts.on_drift = [r = g->recompiler.get()](const session::DriftEvent& e) { r->on_drift(e); };
       }
       g->backend =
-          std::make_unique<torchserve::TorchServeBackend>(servers, model_names_, spec_.backend, make_transport());
+          std::make_unique<torchserve::TorchServeBackend>(servers, model_names_, backend_options(), make_transport());
       g->session = std::make_unique<session::ServeSession>(gs.table, *g->backend, *g->backend, clock_, opts);
       if (g->recompiler)
         g->recompiler->connect(

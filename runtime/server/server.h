@@ -106,6 +106,9 @@ class Server {
   void start_variants();
   // A new HTTP client: spec.transport's, else libcurl's.
   std::unique_ptr<net::HttpTransport> make_transport() const;
+  // spec_.backend, with the model check of a worker rejoining rotation
+  // (unless spec_.model_check is off or another protocol's check replaces TorchServe's).
+  torchserve::TorchServeOptions backend_options() const;
   // The fixed servers' model check (unless spec.model_check is off).
   void check_servers(const std::vector<torchserve::WorkerEndpoint>& servers);
   // --wait-for-servers-s: the front end listens, over the gate, before the servers answer.

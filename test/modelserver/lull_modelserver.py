@@ -48,7 +48,9 @@ With --malformed-predictions every prediction is answered 200 with a body that
 is not lull's batch contract (a broken server, for the outlier ejection tests),
 with --short-predictions every batch 200 with one prediction too few;
 --delay-ms longer than lull's --batch-timeout-ms makes predictions hang while
-/ping still answers.
+/ping still answers. --models-ready-after-ms N answers /ping Healthy at once but
+has no model loaded for N ms after start (GET /models/{name} 404, predictions
+503), as a restarted TorchServe does while its workers load the models.
 
 Usage: lull_modelserver.py --models resnet18,mobilenet_v3_small --port 0 --port-file PORT
        lull_modelserver.py --fake fast:1:0.5 --fake slow:20:2 ...   (no torch, for tests)
@@ -102,6 +104,7 @@ class ModelServer(ThreadingHTTPServer):
         self.tensor_inputs = False  # --tensor-inputs: v2 requests may carry any tensors (one query per row)
         self.whole_batch_refusal = False  # --whole-batch-refusal: one bad input refuses the v2 request
         self.not_ready_file = None  # --not-ready-file: while it exists, v2 models answer not ready (MLServer)
+        self.models_ready_at = 0.0  # --models-ready-after-ms: time.monotonic() before which no model is loaded
         self.log_lock = threading.Lock()
         self.device_lock = threading.Lock()  # one forward pass at a time, like one device
 
@@ -177,6 +180,10 @@ class Handler(BaseHTTPRequestHandler):
         """--not-ready-file: while that file exists, every model is not ready."""
         return bool(self.server.not_ready_file) and os.path.exists(self.server.not_ready_file)
 
+    def _loading(self):
+        """--models-ready-after-ms: True while the models are still loading (/ping passes meanwhile)."""
+        return time.monotonic() < self.server.models_ready_at
+
     def do_GET(self):
         path = self.path.split("?", 1)[0]
         models = self.server.models
@@ -200,7 +207,7 @@ class Handler(BaseHTTPRequestHandler):
         if m:
             name = unquote(m.group(1))
             workers = models.worker_count(name)
-            if workers is None:
+            if workers is None or self._loading():
                 return self._error(404, "ModelNotFoundException", "Model not found: " + name)
             model = models.get(name)
             memory = {"memoryUsage": model.memory_bytes()} if hasattr(model, "memory_bytes") else {}  # TorchVision only
@@ -298,6 +305,10 @@ class Handler(BaseHTTPRequestHandler):
         model = self.server.models.get(m.group(1))
         if model is None:
             return self._error(404, "ModelNotFoundException", "Model not found: " + m.group(1))
+        if self._loading():  # TorchServe's answer while the model has no worker yet
+            return self._error(503, "ServiceUnavailableException",
+                               'Model "%s" has no worker to serve inference request. '
+                               "Please use scale workers API to add workers." % m.group(1))
         is_batch = (self.headers.get("Content-Type") or "").startswith("application/json")
         try:
             inputs = contract.decode_batch(body) if is_batch else [body]
@@ -356,6 +367,9 @@ def main():
                          "(fault tests)")
     ap.add_argument("--load-delay-ms", type=float, default=0,
                     help="how long a load through the management API takes")
+    ap.add_argument("--models-ready-after-ms", type=float, default=0,
+                    help="for this long after start /ping passes but no model is loaded: GET /models/{name} "
+                         "answers 404, predictions 503 (TorchServe loading its models)")
     ap.add_argument("--only-v2", action="store_true",
                     help="speak the Open Inference Protocol only: TorchServe's routes answer 404 (tests of "
                          "lull serve --backend v2)")
@@ -431,6 +445,7 @@ def main():
     server.tensor_inputs = args.tensor_inputs
     server.whole_batch_refusal = args.whole_batch_refusal
     server.not_ready_file = args.not_ready_file
+    server.models_ready_at = time.monotonic() + args.models_ready_after_ms / 1000.0
     v2.BINARY = args.binary_tensors
     port = server.server_address[1]
     if args.port_file:

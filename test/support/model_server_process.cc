@@ -70,16 +70,17 @@ void ModelServerProcess::kill_now() {
   pid_ = -1;
 }
 
-void ModelServerProcess::restart() {
+void ModelServerProcess::restart(const std::vector<std::string>& extra_args) {
   kill_now();
-  launch(60);
+  launch(60, extra_args);
 }
 
-void ModelServerProcess::launch(double start_timeout_s) {
+void ModelServerProcess::launch(double start_timeout_s, const std::vector<std::string>& extra_args) {
   std::remove(port_file_.c_str());
   std::vector<std::string> argv = {python3(), source_path(script_),  "--host",      "127.0.0.1",
                                    "--port",  std::to_string(port_), "--port-file", port_file_};
   argv.insert(argv.end(), args_.begin(), args_.end());
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);

@@ -25,10 +25,12 @@ class ModelServerProcess {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   bool running() const { return pid_ > 0; }
   void kill_now();  // SIGKILL, as a crash would
-  void restart();   // same arguments, same port
+  // Same arguments, same port; `extra_args` added for this start only
+  // (e.g. {"--models-ready-after-ms", "2000"}: back with its models still loading).
+  void restart(const std::vector<std::string>& extra_args = {});
 
  private:
-  void launch(double start_timeout_s);
+  void launch(double start_timeout_s, const std::vector<std::string>& extra_args = {});
   std::vector<std::string> args_;
   std::string script_;
   int port_ = 0;

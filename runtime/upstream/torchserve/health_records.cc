@@ -23,6 +23,8 @@ void HealthRecords::assign(int worker) {
   r.epoch++;
   r.detector = OutlierDetector(outlier_);
   r.last_error.clear();
+  r.checking_models = false;
+  r.models_missing.clear();
 }
 
 void HealthRecords::take_down(int worker, const std::string& why) {
@@ -30,12 +32,39 @@ void HealthRecords::take_down(int worker, const std::string& why) {
   r.up = false;
   r.epoch++;
   r.down_why = why;
+  r.checking_models = false;
+  r.models_missing.clear();
 }
 
-bool HealthRecords::ping_passed(int worker, std::uint64_t epoch_at_send) {
+HealthRecords::Rejoin HealthRecords::rejoin_at_ping(int worker, std::uint64_t epoch_at_send) {
   HealthRecord& r = rec(worker);
   // An ejected worker rejoins through its probe batch only.
-  if (r.up || r.epoch != epoch_at_send || r.detector.ejected()) return false;
+  if (r.up || r.epoch != epoch_at_send || r.detector.ejected()) return Rejoin::kNone;
+  // One that went down (not one never up yet: the start-up check covered it)
+  // may be a restarted server whose /ping passes before its models load.
+  if (check_models_ && !r.down_why.empty()) {
+    if (r.checking_models) return Rejoin::kNone;
+    r.checking_models = true;
+    return Rejoin::kCheckModels;
+  }
+  r.up = true;
+  r.detector.returned(clock_.now_us());
+  return Rejoin::kBack;
+}
+
+bool HealthRecords::models_checked(int worker, std::uint64_t epoch_at_send, const std::string& missing,
+                                   std::string* note) {
+  HealthRecord& r = rec(worker);
+  if (r.epoch != epoch_at_send || !r.checking_models) return false;  // taken down again or assigned meanwhile
+  r.checking_models = false;
+  if (r.up || r.detector.ejected()) return false;
+  if (!missing.empty()) {
+    if (r.models_missing.empty())
+      *note = "answers its ping but stays out of rotation until its models load: " + missing;
+    r.models_missing = missing;
+    return false;
+  }
+  r.models_missing.clear();
   r.up = true;
   r.detector.returned(clock_.now_us());
   return true;

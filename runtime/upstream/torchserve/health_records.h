@@ -9,7 +9,9 @@
 // clock, so it is tested on a virtual one.
 //
 // A worker down for a failed ping or a lost connection rejoins at a passing
-// ping. An ejected one rejoins only through a passing probe batch once its
+// ping; with check_models_on_rejoin, only once a model check sent after that
+// ping passes too (a restarted TorchServe answers /ping before its models
+// have loaded). An ejected one rejoins only through a passing probe batch once its
 // ejection time is over (or, when it refused the key file's key, once the
 // file has new keys); a failed probe ejects it again for twice as long. Each
 // time a worker goes down or is assigned its epoch moves, so a ping or probe
@@ -37,6 +39,8 @@ struct HealthRecord {
   // new keys (its reload count moved past refused_at_reload).
   bool refused_key = false;
   std::uint64_t refused_at_reload = 0;
+  bool checking_models = false;  // its rejoin's model check is in flight
+  std::string models_missing;    // why its last model check failed since it went down ("" none)
 };
 
 // What a failed batch did to its worker (HealthRecords::batch_failed).
@@ -64,9 +68,24 @@ class HealthRecords {
   void take_down(int worker, const std::string& why);
   void note_error(int worker, const std::string& why) { rec(worker).last_error = why; }
 
-  // A ping sent at `epoch_at_send` passed: true when that brings it back
-  // (it was down, not since taken down again or assigned, and not ejected).
-  bool ping_passed(int worker, std::uint64_t epoch_at_send);
+  // A worker that went down rejoins only after its models are checked too.
+  void check_models_on_rejoin(bool on) { check_models_ = on; }
+
+  // A ping sent at `epoch_at_send` passed. kBack: that brings it back (it was
+  // down, not since taken down again or assigned, and not ejected);
+  // kCheckModels: it would, but it went down before and models are checked
+  // on rejoin, so the caller sends the model check (one at a time) and
+  // models_checked() decides; kNone: no change.
+  enum class Rejoin { kNone, kBack, kCheckModels };
+  Rejoin rejoin_at_ping(int worker, std::uint64_t epoch_at_send);
+  bool ping_passed(int worker, std::uint64_t epoch_at_send) {
+    return rejoin_at_ping(worker, epoch_at_send) == Rejoin::kBack;
+  }
+  // The model check sent at `epoch_at_send` answered; `missing` says which
+  // models are not loaded and why ("" none): true when it is back in
+  // rotation. When it stays out for the first time since it went down,
+  // *note says why (the caller logs it: once, not per ping).
+  bool models_checked(int worker, std::uint64_t epoch_at_send, const std::string& missing, std::string* note);
   // A ping failed (`what`: the response described): true when it was up,
   // and *why says why it goes down (the caller then takes it down).
   bool ping_failed(int worker, const std::string& what, std::string* why);
@@ -103,6 +122,7 @@ class HealthRecords {
 
   OutlierOptions outlier_;
   const core::Clock& clock_;
+  bool check_models_ = false;
   std::vector<HealthRecord> records_;
 };
 

@@ -15,7 +15,10 @@ namespace {
 using Value = net::JsonValue;
 
 // TorchServe answers GET /models/{name} with a list of versions, each with its
-// workers; a model counts as loaded when some version has a worker.
+// workers; a model counts as loaded when some version has a worker that is
+// READY (or says nothing of its status).
+bool ready_worker(const Value& w) { return net::json_string(w, "status", "READY") == "READY"; }
+
 bool has_ready_worker(const std::string& body) {
   Value v;
   if (!net::parse_json(body, &v) || v.kind_case() != Value::kListValue) return false;
@@ -23,9 +26,9 @@ bool has_ready_worker(const std::string& body) {
     if (version.kind_case() != Value::kStructValue) continue;
     const auto& f = version.struct_value().fields();
     auto workers = f.find("workers");
-    if (workers != f.end() && workers->second.kind_case() == Value::kListValue &&
-        workers->second.list_value().values_size() > 0)
-      return true;
+    if (workers == f.end() || workers->second.kind_case() != Value::kListValue) continue;
+    for (const auto& w : workers->second.list_value().values())
+      if (ready_worker(w)) return true;
   }
   return false;
 }
@@ -65,13 +68,8 @@ std::vector<std::string> check_models_loaded(net::HttpTransport& client, const s
     for (size_t m = 0; m < models.size(); ++m) {
       auto p = std::make_shared<std::promise<net::HttpResponse>>();
       probes.push_back({w, m, p->get_future()});
-      net::HttpRequest req;
-      req.url = workers[w].management_url + "/models/" + models[m];
-      req.timeout_ms = options.timeout_ms;
-      req.connect_timeout_ms = options.timeout_ms;
-      req.bearer_token =
-          options.management_key_for ? options.management_key_for(workers[w].management_url) : options.management_key;
-      client.send(req, [p](net::HttpResponse r) { p->set_value(std::move(r)); });
+      client.send(model_check_request(workers[w], models[m], options),
+                  [p](net::HttpResponse r) { p->set_value(std::move(r)); });
     }
   }
   std::vector<std::string> warnings;
@@ -85,7 +83,7 @@ std::vector<std::string> check_models_loaded(net::HttpTransport& client, const s
     } else if (is_token_refusal(r)) {
       refused[probe.worker] = describe_token_refusal(workers[probe.worker].management_url, "management",
                                                      !options.management_key.empty() || options.management_key_for, r);
-    } else if (!(r.ok() && has_ready_worker(r.body))) {
+    } else if (!model_loaded(r)) {
       missing[probe.worker].push_back(models[probe.model]);
     } else {
       auto warning = batching_warning(workers[probe.worker].management_url, models[probe.model], r.body);
@@ -110,6 +108,19 @@ std::vector<std::string> check_models_loaded(net::HttpTransport& client, const s
   if (!problems.empty()) throw ModelCheckError(problems);
   return warnings;
 }
+
+net::HttpRequest model_check_request(const WorkerEndpoint& worker, const std::string& model,
+                                     const ModelCheckOptions& options) {
+  net::HttpRequest req;
+  req.url = worker.management_url + "/models/" + model;
+  req.timeout_ms = options.timeout_ms;
+  req.connect_timeout_ms = options.timeout_ms;
+  req.bearer_token =
+      options.management_key_for ? options.management_key_for(worker.management_url) : options.management_key;
+  return req;
+}
+
+bool model_loaded(const net::HttpResponse& response) { return response.ok() && has_ready_worker(response.body); }
 
 std::string batching_warning(const std::string& worker_url, const std::string& model, const std::string& body) {
   Value v;

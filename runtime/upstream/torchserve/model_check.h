@@ -38,6 +38,15 @@ std::vector<std::string> check_models_loaded(net::HttpTransport& client, const s
                                              const std::vector<std::string>& models,
                                              const ModelCheckOptions& options = {});
 
+// One model's check on one server, for a caller that sends it itself (the
+// backend's check of a worker rejoining rotation, torchserve_backend.h):
+// GET {management}/models/{model}, and whether its answer says the model is
+// loaded (some version has a worker whose status, when given, is READY;
+// TorchServe lists a worker still loading the model as UNLOADING).
+net::HttpRequest model_check_request(const WorkerEndpoint& worker, const std::string& model,
+                                     const ModelCheckOptions& options);
+bool model_loaded(const net::HttpResponse& response);
+
 // The warning for one model's GET /models/{name} answer, or "" when its
 // batchSize/maxBatchDelay do not hold requests (or are absent).
 std::string batching_warning(const std::string& worker_url, const std::string& model, const std::string& body);

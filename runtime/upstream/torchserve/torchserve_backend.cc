@@ -4,6 +4,7 @@
 #include <future>
 #include <stdexcept>
 
+#include "runtime/log/log.h"
 #include "runtime/net/http_client.h"
 #include "runtime/upstream/torchserve/batch_codec.h"
 #include "runtime/upstream/torchserve/batch_wire.h"
@@ -33,6 +34,7 @@ TorchServeBackend::TorchServeBackend(std::vector<WorkerEndpoint> workers, std::v
       ejector_(*this),
       client_(transport ? std::move(transport) : std::make_unique<net::HttpClient>()) {
   if (workers_.empty()) throw std::invalid_argument("TorchServe backend: no workers");  // slots may be vacant
+  health_.check_models_on_rejoin(options_.rejoin_model_check.has_value() && !models_.empty());
 }
 
 TorchServeBackend::~TorchServeBackend() { stop(); }
@@ -448,7 +450,10 @@ void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const s
     const bool refused = !healthy && options_.key_file && is_token_refusal(response);
     if (healthy) {
       s.ping_refusals = 0;
-      changed = health_.ping_passed(worker, epoch_at_send);  // an ejected worker rejoins by its probe only
+      // An ejected worker rejoins by its probe only; one that went down, maybe after its models are checked.
+      const HealthRecords::Rejoin rejoin = health_.rejoin_at_ping(worker, epoch_at_send);
+      changed = rejoin == HealthRecords::Rejoin::kBack;
+      if (rejoin == HealthRecords::Rejoin::kCheckModels) send_model_check_locked(worker, epoch_at_send);
     } else if (refused && health_.up(worker) && ++s.ping_refusals < 2) {
       // the first refusal: wait for the next ping
     } else if (health_.ping_failed(
@@ -464,6 +469,39 @@ void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const s
   }
   if (changed) notify(worker, healthy);
   for (const auto& r : failed) report(r);
+}
+
+void TorchServeBackend::send_model_check_locked(int worker, std::uint64_t epoch_at_send) {
+  ModelCheckOptions check = *options_.rejoin_model_check;
+  check.timeout_ms = options_.health_timeout_ms;
+  auto round = std::make_shared<ModelCheckRound>();
+  round->left = models_.size();
+  for (const std::string& model : models_)
+    client_->send(model_check_request(workers_[static_cast<std::size_t>(worker)], model, check),
+                  [this, worker, epoch_at_send, model, round](net::HttpResponse r) {
+                    on_model_check(worker, epoch_at_send, model, round, r);
+                  });
+}
+
+void TorchServeBackend::on_model_check(int worker, std::uint64_t epoch_at_send, const std::string& model,
+                                       const std::shared_ptr<ModelCheckRound>& round,
+                                       const net::HttpResponse& response) {
+  std::string note, url;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    if (!model_loaded(response)) {
+      const std::string why = response.ok() ? "no worker READY" : response.describe();
+      round->missing += (round->missing.empty() ? "model " : "; model ") + model + " not loaded (" + why + ")";
+    }
+    if (--round->left > 0) return;
+    if (!health_.models_checked(worker, epoch_at_send, round->missing, &note)) {
+      if (note.empty()) return;
+      url = workers_[static_cast<std::size_t>(worker)].inference_url;
+    }
+  }
+  if (!note.empty()) return log::warn("worker %s %s", url.c_str(), note.c_str());
+  notify(worker, true);
 }
 
 net::HttpRequest TorchServeBackend::health_request_locked(int worker) const {

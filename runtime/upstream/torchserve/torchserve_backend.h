@@ -58,6 +58,7 @@
 #include "runtime/net/http_transport.h"
 #include "runtime/upstream/torchserve/batch_wire.h"
 #include "runtime/upstream/torchserve/health_records.h"
+#include "runtime/upstream/torchserve/model_check.h"
 #include "runtime/upstream/torchserve/outlier_detector.h"
 #include "runtime/upstream/torchserve/request_split.h"
 #include "runtime/upstream/torchserve/torchserve_token.h"
@@ -87,6 +88,10 @@ struct TorchServeOptions {
   const BatchWire* wire = nullptr;  // the protocol spoken (batch_wire.h); nullptr: TorchServe's. Outlives the backend
   // The clock of health checks and ejections; nullptr: the wall clock. Outlives the backend.
   const core::Clock* clock = nullptr;
+  // Set: a worker that went down rejoins only when every model is loaded on
+  // it (the management keys from here; each request's timeout is
+  // health_timeout_ms). Unset: at its passing ping.
+  std::optional<ModelCheckOptions> rejoin_model_check;
 };
 
 struct WorkerStats {
@@ -205,6 +210,15 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
   // Sends again the parts whose key wait is over (the file changed, or the time); under mu_.
   void resend_key_waits_locked(std::int64_t now_us);
   void on_probe(int worker, std::uint64_t epoch_at_send, const net::HttpResponse& response);
+  // A passing ping of a worker that went down: asks its server about every
+  // model (under mu_: the sends only queue); the last answer decides.
+  struct ModelCheckRound {
+    size_t left = 0;
+    std::string missing;  // "model M: why; ..."
+  };
+  void send_model_check_locked(int worker, std::uint64_t epoch_at_send);
+  void on_model_check(int worker, std::uint64_t epoch_at_send, const std::string& model,
+                      const std::shared_ptr<ModelCheckRound>& round, const net::HttpResponse& response);
   // The inference key to send now (the key file's, else the option's).
   std::string inference_key(const std::string& inference_url) const;       // the key sent to that worker ("": none)
   TorchServeKeyFile* key_file_of(const std::string& inference_url) const;  // its key file; nullptr: none (yet)

@@ -173,3 +173,66 @@ TEST_CASE("health records: a worker ejected for a refused key is probed as soon 
   CHECK(h.up(0));
   CHECK_FALSE(h.at(0).refused_key);
 }
+
+TEST_CASE(
+    "health records: with models checked on rejoin, a worker that went down rejoins only when its models are "
+    "loaded, the reason noted once",
+    "[torchserve][health]") {
+  VirtualClock clock;
+  HealthRecords h(2, options(), clock);
+  h.check_models_on_rejoin(true);
+  // Never up yet (the start-up check covered it): back at its ping, no model check.
+  CHECK(h.rejoin_at_ping(0, h.epoch(0)) == HealthRecords::Rejoin::kBack);
+  h.take_down(0, "went down: ping: Couldn't connect to server");
+  const std::uint64_t down = h.epoch(0);
+  // Its ping passes: not back yet, a model check is asked for, one at a time.
+  CHECK(h.rejoin_at_ping(0, down) == HealthRecords::Rejoin::kCheckModels);
+  CHECK(h.rejoin_at_ping(0, down) == HealthRecords::Rejoin::kNone);
+  CHECK_FALSE(h.up(0));
+  std::string note;
+  CHECK_FALSE(h.models_checked(0, down, "model m not loaded (HTTP 404)", &note));
+  CHECK(note == "answers its ping but stays out of rotation until its models load: model m not loaded (HTTP 404)");
+  CHECK_FALSE(h.up(0));
+  // The next ping checks again; still missing: stays out, nothing noted again.
+  clock.advance_to_us(500 * kMs);
+  CHECK(h.rejoin_at_ping(0, down) == HealthRecords::Rejoin::kCheckModels);
+  note.clear();
+  CHECK_FALSE(h.models_checked(0, down, "model m not loaded (HTTP 404)", &note));
+  CHECK(note.empty());
+  // Loaded now: back in rotation.
+  CHECK(h.rejoin_at_ping(0, down) == HealthRecords::Rejoin::kCheckModels);
+  CHECK(h.models_checked(0, down, "", &note));
+  CHECK(h.up(0));
+  CHECK(note.empty());
+  CHECK_FALSE(h.models_checked(0, down, "", &note));  // a late answer changes nothing
+  CHECK(h.up(1) == false);
+}
+
+TEST_CASE("health records: a model check answered after the worker went down again or was assigned decides nothing",
+          "[torchserve][health]") {
+  VirtualClock clock;
+  HealthRecords h(1, options(), clock);
+  h.check_models_on_rejoin(true);
+  h.take_down(0, "went down: ping: HTTP 503");
+  const std::uint64_t before = h.epoch(0);
+  REQUIRE(h.rejoin_at_ping(0, before) == HealthRecords::Rejoin::kCheckModels);
+  h.take_down(0, "went down: ping: HTTP 503");  // gone again meanwhile
+  std::string note;
+  CHECK_FALSE(h.models_checked(0, before, "", &note));
+  CHECK_FALSE(h.up(0));
+  // Its next passing ping asks for a new check, and that one decides.
+  REQUIRE(h.rejoin_at_ping(0, h.epoch(0)) == HealthRecords::Rejoin::kCheckModels);
+  h.assign(0);  // a pool's worker took the slot: up, checked by its pool
+  CHECK_FALSE(h.models_checked(0, before, "model m not loaded (HTTP 404)", &note));
+  CHECK(h.up(0));
+  CHECK(note.empty());
+}
+
+TEST_CASE("health records: without models checked on rejoin, a worker that went down rejoins at its ping",
+          "[torchserve][health]") {
+  VirtualClock clock;
+  HealthRecords h(1, options(), clock);
+  h.take_down(0, "went down: ping: HTTP 503");
+  CHECK(h.rejoin_at_ping(0, h.epoch(0)) == HealthRecords::Rejoin::kBack);
+  CHECK(h.up(0));
+}

@@ -48,3 +48,40 @@ TEST_CASE("model check warns when TorchServe's own batching would hold lull's ba
   CHECK(batching_warning("http://h:8081", "r", R"([{"batchSize": 4, "maxBatchDelay": 0}])").empty());
   CHECK(batching_warning("http://h:8081", "r", R"([{"batchSize": 1, "maxBatchDelay": 100}])").empty());
 }
+
+TEST_CASE(
+    "model check: a model counts as loaded only with a worker READY (TorchServe lists one still loading as "
+    "UNLOADING)",
+    "[serve][management]") {
+  HttpResponse r;
+  r.status = 200;
+  r.body = R"([{"modelName":"a","workers":[{"id":"9000","status":"READY"}]}])";
+  CHECK(model_loaded(r));
+  r.body = R"([{"modelName":"a","workers":[{"id":"9000"}]}])";  // no status: counted, as before
+  CHECK(model_loaded(r));
+  r.body = R"([{"modelName":"a","workers":[{"id":"9000","status":"UNLOADING"}]}])";
+  CHECK_FALSE(model_loaded(r));
+  r.body = R"([{"modelName":"a","workers":[]}])";
+  CHECK_FALSE(model_loaded(r));
+  r.status = 404;
+  r.body = R"({"code":404,"message":"Model not found: a"})";
+  CHECK_FALSE(model_loaded(r));
+}
+
+TEST_CASE("stand-in --models-ready-after-ms: /ping passes at once, the models are missing until then",
+          "[serve][management]") {
+  ModelServerProcess s({"--fake", "a:0:0", "--models-ready-after-ms", "600000"});
+  HttpClient client;
+  HttpRequest ping;
+  ping.url = s.url() + "/ping";
+  CHECK(client.fetch(ping).status == 200);
+  const HttpResponse model = client.fetch(model_check_request({s.url(), s.url()}, "a", {}));
+  CHECK(model.status == 404);
+  CHECK_FALSE(model_loaded(model));
+  HttpRequest predict;
+  predict.method = "POST";
+  predict.url = s.url() + "/predictions/a";
+  predict.body = "x";
+  CHECK(client.fetch(predict).status == 503);
+  CHECK_THROWS_AS(check_models_loaded(client, {{s.url(), s.url()}}, {"a"}), ModelCheckError);
+}

@@ -190,6 +190,91 @@ TEST_CASE(
   CHECK(after[2].ok);
 }
 
+TEST_CASE(
+    "TorchServe backend (fake transport): with the rejoin model check, a server back whose ping passes before its "
+    "model is loaded stays out until GET /models/{name} shows it loaded, then rejoins",
+    "[serve][backend][fault]") {
+  Rig rig;
+  FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
+  auto loaded = std::make_shared<std::atomic<bool>>(true);
+  auto checks = std::make_shared<std::atomic<int>>(0);
+  rig.http.route("GET", s0.url + "/models/fast", [loaded, checks](const HttpRequest&) {
+    ++*checks;
+    return *loaded ? FakeHttpTransport::reply(200, R"([{"modelName":"fast","workers":[{"status":"READY"}]}])")
+                   : FakeHttpTransport::reply(404, R"({"code":404,"message":"Model not found: fast"})");
+  });
+  lull::serve::testing::QueryInputsForTest inputs;
+  inputs.put(1, "x");
+  TorchServeOptions opts;
+  opts.health_interval_ms = 3600 * 1000;  // pings only when the test calls check_health()
+  opts.rejoin_model_check = ModelCheckOptions{};
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, opts, std::move(rig.owned));
+  ResultLog log;
+  std::atomic<int> downs{0}, ups{0};
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
+  backend.set_health_handler([&](int, bool up) { (up ? ups : downs)++; });
+  REQUIRE(backend.start() == 1);
+  CHECK(*checks == 0);  // a worker never down rejoins at its ping: the start-up check is the server's
+  ups = 0;
+
+  *s0.up = false;
+  backend.check_health();
+  REQUIRE(rig.http.wait_idle());
+  CHECK_FALSE(backend.worker_up(0));
+  CHECK(downs == 1);
+
+  // Restarted: /ping passes, the model is not loaded yet.
+  *s0.up = true;
+  *loaded = false;
+  for (int i = 0; i < 3; ++i) {
+    backend.check_health();
+    REQUIRE(rig.http.wait_idle());
+    CHECK_FALSE(backend.worker_up(0));
+  }
+  CHECK(*checks == 3);
+  CHECK(ups == 0);
+  CHECK(*s0.batches == 0);
+
+  // Loaded: the next passing ping and its model check bring it back.
+  *loaded = true;
+  backend.check_health();
+  REQUIRE(rig.http.wait_idle());
+  CHECK(backend.worker_up(0));
+  CHECK(ups == 1);
+  backend.start_batch(inputs.batch(0, 0, {1}));
+  auto results = log.wait_for(1, milliseconds(3000));
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].ok);
+}
+
+TEST_CASE(
+    "TorchServe backend (fake transport): with the rejoin model check, a server whose model is loaded when it is "
+    "back rejoins at the same ping",
+    "[serve][backend][fault]") {
+  Rig rig;
+  FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast");
+  rig.http.route("GET", s0.url + "/models/fast", [](const HttpRequest&) {
+    return FakeHttpTransport::reply(200, R"([{"modelName":"fast","workers":[{"status":"READY"}]}])");
+  });
+  TorchServeOptions opts;
+  opts.health_interval_ms = 3600 * 1000;
+  opts.rejoin_model_check = ModelCheckOptions{};
+  TorchServeBackend backend({{s0.url, s0.url}}, {"fast"}, opts, std::move(rig.owned));
+  std::atomic<int> ups{0};
+  backend.set_health_handler([&](int, bool up) { ups += up; });
+  REQUIRE(backend.start() == 1);
+  ups = 0;
+  *s0.up = false;
+  backend.check_health();
+  REQUIRE(rig.http.wait_idle());
+  REQUIRE_FALSE(backend.worker_up(0));
+  *s0.up = true;
+  backend.check_health();
+  REQUIRE(rig.http.wait_idle());
+  CHECK(backend.worker_up(0));
+  CHECK(ups == 1);
+}
+
 TEST_CASE("TorchServe backend (fake transport): a batch past its timeout fails and ejects, not waited on",
           "[serve][backend][fault]") {
   Rig rig;
