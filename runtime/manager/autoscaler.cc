@@ -76,7 +76,8 @@ std::string Autoscaler::forecaster_name() const {
 
 int Autoscaler::envelope_need(std::int64_t now_us, double inflate, double* mean_qps) const {
   const std::int64_t from = now_us - options_.lead_us - kLoadEstimateWindowUs;
-  const std::vector<std::int64_t> times(recent_.begin(), recent_.end());
+  std::vector<std::int64_t> times(recent_.begin(), recent_.end());
+  std::sort(times.begin(), times.end());  // a server's threads may record a little out of order
   const auto counted = static_cast<std::size_t>(std::upper_bound(times.begin(), times.end(), from) - times.begin());
   std::vector<std::pair<double, double>> shares;
   if (counted < times.size()) shares = load_estimate_shares(times, 1, kLoadEstimateWindowUs, counted);
