@@ -97,7 +97,7 @@ double peak_estimate(const std::vector<std::int64_t>& t) { return lull::compiler
 
 }  // namespace
 
-TEST_CASE("count rule: planner and autoscaler pick the same count; a long burst sets it above the mean's",
+TEST_CASE("count rule: planner and autoscaler pick the same count, a long burst sets it above the mean's",
           "[plan][autoscale][count_rule]") {
   // 100 QPS with 300 QPS for 1.5 s of the 5.5: over a third of the arrivals see 300.
   const auto t = arrivals(500'000, 6'000'000, 100, 3'000'000, 4'500'000, 300);
@@ -109,7 +109,7 @@ TEST_CASE("count rule: planner and autoscaler pick the same count; a long burst 
   CHECK(table.fewest_workers_for(mean_estimate(t)) < planned);  // the mean's count would under-provision
 }
 
-TEST_CASE("count rule: planner and autoscaler pick the same count; a short burst sets it below the peak's",
+TEST_CASE("count rule: planner and autoscaler pick the same count, a short burst sets it below the peak's",
           "[plan][autoscale][count_rule]") {
   // 100 QPS with 240 QPS for 0.15 s: its estimates are a few percent of the
   // arrivals, within what the target tolerates at 0.05.
