@@ -45,6 +45,9 @@ void add_autoscale_options(po::options_description& desc, AutoscaleFlags& f) {
       ("autoscale-worker-price", po::value(&f.worker_price),
        "with --autoscale-objective price: accuracy points (a query at 78% earns 78) a worker must add per second to "
        "be worth running")
+      ("autoscale-rule", po::value(&f.rule)->default_value(f.rule),
+       "what sets the workers needed: capacity (the table's count for the forecast) | envelope (the planner's rule for "
+       "tracked traffic over the load estimates of the last lead time + 0.5 s)")
       ("autoscale-log", po::value(&f.log), "write every scale event as one line to this file ('-': stderr)");
   // clang-format on
 }
@@ -72,6 +75,11 @@ sim::SimAutoscale autoscale_config(const AutoscaleFlags& f, std::uint64_t seed) 
   } else if (!std::isnan(f.worker_price)) {
     throw UsageError("--autoscale-worker-price: only with --autoscale-objective price");
   }
+  if (f.rule != "capacity" && f.rule != "envelope")
+    throw UsageError("--autoscale-rule: expected capacity or envelope (got '" + f.rule + "')");
+  if (f.rule == "envelope" && objective == manager::CapacityObjective::kPrice)
+    throw UsageError("--autoscale-rule envelope: only with --autoscale-objective floor");
+  c.options.envelope_rule = f.rule == "envelope";
   const auto us = [](double s) { return static_cast<std::int64_t>(std::llround(s * 1e6)); };
   try {
     const manager::ProvisioningDelay delay = manager::ProvisioningDelay::parse(f.provisioning, seed);

@@ -24,6 +24,7 @@ struct AutoscaleFlags {
   int min_workers = 1, max_workers = 0;
   double max_violation = 0.01, min_accuracy = 0;
   std::string objective = "floor";     // floor | price
+  std::string rule = "capacity";       // capacity | envelope (--autoscale-rule)
   double worker_price = std::nan("");  // --autoscale-worker-price (NaN: not given)
   std::string log;                     // file for the scale-event lines ('-': stderr)
 };

@@ -38,6 +38,7 @@ const std::set<std::string> kFleetAutoscaleOptions = {"autoscale",
                                                       "min-accuracy",
                                                       "autoscale-objective",
                                                       "autoscale-worker-price",
+                                                      "autoscale-rule",
                                                       "autoscale-log"};
 
 void summarize(std::ostream& o, const std::string& what, const sim::FleetMix& m) {

@@ -10,6 +10,7 @@
 
 #include "schema/arrival_classify.h"
 #include "schema/burstiness_estimator.h"
+#include "schema/count_rule.h"
 
 namespace lull::compiler {
 namespace {
@@ -330,39 +331,17 @@ TrackedFit fit_tracked_arrivals(const std::vector<std::int64_t>& t) {
 std::vector<std::pair<double, double>> served_load_shares(const std::vector<std::int64_t>& t, double scale,
                                                           std::int64_t window_us) {
   if (t.empty() || !(scale > 0)) throw std::invalid_argument("served_load_shares: no arrivals or a bad scale");
-  // Scaling the rates by `scale` shrinks time by it: the window covers window * scale of the trace.
-  const double reach = static_cast<double>(window_us) * scale;
-  std::map<long, double> by_count;
-  std::size_t first = 0;
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    while (static_cast<double>(t[i] - t[first]) >= reach) ++first;
-    by_count[static_cast<long>(i - first + 1)] += 1;
-  }
-  std::vector<std::pair<double, double>> out;
-  const double n = static_cast<double>(t.size()), per_s = 1e6 / static_cast<double>(window_us);
-  for (const auto& [count, arrivals] : by_count) out.emplace_back(static_cast<double>(count) * per_s, arrivals / n);
-  return out;
+  return load_estimate_shares(t, scale, window_us);
 }
 
 LoadExpectation served_mixture(const std::vector<std::pair<double, double>>& shares,
                                const std::vector<LoadExpectation>& grid) {
   if (grid.empty()) throw std::invalid_argument("served_mixture: no grid loads");
-  LoadExpectation m;
-  double weight = 0, satisfied = 0, accuracy = 0;
-  for (const auto& [load, share] : shares) {
-    auto it = std::lower_bound(grid.begin(), grid.end(), load,
-                               [](const LoadExpectation& g, double l) { return g.load_qps < l; });
-    const LoadExpectation& g = it == grid.end() ? grid.back() : *it;
-    weight += share;
-    m.load_qps += share * load;
-    m.violation += share * g.violation;
-    satisfied += share * (1 - g.violation);
-    accuracy += share * (1 - g.violation) * g.accuracy;
-  }
-  m.load_qps /= weight;
-  m.violation /= weight;
-  m.accuracy = satisfied > 0 ? accuracy / satisfied : 0;
-  return m;
+  std::vector<GridFigures> figures;
+  figures.reserve(grid.size());
+  for (const auto& g : grid) figures.push_back({g.load_qps, g.accuracy, g.violation});
+  const GridFigures m = envelope_mixture(shares, figures);
+  return {m.load_qps, m.accuracy, m.violation};
 }
 
 }  // namespace lull::compiler

@@ -9,6 +9,7 @@
 #include "compiler/compile_library.h"
 #include "compiler/lagged_mixture.h"
 #include "compiler/plan/worker_search.h"
+#include "schema/count_rule.h"
 
 namespace lull::compiler {
 namespace {
@@ -62,38 +63,27 @@ TrackedPlan plan_tracked(ExpectationCache& cache, const std::vector<std::int64_t
     m.load_qps = estimate_only[k].load_qps;
     return known[k] = m;
   };
+  // The shared rule (schema/count_rule.h): the fewest count whose mixture
+  // over the load estimates meets the target, searched from the count for the
+  // mean load (a lower bound where the rate moves). With the lag term, from
+  // the count without it (its compiled expectations are cached, the lag's
+  // libraries not).
   auto ok = [&](int k) {
     const LoadExpectation m = at(k);
-    return m.violation <= target.max_violation && m.accuracy >= target.min_accuracy;
+    return meets_count_target({m.load_qps, m.accuracy, m.violation}, target.max_violation, target.min_accuracy);
   };
-  // From the count for the mean load (a lower bound where the rate moves),
-  // galloping up to one that meets, then bisecting down to the fewest.
-  // With the lag term, from the count without it (its compiled expectations are cached, the lag's libraries not).
-  int lo = 0, hi = 0;
+  int hint = 0;
   try {
-    hi = lag ? plan_tracked(cache, t, trace_qps, load_qps, target, max_workers).workers
-             : fewest_workers(cache, load_qps, target, max_workers).workers;
+    hint = lag ? plan_tracked(cache, t, trace_qps, load_qps, target, max_workers).workers
+               : fewest_workers(cache, load_qps, target, max_workers).workers;
   } catch (const PlanError&) {
-    hi = max_workers;
+    hint = max_workers;
   }
-  for (int stride = 1; !ok(hi); stride *= 2) {
-    lo = hi;
-    if (hi == max_workers)
-      throw PlanError("no worker count up to " + std::to_string(max_workers) +
-                      " meets the target on the trace's rates (" + std::to_string(max_workers) +
-                      " workers: expected violation " + std::to_string(at(hi).violation) + ")");
-    hi = std::min(max_workers, hi + stride);
-  }
-  if (lo == 0) {  // the mean load's count meets already: walk down
-    lo = hi;
-    while (lo > 1 && ok(lo - 1)) --lo;
-    hi = lo;
-    lo = hi - 1;
-  }
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    (ok(mid) ? hi : lo) = mid;
-  }
+  const int hi = fewest_count_meeting(hint, max_workers, ok);
+  if (hi == 0)
+    throw PlanError("no worker count up to " + std::to_string(max_workers) +
+                    " meets the target on the trace's rates (" + std::to_string(max_workers) +
+                    " workers: expected violation " + std::to_string(at(max_workers).violation) + ")");
   plan.workers = hi;
   plan.expected = at(hi);
   plan.estimate_only = estimate_only[hi];

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "schema/count_rule.h"
+
 namespace lull::manager {
 
 PoolCounts pool_counts(const std::vector<WorkerInfo>& workers, const std::set<std::string>& out_of_rotation) {
@@ -62,6 +64,30 @@ void Autoscaler::set_capacity(CapacityTable capacity) {
 void Autoscaler::record_arrival(std::int64_t t_us) {
   ++since_tick_;
   envelope_.record_arrival(t_us);
+  if (options_.envelope_rule) recent_.push_back(t_us);
+}
+
+std::string Autoscaler::forecaster_name() const {
+  if (!options_.envelope_rule) return forecaster_->describe();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "envelope:%gs", static_cast<double>(options_.lead_us + kLoadEstimateWindowUs) * 1e-6);
+  return buf;
+}
+
+int Autoscaler::envelope_need(std::int64_t now_us, double inflate, double* mean_qps) const {
+  const std::int64_t from = now_us - options_.lead_us - kLoadEstimateWindowUs;
+  std::vector<std::int64_t> times(recent_.begin(), recent_.end());
+  std::sort(times.begin(), times.end());  // a server's threads may record a little out of order
+  const auto counted = static_cast<std::size_t>(std::upper_bound(times.begin(), times.end(), from) - times.begin());
+  std::vector<std::pair<double, double>> shares;
+  if (counted < times.size()) shares = load_estimate_shares(times, 1, kLoadEstimateWindowUs, counted);
+  double mean = 0;
+  for (auto& [load, share] : shares) {
+    load *= inflate;
+    mean += load * share;
+  }
+  if (mean_qps) *mean_qps = mean;
+  return capacity_.envelope_workers_for(shares, nullptr, ceiling_);
 }
 
 int Autoscaler::clamp(int workers) const { return std::min(std::max(workers, floor_), ceiling_); }
@@ -80,12 +106,17 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
   d.t_us = now_us;
   d.before = counts;
   d.forecast_qps = forecaster_->forecast(now_us, options_.lead_us);
+  if (options_.envelope_rule) {
+    const std::int64_t keep = now_us - options_.lead_us - 2 * kLoadEstimateWindowUs;
+    while (!recent_.empty() && recent_.front() <= keep) recent_.pop_front();
+  }
   d.capacity_up_qps = capacity_.capacity_qps(counts.up);
   const EnvelopeCheck env = envelope_.check(now_us, d.capacity_up_qps);
   d.envelope_tripped = env.tripped;
   d.envelope_qps = env.rate_qps;
   d.envelope_window_us = env.window_us;
-  const int for_forecast = need_for(d.forecast_qps);
+  const int for_forecast =
+      options_.envelope_rule ? envelope_need(now_us, 1, &d.forecast_qps) : need_for(d.forecast_qps);
   const int for_envelope = env.tripped ? need_for(env.rate_qps) : 0;
   d.need = clamp(std::max(for_forecast, for_envelope));
   const int provisioned = counts.up + counts.starting;
@@ -104,8 +135,9 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
   // rate must fit fewer workers (the forecast itself counts for the price
   // objective, whose count need not grow with the load).
   const double inflate = 1 + options_.hysteresis;
-  const int for_lower =
-      clamp(std::max({for_forecast, need_for(d.forecast_qps * inflate), need_for(env.rate_qps * inflate)}));
+  const int for_inflated =
+      options_.envelope_rule ? envelope_need(now_us, inflate, nullptr) : need_for(d.forecast_qps * inflate);
+  const int for_lower = clamp(std::max({for_forecast, for_inflated, need_for(env.rate_qps * inflate)}));
   if (for_lower >= provisioned || env.tripped) {
     lower_since_us_ = -1;
     return d;

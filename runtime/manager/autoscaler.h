@@ -8,6 +8,8 @@
 //              the accuracy floor) covers the forecast over the lead time;
 //              with the price objective, the count among those covering it
 //              that maximizes accuracy net of the workers' price;
+//              with the envelope rule (options.envelope_rule): the planner's
+//              rule over the load estimates of the last reaction time;
 //   scale out  at once, by as many workers as `need` exceeds up + starting
 //              (reason "forecast", or "floor" below the floor);
 //   safety net the arrival envelope (several windows) against the capacity
@@ -28,6 +30,7 @@
 //              pool), nor chosen by a scale-in (it is not counted).
 // Every decision that acts is one log line with its reason and numbers.
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <set>
 #include <string>
@@ -50,6 +53,11 @@ struct AutoscaleOptions {
   double hysteresis = 0.1;                         // scale in only if the load * (1 + hysteresis) fits the lower count
   int min_workers = 1;                             // the floor (raised to the library's smallest worker count)
   int max_workers = 0;                             // 0: the library's largest worker count
+  // --autoscale-rule envelope: `need` by the planner's rule for tracked
+  // traffic (schema/count_rule.h) over the load estimates (per arrival, its
+  // trailing 500 ms window's rate) of the last reaction time, lead + the load
+  // window, instead of the capacity table's count for the forecast.
+  bool envelope_rule = false;
 };
 
 struct PoolCounts {
@@ -97,13 +105,15 @@ class Autoscaler {
   // table's (the floor and ceiling stay as they are).
   void set_capacity(CapacityTable capacity);
   const AutoscaleOptions& options() const { return options_; }
-  std::string forecaster_name() const { return forecaster_->describe(); }
+  std::string forecaster_name() const;
   int floor_workers() const { return floor_; }
   int ceiling_workers() const { return ceiling_; }
 
  private:
   int clamp(int workers) const;
   int need_for(double load_qps) const;  // the capacity table's count, searched up to the ceiling
+  // The envelope rule's count for the recent estimates, their loads times `inflate`.
+  int envelope_need(std::int64_t now_us, double inflate, double* mean_qps) const;
 
   CapacityTable capacity_;
   AutoscaleOptions options_;
@@ -111,6 +121,7 @@ class Autoscaler {
   ArrivalEnvelope envelope_;
   int floor_ = 1, ceiling_ = 1;
   std::uint64_t since_tick_ = 0;
+  std::deque<std::int64_t> recent_;  // arrivals of the last reaction time and one load window (envelope rule)
   std::int64_t last_tick_us_;
   std::int64_t last_scale_out_us_ = -1;
   std::int64_t last_scale_in_us_ = -1;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "runtime/core/pattern_switcher.h"
+#include "schema/count_rule.h"
 
 namespace lull::manager {
 
@@ -35,6 +36,7 @@ CapacityTable::CapacityTable(const std::vector<core::PolicyTable>& all_sets, Cap
     for (const auto& p : t.policies) {  // ascending load
       curve.load_qps.push_back(p.load_qps);
       curve.accuracy.push_back(p.expected_accuracy);
+      curve.violation.push_back(p.expected_violation_rate);
       if (p.expected_violation_rate > target.max_violation_rate || p.expected_accuracy < target.min_accuracy)
         qualifying = false;
       if (!qualifying) continue;
@@ -88,6 +90,22 @@ int CapacityTable::workers_for(double load_qps, bool* enough, int ceiling) const
     }
   }
   return best;
+}
+
+int CapacityTable::envelope_workers_for(const std::vector<std::pair<double, double>>& shares, bool* enough,
+                                        int ceiling) const {
+  std::size_t rows = rows_.size();
+  while (ceiling > 0 && rows > 1 && rows_[rows - 1].workers > ceiling) --rows;
+  auto meets = [&](int i) {  // i: 1-based index into the compiled counts
+    const AccuracyCurve& c = curves_[static_cast<std::size_t>(i - 1)];
+    if (c.load_qps.empty()) return false;
+    std::vector<GridFigures> grid;
+    for (std::size_t j = 0; j < c.load_qps.size(); ++j) grid.push_back({c.load_qps[j], c.accuracy[j], c.violation[j]});
+    return meets_count_target(envelope_mixture(shares, grid, true), target_.max_violation_rate, target_.min_accuracy);
+  };
+  const int i = shares.empty() ? 1 : fewest_count_meeting(1, static_cast<int>(rows), meets);
+  if (enough) *enough = i > 0;
+  return rows_[static_cast<std::size_t>(i > 0 ? i - 1 : static_cast<int>(rows) - 1)].workers;
 }
 
 const CapacityRow* CapacityTable::row_for(int workers) const {

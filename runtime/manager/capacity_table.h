@@ -13,6 +13,7 @@
 // most accuracy, instead of holding accuracy level across loads as the
 // fewest-workers rule does (docs/operators-guide.md, "The price rule").
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/core/policy_table.h"
@@ -73,6 +74,14 @@ class CapacityTable {
   // load * its workers / its capacity. Otherwise, or beyond the largest
   // count, the largest compiled count (*enough then false).
   int fewest_workers_for(double load_qps, bool* enough = nullptr) const;
+  // The shared rule (schema/count_rule.h, the planner's for tracked traffic):
+  // the fewest compiled count whose policies' mixture over `shares` (load
+  // estimate, share of arrivals) meets the target; an estimate above a
+  // count's top compiled load counts as violated. Searched by the same
+  // fewest_count_meeting over the compiled counts, up to `ceiling` (> 0).
+  // None meeting: the largest count searched, *enough false.
+  int envelope_workers_for(const std::vector<std::pair<double, double>>& shares, bool* enough = nullptr,
+                           int ceiling = 0) const;
   // The expected accuracy of `workers`' policies (the largest compiled count
   // not above it) at load_qps: linear between compiled loads, the end value
   // beyond them; 0 below the smallest count.
@@ -93,7 +102,7 @@ class CapacityTable {
   // Per row (same order): the compiled loads, ascending, and their policies'
   // expected accuracy, for expected_accuracy().
   struct AccuracyCurve {
-    std::vector<double> load_qps, accuracy;
+    std::vector<double> load_qps, accuracy, violation;
   };
   const CapacityRow* row_for(int workers) const;  // the largest compiled count <= workers
   double curve_accuracy(const CapacityRow& row, double load_qps) const;

@@ -116,6 +116,20 @@ TEST_CASE("lull simulate --autoscale-objective price reaches the capacity table 
   CHECK(json.find("\"reason\": \"forecast\"") != std::string::npos);  // 150 QPS needs 4 workers either way
 }
 
+TEST_CASE("lull simulate --autoscale-rule envelope: the planner's rule sets the need, named as the forecast",
+          "[sim][cli][autoscale]") {
+  const std::string lib = tiny_library(), out = lull::test::temp_dir() + "/autoscale_rule.json";
+  const CliResult r = run_lull("simulate --policies " + lib +
+                               " --workers 2 --trace constant:150:20 --autoscale --max-violation 0.02 "
+                               "--provisioning-delay fixed:3 --autoscale-rule envelope --out " +
+                               out);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string json = lull::test::slurp(out);
+  CHECK(json.find("\"forecast\": \"envelope:3.5s\"") != std::string::npos);  // lead 3 s + the 0.5 s window
+  CHECK(json.find("\"reason\": \"forecast\"") != std::string::npos);         // 150 QPS needs 4 workers, not 2
+}
+
 TEST_CASE("lull simulate --autoscale: bad settings are one line, exit code 2, no result", "[sim][cli][autoscale]") {
   const std::string lib = tiny_library(), out = lull::test::temp_dir() + "/bad_autoscale.json";
   const std::string base =
@@ -134,6 +148,9 @@ TEST_CASE("lull simulate --autoscale: bad settings are one line, exit code 2, no
       {"--autoscale-objective price", "needs --autoscale-worker-price"},
       {"--autoscale-worker-price 10", "only with --autoscale-objective price"},
       {"--autoscale-objective price --autoscale-worker-price -1", "--autoscale-worker-price"},
+      {"--autoscale-rule peak", "--autoscale-rule: expected capacity or envelope"},
+      {"--autoscale-rule envelope --autoscale-objective price --autoscale-worker-price 10",
+       "only with --autoscale-objective floor"},
   };
   for (const auto& [flags, needle] : cases) lull::test::check_usage_error(base + flags, needle, out);
 }
