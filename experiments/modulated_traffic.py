@@ -348,8 +348,10 @@ def write(rows, plans, args, wall):
     with open(stem + ".md.tmp", "w") as fh:
         fh.write("\n".join(lines) + "\n")
     os.replace(stem + ".md.tmp", stem + ".md")
-    with open(os.path.join(lr.WORK, "modulated", "rows.json"), "w") as fh:
+    rows_path = os.path.join(lr.WORK, "modulated", f"rows_{os.path.basename(stem)}.json")
+    with open(rows_path + ".tmp", "w") as fh:
         json.dump({"rows": rows, "plans": [{k: v for k, v in p.items() if k != "sims"} for p in plans]}, fh)
+    os.replace(rows_path + ".tmp", rows_path)
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 5))
     for ax, method in zip(axes, ("tracked", "fit")):
