@@ -61,6 +61,76 @@ int count_of(const std::string& text, const std::string& what) {
   return n;
 }
 
+// POST /token?type=inference to a stand-in with the management key in
+// `key_path` (TorchServe's rotation), required to succeed.
+void rotate_inference_key(HttpClient& client, const std::string& server_url, const std::string& key_path) {
+  HttpRequest r;
+  r.method = "POST";
+  r.url = server_url + "/token?type=inference";
+  r.bearer_token = read_torchserve_key_file(key_path).management;
+  r.timeout_ms = 5000;
+  const HttpResponse answer = client.fetch(r);
+  INFO(answer.describe());
+  REQUIRE(answer.status == 200);
+}
+
+struct Tally {
+  int sent = 0, answered = 0, ok = 0, server_errors = 0, other = 0;
+  std::string first_error;
+};
+
+// Open loop at lull's image route, 50 queries a second for 6 s (300);
+// `before(i, in_flight)` runs just before query i is sent, with the count
+// of queries sent and not yet answered. Then waits (at most 20 s) for
+// every answer and returns the counts.
+Tally open_loop_300(HttpClient& client, const std::string& base, const std::function<void(int, int)>& before) {
+  struct Shared {
+    std::mutex mu;
+    Tally t;
+  };
+  auto shared = std::make_shared<Shared>();  // outlives this call if an answer comes late
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 300; ++i) {
+    std::this_thread::sleep_until(start + std::chrono::milliseconds(20 * i));
+    int in_flight = 0;
+    {
+      std::lock_guard<std::mutex> lock(shared->mu);
+      in_flight = shared->t.sent - shared->t.answered;
+    }
+    before(i, in_flight);
+    HttpRequest q;
+    q.method = "POST";
+    q.url = base + "/predictions/image-classification";
+    q.body = "query-" + std::to_string(i);
+    q.content_type = "application/octet-stream";
+    q.timeout_ms = 20000;
+    {
+      std::lock_guard<std::mutex> lock(shared->mu);
+      ++shared->t.sent;
+    }
+    client.send(q, [shared](HttpResponse r) {
+      std::lock_guard<std::mutex> lock(shared->mu);
+      Tally& t = shared->t;
+      ++t.answered;
+      if (r.status == 200) {
+        ++t.ok;
+        return;
+      }
+      (r.status >= 500 ? t.server_errors : t.other)++;
+      if (t.first_error.empty()) t.first_error = r.describe() + " " + r.body;
+    });
+  }
+  for (int i = 0; i < 400; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(shared->mu);
+      if (shared->t.answered == shared->t.sent) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::lock_guard<std::mutex> lock(shared->mu);
+  return shared->t;
+}
+
 }  // namespace
 
 TEST_CASE("key file: read again when it changes, kept when half written, newer keys found after a refusal",
@@ -120,64 +190,21 @@ TEST_CASE(
                         log, dir + "/port");
 
   HttpClient client;
-  std::mutex mu;
-  int sent = 0, answered = 0, ok = 0, server_errors = 0, other = 0;
-  std::string first_error;
-  const auto rotate = [&] {
-    const std::string management = read_torchserve_key_file(key_path).management;
-    HttpRequest r;
-    r.method = "POST";
-    r.url = server.url() + "/token?type=inference";
-    r.bearer_token = management;
-    r.timeout_ms = 5000;
-    const HttpResponse answer = client.fetch(r);
-    INFO(answer.describe());
-    REQUIRE(answer.status == 200);
-    std::lock_guard<std::mutex> lock(mu);
-    return sent - answered;  // the queries in flight at the rotation
-  };
-  // Open loop, 50 a second for 6 s; the keys rotated at 2 s and at 4 s.
+  // The keys rotated at 2 s and at 4 s.
   int in_flight_at_rotations = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 300; ++i) {
-    std::this_thread::sleep_until(start + std::chrono::milliseconds(20 * i));
-    if (i == 100 || i == 200) in_flight_at_rotations += rotate();
-    HttpRequest q;
-    q.method = "POST";
-    q.url = lull.base() + "/predictions/" + "image-classification";
-    q.body = "query-" + std::to_string(i);
-    q.content_type = "application/octet-stream";
-    q.timeout_ms = 20000;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      ++sent;
+  const Tally t = open_loop_300(client, lull.base(), [&](int i, int in_flight) {
+    if (i == 100 || i == 200) {
+      rotate_inference_key(client, server.url(), key_path);
+      in_flight_at_rotations += in_flight;
     }
-    client.send(q, [&](HttpResponse r) {
-      std::lock_guard<std::mutex> lock(mu);
-      ++answered;
-      if (r.status == 200) {
-        ++ok;
-        return;
-      }
-      (r.status >= 500 ? server_errors : other)++;
-      if (first_error.empty()) first_error = r.describe();
-    });
-  }
-  for (int i = 0; i < 400; ++i) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (answered == sent) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  });
   const std::string metrics = lull.metrics();
   const std::string serve_log = read_file(log);
-  std::lock_guard<std::mutex> lock(mu);
-  INFO("first error: " << first_error << "\nlog:\n" << serve_log);
-  CHECK(answered == sent);
-  CHECK(other == 0);
-  CHECK(server_errors <= in_flight_at_rotations);
-  CHECK(ok + server_errors == 300);
+  INFO("first error: " << t.first_error << "\nlog:\n" << serve_log);
+  CHECK(t.answered == t.sent);
+  CHECK(t.other == 0);
+  CHECK(t.server_errors <= in_flight_at_rotations);
+  CHECK(t.ok + t.server_errors == 300);
   CHECK(count_of(serve_log, "TorchServe keys re-read from " + key_path) == 2);
   CHECK(metrics.find("lull_torchserve_key_reloads_total 2\n") != std::string::npos);
   CHECK(serve_log.find("down: out of rotation") == std::string::npos);
@@ -293,61 +320,18 @@ TEST_CASE("two TorchServe stand-ins with their own keys, both rotated under 50 q
                          "--torchserve-token-file", dir + "/by-port/{port}/key_file.json"},
                         log, dir + "/port");
   HttpClient client;
-  std::mutex mu;
-  int sent = 0, answered = 0, ok = 0, server_errors = 0, other = 0;
-  std::string first_error;
-  const auto rotate = [&](const std::string& name, const ModelServerProcess& s) {
-    HttpRequest r;
-    r.method = "POST";
-    r.url = s.url() + "/token?type=inference";
-    r.bearer_token = read_torchserve_key_file(dir + "/" + name + "/key_file.json").management;
-    r.timeout_ms = 5000;
-    const HttpResponse answer = client.fetch(r);
-    INFO(answer.describe());
-    REQUIRE(answer.status == 200);
-  };
-  // Open loop, 50 a second for 6 s; server a rotated at 2 s, b at 3 s, both at 4 s.
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 300; ++i) {
-    std::this_thread::sleep_until(start + std::chrono::milliseconds(20 * i));
-    if (i == 100 || i == 200) rotate("a", *servers[0]);
-    if (i == 150 || i == 200) rotate("b", *servers[1]);
-    HttpRequest q;
-    q.method = "POST";
-    q.url = lull.base() + "/predictions/image-classification";
-    q.body = "query-" + std::to_string(i);
-    q.content_type = "application/octet-stream";
-    q.timeout_ms = 20000;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      ++sent;
-    }
-    client.send(q, [&](HttpResponse r) {
-      std::lock_guard<std::mutex> lock(mu);
-      ++answered;
-      if (r.status == 200) {
-        ++ok;
-        return;
-      }
-      (r.status >= 500 ? server_errors : other)++;
-      if (first_error.empty()) first_error = r.describe() + " " + r.body;
-    });
-  }
-  for (int i = 0; i < 400; ++i) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (answered == sent) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  // Server a rotated at 2 s, b at 3 s, both at 4 s.
+  const Tally t = open_loop_300(client, lull.base(), [&](int i, int) {
+    if (i == 100 || i == 200) rotate_inference_key(client, servers[0]->url(), dir + "/a/key_file.json");
+    if (i == 150 || i == 200) rotate_inference_key(client, servers[1]->url(), dir + "/b/key_file.json");
+  });
   const std::string metrics = lull.metrics();
   const std::string serve_log = read_file(log);
-  std::lock_guard<std::mutex> lock(mu);
-  INFO("first error: " << first_error << "\nlog:\n" << serve_log);
-  CHECK(answered == sent);
-  CHECK(ok == 300);
-  CHECK(server_errors == 0);
-  CHECK(other == 0);
+  INFO("first error: " << t.first_error << "\nlog:\n" << serve_log);
+  CHECK(t.answered == t.sent);
+  CHECK(t.ok == 300);
+  CHECK(t.server_errors == 0);
+  CHECK(t.other == 0);
   // Two rotations each, each re-read from that server's own file.
   CHECK(count_of(serve_log, "TorchServe keys re-read from " + dir + "/by-port/" + std::to_string(servers[0]->port())) ==
         2);
@@ -375,58 +359,16 @@ TEST_CASE("TorchServe's rotation order (new key in force before the file is rewr
   LullServeProcess lull({"--policies", dir + "/set.pb", "--servers", server.url(), "--torchserve-token-file", key_path},
                         log, dir + "/port");
   HttpClient client;
-  std::mutex mu;
-  int sent = 0, answered = 0, ok = 0;
-  std::string first_error;
-  const auto rotate = [&] {
-    // The file is whole between rotations (written 100 ms after each; they are 1.5 s apart).
-    HttpRequest r;
-    r.method = "POST";
-    r.url = server.url() + "/token?type=inference";
-    r.bearer_token = read_torchserve_key_file(key_path).management;
-    r.timeout_ms = 5000;
-    const HttpResponse answer = client.fetch(r);
-    INFO(answer.describe());
-    REQUIRE(answer.status == 200);
-  };
-  // Open loop, 50 a second for 6 s, a single worker: a refused query has no other to go to.
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 300; ++i) {
-    std::this_thread::sleep_until(start + std::chrono::milliseconds(20 * i));
-    if (i == 75 || i == 150 || i == 225) rotate();
-    HttpRequest q;
-    q.method = "POST";
-    q.url = lull.base() + "/predictions/image-classification";
-    q.body = "query-" + std::to_string(i);
-    q.content_type = "application/octet-stream";
-    q.timeout_ms = 20000;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      ++sent;
-    }
-    client.send(q, [&](HttpResponse r) {
-      std::lock_guard<std::mutex> lock(mu);
-      ++answered;
-      if (r.status == 200) {
-        ++ok;
-        return;
-      }
-      if (first_error.empty()) first_error = r.describe() + " " + r.body;
-    });
-  }
-  for (int i = 0; i < 400; ++i) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (answered == sent) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  // A single worker, so a refused query has no other to go to; rotations
+  // 1.5 s apart, the file whole between them (written 100 ms after each).
+  const Tally t = open_loop_300(client, lull.base(), [&](int i, int) {
+    if (i == 75 || i == 150 || i == 225) rotate_inference_key(client, server.url(), key_path);
+  });
   const std::string metrics = lull.metrics();
   const std::string serve_log = read_file(log);
-  std::lock_guard<std::mutex> lock(mu);
-  INFO("first error: " << first_error << "\nlog:\n" << serve_log);
-  CHECK(answered == sent);
-  CHECK(ok == 300);
+  INFO("first error: " << t.first_error << "\nlog:\n" << serve_log);
+  CHECK(t.answered == t.sent);
+  CHECK(t.ok == 300);
   CHECK(count_of(serve_log, "TorchServe keys re-read from " + key_path) == 3);
   CHECK(metrics.find("lull_torchserve_key_reloads_total 3\n") != std::string::npos);
   CHECK(serve_log.find("down: out of rotation") == std::string::npos);
