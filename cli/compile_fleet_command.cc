@@ -23,7 +23,7 @@ namespace lull::cli {
 
 int run_compile_fleet(int argc, char** argv) {
   CompileFlags flags;
-  std::string fleet_path, loads_text, out_path, report_path;
+  std::string fleet_path, loads_text, out_path, report_path, expect_lag = "off", expect_late = "off";
   double weight_step = 0.05;
   int count_spread = 0;
   po::options_description desc("lull compile --fleet options");
@@ -35,7 +35,13 @@ int run_compile_fleet(int argc, char** argv) {
       ("count-spread", po::value(&count_spread)->default_value(count_spread),
        "each kind's library also gets sets for its count -N..+N (fewer after failures; the autoscaler's range)")
       ("out", po::value(&out_path)->required(), "fleet policy to write (binary protobuf; '-' for stdout, not a terminal)")
-      ("report", po::value(&report_path), "JSON report to write ('-' for stdout)");
+      ("report", po::value(&report_path), "JSON report to write ('-' for stdout)")
+      ("expect-lag", po::value(&expect_lag)->default_value(expect_lag),
+       "on: each chosen split is also reported as served through each kind's load estimate (the policies its "
+       "500 ms count picks around the load; \"served\" in --report); off: at the compiled loads only")
+      ("expect-late", po::value(&expect_late)->default_value(expect_late),
+       "on (with --expect-lag on): the served figures count, of a batch that misses, only the queries expected to "
+       "be late; off: the whole batch");
   // clang-format on
   add_solve_options(desc, flags);
   if (!parse_command_line(argc, argv, desc,
@@ -45,6 +51,10 @@ int run_compile_fleet(int argc, char** argv) {
     return 0;
   check_binary_output(out_path, "--out");
   const compiler::CompileSpec spec = solve_spec(flags);
+  if (expect_lag != "on" && expect_lag != "off") throw UsageError("--expect-lag: on or off, not '" + expect_lag + "'");
+  if (expect_late != "on" && expect_late != "off")
+    throw UsageError("--expect-late: on or off, not '" + expect_late + "'");
+  if (expect_late == "on" && expect_lag != "on") throw UsageError("--expect-late on: needs --expect-lag on");
   if (count_spread < 0 || count_spread > 1000) throw UsageError("--count-spread: must be in 0..1000");
   int steps = 0;
   try {
@@ -74,7 +84,7 @@ int run_compile_fleet(int argc, char** argv) {
         else
           progress.update(line);
       },
-      count_spread);
+      count_spread, {expect_lag == "on", expect_late == "on"});
   progress.finish();
   write_binary_output(out_path, fleet_policy_bytes(result.policy), "--out");
   if (!report_path.empty()) write_output(report_path, fleet_compile_json(result.policy, result.splits));

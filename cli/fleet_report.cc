@@ -66,11 +66,16 @@ std::string fleet_compile_table(const schema::FleetPolicy& fleet,
                                                       : "no");
       for (const auto& a : s.alone) row += format("  %-20s", cell(a).c_str());
       if (s.fixed) row += "  (fixed weights)";
+      if (s.has_served)
+        row += format("  served %.4f/%.4f", s.served.expected.accuracy, s.served.expected.violation_rate);
       out += row.erase(row.find_last_not_of(' ') + 1) + "\n";
     }
     out += "\n";
   }
   out += "(alone: accuracy/violation with all of the class's load on that kind's workers; x: misses the target)\n";
+  if (!splits.empty() && splits.front().has_served)
+    out +=
+        "(served: the chosen weights' accuracy/violation through each kind's 500 ms load estimate, --expect-lag on)\n";
   return out;
 }
 
@@ -99,6 +104,7 @@ std::string fleet_compile_json(const schema::FleetPolicy& fleet,
       JsonValue& w = row.add("weights", JsonValue::object());
       for (int k = 0; k < c.kinds_size(); ++k) w.add(c.kinds(k).kind(), s.chosen.weights[static_cast<std::size_t>(k)]);
       row.add("expected", expectation_json(s.chosen));
+      if (s.has_served) row.add("served", expectation_json(s.served));
       row.add("fixed_weights", s.fixed ? "yes" : "no");
       JsonValue& alone = row.add("alone", JsonValue::object());
       for (int k = 0; k < c.kinds_size(); ++k)

@@ -7,6 +7,7 @@
 
 #include "compiler/compile_inputs.h"
 #include "compiler/compile_library.h"
+#include "compiler/lagged_mixture.h"
 #include "compiler/profile/profile_source.h"
 
 namespace lull::compiler {
@@ -81,7 +82,7 @@ FleetClassInputs load_fleet_class_inputs(const FleetDescription& fleet, int ci,
 
 FleetCompileResult compile_fleet(const FleetDescription& fleet, const CompileSpec& spec,
                                  const std::vector<double>& fleet_loads_qps, int weight_steps, Solver& solver,
-                                 const FleetProgress& progress, int count_spread) {
+                                 const FleetProgress& progress, int count_spread, FleetServed served) {
   if (count_spread < 0) throw std::invalid_argument("--count-spread: must be >= 0");
   if (fleet_loads_qps.empty()) throw std::invalid_argument("--load-qps: no load given");
   require_workers(fleet);
@@ -102,7 +103,7 @@ FleetCompileResult compile_fleet(const FleetDescription& fleet, const CompileSpe
     cp.set_slo_ms(c.slo_ms);
     cp.set_max_violation(c.max_violation);
     cp.set_share(c.share);
-    std::vector<std::map<double, Expectation>> known(static_cast<std::size_t>(n));
+    std::vector<std::map<double, Expectation>> known(static_cast<std::size_t>(n)), served_known(known.size());
     for (int k = 0; k < n; ++k) {
       // Every load a weight of the grid (or the fixed weight) sends this
       // kind, and the whole class load for the kind-alone comparison.
@@ -129,12 +130,18 @@ FleetCompileResult compile_fleet(const FleetDescription& fleet, const CompileSpe
                                           [&](int set, int, int done, int total, const LoadReport& r) {
                                             if (progress) progress(ci, k, set * total + done, sets * total, r);
                                           });
-      for (const auto& sw : sweeps) {
+      for (std::size_t i = 0; i < sweeps.size(); ++i) {
+        const auto& sw = sweeps[i];
         out.policies += sw.sweep.set.policies_size();
         if (sw.workers != own) continue;
+        auto& m = known[static_cast<std::size_t>(k)];
         for (const auto& r : sw.sweep.reports)
-          known[static_cast<std::size_t>(k)][r.load_qps] = {r.expected_accuracy, r.expected_violation_rate,
-                                                            r.beyond_capacity};
+          m[r.load_qps] = {r.expected_accuracy, r.expected_violation_rate, r.beyond_capacity};
+        if (!served.on) continue;
+        for (const auto& e :
+             served_expectations(in.profiles[static_cast<std::size_t>(k)], specs[i], sw, kLoadWindowUs, served.late))
+          served_known[static_cast<std::size_t>(k)][e.load_qps] = {e.accuracy, e.violation,
+                                                                   m.at(e.load_qps).beyond_capacity};
       }
       auto& kp = *cp.add_kinds();
       kp.set_kind(c.workers[static_cast<std::size_t>(k)].kind);
@@ -142,12 +149,15 @@ FleetCompileResult compile_fleet(const FleetDescription& fleet, const CompileSpe
       kp.set_price_per_s(fleet.kinds[static_cast<std::size_t>(in.kinds[static_cast<std::size_t>(k)])].price_per_s);
       *kp.mutable_library() = policy_library_of(sweeps);
     }
-    const KindExpectation lookup = [&](int k, double load) {
-      const auto& m = known[static_cast<std::size_t>(k)];
-      const auto it = m.find(load);
-      if (it == m.end()) throw std::logic_error("compile_fleet: no policy compiled at " + std::to_string(load));
-      return it->second;
+    const auto lookup_in = [](const std::vector<std::map<double, Expectation>>& table) -> KindExpectation {
+      return [&table](int k, double load) {
+        const auto& m = table[static_cast<std::size_t>(k)];
+        const auto it = m.find(load);
+        if (it == m.end()) throw std::logic_error("compile_fleet: no policy compiled at " + std::to_string(load));
+        return it->second;
+      };
     };
+    const KindExpectation lookup = lookup_in(known);
     for (double l : class_loads) {
       FleetSplitReport rep;
       rep.class_name = c.name;
@@ -155,6 +165,10 @@ FleetCompileResult compile_fleet(const FleetDescription& fleet, const CompileSpe
       rep.fixed = c.fixed_weights;
       rep.chosen = best_split(grid, l, target, lookup);
       for (int k = 0; k < n; ++k) rep.alone.push_back(split_at(alone_weights(n, k), l, target, lookup));
+      if (served.on) {
+        rep.has_served = true;
+        rep.served = split_at(rep.chosen.weights, l, target, lookup_in(served_known));
+      }
       auto& sp = *cp.add_splits();
       sp.set_load_qps(l);
       for (double w : rep.chosen.weights) sp.add_weights(w);

@@ -41,6 +41,17 @@ struct FleetSplitReport {
   ClassSplit chosen;
   bool fixed = false;             // the file's weights, not searched
   std::vector<ClassSplit> alone;  // per kind: all of the class's load on that kind's workers
+  bool has_served = false;        // FleetServed::on
+  ClassSplit served;              // the chosen weights, each kind's expectation served through its load estimate
+};
+
+// `lull compile --fleet --expect-lag on`: each kind's expectation at a load is
+// also taken as served through the runtime's load estimate (lagged_mixture.h's
+// served_expectations on the kind's own library), and each chosen split is
+// reported with those (FleetSplitReport::served); the choice is unchanged.
+struct FleetServed {
+  bool on = false;
+  bool late = false;  // --expect-late on
 };
 
 struct FleetCompileResult {
@@ -59,6 +70,7 @@ using FleetProgress = std::function<void(int cls, int kind, int done, int total,
 // empty load list or a negative spread.
 FleetCompileResult compile_fleet(const FleetDescription& fleet, const CompileSpec& spec,
                                  const std::vector<double>& fleet_loads_qps, int weight_steps, Solver& solver,
-                                 const FleetProgress& progress = nullptr, int count_spread = 0);
+                                 const FleetProgress& progress = nullptr, int count_spread = 0,
+                                 FleetServed served = {});
 
 }  // namespace lull::compiler

@@ -216,7 +216,55 @@ TEST_CASE("lull compile --fleet refuses bad input in one line, exit 2, no file")
   check_refused(compile_args(good, "--load-qps x"), "--load-qps");
   check_refused(compile_args(good, "--load-qps 300 --count-spread -1"), "--count-spread");
   check_refused(compile_args(temp_dir() + "/no_such_fleet.json", "--load-qps 300"), "no_such_fleet.json");
+  check_refused(compile_args(good, "--load-qps 300 --expect-lag maybe"), "--expect-lag: on or off, not 'maybe'");
+  check_refused(compile_args(good, "--load-qps 300 --expect-late on"), "--expect-late on: needs --expect-lag on");
   text = kFleet;
   text.replace(text.find(R"("share": 0.3)"), 12, R"("share": 0.2)");
   check_refused(compile_args(write_fleet("shares.json", text), "--load-qps 300"), "the shares sum to 0.9, not 1");
+}
+
+TEST_CASE("lull compile --fleet --expect-lag on reports each split served through the load estimate") {
+  const std::string fleet = write_fleet("served.json", kFleet);
+  const std::string dir = temp_dir();
+  const std::string loads = "--load-qps 300:600:100 --weight-step 0.5 ";
+  auto r = run_lull(compile_args(
+      fleet, loads + "--expect-lag on --out " + dir + "/served_fleet.pb --report " + dir + "/served_fleet.json"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("served "));
+  const std::string rep = slurp(dir + "/served_fleet.json");
+  // Without the flag: the same policies, no served figures.
+  r = run_lull(compile_args(fleet, loads + "--out " + dir + "/plain_fleet.pb --report " + dir + "/plain_fleet.json"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(slurp(dir + "/plain_fleet.pb") == slurp(dir + "/served_fleet.pb"));
+  CHECK(slurp(dir + "/plain_fleet.json").find("\"served\"") == std::string::npos);
+  CHECK_THAT(r.out, !Contains("served "));
+  // Every split of both classes has one.
+  const auto bulk = rep.find("\"name\": \"bulk\"");
+  REQUIRE(bulk != std::string::npos);
+  int served_rows = 0;
+  for (auto at = rep.find("\"served\""); at != std::string::npos; at = rep.find("\"served\"", at + 1)) ++served_rows;
+  CHECK(served_rows == 8);
+  // The bulk class (1 slow worker, SLO 120 ms, 90-180 QPS) alone through
+  // lull compile --expect-lag on: the same served figure at each load.
+  r = run_lull("compile --profiles " + fleet_dir() + "/slow.json --slo-ms 120 --workers 1 --load-qps 90:180:30 " +
+               kSmallMdpFlags + " --expect-lag on --out " + dir + "/served_bulk.pb --report " + dir +
+               "/served_bulk.json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string alone = slurp(dir + "/served_bulk.json");
+  const auto alone_served = alone.find("\"served\"");
+  REQUIRE(alone_served != std::string::npos);
+  auto at = bulk;
+  for (const char* load : {"90", "120", "150", "180"}) {
+    INFO(load << " QPS");
+    at = rep.find("\"served\"", at + 1);
+    REQUIRE(at != std::string::npos);
+    const auto l = alone.find(std::string("\"load_qps\": ") + load, alone_served);
+    REQUIRE(l != std::string::npos);
+    const std::string mine = rep.substr(at), theirs = alone.substr(l);
+    CHECK(json_number(mine, "accuracy") == Approx(json_number(theirs, "expected_accuracy")).epsilon(1e-9));
+    CHECK(json_number(mine, "violation_rate") ==
+          Approx(json_number(theirs, "expected_violation_rate")).epsilon(1e-9).margin(1e-12));
+  }
 }
