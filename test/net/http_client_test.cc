@@ -61,7 +61,10 @@ TEST_CASE("HTTP client: a request past its timeout fails as timed out, promptly"
   auto r = client.fetch(req);
   CHECK(r.timed_out);
   CHECK_FALSE(r.ok());
-  CHECK(r.elapsed_us >= 200'000);  // not before its timeout either
+  // Not before its timeout either, to within curl's timer: it keeps
+  // milliseconds and caches its clock per pass, so it can end the transfer
+  // a fraction of a millisecond early (199.7 ms seen under ASan).
+  CHECK(r.elapsed_us >= 195'000);
   CHECK(r.elapsed_us < 60'000'000);
 }
 
