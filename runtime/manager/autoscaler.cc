@@ -74,13 +74,16 @@ std::string Autoscaler::forecaster_name() const {
   return buf;
 }
 
-int Autoscaler::envelope_need(std::int64_t now_us, double inflate, double* mean_qps) const {
+std::vector<std::pair<double, double>> Autoscaler::recent_load_shares(std::int64_t now_us) const {
   const std::int64_t from = now_us - options_.lead_us - kLoadEstimateWindowUs;
   std::vector<std::int64_t> times(recent_.begin(), recent_.end());
   std::sort(times.begin(), times.end());  // a server's threads may record a little out of order
   const auto counted = static_cast<std::size_t>(std::upper_bound(times.begin(), times.end(), from) - times.begin());
-  std::vector<std::pair<double, double>> shares;
-  if (counted < times.size()) shares = load_estimate_shares(times, 1, kLoadEstimateWindowUs, counted);
+  if (counted == times.size()) return {};
+  return load_estimate_shares(times, 1, kLoadEstimateWindowUs, counted);
+}
+
+int Autoscaler::envelope_need(std::vector<std::pair<double, double>> shares, double inflate, double* mean_qps) const {
   double mean = 0;
   for (auto& [load, share] : shares) {
     load *= inflate;
@@ -106,9 +109,11 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
   d.t_us = now_us;
   d.before = counts;
   d.forecast_qps = forecaster_->forecast(now_us, options_.lead_us);
+  std::vector<std::pair<double, double>> shares;  // the envelope rule's load estimates, read once a tick
   if (options_.envelope_rule) {
     const std::int64_t keep = now_us - options_.lead_us - 2 * kLoadEstimateWindowUs;
     while (!recent_.empty() && recent_.front() <= keep) recent_.pop_front();
+    shares = recent_load_shares(now_us);
   }
   d.capacity_up_qps = capacity_.capacity_qps(counts.up);
   const EnvelopeCheck env = envelope_.check(now_us, d.capacity_up_qps);
@@ -116,7 +121,7 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
   d.envelope_qps = env.rate_qps;
   d.envelope_window_us = env.window_us;
   const int for_forecast =
-      options_.envelope_rule ? envelope_need(now_us, 1, &d.forecast_qps) : need_for(d.forecast_qps);
+      options_.envelope_rule ? envelope_need(shares, 1, &d.forecast_qps) : need_for(d.forecast_qps);
   const int for_envelope = env.tripped ? need_for(env.rate_qps) : 0;
   d.need = clamp(std::max(for_forecast, for_envelope));
   const int provisioned = counts.up + counts.starting;
@@ -136,7 +141,7 @@ ScaleDecision Autoscaler::decide(std::int64_t now_us, PoolCounts counts) {
   // objective, whose count need not grow with the load).
   const double inflate = 1 + options_.hysteresis;
   const int for_inflated =
-      options_.envelope_rule ? envelope_need(now_us, inflate, nullptr) : need_for(d.forecast_qps * inflate);
+      options_.envelope_rule ? envelope_need(shares, inflate, nullptr) : need_for(d.forecast_qps * inflate);
   const int for_lower = clamp(std::max({for_forecast, for_inflated, need_for(env.rate_qps * inflate)}));
   if (for_lower >= provisioned || env.tripped) {
     lower_since_us_ = -1;

@@ -34,6 +34,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/manager/arrival_envelope.h"
@@ -112,8 +113,10 @@ class Autoscaler {
  private:
   int clamp(int workers) const;
   int need_for(double load_qps) const;  // the capacity table's count, searched up to the ceiling
-  // The envelope rule's count for the recent estimates, their loads times `inflate`.
-  int envelope_need(std::int64_t now_us, double inflate, double* mean_qps) const;
+  // The load estimates (share of arrivals) of the arrivals in the last lead + load window.
+  std::vector<std::pair<double, double>> recent_load_shares(std::int64_t now_us) const;
+  // The envelope rule's count for `shares`, their loads times `inflate` (their mean in *mean_qps).
+  int envelope_need(std::vector<std::pair<double, double>> shares, double inflate, double* mean_qps) const;
 
   CapacityTable capacity_;
   AutoscaleOptions options_;

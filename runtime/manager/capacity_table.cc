@@ -30,13 +30,11 @@ CapacityTable::CapacityTable(const std::vector<core::PolicyTable>& all_sets, Cap
     const auto& t = *sets[core::covering_pattern(
         sets, [](const core::PolicyTable* p) -> const ArrivalProcess& { return p->arrivals; }, pattern)];
     CapacityRow row;
-    AccuracyCurve curve;
+    std::vector<GridFigures> curve;
     row.workers = t.workers;
     bool qualifying = true;
     for (const auto& p : t.policies) {  // ascending load
-      curve.load_qps.push_back(p.load_qps);
-      curve.accuracy.push_back(p.expected_accuracy);
-      curve.violation.push_back(p.expected_violation_rate);
+      curve.push_back({p.load_qps, p.expected_accuracy, p.expected_violation_rate});
       if (p.expected_violation_rate > target.max_violation_rate || p.expected_accuracy < target.min_accuracy)
         qualifying = false;
       if (!qualifying) continue;
@@ -97,10 +95,8 @@ int CapacityTable::envelope_workers_for(const std::vector<std::pair<double, doub
   std::size_t rows = rows_.size();
   while (ceiling > 0 && rows > 1 && rows_[rows - 1].workers > ceiling) --rows;
   auto meets = [&](int i) {  // i: 1-based index into the compiled counts
-    const AccuracyCurve& c = curves_[static_cast<std::size_t>(i - 1)];
-    if (c.load_qps.empty()) return false;
-    std::vector<GridFigures> grid;
-    for (std::size_t j = 0; j < c.load_qps.size(); ++j) grid.push_back({c.load_qps[j], c.accuracy[j], c.violation[j]});
+    const std::vector<GridFigures>& grid = curves_[static_cast<std::size_t>(i - 1)];
+    if (grid.empty()) return false;
     return meets_count_target(envelope_mixture(shares, grid, true), target_.max_violation_rate, target_.min_accuracy);
   };
   const int i = shares.empty() ? 1 : fewest_count_meeting(1, static_cast<int>(rows), meets);
@@ -116,15 +112,16 @@ const CapacityRow* CapacityTable::row_for(int workers) const {
 }
 
 double CapacityTable::curve_accuracy(const CapacityRow& row, double load_qps) const {
-  const AccuracyCurve& c = curves_[static_cast<std::size_t>(&row - rows_.data())];
-  if (c.load_qps.empty()) return 0;
-  if (load_qps <= c.load_qps.front()) return c.accuracy.front();
-  if (load_qps >= c.load_qps.back()) return c.accuracy.back();
-  const auto hi =
-      static_cast<std::size_t>(std::upper_bound(c.load_qps.begin(), c.load_qps.end(), load_qps) - c.load_qps.begin());
+  const std::vector<GridFigures>& c = curves_[static_cast<std::size_t>(&row - rows_.data())];
+  if (c.empty()) return 0;
+  if (load_qps <= c.front().load_qps) return c.front().accuracy;
+  if (load_qps >= c.back().load_qps) return c.back().accuracy;
+  const auto hi = static_cast<std::size_t>(
+      std::upper_bound(c.begin(), c.end(), load_qps, [](double l, const GridFigures& g) { return l < g.load_qps; }) -
+      c.begin());
   const std::size_t lo = hi - 1;
-  const double f = (load_qps - c.load_qps[lo]) / (c.load_qps[hi] - c.load_qps[lo]);
-  return c.accuracy[lo] + f * (c.accuracy[hi] - c.accuracy[lo]);
+  const double f = (load_qps - c[lo].load_qps) / (c[hi].load_qps - c[lo].load_qps);
+  return c[lo].accuracy + f * (c[hi].accuracy - c[lo].accuracy);
 }
 
 double CapacityTable::expected_accuracy(int workers, double load_qps) const {

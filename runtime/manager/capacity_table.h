@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/core/policy_table.h"
+#include "schema/count_rule.h"
 #include "schema/arrival_process.h"
 
 namespace lull::manager {
@@ -99,16 +100,13 @@ class CapacityTable {
   const ArrivalProcess& pattern() const { return pattern_; }
 
  private:
-  // Per row (same order): the compiled loads, ascending, and their policies'
-  // expected accuracy, for expected_accuracy().
-  struct AccuracyCurve {
-    std::vector<double> load_qps, accuracy, violation;
-  };
   const CapacityRow* row_for(int workers) const;  // the largest compiled count <= workers
   double curve_accuracy(const CapacityRow& row, double load_qps) const;
 
   std::vector<CapacityRow> rows_;
-  std::vector<AccuracyCurve> curves_;
+  // Per row (same order): its policies' compiled figures, ascending by load,
+  // for expected_accuracy() and the envelope rule.
+  std::vector<std::vector<GridFigures>> curves_;
   CapacityTarget target_;
   ArrivalProcess pattern_;
 };
