@@ -19,6 +19,7 @@
 #include "compiler/compile_inputs.h"
 #include "compiler/compile_library.h"
 #include "compiler/lagged_mixture.h"
+#include "compiler/transient_expectation.h"
 #include "compiler/mdp/arrival_model.h"
 #include "compiler/solver/solver_registry.h"
 #include "schema/policy_file.h"
@@ -45,7 +46,9 @@ const char* const kCompileExamples =
 // "on_trace" member (JSON text).
 std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<compiler::LibrarySweep>& sweeps,
                                  const compiler::ReducedProfiles& profiles,
-                                 const std::vector<compiler::CompileSpec>& specs, bool lag, bool late) {
+                                 const std::vector<compiler::CompileSpec>& specs, const std::string& lag_mode,
+                                 bool late) {
+  const bool lag = lag_mode != "off", transient = lag_mode == "transient";
   const auto shares = compiler::served_load_shares(tracked.times_us);
   JsonValue obj = JsonValue::object();
   obj.add("file", tracked.path);
@@ -54,9 +57,11 @@ std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<
   obj.add("short_range", arrival_process_text(tracked.fit.short_range.process));
   obj.add("whole_fit", arrival_process_text(tracked.fit.whole.process));
   obj.add("load_window_ms", static_cast<double>(compiler::kLoadWindowUs) / 1e3);
-  obj.add("lag",
-          lag ? "each policy evaluated at the rate around its queries (centred 500 ms window, its noise shrunk away)"
-              : "none");
+  obj.add("lag", transient ? "one worker's queue followed through the trace, each decision by the policy of the load "
+                             "estimate at the rate around it (centred 500 ms window, its noise shrunk away)"
+                 : lag     ? "each policy evaluated at the rate around its queries (centred 500 ms window, its noise "
+                             "shrunk away)"
+                           : "none");
   JsonValue& sets = obj.add("sets", JsonValue::array());
   for (const auto& s : sweeps) {
     std::vector<compiler::LoadExpectation> grid;
@@ -70,9 +75,14 @@ std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<
       // The rate rounded to the compiled loads' mean spacing (at least 1 QPS).
       const double step =
           grid.size() > 1 ? (grid.back().load_qps - grid.front().load_qps) / static_cast<double>(grid.size() - 1) : 1;
-      const auto pairs = compiler::served_load_pairs(tracked.times_us, std::max(step, 1.0),
-                                                     tracked.fit.short_range.process.burstiness());
-      m = compiler::lagged_mixture(profiles, specs[i], s, pairs, 1e-4, late);
+      const double dispersion = tracked.fit.short_range.process.burstiness();
+      if (transient)
+        m = compiler::transient_expectation(profiles, specs[i], s, tracked.times_us, std::max(step, 1.0), dispersion,
+                                            late);
+      else
+        m = compiler::lagged_mixture(profiles, specs[i], s,
+                                     compiler::served_load_pairs(tracked.times_us, std::max(step, 1.0), dispersion),
+                                     1e-4, late);
       m.load_qps = estimate_only.load_qps;
     }
     std::fprintf(stderr,
@@ -146,9 +156,12 @@ int run_compile(int argc, char** argv) {
       ("expect-lag", po::value(&expect_lag)->default_value(expect_lag),
        "on: tracked:FILE's expectation on the trace evaluates each served policy at the rate around its queries "
        "(the load window's lag), not at the load it was compiled for; without a trace, each compiled load is also "
-       "reported as served through the load estimate's noise (--report's \"served\"); off: at its compiled load")
+       "reported as served through the load estimate's noise (--report's \"served\"); transient (tracked:FILE): one "
+       "worker's queue followed through the trace, so the backlog a rate jump leaves while the estimate catches up "
+       "counts; off: at its compiled load")
       ("expect-late", po::value(&expect_late)->default_value(expect_late),
-       "on (with --expect-lag on): those expectations count, of a batch that misses, only the queries expected to be "
+       "on (with --expect-lag on or transient): those expectations count, of a batch that misses, only the queries "
+       "expected to be "
        "late (the earliest, and later ones whose extra slack is short), not the whole batch; off: the whole batch "
        "(mdp-spec section 6)");
   // clang-format on
@@ -160,10 +173,13 @@ int run_compile(int argc, char** argv) {
           {nullptr, renamed_compile_flags(), nullptr, "", kCompileExamples}))
     return 0;
   check_binary_output(out_path, "--out");
-  if (expect_lag != "on" && expect_lag != "off") throw UsageError("--expect-lag: on or off, not '" + expect_lag + "'");
+  if (expect_lag != "on" && expect_lag != "off" && expect_lag != "transient")
+    throw UsageError("--expect-lag: on, transient or off, not '" + expect_lag + "'");
   if (expect_late != "on" && expect_late != "off")
     throw UsageError("--expect-late: on or off, not '" + expect_late + "'");
-  if (expect_late == "on" && expect_lag != "on") throw UsageError("--expect-late on: needs --expect-lag on");
+  if (expect_late == "on" && expect_lag == "off") throw UsageError("--expect-late on: needs --expect-lag on");
+  if (expect_lag == "transient" && flags.arrivals.rfind("tracked:", 0) != 0)
+    throw UsageError("--expect-lag transient: needs --arrivals tracked:FILE (it follows the queue through the trace)");
   std::optional<compiler::AdaptiveLoads> adaptive;
   std::string fit_note;
   TrackedTrace tracked;
@@ -254,7 +270,7 @@ int run_compile(int argc, char** argv) {
   sec.total = seconds_since_process_start();
   const std::string on_trace = tracked.path.empty() ? ""
                                                     : tracked_expectations(tracked, sweeps, inputs.profiles, specs,
-                                                                           expect_lag == "on", expect_late == "on");
+                                                                           expect_lag, expect_late == "on");
   const std::string served = expect_lag == "on" && tracked.path.empty()
                                  ? served_expectations(sweeps, inputs.profiles, specs, expect_late == "on")
                                  : "";

@@ -43,7 +43,8 @@ std::string rate_file_path(const std::string& trace) {
 // meets the target on the file's rates scaled to --load-qps
 // (compiler/plan/tracked_plan.h).
 int plan_on_tracked(compiler::PlanRequest& req, const CompileFlags& flags, const TrackedTrace& tracked,
-                    const std::string& out_path, bool expect_lag) {
+                    const std::string& out_path, const std::string& lag_mode, bool late) {
+  const bool expect_lag = lag_mode != "off";
   if (!(req.load_qps > 0)) req.load_qps = tracked.fit.mean_qps;
   if (!(req.target.max_violation > 0 && req.target.max_violation < 1))
     throw UsageError("--max-violation: must be in (0, 1)");
@@ -54,7 +55,8 @@ int plan_on_tracked(compiler::PlanRequest& req, const CompileFlags& flags, const
   const auto inputs = compiler::load_compile_inputs(input_spec);
   compiler::ExpectationCache cache(inputs.profiles, req.spec, *solver);
   compiler::TrackedPlan plan;
-  const compiler::TrackedLag lag{solver.get(), tracked.fit.short_range.process.burstiness()};
+  const compiler::TrackedLag lag{solver.get(), tracked.fit.short_range.process.burstiness(), lag_mode == "transient",
+                                 late};
   try {
     plan = compiler::plan_tracked(cache, tracked.times_us, tracked.fit.mean_qps, req.load_qps, req.target,
                                   req.max_workers, expect_lag ? &lag : nullptr);
@@ -75,9 +77,9 @@ int plan_on_tracked(compiler::PlanRequest& req, const CompileFlags& flags, const
   if (expect_lag) {
     char more[300];
     std::snprintf(more, sizeof more,
-                  "  counts judged with the load window's lag (--expect-lag on): without it %d workers would expect "
+                  "  counts judged with the load window's lag (--expect-lag %s): without it %d workers would expect "
                   "violation %.4f\n",
-                  plan.workers, plan.estimate_only.violation);
+                  lag_mode.c_str(), plan.workers, plan.estimate_only.violation);
     lag_text = more;
   }
   if (!out_path.empty()) {
@@ -92,7 +94,8 @@ int plan_on_tracked(compiler::PlanRequest& req, const CompileFlags& flags, const
     root.add("grid_step_qps", plan.grid_step_qps);
     root.add("capacity_qps", plan.capacity_qps);
     root.add("capacity_quantile", plan.capacity_quantile);
-    root.add("expect_lag", expect_lag ? "on" : "off");
+    root.add("expect_lag", lag_mode);
+    if (late) root.add("expect_late", "on");
     if (expect_lag) {
       root.add("estimate_only_accuracy", plan.estimate_only.accuracy);
       root.add("estimate_only_violation_rate", plan.estimate_only.violation);
@@ -118,7 +121,7 @@ int run_plan(int argc, char** argv) {
   if (names_flag(argc, argv, "--fleet")) return run_plan_fleet(argc, argv);
   CompileFlags flags;
   compiler::PlanRequest req;
-  std::string trace, capacity_workers, out_path, plot_path, expect_lag = "off";
+  std::string trace, capacity_workers, out_path, plot_path, expect_lag = "off", expect_late = "off";
   po::options_description desc("lull plan options");
   add_model_options(desc, flags);
   // clang-format off
@@ -138,7 +141,10 @@ int run_plan(int argc, char** argv) {
        "central arrival process the plan's expectations hold for: poisson | gamma:CV2 | batch:D | fit:FILE | tracked:FILE (the file's rates, scaled to --load-qps; docs/user-guide.md)")
       ("expect-lag", po::value(&expect_lag)->default_value(expect_lag),
        "with --arrivals tracked:FILE: on judges each count by its policies evaluated at the rate around the queries "
-       "they serve (the load window's lag; compiles a library per count tried) | off: by their compiled expectations")
+       "they serve (the load window's lag; compiles a library per count tried) | transient: by one worker's queue "
+       "followed through the trace (lull compile --help) | off: by their compiled expectations")
+      ("expect-late", po::value(&expect_late)->default_value(expect_late),
+       "on (with --expect-lag on or transient): a batch that misses counts only its late queries (lull compile --help)")
       ("shard-qps-limit", po::value(&req.shard_qps_limit)->default_value(req.shard_qps_limit),
        "one lull process's throughput (QPS; default: measured, docs/benchmarks.md): a load above it is planned as "
        "ceil(load / limit) shards behind a balancer (docs/operators-guide.md)")
@@ -154,7 +160,8 @@ int run_plan(int argc, char** argv) {
           {nullptr, renamed_compile_flags(), nullptr, "", kPlanExamples}))
     return 0;
   if (is_stdout(plot_path)) throw UsageError("--plot: a PNG does not go to stdout; name a file");
-  if (expect_lag != "on" && expect_lag != "off") throw UsageError("--expect-lag: on or off, not '" + expect_lag + "'");
+  if (expect_lag != "on" && expect_lag != "off" && expect_lag != "transient")
+    throw UsageError("--expect-lag: on, transient or off, not '" + expect_lag + "'");
   req.spec = model_spec(flags);
   if (flags.arrivals.rfind("tracked:", 0) == 0 && !trace.empty())
     throw UsageError("--trace: not with --arrivals tracked:FILE (the file's own rates are planned for)");
@@ -166,8 +173,12 @@ int run_plan(int argc, char** argv) {
     flags.arrivals = "tracked:" + trace.substr(9);
     trace.clear();
   }
-  if (expect_lag == "on" && flags.arrivals.rfind("tracked:", 0) != 0)
-    throw UsageError("--expect-lag on: needs --arrivals tracked:FILE");
+  if (expect_late != "on" && expect_late != "off")
+    throw UsageError("--expect-late: on or off, not '" + expect_late + "'");
+  if (expect_late == "on" && expect_lag == "off")
+    throw UsageError("--expect-late on: needs --expect-lag on or transient");
+  if (expect_lag != "off" && flags.arrivals.rfind("tracked:", 0) != 0)
+    throw UsageError("--expect-lag " + expect_lag + ": needs --arrivals tracked:FILE");
   if (flags.phase_cap == -1) req.spec.mdp.phase_cap = compiler::kPlanPhaseCap;
   // Exact compiles grow as K^1.8 (docs/benchmarks.md): without a cap the search stops at 1000.
   if (req.max_workers == -1) req.max_workers = req.spec.mdp.phase_cap > 0 ? limits::kMaxWorkers : 1000;
@@ -181,7 +192,7 @@ int run_plan(int argc, char** argv) {
     std::fprintf(stderr,
                  "lull plan: planning for %s arrivals (every worker count's MDP models them; docs/user-guide.md)\n",
                  arrival_process_text(processes.front()).c_str());
-  if (!tracked.path.empty()) return plan_on_tracked(req, flags, tracked, out_path, expect_lag == "on");
+  if (!tracked.path.empty()) return plan_on_tracked(req, flags, tracked, out_path, expect_lag, expect_late == "on");
   if (!trace.empty()) req.trace_path = rate_file_path(trace);
   for (double k :
        capacity_workers.empty() ? std::vector<double>{} : parse_number_list(capacity_workers, "--capacity-workers")) {

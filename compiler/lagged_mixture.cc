@@ -35,15 +35,17 @@ std::vector<double> centred_rates(const std::vector<std::int64_t>& t, std::int64
 
 }  // namespace
 
-std::vector<ServedPair> served_load_pairs(const std::vector<std::int64_t>& t, double step, double count_dispersion,
-                                          std::int64_t window_us, std::int64_t rate_window_us) {
+std::vector<ServedPair> served_load_series(const std::vector<std::int64_t>& t, double step, double count_dispersion,
+                                           std::int64_t window_us, std::int64_t rate_window_us,
+                                           std::int64_t smooth_window_us) {
   if (t.empty() || !(step > 0)) throw std::invalid_argument("served_load_pairs: no arrivals or a bad rate step");
   // The centred window's count carries its own noise (variance D x count);
   // left in, a stationary trace would read as a moving rate and the
   // policies' convex violation would turn the noise into pessimism. So the
   // rate is shrunk toward a window kRateSmoothing times longer, by the share
   // of the short window's variance about it that the noise does not explain.
-  const auto fast = centred_rates(t, rate_window_us), slow = centred_rates(t, rate_window_us * kRateSmoothing);
+  const auto fast = centred_rates(t, rate_window_us),
+             slow = centred_rates(t, smooth_window_us > 0 ? smooth_window_us : rate_window_us * kRateSmoothing);
   double spread = 0, noise = 0;
   const double window_s = static_cast<double>(rate_window_us) / 1e6;
   for (std::size_t i = 0; i < t.size(); ++i) {
@@ -51,18 +53,25 @@ std::vector<ServedPair> served_load_pairs(const std::vector<std::int64_t>& t, do
     noise += std::max(1.0, count_dispersion) * slow[i] / window_s;
   }
   const double keep = spread > 0 ? std::clamp(1 - noise / spread, 0.0, 1.0) : 0.0;
-  std::map<std::pair<long, long>, double> by_pair;  // (estimate count, rate step) -> arrivals
+  std::vector<ServedPair> out(t.size());
   std::size_t first = 0;
-  const double per_s = 1e6 / static_cast<double>(window_us);
+  const double per_s = 1e6 / static_cast<double>(window_us), n = static_cast<double>(t.size());
   for (std::size_t i = 0; i < t.size(); ++i) {
     while (t[i] - t[first] >= window_us) ++first;
     const double rate = slow[i] + keep * (fast[i] - slow[i]);
-    by_pair[{static_cast<long>(i - first + 1), std::lround(rate / step)}] += 1;
+    out[i] = {static_cast<double>(i - first + 1) * per_s, static_cast<double>(std::lround(rate / step)) * step, 1 / n};
   }
+  return out;
+}
+
+std::vector<ServedPair> served_load_pairs(const std::vector<std::int64_t>& t, double step, double count_dispersion,
+                                          std::int64_t window_us, std::int64_t rate_window_us) {
+  std::map<std::pair<double, double>, double> by_pair;  // (estimate, rate) -> arrivals
+  for (const ServedPair& x : served_load_series(t, step, count_dispersion, window_us, rate_window_us))
+    by_pair[{x.estimate_qps, x.rate_qps}] += 1;
   std::vector<ServedPair> out;
   const double n = static_cast<double>(t.size());
-  for (const auto& [key, arrivals] : by_pair)
-    out.push_back({static_cast<double>(key.first) * per_s, static_cast<double>(key.second) * step, arrivals / n});
+  for (const auto& [key, arrivals] : by_pair) out.push_back({key.first, key.second, arrivals / n});
   return out;
 }
 
@@ -92,29 +101,30 @@ double gaps_below(double gaps, double rate, double cv2, double x) {
 
 }  // namespace
 
+double late_in_batch(const MdpProblem& p, int s, int a) {
+  const Action& act = p.actions[static_cast<std::size_t>(a)];
+  if (act.meets_slo) return 0;
+  // The central process: K workers' round robin, its gaps' squared CV (the count's dispersion for batch:D).
+  const double rate = p.options.load_qps / 1e6, cv2 = std::max(p.options.arrivals.burstiness(), 0.01);
+  const double room = p.taus_us[static_cast<std::size_t>(act.tau)] - p.grid_us[static_cast<std::size_t>(p.j_of(s))];
+  double miss = 1;
+  for (int i = 1; i < act.batch; ++i) miss += gaps_below(i * p.options.workers, rate, cv2, room);
+  return std::min(miss, static_cast<double>(p.served(a)));
+}
+
 Figures late_expectation(const MdpProblem& p, const std::vector<int>& choice, const std::vector<double>& stationary) {
   if (stationary.size() != static_cast<std::size_t>(p.num_states()) || choice.size() != stationary.size())
     throw std::invalid_argument("late_expectation: a distribution or choice of another problem");
   double served = 0, late = 0, satisfied = 0, accuracy = 0;
-  // The central process: K workers' round robin, its gaps' squared CV (the count's dispersion for batch:D).
-  const double rate = p.options.load_qps / 1e6, cv2 = std::max(p.options.arrivals.burstiness(), 0.01);
   for (int s = 0; s < p.num_states(); ++s) {
     const double w = stationary[static_cast<std::size_t>(s)];
     const int a = choice[static_cast<std::size_t>(s)];
     if (a < 0 || !(w > 0)) continue;
-    const Action& act = p.actions[static_cast<std::size_t>(a)];
-    const double b = p.served(a);
-    double miss = 0;
-    if (!act.meets_slo) {
-      const double room = p.taus_us[static_cast<std::size_t>(act.tau)] - p.grid_us[static_cast<std::size_t>(p.j_of(s))];
-      miss = 1;
-      for (int i = 1; i < act.batch; ++i) miss += gaps_below(i * p.options.workers, rate, cv2, room);
-      miss = std::min(miss, b);
-    }
+    const double b = p.served(a), miss = late_in_batch(p, s, a);
     served += w * b;
     late += w * miss;
     satisfied += w * (b - miss);
-    accuracy += w * (b - miss) * p.accuracy[static_cast<std::size_t>(act.model)];
+    accuracy += w * (b - miss) * p.accuracy[static_cast<std::size_t>(p.actions[static_cast<std::size_t>(a)].model)];
   }
   return {satisfied > 0 ? accuracy / satisfied : 0, served > 0 ? late / served : 0};
 }

@@ -35,8 +35,17 @@ struct ServedPair {
   double rate_qps = 0;      // the rate around the arrival, rounded to the nearest multiple of the step
   double share = 0;         // of arrivals
 };
-// Pairs of equal values merged; rate_step_qps > 0; count_dispersion: the
-// short-range process's (1 for Poisson, CV^2 for gamma, D for batch).
+// Per arrival (in order), the trailing load window's reading and the rate
+// around it (rounded as in served_load_pairs, share 1 / arrivals each),
+// shrunk toward the rate over `smooth_window_us` (0: kRateSmoothing times
+// the rate's window).
+std::vector<ServedPair> served_load_series(const std::vector<std::int64_t>& times_us, double rate_step_qps,
+                                           double count_dispersion = 1, std::int64_t window_us = kLoadWindowUs,
+                                           std::int64_t rate_window_us = kRateWindowUs,
+                                           std::int64_t smooth_window_us = 0);
+// served_load_series with pairs of equal values merged; rate_step_qps > 0;
+// count_dispersion: the short-range process's (1 for Poisson, CV^2 for
+// gamma, D for batch).
 std::vector<ServedPair> served_load_pairs(const std::vector<std::int64_t>& times_us, double rate_step_qps,
                                           double count_dispersion = 1, std::int64_t window_us = kLoadWindowUs,
                                           std::int64_t rate_window_us = kRateWindowUs);
@@ -60,6 +69,8 @@ struct Figures {
 };
 Figures late_expectation(const MdpProblem& problem, const std::vector<int>& choice,
                          const std::vector<double>& stationary);
+// The queries late_expectation counts as late when state `s` takes action `a`.
+double late_in_batch(const MdpProblem& problem, int s, int a);
 
 // served_mixture with the lag: each pair served by the grid policy at or above
 // its estimate (the highest above the grid), evaluated at its rate. Pairs

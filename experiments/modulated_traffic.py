@@ -60,6 +60,8 @@ PLAN_PROCESSES = ("sin:60", "mmpp:4:1", "mmpp:4:10")
 WINDOW_S = 0.5
 # --expect-late: the tracked compiles also count only a missing batch's late queries (lull compile --expect-late on).
 EXPECT_LATE = []
+# --lag-mode: the --expect-lag value of the tracked compiles with --expect-lag (on, or transient).
+LAG_MODE = ["on"]
 
 
 def seconds_for(process):
@@ -96,12 +98,13 @@ def mixture(estimates, grid):
 
 
 def compile_tracked(path, workers, loads, tag, lag=False):
-    out = os.path.join(lr.WORK, "modulated", f"tr{'lag' if lag else ''}{'late' if lag and EXPECT_LATE else ''}_{tag}"
-                       f"_w{workers}")
+    mode = LAG_MODE[0] if lag else ""
+    out = os.path.join(lr.WORK, "modulated", f"tr{'lag' if lag else ''}{'transient' if mode == 'transient' else ''}"
+                       f"{'late' if lag and EXPECT_LATE else ''}_{tag}_w{workers}")
     if not os.path.exists(out + ".json"):
         r = subprocess.run(lr.compile_args("image", 150, workers, loads) +
                            ["--arrivals", f"tracked:{path}", "--out", out + ".pb", "--report", out + ".json"] +
-                           (["--expect-lag", "on"] + EXPECT_LATE if lag else []),
+                           (["--expect-lag", mode] + EXPECT_LATE if lag else []),
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if r.returncode:
             sys.exit(r.stderr)
@@ -247,12 +250,15 @@ def main():
                          "the lag (no fit:FILE)")
     ap.add_argument("--expect-late", action="store_true",
                     help="with --expect-lag: compile with --expect-late on too (a missing batch counts its late queries)")
+    ap.add_argument("--lag-mode", choices=("on", "transient"), default="on",
+                    help="with --expect-lag: the value passed to lull compile --expect-lag")
     ap.add_argument("--processes", default=",".join(MODULATED), help="modulated processes to run")
     ap.add_argument("--stem", default="modulated_traffic", help="results file name under experiments/results")
     args = ap.parse_args()
     lr.check_inputs()
     if args.expect_late:
         EXPECT_LATE[:] = ["--expect-late", "on"]
+    LAG_MODE[0] = args.lag_mode
     os.makedirs(os.path.join(lr.WORK, "modulated"), exist_ok=True)
     started = time.time()
     workers = [int(w) for w in args.workers.split(",")]

@@ -8,6 +8,7 @@
 
 #include "compiler/compile_library.h"
 #include "compiler/lagged_mixture.h"
+#include "compiler/transient_expectation.h"
 #include "compiler/plan/worker_search.h"
 #include "schema/count_rule.h"
 
@@ -36,13 +37,14 @@ TrackedPlan plan_tracked(ExpectationCache& cache, const std::vector<std::int64_t
   std::map<int, std::vector<LoadExpectation>> grids;
   // The lag term's pairs: the trace on the time axis of load_qps (time shrunk by the scale).
   std::vector<ServedPair> pairs;
+  std::vector<std::int64_t> scaled;
   if (lag) {
     if (!lag->solver) throw std::invalid_argument("plan_tracked: the lag term needs a solver");
-    std::vector<std::int64_t> scaled(t.size());
+    scaled.resize(t.size());
     const double shrink = trace_qps / load_qps;
     for (std::size_t i = 0; i < t.size(); ++i)
       scaled[i] = t.front() + std::llround(static_cast<double>(t[i] - t.front()) * shrink);
-    pairs = served_load_pairs(scaled, step, lag->count_dispersion);
+    if (!lag->transient) pairs = served_load_pairs(scaled, step, lag->count_dispersion);
   }
   auto at = [&](int k) {
     if (auto it = known.find(k); it != known.end()) return it->second;
@@ -59,7 +61,9 @@ TrackedPlan plan_tracked(ExpectationCache& cache, const std::vector<std::int64_t
     spec.mdp.workers = k;
     spec.loads_qps = loads;
     const auto sweeps = compile_library(cache.profiles(), {spec}, nullptr, *lag->solver);
-    LoadExpectation m = lagged_mixture(cache.profiles(), spec, sweeps.front(), pairs);
+    LoadExpectation m = lag->transient ? transient_expectation(cache.profiles(), spec, sweeps.front(), scaled, step,
+                                                               lag->count_dispersion, lag->late)
+                                       : lagged_mixture(cache.profiles(), spec, sweeps.front(), pairs, 1e-4, lag->late);
     m.load_qps = estimate_only[k].load_qps;
     return known[k] = m;
   };

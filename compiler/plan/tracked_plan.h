@@ -32,9 +32,14 @@ struct TrackedPlan {
 // library over the grid loads compiled with `solver`, each policy evaluated
 // at the rate around the queries it serves. The short-range pattern's count
 // dispersion shrinks the rate's noise (served_load_pairs).
+// With `transient` (--expect-lag transient), each count's library is judged
+// by transient_expectation (compiler/transient_expectation.h) on the scaled
+// trace instead.
 struct TrackedLag {
   Solver* solver = nullptr;
   double count_dispersion = 1;
+  bool transient = false;
+  bool late = false;  // --expect-late on: a missing batch counts its late queries (lagged_mixture.h)
 };
 
 // The cache's spec holds the short-range pattern. `times_us` is the trace

@@ -79,6 +79,38 @@ std::vector<SolverOutput> evaluate_policies(const MdpProblem& p, const std::vect
   return outs;
 }
 
+struct PolicySteps::Impl {
+  const MdpProblem& problem;
+  factored::CpuExec exec{factored::CpuExec::Threads::kNever};
+  factored::ExecTables<factored::CpuExec> tables;
+  std::vector<std::unique_ptr<factored::PowerStep<factored::CpuExec>>> steps;
+  factored::CpuExec::Buffer<double> in, raw;
+  explicit Impl(const MdpProblem& p) : problem(p), tables(factored::build_exec_tables(p, exec)) {
+    in = exec.zeros<double>(static_cast<std::size_t>(p.num_states()));
+    raw = exec.zeros<double>(static_cast<std::size_t>(p.num_states()));
+  }
+};
+
+PolicySteps::PolicySteps(const MdpProblem& p) : impl_(std::make_unique<Impl>(p)) {}
+PolicySteps::~PolicySteps() = default;
+
+int PolicySteps::add(const std::vector<int>& choice) {
+  impl_->steps.push_back(
+      std::make_unique<factored::PowerStep<factored::CpuExec>>(impl_->problem, impl_->tables, choice, impl_->exec));
+  return static_cast<int>(impl_->steps.size()) - 1;
+}
+
+void PolicySteps::step(int id, const std::vector<double>& in, std::vector<double>& out) {
+  const DenormalGuard flush_subnormals;
+  Impl& m = *impl_;
+  std::copy(in.begin(), in.end(), m.in.begin());
+  m.steps.at(static_cast<std::size_t>(id))->raw(m.in, m.raw);
+  double total = 0;
+  for (double x : m.raw) total += x;
+  out.resize(m.raw.size());
+  for (std::size_t s = 0; s < out.size(); ++s) out[s] = total > 0 ? m.raw[s] / total : 0;
+}
+
 std::unique_ptr<Solver> make_cpu_solver() { return std::make_unique<CpuSolver>(); }
 
 }  // namespace lull::compiler

@@ -75,6 +75,25 @@ void fill_expectations(const MdpProblem& problem, SolverOutput& out);
 std::vector<SolverOutput> evaluate_policies(const MdpProblem& problem, const std::vector<std::vector<int>>& choices,
                                             const SolveOptions& options, bool keep_stationary = false);
 
+// One worker's state distribution moved one decision forward under fixed
+// policies of `problem` (compiler/transient_expectation.h): the transition
+// tables built once, each policy's step laid out when added. CPU only.
+class PolicySteps {
+ public:
+  explicit PolicySteps(const MdpProblem& problem);
+  ~PolicySteps();
+  PolicySteps(const PolicySteps&) = delete;
+  PolicySteps& operator=(const PolicySteps&) = delete;
+  // A choice vector (as SolverOutput::choice); returns its id for step().
+  int add(const std::vector<int>& choice);
+  // out = P_choice^T in, renormalised to sum 1 (mdp-spec 4.3).
+  void step(int id, const std::vector<double>& in, std::vector<double>& out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 std::unique_ptr<Solver> make_cpu_solver();
 
 }  // namespace lull::compiler

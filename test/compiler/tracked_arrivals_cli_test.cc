@@ -5,6 +5,7 @@
 // same file; a stationary trace keeps fit:FILE's answer; bad input is one
 // line, exit 2, no output.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -41,6 +42,28 @@ std::string sinusoid(double mean, double period, double seconds, unsigned seed) 
       std::snprintf(line, sizeof line, "%.6f\n", t);
       text += line;
     }
+  return text;
+}
+
+// A 2-state Markov-modulated Poisson process (experiments/modulated_arrivals.py's
+// mmpp:R:T): rates high:low = ratio:1, exponential state times of mean
+// state_s, mean rate `mean`.
+std::string mmpp(double mean, double ratio, double state_s, double seconds, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> stay(1 / state_s);
+  const double low = 2 * mean / (ratio + 1), high = ratio * low;
+  std::string text;
+  char line[40];
+  bool up = false;
+  for (double from = 0; from < seconds; up = !up) {
+    const double to = std::min(seconds, from + stay(rng));
+    std::exponential_distribution<double> gap(up ? high : low);
+    for (double t = from + gap(rng); t < to; t += gap(rng)) {
+      std::snprintf(line, sizeof line, "%.6f\n", t);
+      text += line;
+    }
+    from = to;
+  }
   return text;
 }
 
@@ -138,12 +161,71 @@ TEST_CASE("compile --arrivals tracked:FILE: rate swings tracked, the expectation
   CHECK(pl.find("\"expect_lag\": \"on\"") != std::string::npos);
   CHECK(json_number(pl, "expected_violation_rate") <= 0.01);
   CHECK(std::abs(json_number(pl, "workers") - json_number(p, "workers")) <= 2);
+  // --expect-lag transient --expect-late on: each count judged by its queue followed through the trace.
+  const std::string plan_tr = dir + "/tracked_plan_transient.json";
+  r = run_lull("plan " + image_args() + " --max-violation 0.01 --load-qps 160 --arrivals tracked:" + file +
+               " --expect-lag transient --expect-late on --out " + plan_tr);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string pt = slurp(plan_tr);
+  CHECK(pt.find("\"expect_lag\": \"transient\"") != std::string::npos);
+  CHECK(pt.find("\"expect_late\": \"on\"") != std::string::npos);
+  CHECK(json_number(pt, "expected_violation_rate") <= 0.01);
+  CHECK(std::abs(json_number(pt, "workers") - json_number(p, "workers")) <= 2);
+  r = run_lull("plan " + image_args() + " --max-violation 0.01 --load-qps 160 --arrivals tracked:" + file +
+               " --expect-late on --out " + dir + "/late_only.json");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--expect-late on: needs --expect-lag") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/late_only.json"));
   // --trace arrivals:FILE plans the file's own rates at its mean load.
   const std::string plan2 = dir + "/tracked_plan_trace.json";
   r = run_lull("plan " + image_args() + " --max-violation 0.01 --trace arrivals:" + file + " --out " + plan2);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(std::abs(json_number(slurp(plan2), "workers") - json_number(p, "workers")) <= 1);
+}
+
+TEST_CASE(
+    "compile --expect-lag transient: the backlog 1 s rate swings leave is expected, the stationary lag term misses it",
+    "[cli][arrivals][lag]") {
+  LULL_REQUIRE_ARTIFACT();
+  const std::string dir = temp_dir();
+  // MMPP 4:1 with 1 s states at 620 QPS for 150 s, K = 20: near the
+  // planned capacity, where short high states fill the queues before the
+  // 500 ms load estimate catches up.
+  const auto file = write_temp("mmpp_4_1.txt", mmpp(620, 4, 1, 150, 3));
+  const std::string args = "compile " + image_args() +
+                           " --workers 20 --load-qps 20:1500:20 --arrivals tracked:" + file +
+                           " --expect-late on --expect-lag ";
+  auto r = run_lull(args + "transient --out " + dir + "/t.pb --report " + dir + "/t.json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  r = run_lull(args + "on --out " + dir + "/on.pb --report " + dir + "/on.json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(slurp(dir + "/t.pb") == slurp(dir + "/on.pb"));  // the same policies, another expectation
+  r = run_lull("simulate --policies " + dir + "/t.pb --workers 20 --trace arrivals:" + file + " --out " + dir +
+               "/sim.json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string sim = slurp(dir + "/sim.json");
+  const double violation = json_number(sim, "violation_rate"),
+               accuracy = json_number(sim, "accuracy_per_satisfied_query");
+  const std::string t = slurp(dir + "/t.json"), on = slurp(dir + "/on.json");
+  INFO("simulated " << accuracy << " / " << violation << "; transient " << on_trace(t, "expected_accuracy") << " / "
+                    << on_trace(t, "expected_violation_rate") << "; on " << on_trace(on, "expected_accuracy") << " / "
+                    << on_trace(on, "expected_violation_rate"));
+  CHECK(violation <= on_trace(t, "expected_violation_rate") + 0.002);
+  CHECK(on_trace(t, "expected_violation_rate") <= violation + 0.01);
+  CHECK(std::abs(accuracy - on_trace(t, "expected_accuracy")) <= 0.01);
+  CHECK(violation > on_trace(on, "expected_violation_rate") + 0.002);  // the stationary evaluation's miss
+  CHECK(t.find("queue followed through the trace") != std::string::npos);
+  // Only with a trace to follow.
+  r = run_lull("compile " + image_args() + " --workers 20 --load-qps 600 --expect-lag transient --out " + dir +
+               "/x.pb");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--expect-lag transient: needs --arrivals tracked:FILE") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/x.pb"));
 }
 
 TEST_CASE("compile --expect-lag on at a constant load: the expectation served through the noisy estimate holds",

@@ -1,0 +1,52 @@
+#pragma once
+// `--expect-lag transient`: the expectation on a trace that follows one
+// worker's queue through the trace in time instead of taking each
+// (load estimate, rate) pair at its stationary distribution
+// (lagged_mixture.h). A rate that jumps leaves a queue behind it while the
+// trailing load estimate catches up; the stationary evaluation forgets that
+// backlog the moment the estimate arrives (optimistic after short rises) and
+// charges a short rise as if it lasted (pessimistic before long ones).
+//
+// The worker's state distribution p moves one decision at a time: at the
+// worker's time t the runtime serves the policy of the load estimate read at
+// the last arrival (the grid load at or above it), the transitions are the
+// MDP's at the rate the service meets (served_load_series over a centred
+// kTransientRateWindowUs, noise shrunk, read half the last decision's mean
+// service time ahead), and t advances by the expected time the decision takes: the
+// chosen action's service time, plus the wait for the next query where the
+// step leaves the queue empty ((K + c) / 2 gaps of the central rate, c the
+// short-range process's squared CV: the mean residual of the worker's
+// renewal gap). Every decision's served, late and accurate queries add up;
+// all K workers are alike under round robin.
+#include <cstdint>
+#include <vector>
+
+#include "compiler/arrival_fit.h"
+#include "compiler/compile_library.h"
+#include "compiler/compile_spec.h"
+#include "compiler/profile/model_table.h"
+
+namespace lull::compiler {
+
+// The rate's window: rate swings shorter than the 500 ms load window (a
+// 1 s-state MMPP's short visits) are what the load estimate misses and the
+// queue feels. Chosen on the modulated study (experiments/results/
+// modulated-transient-2026-11-29.md): 100 ms beat 50, 200 and 500 ms.
+inline constexpr std::int64_t kTransientRateWindowUs = 100'000;
+
+struct TransientStats {
+  long decisions = 0;            // steps of the worker's chain
+  int rates = 0;                 // distinct rates, one MDP each
+  int policies = 0;              // distinct (policy, rate) steps
+  double served_per_worker = 0;  // queries the chain served (compare: arrivals / K)
+};
+
+// `late`: a missing batch counts only its late queries (late_in_batch),
+// else all of them (mdp-spec section 6). Throws std::invalid_argument for
+// fewer than two arrivals, a rate step <= 0 or a sweep without policies.
+LoadExpectation transient_expectation(const ReducedProfiles& profiles, const CompileSpec& spec,
+                                      const LibrarySweep& sweep, const std::vector<std::int64_t>& times_us,
+                                      double rate_step_qps, double count_dispersion, bool late,
+                                      TransientStats* stats = nullptr);
+
+}  // namespace lull::compiler
