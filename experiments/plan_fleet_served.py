@@ -4,7 +4,8 @@
 Two SLO classes (interactive 70%, SLO 150 ms; bulk 30%, SLO 500 ms; violation
 <= 1%) at 500 QPS, on two fleets: c5 only (the artifact's profile, its 9
 Pareto models) and c5 beside a synthetic kind at 0.6x latency (price 1.6; the
-profiles of mixed_fleet.py). Each plan is run plain, with `--expect-lag on`
+profiles of mixed_fleet.py); the second also at 2000 QPS, where the bulk
+class's cheapest is a mix of both kinds. Each plan is run plain, with `--expect-lag on`
 and with `--expect-late on` too (wall and CPU time of each). Each class's
 cheapest mix is then compiled as a one-class fleet (`lull compile --fleet`,
 the plan's counts and weights fixed, at the class loads that put each kind's
@@ -25,10 +26,11 @@ import time
 import lull_runs as L
 import mixed_fleet
 
-FLEET_LOAD = 500
 CLASSES = (("interactive", 150, 0.7), ("bulk", 500, 0.3))
 MAX_VIOLATION = 0.01
-FLEETS = {"c5 only": {"c5": 1.0}, "c5 + fast (price 1.6)": {"c5": 1.0, "fast": 1.6}}
+# (fleet, prices, fleet load): at 2000 QPS the bulk class's cheapest is a mix of both kinds.
+FLEETS = (("c5 only", {"c5": 1.0}, 500), ("c5 + fast (price 1.6)", {"c5": 1.0, "fast": 1.6}, 500),
+          ("c5 + fast (price 1.6)", {"c5": 1.0, "fast": 1.6}, 2000))
 SEEDS = tuple(range(1, 11))
 SECONDS = 300
 
@@ -45,7 +47,7 @@ def timed(cmd):
     return time.monotonic() - t, cpu_children() - c
 
 
-def plan(tmp, name, profiles, prices):
+def plan(tmp, name, profiles, prices, fleet_load):
     desc = {"kinds": [{"name": k, "profiles": profiles[k], "price_per_s": p} for k, p in prices.items()],
             "classes": [{"name": n, "slo_ms": slo, "share": share, "max_violation": MAX_VIOLATION}
                         for n, slo, share in CLASSES]}
@@ -55,7 +57,7 @@ def plan(tmp, name, profiles, prices):
     for label, extra in (("plain", []), ("lag", ["--expect-lag", "on"]),
                          ("late", ["--expect-lag", "on", "--expect-late", "on"])):
         report = os.path.join(tmp, f"{name}.plan.{label}.json")
-        times[label] = timed([L.LULL, "plan", "--fleet", path, "--load-qps", str(FLEET_LOAD), "--device", "cpu",
+        times[label] = timed([L.LULL, "plan", "--fleet", path, "--load-qps", str(fleet_load), "--device", "cpu",
                               "--out", report] + extra)
         with open(report) as f:
             out[label] = {c["name"]: c for c in json.load(f)["classes"]}
@@ -104,22 +106,24 @@ def main():
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="lull-plan-fleet-served-") as tmp:
         profiles = mixed_fleet.make_profiles(tmp)
-        for name, prices in FLEETS.items():
-            key = name.split()[0] + ("2" if len(prices) > 1 else "1")
-            planned, times = plan(tmp, key, profiles, prices)
+        for name, prices, fleet_load in FLEETS:
+            key = f"{name.split()[0]}{len(prices)}_{fleet_load}"
+            planned, times = plan(tmp, key, profiles, prices, fleet_load)
+            name = f"{name}, {fleet_load} QPS"
             timing.append((name, times))
             for cls in CLASSES:
                 sim = simulate_class(tmp, key, profiles, prices, cls, planned)
                 rows.append((name, cls, planned, sim))
                 print(f"{name} {cls[0]}: done ({sim['sim_wall_s']:.0f} s simulating)", file=sys.stderr, flush=True)
-    lines += [f"Fleet load {FLEET_LOAD} QPS: " + ", ".join(f"{n} {share:.0%} (SLO {slo} ms)" for n, slo, share in CLASSES)
+    lines += ["Fleet loads " + " and ".join(f"{q}" for q in sorted({q for _, _, q in FLEETS})) + " QPS: " + ", ".join(f"{n} {share:.0%} (SLO {slo} ms)" for n, slo, share in CLASSES)
               + f", violation <= {MAX_VIOLATION:g}. Kinds: c5 (the artifact's `image_cloud_cpu` with "
               "`image_accuracy.json`, its 9 Pareto models, price 1) and fast (c5 at 0.6x latency, synthetic, price 1.6). "
-              "`lull plan --fleet --load-qps 500 --device cpu` (default MDP) chooses each class's cheapest mix on the "
+              "`lull plan --fleet --load-qps Q --device cpu` (default MDP) chooses each class's cheapest mix on the "
               "compiled figures; `--expect-lag on` adds the mix served through each kind's 500 ms load estimate "
               "(a library at its count on a grid of 1% steps over the estimate's mean +- 5 sd around its share); "
               "`--expect-late on` counts only the late queries of a missing batch. Simulated: the class's mix as a "
-              "one-class fleet compiled on the same grid, Poisson at the class's load, p95 latencies, "
+              "one-class fleet with the plan's counts and weights fixed, each kind's library compiled on the plan's grid "
+              "(for a mix, with the loads the other kind's grid sends it too), Poisson at the class's load, p95 latencies, "
               f"{SECONDS} s per seed, seeds {SEEDS[0]}-{SEEDS[-1]}; mean +- standard error over the seeds.", "",
               "| fleet | class (load) | mix | | compiled | served | served, late | `compile --fleet` served | simulated |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -135,23 +139,43 @@ def main():
         lines.append(f"| | | | violation | {c['cheapest']['expected_violation_rate']:.4f} | "
                      f"{lag['served']['violation_rate']:.4f} | {late['served']['violation_rate']:.4f} | "
                      f"{sim['compile_served']['violation_rate']:.4f} | {viol[0]:.6f} +- {viol[1]:.6f} |")
+    one = [(n, planned, sim) for _, (n, _, _), planned, sim in rows if len(planned["lag"][n]["served"]["kinds"]) == 1]
     diff = max(abs(planned["lag"][n]["served"][f] - sim["compile_served"][f])
-               for _, (n, _, _), planned, sim in rows for f in ("accuracy", "violation_rate"))
-    lines += ["", f"`compile --fleet` served: `lull compile --fleet --expect-lag on` of the one-class fleet at the "
-              f"class's load; it differs from the plan's served figure by at most {diff:.1e}."]
+               for n, planned, sim in one for f in ("accuracy", "violation_rate"))
+    lines += ["", "`compile --fleet` served: `lull compile --fleet --expect-lag on` of the one-class fleet at the "
+              f"class's load; for a class on one kind (the same library) it differs from the plan's served figure "
+              f"by at most {diff:.1e}; for a mix, each kind's library also holds the loads the other kind's grid "
+              "sends it."]
     for name, (n, _, _), planned, sim in rows:
         assert all(planned[k][n]["cheapest"] == planned["plain"][n]["cheapest"] for k in ("lag", "late")), \
             f"{name} {n}: the flags changed the plan"
     gaps = []
     for name, (n, _, _), planned, sim in rows:
-        compiled = planned["plain"][n]["cheapest"]["expected_accuracy"]
-        simulated = mean_se([r["accuracy_per_satisfied_query"] for r in sim["runs"]])[0]
-        if abs(compiled - simulated) > 0.001:
-            gaps.append(f"{name}, {n}: {1000 * (compiled - simulated):.1f} -> "
-                        f"{1000 * (planned['lag'][n]['served']['accuracy'] - simulated):.1f}")
+        simulated = mean_se([r["accuracy_per_satisfied_query"] for r in sim["runs"]])
+        gaps.append(f"{name}, {n}: {1000 * (planned['plain'][n]['cheapest']['expected_accuracy'] - simulated[0]):+.1f}"
+                    f" / {1000 * (planned['lag'][n]['served']['accuracy'] - simulated[0]):+.1f}"
+                    f" (+- {1000 * simulated[1]:.1f})")
     lines += ["", "The plans are the same with and without the flags (the counts are chosen on the compiled "
-              "figures). Accuracy above the simulated one, in thousandths, compiled -> served (classes whose "
-              "compiled accuracy is within 1 thousandth of the simulated left out): " + "; ".join(gaps) + "."]
+              "figures). Accuracy minus the simulated one, in thousandths, compiled / served (+- the simulation's "
+              "standard error): " + "; ".join(gaps) + ".", "",
+              "At 500 QPS the served accuracy is nearer the simulated one than the compiled (the estimate's noise "
+              "serves neighbouring policies, as `compile --fleet --expect-lag` found). At 2000 QPS it falls below "
+              "the simulated one on the fast kind (per kind below); not explained here. A guess: each policy the "
+              "noisy estimate picks is evaluated at its stationary distribution at the true load, which may "
+              "overstate what a policy in use for a fraction of a second does. Violation: the served figure keeps "
+              "section 6's whole-batch count; `--expect-late on` brings it within about 1 thousandth of the "
+              "simulated one at 500 QPS."]
+    for name, (n, _, _), planned, sim in rows:
+        kinds = planned["lag"][n]["served"]["kinds"]
+        if len(kinds) < 2:
+            continue
+        lines += ["", f"Per kind, {name}, {n} (accuracy served / simulated):"]
+        for i, k in enumerate(r["kind"] for r in sim["runs"][0]["kinds"]):
+            acc = mean_se([r["kinds"][i]["result"]["accuracy_per_satisfied_query"] for r in sim["runs"]])
+            viol = mean_se([r["kinds"][i]["result"]["violation_rate"] for r in sim["runs"]])
+            lines.append(f"- {k} x{kinds[k]['workers']:g} at {kinds[k]['load_qps']:g} QPS: accuracy "
+                         f"{kinds[k]['accuracy']:.4f} / {acc[0]:.4f} +- {acc[1]:.4f}, violation "
+                         f"{kinds[k]['violation_rate']:.4f} / {viol[0]:.5f} +- {viol[1]:.5f}")
     lines += ["", "Time of `lull plan --fleet` (wall s / CPU s; 2 shared cores, load average "
               f"{load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end):", "",
               "| fleet | plain | `--expect-lag on` | with `--expect-late on` |", "|---|---|---|---|"]
