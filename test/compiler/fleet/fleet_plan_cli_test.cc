@@ -251,6 +251,23 @@ TEST_CASE("lull plan --fleet --expect-lag on serves each class's cheapest mix th
     CHECK(json_number(served, "violation_rate") == Approx(violation).epsilon(1e-12).margin(1e-15));
     CHECK(json_number(served, "accuracy") == Approx(accurate / satisfied).epsilon(1e-12));
   }
+  // --expect-late on: the same plan; of a missing batch only the late queries
+  // count, so no class's served violation is higher.
+  const std::string late = temp_dir() + "/fleet_plan_late.json";
+  const auto l = run_lull(args + "--expect-lag on --expect-late on --out " + late);
+  INFO(l.err);
+  REQUIRE(l.exit_code == 0);
+  CHECK(l.out.substr(0, l.out.find("  served ")) == r.out.substr(0, r.out.find("  served ")));
+  const std::string late_json = slurp(late);
+  for (const char* name : {"interactive", "bulk"}) {
+    INFO("class " << name);
+    const auto at = json.find(std::string("\"name\": \"") + name + "\"");
+    const auto late_at = late_json.find(std::string("\"name\": \"") + name + "\"");
+    REQUIRE(late_at != std::string::npos);
+    CHECK(object_after(late_json, "cheapest", late_at) == object_after(json, "cheapest", at));
+    CHECK(json_number(object_after(late_json, "served", late_at), "violation_rate") <=
+          json_number(object_after(json, "served", at), "violation_rate") + 1e-12);
+  }
 }
 
 TEST_CASE("lull plan --fleet refuses bad input in one line, exit 2") {
