@@ -145,6 +145,7 @@ JsonValue served_json(const compiler::FleetClassPlan& c) {
   JsonValue o = JsonValue::object();
   o.add("accuracy", c.served.accuracy);
   o.add("violation_rate", c.served.violation_rate);
+  o.add("beyond_capacity", c.served.beyond_capacity ? "yes" : "no");  // as compile --fleet's; a found mix: no
   o.add("meets", c.served_meets ? "yes" : "no");
   o.add("counts_chosen_on", "compiled");
   JsonValue kinds = JsonValue::object();  // filled before adding: add may move
