@@ -101,7 +101,8 @@ def mean_se(xs):
 
 def main():
     L.check_inputs("image")
-    lines = ["# `lull plan --fleet --expect-lag on` against simulation (2026-11-29)", ""]
+    lines = ["# `lull plan --fleet --expect-lag on` against simulation (2026-11-29)", "",
+             "Made by `experiments/plan_fleet_served.py`.", ""]
     rows, timing = [], []
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="lull-plan-fleet-served-") as tmp:
