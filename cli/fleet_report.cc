@@ -140,6 +140,31 @@ JsonValue mix_json(const compiler::FleetClassPlan& c, const compiler::FleetMix& 
   return o;
 }
 
+// The cheapest mix served through its kinds' load estimates (--expect-lag on).
+JsonValue served_json(const compiler::FleetClassPlan& c) {
+  JsonValue o = JsonValue::object();
+  o.add("accuracy", c.served.accuracy);
+  o.add("violation_rate", c.served.violation_rate);
+  o.add("beyond_capacity", c.served.beyond_capacity ? "yes" : "no");  // as compile --fleet's; a found mix: no
+  o.add("meets", c.served_meets ? "yes" : "no");
+  o.add("counts_chosen_on", "compiled");
+  JsonValue kinds = JsonValue::object();  // filled before adding: add may move
+  for (std::size_t k = 0; k < c.kinds.size(); ++k) {
+    const auto& sk = c.by_kind[k];
+    if (sk.grid_qps.empty()) continue;
+    JsonValue jk = JsonValue::object(), grid = JsonValue::array();
+    for (double l : sk.grid_qps) grid.push(l);
+    jk.add("workers", static_cast<double>(c.cheapest.workers[k]));
+    jk.add("load_qps", sk.load_qps);
+    jk.add("accuracy", sk.served.accuracy);
+    jk.add("violation_rate", sk.served.violation_rate);
+    jk.add("grid_qps", grid);
+    kinds.add(c.kinds[k], jk);
+  }
+  o.add("kinds", kinds);
+  return o;
+}
+
 }  // namespace
 
 std::string fleet_plan_table(const compiler::FleetPlan& plan, double fleet_load_qps) {
@@ -154,6 +179,12 @@ std::string fleet_plan_table(const compiler::FleetPlan& plan, double fleet_load_
     for (const auto& k : c.kinds) out += format("  %6s", ("w:" + k).c_str());
     out += "     cost/s  accuracy  violation\n";
     out += mix_row("cheapest", c.cheapest);
+    if (c.has_served) {
+      std::string row = format("  %-12s", "served");
+      for (std::size_t i = 0; i < 2 * c.kinds.size(); ++i) row += format("  %6s", "");
+      out += row + format("  %9s  %8.4f  %9.4f%s\n", "", c.served.accuracy, c.served.violation_rate,
+                          c.served_meets ? "" : " x");
+    }
     for (std::size_t k = 0; k < c.kinds.size(); ++k) {
       out += mix_row(c.kinds[k] + " alone", c.alone[k]);
       uniform[c.kinds[k]] += c.alone[k].cost_per_s;
@@ -169,7 +200,12 @@ std::string fleet_plan_table(const compiler::FleetPlan& plan, double fleet_load_
   out += all_found ? format("\ntotal cost/s: cheapest mix %.2f", mixed) : std::string("\ntotal cost/s: cheapest mix -");
   for (const auto& [kind, cost] : uniform)
     if (uniform_found[kind]) out += format("; %s alone %.2f", kind.c_str(), cost);
-  return out + "\n";
+  out += "\n";
+  if (std::any_of(plan.classes.begin(), plan.classes.end(), [](const auto& c) { return c.has_served; }))
+    out +=
+        "(served: the cheapest mix's accuracy/violation through each kind's 500 ms load estimate, --expect-lag on;\n"
+        " x: misses the target; the counts were chosen on the compiled figures)\n";
+  return out;
 }
 
 std::string fleet_plan_json(const compiler::FleetPlan& plan, double fleet_load_qps) {
@@ -183,6 +219,7 @@ std::string fleet_plan_json(const compiler::FleetPlan& plan, double fleet_load_q
     jc.add("cheapest", mix_json(c, c.cheapest));
     JsonValue& alone = jc.add("alone", JsonValue::object());
     for (std::size_t k = 0; k < c.kinds.size(); ++k) alone.add(c.kinds[k], mix_json(c, c.alone[k]));
+    if (c.has_served) jc.add("served", served_json(c));
   }
   root.add("policies_compiled", static_cast<double>(plan.solves));
   return root.text() + "\n";

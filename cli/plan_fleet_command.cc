@@ -20,7 +20,7 @@ namespace lull::cli {
 
 int run_plan_fleet(int argc, char** argv) {
   CompileFlags flags;
-  std::string fleet_path, out_path, fleet_out_path;
+  std::string fleet_path, out_path, fleet_out_path, expect_lag = "off", expect_late = "off";
   double load_qps = 0, weight_step = 0.05;
   int max_workers = 1000;
   po::options_description desc("lull plan --fleet options");
@@ -31,7 +31,14 @@ int run_plan_fleet(int argc, char** argv) {
       ("weight-step", po::value(&weight_step)->default_value(weight_step), "grid step of the splits searched (1/n)")
       ("max-workers", po::value(&max_workers)->default_value(max_workers), "the search's largest count per kind")
       ("out", po::value(&out_path), "plan JSON to write ('-' for stdout)")
-      ("fleet-out", po::value(&fleet_out_path), "fleet description with the plan's workers, for lull compile --fleet ('-' for stdout)");
+      ("fleet-out", po::value(&fleet_out_path), "fleet description with the plan's workers, for lull compile --fleet ('-' for stdout)")
+      ("expect-lag", po::value(&expect_lag)->default_value(expect_lag),
+       "on: each class's cheapest mix is also reported as served through each kind's 500 ms load estimate (a "
+       "library at its count on a load grid around its share; \"served\" in --out); the counts stay chosen on the "
+       "compiled figures")
+      ("expect-late", po::value(&expect_late)->default_value(expect_late),
+       "on (with --expect-lag on): the served figures count, of a batch that misses, only the queries expected to "
+       "be late; off: the whole batch");
   // clang-format on
   add_solve_options(desc, flags);
   if (!parse_command_line(argc, argv, desc,
@@ -42,6 +49,10 @@ int run_plan_fleet(int argc, char** argv) {
   if (is_stdout(out_path) && is_stdout(fleet_out_path)) throw UsageError("--out and --fleet-out: only one may be '-'");
   if (!(load_qps > 0 && load_qps <= 1e6)) throw UsageError("--load-qps: must be in (0, 1000000]");
   if (max_workers < 1) throw UsageError("--max-workers: must be at least 1");
+  if (expect_lag != "on" && expect_lag != "off") throw UsageError("--expect-lag: on or off, not '" + expect_lag + "'");
+  if (expect_late != "on" && expect_late != "off")
+    throw UsageError("--expect-late: on or off, not '" + expect_late + "'");
+  if (expect_late == "on" && expect_lag != "on") throw UsageError("--expect-late on: needs --expect-lag on");
   int steps = 0;
   try {
     steps = lull::weight_steps(weight_step);
@@ -51,13 +62,15 @@ int run_plan_fleet(int argc, char** argv) {
   const FleetDescription fleet = read_fleet_description(fleet_path);
   auto solver = compiler::make_solver(spec.device, &std::cerr);
   ProgressLine progress(std::cerr);
-  const auto plan = compiler::plan_fleet(
-      fleet, spec, load_qps, steps, max_workers, *solver, [&](const std::string& stage, std::size_t solves) {
-        char line[200];
-        std::snprintf(line, sizeof line, "lull plan: %s, %zu policies compiled, %.1f s", stage.c_str(), solves,
-                      seconds_since_process_start());
-        progress.step(line);
-      });
+  const auto plan =
+      compiler::plan_fleet(fleet, spec, load_qps, steps, max_workers, *solver,
+                           [&](const std::string& stage, std::size_t solves) {
+                             char line[200];
+                             std::snprintf(line, sizeof line, "lull plan: %s, %zu policies compiled, %.1f s",
+                                           stage.c_str(), solves, seconds_since_process_start());
+                             progress.step(line);
+                           },
+                           {expect_lag == "on", expect_late == "on"});
   progress.finish();
   // Both outputs made before either is written: a refused one leaves no file.
   const std::string planned = fleet_out_path.empty() ? "" : planned_fleet_json(fleet, plan);

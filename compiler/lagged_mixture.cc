@@ -240,19 +240,40 @@ std::vector<ServedPair> estimate_noise_pairs(double load_qps, double dispersion,
   return out;
 }
 
+double served_dispersion(const CompileSpec& spec) { return std::max(spec.mdp.arrivals.burstiness(), 0.01); }
+
+LoadExpectation served_expectation_at(const ReducedProfiles& profiles, const CompileSpec& spec,
+                                      const LibrarySweep& sweep, double load_qps, std::int64_t window_us, bool late) {
+  LoadExpectation m = lagged_mixture(profiles, spec, sweep,
+                                     estimate_noise_pairs(load_qps, served_dispersion(spec), window_us), 1e-4, late);
+  m.load_qps = load_qps;
+  return m;
+}
+
 std::vector<LoadExpectation> served_expectations(const ReducedProfiles& profiles, const CompileSpec& spec,
                                                  const LibrarySweep& sweep, std::int64_t window_us, bool late) {
   const auto& reports = sweep.sweep.reports;
   std::vector<LoadExpectation> out(reports.size());
-  // Uniform arrivals (dispersion 0): a count all but fixed.
-  const double dispersion = std::max(spec.mdp.arrivals.burstiness(), 0.01);
   // One MDP per load, built and evaluated inside lagged_mixture; the loads in parallel.
   parallel_for_each(static_cast<int>(reports.size()), reports.size() > 1, [&](int i) {
-    const LoadReport& r = reports[static_cast<std::size_t>(i)];
     out[static_cast<std::size_t>(i)] =
-        lagged_mixture(profiles, spec, sweep, estimate_noise_pairs(r.load_qps, dispersion, window_us), 1e-4, late);
-    out[static_cast<std::size_t>(i)].load_qps = r.load_qps;
+        served_expectation_at(profiles, spec, sweep, reports[static_cast<std::size_t>(i)].load_qps, window_us, late);
   });
+  return out;
+}
+
+std::vector<double> served_load_grid(double load_qps, double dispersion, std::int64_t window_us) {
+  if (!(load_qps > 0) || window_us <= 0 || !(dispersion > 0))
+    throw std::invalid_argument("served_load_grid: the load, window and dispersion must be positive");
+  const double window_s = static_cast<double>(window_us) / 1e6;
+  // The estimate: (1 + count) / window, the count of mean load x window and variance D x that.
+  const double mean = load_qps + 1 / window_s, sd = std::sqrt(dispersion * load_qps * window_s) / window_s;
+  const double step = std::max(1.0, std::round(load_qps * 0.01));
+  const long lo = std::min(0L, static_cast<long>(std::floor((mean - 5 * sd - load_qps) / step)));
+  const long hi = static_cast<long>(std::ceil((mean + 5 * sd - load_qps) / step));
+  std::vector<double> out;
+  for (long i = lo; i <= hi; ++i)
+    if (const double l = load_qps + static_cast<double>(i) * step; l > 0) out.push_back(l);
   return out;
 }
 

@@ -97,4 +97,23 @@ std::vector<LoadExpectation> served_expectations(const ReducedProfiles& profiles
                                                  const LibrarySweep& sweep, std::int64_t window_us = kLoadWindowUs,
                                                  bool late = false);
 
+// One true load of served_expectations (the sweep's own load or not): the
+// policies the estimate at `load_qps` picks from the sweep, evaluated there.
+LoadExpectation served_expectation_at(const ReducedProfiles& profiles, const CompileSpec& spec,
+                                      const LibrarySweep& sweep, double load_qps,
+                                      std::int64_t window_us = kLoadWindowUs, bool late = false);
+
+// The loads a library needs for served_expectation_at(load_qps) to pick a
+// policy compiled near every estimate: load_qps + i x step (step 1% of the
+// load rounded, at least 1 QPS; load_qps itself on it) from the estimate's
+// mean - 5 standard deviations to its mean + 5, loads <= 0 left out.
+// Dispersion as estimate_noise_pairs'. Throws std::invalid_argument for a
+// load, window or dispersion <= 0.
+std::vector<double> served_load_grid(double load_qps, double count_dispersion = 1,
+                                     std::int64_t window_us = kLoadWindowUs);
+
+// The dispersion of `spec`'s arrival process that served_expectations uses
+// (uniform arrivals: 0.01, a count all but fixed).
+double served_dispersion(const CompileSpec& spec);
+
 }  // namespace lull::compiler

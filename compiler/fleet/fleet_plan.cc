@@ -4,7 +4,9 @@
 #include <memory>
 #include <set>
 
+#include "compiler/compile_library.h"
 #include "compiler/fleet/fleet_compile.h"
+#include "compiler/lagged_mixture.h"
 #include "compiler/plan/expectation_cache.h"
 #include "compiler/plan/worker_search.h"
 
@@ -56,10 +58,38 @@ bool cheaper(const FleetMix& a, const FleetMix& b) {
   return a.expected.accuracy > b.expected.accuracy;
 }
 
+// The cheapest mix served through each kind's load estimate: a library at
+// the kind's count over the grid around its share, evaluated at the share.
+void serve_cheapest(FleetClassPlan& plan, const FleetClassInputs& in, const PlanTarget& target, Solver& solver,
+                    bool late, FleetPlan& out, const std::string& class_name, const FleetPlanProgress& progress) {
+  const auto& mix = plan.cheapest;
+  plan.by_kind.assign(mix.weights.size(), {});
+  std::vector<Expectation> kinds(mix.weights.size());
+  for (std::size_t k = 0; k < mix.weights.size(); ++k) {
+    if (mix.weights[k] <= 0) continue;
+    FleetServedKind& sk = plan.by_kind[k];
+    sk.load_qps = kind_load(plan.load_qps, mix.weights[k]);
+    CompileSpec spec = in.specs[k];
+    spec.mdp.workers = mix.workers[k];
+    sk.grid_qps = served_load_grid(sk.load_qps, served_dispersion(spec));
+    spec.loads_qps = sk.grid_qps;
+    validate_compile_spec(spec);
+    const auto sweeps = compile_library(in.profiles[k], {spec}, nullptr, solver);
+    out.solves += static_cast<std::size_t>(sweeps.front().sweep.set.policies_size());
+    const LoadExpectation e =
+        served_expectation_at(in.profiles[k], spec, sweeps.front(), sk.load_qps, kLoadWindowUs, late);
+    sk.served = kinds[k] = {e.accuracy, e.violation, false};
+    if (progress) progress("class " + class_name + ", kind " + plan.kinds[k] + " served", out.solves);
+  }
+  plan.has_served = true;
+  plan.served = mix_expectation(mix.weights, kinds);
+  plan.served_meets = meets(plan.served, target);
+}
+
 }  // namespace
 
 FleetPlan plan_fleet(const FleetDescription& fleet, const CompileSpec& spec, double fleet_load_qps, int weight_steps,
-                     int max_workers, Solver& solver, const FleetPlanProgress& progress) {
+                     int max_workers, Solver& solver, const FleetPlanProgress& progress, FleetPlanServed served) {
   FleetPlan out;
   for (int ci = 0; ci < static_cast<int>(fleet.classes.size()); ++ci) {
     const auto& c = fleet.classes[static_cast<std::size_t>(ci)];
@@ -93,6 +123,7 @@ FleetPlan plan_fleet(const FleetDescription& fleet, const CompileSpec& spec, dou
       if (cheaper(m, plan.cheapest)) plan.cheapest = std::move(m);
     }
     for (int k = 0; k < n; ++k) plan.alone.push_back(mix_at(alone_weights(n, k), plan.load_qps, plan.prices, fewest));
+    if (served.on && plan.cheapest.found) serve_cheapest(plan, in, target, solver, served.late, out, c.name, progress);
     out.classes.push_back(std::move(plan));
   }
   return out;

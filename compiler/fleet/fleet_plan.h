@@ -13,6 +13,12 @@
 // target on its own share is sufficient for the class (its violation and
 // accuracy are weighted means of the kinds'), not necessary: a mix where one
 // kind violates more and another less is not considered.
+//
+// With `served.on`, each kind of the cheapest mix (weight > 0) also gets a
+// library at its count over served_load_grid around its share of the load
+// (compile_library), and its share is served through the runtime's load
+// estimate there (lagged_mixture.h's served_expectation_at); the choice is
+// unchanged.
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,6 +38,13 @@ struct FleetMix {
   Expectation expected;  // the class's (mix_expectation)
 };
 
+// One kind of the cheapest mix served through its load estimate (--expect-lag on).
+struct FleetServedKind {
+  double load_qps = 0;           // its share of the class load, taken as the true one
+  std::vector<double> grid_qps;  // the loads its library was compiled at (served_load_grid); empty: weight 0
+  Expectation served;            // served_expectation_at the load, at the mix's count
+};
+
 struct FleetClassPlan {
   std::string name;
   double load_qps = 0;             // the class's: share x fleet load
@@ -39,6 +52,19 @@ struct FleetClassPlan {
   std::vector<double> prices;      // per candidate kind
   FleetMix cheapest;               // found = false when no split reaches the target
   std::vector<FleetMix> alone;     // per candidate kind: all of the load on it
+  // --expect-lag on, the cheapest mix found: its weights and counts (chosen on
+  // the compiled figures), each kind's expectation served through its 500 ms
+  // load estimate, mixed as `cheapest.expected` is.
+  bool has_served = false;
+  Expectation served;
+  bool served_meets = false;             // the class's target, on the served figure
+  std::vector<FleetServedKind> by_kind;  // per candidate kind
+};
+
+// `lull plan --fleet --expect-lag on [--expect-late on]` (fleet_compile.h's FleetServed).
+struct FleetPlanServed {
+  bool on = false;
+  bool late = false;
 };
 
 struct FleetPlan {
@@ -50,6 +76,7 @@ using FleetPlanProgress = std::function<void(const std::string& stage, std::size
 
 // `spec`: solver and reduction settings (inputs, SLO, workers and loads are the fleet's).
 FleetPlan plan_fleet(const FleetDescription& fleet, const CompileSpec& spec, double fleet_load_qps, int weight_steps,
-                     int max_workers, Solver& solver, const FleetPlanProgress& progress = nullptr);
+                     int max_workers, Solver& solver, const FleetPlanProgress& progress = nullptr,
+                     FleetPlanServed served = {});
 
 }  // namespace lull::compiler

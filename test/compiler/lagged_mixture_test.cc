@@ -2,6 +2,7 @@
 // (estimate, rate) pairs a trace gives, and a compiled policy evaluated at
 // other rates.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -113,6 +114,34 @@ TEST_CASE("estimate_noise_pairs: the 500 ms count at a constant Poisson load, an
   CHECK(m2 == Approx(102).margin(1e-3));
   CHECK(v2 == Approx(2 * 50 * 4).epsilon(1e-3));  // count variance 100, in QPS (x 2) squared
   CHECK_THROWS_AS(lull::compiler::estimate_noise_pairs(0), std::invalid_argument);
+}
+
+TEST_CASE("served_load_grid: the load itself, a 1% step, covering the estimate's spread", "[lag]") {
+  using lull::compiler::served_load_grid;
+  // 350 QPS: the estimate's mean 352, sd sqrt(700) = 26.5 QPS; step round(3.5) = 4.
+  const auto grid = served_load_grid(350);
+  REQUIRE(grid.size() >= 2);
+  for (std::size_t i = 0; i < grid.size(); ++i) CHECK(grid[i] == 350 + (static_cast<double>(i) - 33) * 4);
+  CHECK(grid.front() <= 352 - 5 * std::sqrt(700.0));
+  CHECK(grid.front() > 352 - 5 * std::sqrt(700.0) - 4);
+  CHECK(grid.back() >= 352 + 5 * std::sqrt(700.0));
+  CHECK(grid.back() < 352 + 5 * std::sqrt(700.0) + 4);
+  // The estimates it leaves to its end policies are a negligible share.
+  double outside = 0;
+  for (const auto& p : lull::compiler::estimate_noise_pairs(350))
+    if (p.estimate_qps > grid.back() || p.estimate_qps <= grid.front() - 4) outside += p.share;
+  CHECK(outside < 1e-5);
+  // Twice the dispersion: a wider grid, the same step.
+  CHECK(served_load_grid(350, 2).size() > grid.size());
+  // A low load: a step of 1 QPS, positive loads only, the load on it.
+  const auto low = served_load_grid(3);
+  CHECK(low.front() == 1);
+  CHECK(std::find(low.begin(), low.end(), 3.0) != low.end());
+  for (std::size_t i = 1; i < low.size(); ++i) CHECK(low[i] - low[i - 1] == 1);
+  // Uniform arrivals (dispersion 0.01) at a low load: the load itself still on it.
+  const auto uniform = served_load_grid(2, 0.01);
+  CHECK(std::find(uniform.begin(), uniform.end(), 2.0) != uniform.end());
+  CHECK_THROWS_AS(served_load_grid(0), std::invalid_argument);
 }
 
 TEST_CASE("served_expectations: at a constant load the noisy estimate serves the neighbours' policies",
