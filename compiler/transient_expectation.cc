@@ -122,7 +122,9 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
     last_busy = busy;
     chain->steps->step(policy->step_id, p, next);
     const double rate_per_us = chain->problem.options.load_qps / 1e6;
-    now += busy + next[static_cast<std::size_t>(chain->idle_state)] * (workers + cv2) / (2 * rate_per_us);
+    // At least a microsecond a decision: the walk always reaches the trace's end.
+    now +=
+        std::max(1.0, busy + next[static_cast<std::size_t>(chain->idle_state)] * (workers + cv2) / (2 * rate_per_us));
     std::swap(p, next);
     ++decisions;
   }
