@@ -11,8 +11,8 @@
 // worker's time t the runtime serves the policy of the load estimate read at
 // the last arrival (the grid load at or above it), the transitions are the
 // MDP's at the rate the service meets (served_load_series over a centred
-// kTransientRateWindowUs, noise shrunk, read half the last decision's mean
-// service time ahead), and t advances by the expected time the decision takes: the
+// kTransientRateWindowUs, its noise shrunk toward the rate over 5 s, read
+// half the last decision's mean service time ahead), and t advances by the expected time the decision takes: the
 // chosen action's service time, plus the wait for the next query where the
 // step leaves the queue empty ((K + c) / 2 gaps of the central rate, c the
 // short-range process's squared CV: the mean residual of the worker's
