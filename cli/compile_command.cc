@@ -58,7 +58,8 @@ std::string tracked_expectations(const TrackedTrace& tracked, const std::vector<
   obj.add("whole_fit", arrival_process_text(tracked.fit.whole.process));
   obj.add("load_window_ms", static_cast<double>(compiler::kLoadWindowUs) / 1e3);
   obj.add("lag", transient ? "one worker's queue followed through the trace, each decision by the policy of the load "
-                             "estimate at the rate around it (centred 500 ms window, its noise shrunk away)"
+                             "estimate at the rate its service meets (centred 100 ms window, its noise shrunk toward "
+                             "5 s)"
                  : lag     ? "each policy evaluated at the rate around its queries (centred 500 ms window, its noise "
                              "shrunk away)"
                            : "none");
@@ -173,11 +174,7 @@ int run_compile(int argc, char** argv) {
           {nullptr, renamed_compile_flags(), nullptr, "", kCompileExamples}))
     return 0;
   check_binary_output(out_path, "--out");
-  if (expect_lag != "on" && expect_lag != "off" && expect_lag != "transient")
-    throw UsageError("--expect-lag: on, transient or off, not '" + expect_lag + "'");
-  if (expect_late != "on" && expect_late != "off")
-    throw UsageError("--expect-late: on or off, not '" + expect_late + "'");
-  if (expect_late == "on" && expect_lag == "off") throw UsageError("--expect-late on: needs --expect-lag on");
+  check_expect_flags(expect_lag, expect_late, true);
   if (expect_lag == "transient" && flags.arrivals.rfind("tracked:", 0) != 0)
     throw UsageError("--expect-lag transient: needs --arrivals tracked:FILE (it follows the queue through the trace)");
   std::optional<compiler::AdaptiveLoads> adaptive;

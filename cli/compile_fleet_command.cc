@@ -51,10 +51,7 @@ int run_compile_fleet(int argc, char** argv) {
     return 0;
   check_binary_output(out_path, "--out");
   const compiler::CompileSpec spec = solve_spec(flags);
-  if (expect_lag != "on" && expect_lag != "off") throw UsageError("--expect-lag: on or off, not '" + expect_lag + "'");
-  if (expect_late != "on" && expect_late != "off")
-    throw UsageError("--expect-late: on or off, not '" + expect_late + "'");
-  if (expect_late == "on" && expect_lag != "on") throw UsageError("--expect-late on: needs --expect-lag on");
+  check_expect_flags(expect_lag, expect_late, false);
   if (count_spread < 0 || count_spread > 1000) throw UsageError("--count-spread: must be in 0..1000");
   int steps = 0;
   try {

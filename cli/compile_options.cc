@@ -54,6 +54,14 @@ void add_model_options(po::options_description& desc, CompileFlags& f) {
   add_solve_options(desc, f);
 }
 
+void check_expect_flags(const std::string& lag, const std::string& late, bool transient) {
+  if (lag != "on" && lag != "off" && !(transient && lag == "transient"))
+    throw UsageError("--expect-lag: " + std::string(transient ? "on, transient" : "on") + " or off, not '" + lag + "'");
+  if (late != "on" && late != "off") throw UsageError("--expect-late: on or off, not '" + late + "'");
+  if (late == "on" && lag == "off")
+    throw UsageError("--expect-late on: needs --expect-lag on" + std::string(transient ? " or transient" : ""));
+}
+
 void add_solve_options(po::options_description& desc, CompileFlags& f) {
   auto& s = f.spec;
   // clang-format off

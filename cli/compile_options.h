@@ -56,6 +56,11 @@ void add_model_options(boost::program_options::options_description& desc, Compil
 // for commands that read those from a fleet description (--fleet).
 void add_solve_options(boost::program_options::options_description& desc, CompileFlags& flags);
 
+// --expect-lag and --expect-late (compile, plan and their --fleet forms):
+// each a value it knows (--expect-lag transient where `transient` is
+// allowed), and --expect-late on only with a lag term. Throws UsageError.
+void check_expect_flags(const std::string& expect_lag, const std::string& expect_late, bool transient);
+
 // The spec of the model options (no workers, no loads), validated but for
 // those two. Throws UsageError naming the flag.
 compiler::CompileSpec model_spec(const CompileFlags& flags);

@@ -160,8 +160,7 @@ int run_plan(int argc, char** argv) {
           {nullptr, renamed_compile_flags(), nullptr, "", kPlanExamples}))
     return 0;
   if (is_stdout(plot_path)) throw UsageError("--plot: a PNG does not go to stdout; name a file");
-  if (expect_lag != "on" && expect_lag != "off" && expect_lag != "transient")
-    throw UsageError("--expect-lag: on, transient or off, not '" + expect_lag + "'");
+  check_expect_flags(expect_lag, expect_late, true);
   req.spec = model_spec(flags);
   if (flags.arrivals.rfind("tracked:", 0) == 0 && !trace.empty())
     throw UsageError("--trace: not with --arrivals tracked:FILE (the file's own rates are planned for)");
@@ -173,10 +172,6 @@ int run_plan(int argc, char** argv) {
     flags.arrivals = "tracked:" + trace.substr(9);
     trace.clear();
   }
-  if (expect_late != "on" && expect_late != "off")
-    throw UsageError("--expect-late: on or off, not '" + expect_late + "'");
-  if (expect_late == "on" && expect_lag == "off")
-    throw UsageError("--expect-late on: needs --expect-lag on or transient");
   if (expect_lag != "off" && flags.arrivals.rfind("tracked:", 0) != 0)
     throw UsageError("--expect-lag " + expect_lag + ": needs --arrivals tracked:FILE");
   if (flags.phase_cap == -1) req.spec.mdp.phase_cap = compiler::kPlanPhaseCap;

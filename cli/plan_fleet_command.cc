@@ -49,10 +49,7 @@ int run_plan_fleet(int argc, char** argv) {
   if (is_stdout(out_path) && is_stdout(fleet_out_path)) throw UsageError("--out and --fleet-out: only one may be '-'");
   if (!(load_qps > 0 && load_qps <= 1e6)) throw UsageError("--load-qps: must be in (0, 1000000]");
   if (max_workers < 1) throw UsageError("--max-workers: must be at least 1");
-  if (expect_lag != "on" && expect_lag != "off") throw UsageError("--expect-lag: on or off, not '" + expect_lag + "'");
-  if (expect_late != "on" && expect_late != "off")
-    throw UsageError("--expect-late: on or off, not '" + expect_late + "'");
-  if (expect_late == "on" && expect_lag != "on") throw UsageError("--expect-late on: needs --expect-lag on");
+  check_expect_flags(expect_lag, expect_late, false);
   int steps = 0;
   try {
     steps = lull::weight_steps(weight_step);

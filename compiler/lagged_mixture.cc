@@ -38,7 +38,7 @@ std::vector<double> centred_rates(const std::vector<std::int64_t>& t, std::int64
 std::vector<ServedPair> served_load_series(const std::vector<std::int64_t>& t, double step, double count_dispersion,
                                            std::int64_t window_us, std::int64_t rate_window_us,
                                            std::int64_t smooth_window_us) {
-  if (t.empty() || !(step > 0)) throw std::invalid_argument("served_load_pairs: no arrivals or a bad rate step");
+  if (t.empty() || !(step > 0)) throw std::invalid_argument("served_load_series: no arrivals or a bad rate step");
   // The centred window's count carries its own noise (variance D x count);
   // left in, a stationary trace would read as a moving rate and the
   // policies' convex violation would turn the noise into pessimism. So the

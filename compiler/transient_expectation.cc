@@ -94,7 +94,7 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
 
   const int workers = spec.mdp.workers;
   const double cv2 = std::max(spec.mdp.arrivals.burstiness(), 0.0);
-  double now = static_cast<double>(t.front()), served = 0, missed = 0, accurate = 0, estimate = 0;
+  double now = static_cast<double>(t.front()), served = 0, missed = 0, accurate = 0;
   std::vector<double> p, next;
   std::size_t i = 0;
   long decisions = 0;
@@ -118,7 +118,6 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
       accurate += p[s] * policy->accurate[s];
       busy += p[s] * policy->busy_us[s];
     }
-    estimate += series[i].estimate_qps;
     last_busy = busy;
     chain->steps->step(policy->step_id, p, next);
     const double rate_per_us = chain->problem.options.load_qps / 1e6;
@@ -131,7 +130,7 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
   for (const auto& [rate, chain] : chains) policies += static_cast<int>(chain->by_grid.size());
   if (stats) *stats = {decisions, static_cast<int>(chains.size()), policies, served};
   LoadExpectation m;
-  m.load_qps = decisions > 0 ? estimate / static_cast<double>(decisions) : 0;
+  for (const ServedPair& x : series) m.load_qps += x.share * x.estimate_qps;  // as lagged_mixture's: per arrival
   m.violation = served > 0 ? missed / served : 0;
   m.accuracy = served - missed > 0 ? accurate / (served - missed) : 0;
   return m;

@@ -42,7 +42,8 @@ struct TransientStats {
 };
 
 // `late`: a missing batch counts only its late queries (late_in_batch),
-// else all of them (mdp-spec section 6). Throws std::invalid_argument for
+// else all of them (mdp-spec section 6). load_qps: the mean load estimate
+// over arrivals (as lagged_mixture's). Throws std::invalid_argument for
 // fewer than two arrivals, a rate step <= 0 or a sweep without policies.
 LoadExpectation transient_expectation(const ReducedProfiles& profiles, const CompileSpec& spec,
                                       const LibrarySweep& sweep, const std::vector<std::int64_t>& times_us,

@@ -45,10 +45,9 @@ struct FleetSplitReport {
   ClassSplit served;              // the chosen weights, each kind's expectation served through its load estimate
 };
 
-// `lull compile --fleet --expect-lag on`: each kind's expectation at a load is
-// also taken as served through the runtime's load estimate (lagged_mixture.h's
-// served_expectations on the kind's own library), and each chosen split is
-// reported with those (FleetSplitReport::served); the choice is unchanged.
+// `lull compile --fleet --expect-lag on` (and `lull plan --fleet`'s, fleet_plan.h): each kind's expectation at a load
+// is also taken as served through the runtime's load estimate (lagged_mixture.h's served_expectations on the kind's own
+// library), and each chosen split is reported with those (FleetSplitReport::served); the choice is unchanged.
 struct FleetServed {
   bool on = false;
   bool late = false;  // --expect-late on

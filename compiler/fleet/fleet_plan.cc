@@ -89,7 +89,7 @@ void serve_cheapest(FleetClassPlan& plan, const FleetClassInputs& in, const Plan
 }  // namespace
 
 FleetPlan plan_fleet(const FleetDescription& fleet, const CompileSpec& spec, double fleet_load_qps, int weight_steps,
-                     int max_workers, Solver& solver, const FleetPlanProgress& progress, FleetPlanServed served) {
+                     int max_workers, Solver& solver, const FleetPlanProgress& progress, FleetServed served) {
   FleetPlan out;
   for (int ci = 0; ci < static_cast<int>(fleet.classes.size()); ++ci) {
     const auto& c = fleet.classes[static_cast<std::size_t>(ci)];

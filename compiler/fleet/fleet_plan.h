@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "compiler/compile_spec.h"
+#include "compiler/fleet/fleet_compile.h"
 #include "schema/split_search.h"
 #include "compiler/solver/solver.h"
 #include "schema/fleet_description.h"
@@ -61,12 +62,6 @@ struct FleetClassPlan {
   std::vector<FleetServedKind> by_kind;  // per candidate kind
 };
 
-// `lull plan --fleet --expect-lag on [--expect-late on]` (fleet_compile.h's FleetServed).
-struct FleetPlanServed {
-  bool on = false;
-  bool late = false;
-};
-
 struct FleetPlan {
   std::vector<FleetClassPlan> classes;
   std::size_t solves = 0;  // policies compiled
@@ -77,6 +72,6 @@ using FleetPlanProgress = std::function<void(const std::string& stage, std::size
 // `spec`: solver and reduction settings (inputs, SLO, workers and loads are the fleet's).
 FleetPlan plan_fleet(const FleetDescription& fleet, const CompileSpec& spec, double fleet_load_qps, int weight_steps,
                      int max_workers, Solver& solver, const FleetPlanProgress& progress = nullptr,
-                     FleetPlanServed served = {});
+                     FleetServed served = {});
 
 }  // namespace lull::compiler

@@ -105,10 +105,10 @@ void PolicySteps::step(int id, const std::vector<double>& in, std::vector<double
   Impl& m = *impl_;
   std::copy(in.begin(), in.end(), m.in.begin());
   m.steps.at(static_cast<std::size_t>(id))->raw(m.in, m.raw);
-  double total = 0;
-  for (double x : m.raw) total += x;
+  // Renormalised as run_stationary's power iteration does.
+  const double total = m.exec.sum(m.raw.size(), factored::Entry{m.raw.data()});
   out.resize(m.raw.size());
-  for (std::size_t s = 0; s < out.size(); ++s) out[s] = total > 0 ? m.raw[s] / total : 0;
+  m.exec.for_each(out.size(), factored::Normalize{m.raw.data(), total, out.data()});
 }
 
 std::unique_ptr<Solver> make_cpu_solver() { return std::make_unique<CpuSolver>(); }
