@@ -8,6 +8,14 @@ per line, what `lull compile --arrivals fit:FILE` / `tracked:FILE` and
                 exponential state times of mean T s in each state, mean rate
                 the requested one
   sin:P         Poisson with rate m (1 + 0.5 sin(2 pi t / P + phase)), random phase
+  diurnal:P     Poisson whose rate is experiments/diurnal_trace.py's shape with its
+                defaults, a day squeezed into P s (diurnal:3600: one day an hour):
+                trough:peak 1200:3000 (2.5:1, a day's swing), 8 bursts an hour of
+                20-120 s each, +15-40% with 10 s linear ramps (flash crowds last
+                minutes, so they keep their length when the day is squeezed),
+                lognormal noise of sigma 0.03 per second, clipped at 1.3 x the
+                peak; the per-second rates joined linearly and scaled to mean m;
+                random phase, burst times and noise per seed
   lognormal:C   renewal, lognormal gaps of CV^2 C
   lomax:A       renewal, Lomax (Pareto II) gaps of shape A
   pareto:A      renewal, Pareto (type I) gaps of shape A
@@ -20,6 +28,8 @@ import math
 import sys
 
 import numpy as np
+
+import diurnal_trace
 
 
 def poisson_times(rng, rate_fn_max, rate_fn, seconds):
@@ -46,6 +56,16 @@ def mmpp(rng, qps, seconds, ratio, state_s):
     return np.concatenate(out)
 
 
+def diurnal(rng, qps, seconds, period):
+    n = int(math.ceil(seconds)) + 1
+    bursts = max(1, round(diurnal_trace.DEFAULTS["bursts"] * seconds / 3600))
+    r = np.array(diurnal_trace.rates(int(rng.integers(2**31)), seconds=n, period=period, bursts=bursts,
+                                     phase=rng.uniform(0, period)))
+    r *= qps / r[:-1].mean()  # mean m over [0, seconds) (the per-second values; the joins keep it within noise)
+    grid = np.arange(n, dtype=float)
+    return poisson_times(rng, r.max(), lambda t: np.interp(t, grid, r), seconds)
+
+
 def renewal(rng, gaps_fn, qps, seconds):
     n = int(qps * seconds * 1.2) + 1000
     g = gaps_fn(n)
@@ -68,6 +88,8 @@ def generate(process, qps, seconds, seed):
         period = args[0]
         return poisson_times(rng, 1.5 * qps, lambda t: qps * (1 + 0.5 * np.sin(2 * math.pi * t / period + phase)),
                              seconds)
+    if kind == "diurnal":
+        return diurnal(rng, qps, seconds, args[0])
     if kind == "lognormal":
         s2 = math.log(1 + args[0])
         return renewal(rng, lambda n: rng.lognormal(0, math.sqrt(s2), n), qps, seconds)

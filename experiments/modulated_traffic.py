@@ -43,7 +43,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import lull_runs as lr  # noqa: E402
 import modulated_arrivals as ma  # noqa: E402
 
-MODULATED = ("mmpp:4:1", "mmpp:4:10", "mmpp:10:1", "mmpp:10:10", "sin:60", "sin:600")
+MODULATED = ("mmpp:4:1", "mmpp:4:10", "mmpp:10:1", "mmpp:10:10", "sin:60", "sin:600", "diurnal:3600")
 RENEWAL = ("lognormal:3", "lomax:2.5", "pareto:3", "gsum:5:4")
 LOAD_FRACTIONS = (0.33, 0.67, 1.0)
 RENEWAL_FRACTIONS = (0.3, 0.65, 1.0)
@@ -65,7 +65,16 @@ LAG_MODE = ["on"]
 
 
 def seconds_for(process):
+    if process.startswith("diurnal:"):
+        return 3600  # the hour diurnal_trace.py's shape squeezes a day into
     return 1200 if process == "sin:600" else 300
+
+
+def lengths_text(processes):
+    """The files' lengths, e.g. "300 s arrival files (sin:600: 1200 s)"."""
+    common = max(set(map(seconds_for, processes)), key=[seconds_for(p) for p in processes].count)
+    others = [f"{p}: {seconds_for(p)} s" for p in processes if seconds_for(p) != common]
+    return f"{common} s arrival files" + (f" ({', '.join(others)})" if others else "")
 
 
 def arrival_file(process, qps, seed):
@@ -310,7 +319,8 @@ def write(rows, plans, args, wall):
              "`nice /usr/bin/python3 experiments/modulated_traffic.py " + " ".join(sys.argv[1:]) +
              f"`: {wall / 60:.1f} min wall on the shared 2-core machine (load average "
              f"{os.getloadavg()[0]:.1f} at the end). Image task, 9 Pareto models, SLO 150 ms, "
-             f"{args.files} independent 300 s arrival files per point (sin:600: 1200 s). Loads: fractions of the "
+             f"{args.files} independent {lengths_text(sorted({r['process'] for r in rows}))} per point. Loads: "
+             "fractions of the "
              "planned capacity of K under the process (`capacity`: the highest mean load whose tracked "
              "mixture meets 1%).", "",
              "- **tracked**: `lull compile --arrivals tracked:FILE` over a load grid (the runtime switches by "
