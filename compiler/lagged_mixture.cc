@@ -114,6 +114,26 @@ double late_in_batch(const MdpProblem& p, int s, int a) {
   return std::min(miss, static_cast<double>(p.served(a)));
 }
 
+double late_in_batch_in_cell(const MdpProblem& p, int s, int a, int points) {
+  const Action& act = p.actions[static_cast<std::size_t>(a)];
+  if (act.meets_slo) return 0;
+  const double rate = p.options.load_qps / 1e6, cv2 = std::max(p.options.arrivals.burstiness(), 0.01);
+  const auto j = static_cast<std::size_t>(p.j_of(s));
+  const double lat = p.taus_us[static_cast<std::size_t>(act.tau)], low = p.grid_us[j];
+  // The last point T_J = S is a new query's slack, exact; F (j = 0) holds a backlog, its slack unknown below T_1.
+  const double width = j + 1 < p.grid_us.size() && s != p.full_state() ? p.grid_us[j + 1] - low : 0;
+  const int m = width > 0 ? points : 1;
+  double late = 0;
+  for (int k = 0; k < m; ++k) {
+    const double slack = low + width * (k + 0.5) / m, room = lat - slack;
+    if (!(room > 0)) continue;
+    double miss = 1;
+    for (int i = 1; i < act.batch; ++i) miss += gaps_below(i * p.options.workers, rate, cv2, room);
+    late += std::min(miss, static_cast<double>(p.served(a)));
+  }
+  return late / m;
+}
+
 Figures late_expectation(const MdpProblem& p, const std::vector<int>& choice, const std::vector<double>& stationary) {
   if (stationary.size() != static_cast<std::size_t>(p.num_states()) || choice.size() != stationary.size())
     throw std::invalid_argument("late_expectation: a distribution or choice of another problem");

@@ -71,6 +71,11 @@ Figures late_expectation(const MdpProblem& problem, const std::vector<int>& choi
                          const std::vector<double>& stationary);
 // The queries late_expectation counts as late when state `s` takes action `a`.
 double late_in_batch(const MdpProblem& problem, int s, int a);
+// The same with the earliest query's slack spread evenly over its grid cell
+// [T_j, T_j+1) (`points` midpoints) instead of at T_j: the runtime chooses on
+// the cell, but a batch meets or misses on the slack itself. An action whose
+// latency is under T_j+1 then misses only in part.
+double late_in_batch_in_cell(const MdpProblem& problem, int s, int a, int points);
 
 // served_mixture with the lag: each pair served by the grid policy at or above
 // its estimate (the highest above the grid), evaluated at its rate. Pairs

@@ -25,7 +25,7 @@ struct RateChain {
   MdpProblem problem;
   std::unique_ptr<PolicySteps> steps;
   std::map<int, PolicyAtRate> by_grid;  // grid index -> policy
-  std::vector<double> late_of_action;   // late_in_batch per action, -1 until asked
+  std::vector<double> late_of_action;   // late_in_batch_in_cell per action, -1 until asked
   int idle_state = 0;                   // (1, J): where a decision that finds no arrival lands
 };
 
@@ -79,7 +79,7 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
         const Action& act = p.actions[static_cast<std::size_t>(a)];
         const double b = p.served(a);
         double& known = chain->late_of_action[static_cast<std::size_t>(a)];
-        if (known < 0) known = late ? late_in_batch(p, s, a) : (act.meets_slo ? 0.0 : b);
+        if (known < 0) known = late ? late_in_batch_in_cell(p, s, a, kLateCellPoints) : (act.meets_slo ? 0.0 : b);
         const double miss = known;
         const auto i = static_cast<std::size_t>(s);
         x.served[i] = b;

@@ -101,7 +101,7 @@ int PolicySteps::add(const std::vector<int>& choice) {
 }
 
 void PolicySteps::step(int id, const std::vector<double>& in, std::vector<double>& out) {
-  const DenormalGuard flush_subnormals;
+  const ThreadDenormalGuard flush_subnormals;  // the executor never threads: this thread is the one that works
   Impl& m = *impl_;
   std::copy(in.begin(), in.end(), m.in.begin());
   m.steps.at(static_cast<std::size_t>(id))->raw(m.in, m.raw);

@@ -208,3 +208,36 @@ TEST_CASE("late_expectation: a missing batch counts its late queries, not all of
   CHECK(l100.violation <= s100.expected_violation_rate + 1e-12);
   CHECK_THROWS_AS(lull::compiler::late_expectation(light, s100.choice, {}), std::invalid_argument);
 }
+
+TEST_CASE("late_in_batch_in_cell: the earliest query's slack spread over its cell misses no more than at T_j",
+          "[lag][golden]") {
+  LULL_REQUIRE_ARTIFACT();
+  auto o = lull::test::golden_profile_options(lull::compiler::Batching::kMaximal, lull::compiler::Discretization::kFld);
+  o.workers = 8;
+  o.load_qps = 370;
+  const auto p = lull::compiler::build_mdp_problem(lull::test::golden_profiles(), o);
+  int partial = 0, whole = 0;
+  for (int s = p.state(1, 0); s < p.num_states(); ++s) {
+    for (int a = p.action_begin[s]; a < p.action_begin[s + 1]; ++a) {
+      const double at_grid = lull::compiler::late_in_batch(p, s, a),
+                   in_cell = lull::compiler::late_in_batch_in_cell(p, s, a, 4);
+      CHECK(in_cell <= at_grid + 1e-12);
+      CHECK(in_cell >= 0);
+      if (p.actions[a].meets_slo) CHECK(in_cell == 0);
+      const auto j = static_cast<std::size_t>(p.j_of(s));
+      const double lat = p.taus_us[static_cast<std::size_t>(p.actions[a].tau)];
+      // Latency past the cell's top: every slack in it misses the earliest query, as at T_j.
+      if (!p.actions[a].meets_slo && j + 1 < p.grid_us.size() && lat >= p.grid_us[j + 1] && s != p.full_state()) {
+        CHECK(in_cell >= 1);
+        ++whole;
+      }
+      // Latency inside the cell: the earliest query misses only in part.
+      if (!p.actions[a].meets_slo && j + 1 < p.grid_us.size() && lat < p.grid_us[j + 1] && s != p.full_state())
+        partial += in_cell < at_grid - 1e-9;
+      // T_J (a new query's slack) and F have no cell to spread over.
+      if (j + 1 == p.grid_us.size() || s == p.full_state()) CHECK(in_cell == Approx(at_grid).margin(1e-12));
+    }
+  }
+  CHECK(partial > 0);
+  CHECK(whole > 0);
+}
