@@ -62,6 +62,9 @@ WINDOW_S = 0.5
 EXPECT_LATE = []
 # --lag-mode: the --expect-lag value of the tracked compiles with --expect-lag (on, or transient).
 LAG_MODE = ["on"]
+LAG_TEXT = {"on": "each served policy evaluated at the rate around its queries (centred 500 ms window)",
+            "transient": "one worker's queue followed through the file decision by decision (compiler/"
+                         "transient_expectation.h)"}
 
 
 def seconds_for(process):
@@ -326,8 +329,8 @@ def write(rows, plans, args, wall):
              "- **tracked**: `lull compile --arrivals tracked:FILE` over a load grid (the runtime switches by "
              "its 500 ms load estimate), expected = the report's `on_trace` mixture.",
              "- **fit**: `lull compile --arrivals fit:FILE` at the mean load (one policy), today's method." if
-             not args.expect_lag else "- **lag**: the same compile with `--expect-lag on`: each served policy "
-             "evaluated at the rate around its queries (centred 500 ms window); **no lag**: the same report's "
+             not args.expect_lag else f"- **lag**: the same compile with `--expect-lag {LAG_MODE[0]}"
+             f"{' --expect-late on' if EXPECT_LATE else ''}`: {LAG_TEXT[LAG_MODE[0]]}; **no lag**: the same report's "
              "mixture at the compiled loads (`estimate_only_*`, what `--expect-lag off` reports). One simulation "
              "per file serves both.", "",
              "Targets (mean over files): violation: simulated <= expected + 0.2 points; pessimism: expected <= "
