@@ -1,5 +1,7 @@
 #include "compiler/transient_expectation.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -14,10 +16,23 @@
 namespace lull::compiler {
 namespace {
 
-// Per state, what one decision of a fixed policy at one rate serves and takes.
+constexpr double kNegligible = 1e-12;
+
+// Heap bytes in use (glibc): what building a rate's chain or a policy's step took, measured rather than
+// estimated (the tables' own size functions leave out the problem, layouts and allocator slack).
+std::size_t heap_in_use() {
+#ifdef __GLIBC__
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+#else
+  return 0;
+#endif
+}
+
+// A fixed policy at one rate: its action per state and its step.
 struct PolicyAtRate {
   int step_id = 0;
-  std::vector<double> served, late, accurate, busy_us;  // accurate: satisfied x accuracy
+  std::vector<int> choice;
 };
 
 // One rate's MDP, its transition tables and the policies stepped there.
@@ -27,13 +42,16 @@ struct RateChain {
   std::map<int, PolicyAtRate> by_grid;  // grid index -> policy
   std::vector<double> late_of_action;   // late_in_batch_in_cell per action, -1 until asked
   int idle_state = 0;                   // (1, J): where a decision that finds no arrival lands
+  long last_used = 0;                   // the decision that last stepped here
+  std::size_t bytes = 0;                // held, counted when a policy is added
 };
 
 }  // namespace
 
 LoadExpectation transient_expectation(const ReducedProfiles& profiles, const CompileSpec& spec,
                                       const LibrarySweep& sweep, const std::vector<std::int64_t>& t, double step_qps,
-                                      double count_dispersion, bool late, TransientStats* stats) {
+                                      double count_dispersion, bool late, TransientStats* stats,
+                                      std::size_t budget_bytes) {
   const auto& reports = sweep.sweep.reports;
   const auto& set = sweep.sweep.set;
   if (t.size() < 2) throw std::invalid_argument("transient_expectation: fewer than two arrivals");
@@ -51,9 +69,26 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
   };
 
   std::map<double, std::unique_ptr<RateChain>> chains;
+  int rates_built = 0, built = 0, evicted = 0;
+  std::size_t held = 0;  // bytes of the chains kept
+  long decisions = 0;
+  // Past the budget the chains stepped least recently go, built again if the walk comes back to their rate.
+  auto evict_past_budget = [&](const RateChain* keep) {
+    while (held > budget_bytes && chains.size() > 1) {
+      auto oldest = chains.end();
+      for (auto it = chains.begin(); it != chains.end(); ++it)
+        if (it->second.get() != keep && (oldest == chains.end() || it->second->last_used < oldest->second->last_used))
+          oldest = it;
+      held -= oldest->second->bytes;
+      chains.erase(oldest);
+      ++evicted;
+    }
+  };
   auto policy_at = [&](int g, double rate) -> std::pair<RateChain*, PolicyAtRate*> {
     auto& chain = chains[rate];
+    const std::size_t before = heap_in_use();
     if (!chain) {
+      ++rates_built;
       MdpOptions o = spec.mdp;
       o.load_qps = rate;
       chain = std::make_unique<RateChain>();
@@ -68,27 +103,16 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
       const auto choice = choice_of(p, set.policies(order[static_cast<std::size_t>(g)]));
       PolicyAtRate x;
       x.step_id = chain->steps->add(choice);
-      const auto n = static_cast<std::size_t>(p.num_states());
-      x.served.assign(n, 0);
-      x.late.assign(n, 0);
-      x.accurate.assign(n, 0);
-      x.busy_us.assign(n, 0);
-      for (int s = 0; s < p.num_states(); ++s) {
-        const int a = choice[static_cast<std::size_t>(s)];
-        if (a < 0) continue;
-        const Action& act = p.actions[static_cast<std::size_t>(a)];
-        const double b = p.served(a);
-        double& known = chain->late_of_action[static_cast<std::size_t>(a)];
-        if (known < 0) known = late ? late_in_batch_in_cell(p, s, a, kLateCellPoints) : (act.meets_slo ? 0.0 : b);
-        const double miss = known;
-        const auto i = static_cast<std::size_t>(s);
-        x.served[i] = b;
-        x.late[i] = miss;
-        x.accurate[i] = (b - miss) * p.accuracy[static_cast<std::size_t>(act.model)];
-        x.busy_us[i] = p.taus_us[static_cast<std::size_t>(act.tau)];
-      }
+      x.choice = choice;
       it = chain->by_grid.emplace(g, std::move(x)).first;
+      const std::size_t after = heap_in_use();
+      const std::size_t took = after > before ? after - before : 0;
+      chain->bytes += took;
+      held += took;
+      ++built;
+      evict_past_budget(chain.get());
     }
+    chain->last_used = decisions;
     return {chain.get(), &it->second};
   };
 
@@ -97,8 +121,6 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
   double now = static_cast<double>(t.front()), served = 0, missed = 0, accurate = 0;
   std::vector<double> p, next;
   std::size_t i = 0;
-  long decisions = 0;
-  int policies = 0;
   double last_busy = 0;
   while (now < static_cast<double>(t.back())) {
     while (i + 1 < t.size() && static_cast<double>(t[i + 1]) <= now) ++i;
@@ -110,13 +132,23 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
       p.assign(static_cast<std::size_t>(chain->problem.num_states()), 0);
       p[static_cast<std::size_t>(chain->problem.state(0, 0))] = 1;  // the simulator starts with empty queues
     }
+    const MdpProblem& problem = chain->problem;
     double busy = 0;
     for (std::size_t s = 0; s < p.size(); ++s) {
-      if (!(p[s] > 0)) continue;
-      served += p[s] * policy->served[s];
-      missed += p[s] * policy->late[s];
-      accurate += p[s] * policy->accurate[s];
-      busy += p[s] * policy->busy_us[s];
+      const int a = policy->choice[s];
+      // Mass below kNegligible changes no figure by 1e-8; skipping it spares the late count of states
+      // reached only through it (that count is the walk's main cost).
+      if (!(p[s] > kNegligible) || a < 0) continue;
+      const Action& act = problem.actions[static_cast<std::size_t>(a)];
+      const double b = problem.served(a);
+      double& miss = chain->late_of_action[static_cast<std::size_t>(a)];
+      if (miss < 0)
+        miss =
+            late ? late_in_batch_in_cell(problem, static_cast<int>(s), a, kLateCellPoints) : (act.meets_slo ? 0.0 : b);
+      served += p[s] * b;
+      missed += p[s] * miss;
+      accurate += p[s] * (b - miss) * problem.accuracy[static_cast<std::size_t>(act.model)];
+      busy += p[s] * problem.taus_us[static_cast<std::size_t>(act.tau)];
     }
     last_busy = busy;
     chain->steps->step(policy->step_id, p, next);
@@ -127,8 +159,7 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
     std::swap(p, next);
     ++decisions;
   }
-  for (const auto& [rate, chain] : chains) policies += static_cast<int>(chain->by_grid.size());
-  if (stats) *stats = {decisions, static_cast<int>(chains.size()), policies, served};
+  if (stats) *stats = {decisions, rates_built, built, evicted, served};
   LoadExpectation m;
   for (const ServedPair& x : series) m.load_qps += x.share * x.estimate_qps;  // as lagged_mixture's: per arrival
   m.violation = served > 0 ? missed / served : 0;

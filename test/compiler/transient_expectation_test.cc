@@ -91,3 +91,23 @@ TEST_CASE("transient_expectation: on stationary traffic the followed queue gives
   CHECK_THROWS_AS(transient_expectation(lull::test::golden_profiles(), spec, sweep, {1}, 1, 1, false),
                   std::invalid_argument);
 }
+
+TEST_CASE("transient_expectation: a memory budget drops and rebuilds rates without changing the figures",
+          "[lag][golden]") {
+  LULL_REQUIRE_ARTIFACT();
+  CompileSpec spec;
+  const auto sweep = sweep_at(spec, {250, 340, 430});
+  // 40 s at 250 QPS, then 40 s at 430: rates come and go.
+  auto t = poisson_trace(250, 40, 7);
+  for (std::int64_t x : poisson_trace(430, 40, 8)) t.push_back(x + 40'000'000);
+  TransientStats kept, squeezed;
+  const auto all = transient_expectation(lull::test::golden_profiles(), spec, sweep, t, 1, 1, true, &kept);
+  const auto small = transient_expectation(lull::test::golden_profiles(), spec, sweep, t, 1, 1, true, &squeezed, 1);
+  INFO(kept.rates << " rates built with the default budget, " << squeezed.rates << " with 1 byte");
+  CHECK(kept.evicted == 0);
+  CHECK(squeezed.evicted > 0);
+  CHECK(squeezed.rates > kept.rates);
+  CHECK(small.violation == Approx(all.violation).margin(1e-12));
+  CHECK(small.accuracy == Approx(all.accuracy).margin(1e-12));
+  CHECK(squeezed.decisions == kept.decisions);
+}
