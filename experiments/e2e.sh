@@ -52,6 +52,8 @@
 #                 `lull loadgen --rate-file` serves for E2E_DURATION. The
 #                 expectation is the file's ("on_trace" in the report): the
 #                 runtime switching through the library by its load estimate.
+#   E2E_EXPECT    more `lull compile` flags for the expectation (with
+#                 E2E_MODULATION: "--expect-lag transient --expect-late on")
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LULL="${LULL:-$ROOT/build/lull}"
@@ -226,7 +228,7 @@ PYEOF
   COMPILE_ARRIVALS="tracked:$WORK/tracked.txt"
 fi
 "$LULL" compile --profiles "$PROFILE" --slo-ms "$COMPILE_SLO_MS" --workers "$SERVERS" --percentile 100 \
-    --arrivals "$COMPILE_ARRIVALS" --load-qps "${E2E_GRID:-5:100:5}" --max-queue 8 --intervals 50 --out "$WORK/set.pb" --report "$WORK/report.json" 2>"$WORK/compile.log" \
+    --arrivals "$COMPILE_ARRIVALS" --load-qps "${E2E_GRID:-5:100:5}" --max-queue 8 --intervals 50 ${E2E_EXPECT:-} --out "$WORK/set.pb" --report "$WORK/report.json" 2>"$WORK/compile.log" \
     || { cat "$WORK/compile.log" >&2; exit 1; }
 "${RT[@]}" "$LULL" serve --policies "$WORK/set.pb" --servers "$WORKERS" --listen 127.0.0.1:0 --backend "$BACKEND" \
     --port-file "$WORK/lull.port" 2>"$WORK/serve.log" &
