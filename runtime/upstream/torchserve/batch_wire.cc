@@ -1,6 +1,7 @@
 // TorchServe's wire (why: see batch_wire.h).
 #include "runtime/upstream/torchserve/batch_wire.h"
 
+#include "runtime/net/json_value.h"
 #include "runtime/upstream/torchserve/batch_codec.h"
 
 namespace lull::torchserve {
@@ -29,6 +30,16 @@ class TorchServeWire final : public BatchWire {
   bool healthy(const net::HttpResponse& response) const override {
     return response.ok() && response.body.find("Healthy") != std::string::npos &&
            response.body.find("Unhealthy") == std::string::npos;
+  }
+  // TorchServe's own 503 when it cannot take the job: the model has no worker
+  // (scaled to zero) or its job queue is full; 0.12 gives both the same body.
+  // Its type and message are required, so that a proxy's 503 is not taken for it.
+  bool not_ready(const net::HttpResponse& response) const override {
+    if (!response.error.empty() || response.status != 503) return false;
+    net::JsonValue doc;
+    if (!net::parse_json(response.body, &doc) || doc.kind_case() != net::JsonValue::kStructValue) return false;
+    return net::json_string(doc, "type") == "ServiceUnavailableException" &&
+           net::json_string(doc, "message").find("has no worker to serve inference request") != std::string::npos;
   }
 };
 

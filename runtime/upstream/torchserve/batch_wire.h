@@ -33,9 +33,11 @@ class BatchWire {
   virtual net::HttpRequest health_request(const std::string& base_url, const std::string& model) const = 0;
   virtual bool healthy(const net::HttpResponse& response) const = 0;
   // True when a non-2xx answer to a batch says the model is not ready
-  // (MLServer answers 400 "Model M is not ready yet."): the worker cannot
-  // serve it now, so the batch goes elsewhere instead of being bisected as
-  // the model's refusal of its inputs.
+  // (MLServer answers 400 "Model M is not ready yet."; TorchServe 503 "has no
+  // worker to serve inference request"): the worker cannot serve it now, so
+  // the batch goes elsewhere instead of being bisected as the model's refusal
+  // of its inputs, and counts as the worker's failure (TorchServe's answer is
+  // the same when its job queue is full).
   virtual bool not_ready(const net::HttpResponse& /*response*/) const { return false; }
   // Bytes a batch body adds beyond its inputs' base64 strings and commas
   // (request_split.h's estimate covers the batch contract's own 13).
@@ -43,7 +45,7 @@ class BatchWire {
 };
 
 // TorchServe's inference API: POST /predictions/{model} under lull's batch
-// contract, GET /ping answering "Healthy".
+// contract, GET /ping answering "Healthy", not ready on its 503 "no worker".
 const BatchWire& torchserve_wire();
 
 }  // namespace lull::torchserve

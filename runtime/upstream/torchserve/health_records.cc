@@ -38,6 +38,7 @@ void HealthRecords::take_down(int worker, const std::string& why) {
 
 HealthRecords::Rejoin HealthRecords::rejoin_at_ping(int worker, std::uint64_t epoch_at_send) {
   HealthRecord& r = rec(worker);
+  r.ping_refusals = 0;
   // An ejected worker rejoins through its probe batch only.
   if (r.up || r.epoch != epoch_at_send || r.detector.ejected()) return Rejoin::kNone;
   // One that went down (not one never up yet: the start-up check covered it)
@@ -70,9 +71,11 @@ bool HealthRecords::models_checked(int worker, std::uint64_t epoch_at_send, cons
   return true;
 }
 
-bool HealthRecords::ping_failed(int worker, const std::string& what, std::string* why) {
+bool HealthRecords::ping_failed(int worker, const std::string& what, std::string* why, bool refused_key) {
   HealthRecord& r = rec(worker);
   if (!r.up) return false;
+  if (refused_key && ++r.ping_refusals < 2) return false;  // the first: wait for the next ping
+  r.ping_refusals = 0;
   r.last_error = "ping: " + what;
   *why = "went down: " + r.last_error;
   return true;

@@ -41,6 +41,7 @@ struct HealthRecord {
   std::uint64_t refused_at_reload = 0;
   bool checking_models = false;  // its rejoin's model check is in flight
   std::string models_missing;    // why its last model check failed since it went down ("" none)
+  int ping_refusals = 0;         // consecutive pings refused for their key
 };
 
 // What a failed batch did to its worker (HealthRecords::batch_failed).
@@ -71,7 +72,8 @@ class HealthRecords {
   // A worker that went down rejoins only after its models are checked too.
   void check_models_on_rejoin(bool on) { check_models_ = on; }
 
-  // A ping sent at `epoch_at_send` passed. kBack: that brings it back (it was
+  // A ping sent at `epoch_at_send` passed (whatever the epoch, its key
+  // refusals start over). kBack: that brings it back (it was
   // down, not since taken down again or assigned, and not ejected);
   // kCheckModels: it would, but it went down before and models are checked
   // on rejoin, so the caller sends the model check (one at a time) and
@@ -88,7 +90,11 @@ class HealthRecords {
   bool models_checked(int worker, std::uint64_t epoch_at_send, const std::string& missing, std::string* note);
   // A ping failed (`what`: the response described): true when it was up,
   // and *why says why it goes down (the caller then takes it down).
-  bool ping_failed(int worker, const std::string& what, std::string* why);
+  // `refused_key`: refused for its key. TorchServe refuses the old key
+  // before its key file holds the new one (the next ping carries the file's
+  // key), so one refusal alone does not take it down; a second in a row
+  // (no passing ping between) does.
+  bool ping_failed(int worker, const std::string& what, std::string* why, bool refused_key = false);
 
   // A batch answered (per-input rejections included).
   void batch_ok(int worker);

@@ -443,26 +443,19 @@ void TorchServeBackend::on_ping(int worker, std::uint64_t epoch_at_send, const s
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     std::string why;
-    Worker& s = state_[worker];
-    // Refused for its key: TorchServe refuses the old key before its file
-    // holds the new one (the next ping carries the file's key), so only a
-    // second refusal in a row takes the worker down, the refusal its reason.
+    // Refused for its key: one refusal alone does not take it down (health_records.h).
     const bool refused = !healthy && options_.key_file && is_token_refusal(response);
     if (healthy) {
-      s.ping_refusals = 0;
       // An ejected worker rejoins by its probe only; one that went down, maybe after its models are checked.
       const HealthRecords::Rejoin rejoin = health_.rejoin_at_ping(worker, epoch_at_send);
       changed = rejoin == HealthRecords::Rejoin::kBack;
       if (rejoin == HealthRecords::Rejoin::kCheckModels) send_model_check_locked(worker, epoch_at_send);
-    } else if (refused && health_.up(worker) && ++s.ping_refusals < 2) {
-      // the first refusal: wait for the next ping
     } else if (health_.ping_failed(
                    worker,
                    refused ? describe_token_refusal(workers_[static_cast<std::size_t>(worker)].inference_url,
                                                     "inference", !key_sent.empty(), response)
                            : response.describe(),
-                   &why)) {
-      s.ping_refusals = 0;
+                   &why, refused)) {
       failed = take_down_locked(worker, why);
       changed = true;
     }

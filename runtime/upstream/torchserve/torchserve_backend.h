@@ -194,7 +194,6 @@ class TorchServeBackend final : public core::Backend, public core::WorkerHealth 
     ProbeInput failed_input;  // from the batch that ejected it: the probe when no batch succeeded yet
     int last_model = 0;       // of its last batch: the model its health probe asks about
     std::vector<KeyWait> key_waits;
-    int ping_refusals = 0;  // consecutive pings refused for their key (one alone does not take it down)
   };
 
   void on_part_done(int worker, std::uint64_t serial, size_t part, size_t part_size, const net::HttpResponse& response);

@@ -70,6 +70,34 @@ TEST_CASE("health records: a ping sent before the worker went down or was assign
   CHECK(h.ping_passed(0, h.epoch(0)));
 }
 
+TEST_CASE("health records: one ping refused for its key waits for the next, two in a row take the worker down",
+          "[torchserve][health]") {
+  VirtualClock clock;
+  HealthRecords h(1, options(), clock);
+  h.assign(0);
+  std::string why;
+  const std::string refusal = "refused the inference key (HTTP 401)";
+  CHECK_FALSE(h.ping_failed(0, refusal, &why, true));  // the key file may not hold the new key yet
+  CHECK(h.up(0));
+  CHECK(why.empty());
+  CHECK_FALSE(h.ping_passed(0, h.epoch(0)));  // up already, but a passing ping: the refusals start over
+  CHECK_FALSE(h.ping_failed(0, refusal, &why, true));
+  CHECK(h.up(0));
+  CHECK(h.ping_failed(0, refusal, &why, true));  // the second in a row
+  CHECK(why == "went down: ping: " + refusal);
+  h.take_down(0, why);
+  CHECK_FALSE(h.ping_failed(0, refusal, &why, true));  // down: nothing to count
+  CHECK(h.ping_passed(0, h.epoch(0)));
+  CHECK_FALSE(h.ping_failed(0, refusal, &why, true));  // back: one refusal waits again
+  CHECK(h.up(0));
+  // Any other failed ping takes it down at once, and the refusals start over.
+  CHECK(h.ping_failed(0, "HTTP 500", &why));
+  h.take_down(0, why);
+  h.assign(0);  // up again without a passing ping
+  CHECK_FALSE(h.ping_failed(0, refusal, &why, true));
+  CHECK(h.up(0));
+}
+
 TEST_CASE("health records: a lost connection takes a worker down at once, a refused request counts for nothing",
           "[torchserve][health]") {
   VirtualClock clock;

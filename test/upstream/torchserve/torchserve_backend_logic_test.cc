@@ -39,15 +39,25 @@ using std::chrono::milliseconds;
 
 namespace {
 
+// TorchServe 0.12's answer to a batch when the model has no worker (scaled
+// to zero), and word for word when its job queue is full (recorded).
+const std::string kNoWorker = R"({
+  "code": 503,
+  "type": "ServiceUnavailableException",
+  "message": "Model \"fast\" has no worker to serve inference request. Please use scale workers API to add workers. If this is a sequence inference, please check if it is closed, or expired; or exceeds maxSequenceJobQueueSize"
+})";
+
 // A model server "fast" at `url` on the fake: /ping answers 200 while `up`,
 // a batch of model `model` answers one {"class": len(input) % 1000} per input
 // (as the stand-in model server's --fake does), another model 404, and
 // nothing at all (connection refused) while down. `slow`: every batch takes
-// longer than its timeout, so the transport times it out.
+// longer than its timeout, so the transport times it out. `no_worker`: every
+// batch gets TorchServe's 503 kNoWorker.
 struct FakeModelServer {
   std::string url;
   std::shared_ptr<std::atomic<bool>> up = std::make_shared<std::atomic<bool>>(true);
   std::shared_ptr<std::atomic<bool>> slow = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<std::atomic<bool>> no_worker = std::make_shared<std::atomic<bool>>(false);
   std::shared_ptr<std::atomic<int>> batches = std::make_shared<std::atomic<int>>(0);
 
   FakeModelServer(FakeHttpTransport& http, std::string base, const std::string& model) : url(std::move(base)) {
@@ -59,10 +69,12 @@ struct FakeModelServer {
     http.route("GET", url + "/ping", [up = up, refused](const HttpRequest&) {
       return *up ? FakeHttpTransport::reply(200, "{\"status\":\"Healthy\"}") : refused();
     });
+    const auto no_worker_flag = no_worker;  // [=] copies it (a member would capture `this`)
     for (const std::string& m : {model, std::string("absent")})
       http.route("POST", url + "/predictions/" + m, [=, up = up, slow = slow, batches = batches](const HttpRequest& r) {
         if (!*up) return refused();
         ++*batches;
+        if (*no_worker_flag) return FakeHttpTransport::reply(503, kNoWorker);
         if (*slow) {
           HttpResponse late;
           late.error = "Timeout was reached";
@@ -300,6 +312,80 @@ TEST_CASE("TorchServe backend (fake transport): a batch past its timeout fails a
   const auto sent = rig.http.requests();
   REQUIRE(sent.size() == 2);
   CHECK(sent[1].timeout_ms == 300);  // the batch's own timeout, as asked
+}
+
+TEST_CASE("TorchServe wire: not ready on TorchServe's own 503 'no worker', not on another 503",
+          "[serve][backend][not_ready]") {
+  const BatchWire& wire = torchserve_wire();
+  auto answer = [](int status, const std::string& body) {
+    HttpResponse r;
+    r.status = status;
+    r.body = body;
+    return r;
+  };
+  CHECK(wire.not_ready(answer(503, kNoWorker)));
+  // With the version in the URL, TorchServe names it in the message.
+  CHECK(wire.not_ready(answer(
+      503, R"({"code": 503, "type": "ServiceUnavailableException", "message": "Model \"fast\" Version 1.0\" has )"
+           R"(no worker to serve inference request. Please use scale workers API to add workers."})")));
+  // A proxy's 503, TorchServe's 503 for something else, the message under another status or type.
+  CHECK_FALSE(
+      wire.not_ready(answer(503, "<html><head><title>503 Service Temporarily Unavailable</title></head></html>")));
+  CHECK_FALSE(wire.not_ready(answer(503, "no healthy upstream")));
+  CHECK_FALSE(wire.not_ready(answer(503, "")));
+  CHECK_FALSE(wire.not_ready(answer(
+      503, R"({"code": 503, "type": "ServiceUnavailableException", "message": "Invalid HTTP method received"})")));
+  CHECK_FALSE(wire.not_ready(answer(500, kNoWorker)));
+  CHECK_FALSE(wire.not_ready(answer(
+      503,
+      R"({"code": 503, "type": "InternalServerException", "message": "has no worker to serve inference request"})")));
+  HttpResponse lost = answer(503, kNoWorker);
+  lost.error = "Connection reset by peer";
+  CHECK_FALSE(wire.not_ready(lost));
+}
+
+TEST_CASE(
+    "TorchServe backend (fake transport): a 503 'no worker' fails the batch whole for another worker, with "
+    "TorchServe's message, and counts as the worker's failure",
+    "[serve][backend][not_ready]") {
+  Rig rig;
+  FakeModelServer s0(rig.http, "http://10.0.0.1:8080", "fast"), s1(rig.http, "http://10.0.0.2:8080", "fast");
+  *s0.no_worker = true;  // its model scaled to zero workers (or its job queue full)
+  lull::serve::testing::QueryInputsForTest inputs;
+  for (int id = 1; id <= 4; ++id) inputs.put(id, std::string(static_cast<size_t>(id), 'q'));
+  TorchServeOptions opts;
+  opts.health_interval_ms = 10000;
+  opts.outlier.eject_after_failures = 2;
+  TorchServeBackend backend({{s0.url, s0.url}, {s1.url, s1.url}}, {"fast"}, opts, std::move(rig.owned));
+  ResultLog log;
+  backend.set_completion_handler([&](const lull::core::BatchResult& r) { log.add(r); });
+  REQUIRE(backend.start() == 2);  // its /ping passes: TorchServe answers Healthy with no worker
+  backend.start_batch(inputs.batch(0, 0, {1, 2, 3, 4}));
+  auto results = log.wait_for(1, milliseconds(5000));
+  REQUIRE(results.size() == 1);
+  INFO(results[0].error);
+  // Failed whole (the Dispatcher retries it on another worker), not answered 503 per query, not split.
+  CHECK_FALSE(results[0].ok);
+  CHECK(results[0].outputs.empty());
+  CHECK(results[0].input_status.empty());
+  CHECK(results[0].error.find("HTTP 503: Model \"fast\" has no worker to serve inference request") !=
+        std::string::npos);
+  CHECK(*s0.batches == 1);
+  CHECK(backend.worker_up(0));
+  // The retry's worker answers every query.
+  backend.start_batch(inputs.batch(1, 0, {1, 2, 3, 4}));
+  results = log.wait_for(2, milliseconds(5000));
+  REQUIRE(results.size() == 2);
+  CHECK(results[1].ok);
+  CHECK(results[1].outputs.size() == 4);
+  // A worker fault like any 5xx: the same answer means a full job queue, which ejection relieves.
+  backend.start_batch(inputs.batch(0, 0, {1}));
+  results = log.wait_for(3, milliseconds(5000));
+  REQUIRE(results.size() == 3);
+  CHECK_FALSE(results[2].ok);
+  CHECK_FALSE(backend.worker_up(0));
+  CHECK(backend.stats(0).ejections == 1);
+  CHECK(backend.worker_up(1));
 }
 
 namespace {
