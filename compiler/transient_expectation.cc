@@ -91,6 +91,7 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
       ++rates_built;
       MdpOptions o = spec.mdp;
       o.load_qps = rate;
+      o.age_mid_cell = true;  // the runtime's earliest query is anywhere in its cell, not at its oldest
       chain = std::make_unique<RateChain>();
       chain->problem = build_mdp_problem(profiles, o);
       chain->steps = std::make_unique<PolicySteps>(chain->problem);

@@ -27,6 +27,11 @@ struct MdpOptions {
   // 0: exact (mdp-spec). K* > 0: more phases than K* are modelled with K*
   // at the same rate per worker (arrival_model; docs/user-guide.md "Large fleets").
   int phase_cap = 0;
+  // The age of a state's earliest query when its phase is drawn (mdp-spec
+  // 4.1): S - T_j, its oldest in the cell (false: the spec), or at the
+  // cell's middle (the followed queue of compiler/transient_expectation.h:
+  // the oldest age expects the next arrivals too soon).
+  bool age_mid_cell = false;
   // The value-iteration horizon is a solver setting: SolveOptions::horizon.
 };
 

@@ -111,3 +111,25 @@ TEST_CASE("transient_expectation: a memory budget drops and rebuilds rates witho
   CHECK(small.accuracy == Approx(all.accuracy).margin(1e-12));
   CHECK(squeezed.decisions == kept.decisions);
 }
+
+TEST_CASE("age_mid_cell: the earliest query's age at its cell's middle expects fewer misses at overload",
+          "[lag][golden]") {
+  LULL_REQUIRE_ARTIFACT();
+  auto o = lull::test::golden_profile_options(Batching::kMaximal, Discretization::kFld);
+  o.workers = 8;
+  o.load_qps = 420;  // past what 8 workers carry at 1%
+  const auto spec_problem = build_mdp_problem(lull::test::golden_profiles(), o);
+  auto cpu = make_cpu_solver();
+  SolveOptions opt;
+  const auto solved = cpu->solve(spec_problem, opt);
+  o.age_mid_cell = true;
+  const auto mid_problem = build_mdp_problem(lull::test::golden_profiles(), o);
+  // The same states and actions: only the phase rows differ.
+  REQUIRE(mid_problem.num_states() == spec_problem.num_states());
+  REQUIRE(mid_problem.actions.size() == spec_problem.actions.size());
+  const auto spec_eval = evaluate_policies(spec_problem, {solved.choice}, opt)[0];
+  const auto mid_eval = evaluate_policies(mid_problem, {solved.choice}, opt)[0];
+  INFO("spec " << spec_eval.expected_violation_rate << ", mid " << mid_eval.expected_violation_rate);
+  CHECK(spec_eval.expected_violation_rate == Approx(solved.expected_violation_rate).margin(1e-9));
+  CHECK(mid_eval.expected_violation_rate < spec_eval.expected_violation_rate - 1e-4);
+}

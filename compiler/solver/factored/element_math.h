@@ -55,7 +55,8 @@ struct Dims : StateIndex {
   // pmf of k counting-stream events in an interval with mean mu.
   LULL_HD double pmf(int k, double mu) const { return count_pmf(k, mu, dispersion); }
   LULL_HD int support_end(double mu) const { return count_support_end(mu, dispersion); }
-  int span = 0;  // entries of one pass-table scratch row (pmf, CDF, survival)
+  int span = 0;               // entries of one pass-table scratch row (pmf, CDF, survival)
+  bool age_mid_cell = false;  // MdpOptions::age_mid_cell
 
   LULL_HD std::size_t pass_size() const { return static_cast<std::size_t>(K) * cols(); }
 };

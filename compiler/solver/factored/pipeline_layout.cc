@@ -19,6 +19,7 @@ Dims dims_of(const MdpProblem& p) {
   d.lambda_per_us = p.lambda_per_us;
   d.dispersion = p.arrivals.dispersion;
   d.residual_len = static_cast<int>(p.arrivals.burst_residual.size());
+  d.age_mid_cell = p.options.age_mid_cell;
   // Siblings z >= K reach the idle worker again; phases past the overflow
   // (N+1)K all lead to F (idle_phase_row lumps them there).
   if (p.arrivals.same_instant_bursts)

@@ -285,7 +285,9 @@ struct PhaseRow {
   LULL_HD void operator()(std::size_t i) const {
     const int s = static_cast<int>(i), n = d.n_of(s);
     if (n == 0) return;
-    const double age = s == d.full() ? d.slo_us : d.slo_us - grid_us[d.j_of(s)];
+    const int j = d.j_of(s);
+    const double low = grid_us[j], mid = d.age_mid_cell && j + 1 < d.J1 ? (low + grid_us[j + 1]) / 2 : low;
+    const double age = s == d.full() ? d.slo_us : d.slo_us - mid;
     double* row = phase + static_cast<std::size_t>(s) * d.K;
     if (d.dispersion == 1.0)
       phase_row(n, age, d.lambda_per_us, d.K, log_factorial, row);
