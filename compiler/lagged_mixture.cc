@@ -101,36 +101,36 @@ double gaps_below(double gaps, double rate, double cv2, double x) {
   return boost::math::gamma_p(gaps / cv2, x * rate / cv2, InDouble());
 }
 
+// The queries of a missing action late when its earliest query has `slack`: that one, and each later one whose
+// extra slack (i x K central gaps) is under the batch's latency minus `slack`.
+double late_at_slack(const MdpProblem& p, const Action& act, double slack) {
+  const double room = p.taus_us[static_cast<std::size_t>(act.tau)] - slack;
+  if (!(room > 0)) return 0;
+  // The central process: K workers' round robin, its gaps' squared CV (the count's dispersion for batch:D).
+  const double rate = p.options.load_qps / 1e6, cv2 = std::max(p.options.arrivals.burstiness(), 0.01);
+  double miss = 1;
+  for (int i = 1; i < act.batch; ++i) miss += gaps_below(i * p.options.workers, rate, cv2, room);
+  return std::min(miss, static_cast<double>(act.batch));
+}
+
 }  // namespace
 
 double late_in_batch(const MdpProblem& p, int s, int a) {
   const Action& act = p.actions[static_cast<std::size_t>(a)];
-  if (act.meets_slo) return 0;
-  // The central process: K workers' round robin, its gaps' squared CV (the count's dispersion for batch:D).
-  const double rate = p.options.load_qps / 1e6, cv2 = std::max(p.options.arrivals.burstiness(), 0.01);
-  const double room = p.taus_us[static_cast<std::size_t>(act.tau)] - p.grid_us[static_cast<std::size_t>(p.j_of(s))];
-  double miss = 1;
-  for (int i = 1; i < act.batch; ++i) miss += gaps_below(i * p.options.workers, rate, cv2, room);
-  return std::min(miss, static_cast<double>(p.served(a)));
+  // A missing action's latency is above T_j (F: T_0 = 0), so its earliest query is late.
+  return act.meets_slo ? 0 : late_at_slack(p, act, p.grid_us[static_cast<std::size_t>(p.j_of(s))]);
 }
 
 double late_in_batch_in_cell(const MdpProblem& p, int s, int a, int points) {
   const Action& act = p.actions[static_cast<std::size_t>(a)];
   if (act.meets_slo) return 0;
-  const double rate = p.options.load_qps / 1e6, cv2 = std::max(p.options.arrivals.burstiness(), 0.01);
   const auto j = static_cast<std::size_t>(p.j_of(s));
-  const double lat = p.taus_us[static_cast<std::size_t>(act.tau)], low = p.grid_us[j];
+  const double low = p.grid_us[j];
   // The last point T_J = S is a new query's slack, exact; F (j = 0) holds a backlog, its slack unknown below T_1.
   const double width = j + 1 < p.grid_us.size() && s != p.full_state() ? p.grid_us[j + 1] - low : 0;
   const int m = width > 0 ? points : 1;
   double late = 0;
-  for (int k = 0; k < m; ++k) {
-    const double slack = low + width * (k + 0.5) / m, room = lat - slack;
-    if (!(room > 0)) continue;
-    double miss = 1;
-    for (int i = 1; i < act.batch; ++i) miss += gaps_below(i * p.options.workers, rate, cv2, room);
-    late += std::min(miss, static_cast<double>(p.served(a)));
-  }
+  for (int k = 0; k < m; ++k) late += late_at_slack(p, act, low + width * (k + 0.5) / m);
   return late / m;
 }
 

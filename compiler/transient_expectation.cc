@@ -86,6 +86,13 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
   };
   auto policy_at = [&](int g, double rate) -> std::pair<RateChain*, PolicyAtRate*> {
     auto& chain = chains[rate];
+    if (chain) {
+      if (auto it = chain->by_grid.find(g); it != chain->by_grid.end()) {
+        chain->last_used = decisions;
+        return {chain.get(), &it->second};
+      }
+    }
+    // Not stepped here yet: what it builds is measured against the budget.
     const std::size_t before = heap_in_use();
     if (!chain) {
       ++rates_built;
@@ -98,24 +105,20 @@ LoadExpectation transient_expectation(const ReducedProfiles& profiles, const Com
       chain->idle_state = chain->problem.state(1, chain->problem.J1() - 1);
       chain->late_of_action.assign(chain->problem.actions.size(), -1);
     }
-    auto it = chain->by_grid.find(g);
-    if (it == chain->by_grid.end()) {
-      const MdpProblem& p = chain->problem;
-      const auto choice = choice_of(p, set.policies(order[static_cast<std::size_t>(g)]));
-      PolicyAtRate x;
-      x.step_id = chain->steps->add(choice);
-      x.choice = choice;
-      it = chain->by_grid.emplace(g, std::move(x)).first;
-      const std::size_t after = heap_in_use();
-      // At least the policy's choices: an allocator mallinfo2 cannot see (a sanitizer's) still bounds the walk.
-      const std::size_t took = std::max(after > before ? after - before : 0, sizeof(int) * choice.size());
-      chain->bytes += took;
-      held += took;
-      ++built;
-      evict_past_budget(chain.get());
-    }
+    PolicyAtRate x;
+    x.choice = choice_of(chain->problem, set.policies(order[static_cast<std::size_t>(g)]));
+    x.step_id = chain->steps->add(x.choice);
+    // At least the policy's choices: an allocator mallinfo2 cannot see (a sanitizer's) still bounds the walk.
+    const std::size_t floor = sizeof(int) * x.choice.size();
+    PolicyAtRate* policy = &chain->by_grid.emplace(g, std::move(x)).first->second;
+    const std::size_t after = heap_in_use();
+    const std::size_t took = std::max(after > before ? after - before : 0, floor);
+    chain->bytes += took;
+    held += took;
+    ++built;
     chain->last_used = decisions;
-    return {chain.get(), &it->second};
+    evict_past_budget(chain.get());
+    return {chain.get(), policy};
   };
 
   const int workers = spec.mdp.workers;
